@@ -1,0 +1,16 @@
+module github.com/scenariomock/scenariomock
+
+go 1.26
+
+require (
+	github.com/fsnotify/fsnotify v1.10.1
+	github.com/gorilla/mux v1.8.1
+	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
+	gopkg.in/yaml.v3 v3.0.1
+)
+
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	golang.org/x/sys v0.13.0 // indirect
+)

@@ -1,0 +1,328 @@
+// Command scenariomock serves HTTP scenarios written in YAML: canned
+// responses, sequences, delays and faults, hot-reloaded while it runs.
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scenariomock/scenariomock/matcher"
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/server"
+)
+
+// The built-in demo, served when serve is given no path.
+//
+//go:embed examples/payments-idempotency.yaml
+var demo []byte
+
+const demoName = "examples/payments-idempotency.yaml"
+
+// errReported means the problem was already printed; exit 1 quietly.
+var errReported = errors.New("reported")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRootCmd(os.Stdout, os.Stderr).ExecuteContext(ctx); err != nil {
+		if !errors.Is(err, errReported) {
+			fmt.Fprintln(os.Stderr, "scenariomock:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "scenariomock",
+		Short:         "A configurable HTTP scenario mock server",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return applyEnv(cmd.Flags())
+		},
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newServeCmd(stderr), newValidateCmd(stdout, stderr), newRoutesCmd(stdout, stderr), newHealthCmd(stdout))
+	return root
+}
+
+type serveOptions struct {
+	paths             []string
+	addr              string
+	watch             bool
+	debounce          time.Duration
+	maxBody           byteSize
+	logFormat         string
+	logLevel          string
+	shutdownTimeout   time.Duration
+	readHeaderTimeout time.Duration
+	maxSequenceKeys   int
+}
+
+func newServeCmd(stderr io.Writer) *cobra.Command {
+	opts := serveOptions{maxBody: 10 << 20}
+	cmd := &cobra.Command{
+		Use:   "serve [file or directory ...]",
+		Short: "Serve scenarios (the built-in payments demo when no path is given)",
+		Long: `Serve the scenarios in the given YAML files and directories (searched
+recursively for *.yaml and *.yml, in lexical order), reloading them as they
+change. With no path, the built-in demo examples/payments-idempotency.yaml
+is served. Every flag can also be set as SCENARIOMOCK_<FLAG>, e.g.
+SCENARIOMOCK_ADDR=0.0.0.0:8080; SCENARIOMOCK_SCENARIOS lists paths
+separated by colons when none are given.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.paths = args
+			if len(args) == 0 {
+				if env := os.Getenv(envPrefix + "SCENARIOS"); env != "" {
+					opts.paths = filepath.SplitList(env)
+				}
+			}
+			return runServe(cmd.Context(), opts, stderr)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.addr, "addr", "127.0.0.1:8080", "address to listen on (0.0.0.0:8080 in containers)")
+	f.BoolVar(&opts.watch, "watch", true, "reload the scenarios when their files change")
+	f.DurationVar(&opts.debounce, "debounce", 30*time.Millisecond, "how long file changes must settle before a reload")
+	f.Var(&opts.maxBody, "max-body", "largest request body accepted; larger ones get 413")
+	f.StringVar(&opts.logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info (a line per request), warn or error")
+	f.DurationVar(&opts.shutdownTimeout, "shutdown-timeout", 5*time.Second, "how long requests in flight may finish after SIGINT/SIGTERM")
+	f.DurationVar(&opts.readHeaderTimeout, "read-header-timeout", 10*time.Second, "how long a client may take to send request headers")
+	f.IntVar(&opts.maxSequenceKeys, "max-sequence-keys", 100_000, "distinct keys a per-key sequence remembers per route before forgetting the oldest")
+	return cmd
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	ho := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, ho)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, ho)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// runServe loads, starts the watcher and the server, and returns when ctx
+// ends and both have stopped.
+func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
+	logs := server.NewLogWriter(stderr)
+	defer logs.Flush()
+	log, err := newLogger(logs, opts.logFormat, opts.logLevel)
+	if err != nil {
+		return err
+	}
+	load := func() (*scenarios.Set, error) { return scenarios.Load(opts.paths...) }
+	source := strings.Join(opts.paths, " ")
+	if len(opts.paths) == 0 {
+		load = func() (*scenarios.Set, error) { return scenarios.LoadBytes(demoName, demo) }
+		source = "built-in demo " + demoName + " (run `scenariomock serve <path>` to serve your own)"
+		opts.watch = false
+	}
+	var watcher *scenarios.Watcher
+	if opts.watch {
+		// Watch before the first load, so that an edit during it is seen.
+		if watcher, err = scenarios.NewWatcher(opts.paths, opts.debounce, log); err != nil {
+			log.Warn("hot reload is off", "error", err)
+		}
+	}
+	srv, err := server.New(server.Options{
+		Load: load, Source: source, Logger: log,
+		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
+		ReadHeaderTimeout: opts.readHeaderTimeout, MaxSequenceKeys: opts.maxSequenceKeys,
+	})
+	if err != nil {
+		logs.Flush()
+		printProblems(stderr, err)
+		return errReported
+	}
+	ln, err := net.Listen("tcp", opts.addr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() { logs.Run(ctx, 100*time.Millisecond) })
+	if watcher != nil {
+		wg.Go(func() {
+			_ = watcher.Run(ctx, srv.Deps(), func() []string { _ = srv.Reload(); return srv.Deps() })
+		})
+	}
+	err = srv.Serve(ctx, ln)
+	cancel()
+	wg.Wait()
+	return err
+}
+
+func printProblems(w io.Writer, err error) {
+	problems := scenarios.Problems(err)
+	for _, p := range problems {
+		fmt.Fprintln(w, p)
+	}
+	files := map[string]bool{}
+	for _, p := range problems {
+		files[p.Pos.File] = true
+	}
+	fmt.Fprintf(w, "%d %s in %d %s\n", len(problems), plural(len(problems), "problem"), len(files), plural(len(files), "file"))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate <file or directory> ...",
+		Short: "Check scenario files; print file:line:col problems and exit 1 if any",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			set, err := scenarios.Load(args...)
+			if err != nil {
+				printProblems(stderr, err)
+				return errReported
+			}
+			n := len(set.Routes())
+			fmt.Fprintf(stdout, "ok: %d %s, %d %s\n", len(set.Files), plural(len(set.Files), "file"), n, plural(n, "route"))
+			return nil
+		},
+	}
+}
+
+func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "routes [file or directory ...]",
+		Short: "List the routes served, in match order (the built-in demo when no path is given)",
+		RunE: func(_ *cobra.Command, args []string) error {
+			set, err := scenarios.LoadBytes(demoName, demo)
+			if len(args) > 0 {
+				set, err = scenarios.Load(args...)
+			}
+			if err != nil {
+				printProblems(stderr, err)
+				return errReported
+			}
+			t, err := matcher.Compile(set)
+			if err != nil {
+				return err
+			}
+			printRoutes(stdout, t)
+			return nil
+		},
+	}
+}
+
+func printRoutes(w io.Writer, t *matcher.Table) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tNAME\tMETHOD\tPATH\tWHEN\tRESPONDS\tSOURCE")
+	for _, r := range t.Routes() {
+		method := "*"
+		if len(r.Methods) > 0 {
+			method = strings.Join(r.Methods, ",")
+		}
+		when := strings.Join(r.When.Describe(), "; ")
+		if when == "" {
+			when = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Index+1, r.Name, method, r.Path, when, describeResponses(r.Route), r.Pos)
+	}
+	if fb := t.Fallback(); fb != nil {
+		fmt.Fprintf(tw, "-\t(fallback)\t*\t*\tno route matched\t%s\t%s\n", describeResponses(&scenarios.Route{Responses: []*scenarios.Response{fb}}), fb.Pos)
+	}
+	tw.Flush()
+}
+
+// describeResponses summarizes what a route answers: "201 after 10s → 201
+// (per header.Idempotency-Key)".
+func describeResponses(r *scenarios.Route) string {
+	parts := make([]string, len(r.Responses))
+	for i, resp := range r.Responses {
+		s := fmt.Sprint(resp.Status)
+		if resp.Fault != scenarios.NoFault {
+			s = string(resp.Fault)
+		}
+		if resp.Delay.Kind != scenarios.NoDelay {
+			s += " after " + resp.Delay.String()
+		}
+		parts[i] = s
+	}
+	out := strings.Join(parts, " → ")
+	if seq := r.Sequence; seq != nil && len(r.Responses) > 1 {
+		if seq.Per != nil {
+			out += " (per " + seq.Per.String() + ")"
+		}
+		if seq.After == scenarios.Cycle {
+			out += " (cycling)"
+		}
+	}
+	return out
+}
+
+func newHealthCmd(stdout io.Writer) *cobra.Command {
+	var addr string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "health",
+		Short: "Exit 0 when a scenariomock server answers its health check (for HEALTHCHECK)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return checkHealth(cmd.Context(), stdout, addr, timeout)
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address of the server")
+	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "how long to wait for the answer")
+	return cmd
+}
+
+func checkHealth(ctx context.Context, stdout io.Writer, addr string, timeout time.Duration) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1" // the server listens on all interfaces; ask it on loopback
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	url := "http://" + net.JoinHostPort(host, port) + "/__admin/health"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("unhealthy: %w", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("unhealthy: %s answered %s", url, resp.Status)
+	}
+	fmt.Fprint(stdout, string(body))
+	return nil
+}

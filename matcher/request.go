@@ -1,0 +1,141 @@
+package matcher
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/scenariomock/scenariomock/scenarios"
+)
+
+// Request is one request being matched, with what matching derives from it
+// (the parsed query and JSON body) computed at most once. It is not safe
+// for concurrent use; each request has its own.
+type Request struct {
+	HTTP *http.Request
+	Body []byte
+
+	query       url.Values
+	queryParsed bool
+	json        any
+	jsonErr     error
+	jsonParsed  bool
+}
+
+// NewRequest returns a Request for r whose body has already been read.
+func NewRequest(r *http.Request, body []byte) *Request {
+	return &Request{HTTP: r, Body: body}
+}
+
+// Query returns the parsed query string.
+func (q *Request) Query() url.Values {
+	if !q.queryParsed {
+		q.query, q.queryParsed = q.HTTP.URL.Query(), true
+	}
+	return q.query
+}
+
+// JSON returns the body parsed as JSON (numbers as json.Number), or the
+// reason it is not JSON.
+func (q *Request) JSON() (any, error) {
+	if !q.jsonParsed {
+		q.jsonParsed = true
+		dec := json.NewDecoder(bytes.NewReader(q.Body))
+		dec.UseNumber()
+		q.jsonErr = dec.Decode(&q.json)
+		if q.jsonErr == nil && dec.More() {
+			q.json, q.jsonErr = nil, errTrailing
+		}
+	}
+	return q.json, q.jsonErr
+}
+
+type jsonError string
+
+func (e jsonError) Error() string { return string(e) }
+
+const errTrailing = jsonError("extra data after the JSON value")
+
+// Header returns the values of a header (canonical name). Go moves Host
+// out of the header map; it is found here all the same.
+func (q *Request) Header(name string) []string {
+	if name == "Host" {
+		if q.HTTP.Host == "" {
+			return nil
+		}
+		return []string{q.HTTP.Host}
+	}
+	return q.HTTP.Header[name]
+}
+
+// Attribute returns the value of a request attribute and whether it is
+// there. A body field that is an object or array is returned as its JSON.
+func (q *Request) Attribute(a *scenarios.Attribute, vars map[string]string) (string, bool) {
+	switch a.Kind {
+	case scenarios.HeaderAttr:
+		v := q.Header(a.Name)
+		if len(v) == 0 {
+			return "", false
+		}
+		return v[0], true
+	case scenarios.QueryAttr:
+		v, ok := q.Query()[a.Name]
+		if !ok || len(v) == 0 {
+			return "", false
+		}
+		return v[0], true
+	case scenarios.PathAttr:
+		v, ok := vars[a.Name]
+		return v, ok
+	case scenarios.BodyAttr:
+		doc, err := q.JSON()
+		if err != nil {
+			return "", false
+		}
+		v, ok := lookup(doc, a.Path)
+		if !ok {
+			return "", false
+		}
+		return jsonText(v), true
+	}
+	return "", false
+}
+
+func lookup(doc any, path []string) (any, bool) {
+	for _, seg := range path {
+		switch v := doc.(type) {
+		case map[string]any:
+			next, ok := v[seg]
+			if !ok {
+				return nil, false
+			}
+			doc = next
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(v) {
+				return nil, false
+			}
+			doc = v[i]
+		default:
+			return nil, false
+		}
+	}
+	return doc, true
+}
+
+// jsonText renders a JSON value as a key: strings as themselves, anything
+// else as its JSON encoding.
+func jsonText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case nil:
+		return "null"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

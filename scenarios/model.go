@@ -1,0 +1,341 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+)
+
+// Set is every scenario file loaded together, in match order before
+// priorities apply: files in the order given (directory contents in lexical
+// order), routes in file order. A Set is immutable and safe for concurrent
+// reads.
+type Set struct {
+	Files []*File
+	// Fallback answers requests that no route matches; nil means the
+	// built-in 404 problem answer. At most one file may define it.
+	Fallback *Response
+	// Hash identifies the content of every file read (scenarios and body
+	// files); equal hashes mean nothing changed.
+	Hash string
+	// Deps are the body files the set read, for the watcher.
+	Deps []string
+}
+
+// Routes returns every route of s in file order.
+func (s *Set) Routes() []*Route {
+	var out []*Route
+	for _, f := range s.Files {
+		out = append(out, f.Routes...)
+	}
+	return out
+}
+
+// File is one scenario file.
+type File struct {
+	Path   string // as the user named it, for messages
+	Name   string // the file's name: field
+	Routes []*Route
+}
+
+// Route maps a method, a path and conditions to one response or a sequence
+// of responses.
+type Route struct {
+	Pos  Pos
+	Name string // unique in the set; generated from method and path when not written
+	// Named reports whether Name was written in the file.
+	Named bool
+	// Methods are upper-case; empty means any method.
+	Methods  []string
+	Path     string // a gorilla/mux path template
+	PathPos  Pos
+	Vars     []string // the path's variable names
+	Priority int
+	When     When
+	// Responses has one element for respond: and one or more for responses:.
+	Responses []*Response
+	// Sequence says how Responses are chosen; nil for a single response.
+	Sequence *Sequence
+	// Identity stays the same across reloads exactly when the route's name
+	// and definition do, so that its sequence state can be kept.
+	Identity string
+}
+
+// When holds a route's conditions; all of them must hold.
+type When struct {
+	Headers []Field // names in canonical MIME form
+	Query   []Field
+	Body    *BodyCondition
+}
+
+// Len returns the number of conditions.
+func (w When) Len() int {
+	n := len(w.Headers) + len(w.Query)
+	if w.Body != nil {
+		n++
+	}
+	return n
+}
+
+// Field is a condition on one named header or query parameter.
+type Field struct {
+	Name string
+	Cond Condition
+}
+
+// Condition tests a string value. Every part that is set must hold; a
+// value that is absent satisfies only Absent.
+type Condition struct {
+	Pos      Pos
+	Presence Presence
+	Equals   *string
+	Contains *string
+	Regex    *regexp.Regexp
+	OneOf    []string
+}
+
+// Presence is what a condition requires of a value's existence.
+type Presence int
+
+const (
+	// PresenceAny is implied: any test other than absent needs a value.
+	PresenceAny Presence = iota
+	// Present requires the value to exist.
+	Present
+	// Absent requires it not to exist.
+	Absent
+)
+
+// Test reports whether the value satisfies c; ok says whether it exists.
+func (c *Condition) Test(v string) bool {
+	if c.Equals != nil && v != *c.Equals {
+		return false
+	}
+	if c.Contains != nil && !strings.Contains(v, *c.Contains) {
+		return false
+	}
+	if c.Regex != nil && !c.Regex.MatchString(v) {
+		return false
+	}
+	if c.OneOf != nil {
+		found := false
+		for _, o := range c.OneOf {
+			if v == o {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// String describes what c requires, as in `= "JPY"` or `absent`.
+func (c *Condition) String() string {
+	var parts []string
+	switch c.Presence {
+	case Present:
+		parts = append(parts, "present")
+	case Absent:
+		return "absent"
+	}
+	if c.Equals != nil {
+		parts = append(parts, "= "+strconv.Quote(*c.Equals))
+	}
+	if c.Contains != nil {
+		parts = append(parts, "contains "+strconv.Quote(*c.Contains))
+	}
+	if c.Regex != nil {
+		parts = append(parts, "matches /"+c.Regex.String()+"/")
+	}
+	if c.OneOf != nil {
+		q := make([]string, len(c.OneOf))
+		for i, o := range c.OneOf {
+			q[i] = strconv.Quote(o)
+		}
+		parts = append(parts, "one of ["+strings.Join(q, ", ")+"]")
+	}
+	return strings.Join(parts, " and ")
+}
+
+// BodyCondition tests the request body: raw text tests and a partial JSON
+// match. Every part that is set must hold.
+type BodyCondition struct {
+	Pos Pos
+	Raw *Condition // equals, contains, regex on the raw body
+	// JSON is a partial document: objects match when every key given
+	// matches, arrays when every element given matches some element.
+	JSON    any
+	HasJSON bool
+	JSONPos Pos
+}
+
+// Response is one canned answer, with the file's defaults already merged.
+type Response struct {
+	Pos     Pos
+	Status  int
+	Headers []Header // in file order; defaults first unless overridden
+	// Body is the encoded body: a YAML mapping or list as JSON, a string as
+	// written, a bodyFile's bytes.
+	Body []byte
+	// BodyTemplate, when the response is a template, renders Body.
+	// JSONTemplate renders a mapping or list body leaf by leaf, so that
+	// request values are always JSON-escaped.
+	BodyTemplate *template.Template
+	JSONTemplate *JSONTemplate
+	Delay        Delay
+	Fault        Fault
+	// Template reports whether headers and body are templates.
+	Template bool
+}
+
+// Header is one response header; Template is set when it is templated.
+type Header struct {
+	Name     string // canonical MIME form
+	Value    string
+	Template *template.Template
+}
+
+// Header returns the value of the named header (canonical form) and
+// whether it is set.
+func (r *Response) Header(name string) (string, bool) {
+	for _, h := range r.Headers {
+		if h.Name == name {
+			return h.Value, true
+		}
+	}
+	return "", false
+}
+
+// DelayKind says how a delay is drawn.
+type DelayKind int
+
+const (
+	// NoDelay answers at once.
+	NoDelay DelayKind = iota
+	// Fixed waits Fixed.
+	Fixed
+	// Uniform waits a uniformly random time in [Min, Max].
+	Uniform
+	// LogNormal waits Median·e^(Sigma·N(0,1)), the long-tailed shape of real
+	// latencies, capped at Max when Max is set.
+	LogNormal
+)
+
+// Delay is how long to wait before answering.
+type Delay struct {
+	Kind   DelayKind
+	Fixed  time.Duration
+	Min    time.Duration
+	Max    time.Duration
+	Median time.Duration
+	Sigma  float64
+}
+
+// String describes d, as in "10s" or "100ms..2s".
+func (d Delay) String() string {
+	switch d.Kind {
+	case Fixed:
+		return d.Fixed.String()
+	case Uniform:
+		return d.Min.String() + ".." + d.Max.String()
+	case LogNormal:
+		s := "lognormal(median " + d.Median.String() + ", sigma " + strconv.FormatFloat(d.Sigma, 'g', -1, 64)
+		if d.Max > 0 {
+			s += ", max " + d.Max.String()
+		}
+		return s + ")"
+	}
+	return "0s"
+}
+
+// Fault is a way of failing at the connection level instead of answering.
+type Fault string
+
+// The faults, after WireMock's names for the same behaviours.
+const (
+	NoFault Fault = ""
+	// ConnectionReset closes the connection with a TCP RST.
+	ConnectionReset Fault = "connection-reset"
+	// EmptyResponse closes the connection without writing anything.
+	EmptyResponse Fault = "empty-response"
+	// MalformedChunk sends the status line and headers, then a broken
+	// chunk, then closes.
+	MalformedChunk Fault = "malformed-chunk"
+	// RandomData sends random bytes, then closes.
+	RandomData Fault = "random-data"
+)
+
+var faults = []string{string(ConnectionReset), string(EmptyResponse), string(MalformedChunk), string(RandomData)}
+
+// Sequence says how a route picks one of its responses.
+type Sequence struct {
+	// Per, when set, keeps a separate position for each distinct value of
+	// a request attribute; otherwise the position is shared by all calls.
+	Per   *Attribute
+	After After
+}
+
+// After says what a sequence does once its last response was served.
+type After string
+
+// The ways a sequence can continue.
+const (
+	RepeatLast After = "repeat-last"
+	Cycle      After = "cycle"
+)
+
+// AttributeKind names the part of a request an attribute reads.
+type AttributeKind string
+
+// The request parts an attribute may read.
+const (
+	HeaderAttr AttributeKind = "header"
+	QueryAttr  AttributeKind = "query"
+	PathAttr   AttributeKind = "path"
+	BodyAttr   AttributeKind = "body"
+)
+
+// Attribute is one value of a request: a header, a query parameter, a path
+// variable, or a field of the JSON body (a dotted path, numbers index
+// arrays).
+type Attribute struct {
+	Kind AttributeKind
+	Name string   // header (canonical), query parameter or path variable
+	Path []string // body field path
+}
+
+// String returns the attribute as written, e.g. header.Idempotency-Key.
+func (a *Attribute) String() string {
+	if a.Kind == BodyAttr {
+		return "body." + strings.Join(a.Path, ".")
+	}
+	return string(a.Kind) + "." + a.Name
+}
+
+// Describe returns one line per condition, e.g. `header Idempotency-Key
+// absent` or `body json {"currency":"JPY"}`, for listings and the admin API.
+func (w When) Describe() []string {
+	var out []string
+	for _, h := range w.Headers {
+		out = append(out, "header "+h.Name+" "+h.Cond.String())
+	}
+	for _, q := range w.Query {
+		out = append(out, "query "+q.Name+" "+q.Cond.String())
+	}
+	if b := w.Body; b != nil {
+		if b.Raw != nil {
+			out = append(out, "body "+b.Raw.String())
+		}
+		if b.HasJSON {
+			j, _ := json.Marshal(b.JSON)
+			out = append(out, "body json "+string(j))
+		}
+	}
+	return out
+}

@@ -1,0 +1,795 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/textproto"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The fields of each mapping in the format, in the order the README lists
+// them (also the order "did you mean" considers them).
+var (
+	fileFields      = []string{"name", "description", "defaults", "routes", "fallback"}
+	defaultsFields  = []string{"headers", "delay"}
+	routeFields     = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence"}
+	whenFields      = []string{"headers", "query", "body"}
+	conditionKinds  = []string{"equals", "contains", "regex", "oneOf", "present", "absent"}
+	bodyKinds       = []string{"json", "equals", "contains", "regex"}
+	responseFields  = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template"}
+	delayFields     = []string{"min", "max", "median", "sigma"}
+	sequenceFields  = []string{"per", "after"}
+	afterValues     = []string{string(RepeatLast), string(Cycle)}
+	attributeKinds  = []string{string(HeaderAttr), string(QueryAttr), string(PathAttr), string(BodyAttr)}
+	adminPathPrefix = "/__admin"
+)
+
+// fileDecoder decodes one scenario file.
+type fileDecoder struct {
+	decoder
+	// readBody reads a bodyFile given relative to the scenario file; it
+	// returns an error message fit for the user.
+	readBody func(rel string) ([]byte, string, error)
+	defaults defaults
+	// defaultsNode feeds route identities: a change of defaults changes
+	// every route of the file.
+	defaultsNode *yaml.Node
+	// bodies collects the body files read for the route being decoded,
+	// for its identity.
+	bodies bytes.Buffer
+}
+
+type defaults struct {
+	headers []Header
+	delay   Delay
+}
+
+// parsed is what one file contributes to a set.
+type parsed struct {
+	file        *File
+	fallback    *Response
+	fallbackPos Pos
+}
+
+func (d *fileDecoder) decodeFile(doc *yaml.Node, path string) parsed {
+	out := parsed{file: &File{Path: path}}
+	root := doc
+	if doc.Kind == yaml.DocumentNode {
+		if len(doc.Content) == 0 {
+			d.errs = append(d.errs, &Error{Pos: Pos{File: d.file, Line: 1, Col: 1}, Msg: "the file is empty: want a mapping with routes:"})
+			return out
+		}
+		root = doc.Content[0]
+	}
+	fs, ok := d.fields(root, "", fileFields...)
+	if !ok {
+		return out
+	}
+	if p, ok := fs["name"]; ok {
+		out.file.Name, _ = d.str(p.val, "name")
+	}
+	if p, ok := fs["description"]; ok {
+		d.str(p.val, "description")
+	}
+	if p, ok := fs["defaults"]; ok {
+		d.decodeDefaults(p.val)
+		d.defaultsNode = p.val
+	}
+	if p, ok := fs["fallback"]; ok {
+		d.prefix = "fallback: "
+		out.fallback = d.response(p.val, "", nil)
+		out.fallbackPos = d.pos(p.key)
+		d.prefix = ""
+	}
+	p, ok := fs["routes"]
+	if !ok {
+		if out.fallback == nil {
+			d.fail(root, "", "no routes: (a scenario file needs routes, a fallback, or both)")
+		}
+		return out
+	}
+	list := d.resolve(p.val)
+	if list.Kind != yaml.SequenceNode {
+		if list.Kind == yaml.ScalarNode && list.ShortTag() == "!!null" {
+			return out // "routes:" with nothing yet, while typing
+		}
+		d.fail(list, "routes", "want a list of routes, got %s", describe(list))
+		return out
+	}
+	for i, rn := range list.Content {
+		if r := d.route(rn, i); r != nil {
+			out.file.Routes = append(out.file.Routes, r)
+		}
+	}
+	return out
+}
+
+func (d *fileDecoder) decodeDefaults(n *yaml.Node) {
+	fs, ok := d.fields(n, "defaults", defaultsFields...)
+	if !ok {
+		return
+	}
+	if p, ok := fs["headers"]; ok {
+		d.defaults.headers = d.responseHeaders(p.val, "defaults.headers", false)
+	}
+	if p, ok := fs["delay"]; ok {
+		d.defaults.delay, _ = d.delay(p.val, "defaults.delay")
+	}
+}
+
+var tokenRE = regexp.MustCompile("^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$")
+
+func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
+	d.prefix = fmt.Sprintf("routes[%d]: ", idx)
+	defer func() { d.prefix = "" }()
+	d.bodies.Reset()
+	before := len(d.errs)
+	fs, ok := d.fields(n, "", routeFields...)
+	if !ok {
+		return nil
+	}
+	r := &Route{Pos: d.pos(d.resolve(n))}
+	if p, ok := fs["name"]; ok {
+		if name, ok := d.str(p.val, "name"); ok {
+			if strings.TrimSpace(name) == "" {
+				d.fail(p.val, "name", "must not be empty")
+			} else {
+				r.Name, r.Named = name, true
+				d.prefix = fmt.Sprintf("route %q: ", name)
+			}
+		}
+	}
+	if p, ok := fs["description"]; ok {
+		d.str(p.val, "description")
+	}
+	if p, ok := fs["method"]; ok {
+		r.Methods = d.methods(p.val)
+	}
+	if p, ok := fs["path"]; ok {
+		d.path(p.val, r)
+	} else {
+		d.fail(d.resolve(n), "", "path: is required")
+	}
+	if p, ok := fs["priority"]; ok {
+		r.Priority, _ = d.integer(p.val, "priority")
+	}
+	if p, ok := fs["when"]; ok {
+		r.When = d.when(p.val)
+	}
+	respond, hasRespond := fs["respond"]
+	responses, hasResponses := fs["responses"]
+	seq, hasSeq := fs["sequence"]
+	switch {
+	case hasRespond && hasResponses:
+		d.fail(responses.key, "", "respond: and responses: exclude each other (respond: is one response, responses: a sequence)")
+	case hasRespond:
+		if hasSeq {
+			d.fail(seq.key, "sequence", "needs responses: (a list), not respond:")
+		}
+		if resp := d.response(respond.val, "respond", r.Vars); resp != nil {
+			r.Responses = []*Response{resp}
+		}
+	case hasResponses:
+		r.Responses = d.responseList(responses.val, r.Vars)
+		r.Sequence = &Sequence{After: RepeatLast}
+		if hasSeq {
+			d.sequence(seq.val, r)
+		}
+	default:
+		d.fail(d.resolve(n), "", "needs respond: (one response) or responses: (a sequence)")
+	}
+	if len(d.errs) > before {
+		return nil
+	}
+	r.Identity = d.identity(n, d.bodies.Bytes())
+	return r
+}
+
+func (d *fileDecoder) methods(n *yaml.Node) []string {
+	list, ok := d.strList(n, "method")
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, m := range list {
+		m = strings.ToUpper(strings.TrimSpace(m))
+		switch {
+		case m == "ANY" || m == "*":
+			return nil
+		case !tokenRE.MatchString(m):
+			d.fail(n, "method", "%q is not an HTTP method", m)
+		case !contains(out, m):
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (d *fileDecoder) path(n *yaml.Node, r *Route) {
+	path, ok := d.str(n, "path")
+	if !ok {
+		return
+	}
+	n = d.resolve(n)
+	r.Path, r.PathPos = path, d.pos(n)
+	if path == adminPathPrefix || strings.HasPrefix(path, adminPathPrefix+"/") {
+		d.fail(n, "path", "%s is reserved for the admin API", adminPathPrefix)
+		return
+	}
+	t, off, err := CompilePath(path)
+	if err != nil {
+		at := *n
+		if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+			off++
+		}
+		at.Column += off
+		d.fail(&at, "path", "%v", err)
+		return
+	}
+	r.Vars = t.Vars
+}
+
+func (d *fileDecoder) when(n *yaml.Node) When {
+	var w When
+	fs, ok := d.fields(n, "when", whenFields...)
+	if !ok {
+		return w
+	}
+	if p, ok := fs["headers"]; ok {
+		w.Headers = d.fieldConditions(p.val, "when.headers", true)
+	}
+	if p, ok := fs["query"]; ok {
+		w.Query = d.fieldConditions(p.val, "when.query", false)
+	}
+	if p, ok := fs["body"]; ok {
+		w.Body = d.bodyCondition(p.val, "when.body")
+	}
+	return w
+}
+
+// fieldConditions decodes name → condition; header names are matched
+// without regard to case, so two spellings of one header are a duplicate.
+func (d *fileDecoder) fieldConditions(n *yaml.Node, field string, headers bool) []Field {
+	ps, ok := d.pairs(n, field)
+	if !ok {
+		return nil
+	}
+	var out []Field
+	seen := map[string]bool{}
+	for _, p := range ps {
+		name := p.key.Value
+		f := join(field, name)
+		if headers {
+			if !tokenRE.MatchString(name) {
+				d.fail(p.key, f, "%q is not a valid header name", name)
+				continue
+			}
+			name = textproto.CanonicalMIMEHeaderKey(name)
+			if seen[name] {
+				d.fail(p.key, f, "header %s appears twice (header names ignore case)", name)
+				continue
+			}
+			seen[name] = true
+		} else if name == "" {
+			d.fail(p.key, f, "empty query parameter name")
+			continue
+		}
+		if c, ok := d.condition(p.val, f); ok {
+			out = append(out, Field{Name: name, Cond: c})
+		}
+	}
+	return out
+}
+
+// condition decodes a scalar (an exact value) or a mapping of condition
+// kinds.
+func (d *fileDecoder) condition(n *yaml.Node, field string) (Condition, bool) {
+	n = d.resolve(n)
+	c := Condition{Pos: d.pos(n)}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!null" {
+			d.fail(n, field, "want a value or a condition such as {present: true}, got null")
+			return c, false
+		}
+		v := n.Value
+		c.Equals = &v
+		return c, true
+	case yaml.SequenceNode:
+		d.fail(n, field, "a list is not a condition; for alternatives write {oneOf: [...]}")
+		return c, false
+	}
+	ps, ok := d.pairs(n, field)
+	if !ok {
+		return c, false
+	}
+	if len(ps) == 0 {
+		d.fail(n, field, "empty condition; want one of %s", strings.Join(conditionKinds, ", "))
+		return c, false
+	}
+	good := true
+	var presence, absence *yaml.Node
+	for _, p := range ps {
+		kind, f := p.key.Value, join(field, p.key.Value)
+		switch kind {
+		case "equals", "contains":
+			s, ok := d.str(p.val, f)
+			good = good && ok
+			if kind == "equals" {
+				c.Equals = &s
+			} else {
+				c.Contains = &s
+			}
+		case "regex":
+			c.Regex, ok = d.regex(p.val, f)
+			good = good && ok
+		case "oneOf":
+			list := d.resolve(p.val)
+			if list.Kind != yaml.SequenceNode || len(list.Content) == 0 {
+				d.fail(list, f, "want a non-empty list of values, got %s", describe(list))
+				good = false
+				continue
+			}
+			vals, ok := d.strList(list, f)
+			good = good && ok
+			c.OneOf = vals
+		case "present", "absent":
+			b, ok := d.boolean(p.val, f)
+			if !ok {
+				good = false
+				continue
+			}
+			if (kind == "present") == b {
+				c.Presence, presence = Present, p.key
+			} else {
+				c.Presence, absence = Absent, p.key
+			}
+		default:
+			d.unknown(p.key, field, "condition", kind, conditionKinds)
+			good = false
+		}
+	}
+	if presence != nil && absence != nil {
+		d.fail(absence, field, "present and absent contradict each other")
+		good = false
+	}
+	if absence != nil && (c.Equals != nil || c.Contains != nil || c.Regex != nil || c.OneOf != nil) {
+		d.fail(absence, field, "absent cannot be combined with a test on the value")
+		good = false
+	}
+	return c, good
+}
+
+func (d *fileDecoder) regex(n *yaml.Node, field string) (*regexp.Regexp, bool) {
+	s, ok := d.str(n, field)
+	if !ok {
+		return nil, false
+	}
+	re, err := regexp.Compile(s)
+	if err != nil {
+		d.fail(d.resolve(n), field, "bad regex: %s", regexpMessage(err))
+		return nil, false
+	}
+	return re, true
+}
+
+func (d *fileDecoder) bodyCondition(n *yaml.Node, field string) *BodyCondition {
+	n = d.resolve(n)
+	b := &BodyCondition{Pos: d.pos(n)}
+	if n.Kind == yaml.ScalarNode {
+		c, ok := d.condition(n, field)
+		if !ok {
+			return nil
+		}
+		b.Raw = &c
+		return b
+	}
+	ps, ok := d.pairs(n, field)
+	if !ok {
+		return nil
+	}
+	raw := Condition{Pos: b.Pos}
+	hasRaw, good := false, true
+	for _, p := range ps {
+		kind, f := p.key.Value, join(field, p.key.Value)
+		switch kind {
+		case "json":
+			v, ok := d.value(p.val, f, 0)
+			b.JSON, b.HasJSON, b.JSONPos = v, ok, d.pos(d.resolve(p.val))
+			good = good && ok
+		case "equals", "contains":
+			s, ok := d.str(p.val, f)
+			good = good && ok
+			if kind == "equals" {
+				raw.Equals = &s
+			} else {
+				raw.Contains = &s
+			}
+			hasRaw = true
+		case "regex":
+			re, ok := d.regex(p.val, f)
+			raw.Regex, hasRaw, good = re, true, good && ok
+		default:
+			d.unknown(p.key, field, "body condition", kind, bodyKinds)
+			good = false
+		}
+	}
+	if !good {
+		return nil
+	}
+	if len(ps) == 0 {
+		d.fail(n, field, "empty body condition; want one of %s", strings.Join(bodyKinds, ", "))
+		return nil
+	}
+	if hasRaw {
+		b.Raw = &raw
+	}
+	return b
+}
+
+func (d *fileDecoder) responseList(n *yaml.Node, vars []string) []*Response {
+	n = d.resolve(n)
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		d.fail(n, "responses", "want a non-empty list of responses, got %s", describe(n))
+		return nil
+	}
+	out := make([]*Response, 0, len(n.Content))
+	for i, rn := range n.Content {
+		if r := d.response(rn, fmt.Sprintf("responses[%d]", i), vars); r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (d *fileDecoder) response(n *yaml.Node, field string, vars []string) *Response {
+	before := len(d.errs)
+	fs, ok := d.fields(n, field, responseFields...)
+	if !ok {
+		return nil
+	}
+	r := &Response{Pos: d.pos(d.resolve(n)), Status: http.StatusOK, Delay: d.defaults.delay}
+	if p, ok := fs["template"]; ok {
+		r.Template, _ = d.boolean(p.val, join(field, "template"))
+	}
+	if p, ok := fs["status"]; ok {
+		f := join(field, "status")
+		if s, ok := d.integer(p.val, f); ok {
+			if s < 200 || s > 599 {
+				d.fail(d.resolve(p.val), f, "status %d is not between 200 and 599", s)
+			}
+			r.Status = s
+		}
+	}
+	var own []Header
+	if p, ok := fs["headers"]; ok {
+		own = d.responseHeaders(p.val, join(field, "headers"), r.Template)
+	}
+	r.Headers = mergeHeaders(d.defaults.headers, own)
+	if p, ok := fs["delay"]; ok {
+		r.Delay, _ = d.delay(p.val, join(field, "delay"))
+	}
+	if p, ok := fs["fault"]; ok {
+		f := join(field, "fault")
+		if s, ok := d.str(p.val, f); ok {
+			if !contains(faults, s) {
+				d.unknown(d.resolve(p.val), field, "fault", s, faults)
+			}
+			r.Fault = Fault(s)
+		}
+	}
+	body, hasBody := fs["body"]
+	file, hasFile := fs["bodyFile"]
+	var contentType string
+	switch {
+	case hasBody && hasFile:
+		d.fail(file.key, join(field, "bodyFile"), "body: and bodyFile: exclude each other")
+	case hasBody:
+		contentType = d.body(body.val, join(field, "body"), r)
+	case hasFile:
+		contentType = d.bodyFile(file.val, join(field, "bodyFile"), r)
+	}
+	if len(r.Body) > 0 || r.BodyTemplate != nil || r.JSONTemplate != nil {
+		if r.Status == http.StatusNoContent || r.Status == http.StatusNotModified {
+			d.fail(d.resolve(n), field, "a %d response cannot have a body", r.Status)
+		}
+		if _, set := r.Header("Content-Type"); !set && contentType != "" {
+			r.Headers = append(r.Headers, Header{Name: "Content-Type", Value: contentType})
+		}
+	}
+	if len(d.errs) > before {
+		return nil
+	}
+	return r
+}
+
+// mergeHeaders returns the defaults overridden by own, defaults first.
+func mergeHeaders(defaults, own []Header) []Header {
+	out := make([]Header, 0, len(defaults)+len(own))
+	for _, h := range defaults {
+		overridden := false
+		for _, o := range own {
+			if o.Name == h.Name {
+				overridden = true
+				break
+			}
+		}
+		if !overridden {
+			out = append(out, h)
+		}
+	}
+	return append(out, own...)
+}
+
+func (d *fileDecoder) responseHeaders(n *yaml.Node, field string, tmpl bool) []Header {
+	ps, ok := d.pairs(n, field)
+	if !ok {
+		return nil
+	}
+	var out []Header
+	seen := map[string]bool{}
+	for _, p := range ps {
+		f := join(field, p.key.Value)
+		if !tokenRE.MatchString(p.key.Value) {
+			d.fail(p.key, f, "%q is not a valid header name", p.key.Value)
+			continue
+		}
+		name := textproto.CanonicalMIMEHeaderKey(p.key.Value)
+		if seen[name] {
+			d.fail(p.key, f, "header %s appears twice (header names ignore case)", name)
+			continue
+		}
+		seen[name] = true
+		v, ok := d.str(p.val, f)
+		if !ok {
+			continue
+		}
+		if strings.ContainsFunc(v, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+			d.fail(d.resolve(p.val), f, "header values cannot hold control characters such as newlines")
+			continue
+		}
+		h := Header{Name: name, Value: v}
+		if tmpl && strings.Contains(v, "{{") {
+			t, err := parseTemplate(f, v)
+			if err != nil {
+				d.templateError(d.resolve(p.val), f, err)
+				continue
+			}
+			h.Template = t
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// body encodes an inline body and returns the Content-Type it implies.
+func (d *fileDecoder) body(n *yaml.Node, field string, r *Response) string {
+	n = d.resolve(n)
+	if n.Kind == yaml.ScalarNode {
+		switch n.ShortTag() {
+		case "!!null":
+			return ""
+		case "!!str":
+			return d.textBody(n, field, []byte(n.Value), r)
+		}
+	}
+	if r.Template {
+		t, ok := d.jsonTemplate(n, field)
+		r.JSONTemplate = t
+		if !ok {
+			return ""
+		}
+		return "application/json"
+	}
+	var buf bytes.Buffer
+	if d.encodeJSON(&buf, n, field, 0) {
+		r.Body = buf.Bytes()
+	}
+	return "application/json"
+}
+
+// textBody keeps text as the body (or its template) and guesses its type.
+func (d *fileDecoder) textBody(n *yaml.Node, field string, text []byte, r *Response) string {
+	if r.Template && bytes.Contains(text, []byte("{{")) {
+		t, err := parseTemplate(field, string(text))
+		if err != nil {
+			d.templateError(n, field, err)
+			return ""
+		}
+		r.BodyTemplate = t
+	} else {
+		r.Body = text
+	}
+	return sniff(text)
+}
+
+// sniff guesses a text body's type: JSON when it is a JSON object or
+// array, otherwise net/http's content sniffing.
+func sniff(text []byte) string {
+	if len(text) == 0 {
+		return ""
+	}
+	t := bytes.TrimSpace(text)
+	if len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(t) {
+		return "application/json"
+	}
+	if len(t) > 0 && (t[0] == '{' || t[0] == '[') && bytes.Contains(t, []byte("{{")) {
+		return "application/json" // a JSON template
+	}
+	return http.DetectContentType(text)
+}
+
+func (d *fileDecoder) bodyFile(n *yaml.Node, field string, r *Response) string {
+	rel, ok := d.str(n, field)
+	if !ok {
+		return ""
+	}
+	n = d.resolve(n)
+	data, msg, err := d.readBody(rel)
+	if err != nil {
+		d.fail(n, field, "%s", msg)
+		return ""
+	}
+	ct := d.textBody(n, field, data, r)
+	if byExt := mime.TypeByExtension(filepath.Ext(rel)); byExt != "" {
+		ct = byExt
+	}
+	return ct
+}
+
+func (d *fileDecoder) delay(n *yaml.Node, field string) (Delay, bool) {
+	n = d.resolve(n)
+	if n.Kind == yaml.ScalarNode {
+		v, ok := d.duration(n, field)
+		if !ok {
+			return Delay{}, false
+		}
+		if v == 0 {
+			return Delay{}, true
+		}
+		return Delay{Kind: Fixed, Fixed: v}, true
+	}
+	fs, ok := d.fields(n, field, delayFields...)
+	if !ok {
+		return Delay{}, false
+	}
+	var dl Delay
+	good := true
+	get := func(name string) bool {
+		p, ok := fs[name]
+		if !ok {
+			return false
+		}
+		v, ok := d.duration(p.val, join(field, name))
+		good = good && ok
+		switch name {
+		case "min":
+			dl.Min = v
+		case "max":
+			dl.Max = v
+		case "median":
+			dl.Median = v
+		}
+		return true
+	}
+	hasMin, hasMax, hasMedian := get("min"), get("max"), get("median")
+	sigma, hasSigma := fs["sigma"]
+	switch {
+	case hasMedian:
+		dl.Kind = LogNormal
+		if hasMin {
+			d.fail(fs["min"].key, field, "min: does not go with median: (a log-normal delay takes median, sigma and an optional max)")
+			good = false
+		}
+		if !hasSigma {
+			d.fail(n, field, "a log-normal delay needs sigma: as well as median:")
+			return Delay{}, false
+		}
+		s, ok := d.float(sigma.val, join(field, "sigma"))
+		if ok && (s < 0 || s > 10) {
+			d.fail(d.resolve(sigma.val), join(field, "sigma"), "sigma %g is not between 0 and 10", s)
+			ok = false
+		}
+		dl.Sigma, good = s, good && ok
+		if good && hasMax && dl.Max < dl.Median {
+			d.fail(fs["max"].val, join(field, "max"), "max %s is below median %s", dl.Max, dl.Median)
+			good = false
+		}
+	case hasSigma:
+		d.fail(sigma.key, field, "sigma: needs median: (a log-normal delay)")
+		return Delay{}, false
+	case hasMin && hasMax:
+		dl.Kind = Uniform
+		if good && dl.Min > dl.Max {
+			d.fail(fs["max"].val, join(field, "max"), "max %s is below min %s", dl.Max, dl.Min)
+			good = false
+		}
+	default:
+		d.fail(n, field, "a delay range needs both min: and max:, e.g. {min: 100ms, max: 2s}")
+		return Delay{}, false
+	}
+	return dl, good
+}
+
+func (d *fileDecoder) sequence(n *yaml.Node, r *Route) {
+	fs, ok := d.fields(n, "sequence", sequenceFields...)
+	if !ok {
+		return
+	}
+	if p, ok := fs["after"]; ok {
+		if s, ok := d.str(p.val, "sequence.after"); ok {
+			if !contains(afterValues, s) {
+				d.unknown(d.resolve(p.val), "sequence", "after", s, afterValues)
+			}
+			r.Sequence.After = After(s)
+		}
+	}
+	if p, ok := fs["per"]; ok {
+		r.Sequence.Per = d.attribute(p.val, "sequence.per", r.Vars)
+	}
+}
+
+// attribute parses header.Name, query.name, path.var or body.a.b.
+func (d *fileDecoder) attribute(n *yaml.Node, field string, vars []string) *Attribute {
+	s, ok := d.str(n, field)
+	if !ok {
+		return nil
+	}
+	n = d.resolve(n)
+	kind, name, _ := strings.Cut(s, ".")
+	if !contains(attributeKinds, kind) {
+		if sg := suggest(kind, attributeKinds); sg != "" {
+			d.fail(n, field, "unknown request attribute %q (did you mean %q?)", s, sg+"."+name)
+		} else {
+			d.fail(n, field, "unknown request attribute %q (want header.<name>, query.<name>, path.<variable> or body.<field>)", s)
+		}
+		return nil
+	}
+	if name == "" {
+		d.fail(n, field, "%q needs a name after the dot, e.g. %s.Idempotency-Key", s, kind)
+		return nil
+	}
+	a := &Attribute{Kind: AttributeKind(kind), Name: name}
+	switch a.Kind {
+	case HeaderAttr:
+		a.Name = textproto.CanonicalMIMEHeaderKey(name)
+	case PathAttr:
+		if !contains(vars, name) {
+			if sg := suggest(name, vars); sg != "" {
+				d.fail(n, field, "the path has no variable %q (did you mean %q?)", name, sg)
+			} else {
+				d.fail(n, field, "the path has no variable %q (it has %s)", name, quoteList(vars))
+			}
+			return nil
+		}
+	case BodyAttr:
+		a.Name = ""
+		a.Path = strings.Split(name, ".")
+		for _, seg := range a.Path {
+			if seg == "" {
+				d.fail(n, field, "empty field name in %q", s)
+				return nil
+			}
+		}
+	}
+	return a
+}
+
+func quoteList(list []string) string {
+	if len(list) == 0 {
+		return "none"
+	}
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
+}

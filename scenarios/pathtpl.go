@@ -1,0 +1,146 @@
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// PathTemplate is a compiled gorilla/mux path template. The regexp is built
+// exactly as mux builds it (literal parts quoted, {name} as [^/]+,
+// {name:pattern} as pattern, anchored at both ends), so a path matches here
+// exactly when it would match a mux route with the same template.
+type PathTemplate struct {
+	Regexp *regexp.Regexp // nil when the template has no variables
+	Vars   []string       // variable names in order; group i+1 is Vars[i]
+}
+
+// pathError is a template problem at a byte offset into the template.
+type pathError struct {
+	off int
+	msg string
+}
+
+func (e *pathError) Error() string { return e.msg }
+
+// CompilePath parses a mux path template. The error, when not nil, says
+// what is wrong; offset is the byte offset into tpl where it starts.
+func CompilePath(tpl string) (t *PathTemplate, offset int, err error) {
+	t, perr := compilePath(tpl)
+	if perr != nil {
+		return nil, perr.off, perr
+	}
+	return t, 0, nil
+}
+
+func compilePath(tpl string) (*PathTemplate, *pathError) {
+	if !strings.HasPrefix(tpl, "/") {
+		return nil, &pathError{0, "must start with /"}
+	}
+	// braceIndices, as in mux: pairs of [start, end) of each top-level {…}.
+	var idxs []int
+	level, start := 0, 0
+	for i := 0; i < len(tpl); i++ {
+		switch tpl[i] {
+		case '{':
+			if level++; level == 1 {
+				start = i
+			}
+		case '}':
+			if level--; level == 0 {
+				idxs = append(idxs, start, i+1)
+			} else if level < 0 {
+				return nil, &pathError{i, `unbalanced "}"`}
+			}
+		}
+	}
+	if level != 0 {
+		return nil, &pathError{start, `unbalanced "{"`}
+	}
+	if len(idxs) == 0 {
+		return &PathTemplate{}, nil
+	}
+	t := &PathTemplate{}
+	var pattern bytes.Buffer
+	pattern.WriteByte('^')
+	end := 0
+	seen := map[string]bool{}
+	for i := 0; i < len(idxs); i += 2 {
+		raw := tpl[end:idxs[i]]
+		end = idxs[i+1]
+		inner := tpl[idxs[i]+1 : end-1]
+		name, patt, hasPatt := strings.Cut(inner, ":")
+		if !hasPatt {
+			patt = "[^/]+"
+		}
+		if name == "" || patt == "" {
+			return nil, &pathError{idxs[i], fmt.Sprintf("missing name or pattern in %q", tpl[idxs[i]:end])}
+		}
+		if seen[name] {
+			return nil, &pathError{idxs[i], fmt.Sprintf("variable %q appears twice", name)}
+		}
+		seen[name] = true
+		re, err := regexp.Compile("^" + patt + "$")
+		if err != nil {
+			return nil, &pathError{idxs[i] + len(name) + 2, fmt.Sprintf("variable %q: bad regex: %s", name, regexpMessage(err))}
+		}
+		if re.NumSubexp() > 0 {
+			// mux panics on these; say how to write it instead.
+			return nil, &pathError{idxs[i] + len(name) + 2, fmt.Sprintf("variable %q: the pattern has a capturing group; write (?:…) instead of (…)", name)}
+		}
+		pattern.WriteString(regexp.QuoteMeta(raw))
+		pattern.WriteString("(" + patt + ")")
+		t.Vars = append(t.Vars, name)
+	}
+	pattern.WriteString(regexp.QuoteMeta(tpl[end:]))
+	pattern.WriteByte('$')
+	re, err := regexp.Compile(pattern.String())
+	if err != nil {
+		return nil, &pathError{0, "bad regex: " + regexpMessage(err)}
+	}
+	t.Regexp = re
+	return t, nil
+}
+
+// LiteralPrefix returns the leading segments of a path template that hold
+// no variable: "/payments/{id}" gives ["payments"], and exact reports that
+// the whole template is literal. Segments split at "/" outside braces.
+func LiteralPrefix(tpl string) (segs []string, exact bool) {
+	if !strings.HasPrefix(tpl, "/") {
+		return nil, false
+	}
+	level, from := 0, 1
+	for i := 1; i <= len(tpl); i++ {
+		if i < len(tpl) {
+			switch tpl[i] {
+			case '{':
+				level++
+				continue
+			case '}':
+				level--
+				continue
+			case '/':
+				if level != 0 {
+					continue
+				}
+			default:
+				continue
+			}
+		}
+		seg := tpl[from:i]
+		if strings.ContainsAny(seg, "{}") {
+			return segs, false
+		}
+		segs = append(segs, seg)
+		from = i + 1
+	}
+	return segs, true
+}
+
+func regexpMessage(err error) string {
+	s := err.Error()
+	s = strings.TrimPrefix(s, "error parsing regexp: ")
+	return s
+}
+

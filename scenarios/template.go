@@ -1,0 +1,210 @@
+package scenarios
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"gopkg.in/yaml.v3"
+)
+
+// TemplateFuncs are the functions a response template may call, besides
+// text/template's built-ins. The data a template sees is the server's
+// business; these functions depend on nothing but their arguments.
+var TemplateFuncs = template.FuncMap{
+	// json encodes a value as JSON: {{ json .Request.JSON.items }}.
+	"json": func(v any) (string, error) {
+		b, err := json.Marshal(v)
+		return string(b), err
+	},
+	// uuid returns a random version 4 UUID.
+	"uuid": func() string {
+		var b [16]byte
+		_, _ = rand.Read(b[:]) // never fails on Linux (crypto/rand docs)
+		b[6] = b[6]&0x0f | 0x40
+		b[8] = b[8]&0x3f | 0x80
+		return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+	},
+	// default returns def when v is empty or missing: {{ default "JPY" .Request.JSON.currency }}.
+	"default": func(def, v any) any {
+		if v == nil {
+			return def
+		}
+		rv := reflect.ValueOf(v)
+		if rv.IsZero() || ((rv.Kind() == reflect.Map || rv.Kind() == reflect.Slice) && rv.Len() == 0) {
+			return def
+		}
+		return v
+	},
+	"upper": strings.ToUpper,
+	"lower": strings.ToLower,
+	"trim":  strings.TrimSpace,
+	// randomInt returns a uniform integer in [min, max].
+	"randomInt": func(lo, hi int) (int, error) {
+		if hi < lo {
+			return 0, fmt.Errorf("randomInt: max %d is below min %d", hi, lo)
+		}
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(hi)-int64(lo)+1))
+		if err != nil {
+			return 0, err
+		}
+		return lo + int(n.Int64()), nil
+	},
+}
+
+// parseTemplate compiles text as a response template. Missing map keys
+// render as empty rather than "<no value>", which is what a mock answering
+// a partial request body wants.
+func parseTemplate(name, text string) (*template.Template, error) {
+	return template.New(name).Funcs(TemplateFuncs).Option("missingkey=zero").Parse(text)
+}
+
+var templateErrLine = regexp.MustCompile(`^template: [^:]*:(\d+):(?:\d+:)? ?(.*)$`)
+
+// templateError maps a text/template parse error to a position in the file:
+// the node's line plus the template's own line.
+func (d *decoder) templateError(n *yaml.Node, field string, err error) {
+	msg := err.Error()
+	line := n.Line
+	if m := templateErrLine.FindStringSubmatch(msg); m != nil {
+		tl, _ := strconv.Atoi(m[1])
+		if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+			tl++ // a block scalar's text starts on the line after | or >
+		}
+		line += tl - 1
+		msg = m[2]
+	}
+	col := n.Column
+	if line != n.Line {
+		col = 0
+	}
+	d.errs = append(d.errs, &Error{Pos: Pos{File: d.file, Line: line, Col: col}, Msg: d.prefix + field + ": bad template: " + msg})
+}
+
+// JSONTemplate is a JSON document whose string leaves may be templates. It
+// renders leaf by leaf, so a request value that holds quotes or newlines
+// is always escaped and the body stays valid JSON. It is immutable and safe
+// for concurrent use.
+type JSONTemplate struct {
+	root jsonNode
+}
+
+type jsonNode struct {
+	literal []byte             // pre-encoded value, when no template is inside
+	tmpl    *template.Template // a string leaf that is a template
+	object  bool
+	keys    [][]byte // encoded member names of an object
+	kids    []jsonNode
+}
+
+// Execute renders the document with data into buf.
+func (t *JSONTemplate) Execute(buf *bytes.Buffer, data any) error {
+	return t.root.execute(buf, data)
+}
+
+func (n *jsonNode) execute(buf *bytes.Buffer, data any) error {
+	switch {
+	case n.literal != nil:
+		buf.Write(n.literal)
+	case n.tmpl != nil:
+		var s strings.Builder
+		if err := n.tmpl.Execute(&s, data); err != nil {
+			return err
+		}
+		writeJSONString(buf, s.String())
+	case n.object:
+		buf.WriteByte('{')
+		for i := range n.kids {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			buf.Write(n.keys[i])
+			buf.WriteByte(':')
+			if err := n.kids[i].execute(buf, data); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte('}')
+	default:
+		buf.WriteByte('[')
+		for i := range n.kids {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := n.kids[i].execute(buf, data); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+	}
+	return nil
+}
+
+// jsonTemplate builds a JSONTemplate from a mapping or list node.
+func (d *decoder) jsonTemplate(n *yaml.Node, field string) (*JSONTemplate, bool) {
+	root, ok := d.jsonTemplateNode(n, field, 0)
+	if !ok {
+		return nil, false
+	}
+	return &JSONTemplate{root: root}, true
+}
+
+func (d *decoder) jsonTemplateNode(n *yaml.Node, field string, depth int) (jsonNode, bool) {
+	if depth > maxDepth {
+		d.fail(n, field, "nested more than %d levels deep", maxDepth)
+		return jsonNode{}, false
+	}
+	d.budget--
+	if d.budget < 0 {
+		return jsonNode{}, false
+	}
+	n = d.resolve(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		out := jsonNode{object: true}
+		for _, p := range d.pairsDepth(n, field, 0) {
+			var key bytes.Buffer
+			writeJSONString(&key, p.key.Value)
+			kid, ok := d.jsonTemplateNode(p.val, join(field, p.key.Value), depth+1)
+			if !ok {
+				return jsonNode{}, false
+			}
+			out.keys = append(out.keys, key.Bytes())
+			out.kids = append(out.kids, kid)
+		}
+		return out, true
+	case yaml.SequenceNode:
+		out := jsonNode{}
+		for i, e := range n.Content {
+			kid, ok := d.jsonTemplateNode(e, field+"["+strconv.Itoa(i)+"]", depth+1)
+			if !ok {
+				return jsonNode{}, false
+			}
+			out.kids = append(out.kids, kid)
+		}
+		return out, true
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!str" && strings.Contains(n.Value, "{{") {
+			t, err := parseTemplate(field, n.Value)
+			if err != nil {
+				d.templateError(n, field, err)
+				return jsonNode{}, false
+			}
+			return jsonNode{tmpl: t}, true
+		}
+		var buf bytes.Buffer
+		if !d.encodeScalar(&buf, n, field) {
+			return jsonNode{}, false
+		}
+		return jsonNode{literal: buf.Bytes()}, true
+	}
+	d.fail(n, field, "cannot be encoded as JSON")
+	return jsonNode{}, false
+}

@@ -1,0 +1,176 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/scenariomock/scenariomock/scenarios"
+)
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		writeProblem(w, newProblem(http.StatusInternalServerError, err.Error()))
+		return
+	}
+	b = append(b, '\n')
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
+	snap := s.snap.Load()
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": snap.version, "routes": len(snap.routes)})
+}
+
+type adminStatus struct {
+	Version    int64         `json:"version"`
+	LoadedAt   time.Time     `json:"loadedAt"`
+	Source     string        `json:"source"`
+	LastReload adminReload   `json:"lastReload"`
+	Files      []adminFile   `json:"files"`
+	Routes     []adminRoute  `json:"routes"`
+	Fallback   *adminOutcome `json:"fallback"`
+}
+
+type adminReload struct {
+	At     time.Time `json:"at"`
+	OK     bool      `json:"ok"`
+	Error  *string   `json:"error"`
+	Errors []string  `json:"errors"`
+}
+
+type adminFile struct {
+	Path   string `json:"path"`
+	Name   string `json:"name,omitempty"`
+	Routes int    `json:"routes"`
+}
+
+type adminRoute struct {
+	Order     int            `json:"order"`
+	Name      string         `json:"name"`
+	Methods   []string       `json:"methods"`
+	Path      string         `json:"path"`
+	Priority  int            `json:"priority"`
+	Source    string         `json:"source"`
+	When      []string       `json:"when"`
+	Responses []adminOutcome `json:"responses"`
+	Sequence  *adminSequence `json:"sequence,omitempty"`
+	Hits      int64          `json:"hits"`
+	// Keys counts the attribute values with their own sequence position.
+	Keys int `json:"keys,omitempty"`
+}
+
+type adminOutcome struct {
+	Status   int    `json:"status"`
+	Delay    string `json:"delay,omitempty"`
+	Fault    string `json:"fault,omitempty"`
+	Template bool   `json:"template,omitempty"`
+}
+
+type adminSequence struct {
+	Per   string `json:"per,omitempty"`
+	After string `json:"after"`
+	// Calls is the position of the shared sequence (not per key).
+	Calls int64 `json:"calls"`
+}
+
+func outcome(r *scenarios.Response) adminOutcome {
+	o := adminOutcome{Status: r.Status, Fault: string(r.Fault), Template: r.Template}
+	if r.Delay.Kind != scenarios.NoDelay {
+		o.Delay = r.Delay.String()
+	}
+	return o
+}
+
+func (s *Server) handleScenarios(w http.ResponseWriter, _ *http.Request) {
+	snap := s.snap.Load()
+	st := s.status.Load()
+	out := adminStatus{
+		Version:    snap.version,
+		LoadedAt:   snap.loadedAt,
+		Source:     s.opts.Source,
+		LastReload: adminReload{At: st.at, OK: st.err == nil, Errors: st.problems},
+		Files:      []adminFile{},
+		Routes:     []adminRoute{},
+	}
+	if st.err != nil {
+		msg := fmt.Sprintf("%d problem(s); the last good scenarios (version %d) keep serving", len(st.problems), snap.version)
+		out.LastReload.Error = &msg
+	}
+	if out.LastReload.Errors == nil {
+		out.LastReload.Errors = []string{}
+	}
+	for _, f := range snap.table.Set().Files {
+		out.Files = append(out.Files, adminFile{Path: f.Path, Name: f.Name, Routes: len(f.Routes)})
+	}
+	for _, rt := range snap.routes {
+		r := rt.route
+		ar := adminRoute{
+			Order: r.Index + 1, Name: r.Name, Methods: r.Methods, Path: r.Path, Priority: r.Priority,
+			Source: r.Pos.String(), When: r.When.Describe(), Hits: rt.state.hits.Load(),
+		}
+		if ar.Methods == nil {
+			ar.Methods = []string{}
+		}
+		if ar.When == nil {
+			ar.When = []string{}
+		}
+		for _, resp := range r.Responses {
+			ar.Responses = append(ar.Responses, outcome(resp))
+		}
+		if seq := r.Sequence; seq != nil {
+			as := &adminSequence{After: string(seq.After), Calls: rt.state.calls.Load()}
+			if seq.Per != nil {
+				as.Per = seq.Per.String()
+				ar.Keys = rt.state.keyCount()
+			}
+			ar.Sequence = as
+		}
+		out.Routes = append(out.Routes, ar)
+	}
+	if fb := snap.table.Fallback(); fb != nil {
+		o := outcome(fb)
+		out.Fallback = &o
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleReset forgets sequence positions and hit counts: of every route,
+// or of the one named by ?route=.
+func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
+	snap := s.snap.Load()
+	name := r.URL.Query().Get("route")
+	n := 0
+	for _, rt := range snap.routes {
+		if name == "" || rt.route.Name == name {
+			rt.state.reset()
+			n++
+		}
+	}
+	if name != "" && n == 0 {
+		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("No route is named %q.", name)))
+		return
+	}
+	s.log.Info("sequence state reset", "routes", n)
+	writeJSON(w, http.StatusOK, map[string]any{"reset": n})
+}
+
+// handleReload reloads now, for --watch=false or a CI step that wants
+// certainty rather than a file event.
+func (s *Server) handleReload(w http.ResponseWriter, _ *http.Request) {
+	if err := s.Reload(); err != nil {
+		p := newProblem(http.StatusUnprocessableEntity, "The scenarios did not load; the last good ones keep serving.")
+		p.Errors = s.status.Load().problems
+		writeProblem(w, p)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"version": s.Version(), "routes": s.Routes()})
+}

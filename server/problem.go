@@ -1,0 +1,60 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+)
+
+// Problem is an RFC 9457 problem details object. Extensions carry the
+// machine-readable parts (closest routes, validation errors).
+type Problem struct {
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail,omitempty"`
+	Instance string `json:"instance,omitempty"`
+	// Closest lists the routes that came nearest to matching.
+	Closest any `json:"closest,omitempty"`
+	// Errors lists scenario problems as file:line:col: message.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// newProblem returns a problem of the generic type, titled by the status's
+// phrase as RFC 9457 asks for about:blank.
+func newProblem(status int, detail string) *Problem {
+	return &Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail}
+}
+
+func writeProblem(w http.ResponseWriter, p *Problem) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		b = []byte(`{"type":"about:blank","title":"Internal Server Error","status":500}`)
+		p.Status = http.StatusInternalServerError
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(b)
+}
+
+// errBodyTooLarge and errBodyUnreadable are the request errors the handler
+// maps to problems; statusOf is the one place that decides their status.
+var (
+	errBodyTooLarge   = errors.New("request body too large")
+	errBodyUnreadable = errors.New("request body unreadable")
+	errTemplate       = errors.New("response template failed")
+)
+
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, errBodyUnreadable):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}

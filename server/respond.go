@@ -1,0 +1,182 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scenariomock/scenariomock/matcher"
+	"github.com/scenariomock/scenariomock/scenarios"
+)
+
+// prepared is a response made ready to write: static headers in the map
+// form net/http wants, the Content-Length computed once. Prepared
+// responses belong to a snapshot and are never changed.
+type prepared struct {
+	src    *scenarios.Response
+	status int
+	header http.Header // shared and read-only: slices are assigned, never appended
+	body   []byte
+	// templates are the headers rendered per request.
+	templates []scenarios.Header
+	templated bool
+}
+
+func prepare(r *scenarios.Response) *prepared {
+	p := &prepared{src: r, status: r.Status, header: http.Header{}, body: r.Body}
+	for _, h := range r.Headers {
+		if h.Template != nil {
+			p.templates = append(p.templates, h)
+			continue
+		}
+		p.header[h.Name] = []string{h.Value}
+	}
+	p.templated = r.BodyTemplate != nil || r.JSONTemplate != nil || len(p.templates) > 0
+	if !p.templated {
+		p.header["Content-Length"] = []string{strconv.Itoa(len(r.Body))}
+	}
+	return p
+}
+
+// templateData is what a response template sees. Its fields are part of
+// the scenario format (documented in the README).
+type templateData struct {
+	Request templateRequest
+	Route   string
+	// Call is the 1-based position of this call in the route's sequence
+	// (per key when the sequence is per key).
+	Call int64
+	Now  time.Time
+}
+
+type templateRequest struct {
+	Method  string
+	Path    string
+	Host    string
+	Vars    map[string]string
+	Query   url.Values
+	Headers http.Header
+	Body    string
+	JSON    any // the body parsed as JSON, or nil
+}
+
+func newTemplateData(in *matcher.Request, m matcher.Match, call int64, now time.Time) *templateData {
+	doc, _ := in.JSON()
+	route := ""
+	if m.Route != nil {
+		route = m.Route.Name
+	}
+	return &templateData{
+		Request: templateRequest{
+			Method:  in.HTTP.Method,
+			Path:    in.HTTP.URL.Path,
+			Host:    in.HTTP.Host,
+			Vars:    m.Vars,
+			Query:   in.Query(),
+			Headers: in.HTTP.Header,
+			Body:    string(in.Body),
+			JSON:    doc,
+		},
+		Route: route,
+		Call:  call + 1,
+		Now:   now,
+	}
+}
+
+// write sends the response. A template that fails to render becomes a 500
+// problem naming the template's error, before anything is written.
+func (p *prepared) write(w http.ResponseWriter, data func() *templateData) error {
+	h := w.Header()
+	for k, v := range p.header {
+		h[k] = v
+	}
+	body := p.body
+	if p.templated {
+		d := data()
+		for _, t := range p.templates {
+			var b strings.Builder
+			if err := t.Template.Execute(&b, d); err != nil {
+				return fmt.Errorf("%w: header %s: %v", errTemplate, t.Name, err)
+			}
+			v := strings.Map(func(r rune) rune {
+				if r < ' ' && r != '\t' || r == 0x7f {
+					return ' ' // a request value must not split the header
+				}
+				return r
+			}, b.String())
+			h[t.Name] = []string{v}
+		}
+		var buf bytes.Buffer
+		switch {
+		case p.src.JSONTemplate != nil:
+			if err := p.src.JSONTemplate.Execute(&buf, d); err != nil {
+				return fmt.Errorf("%w: body: %v", errTemplate, err)
+			}
+			body = buf.Bytes()
+		case p.src.BodyTemplate != nil:
+			if err := p.src.BodyTemplate.Execute(&buf, d); err != nil {
+				return fmt.Errorf("%w: body: %v", errTemplate, err)
+			}
+			body = buf.Bytes()
+		}
+		h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	}
+	w.WriteHeader(p.status)
+	_, _ = w.Write(body) // a client that went away is not an error of ours
+	return nil
+}
+
+// pickDelay draws a delay; u returns uniform numbers in [0, 1).
+func pickDelay(d scenarios.Delay, u func() float64) time.Duration {
+	switch d.Kind {
+	case scenarios.Fixed:
+		return d.Fixed
+	case scenarios.Uniform:
+		return d.Min + time.Duration(u()*float64(d.Max-d.Min))
+	case scenarios.LogNormal:
+		// Box–Muller: 1-u is in (0, 1], so the logarithm is finite.
+		z := math.Sqrt(-2*math.Log(1-u())) * math.Cos(2*math.Pi*u())
+		v := float64(d.Median) * math.Exp(d.Sigma*z)
+		limit := float64(24 * time.Hour)
+		if d.Max > 0 {
+			limit = float64(d.Max)
+		}
+		return time.Duration(math.Min(v, limit))
+	}
+	return 0
+}
+
+// fault fails the connection instead of answering. The request was
+// matched and counted, so a fault after a delay is the "processed, but the
+// answer was lost" case.
+func fault(w http.ResponseWriter, f scenarios.Fault) error {
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return fmt.Errorf("fault %s: %w", f, err)
+	}
+	defer conn.Close()
+	switch f {
+	case scenarios.ConnectionReset:
+		if tc, ok := conn.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // close sends RST instead of FIN
+		}
+	case scenarios.MalformedChunk:
+		_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nzz\r\n{\"partial\r\n")
+		_ = buf.Flush()
+	case scenarios.RandomData:
+		junk := make([]byte, 512)
+		for i := range junk {
+			junk[i] = byte(rand.Uint32())
+		}
+		_, _ = buf.Write(junk)
+		_ = buf.Flush()
+	}
+	return nil
+}

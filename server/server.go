@@ -1,0 +1,429 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/scenariomock/scenariomock/matcher"
+	"github.com/scenariomock/scenariomock/scenarios"
+)
+
+// Options configure a Server. Zero values take the defaults shown.
+type Options struct {
+	// Load reads the scenarios; it is called by New and by every Reload.
+	Load func() (*scenarios.Set, error)
+	// Source says where the scenarios come from, for the logs.
+	Source string
+	Logger *slog.Logger
+	// MaxBody bounds request bodies (default 10 MiB); larger ones get 413.
+	MaxBody int64
+	// ShutdownTimeout is how long in-flight requests may take to finish
+	// once shutdown begins (default 5s); then delays are cancelled.
+	ShutdownTimeout time.Duration
+	// ReadHeaderTimeout bounds how long a client may take to send its
+	// headers (default 10s), which ends slowloris connections.
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout closes keep-alive connections idle this long (default 2m).
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds request headers (default 1 MiB); larger ones
+	// get 431 from net/http.
+	MaxHeaderBytes int
+	// MaxSequenceKeys bounds the distinct keys a per-key sequence
+	// remembers per route (default 100,000); the oldest is forgotten first.
+	MaxSequenceKeys int
+	// Clock and Rand are injected by tests; defaults are the real clock
+	// and math/rand/v2.
+	Clock Clock
+	Rand  func() float64
+}
+
+func (o *Options) setDefaults() {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = 10 << 20
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = 5 * time.Second
+	}
+	if o.ReadHeaderTimeout <= 0 {
+		o.ReadHeaderTimeout = 10 * time.Second
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 2 * time.Minute
+	}
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = 1 << 20
+	}
+	if o.MaxSequenceKeys <= 0 {
+		o.MaxSequenceKeys = 100_000
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	if o.Rand == nil {
+		o.Rand = rand.Float64
+	}
+}
+
+// Server answers requests from the current scenario snapshot. It is safe
+// for concurrent use.
+type Server struct {
+	opts  Options
+	log   *slog.Logger
+	snap  atomic.Pointer[snapshot]
+	admin http.Handler
+
+	reloadMu sync.Mutex // serializes reloads; guards lastHash
+	lastHash string
+	status   atomic.Pointer[reloadStatus]
+}
+
+// snapshot is one immutable generation of the served configuration.
+type snapshot struct {
+	table    *matcher.Table
+	routes   []*routeRuntime // by matcher.Route.Index
+	fallback *prepared
+	version  int64
+	loadedAt time.Time
+}
+
+// routeRuntime joins a compiled route to its state and prepared responses.
+type routeRuntime struct {
+	route     *matcher.Route
+	state     *routeState
+	responses []*prepared
+}
+
+// reloadStatus records the last reload attempt, for the admin API.
+type reloadStatus struct {
+	at       time.Time
+	err      error
+	problems []string
+}
+
+// New loads the scenarios and returns a server ready to serve them. Only
+// this first load is fatal; later reloads keep the old snapshot on error.
+func New(opts Options) (*Server, error) {
+	if opts.Load == nil {
+		return nil, errors.New("server: Options.Load is required")
+	}
+	opts.setDefaults()
+	s := &Server{opts: opts, log: opts.Logger}
+	s.admin = s.adminRouter()
+	set, err := opts.Load()
+	if err != nil {
+		return nil, err
+	}
+	t, err := matcher.Compile(set)
+	if err != nil {
+		return nil, err
+	}
+	s.lastHash = set.Hash
+	now := opts.Clock.Now()
+	s.snap.Store(s.build(t, nil, 1, now))
+	s.status.Store(&reloadStatus{at: now})
+	return s, nil
+}
+
+// build makes a snapshot of t, keeping the state of routes whose identity
+// (name and definition) is unchanged since old.
+func (s *Server) build(t *matcher.Table, old *snapshot, version int64, now time.Time) *snapshot {
+	states := map[string]*routeState{}
+	if old != nil {
+		for _, rt := range old.routes {
+			states[rt.route.Identity] = rt.state
+		}
+	}
+	snap := &snapshot{table: t, version: version, loadedAt: now}
+	for _, r := range t.Routes() {
+		st := states[r.Identity]
+		if st == nil {
+			st = newRouteState(s.opts.MaxSequenceKeys)
+		}
+		rt := &routeRuntime{route: r, state: st}
+		for _, resp := range r.Responses {
+			rt.responses = append(rt.responses, prepare(resp))
+		}
+		snap.routes = append(snap.routes, rt)
+	}
+	if fb := t.Fallback(); fb != nil {
+		snap.fallback = prepare(fb)
+	}
+	return snap
+}
+
+// Reload loads the scenarios again and makes them current. On error the
+// old snapshot keeps serving and the error is kept for the admin API. A
+// reload that reads exactly what the current snapshot was built from does
+// nothing.
+func (s *Server) Reload() error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	now := s.opts.Clock.Now()
+	set, err := s.opts.Load()
+	var t *matcher.Table
+	if err == nil {
+		if set.Hash == s.lastHash && s.status.Load().err == nil {
+			return nil
+		}
+		t, err = matcher.Compile(set)
+	}
+	old := s.snap.Load()
+	if err != nil {
+		st := &reloadStatus{at: now, err: err}
+		for _, p := range scenarios.Problems(err) {
+			st.problems = append(st.problems, p.Error())
+		}
+		s.status.Store(st)
+		for _, p := range st.problems {
+			s.log.Error("scenario error", "problem", p)
+		}
+		s.log.Error("reload failed; the last good scenarios keep serving", "version", old.version, "problems", len(st.problems))
+		return err
+	}
+	s.lastHash = set.Hash
+	snap := s.build(t, old, old.version+1, now)
+	s.snap.Store(snap)
+	s.status.Store(&reloadStatus{at: now})
+	s.log.Info("reloaded", "version", snap.version, "files", len(set.Files), "routes", len(snap.routes))
+	return nil
+}
+
+// Deps returns the body files the current snapshot read, for the watcher.
+func (s *Server) Deps() []string { return s.snap.Load().table.Set().Deps }
+
+// Version returns the version of the current snapshot; it counts
+// successful reloads from 1.
+func (s *Server) Version() int64 { return s.snap.Load().version }
+
+// Routes returns the number of routes served.
+func (s *Server) Routes() int { return len(s.snap.Load().routes) }
+
+// Serve answers requests on ln until ctx ends, then shuts down: it stops
+// accepting, lets requests in flight finish within ShutdownTimeout, then
+// cancels the delays still waiting and closes what is left.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	base, cancelDelays := context.WithCancel(context.Background())
+	defer cancelDelays()
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
+		MaxHeaderBytes:    s.opts.MaxHeaderBytes,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	s.log.Info("ready", "addr", ln.Addr().String(), "routes", s.Routes(), "scenarios", s.opts.Source)
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down", "timeout", s.opts.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		s.log.Warn("requests still running at the shutdown timeout; cancelling their delays")
+		cancelDelays()
+		_ = hs.Close()
+	}
+	<-served
+	return nil
+}
+
+const adminPrefix = "/__admin"
+
+// ServeHTTP answers one request: the admin API under /__admin, otherwise
+// the scenarios.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p := r.URL.Path; strings.HasPrefix(p, adminPrefix) && (len(p) == len(adminPrefix) || p[len(adminPrefix)] == '/') {
+		s.admin.ServeHTTP(w, r)
+		return
+	}
+	s.serveScenario(w, r)
+}
+
+func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
+	start := s.opts.Clock.Now()
+	snap := s.snap.Load()
+	body, err := s.readBody(w, r)
+	if err != nil {
+		writeProblem(w, newProblem(statusOf(err), err.Error()))
+		s.logRequest(r, "", statusOf(err), 0, start, slog.String("error", err.Error()))
+		return
+	}
+	in := matcher.NewRequest(r, body)
+	m, ok := snap.table.Match(in)
+	if !ok {
+		s.miss(w, r, snap, in, start)
+		return
+	}
+	rt := snap.routes[m.Route.Index]
+	rt.state.hits.Add(1)
+	call, resp := rt.next(in, m)
+	s.respond(w, r, in, m, resp, call, start)
+}
+
+// next advances the route's sequence for this request and returns the
+// call's position and the response it gets. The position moves when the
+// request arrives, before any delay, so a client that gives up during the
+// delay gets the next response when it retries.
+func (rt *routeRuntime) next(in *matcher.Request, m matcher.Match) (int64, *prepared) {
+	seq := rt.route.Sequence
+	if seq == nil {
+		return rt.state.advance(), rt.responses[0]
+	}
+	var n int64
+	if seq.Per != nil {
+		key, ok := in.Attribute(seq.Per, m.Vars)
+		if !ok {
+			key = "\x00absent" // requests without the attribute share one sequence
+		}
+		n = rt.state.advanceKey(key)
+	} else {
+		n = rt.state.advance()
+	}
+	count := int64(len(rt.responses))
+	switch {
+	case n < count:
+		return n, rt.responses[n]
+	case seq.After == scenarios.Cycle:
+		return n, rt.responses[n%count]
+	}
+	return n, rt.responses[count-1]
+}
+
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Request, m matcher.Match, p *prepared, call int64, start time.Time) {
+	route := "(fallback)"
+	if m.Route != nil {
+		route = m.Route.Name
+	}
+	delay := pickDelay(p.src.Delay, s.opts.Rand)
+	if delay > 0 && !s.opts.Clock.Wait(r.Context(), delay) {
+		// The client left (or shutdown cancelled the delay): nobody to answer.
+		s.logRequest(r, route, 0, delay, start, slog.String("outcome", "client gone during delay"))
+		return
+	}
+	if p.src.Fault != scenarios.NoFault {
+		if err := fault(w, p.src.Fault); err != nil {
+			writeProblem(w, newProblem(http.StatusInternalServerError, err.Error()))
+			s.logRequest(r, route, http.StatusInternalServerError, delay, start, slog.String("error", err.Error()))
+			return
+		}
+		s.logRequest(r, route, 0, delay, start, slog.String("fault", string(p.src.Fault)))
+		return
+	}
+	err := p.write(w, func() *templateData { return newTemplateData(in, m, call, s.opts.Clock.Now()) })
+	if err != nil {
+		writeProblem(w, newProblem(statusOf(err), err.Error()))
+		s.logRequest(r, route, statusOf(err), delay, start, slog.String("error", err.Error()))
+		return
+	}
+	s.logRequest(r, route, p.status, delay, start)
+}
+
+// miss answers a request that no route matched: with the fallback if the
+// scenarios define one, else a 404 problem naming the closest routes and
+// why each failed. The same explanation goes to the log.
+func (s *Server) miss(w http.ResponseWriter, r *http.Request, snap *snapshot, in *matcher.Request, start time.Time) {
+	near := snap.table.Explain(in)
+	reasons := make([]string, len(near))
+	for i, n := range near {
+		reasons[i] = fmt.Sprintf("route %q: %s", n.Route, n.Reason)
+	}
+	detail := fmt.Sprintf("No route matches %s %s.", r.Method, r.URL.Path)
+	if len(reasons) > 0 {
+		detail += " Closest: " + strings.Join(reasons, "; ") + "."
+	}
+	nearAttr := slog.String("near", strings.Join(reasons, "; "))
+	if snap.fallback != nil {
+		s.respond(w, r, in, matcher.Match{}, snap.fallback, 0, start)
+		s.log.Debug("fallback served", "method", r.Method, "path", r.URL.Path, nearAttr)
+		return
+	}
+	p := newProblem(http.StatusNotFound, detail)
+	if len(near) > 0 {
+		p.Closest = near
+	}
+	writeProblem(w, p)
+	s.logRequest(r, "", http.StatusNotFound, 0, start, nearAttr)
+}
+
+// readBody reads the whole request body, bounded by MaxBody. A declared
+// length over the bound is refused before reading a byte.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	tooLarge := fmt.Errorf("%w: the limit is %d bytes (--max-body)", errBodyTooLarge, s.opts.MaxBody)
+	if r.ContentLength > s.opts.MaxBody {
+		return nil, tooLarge
+	}
+	body := http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+	var data []byte
+	var err error
+	if r.ContentLength > 0 {
+		data = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(body, data)
+	} else {
+		data, err = io.ReadAll(body)
+	}
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooLarge
+		}
+		return nil, fmt.Errorf("%w: %v", errBodyUnreadable, err)
+	}
+	return data, nil
+}
+
+// logRequest writes the one log line each request gets. Status 0 means no
+// HTTP answer was sent (a fault, or the client left).
+func (s *Server) logRequest(r *http.Request, route string, status int, delay time.Duration, start time.Time, extra ...slog.Attr) {
+	if !s.log.Enabled(r.Context(), slog.LevelInfo) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 6+len(extra))
+	attrs = append(attrs,
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.String("route", route),
+		slog.Int("status", status),
+		slog.Duration("delay", delay),
+		slog.Duration("duration", s.opts.Clock.Now().Sub(start)),
+	)
+	s.log.LogAttrs(context.Background(), slog.LevelInfo, "request", append(attrs, extra...)...)
+}
+
+// adminRouter is built once; the admin API is small and off the hot path.
+func (s *Server) adminRouter() http.Handler {
+	r := mux.NewRouter()
+	a := r.PathPrefix(adminPrefix).Subrouter()
+	a.HandleFunc("/health", s.handleHealth).Methods(http.MethodGet, http.MethodHead)
+	a.HandleFunc("/scenarios", s.handleScenarios).Methods(http.MethodGet)
+	a.HandleFunc("/reset", s.handleReset).Methods(http.MethodPost)
+	a.HandleFunc("/reload", s.handleReload).Methods(http.MethodPost)
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("The admin API has no %s; see GET %s/scenarios.", r.URL.Path, adminPrefix)))
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, newProblem(http.StatusMethodNotAllowed, fmt.Sprintf("%s does not take %s.", r.URL.Path, r.Method)))
+	})
+	return r
+}
