@@ -143,4 +143,3 @@ func regexpMessage(err error) string {
 	s = strings.TrimPrefix(s, "error parsing regexp: ")
 	return s
 }
-
