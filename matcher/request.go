@@ -44,10 +44,12 @@ func (q *Request) JSON() (any, error) {
 		q.jsonParsed = true
 		dec := json.NewDecoder(bytes.NewReader(q.Body))
 		dec.UseNumber()
-		q.jsonErr = dec.Decode(&q.json)
-		if q.jsonErr == nil && dec.More() {
-			q.json, q.jsonErr = nil, errTrailing
+		var doc any // a local: decoding into &q.json would move every Request to the heap
+		err := dec.Decode(&doc)
+		if err == nil && dec.More() {
+			doc, err = nil, errTrailing
 		}
+		q.json, q.jsonErr = doc, err
 	}
 	return q.json, q.jsonErr
 }

@@ -16,7 +16,8 @@ import (
 // a suggestion, and one bad field does not hide the next.
 type decoder struct {
 	file   string
-	prefix string // names the route being decoded, e.g. `route "pay": `
+	lines  [][]byte // the file's lines, to find a column where only a line is known
+	prefix string   // names the route being decoded, e.g. `route "pay": `
 	errs   []*Error
 	// budget bounds the nodes visited through aliases, so that a small file
 	// of nested anchors cannot expand into gigabytes (billion laughs).
@@ -29,6 +30,22 @@ const nodeBudget = 1_000_000
 const maxDepth = 200
 
 func (d *decoder) pos(n *yaml.Node) Pos { return Pos{File: d.file, Line: n.Line, Col: n.Column} }
+
+// lineStart returns the column of the first non-blank character of a line.
+func (d *decoder) lineStart(line int) int {
+	if line < 1 || line > len(d.lines) {
+		return 1
+	}
+	return firstNonBlank(d.lines[line-1])
+}
+
+func firstNonBlank(line []byte) int {
+	col := 1
+	for col <= len(line) && (line[col-1] == ' ' || line[col-1] == '\t') {
+		col++
+	}
+	return col
+}
 
 // fail records a problem at n. field is the dotted path to the field within
 // the current route or file, e.g. "when.headers.Idempotency-Key".
@@ -158,6 +175,9 @@ func (d *decoder) fields(n *yaml.Node, field string, known ...string) (map[strin
 	}
 	out := make(map[string]pair, len(ps))
 	for _, p := range ps {
+		if field == "" && d.prefix == "" && strings.HasPrefix(p.key.Value, "x-") {
+			continue // a top-level extension field: a home for YAML anchors, as in Docker Compose
+		}
 		if !contains(known, p.key.Value) {
 			d.unknown(p.key, field, "field", p.key.Value, known)
 			continue

@@ -189,7 +189,7 @@ func (l *loader) parse(path string, data []byte, dir, root string) {
 		l.failf(Pos{File: path, Line: line, Col: col}, "%s", msg)
 		return
 	}
-	d := &fileDecoder{decoder: decoder{file: path, budget: nodeBudget}}
+	d := &fileDecoder{decoder: decoder{file: path, budget: nodeBudget, lines: bytes.SplitAfter(data, []byte("\n"))}}
 	d.readBody = func(rel string) ([]byte, string, error) {
 		data, msg, err := l.readBody(dir, root, rel)
 		d.bodies.Write(data)
@@ -399,14 +399,10 @@ func locateSyntaxError(data []byte, err error) (line, col int, msg string) {
 		return line, 0, msg
 	}
 	text := lines[line-1]
-	if i := bytes.IndexByte(text, '\t'); i >= 0 && strings.Contains(msg, "cannot start any token") {
+	if i := bytes.IndexByte(text, '\t'); i >= 0 && (strings.Contains(msg, "cannot start any token") || strings.Contains(msg, "tab")) {
 		return line, i + 1, "a tab character; YAML is indented with spaces only"
 	}
-	col = 1
-	for col <= len(text) && (text[col-1] == ' ') {
-		col++
-	}
-	return line, col, msg
+	return line, firstNonBlank(text), msg
 }
 
 // shortestFailingPrefix finds, by bisection, the smallest n >= from such

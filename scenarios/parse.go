@@ -129,6 +129,9 @@ var tokenRE = regexp.MustCompile("^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$")
 
 func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 	d.prefix = fmt.Sprintf("routes[%d]: ", idx)
+	if name := peekName(d.resolve(n)); name != "" {
+		d.prefix = fmt.Sprintf("route %q: ", name) // also for fields written before name:
+	}
 	defer func() { d.prefix = "" }()
 	d.bodies.Reset()
 	before := len(d.errs)
@@ -143,7 +146,6 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 				d.fail(p.val, "name", "must not be empty")
 			} else {
 				r.Name, r.Named = name, true
-				d.prefix = fmt.Sprintf("route %q: ", name)
 			}
 		}
 	}
@@ -193,19 +195,41 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 	return r
 }
 
+// peekName returns the scalar value of a mapping's name: key, if any.
+func peekName(n *yaml.Node) string {
+	if n.Kind != yaml.MappingNode {
+		return ""
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k, v := n.Content[i], n.Content[i+1]; k.Value == "name" && v.Kind == yaml.ScalarNode {
+			return strings.TrimSpace(v.Value)
+		}
+	}
+	return ""
+}
+
 func (d *fileDecoder) methods(n *yaml.Node) []string {
-	list, ok := d.strList(n, "method")
-	if !ok {
-		return nil
+	n = d.resolve(n)
+	nodes := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		nodes = n.Content
 	}
 	var out []string
-	for _, m := range list {
+	for i, e := range nodes {
+		field := "method"
+		if n.Kind == yaml.SequenceNode {
+			field = fmt.Sprintf("method[%d]", i)
+		}
+		m, ok := d.str(e, field)
+		if !ok {
+			continue
+		}
 		m = strings.ToUpper(strings.TrimSpace(m))
 		switch {
 		case m == "ANY" || m == "*":
 			return nil
 		case !tokenRE.MatchString(m):
-			d.fail(n, "method", "%q is not an HTTP method", m)
+			d.fail(d.resolve(e), field, "%q is not an HTTP method", m)
 		case !contains(out, m):
 			out = append(out, m)
 		}
@@ -484,6 +508,11 @@ func (d *fileDecoder) response(n *yaml.Node, field string, vars []string) *Respo
 				d.unknown(d.resolve(p.val), field, "fault", s, faults)
 			}
 			r.Fault = Fault(s)
+		}
+		for _, other := range []string{"status", "headers", "body", "bodyFile", "template"} {
+			if q, ok := fs[other]; ok {
+				d.fail(q.key, join(field, other), "does not go with fault: (a fault sends no HTTP response; only delay: does)")
+			}
 		}
 	}
 	body, hasBody := fs["body"]

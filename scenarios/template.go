@@ -83,7 +83,7 @@ func (d *decoder) templateError(n *yaml.Node, field string, err error) {
 	}
 	col := n.Column
 	if line != n.Line {
-		col = 0
+		col = d.lineStart(line)
 	}
 	d.errs = append(d.errs, &Error{Pos: Pos{File: d.file, Line: line, Col: col}, Msg: d.prefix + field + ": bad template: " + msg})
 }

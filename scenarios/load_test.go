@@ -1,0 +1,443 @@
+package scenarios
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/mux"
+)
+
+// write creates files (name → content) in a new temporary directory.
+func write(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func loadOne(t *testing.T, yaml string) *Set {
+	t.Helper()
+	dir := write(t, map[string]string{"s.yaml": yaml})
+	set, err := Load(filepath.Join(dir, "s.yaml"))
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	return set
+}
+
+func TestExamplesLoad(t *testing.T) {
+	t.Parallel()
+	files, _ := filepath.Glob("../examples/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no examples found")
+	}
+	for _, f := range files {
+		if _, err := Load(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestConditions(t *testing.T) {
+	t.Parallel()
+	set := loadOne(t, `
+routes:
+  - path: /c
+    when:
+      headers:
+        idempotency-key: { present: true, regex: "^[a-z0-9-]+$" }
+        X-Mode: live
+        X-Gone: { absent: true }
+        X-Not-Gone: { absent: false }
+        X-Alt: { oneOf: [a, 2, true] }
+        X-Has: { contains: abc }
+      query:
+        page: "1"
+      body:
+        json: { currency: JPY, items: [{ sku: A }] }
+        contains: JPY
+    respond: { status: 200 }
+`)
+	w := set.Routes()[0].When
+	names := []string{}
+	for _, h := range w.Headers {
+		names = append(names, h.Name)
+	}
+	if want := []string{"Idempotency-Key", "X-Mode", "X-Gone", "X-Not-Gone", "X-Alt", "X-Has"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("header names = %v, want %v (canonical, in file order)", names, want)
+	}
+	got := w.Describe()
+	want := []string{
+		`header Idempotency-Key present and matches /^[a-z0-9-]+$/`,
+		`header X-Mode = "live"`,
+		`header X-Gone absent`,
+		`header X-Not-Gone present`,
+		`header X-Alt one of ["a", "2", "true"]`,
+		`header X-Has contains "abc"`,
+		`query page = "1"`,
+		`body contains "JPY"`,
+		`body json {"currency":"JPY","items":[{"sku":"A"}]}`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Describe() =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestResponses(t *testing.T) {
+	t.Parallel()
+	dir := write(t, map[string]string{
+		"s.yaml": `
+defaults:
+  headers: { X-Mock: yes, Content-Type: text/plain }
+  delay: 50ms
+routes:
+  - name: json body keeps key order
+    path: /json
+    respond:
+      status: 201
+      headers: { X-Mock: overridden }
+      body: { zeta: 1, alpha: [true, null, 1.50, "x"], mid: { b: 2, a: 1 } }
+  - name: text body
+    path: /text
+    respond: { body: "hello", delay: 0s }
+  - name: html sniffed
+    path: /html
+    respond:
+      headers: {}
+      body: "<html><body>hi</body></html>"
+  - name: file body
+    path: /file
+    respond:
+      bodyFile: bodies/pay.json
+  - name: ranges
+    path: /ranges
+    responses:
+      - delay: { min: 100ms, max: 2s }
+      - delay: { median: 200ms, sigma: 0.5, max: 3s }
+      - delay: 1.5s
+`,
+		"bodies/pay.json": `{"id":"pay_1"}`,
+	})
+	set, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := set.Routes()
+	j := rs[0].Responses[0]
+	if got, want := string(j.Body), `{"zeta":1,"alpha":[true,null,1.50,"x"],"mid":{"b":2,"a":1}}`; got != want {
+		t.Errorf("json body = %s, want %s", got, want)
+	}
+	if v, _ := j.Header("X-Mock"); v != "overridden" {
+		t.Errorf("X-Mock = %q, want the response's own value over the default", v)
+	}
+	if v, _ := j.Header("Content-Type"); v != "text/plain" {
+		t.Errorf("Content-Type = %q: a default Content-Type is kept even for a JSON body", v)
+	}
+	if j.Delay != (Delay{Kind: Fixed, Fixed: 50 * time.Millisecond}) {
+		t.Errorf("delay = %v, want the default 50ms", j.Delay)
+	}
+	if d := rs[1].Responses[0].Delay; d.Kind != NoDelay {
+		t.Errorf("delay: 0s should override the default, got %v", d)
+	}
+	if v, _ := rs[3].Responses[0].Header("Content-Type"); v != "text/plain" {
+		t.Errorf("file body Content-Type = %q, want the default text/plain", v)
+	}
+	if got := string(rs[3].Responses[0].Body); got != `{"id":"pay_1"}` {
+		t.Errorf("bodyFile body = %q", got)
+	}
+	want := []Delay{
+		{Kind: Uniform, Min: 100 * time.Millisecond, Max: 2 * time.Second},
+		{Kind: LogNormal, Median: 200 * time.Millisecond, Sigma: 0.5, Max: 3 * time.Second},
+		{Kind: Fixed, Fixed: 1500 * time.Millisecond},
+	}
+	for i, w := range want {
+		if got := rs[4].Responses[i].Delay; got != w {
+			t.Errorf("responses[%d].delay = %+v, want %+v", i, got, w)
+		}
+	}
+	if len(set.Deps) != 1 || !strings.HasSuffix(set.Deps[0], filepath.Join("bodies", "pay.json")) {
+		t.Errorf("Deps = %v, want the body file", set.Deps)
+	}
+}
+
+func TestContentTypeGuess(t *testing.T) {
+	t.Parallel()
+	set := loadOne(t, `
+routes:
+  - { path: /a, respond: { body: { a: 1 } } }
+  - { path: /b, respond: { body: '{"a": 1}' } }
+  - { path: /c, respond: { body: "plain words" } }
+  - { path: /d, respond: { body: "<html><p>x</p></html>" } }
+  - { path: /e, respond: { status: 200 } }
+  - { path: /f, respond: { body: [1, 2] } }
+`)
+	want := []string{"application/json", "application/json", "text/plain; charset=utf-8", "text/html; charset=utf-8", "", "application/json"}
+	for i, r := range set.Routes() {
+		got, _ := r.Responses[0].Header("Content-Type")
+		if got != want[i] {
+			t.Errorf("%s: Content-Type = %q, want %q", r.Path, got, want[i])
+		}
+	}
+}
+
+func TestAnchorsAndMergeKeys(t *testing.T) {
+	t.Parallel()
+	set := loadOne(t, `
+x-common: &ok { status: 201, headers: { X-A: "1" }, body: { id: 1 } }
+routes:
+  - path: /merge
+    respond:
+      <<: *ok
+      status: 202
+  - path: /alias
+    respond: *ok
+`)
+	merged, alias := set.Routes()[0].Responses[0], set.Routes()[1].Responses[0]
+	if merged.Status != 202 || alias.Status != 201 {
+		t.Errorf("statuses = %d, %d; want 202 (explicit key beats merge) and 201", merged.Status, alias.Status)
+	}
+	for _, r := range []*Response{merged, alias} {
+		if v, _ := r.Header("X-A"); v != "1" || string(r.Body) != `{"id":1}` {
+			t.Errorf("merged fields missing: X-A=%q body=%s", v, r.Body)
+		}
+	}
+}
+
+func TestMethodsAndNames(t *testing.T) {
+	t.Parallel()
+	set := loadOne(t, `
+routes:
+  - { path: /a, method: [get, HEAD], respond: {} }
+  - { path: /a, method: ANY, respond: {} }
+  - { path: /a, method: [get, HEAD], respond: {} }
+  - { path: /b, respond: {} }
+  - { name: "GET,HEAD /a #3", path: /c, respond: {} }
+`)
+	var got []string
+	for _, r := range set.Routes() {
+		got = append(got, r.Name+"|"+strings.Join(r.Methods, ","))
+	}
+	want := []string{"GET,HEAD /a|GET,HEAD", "* /a|", "GET,HEAD /a #2|GET,HEAD", "* /b|", "GET,HEAD /a #3|"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("names|methods = %v, want %v", got, want)
+	}
+}
+
+func TestSequenceAttributes(t *testing.T) {
+	t.Parallel()
+	set := loadOne(t, `
+routes:
+  - path: /orders/{orderId}
+    sequence: { per: path.orderId, after: cycle }
+    responses: [{ status: 500 }, { status: 200 }]
+  - path: /h
+    sequence: { per: header.idempotency-key }
+    responses: [{ status: 500 }]
+  - path: /b
+    sequence: { per: body.customer.id }
+    responses: [{ status: 500 }]
+  - path: /g
+    responses: [{ status: 500 }]
+`)
+	rs := set.Routes()
+	cases := []struct {
+		seq  Sequence
+		text string
+	}{
+		{Sequence{Per: &Attribute{Kind: PathAttr, Name: "orderId"}, After: Cycle}, "path.orderId"},
+		{Sequence{Per: &Attribute{Kind: HeaderAttr, Name: "Idempotency-Key"}, After: RepeatLast}, "header.Idempotency-Key"},
+		{Sequence{Per: &Attribute{Kind: BodyAttr, Path: []string{"customer", "id"}}, After: RepeatLast}, "body.customer.id"},
+	}
+	for i, c := range cases {
+		if !reflect.DeepEqual(*rs[i].Sequence, c.seq) {
+			t.Errorf("route %d: sequence = %+v, want %+v", i, *rs[i].Sequence, c.seq)
+		}
+		if got := rs[i].Sequence.Per.String(); got != c.text {
+			t.Errorf("route %d: per = %q, want %q", i, got, c.text)
+		}
+	}
+	if s := rs[3].Sequence; s == nil || s.Per != nil || s.After != RepeatLast {
+		t.Errorf("responses: without sequence: should be one shared repeat-last sequence, got %+v", s)
+	}
+}
+
+func TestDirectoryOrderAndSkips(t *testing.T) {
+	t.Parallel()
+	dir := write(t, map[string]string{
+		"b.yaml":              "routes: [{ path: /b, respond: {} }]",
+		"a.yml":               "routes: [{ path: /a, respond: {} }]",
+		"sub/c.yaml":          "routes: [{ path: /c, respond: {} }]",
+		".hidden.yaml":        "not: [valid",
+		".git/x.yaml":         "not: [valid",
+		"..2026_12_02/x.yaml": "not: [valid",
+		"notes.txt":           "ignored",
+		"a.yaml.swp":          "ignored",
+	})
+	set, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range set.Routes() {
+		got = append(got, r.Path)
+	}
+	if want := []string{"/a", "/b", "/c"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("route order = %v, want %v (lexical by path, dot files skipped)", got, want)
+	}
+}
+
+func TestIdentity(t *testing.T) {
+	t.Parallel()
+	a := loadOne(t, "routes:\n  - { name: x, path: /x, respond: { status: 200 } }\n  - { name: y, path: /y, respond: { status: 200 } }\n")
+	moved := loadOne(t, "# a comment moves everything down\nroutes:\n  - { name: y, path: /y, respond: { status: 200 } }\n  - { name: x, path: /x, respond: { status: 200 } }\n")
+	edited := loadOne(t, "routes:\n  - { name: x, path: /x, respond: { status: 201 } }\n")
+	if a.Routes()[0].Identity != moved.Routes()[1].Identity {
+		t.Error("moving a route changed its identity")
+	}
+	if a.Routes()[0].Identity == edited.Routes()[0].Identity {
+		t.Error("editing a route kept its identity")
+	}
+	if a.Hash == moved.Hash {
+		t.Error("different content, same hash")
+	}
+}
+
+func TestBodyFileSymlinkEscape(t *testing.T) {
+	t.Parallel()
+	outside := write(t, map[string]string{"secret.json": "{}"})
+	dir := write(t, map[string]string{"s.yaml": "routes: [{ path: /x, respond: { bodyFile: link.json } }]"})
+	if err := os.Symlink(filepath.Join(outside, "secret.json"), filepath.Join(dir, "link.json")); err != nil {
+		t.Skip(err)
+	}
+	_, err := Load(dir)
+	if err == nil || !strings.Contains(err.Error(), "outside the scenario root") || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("err = %v, want an escape through a symbolic link", err)
+	}
+}
+
+func TestTwoFallbacks(t *testing.T) {
+	t.Parallel()
+	dir := write(t, map[string]string{
+		"a.yaml": "fallback: { status: 418 }",
+		"b.yaml": "fallback: { status: 404 }\nroutes: []",
+	})
+	_, err := Load(dir)
+	want := filepath.Join(dir, "b.yaml") + ":1:1: a second fallback (the first is at " + filepath.Join(dir, "a.yaml") + ":1:1); only one file may define it"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+}
+
+func TestEmptyDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, err := Load(dir)
+	if err == nil || !strings.Contains(err.Error(), "no *.yaml or *.yml files") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestBillionLaughs(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 10; i++ {
+		b.WriteString("a" + string(rune('0'+i)) + ": &a" + string(rune('0'+i)) + " [")
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("*a" + string(rune('0'+i-1)))
+		}
+		b.WriteString("]\n")
+	}
+	b.WriteString("routes: [{ path: /x, respond: { body: *a9 } }]\n")
+	dir := write(t, map[string]string{"s.yaml": b.String()})
+	_, err := Load(dir)
+	if err == nil || !strings.Contains(err.Error(), "too many nodes") {
+		t.Fatalf("err = %v, want the node budget to stop the expansion", err)
+	}
+}
+
+// TestPathTemplatesAgreeWithMux checks that CompilePath accepts and matches
+// exactly what a gorilla/mux route with the same template does.
+func TestPathTemplatesAgreeWithMux(t *testing.T) {
+	t.Parallel()
+	templates := []string{
+		"/payments", "/payments/{id}", "/items/{n:[0-9]+}", "/files/{path:.+}",
+		"/a/{x}/b/{y:[a-z]{2,3}}", "/v{version:[0-9]}/things", "/dots/{name}.json", "/a.b/{c}",
+	}
+	paths := []string{
+		"/payments", "/payments/", "/payments/pay_1", "/payments/a/b", "/items/42", "/items/x",
+		"/files/a/b/c.txt", "/a/1/b/xy", "/a/1/b/xyzw", "/v2/things", "/dots/report.json",
+		"/dots/.json", "/a.b/x", "/aXb/x", "/", "",
+	}
+	for _, tpl := range templates {
+		pt, _, err := CompilePath(tpl)
+		if err != nil {
+			t.Fatalf("CompilePath(%q): %v", tpl, err)
+		}
+		route := mux.NewRouter().Path(tpl)
+		if err := route.GetError(); err != nil {
+			t.Fatalf("mux rejects %q: %v", tpl, err)
+		}
+		for _, p := range paths {
+			req := &http.Request{Method: "GET", URL: mustURL(p), Header: http.Header{}}
+			var m mux.RouteMatch
+			muxOK := route.Match(req, &m)
+			var ours bool
+			vars := map[string]string{}
+			if pt.Regexp == nil {
+				ours = p == tpl
+			} else if sm := pt.Regexp.FindStringSubmatch(p); sm != nil {
+				ours = true
+				for i, v := range pt.Vars {
+					vars[v] = sm[i+1]
+				}
+			}
+			if ours != muxOK {
+				t.Errorf("template %q, path %q: ours %v, mux %v", tpl, p, ours, muxOK)
+				continue
+			}
+			if ours && pt.Regexp != nil && !reflect.DeepEqual(vars, m.Vars) {
+				t.Errorf("template %q, path %q: vars %v, mux %v", tpl, p, vars, m.Vars)
+			}
+		}
+	}
+}
+
+func TestLiteralPrefix(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		tpl   string
+		segs  []string
+		exact bool
+	}{
+		{"/", []string{""}, true},
+		{"/payments", []string{"payments"}, true},
+		{"/payments/", []string{"payments", ""}, true},
+		{"/payments/{id}", []string{"payments"}, false},
+		{"/a/b{c}/d", []string{"a"}, false},
+		{"/{x:a/b}/c", nil, false},
+		{"/a/{x:[0-9]{2}}/b", []string{"a"}, false},
+	}
+	for _, c := range cases {
+		segs, exact := LiteralPrefix(c.tpl)
+		if !reflect.DeepEqual(segs, c.segs) || exact != c.exact {
+			t.Errorf("LiteralPrefix(%q) = %q, %v; want %q, %v", c.tpl, segs, exact, c.segs, c.exact)
+		}
+	}
+}
