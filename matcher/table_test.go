@@ -26,7 +26,7 @@ func compile(t testing.TB, yaml string) *Table {
 
 type req struct {
 	method, target, body string
-	headers           map[string]string
+	headers              map[string]string
 }
 
 func (r req) build() *Request {
