@@ -139,6 +139,9 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 	if !ok {
 		return nil
 	}
+	// After a misspelt field, "path: is required" or "needs respond:" only
+	// repeats the same mistake.
+	misspelt := len(d.errs) > before
 	r := &Route{Pos: d.pos(d.resolve(n))}
 	if p, ok := fs["name"]; ok {
 		if name, ok := d.str(p.val, "name"); ok {
@@ -157,7 +160,7 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 	}
 	if p, ok := fs["path"]; ok {
 		d.path(p.val, r)
-	} else {
+	} else if !misspelt {
 		d.fail(d.resolve(n), "", "path: is required")
 	}
 	if p, ok := fs["priority"]; ok {
@@ -185,7 +188,7 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 		if hasSeq {
 			d.sequence(seq.val, r)
 		}
-	default:
+	case !misspelt:
 		d.fail(d.resolve(n), "", "needs respond: (one response) or responses: (a sequence)")
 	}
 	if len(d.errs) > before {

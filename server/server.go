@@ -413,12 +413,13 @@ func (s *Server) logRequest(r *http.Request, route string, status int, delay tim
 
 // adminRouter is built once; the admin API is small and off the hot path.
 func (s *Server) adminRouter() http.Handler {
+	// Full paths on the root router: a mux subrouter answers a wrong
+	// method with 404 instead of 405.
 	r := mux.NewRouter()
-	a := r.PathPrefix(adminPrefix).Subrouter()
-	a.HandleFunc("/health", s.handleHealth).Methods(http.MethodGet, http.MethodHead)
-	a.HandleFunc("/scenarios", s.handleScenarios).Methods(http.MethodGet)
-	a.HandleFunc("/reset", s.handleReset).Methods(http.MethodPost)
-	a.HandleFunc("/reload", s.handleReload).Methods(http.MethodPost)
+	r.HandleFunc(adminPrefix+"/health", s.handleHealth).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc(adminPrefix+"/scenarios", s.handleScenarios).Methods(http.MethodGet)
+	r.HandleFunc(adminPrefix+"/reset", s.handleReset).Methods(http.MethodPost)
+	r.HandleFunc(adminPrefix+"/reload", s.handleReload).Methods(http.MethodPost)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("The admin API has no %s; see GET %s/scenarios.", r.URL.Path, adminPrefix)))
 	})
