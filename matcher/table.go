@@ -208,8 +208,12 @@ type NearMiss struct {
 	Reason string `json:"reason"`
 }
 
-// maxNearMisses is how many routes a miss report names.
-const maxNearMisses = 3
+// maxNearMisses is how many routes a miss report names; keepRanked how
+// many are ranked to find them.
+const (
+	maxNearMisses = 3
+	keepRanked    = 4 * maxNearMisses
+)
 
 // Explain ranks the routes closest to matching a request that matched
 // none, best first: a route whose path and method match but whose
@@ -235,7 +239,7 @@ func (t *Table) Explain(in *Request) []NearMiss {
 		if !c.pathOK {
 			c.distance = scenarios.EditDistance(path, r.Path)
 		}
-		best.keep(c, maxNearMisses)
+		best.keep(c, keepRanked)
 	}
 	// Routes the index ruled out: keep the few sharing most of the path,
 	// then rank those by edit distance, which is dearer to compute.
@@ -244,14 +248,25 @@ func (t *Table) Explain(in *Request) []NearMiss {
 		if slices.Contains(cands, int32(i)) {
 			continue
 		}
-		near.keep(ranked{r: r, shared: sharedPrefix(path, r.literal), methodOK: r.methodOK(method)}, 4*maxNearMisses)
+		near.keep(ranked{r: r, shared: sharedPrefix(path, r.literal), methodOK: r.methodOK(method)}, keepRanked)
 	}
 	for _, c := range near {
 		c.distance = scenarios.EditDistance(path, c.r.Path)
-		best.keep(c, maxNearMisses)
+		best.keep(c, keepRanked)
 	}
-	out := make([]NearMiss, len(best))
-	for i, c := range best {
+	// Where the path is what failed, one route per template says it all.
+	out := make([]NearMiss, 0, maxNearMisses)
+	shownPaths := map[string]bool{}
+	for _, c := range best {
+		if len(out) == maxNearMisses {
+			break
+		}
+		if !c.pathOK {
+			if shownPaths[c.r.Path] {
+				continue
+			}
+			shownPaths[c.r.Path] = true
+		}
 		reason := c.reason
 		switch {
 		case !c.pathOK:
@@ -259,7 +274,7 @@ func (t *Table) Explain(in *Request) []NearMiss {
 		case !c.methodOK:
 			reason = fmt.Sprintf("method is %s, want %s", method, strings.Join(c.r.Methods, " or "))
 		}
-		out[i] = NearMiss{Route: c.r.Name, Reason: reason}
+		out = append(out, NearMiss{Route: c.r.Name, Reason: reason})
 	}
 	return out
 }

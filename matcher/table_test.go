@@ -276,6 +276,14 @@ routes:
 			"typo in path", req{target: "/helthz"},
 			[]string{`health: path /helthz does not match /healthz`},
 		},
+		{
+			"one route per path when the path fails", req{method: "POST", target: "/paymentz"},
+			[]string{
+				`payment without key: path /paymentz does not match /payments`,
+				`payment found: path /paymentz does not match /payments/{id}`,
+				`health: path /paymentz does not match /healthz`,
+			},
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

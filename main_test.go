@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd := newRootCmd(&out, &errb)
+	cmd.SetArgs(args)
+	err = cmd.ExecuteContext(context.Background())
+	return out.String(), errb.String(), err
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	out, _, err := runCmd(t, "validate", "examples/")
+	if err != nil || out != "ok: 1 file, 8 routes\n" {
+		t.Errorf("validate examples: %v %q", err, out)
+	}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("routes:\n  - path: /x\n    respond: { status: 2000, delay: 3 }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := runCmd(t, "validate", dir)
+	if !errors.Is(err, errReported) {
+		t.Errorf("err = %v, want errReported (exit 1)", err)
+	}
+	want := bad + ":3:24: routes[0]: respond.status: status 2000 is not between 200 and 599\n" +
+		bad + ":3:37: routes[0]: respond.delay: bad duration \"3\": missing unit (write 3ms or 3s)\n" +
+		"2 problems in 1 file\n"
+	if stderr != want {
+		t.Errorf("stderr =\n%s\nwant\n%s", stderr, want)
+	}
+}
+
+func TestRoutes(t *testing.T) {
+	t.Parallel()
+	out, _, err := runCmd(t, "routes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 9 {
+		t.Fatalf("%d lines, want a header and 8 routes:\n%s", len(lines), out)
+	}
+	for i, want := range map[int]string{
+		0: `^#\s+NAME\s+METHOD\s+PATH\s+WHEN\s+RESPONDS\s+SOURCE$`,
+		1: `^1\s+payment without key\s+POST\s+/payments\s+header Idempotency-Key absent\s+400\s+examples/payments-idempotency.yaml:17:5$`,
+		8: `^8\s+transfer created\s+POST\s+/transfers\s+header Idempotency-Key present\s+201 after 10s → 201 \(per header.Idempotency-Key\)\s+examples/payments-idempotency.yaml:\d+:5$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(lines[i]) {
+			t.Errorf("line %d = %q, want it to match %s", i, lines[i], want)
+		}
+	}
+}
+
+func TestByteSize(t *testing.T) {
+	t.Parallel()
+	cases := map[string]int64{"10MiB": 10 << 20, "512KB": 512000, "1048576": 1 << 20, "2 GiB": 2 << 30, "64k": 64 << 10}
+	for in, want := range cases {
+		var b byteSize
+		if err := b.Set(in); err != nil || int64(b) != want {
+			t.Errorf("Set(%q) = %d, %v; want %d", in, b, err, want)
+		}
+	}
+	for _, in := range []string{"", "-1", "ten", "0", "99999999999GiB"} {
+		var b byteSize
+		if err := b.Set(in); err == nil {
+			t.Errorf("Set(%q) accepted %d", in, b)
+		}
+	}
+	if b := byteSize(10 << 20); b.String() != "10MiB" {
+		t.Errorf("String() = %s", b.String())
+	}
+}
+
+func TestApplyEnv(t *testing.T) {
+	t.Setenv("SCENARIOMOCK_ADDR", "0.0.0.0:9999")
+	t.Setenv("SCENARIOMOCK_MAX_BODY", "1KiB")
+	t.Setenv("SCENARIOMOCK_WATCH", "false")
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:8080", "")
+	watch := fs.Bool("watch", true, "")
+	var mb byteSize
+	fs.Var(&mb, "max-body", "")
+	if err := fs.Parse([]string{"--watch=true"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := applyEnv(fs); err != nil {
+		t.Fatal(err)
+	}
+	if *addr != "0.0.0.0:9999" || mb != 1024 || !*watch {
+		t.Errorf("addr=%s max-body=%d watch=%v; want the environment, except where a flag was given", *addr, mb, *watch)
+	}
+	t.Setenv("SCENARIOMOCK_MAX_BODY", "lots")
+	fs2 := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	fs2.Var(&mb, "max-body", "")
+	if err := applyEnv(fs2); err == nil || !strings.Contains(err.Error(), "SCENARIOMOCK_MAX_BODY") {
+		t.Errorf("err = %v, want one naming the variable", err)
+	}
+}
+
+// binary builds scenariomock once for the end-to-end tests.
+func binary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "scenariomock")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// started runs `scenariomock serve args...` and returns the address from
+// its ready line.
+func started(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	logs := &bytes.Buffer{}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		addrRE := regexp.MustCompile(`msg=ready addr=(\S+)`)
+		for sc.Scan() {
+			logs.WriteString(sc.Text() + "\n")
+			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
+				ready <- m[1]
+			}
+		}
+		close(ready)
+	}()
+	select {
+	case addr, ok := <-ready:
+		if !ok {
+			t.Fatalf("exited before ready:\n%s", logs)
+		}
+		return cmd, addr, logs
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no ready line:\n%s", logs)
+	}
+	return nil, "", nil
+}
+
+func TestEndToEnd(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+
+	t.Run("built-in demo, health, SIGTERM", func(t *testing.T) {
+		cmd, addr, _ := started(t, bin)
+		resp, err := http.Get("http://" + addr + "/payments/pay_demo_0001")
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%v %v", err, resp)
+		}
+		resp.Body.Close()
+		if out, err := exec.Command(bin, "health", "--addr", addr).CombinedOutput(); err != nil || !strings.Contains(string(out), `"status": "ok"`) {
+			t.Errorf("health: %v %s", err, out)
+		}
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("exit after SIGTERM: %v, want 0", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("still running 10s after SIGTERM")
+		}
+		if out, err := exec.Command(bin, "health", "--addr", addr, "--timeout", "500ms").CombinedOutput(); err == nil {
+			t.Errorf("health of a stopped server succeeded: %s", out)
+		}
+	})
+
+	t.Run("hot reload and a broken edit", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "s.yaml")
+		write := func(s string) {
+			if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write("routes: [{ path: /v, respond: { body: one } }]\n")
+		cmd, addr, logs := started(t, bin, dir)
+		defer cmd.Process.Signal(syscall.SIGINT)
+		get := func() string {
+			resp, err := http.Get("http://" + addr + "/v")
+			if err != nil {
+				return err.Error()
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return string(b)
+		}
+		wait := func(want string) {
+			t.Helper()
+			deadline := time.Now().Add(5 * time.Second)
+			for get() != want {
+				if time.Now().After(deadline) {
+					t.Fatalf("GET /v = %q, want %q\n%s", get(), want, logs)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		wait("one")
+		write("routes: [{ path: /v, respond: { body: two } }]\n")
+		wait("two")
+		write("routes: [{ path: /v, respond: { body: three, delay: 1 } }]\n")
+		time.Sleep(300 * time.Millisecond)
+		wait("two")
+		write("routes: [{ path: /v, respond: { body: four } }]\n")
+		wait("four")
+	})
+
+	t.Run("invalid scenarios at start exit 1", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "s.yaml")
+		if err := os.WriteFile(path, []byte("routes: [{ path: /v, respnd: {} }]\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", path).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Fatalf("err = %v, want exit 1", err)
+		}
+		if !strings.Contains(string(out), path+`:1:22: routes[0]: unknown field "respnd" (did you mean "respond"?)`) {
+			t.Errorf("output:\n%s", out)
+		}
+		out, err = exec.Command(bin, "validate", path).CombinedOutput()
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "1 problem in 1 file") {
+			t.Errorf("validate: %v\n%s", err, out)
+		}
+	})
+}
