@@ -74,11 +74,13 @@ type serveOptions struct {
 	logLevel          string
 	shutdownTimeout   time.Duration
 	readHeaderTimeout time.Duration
+	maxHeaderBytes    byteSize
 	maxSequenceKeys   int
+	cpuProfile        string
 }
 
 func newServeCmd(stderr io.Writer) *cobra.Command {
-	opts := serveOptions{maxBody: 10 << 20}
+	opts := serveOptions{maxBody: 10 << 20, maxHeaderBytes: 64 << 10}
 	cmd := &cobra.Command{
 		Use:   "serve [file or directory ...]",
 		Short: "Serve scenarios (the built-in payments demo when no path is given)",
@@ -107,7 +109,10 @@ separated by colons when none are given.`,
 	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info (a line per request), warn or error")
 	f.DurationVar(&opts.shutdownTimeout, "shutdown-timeout", 5*time.Second, "how long requests in flight may finish after SIGINT/SIGTERM")
 	f.DurationVar(&opts.readHeaderTimeout, "read-header-timeout", 10*time.Second, "how long a client may take to send request headers")
+	f.Var(&opts.maxHeaderBytes, "max-header-bytes", "largest request header block accepted; larger ones get 431")
 	f.IntVar(&opts.maxSequenceKeys, "max-sequence-keys", 100_000, "distinct keys a per-key sequence remembers per route before forgetting the oldest")
+	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
+	_ = f.MarkHidden("cpuprofile")
 	return cmd
 }
 
@@ -135,6 +140,13 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if opts.cpuProfile != "" {
+		stop, err := startCPUProfile(opts.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	load := func() (*scenarios.Set, error) { return scenarios.Load(opts.paths...) }
 	source := strings.Join(opts.paths, " ")
 	if len(opts.paths) == 0 {
@@ -152,7 +164,8 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	srv, err := server.New(server.Options{
 		Load: load, Source: source, Logger: log,
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
-		ReadHeaderTimeout: opts.readHeaderTimeout, MaxSequenceKeys: opts.maxSequenceKeys,
+		ReadHeaderTimeout: opts.readHeaderTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
+		MaxSequenceKeys: opts.maxSequenceKeys,
 	})
 	if err != nil {
 		logs.Flush()

@@ -36,8 +36,9 @@ type Options struct {
 	ReadHeaderTimeout time.Duration
 	// IdleTimeout closes keep-alive connections idle this long (default 2m).
 	IdleTimeout time.Duration
-	// MaxHeaderBytes bounds request headers (default 1 MiB); larger ones
-	// get 431 from net/http.
+	// MaxHeaderBytes bounds request headers (default 64 KiB, against
+	// net/http's 1 MiB, so a connection cannot pin a megabyte); larger
+	// ones get 431 from net/http.
 	MaxHeaderBytes int
 	// MaxSequenceKeys bounds the distinct keys a per-key sequence
 	// remembers per route (default 100,000); the oldest is forgotten first.
@@ -65,7 +66,7 @@ func (o *Options) setDefaults() {
 		o.IdleTimeout = 2 * time.Minute
 	}
 	if o.MaxHeaderBytes <= 0 {
-		o.MaxHeaderBytes = 1 << 20
+		o.MaxHeaderBytes = 64 << 10
 	}
 	if o.MaxSequenceKeys <= 0 {
 		o.MaxSequenceKeys = 100_000
