@@ -395,21 +395,30 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 }
 
 // logRequest writes the one log line each request gets. Status 0 means no
-// HTTP answer was sent (a fault, or the client left).
+// HTTP answer was sent (a fault, or the client left). It builds the record
+// itself, stamped with the time it measures the duration by, and keeps to
+// the five attributes a slog.Record holds without allocating; delay is
+// added only when there was one.
 func (s *Server) logRequest(r *http.Request, route string, status int, delay time.Duration, start time.Time, extra ...slog.Attr) {
-	if !s.log.Enabled(r.Context(), slog.LevelInfo) {
+	h := s.log.Handler()
+	ctx := r.Context()
+	if !h.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	attrs := make([]slog.Attr, 0, 6+len(extra))
-	attrs = append(attrs,
+	now := s.opts.Clock.Now()
+	rec := slog.NewRecord(now, slog.LevelInfo, "request", 0)
+	rec.AddAttrs(
 		slog.String("method", r.Method),
 		slog.String("path", r.URL.Path),
 		slog.String("route", route),
 		slog.Int("status", status),
-		slog.Duration("delay", delay),
-		slog.Duration("duration", s.opts.Clock.Now().Sub(start)),
+		slog.Duration("duration", now.Sub(start)),
 	)
-	s.log.LogAttrs(context.Background(), slog.LevelInfo, "request", append(attrs, extra...)...)
+	if delay > 0 {
+		rec.AddAttrs(slog.Duration("delay", delay))
+	}
+	rec.AddAttrs(extra...)
+	_ = h.Handle(ctx, rec)
 }
 
 // adminRouter is built once; the admin API is small and off the hot path.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 )
@@ -14,11 +15,21 @@ type routeState struct {
 	calls atomic.Int64 // position of the shared sequence
 
 	mu    sync.Mutex       // guards keys, order and next
-	keys  map[string]int64 // calls seen per attribute value
-	order []string         // keys in insertion order, a ring once full
+	keys  map[uint64]int64 // calls seen per attribute value, by its hash
+	order []uint64         // keys in insertion order, a ring once full
 	next  int              // oldest entry of order once the ring is full
 	limit int
 }
+
+// keySeed makes key hashes unpredictable, so no client can make two keys
+// collide on purpose.
+var keySeed = maphash.MakeSeed()
+
+// Keys are stored as 64-bit hashes rather than strings: the map then holds
+// no pointers, so a full store of 100,000 keys costs the garbage collector
+// nothing to scan and does not keep request strings alive. Two distinct
+// keys share a position only if their hashes collide: about 3·10⁻¹⁰ for
+// 100,000 keys.
 
 func newRouteState(limit int) *routeState {
 	return &routeState{limit: max(limit, 1)}
@@ -31,11 +42,12 @@ func (s *routeState) advance() int64 { return s.calls.Add(1) - 1 }
 // advanceKey counts a call for one attribute value and returns its 0-based
 // position. Keys are bounded: past limit the oldest key is forgotten and
 // starts over if it comes back.
-func (s *routeState) advanceKey(key string) int64 {
+func (s *routeState) advanceKey(value string) int64 {
+	key := maphash.String(keySeed, value)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.keys == nil {
-		s.keys = map[string]int64{}
+		s.keys = map[uint64]int64{}
 	}
 	n, seen := s.keys[key]
 	if !seen {

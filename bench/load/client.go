@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// conn is a minimal HTTP/1.1 keep-alive client: it writes prepared request
+// bytes and reads one Content-Length response, so that the load generator
+// spends as little of the machine's two cores as possible and the same
+// amount against either server.
+type conn struct {
+	addr string
+	c    net.Conn
+	r    *bufio.Reader
+	body []byte
+}
+
+// reply is one parsed response; its slices are valid until the next call.
+type reply struct {
+	status  int
+	version []byte // the X-Version header, for the reload workload
+	body    []byte
+}
+
+func dial(addr string) (*conn, error) {
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{addr: addr, c: c, r: bufio.NewReaderSize(c, 16<<10)}, nil
+}
+
+func (c *conn) close() {
+	if c.c != nil {
+		c.c.Close()
+	}
+}
+
+var (
+	errShort   = errors.New("malformed response")
+	hdrLength  = []byte("content-length:")
+	hdrVersion = []byte("x-version:")
+)
+
+// do sends req and reads the answer.
+func (c *conn) do(req []byte, timeout time.Duration) (reply, error) {
+	if timeout > 0 {
+		_ = c.c.SetDeadline(time.Now().Add(timeout))
+	}
+	if _, err := c.c.Write(req); err != nil {
+		return reply{}, err
+	}
+	return c.read()
+}
+
+func (c *conn) read() (reply, error) {
+	var rp reply
+	line, err := c.r.ReadSlice('\n')
+	if err != nil {
+		return rp, err
+	}
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
+		return rp, fmt.Errorf("%w: status line %q", errShort, line)
+	}
+	rp.status, err = strconv.Atoi(string(line[9:12]))
+	if err != nil {
+		return rp, errShort
+	}
+	length := -1
+	for {
+		line, err = c.r.ReadSlice('\n')
+		if err != nil {
+			return rp, err
+		}
+		if len(line) <= 2 {
+			break
+		}
+		if hasPrefixFold(line, hdrLength) {
+			length, err = strconv.Atoi(string(bytes.TrimSpace(line[len(hdrLength):])))
+			if err != nil {
+				return rp, errShort
+			}
+		} else if hasPrefixFold(line, hdrVersion) {
+			rp.version = append(rp.version[:0], bytes.TrimSpace(line[len(hdrVersion):])...)
+		}
+	}
+	if length < 0 {
+		return rp, fmt.Errorf("%w: no Content-Length", errShort)
+	}
+	if cap(c.body) < length {
+		c.body = make([]byte, length)
+	}
+	rp.body = c.body[:length]
+	_, err = io.ReadFull(c.r, rp.body)
+	return rp, err
+}
+
+func hasPrefixFold(s, prefix []byte) bool {
+	return len(s) >= len(prefix) && bytes.EqualFold(s[:len(prefix)], prefix)
+}
+
+// samples collects latencies; each worker has its own, merged at the end.
+type samples []time.Duration
+
+type summary struct {
+	n                  int
+	rps                float64
+	p50, p99, p999, mx time.Duration
+}
+
+func summarize(all []samples, elapsed time.Duration) summary {
+	var merged samples
+	for _, s := range all {
+		merged = append(merged, s...)
+	}
+	slices.Sort(merged)
+	s := summary{n: len(merged), rps: float64(len(merged)) / elapsed.Seconds()}
+	if len(merged) > 0 {
+		at := func(q float64) time.Duration { return merged[min(len(merged)-1, int(q*float64(len(merged))))] }
+		s.p50, s.p99, s.p999, s.mx = at(0.50), at(0.99), at(0.999), merged[len(merged)-1]
+	}
+	return s
+}

@@ -1,0 +1,324 @@
+// Command load measures scenariomock against a bare net/http server that
+// answers the same bytes, in one run, on this machine: throughput and
+// latency under a closed-loop load, many routes, thousands of connections
+// held in delays, and reloads under load. It prints Markdown.
+//
+//	go run ./bench/load                      # every workload, the default sizes
+//	go run ./bench/load -out bench/RESULTS.md
+//	go run ./bench/load -workloads get,post -duration 2s -rounds 1
+//
+// Run it from the repository root. It builds scenariomock, runs each server
+// as its own process (so their memory is measured apart from the load), and
+// drives them from in-process clients on loopback.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func notify(c chan os.Signal) { signal.Notify(c, os.Interrupt, syscall.SIGTERM) }
+
+type harness struct {
+	bin, self string
+	conns     int
+	duration  time.Duration
+	rounds    int
+	smArgs    []string
+	profile   string
+	current   string
+}
+
+const demoPath = "examples/payments-idempotency.yaml"
+
+func main() {
+	baseline := flag.String("serve-baseline", "", "internal: run as the baseline server answering the canned response in this file")
+	baselineAddr := flag.String("baseline-addr", "", "internal: the baseline's address")
+	workloads := flag.String("workloads", "get,post,routes,delay,reload", "which workloads to run, comma-separated")
+	conns := flag.Int("conns", 32, "connections of the closed-loop load")
+	duration := flag.Duration("duration", 5*time.Second, "length of each round")
+	rounds := flag.Int("rounds", 3, "rounds per workload and server; the median is reported")
+	heldConns := flag.Int("held", 10000, "connections held in delays by the delay workload")
+	delay := flag.Duration("delay", 2*time.Second, "the delay workload's delay")
+	heldFor := flag.Duration("held-for", 8*time.Second, "how long the delay workload runs")
+	edits := flag.Int("edits", 100, "rewrites of the scenario file in the reload workload")
+	out := flag.String("out", "", "also write the results to this Markdown file")
+	profile := flag.String("profile", "", "write scenariomock CPU profiles into this directory")
+	smArgs := flag.String("scenariomock-args", "", "extra arguments for scenariomock serve, e.g. --log-level=warn")
+	bin := flag.String("bin", "", "a scenariomock binary to use instead of building one")
+	flag.Parse()
+
+	if *baseline != "" {
+		if err := serveBaseline(*baselineAddr, *baseline); err != nil {
+			fmt.Fprintln(os.Stderr, "baseline:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(*workloads, *conns, *duration, *rounds, *heldConns, *delay, *heldFor, *edits, *out, *profile, *smArgs, *bin); err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+}
+
+func run(workloads string, conns int, duration time.Duration, rounds, heldConns int, delay, heldFor time.Duration, edits int, out, profile, smArgs, bin string) error {
+	if _, err := os.Stat(demoPath); err != nil {
+		return fmt.Errorf("run from the repository root (%s not found)", demoPath)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "scenariomock-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if bin == "" {
+		bin = filepath.Join(tmp, "scenariomock")
+		build := exec.Command("go", "build", "-o", bin, ".")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("go build: %w", err)
+		}
+	}
+	if profile != "" {
+		if err := os.MkdirAll(profile, 0o755); err != nil {
+			return err
+		}
+	}
+	h := &harness{bin: bin, self: self, conns: conns, duration: duration, rounds: rounds, profile: profile, smArgs: strings.Fields(smArgs)}
+	want := map[string]bool{}
+	for _, w := range strings.Split(workloads, ",") {
+		want[strings.TrimSpace(w)] = true
+	}
+
+	var md strings.Builder
+	fmt.Fprintf(&md, "# Load results\n\n%s\n\n", machine())
+	fmt.Fprintf(&md, "Command: `go run ./bench/load %s`\n\n", strings.Join(os.Args[1:], " "))
+	fmt.Fprintf(&md, "Both servers run as their own processes on loopback; the load comes from in-process clients in the harness "+
+		"(raw HTTP/1.1 keep-alive, closed loop: each connection sends its next request when the last answer arrives). "+
+		"The baseline is a bare `net/http` server answering the very bytes scenariomock answers. "+
+		"Throughput figures are the median of %d rounds of %s with %d connections, alternating which server goes first. "+
+		"scenariomock runs with its defaults (a log line per request at info level)%s.\n\n",
+		rounds, duration, conns, argsNote(smArgs))
+	section := func(title string) { fmt.Fprintf(&md, "## %s\n\n", title) }
+	progress := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+
+	if want["get"] || want["post"] {
+		section("Throughput and latency")
+		md.WriteString(throughputHeader)
+		for _, w := range []struct {
+			key, name string
+			probe     []byte
+			b         builder
+		}{
+			{"get", "1. GET /payments/pay_demo_0001 (fixed response)", get("/payments/pay_demo_0001"), fixed(get("/payments/pay_demo_0001"))},
+			{"post", "2. POST /payments, a fresh Idempotency-Key per request (header-matched, per-key sequence)", freshKeyPost(0, -1, nil), freshKeyPost},
+		} {
+			if !want[w.key] {
+				continue
+			}
+			h.current = w.key
+			progress("workload %s", w.name)
+			p, err := h.startPair(demoPath, w.probe)
+			if err != nil {
+				return err
+			}
+			sm, base := h.compare(p, w.b)
+			p.stop()
+			md.WriteString(throughputRows(w.name, sm, base, 0.90, 1.5))
+		}
+		md.WriteString("\n")
+	}
+
+	if want["routes"] {
+		section("Many routes")
+		md.WriteString("Each file holds routes `GET /items/0` … `GET /items/N-1`; \"spread\" sends each request to the next route in a " +
+			"scattered order so that all are hit, \"first\" and \"last\" always hit one end of the file.\n\n")
+		md.WriteString(throughputHeader)
+		spreadRPS := map[int]float64{}
+		for _, c := range []struct {
+			n     int
+			which string
+		}{{10, "spread"}, {1000, "first"}, {1000, "last"}, {1000, "spread"}, {10000, "spread"}} {
+			h.current = fmt.Sprintf("routes-%d-%s", c.n, c.which)
+			progress("workload routes=%d %s", c.n, c.which)
+			file, err := routesFile(tmp, c.n)
+			if err != nil {
+				return err
+			}
+			paths := make([][]byte, c.n)
+			for i := range paths {
+				paths[i] = get(fmt.Sprintf("/items/%d", i))
+			}
+			b := spread(paths)
+			switch c.which {
+			case "first":
+				b = fixed(paths[0])
+			case "last":
+				b = fixed(paths[c.n-1])
+			}
+			p, err := h.startPair(file, paths[0])
+			if err != nil {
+				return err
+			}
+			sm, base := h.compare(p, b)
+			p.stop()
+			target := 0.85
+			if c.which == "spread" {
+				target = 0
+				spreadRPS[c.n] = sm.rps
+			}
+			md.WriteString(throughputRows(fmt.Sprintf("3. %d routes, %s", c.n, c.which), sm, base, target, 0))
+		}
+		if r10, r10k := spreadRPS[10], spreadRPS[10000]; r10 > 0 && r10k > 0 {
+			cost := r10 / r10k
+			fmt.Fprintf(&md, "\nCost per request at 10,000 routes ÷ at 10 routes (scenariomock, spread): **%.2f×** (target ≤ 1.3×) %s\n", cost, mark(cost <= 1.3))
+		}
+		md.WriteString("\n")
+	}
+
+	if want["delay"] {
+		section("Connections held in delays")
+		h.current = "delay"
+		progress("workload delay: %d connections, %s", heldConns, delay)
+		file := filepath.Join(tmp, "delay.yaml")
+		if err := os.WriteFile(file, []byte(fmt.Sprintf("routes: [{ path: /slow, respond: { body: { ok: true }, delay: %s } }]\n", delay)), 0o644); err != nil {
+			return err
+		}
+		req := get("/slow")
+		p, err := h.startPair(file, req)
+		if err != nil {
+			return err
+		}
+		p.want.Delay = delay
+		p.base.stop()
+		if p, err = h.startBaseline(p.sm, p.want); err != nil {
+			return err
+		}
+		base := hold(p.base, heldConns, delay, heldFor, req, p.want)
+		sm := hold(p.sm, heldConns, delay, heldFor, req, p.want)
+		p.stop()
+		fmt.Fprintf(&md, "%d connections, each sending `GET /slow` (a %s delay) again as soon as it is answered, for %s; their first requests are spread over one delay, "+
+			"so answers come evenly (%d/s) rather than all at one instant. Delay error = answer latency − %s, measured by the client. "+
+			"Memory is the server's RSS sampled while all connections are held, minus its RSS before they connected.\n\n",
+			heldConns, delay, heldFor, int(float64(heldConns)/delay.Seconds()), delay)
+		md.WriteString("| server | answers | errors | wrong | delay error p50 | p99 | max | RSS idle | RSS held | per held connection | peak RSS |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+		for _, r := range []struct {
+			name string
+			r    heldResult
+		}{{"bare net/http", base}, {"scenariomock", sm}} {
+			fmt.Fprintf(&md, "| %s | %d | %d | %d | %s | %s | %s | %s | %s | %.1f KiB | %s |\n", r.name, r.r.answered, r.r.errors, r.r.wrong,
+				ms(r.r.errP50), ms(r.r.errP99), ms(r.r.errMax), mib(r.r.idle), mib(r.r.held), r.r.perConn()/1024, mib(r.r.peak))
+		}
+		extra := (sm.perConn() - base.perConn()) / 1024
+		fmt.Fprintf(&md, "\nscenariomock's delay error p99: **%s** (target < 5 ms) %s. Memory per held connection beyond bare net/http's: **%.1f KiB** (target < 4 KiB) %s\n\n",
+			ms(sm.errP99), mark(sm.errP99 < 5*time.Millisecond), extra, mark(extra < 4))
+	}
+
+	if want["reload"] {
+		section("Reload under load")
+		h.current = "reload"
+		progress("workload reload: %d edits", edits)
+		r, err := h.reloadUnderLoad(demoPath, edits)
+		if err != nil {
+			return err
+		}
+		slices.Sort(r.served)
+		slices.Sort(r.errorsShown)
+		fmt.Fprintf(&md, "Workload 1 (%d connections) runs while a copy of the demo is rewritten %d times, alternately in place and by atomic rename; "+
+			"every 4th edit is invalid (cut in half, a bad duration, a tab, emptied). Every answer must be 200 with the demo's body and the "+
+			"`X-Version` of an edit already written. Edit-to-served is the time from the end of a write to the first answer carrying it; "+
+			"the harness waits for each edit to be served before the next.\n\n", h.conns, edits)
+		md.WriteString("| edits (valid / invalid) | answers | req/s | errors | wrong | edit-to-served p50 | p99 | max | valid edits not served in 2 s | invalid edits shown in the admin API (p50) |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&md, "| %d (%d / %d) | %d | %.0f | %d | %d | %s | %s | %s | %d | %d of %d (%s) |\n",
+			r.edits, r.valid, r.invalid, r.n, r.rps, r.errors, r.wrong, ms(pct(r.served, 0.5)), ms(pct(r.served, 0.99)), ms(pct(r.served, 1)),
+			r.missed, len(r.errorsShown), r.invalid, ms(pct(r.errorsShown, 0.5)))
+		ok := r.errors == 0 && r.wrong == 0 && r.missed == 0 && pct(r.served, 0.99) < 100*time.Millisecond
+		fmt.Fprintf(&md, "\nTarget: 0 errors, 0 wrong, edit-to-served p99 < 100 ms %s\n\n", mark(ok))
+	}
+
+	fmt.Print(md.String())
+	if out != "" {
+		return os.WriteFile(out, []byte(md.String()), 0o644)
+	}
+	return nil
+}
+
+const throughputHeader = "| workload | server | req/s | p50 | p99 | p99.9 | errors | wrong | server CPU per request | peak RSS | req/s ÷ bare | p99 ÷ bare |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+
+// throughputRows formats both servers' figures; a target of 0 is not checked.
+func throughputRows(name string, sm, base result, rpsTarget, p99Target float64) string {
+	rps := sm.rps / base.rps
+	p99 := float64(sm.p99) / float64(base.p99)
+	rpsCell := fmt.Sprintf("**%.2f**", rps)
+	if rpsTarget > 0 {
+		rpsCell += fmt.Sprintf(" (≥ %.2f) %s", rpsTarget, mark(rps >= rpsTarget))
+	}
+	p99Cell := fmt.Sprintf("%.2f", p99)
+	if p99Target > 0 {
+		p99Cell = fmt.Sprintf("**%.2f** (≤ %.1f) %s", p99, p99Target, mark(p99 <= p99Target))
+	}
+	row := func(server string, r result, ratios string) string {
+		return fmt.Sprintf("| %s | %s | %.0f | %s | %s | %s | %d | %d | %.1f µs | %s | %s |\n", name, server, r.rps, ms(r.p50), ms(r.p99), ms(r.p999), r.errors, r.wrong,
+			float64(r.cpu)/float64(time.Microsecond), mib(r.peak), ratios)
+	}
+	return row("bare net/http", base, " | ") + row("scenariomock", sm, rpsCell+" | "+p99Cell)
+}
+
+func mark(ok bool) string {
+	if ok {
+		return "✅"
+	}
+	return "❌"
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+func pct(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
+}
+
+func argsNote(args string) string {
+	if args == "" {
+		return ""
+	}
+	return ", with `" + args + "`"
+}
+
+// machine describes where the figures were measured.
+func machine() string {
+	cpu := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				cpu = strings.TrimSpace(strings.SplitN(line, ":", 2)[1])
+				break
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		fmt.Sscanf(strings.SplitN(string(b), "\n", 2)[0], "MemTotal: %d kB", &kb)
+		mem = fmt.Sprintf(", %.0f GiB", float64(kb)/(1<<20))
+	}
+	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	return fmt.Sprintf("Machine: %d cores (%s)%s, Linux %s, %s. Measured %s.", runtime.NumCPU(), cpu, mem,
+		strings.TrimSpace(string(kernel)), runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+}
