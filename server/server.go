@@ -342,27 +342,36 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 // scenarios define one, else a 404 problem naming the closest routes and
 // why each failed. The same explanation goes to the log.
 func (s *Server) miss(w http.ResponseWriter, r *http.Request, snap *snapshot, in *matcher.Request, start time.Time) {
-	near := snap.table.Explain(in)
-	reasons := make([]string, len(near))
-	for i, n := range near {
-		reasons[i] = fmt.Sprintf("route %q: %s", n.Route, n.Reason)
-	}
-	detail := fmt.Sprintf("No route matches %s %s.", r.Method, r.URL.Path)
-	if len(reasons) > 0 {
-		detail += " Closest: " + strings.Join(reasons, "; ") + "."
-	}
-	nearAttr := slog.String("near", strings.Join(reasons, "; "))
 	if snap.fallback != nil {
+		// Misses are ordinary traffic here: rank near misses (one pass
+		// over the routes) only when the debug log wants them.
+		if s.log.Enabled(r.Context(), slog.LevelDebug) {
+			s.log.Debug("fallback served", "method", r.Method, "path", r.URL.Path, "near", nearMisses(snap.table.Explain(in)))
+		}
 		s.respond(w, r, in, matcher.Match{}, snap.fallback, 0, start)
-		s.log.Debug("fallback served", "method", r.Method, "path", r.URL.Path, nearAttr)
 		return
+	}
+	near := snap.table.Explain(in)
+	reasons := nearMisses(near)
+	detail := fmt.Sprintf("No route matches %s %s.", r.Method, r.URL.Path)
+	if reasons != "" {
+		detail += " Closest: " + reasons + "."
 	}
 	p := newProblem(http.StatusNotFound, detail)
 	if len(near) > 0 {
 		p.Closest = near
 	}
 	writeProblem(w, p)
-	s.logRequest(r, "", http.StatusNotFound, 0, start, nearAttr)
+	s.logRequest(r, "", http.StatusNotFound, 0, start, slog.String("near", reasons))
+}
+
+// nearMisses formats near misses for a detail or a log line.
+func nearMisses(near []matcher.NearMiss) string {
+	reasons := make([]string, len(near))
+	for i, n := range near {
+		reasons[i] = fmt.Sprintf("route %q: %s", n.Route, n.Reason)
+	}
+	return strings.Join(reasons, "; ")
 }
 
 // readBody reads the whole request body, bounded by MaxBody. A declared
