@@ -74,6 +74,7 @@ type serveOptions struct {
 	logLevel          string
 	shutdownTimeout   time.Duration
 	readHeaderTimeout time.Duration
+	bodyTimeout       time.Duration
 	maxHeaderBytes    byteSize
 	maxSequenceKeys   int
 	cpuProfile        string
@@ -109,6 +110,7 @@ separated by colons when none are given.`,
 	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info (a line per request), warn or error")
 	f.DurationVar(&opts.shutdownTimeout, "shutdown-timeout", 5*time.Second, "how long requests in flight may finish after SIGINT/SIGTERM")
 	f.DurationVar(&opts.readHeaderTimeout, "read-header-timeout", 10*time.Second, "how long a client may take to send request headers")
+	f.DurationVar(&opts.bodyTimeout, "body-timeout", 10*time.Second, "how long a client may pause while sending a request body (then 408)")
 	f.Var(&opts.maxHeaderBytes, "max-header-bytes", "largest request header block accepted; larger ones get 431")
 	f.IntVar(&opts.maxSequenceKeys, "max-sequence-keys", 100_000, "distinct keys a per-key sequence remembers per route before forgetting the oldest")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
@@ -164,7 +166,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	srv, err := server.New(server.Options{
 		Load: load, Source: source, Logger: log,
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
-		ReadHeaderTimeout: opts.readHeaderTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
+		ReadHeaderTimeout: opts.readHeaderTimeout, BodyTimeout: opts.bodyTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
 		MaxSequenceKeys: opts.maxSequenceKeys,
 	})
 	if err != nil {

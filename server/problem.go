@@ -46,6 +46,7 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 var (
 	errBodyTooLarge   = errors.New("request body too large")
 	errBodyUnreadable = errors.New("request body unreadable")
+	errBodyTimeout    = errors.New("request body too slow")
 	errTemplate       = errors.New("response template failed")
 )
 
@@ -55,6 +56,8 @@ func statusOf(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, errBodyUnreadable):
 		return http.StatusBadRequest
+	case errors.Is(err, errBodyTimeout):
+		return http.StatusRequestTimeout
 	}
 	return http.StatusInternalServerError
 }

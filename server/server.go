@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -34,6 +35,11 @@ type Options struct {
 	// ReadHeaderTimeout bounds how long a client may take to send its
 	// headers (default 10s), which ends slowloris connections.
 	ReadHeaderTimeout time.Duration
+	// BodyTimeout bounds how long a client may pause while sending a
+	// request body (default 10s); a stalled body gets 408. It is not
+	// http.Server's ReadTimeout, which would also cut requests whose
+	// delay outlasts it.
+	BodyTimeout time.Duration
 	// IdleTimeout closes keep-alive connections idle this long (default 2m).
 	IdleTimeout time.Duration
 	// MaxHeaderBytes bounds request headers (default 64 KiB, against
@@ -61,6 +67,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.ReadHeaderTimeout <= 0 {
 		o.ReadHeaderTimeout = 10 * time.Second
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = 10 * time.Second
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 2 * time.Minute
@@ -217,8 +226,8 @@ func (s *Server) Routes() int { return len(s.snap.Load().routes) }
 // accepting, lets requests in flight finish within ShutdownTimeout, then
 // cancels the delays still waiting and closes what is left.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	base, cancelDelays := context.WithCancel(context.Background())
-	defer cancelDelays()
+	base, cancelDelays := context.WithCancelCause(context.Background())
+	defer cancelDelays(nil)
 	hs := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
@@ -240,7 +249,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
 		s.log.Warn("requests still running at the shutdown timeout; cancelling their delays")
-		cancelDelays()
+		cancelDelays(errShutdown)
 		_ = hs.Close()
 	}
 	<-served
@@ -249,10 +258,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 const adminPrefix = "/__admin"
 
+// errShutdown is the cause of the delays cancelled at the shutdown timeout.
+var errShutdown = errors.New("shutdown")
+
 // ServeHTTP answers one request: the admin API under /__admin, otherwise
 // the scenarios.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p := r.URL.Path; strings.HasPrefix(p, adminPrefix) && (len(p) == len(adminPrefix) || p[len(adminPrefix)] == '/') {
+		// The admin API reads no bodies, but one must still be read within
+		// the body timeout, or net/http would wait to drain it unbounded.
+		if _, err := s.readBody(w, r); err != nil {
+			s.bodyProblem(w, r, err, s.opts.Clock.Now())
+			return
+		}
 		s.admin.ServeHTTP(w, r)
 		return
 	}
@@ -264,8 +282,7 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 	snap := s.snap.Load()
 	body, err := s.readBody(w, r)
 	if err != nil {
-		writeProblem(w, newProblem(statusOf(err), err.Error()))
-		s.logRequest(r, "", statusOf(err), 0, start, slog.String("error", err.Error()))
+		s.bodyProblem(w, r, err, start)
 		return
 	}
 	in := matcher.NewRequest(r, body)
@@ -316,9 +333,15 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 	}
 	delay := pickDelay(p.src.Delay, s.opts.Rand)
 	if delay > 0 && !s.opts.Clock.Wait(r.Context(), delay) {
-		// The client left (or shutdown cancelled the delay): nobody to answer.
-		s.logRequest(r, route, 0, delay, start, slog.String("outcome", "client gone during delay"))
-		return
+		// The client left, or shutdown cancelled the delay: drop the
+		// connection without an answer. Returning would let net/http send
+		// an empty 200 that no scenario says.
+		outcome := "client gone during delay"
+		if errors.Is(context.Cause(r.Context()), errShutdown) {
+			outcome = "delay cancelled by shutdown"
+		}
+		s.logRequest(r, route, 0, delay, start, slog.String("outcome", outcome))
+		panic(http.ErrAbortHandler)
 	}
 	if p.src.Fault != scenarios.NoFault {
 		if err := fault(w, p.src.Fault); err != nil {
@@ -375,32 +398,70 @@ func nearMisses(near []matcher.NearMiss) string {
 }
 
 // readBody reads the whole request body, bounded by MaxBody. A declared
-// length over the bound is refused before reading a byte.
+// length over the bound is refused before reading a byte. Memory grows
+// with the bytes that arrive, not with the length a client claims, and a
+// client that pauses longer than BodyTimeout is cut off.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
-	tooLarge := fmt.Errorf("%w: the limit is %d bytes (--max-body)", errBodyTooLarge, s.opts.MaxBody)
 	if r.ContentLength > s.opts.MaxBody {
-		return nil, tooLarge
+		return nil, fmt.Errorf("%w: %d bytes declared, the limit is %d (--max-body)", errBodyTooLarge, r.ContentLength, s.opts.MaxBody)
 	}
-	body := http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
-	var data []byte
-	var err error
+	rc := http.NewResponseController(w)
+	body := &deadlineReader{r: http.MaxBytesReader(w, r.Body, s.opts.MaxBody), rc: rc, timeout: s.opts.BodyTimeout}
+	var buf bytes.Buffer
 	if r.ContentLength > 0 {
-		data = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(body, data)
-	} else {
-		data, err = io.ReadAll(body)
+		buf.Grow(int(min(r.ContentLength, 4<<10)))
 	}
+	_, err := buf.ReadFrom(body)
+	// Clear the deadline: a delay is about to wait, and net/http's
+	// background read must not mistake the deadline for a gone client.
+	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooLarge
+		var ne net.Error
+		switch {
+		case errors.As(err, &mbe):
+			return nil, fmt.Errorf("%w: the limit is %d bytes (--max-body)", errBodyTooLarge, s.opts.MaxBody)
+		case errors.As(err, &ne) && ne.Timeout():
+			return nil, fmt.Errorf("%w: no body data for %s (--body-timeout)", errBodyTimeout, s.opts.BodyTimeout)
 		}
 		return nil, fmt.Errorf("%w: %v", errBodyUnreadable, err)
 	}
-	return data, nil
+	return buf.Bytes(), nil
+}
+
+// bodyProblem answers a request whose body could not be read. The
+// connection is closed after the answer: what is left of the body is
+// unknown, and net/http would otherwise wait to drain it first.
+func (s *Server) bodyProblem(w http.ResponseWriter, r *http.Request, err error, start time.Time) {
+	w.Header().Set("Connection", "close")
+	writeProblem(w, newProblem(statusOf(err), err.Error()))
+	// Once the handler returns, net/http drains up to 256 KiB of unread
+	// body even after Connection: close, so a client that declared a body
+	// and sends none would never see the connection end. An expired read
+	// deadline ends that drain at once; the answer is already flushed.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	s.logRequest(r, "", statusOf(err), 0, start, slog.String("error", err.Error()))
+}
+
+// deadlineReader keeps a read deadline BodyTimeout ahead while data flows,
+// renewing it at most every half timeout, so a large upload on a slow link
+// is fine and a stalled one is not.
+type deadlineReader struct {
+	r       io.Reader
+	rc      *http.ResponseController
+	timeout time.Duration
+	renewed time.Time
+}
+
+func (d *deadlineReader) Read(p []byte) (int, error) {
+	if now := time.Now(); now.Sub(d.renewed) > d.timeout/2 {
+		_ = d.rc.SetReadDeadline(now.Add(d.timeout)) // unsupported by recorders in tests; harmless
+		d.renewed = now
+	}
+	return d.r.Read(p)
 }
 
 // logRequest writes the one log line each request gets. Status 0 means no
