@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -270,6 +271,10 @@ func (d *decoder) boolean(n *yaml.Node, field string) (bool, bool) {
 	return false, false
 }
 
+// durationShape is a well-formed duration; one that still fails to parse
+// is too large for time.Duration.
+var durationShape = regexp.MustCompile(`^([0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h))+$`)
+
 // maxDelay bounds delays: anything longer is a typo, and it keeps
 // arithmetic on durations far from overflow.
 const maxDelay = 24 * time.Hour
@@ -288,6 +293,10 @@ func (d *decoder) duration(n *yaml.Node, field string) (time.Duration, bool) {
 		}
 		if n.Value == "0" {
 			return 0, true
+		}
+		if durationShape.MatchString(n.Value) {
+			d.fail(n, field, "bad duration %q: more than %s", n.Value, maxDelay) // overflows time.Duration
+			return 0, false
 		}
 		d.fail(n, field, "bad duration %q: want a Go duration like 250ms, 1.5s or 2m", n.Value)
 		return 0, false

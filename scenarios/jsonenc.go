@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"regexp"
 	"strconv"
 
 	"gopkg.in/yaml.v3"
@@ -101,10 +102,18 @@ func (d *decoder) encodeScalar(buf *bytes.Buffer, n *yaml.Node, field string) bo
 			buf.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
 		}
 	default:
+		// A plain (unquoted) number too large for yaml.v3's int and float
+		// resolves as a string; it was written as a number, so keep it one.
+		if n.Style == 0 && jsonNumber.MatchString(n.Value) {
+			buf.WriteString(n.Value)
+			return true
+		}
 		writeJSONString(buf, n.Value)
 	}
 	return true
 }
+
+var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
 
 func writeJSONString(buf *bytes.Buffer, s string) {
 	b, _ := json.Marshal(s) // a string always marshals

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -73,6 +74,7 @@ func Files(paths ...string) (files, dirs []string, err error) {
 type loader struct {
 	set         *Set
 	errs        []*Error
+	names       []nameAt // every route name written, in load order
 	hash        hash.Hash
 	fallbackPos Pos
 }
@@ -164,7 +166,7 @@ func (l *loader) loadFile(path, root string, walked bool) {
 		return
 	}
 	if info.Size() > MaxFileSize {
-		l.failf(Pos{File: path}, "the file is %s; a scenario file may be at most %s", size(info.Size()), size(MaxFileSize))
+		l.failf(Pos{File: path}, "the file is %d bytes (%s); a scenario file may be at most %s", info.Size(), size(info.Size()), size(MaxFileSize))
 		return
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
@@ -189,7 +191,7 @@ func (l *loader) parse(path string, data []byte, dir, root string) {
 		l.failf(Pos{File: path, Line: line, Col: col}, "%s", msg)
 		return
 	}
-	d := &fileDecoder{decoder: decoder{file: path, budget: nodeBudget, lines: bytes.SplitAfter(data, []byte("\n"))}}
+	d := &fileDecoder{decoder: decoder{file: path, budget: nodeBudget, lines: splitLines(data)}}
 	d.readBody = func(rel string) ([]byte, string, error) {
 		data, msg, err := l.readBody(dir, root, rel)
 		d.bodies.Write(data)
@@ -197,6 +199,7 @@ func (l *loader) parse(path string, data []byte, dir, root string) {
 	}
 	p := d.decodeFile(doc, path)
 	l.errs = append(l.errs, d.errs...)
+	l.names = append(l.names, d.names...)
 	l.set.Files = append(l.set.Files, p.file)
 	if p.fallback != nil {
 		if l.set.Fallback != nil {
@@ -268,16 +271,19 @@ func within(root, path string) bool {
 // finish runs the checks that span files, names unnamed routes and returns
 // the set or every problem.
 func (l *loader) finish() (*Set, error) {
+	firstAt := map[string]Pos{}
+	for _, n := range l.names {
+		if first, dup := firstAt[n.name]; dup {
+			l.failf(n.pos, "route %q: duplicate route name (first at %s)", n.name, first)
+			continue
+		}
+		firstAt[n.name] = n.pos
+	}
 	names := map[string]*Route{}
 	for _, r := range l.set.Routes() {
-		if !r.Named {
-			continue
+		if r.Named {
+			names[r.Name] = r
 		}
-		if first, dup := names[r.Name]; dup {
-			l.failf(r.Pos, "route %q: duplicate route name (first at %s)", r.Name, first.Pos)
-			continue
-		}
-		names[r.Name] = r
 	}
 	for _, r := range l.set.Routes() {
 		if r.Named {
@@ -385,24 +391,93 @@ func locateSyntaxError(data []byte, err error) (line, col int, msg string) {
 	msg = strings.TrimPrefix(err.Error(), "yaml: ")
 	m := yamlLine.FindStringSubmatch(err.Error())
 	if m == nil {
-		return 1, 1, msg
+		line, col = locateUnplaced(data, msg)
+		return line, col, msg
 	}
 	line, _ = strconv.Atoi(m[1])
 	msg = m[2]
-	lines := bytes.SplitAfter(data, []byte("\n"))
+	lines := splitLines(data)
 	if len(data) <= 1<<20 && line <= len(lines) {
 		if l := shortestFailingPrefix(lines, line, msg); l > 0 {
 			line = l
 		}
 	}
+	if line == len(lines)+1 {
+		return line, 1, msg // the end of the file, just past its last line break
+	}
 	if line < 1 || line > len(lines) {
-		return line, 0, msg
+		return max(line, 1), 1, msg
 	}
 	text := lines[line-1]
 	if i := bytes.IndexByte(text, '\t'); i >= 0 && (strings.Contains(msg, "cannot start any token") || strings.Contains(msg, "tab")) {
-		return line, i + 1, "a tab character; YAML is indented with spaces only"
+		return line, utf8.RuneCount(text[:i]) + 1, "a tab character; YAML is indented with spaces only"
 	}
 	return line, firstNonBlank(text), msg
+}
+
+// splitLines splits data after each line break as YAML (and yaml.v3's
+// line count) knows them: CRLF, CR, LF, NEL, LS and PS.
+func splitLines(data []byte) [][]byte {
+	var lines [][]byte
+	start := 0
+	for i := 0; i < len(data); {
+		n := 0
+		switch {
+		case data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n':
+			n = 2
+		case data[i] == '\r' || data[i] == '\n':
+			n = 1
+		case bytes.HasPrefix(data[i:], []byte("\u0085")):
+			n = 2
+		case bytes.HasPrefix(data[i:], []byte("\u2028")), bytes.HasPrefix(data[i:], []byte("\u2029")):
+			n = 3
+		}
+		if n == 0 {
+			i++
+			continue
+		}
+		lines = append(lines, data[start:i+n])
+		i += n
+		start = i
+	}
+	if start < len(data) || len(lines) == 0 {
+		lines = append(lines, data[start:])
+	}
+	return lines
+}
+
+var unknownAnchor = regexp.MustCompile(`unknown anchor '([^']*)' referenced`)
+
+// locateUnplaced finds the line and column of an error yaml.v3 reports
+// without a line: a byte that is not valid UTF-8 or is a control
+// character, or an alias of an anchor that was never defined.
+func locateUnplaced(data []byte, msg string) (line, col int) {
+	off := -1
+	switch {
+	case strings.Contains(msg, "UTF-8") || strings.Contains(msg, "control characters"):
+		for i := 0; i < len(data); {
+			r, size := utf8.DecodeRune(data[i:])
+			if (r == utf8.RuneError && size == 1) || (r < ' ' && r != '\t' && r != '\n' && r != '\r') || r == 0x7f {
+				off = i
+				break
+			}
+			i += size
+		}
+	case unknownAnchor.MatchString(msg):
+		off = bytes.Index(data, []byte("*"+unknownAnchor.FindStringSubmatch(msg)[1]))
+	}
+	if off < 0 {
+		return 1, 1
+	}
+	line = 1
+	for _, l := range splitLines(data) {
+		if off < len(l) {
+			return line, utf8.RuneCount(l[:off]) + 1
+		}
+		off -= len(l)
+		line++
+	}
+	return 1, 1
 }
 
 // shortestFailingPrefix finds, by bisection, the smallest n >= from such

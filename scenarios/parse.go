@@ -45,6 +45,14 @@ type fileDecoder struct {
 	// bodies collects the body files read for the route being decoded,
 	// for its identity.
 	bodies bytes.Buffer
+	// names are the route names written, also of routes with errors, so
+	// that a duplicate name is reported even when its twin is broken.
+	names []nameAt
+}
+
+type nameAt struct {
+	name string
+	pos  Pos
 }
 
 type defaults struct {
@@ -149,6 +157,7 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 				d.fail(p.val, "name", "must not be empty")
 			} else {
 				r.Name, r.Named = name, true
+				d.names = append(d.names, nameAt{name, r.Pos})
 			}
 		}
 	}
@@ -590,7 +599,7 @@ func (d *fileDecoder) responseHeaders(n *yaml.Node, field string, tmpl bool) []H
 		}
 		h := Header{Name: name, Value: v}
 		if tmpl && strings.Contains(v, "{{") {
-			t, err := parseTemplate(f, v)
+			t, err := parseTemplate(v)
 			if err != nil {
 				d.templateError(d.resolve(p.val), f, err)
 				continue
@@ -631,7 +640,7 @@ func (d *fileDecoder) body(n *yaml.Node, field string, r *Response) string {
 // textBody keeps text as the body (or its template) and guesses its type.
 func (d *fileDecoder) textBody(n *yaml.Node, field string, text []byte, r *Response) string {
 	if r.Template && bytes.Contains(text, []byte("{{")) {
-		t, err := parseTemplate(field, string(text))
+		t, err := parseTemplate(string(text))
 		if err != nil {
 			d.templateError(n, field, err)
 			return ""

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // PathTemplate is a compiled gorilla/mux path template. The regexp is built
@@ -37,6 +38,9 @@ func CompilePath(tpl string) (t *PathTemplate, offset int, err error) {
 func compilePath(tpl string) (*PathTemplate, *pathError) {
 	if !strings.HasPrefix(tpl, "/") {
 		return nil, &pathError{0, "must start with /"}
+	}
+	if i := invalidUTF8(tpl); i >= 0 {
+		return nil, &pathError{i, "is not valid UTF-8"} // mux cannot compile it
 	}
 	// braceIndices, as in mux: pairs of [start, end) of each top-level {…}.
 	var idxs []int
@@ -81,7 +85,9 @@ func compilePath(tpl string) (*PathTemplate, *pathError) {
 			return nil, &pathError{idxs[i], fmt.Sprintf("variable %q appears twice", name)}
 		}
 		seen[name] = true
-		re, err := regexp.Compile("^" + patt + "$")
+		// The pattern must stand alone: "?:x" or an unterminated \Q would
+		// compile on their own but change the pattern around them.
+		re, err := regexp.Compile("^(?:" + patt + ")$")
 		if err != nil {
 			return nil, &pathError{idxs[i] + len(name) + 2, fmt.Sprintf("variable %q: bad regex: %s", name, regexpMessage(err))}
 		}
@@ -98,6 +104,11 @@ func compilePath(tpl string) (*PathTemplate, *pathError) {
 	re, err := regexp.Compile(pattern.String())
 	if err != nil {
 		return nil, &pathError{0, "bad regex: " + regexpMessage(err)}
+	}
+	if re.NumSubexp() != len(t.Vars) {
+		// What mux panics on; the per-variable checks should make it
+		// unreachable, and this keeps the matcher safe if they do not.
+		return nil, &pathError{0, "the variable patterns change the groups around them"}
 	}
 	t.Regexp = re
 	return t, nil
@@ -142,4 +153,16 @@ func regexpMessage(err error) string {
 	s := err.Error()
 	s = strings.TrimPrefix(s, "error parsing regexp: ")
 	return s
+}
+
+// invalidUTF8 returns the offset of the first invalid UTF-8 byte, or -1.
+func invalidUTF8(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return i
+			}
+		}
+	}
+	return -1
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+	"text/template/parse"
 
 	"gopkg.in/yaml.v3"
 )
@@ -43,6 +44,14 @@ var TemplateFuncs = template.FuncMap{
 		}
 		return v
 	},
+	// orEmpty renders a missing (nil) value as nothing; every printing
+	// action ends in it (see renderMissingEmpty).
+	"orEmpty": func(v any) any {
+		if v == nil {
+			return ""
+		}
+		return v
+	},
 	"upper": strings.ToUpper,
 	"lower": strings.ToLower,
 	"trim":  strings.TrimSpace,
@@ -59,31 +68,78 @@ var TemplateFuncs = template.FuncMap{
 	},
 }
 
-// parseTemplate compiles text as a response template. Missing map keys
-// render as empty rather than "<no value>", which is what a mock answering
-// a partial request body wants.
-func parseTemplate(name, text string) (*template.Template, error) {
-	return template.New(name).Funcs(TemplateFuncs).Option("missingkey=zero").Parse(text)
+// parseTemplate compiles text as a response template. The template's name
+// is fixed, so that its errors parse unambiguously (a YAML key such as
+// "a:0" in the name would read as a line number).
+func parseTemplate(text string) (*template.Template, error) {
+	t, err := template.New("t").Funcs(TemplateFuncs).Option("missingkey=zero").Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	for _, tt := range t.Templates() {
+		if tt.Tree != nil {
+			renderMissingEmpty(tt.Tree.Root)
+		}
+	}
+	return t, nil
 }
 
-var templateErrLine = regexp.MustCompile(`^template: [^:]*:(\d+):(?:\d+:)? ?(.*)$`)
+// orEmptyCmd is the pipeline step "| orEmpty", taken from a parsed
+// template so that it carries a tree for error messages.
+var orEmptyCmd = func() *parse.CommandNode {
+	t := template.Must(template.New("").Funcs(TemplateFuncs).Parse("{{ . | orEmpty }}"))
+	return t.Tree.Root.Nodes[0].(*parse.ActionNode).Pipe.Cmds[1]
+}()
 
-// templateError maps a text/template parse error to a position in the file:
-// the node's line plus the template's own line.
+// renderMissingEmpty makes every printing action end in orEmpty, so that a
+// missing value renders as nothing. text/template prints "<no value>" for a
+// missing key of a map[string]any — the type of every JSON object — and
+// missingkey=zero does not change that, because the zero value of an
+// interface is nil. Actions that declare or assign variables print nothing
+// and are left alone.
+func renderMissingEmpty(n parse.Node) {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n != nil {
+			for _, c := range n.Nodes {
+				renderMissingEmpty(c)
+			}
+		}
+	case *parse.ActionNode:
+		if len(n.Pipe.Decl) == 0 {
+			n.Pipe.Cmds = append(n.Pipe.Cmds, orEmptyCmd)
+		}
+	case *parse.IfNode:
+		renderMissingEmpty(n.List)
+		renderMissingEmpty(n.ElseList)
+	case *parse.RangeNode:
+		renderMissingEmpty(n.List)
+		renderMissingEmpty(n.ElseList)
+	case *parse.WithNode:
+		renderMissingEmpty(n.List)
+		renderMissingEmpty(n.ElseList)
+	}
+}
+
+var templateErrLine = regexp.MustCompile(`^template: t:(\d+):(?:\d+:)? ?(.*)$`)
+
+// templateError reports a text/template parse error. In a literal block
+// scalar (|) the template's lines are the file's, so the error gets the
+// file line; in any other scalar, escapes and folding break that
+// correspondence, so it gets the scalar's position and names the
+// template's own line.
 func (d *decoder) templateError(n *yaml.Node, field string, err error) {
 	msg := err.Error()
-	line := n.Line
+	line, col := n.Line, n.Column
 	if m := templateErrLine.FindStringSubmatch(msg); m != nil {
 		tl, _ := strconv.Atoi(m[1])
-		if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
-			tl++ // a block scalar's text starts on the line after | or >
-		}
-		line += tl - 1
 		msg = m[2]
-	}
-	col := n.Column
-	if line != n.Line {
-		col = d.lineStart(line)
+		switch {
+		case n.Style&yaml.LiteralStyle != 0 && line+tl <= len(d.lines):
+			line, col = line+tl, d.lineStart(line+tl)
+		case tl > 1:
+			msg = fmt.Sprintf("line %d of the template: %s", tl, msg)
+		}
 	}
 	d.errs = append(d.errs, &Error{Pos: Pos{File: d.file, Line: line, Col: col}, Msg: d.prefix + field + ": bad template: " + msg})
 }
@@ -192,7 +248,7 @@ func (d *decoder) jsonTemplateNode(n *yaml.Node, field string, depth int) (jsonN
 		return out, true
 	case yaml.ScalarNode:
 		if n.ShortTag() == "!!str" && strings.Contains(n.Value, "{{") {
-			t, err := parseTemplate(field, n.Value)
+			t, err := parseTemplate(n.Value)
 			if err != nil {
 				d.templateError(n, field, err)
 				return jsonNode{}, false

@@ -64,11 +64,18 @@ type templateRequest struct {
 	Query   url.Values
 	Headers http.Header
 	Body    string
-	JSON    any // the body parsed as JSON, or nil
+	// JSON is the body parsed as JSON when it is an object, otherwise an
+	// empty object, so that .Request.JSON.field renders empty rather than
+	// failing for a body that is missing or not an object.
+	JSON map[string]any
 }
 
 func newTemplateData(in *matcher.Request, m matcher.Match, call int64, now time.Time) *templateData {
-	doc, _ := in.JSON()
+	parsed, _ := in.JSON()
+	doc, ok := parsed.(map[string]any)
+	if !ok {
+		doc = map[string]any{}
+	}
 	route := ""
 	if m.Route != nil {
 		route = m.Route.Name
