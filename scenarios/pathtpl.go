@@ -87,9 +87,11 @@ func compilePath(tpl string) (*PathTemplate, *pathError) {
 		seen[name] = true
 		// The pattern must stand alone: "?:x" or an unterminated \Q would
 		// compile on their own but change the pattern around them.
-		re, err := regexp.Compile("^(?:" + patt + ")$")
+		wrapped := "^(?:" + patt + ")$"
+		re, err := regexp.Compile(wrapped)
 		if err != nil {
-			return nil, &pathError{idxs[i] + len(name) + 2, fmt.Sprintf("variable %q: bad regex: %s", name, regexpMessage(err))}
+			msg := strings.Replace(regexpMessage(err), "`"+wrapped+"`", "`"+patt+"`", 1) // show what the user wrote
+			return nil, &pathError{idxs[i] + len(name) + 2, fmt.Sprintf("variable %q: bad regex: %s", name, msg)}
 		}
 		if re.NumSubexp() > 0 {
 			// mux panics on these; say how to write it instead.
