@@ -74,7 +74,7 @@ type serveOptions struct {
 	logLevel          string
 	shutdownTimeout   time.Duration
 	readHeaderTimeout time.Duration
-	bodyTimeout       time.Duration
+	readTimeout       time.Duration
 	maxHeaderBytes    byteSize
 	maxSequenceKeys   int
 	cpuProfile        string
@@ -110,7 +110,7 @@ separated by colons when none are given.`,
 	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info (a line per request), warn or error")
 	f.DurationVar(&opts.shutdownTimeout, "shutdown-timeout", 5*time.Second, "how long requests in flight may finish after SIGINT/SIGTERM")
 	f.DurationVar(&opts.readHeaderTimeout, "read-header-timeout", 10*time.Second, "how long a client may take to send request headers")
-	f.DurationVar(&opts.bodyTimeout, "body-timeout", 10*time.Second, "how long a client may pause while sending a request body (then 408)")
+	f.DurationVar(&opts.readTimeout, "read-timeout", 30*time.Second, "how long a client may take to send a whole request, body included (then 408)")
 	f.Var(&opts.maxHeaderBytes, "max-header-bytes", "largest request header block accepted; larger ones get 431")
 	f.IntVar(&opts.maxSequenceKeys, "max-sequence-keys", 100_000, "distinct keys a per-key sequence remembers per route before forgetting the oldest")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
@@ -123,12 +123,9 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
 	}
-	ho := &slog.HandlerOptions{Level: lv}
 	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, ho)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, ho)), nil
+	case "text", "json":
+		return slog.New(server.NewLogHandler(w, format == "json", lv)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
@@ -137,7 +134,6 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 // ends and both have stopped.
 func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	logs := server.NewLogWriter(stderr)
-	defer logs.Flush()
 	log, err := newLogger(logs, opts.logFormat, opts.logLevel)
 	if err != nil {
 		return err
@@ -166,11 +162,10 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	srv, err := server.New(server.Options{
 		Load: load, Source: source, Logger: log,
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
-		ReadHeaderTimeout: opts.readHeaderTimeout, BodyTimeout: opts.bodyTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
+		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
 		MaxSequenceKeys: opts.maxSequenceKeys,
 	})
 	if err != nil {
-		logs.Flush()
 		printProblems(stderr, err)
 		return errReported
 	}

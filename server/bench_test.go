@@ -2,11 +2,13 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/scenariomock/scenariomock/scenarios"
 )
@@ -77,6 +79,38 @@ func BenchmarkServeHTTP(b *testing.B) {
 			if w.status != c.want {
 				b.Fatalf("status %d, want %d", w.status, c.want)
 			}
+		})
+	}
+}
+
+// BenchmarkRequestLog measures the request log line alone, from all
+// cores at once as a loaded server writes it, through the LogWriter.
+func BenchmarkRequestLog(b *testing.B) {
+	for _, format := range []string{"slog-text", "slog-json", "text", "json"} {
+		b.Run(format, func(b *testing.B) {
+			lw := NewLogWriter(io.Discard)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { lw.Run(ctx, 100*time.Millisecond); close(done) }()
+			defer func() { cancel(); <-done }()
+			var h slog.Handler
+			switch format {
+			case "slog-text":
+				h = slog.NewTextHandler(lw, nil)
+			case "slog-json":
+				h = slog.NewJSONHandler(lw, nil)
+			default:
+				h = NewLogHandler(lw, format == "json", nil)
+			}
+			s := &Server{log: slog.New(h), opts: Options{Clock: realClock{}}}
+			r := httptest.NewRequest("GET", "/payments/pay_demo_0001", nil)
+			start := time.Now()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					s.logRequest(r, "payment found", 200, 0, start)
+				}
+			})
 		})
 	}
 }

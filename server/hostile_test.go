@@ -706,7 +706,7 @@ func TestHostileMemoryPartialHeaders(t *testing.T) {
 func TestHostileStalledBody(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
-	addr := startRaw(t, Options{ReadHeaderTimeout: timeout, BodyTimeout: timeout})
+	addr := startRaw(t, Options{ReadHeaderTimeout: timeout, ReadTimeout: timeout})
 	cases := []struct{ name, raw string }{
 		{"Content-Length", "POST /payments HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab"},
 		{"chunked", "POST /payments HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\na\r\nab"},

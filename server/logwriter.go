@@ -1,52 +1,112 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"sync"
 	"time"
 )
 
-// LogWriter buffers log output and writes it out every interval, so that
-// a log line per request costs no system call per request. It is safe for
-// concurrent use; Run owns the flushing and flushes a last time when its
-// context ends.
+// LogWriter buffers log output so that the log line every request writes
+// costs no system call on the request's path: Write only appends to a
+// buffer; Run, in its own goroutine, writes full buffers out at once and
+// the current one every interval. It is safe for concurrent use.
+//
+// slog's handlers hold their own lock while they call Write, so a Write
+// that made a system call would stall every request goroutine behind it;
+// that is what this type exists to avoid.
 type LogWriter struct {
-	mu sync.Mutex // guards w
-	w  *bufio.Writer
+	w        io.Writer
+	mu       sync.Mutex // guards buf, pending, inFlight and running
+	room     sync.Cond  // signalled each time Run has written a buffer out
+	buf      []byte
+	pending  [][]byte // full buffers, oldest first, for Run to write
+	inFlight int      // buffers Run has taken and not yet written
+	running  bool
+	wake     chan struct{} // tells Run that a buffer is pending
 }
+
+// logBuffer is the size at which a buffer is handed to Run; logPending
+// bounds the buffers waiting, so a stuck destination slows logging down
+// rather than growing memory without bound.
+const (
+	logBuffer  = 64 << 10
+	logPending = 8
+)
 
 // NewLogWriter returns a LogWriter writing to w.
 func NewLogWriter(w io.Writer) *LogWriter {
-	return &LogWriter{w: bufio.NewWriterSize(w, 64<<10)}
+	l := &LogWriter{w: w, wake: make(chan struct{}, 1)}
+	l.room.L = &l.mu
+	return l
 }
 
-// Write buffers p; a full buffer is written at once.
+// Write appends p. While Run is not running it writes through, so that
+// nothing logged before Run starts or after it ends is held back.
 func (l *LogWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	if !l.running {
+		return l.w.Write(p)
+	}
+	l.buf = append(l.buf, p...)
+	if len(l.buf) < logBuffer {
+		return len(p), nil
+	}
+	l.pending = append(l.pending, l.buf)
+	l.buf = make([]byte, 0, logBuffer+logBuffer/4)
+	select {
+	case l.wake <- struct{}{}:
+	default: // Run is already woken
+	}
+	for l.running && len(l.pending)+l.inFlight > logPending {
+		l.room.Wait() // backpressure: Run is behind
+	}
+	return len(p), nil
 }
 
-// Flush writes out what is buffered.
-func (l *LogWriter) Flush() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Flush()
-}
-
-// Run flushes every interval until ctx ends, then flushes once more.
+// Run writes log output until ctx ends, then writes what is left and
+// returns; later writes go straight through. While it runs it is the only
+// goroutine that writes, so lines keep their order.
 func (l *LogWriter) Run(ctx context.Context, interval time.Duration) {
+	l.mu.Lock()
+	l.running = true
+	l.mu.Unlock()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
+		withCurrent := false
 		select {
+		case <-l.wake:
 		case <-t.C:
-			_ = l.Flush()
+			withCurrent = true
 		case <-ctx.Done():
-			_ = l.Flush()
+			// The last buffers are written under the lock, so that no line
+			// written through afterwards can overtake them.
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			for _, b := range append(l.pending, l.buf) {
+				_, _ = l.w.Write(b)
+			}
+			l.pending, l.buf, l.running = nil, nil, false
+			l.room.Broadcast() // writers waiting for room now write through
 			return
+		}
+		l.mu.Lock()
+		out := l.pending
+		l.pending = nil
+		if withCurrent && len(l.buf) > 0 {
+			out = append(out, l.buf)
+			l.buf = nil
+		}
+		l.inFlight = len(out)
+		l.mu.Unlock()
+		for _, b := range out {
+			_, _ = l.w.Write(b)
+			l.mu.Lock()
+			l.inFlight--
+			l.room.Broadcast()
+			l.mu.Unlock()
 		}
 	}
 }

@@ -345,3 +345,22 @@ routes:
 		t.Errorf("%v %q", r.header, r.body)
 	}
 }
+
+// TestReadTimeoutDoesNotCutDelays relies on net/http clearing the read
+// deadline once a request's body has been read: a delay may outlast the
+// read timeout, with a body and without one.
+func TestReadTimeoutDoesNotCutDelays(t *testing.T) {
+	t.Parallel()
+	url, stop := serveReal(t, Options{ReadTimeout: 200 * time.Millisecond}, `
+routes:
+  - { method: POST, path: /slow, respond: { status: 201, delay: 600ms } }
+  - { method: GET, path: /slow, respond: { status: 200, delay: 600ms } }
+`)
+	defer stop()
+	for _, c := range []struct{ method, body string }{{"POST", `{"amount":1}`}, {"GET", ""}} {
+		r, err := doCtx(context.Background(), c.method, url+"/slow", c.body)
+		if err != nil || (r.status != 201 && r.status != 200) {
+			t.Errorf("%s with a 600ms delay and a 200ms read timeout: %v %d", c.method, err, r.status)
+		}
+	}
+}

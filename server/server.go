@@ -35,11 +35,11 @@ type Options struct {
 	// ReadHeaderTimeout bounds how long a client may take to send its
 	// headers (default 10s), which ends slowloris connections.
 	ReadHeaderTimeout time.Duration
-	// BodyTimeout bounds how long a client may pause while sending a
-	// request body (default 10s); a stalled body gets 408. It is not
-	// http.Server's ReadTimeout, which would also cut requests whose
-	// delay outlasts it.
-	BodyTimeout time.Duration
+	// ReadTimeout bounds how long a client may take to send a whole
+	// request, body included (default 30s); a body still incomplete then
+	// gets 408. It does not limit delays: net/http clears the deadline once
+	// the body has been read.
+	ReadTimeout time.Duration
 	// IdleTimeout closes keep-alive connections idle this long (default 2m).
 	IdleTimeout time.Duration
 	// MaxHeaderBytes bounds request headers (default 64 KiB, against
@@ -68,8 +68,8 @@ func (o *Options) setDefaults() {
 	if o.ReadHeaderTimeout <= 0 {
 		o.ReadHeaderTimeout = 10 * time.Second
 	}
-	if o.BodyTimeout <= 0 {
-		o.BodyTimeout = 10 * time.Second
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = 30 * time.Second
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 2 * time.Minute
@@ -231,6 +231,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		ReadTimeout:       s.opts.ReadTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    s.opts.MaxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return base },
@@ -265,8 +266,8 @@ var errShutdown = errors.New("shutdown")
 // the scenarios.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p := r.URL.Path; strings.HasPrefix(p, adminPrefix) && (len(p) == len(adminPrefix) || p[len(adminPrefix)] == '/') {
-		// The admin API reads no bodies, but one must still be read within
-		// the body timeout, or net/http would wait to drain it unbounded.
+		// The admin API reads no bodies, but one must still be read (and
+		// bounded), or net/http would wait to drain it after answering.
 		if _, err := s.readBody(w, r); err != nil {
 			s.bodyProblem(w, r, err, s.opts.Clock.Now())
 			return
@@ -398,9 +399,9 @@ func nearMisses(near []matcher.NearMiss) string {
 }
 
 // readBody reads the whole request body, bounded by MaxBody. A declared
-// length over the bound is refused before reading a byte. Memory grows
-// with the bytes that arrive, not with the length a client claims, and a
-// client that pauses longer than BodyTimeout is cut off.
+// length over the bound is refused before reading a byte, and memory grows
+// with the bytes that arrive, not with the length a client claims. A
+// client that stalls is cut off by the server's ReadTimeout.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
@@ -408,24 +409,18 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	if r.ContentLength > s.opts.MaxBody {
 		return nil, fmt.Errorf("%w: %d bytes declared, the limit is %d (--max-body)", errBodyTooLarge, r.ContentLength, s.opts.MaxBody)
 	}
-	rc := http.NewResponseController(w)
-	body := &deadlineReader{r: http.MaxBytesReader(w, r.Body, s.opts.MaxBody), rc: rc, timeout: s.opts.BodyTimeout}
 	var buf bytes.Buffer
 	if r.ContentLength > 0 {
 		buf.Grow(int(min(r.ContentLength, 4<<10)))
 	}
-	_, err := buf.ReadFrom(body)
-	// Clear the deadline: a delay is about to wait, and net/http's
-	// background read must not mistake the deadline for a gone client.
-	_ = rc.SetReadDeadline(time.Time{})
-	if err != nil {
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.opts.MaxBody)); err != nil {
 		var mbe *http.MaxBytesError
 		var ne net.Error
 		switch {
 		case errors.As(err, &mbe):
 			return nil, fmt.Errorf("%w: the limit is %d bytes (--max-body)", errBodyTooLarge, s.opts.MaxBody)
 		case errors.As(err, &ne) && ne.Timeout():
-			return nil, fmt.Errorf("%w: no body data for %s (--body-timeout)", errBodyTimeout, s.opts.BodyTimeout)
+			return nil, fmt.Errorf("%w: the request was not complete within %s (--read-timeout)", errBodyTimeout, s.opts.ReadTimeout)
 		}
 		return nil, fmt.Errorf("%w: %v", errBodyUnreadable, err)
 	}
@@ -444,24 +439,6 @@ func (s *Server) bodyProblem(w http.ResponseWriter, r *http.Request, err error, 
 	// deadline ends that drain at once; the answer is already flushed.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	s.logRequest(r, "", statusOf(err), 0, start, slog.String("error", err.Error()))
-}
-
-// deadlineReader keeps a read deadline BodyTimeout ahead while data flows,
-// renewing it at most every half timeout, so a large upload on a slow link
-// is fine and a stalled one is not.
-type deadlineReader struct {
-	r       io.Reader
-	rc      *http.ResponseController
-	timeout time.Duration
-	renewed time.Time
-}
-
-func (d *deadlineReader) Read(p []byte) (int, error) {
-	if now := time.Now(); now.Sub(d.renewed) > d.timeout/2 {
-		_ = d.rc.SetReadDeadline(now.Add(d.timeout)) // unsupported by recorders in tests; harmless
-		d.renewed = now
-	}
-	return d.r.Read(p)
 }
 
 // logRequest writes the one log line each request gets. Status 0 means no

@@ -1,0 +1,133 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// slowWriter records writes and can be made to stall.
+type slowWriter struct {
+	mu     sync.Mutex
+	b      bytes.Buffer
+	writes int
+	stall  chan struct{} // while open and not nil, writes wait
+}
+
+func (s *slowWriter) Write(p []byte) (int, error) {
+	if s.stall != nil {
+		<-s.stall
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writes++
+	return s.b.Write(p)
+}
+
+func (s *slowWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestLogWriterKeepsEveryLineInOrder writes from many goroutines while Run
+// writes out, and checks that each goroutine's lines all arrive, in order,
+// whole, in few writes.
+func TestLogWriterKeepsEveryLineInOrder(t *testing.T) {
+	t.Parallel()
+	dst := &slowWriter{}
+	l := NewLogWriter(dst)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { l.Run(ctx, 5*time.Millisecond); close(done) }()
+	for !func() bool { l.mu.Lock(); defer l.mu.Unlock(); return l.running }() {
+		time.Sleep(time.Millisecond)
+	}
+	const writers, lines = 8, 5000
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Go(func() {
+			for i := 0; i < lines; i++ {
+				fmt.Fprintf(l, "w%d line %06d %s\n", w, i, strings.Repeat("x", 40))
+			}
+		})
+	}
+	wg.Wait()
+	cancel()
+	<-done
+	fmt.Fprintf(l, "after run\n") // written through once Run has ended
+	next := make([]int, writers)
+	out := dst.String()
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var w, i int
+		if line == "after run" {
+			continue
+		}
+		if _, err := fmt.Sscanf(line, "w%d line %d", &w, &i); err != nil || len(line) != len("w0 line 000000 ")+40 {
+			t.Fatalf("torn line %q", line)
+		}
+		if i != next[w] {
+			t.Fatalf("writer %d: line %d after %d", w, i, next[w]-1)
+		}
+		next[w]++
+	}
+	for w, n := range next {
+		if n != lines {
+			t.Errorf("writer %d: %d of %d lines arrived", w, n, lines)
+		}
+	}
+	if !strings.HasSuffix(out, "after run\n") {
+		t.Error("a line written after Run ended was not written through")
+	}
+	if dst.writes > writers*lines/50 {
+		t.Errorf("%d writes for %d lines: not buffered", dst.writes, writers*lines)
+	}
+}
+
+// TestLogWriterBackpressure checks that a destination that stops taking
+// writes holds writers back after logPending buffers instead of growing
+// without bound, and that they go on once it resumes.
+func TestLogWriterBackpressure(t *testing.T) {
+	t.Parallel()
+	dst := &slowWriter{stall: make(chan struct{})}
+	l := NewLogWriter(dst)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { l.Run(ctx, time.Hour); close(done) }()
+	for !func() bool { l.mu.Lock(); defer l.mu.Unlock(); return l.running }() {
+		time.Sleep(time.Millisecond)
+	}
+	line := []byte(strings.Repeat("y", 1023) + "\n")
+	wrote := make(chan int, 1)
+	go func() {
+		n := 0
+		for i := 0; i < (logPending+4)*logBuffer/len(line); i++ {
+			_, _ = l.Write(line)
+			n++
+		}
+		wrote <- n
+	}()
+	select {
+	case <-wrote:
+		t.Fatal("a stalled destination did not hold the writer back")
+	case <-time.After(300 * time.Millisecond):
+	}
+	l.mu.Lock()
+	held := (len(l.pending)+l.inFlight)*logBuffer + len(l.buf)
+	l.mu.Unlock()
+	if held > (logPending+2)*logBuffer {
+		t.Errorf("%d bytes held while stalled, want at most about %d", held, (logPending+2)*logBuffer)
+	}
+	close(dst.stall)
+	select {
+	case <-wrote:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the writer did not resume")
+	}
+	cancel()
+	<-done
+}
