@@ -1,10 +1,13 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -112,5 +115,78 @@ func BenchmarkRequestLog(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// BenchmarkFullStack sends keep-alive requests over loopback to a real
+// net/http server running the scenario handler, and to the same server
+// running a bare handler that writes the same bytes. Allocations are
+// counted for the whole process, the identical client included, so the
+// difference between the two is what scenariomock adds.
+func BenchmarkFullStack(b *testing.B) {
+	s, err := New(Options{Load: func() (*scenarios.Set, error) { return scenarios.Load(demoFile) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := []byte(`{"id":"pay_demo_0001","amount":9800,"currency":"JPY","status":"succeeded"}`)
+	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h["Cache-Control"] = []string{"no-store"}
+		h["Content-Type"] = []string{"application/json"}
+		h["Content-Length"] = []string{"74"}
+		w.WriteHeader(200)
+		_, _ = w.Write(body)
+	})
+	req := []byte("GET /payments/pay_demo_0001 HTTP/1.1\r\nHost: bench\r\n\r\n")
+	for _, c := range []struct {
+		name string
+		h    http.Handler
+	}{{"bare", bare}, {"scenariomock", s}} {
+		b.Run(c.name, func(b *testing.B) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			hs := &http.Server{Handler: c.h, ReadHeaderTimeout: 10 * time.Second}
+			go hs.Serve(ln)
+			defer hs.Close()
+			conn, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			br := bufio.NewReader(conn)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := conn.Write(req); err != nil {
+					b.Fatal(err)
+				}
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkAdvanceKey measures the per-key sequence store at its steady
+// state: full, every call a new key (an Idempotency-Key per request).
+func BenchmarkAdvanceKey(b *testing.B) {
+	s := newRouteState(100_000)
+	keys := make([]string, 1<<20)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("bench-%d", i)
+	}
+	for i := 0; i < 300_000; i++ { // fill past the limit first
+		s.advanceKey(keys[i%len(keys)])
+	}
+	b.ReportAllocs()
+	i := 300_000
+	for b.Loop() {
+		s.advanceKey(keys[i%len(keys)])
+		i++
 	}
 }

@@ -123,7 +123,7 @@ func (h *logHandler) prefixedKey(b []byte, prefix, key string, first *bool) []by
 	switch {
 	case prefix == "":
 		b = h.str(b, key)
-	case needsQuoting(prefix) || needsQuoting(key):
+	case needsQuoting(prefix) != quoteNone || needsQuoting(key) != quoteNone:
 		b = strconv.AppendQuote(b, prefix+key)
 	default:
 		b = append(append(b, prefix...), key...)
@@ -266,10 +266,13 @@ func (h *logHandler) str(b []byte, s string) []byte {
 		b = appendJSONEscaped(b, s)
 		return append(b, '"')
 	}
-	if needsQuoting(s) {
-		return strconv.AppendQuote(b, s)
+	switch needsQuoting(s) {
+	case quoteNone:
+		return append(b, s...)
+	case quotePlain: // strconv.Quote of printable ASCII without " or \ adds only the quotes
+		return append(append(append(b, '"'), s...), '"')
 	}
-	return append(b, s...)
+	return strconv.AppendQuote(b, s)
 }
 
 func (h *logHandler) time(b []byte, t time.Time) []byte {
@@ -287,29 +290,64 @@ func (h *logHandler) time(b []byte, t time.Time) []byte {
 	return append(b[:n+prefixLen], b[n+prefixLen+1:]...)
 }
 
+// The answers of needsQuoting: no quotes; quotes around the text as it is
+// (printable ASCII without quote or backslash); quotes and escapes.
+const (
+	quoteNone = iota
+	quotePlain
+	quoteEscaped
+)
+
+// textByte classifies ASCII bytes for needsQuoting: 0 stands as it is, 1
+// needs quoting but no escape (space, '='), 2 needs quoting and an escape.
+// A backslash and DEL need no quoting, but an escape once quoted.
+var textByte = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		switch {
+		case c < ' ' || c == '"':
+			t[c] = 2
+		case c == ' ' || c == '=':
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
 // needsQuoting is slog's rule for text values: empty, or holding a space,
 // an equals sign, a character JSON would escape (a backslash aside), or
-// anything not printable.
-func needsQuoting(s string) bool {
+// anything not printable. It also tells whether quoting would escape
+// anything, since strconv.Quote of the rest only adds the quotes.
+func needsQuoting(s string) int {
 	if s == "" {
-		return true
+		return quotePlain
 	}
+	quote, escape := false, false
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c != '\\' && (c == ' ' || c == '=' || !jsonSafe(c)) {
-				return true
+			switch textByte[c] {
+			case 2:
+				return quoteEscaped
+			case 1:
+				quote = true
 			}
+			escape = escape || c == '\\' || c == 0x7f
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError || unicode.IsSpace(r) || !unicode.IsPrint(r) {
-			return true
+			return quoteEscaped
 		}
 		i += size
 	}
-	return false
+	switch {
+	case !quote:
+		return quoteNone
+	case escape:
+		return quoteEscaped
+	}
+	return quotePlain
 }
 
 // jsonSafe reports whether an ASCII byte stands unescaped in a JSON string.

@@ -40,6 +40,9 @@ var logCases = []struct {
 		slog.String("backslash", `C:\path`), slog.String("newline", "a\nb"), slog.String("tab", "a\tb"), slog.String("nul", "a\x00b"),
 		slog.String("unicode", "金額 µs"), slog.String("nbsp", "a\u00a0b"), slog.String("bad utf8", "a\xffb"),
 		slog.String("separator", "a\u2028b"), slog.String("key with space", "v"), slog.String("", "empty key"),
+		slog.String("micro", "µs"), slog.String("del", "a\x7fb"), slog.String("del space", "a\x7f b"),
+		slog.String("backslash space", `a\b c`), slog.String("unicode space", "金額 µs"), slog.String("replacement", "a\ufffdb"),
+		slog.String("equals", "="), slog.String("µ-key", "v"),
 	}},
 	{name: "kinds", level: slog.LevelError, msg: "", attrs: []slog.Attr{
 		slog.Int64("neg", -42), slog.Uint64("big", math.MaxUint64), slog.Bool("yes", true),

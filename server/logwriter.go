@@ -17,10 +17,11 @@ import (
 // that is what this type exists to avoid.
 type LogWriter struct {
 	w        io.Writer
-	mu       sync.Mutex // guards buf, pending, inFlight and running
+	mu       sync.Mutex // guards buf, pending, free, inFlight and running
 	room     sync.Cond  // signalled each time Run has written a buffer out
 	buf      []byte
 	pending  [][]byte // full buffers, oldest first, for Run to write
+	free     [][]byte // written buffers, for reuse: steady logging allocates nothing
 	inFlight int      // buffers Run has taken and not yet written
 	running  bool
 	wake     chan struct{} // tells Run that a buffer is pending
@@ -54,7 +55,11 @@ func (l *LogWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	l.pending = append(l.pending, l.buf)
-	l.buf = make([]byte, 0, logBuffer+logBuffer/4)
+	if n := len(l.free); n > 0 {
+		l.buf, l.free = l.free[n-1][:0], l.free[:n-1]
+	} else {
+		l.buf = make([]byte, 0, logBuffer+logBuffer/4)
+	}
 	select {
 	case l.wake <- struct{}{}:
 	default: // Run is already woken
@@ -105,6 +110,9 @@ func (l *LogWriter) Run(ctx context.Context, interval time.Duration) {
 			_, _ = l.w.Write(b)
 			l.mu.Lock()
 			l.inFlight--
+			if cap(b) >= logBuffer && len(l.free) < logPending {
+				l.free = append(l.free, b)
+			}
 			l.room.Broadcast()
 			l.mu.Unlock()
 		}

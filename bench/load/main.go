@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -43,6 +44,7 @@ const demoPath = "examples/payments-idempotency.yaml"
 func main() {
 	baseline := flag.String("serve-baseline", "", "internal: run as the baseline server answering the canned response in this file")
 	baselineAddr := flag.String("baseline-addr", "", "internal: the baseline's address")
+	baselineProfile := flag.String("baseline-profile", "", "internal: write the baseline's CPU profile here")
 	workloads := flag.String("workloads", "get,post,routes,delay,reload", "which workloads to run, comma-separated")
 	conns := flag.Int("conns", 32, "connections of the closed-loop load")
 	duration := flag.Duration("duration", 5*time.Second, "length of each round")
@@ -58,8 +60,15 @@ func main() {
 	flag.Parse()
 
 	if *baseline != "" {
+		if *baselineProfile != "" {
+			f, err := os.Create(*baselineProfile)
+			if err == nil && pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
 		if err := serveBaseline(*baselineAddr, *baseline); err != nil {
 			fmt.Fprintln(os.Stderr, "baseline:", err)
+			pprof.StopCPUProfile()
 			os.Exit(1)
 		}
 		return

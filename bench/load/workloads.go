@@ -137,7 +137,11 @@ func (h *harness) startBaseline(sm *proc, want canned) (*pair, error) {
 	if err := os.WriteFile(cannedPath, b, 0o644); err != nil {
 		return nil, err
 	}
-	base, err := start("baseline", h.self, "-serve-baseline", cannedPath, "-baseline-addr", "{addr}")
+	args := []string{"-serve-baseline", cannedPath, "-baseline-addr", "{addr}"}
+	if h.profile != "" {
+		args = append(args, "-baseline-profile", filepath.Join(h.profile, fmt.Sprintf("baseline-%s-%d.prof", h.current, time.Now().UnixNano())))
+	}
+	base, err := start("baseline", h.self, args...)
 	if err != nil {
 		sm.stop()
 		return nil, err
