@@ -78,7 +78,8 @@ type adminOutcome struct {
 type adminSequence struct {
 	Per   string `json:"per,omitempty"`
 	After string `json:"after"`
-	// Calls is the position of the shared sequence (not per key).
+	// Calls is the position of the shared sequence (not per key): the
+	// route's hits.
 	Calls int64 `json:"calls"`
 }
 
@@ -127,7 +128,7 @@ func (s *Server) handleScenarios(w http.ResponseWriter, _ *http.Request) {
 			ar.Responses = append(ar.Responses, outcome(resp))
 		}
 		if seq := r.Sequence; seq != nil {
-			as := &adminSequence{After: string(seq.After), Calls: rt.state.calls.Load()}
+			as := &adminSequence{After: string(seq.After), Calls: rt.state.hits.Load()}
 			if seq.Per != nil {
 				as.Per = seq.Per.String()
 				ar.Keys = rt.state.keyCount()

@@ -34,7 +34,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 	demo := func(level slog.Level) *Server {
 		s, err := New(Options{
 			Load:   func() (*scenarios.Set, error) { return scenarios.Load(demoFile) },
-			Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: level})),
+			Logger: slog.New(NewLogHandler(io.Discard, false, level)), // as the command line sets it up
 		})
 		if err != nil {
 			b.Fatal(err)

@@ -24,11 +24,12 @@ const demoFile = "../examples/payments-idempotency.yaml"
 // records every wait, so tests can check which delay was asked for
 // without waiting for it.
 type testClock struct {
-	scale float64
-	mu    sync.Mutex // guards waits and ended
-	waits []time.Duration
-	ended []bool        // whether each wait ran its full length
-	began chan struct{} // receives once per wait that begins, if not nil
+	scale    float64
+	mu       sync.Mutex // guards waits, ended and returned
+	waits    []time.Duration
+	ended    []bool        // whether each wait ran its full length
+	returned []bool        // whether each wait has returned at all
+	began    chan struct{} // receives once per wait that begins, if not nil
 }
 
 func (c *testClock) Now() time.Time { return time.Now() }
@@ -38,15 +39,23 @@ func (c *testClock) Wait(ctx context.Context, d time.Duration) bool {
 	i := len(c.waits)
 	c.waits = append(c.waits, d)
 	c.ended = append(c.ended, false)
+	c.returned = append(c.returned, false)
 	c.mu.Unlock()
 	if c.began != nil {
 		c.began <- struct{}{}
 	}
 	ok := realClock{}.Wait(ctx, time.Duration(float64(d)*c.scale))
 	c.mu.Lock()
-	c.ended[i] = ok
+	c.ended[i], c.returned[i] = ok, true
 	c.mu.Unlock()
 	return ok
+}
+
+// cutShort reports whether wait i has returned before its full length.
+func (c *testClock) cutShort(i int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return i < len(c.returned) && c.returned[i] && !c.ended[i]
 }
 
 func (c *testClock) recorded() ([]time.Duration, []bool) {

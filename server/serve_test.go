@@ -145,7 +145,7 @@ routes:
 		t.Fatalf("err = %v", err)
 	}
 	eventually(t, 5*time.Second, func() string {
-		if _, ended := clock.recorded(); len(ended) == 2 && !ended[1] && strings.Contains(logs.String(), "client gone during delay") {
+		if clock.cutShort(1) && strings.Contains(logs.String(), "client gone during delay") {
 			return ""
 		}
 		return "a 24h delay did not end when its client disconnected"
@@ -361,6 +361,55 @@ routes:
 		r, err := doCtx(context.Background(), c.method, url+"/slow", c.body)
 		if err != nil || (r.status != 201 && r.status != 200) {
 			t.Errorf("%s with a 600ms delay and a 200ms read timeout: %v %d", c.method, err, r.status)
+		}
+	}
+}
+
+// TestDelayEndsWhenPostClientLeaves: net/http only notices a client going
+// away once the request body has been read to its end, so a body read
+// short of that would leave a delay running for a client long gone.
+func TestDelayEndsWhenPostClientLeaves(t *testing.T) {
+	t.Parallel()
+	// 24h scaled to 8s: long enough to tell, short enough that a broken
+	// server fails the test instead of hanging it.
+	clock := &testClock{scale: 8.0 / (24 * 3600), began: make(chan struct{}, 4)}
+	_, hs, _ := serveYAML(t, Options{Clock: clock}, `
+routes:
+  - { method: POST, path: /slow, respond: { status: 201, delay: 24h } }
+`)
+	for _, body := range []string{`{"amount":9800}`, strings.Repeat("x", 100<<10)} { // pooled and large
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() { _, err := doCtx(ctx, "POST", hs.URL+"/slow", body); errc <- err }()
+		<-clock.began
+		cancel()
+		<-errc
+	}
+	eventually(t, 4*time.Second, func() string {
+		if clock.cutShort(0) && clock.cutShort(1) {
+			return ""
+		}
+		return "a delay on a POST did not end when its client disconnected"
+	})
+}
+
+// TestPooledBodiesDoNotLeak sends different bodies in turn to a route that
+// echoes them: a pooled buffer must never show one request's bytes to
+// the next.
+func TestPooledBodiesDoNotLeak(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, `
+routes:
+  - { method: POST, path: /echo, respond: { template: true, body: "{{ .Request.Body }}|{{ .Request.JSON.id }}" } }
+`)
+	for i, body := range []string{`{"id":"first-long-value-xxxxxxxxxxxx"}`, `{"id":"2"}`, `{}`, `{"id":"3"}`} {
+		r := do(t, "POST", hs.URL+"/echo", body)
+		want := body + "|"
+		if i != 2 {
+			want += map[int]string{0: "first-long-value-xxxxxxxxxxxx", 1: "2", 3: "3"}[i]
+		}
+		if r.body != want {
+			t.Errorf("request %d: %q, want %q", i, r.body, want)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -268,7 +269,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p := r.URL.Path; strings.HasPrefix(p, adminPrefix) && (len(p) == len(adminPrefix) || p[len(adminPrefix)] == '/') {
 		// The admin API reads no bodies, but one must still be read (and
 		// bounded), or net/http would wait to drain it after answering.
-		if _, err := s.readBody(w, r); err != nil {
+		if _, err := s.readBody(w, r, nil); err != nil {
 			s.bodyProblem(w, r, err, s.opts.Clock.Now())
 			return
 		}
@@ -281,7 +282,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 	start := s.opts.Clock.Now()
 	snap := s.snap.Load()
-	body, err := s.readBody(w, r)
+	var body []byte
+	var err error
+	if r.Body != nil && r.Body != http.NoBody {
+		bp := bodyBuffers.Get().(*[]byte)
+		body, err = s.readBody(w, r, *bp)
+		// Nothing holds on to the body once the answer is written:
+		// matching, templates and sequence keys copy what they keep.
+		defer func() {
+			if cap(body) >= cap(*bp) && cap(body) <= maxPooledBody {
+				*bp = body[:0]
+			}
+			bodyBuffers.Put(bp)
+		}()
+	}
 	if err != nil {
 		s.bodyProblem(w, r, err, start)
 		return
@@ -293,7 +307,6 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt := snap.routes[m.Route.Index]
-	rt.state.hits.Add(1)
 	call, resp := rt.next(in, m)
 	s.respond(w, r, in, m, resp, call, start)
 }
@@ -303,19 +316,17 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 // request arrives, before any delay, so a client that gives up during the
 // delay gets the next response when it retries.
 func (rt *routeRuntime) next(in *matcher.Request, m matcher.Match) (int64, *prepared) {
+	n := rt.state.hit()
 	seq := rt.route.Sequence
 	if seq == nil {
-		return rt.state.advance(), rt.responses[0]
+		return n, rt.responses[0]
 	}
-	var n int64
 	if seq.Per != nil {
 		key, ok := in.Attribute(seq.Per, m.Vars)
 		if !ok {
 			key = "\x00absent" // requests without the attribute share one sequence
 		}
 		n = rt.state.advanceKey(key)
-	} else {
-		n = rt.state.advance()
 	}
 	count := int64(len(rt.responses))
 	switch {
@@ -398,22 +409,40 @@ func nearMisses(near []matcher.NearMiss) string {
 	return strings.Join(reasons, "; ")
 }
 
-// readBody reads the whole request body, bounded by MaxBody. A declared
-// length over the bound is refused before reading a byte, and memory grows
-// with the bytes that arrive, not with the length a client claims. A
-// client that stalls is cut off by the server's ReadTimeout.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+// bodyBuffers hold request bodies of up to maxPooledBody bytes between
+// requests, so that reading a body allocates nothing.
+var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+const maxPooledBody = 64 << 10
+
+// readBody reads the whole request body into dst's storage, bounded by
+// MaxBody. A declared length over the bound is refused before reading a
+// byte, and memory grows with the bytes that arrive, not with the length a
+// client claims. A client that stalls is cut off by the server's
+// ReadTimeout.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, dst []byte) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
 	if r.ContentLength > s.opts.MaxBody {
 		return nil, fmt.Errorf("%w: %d bytes declared, the limit is %d (--max-body)", errBodyTooLarge, r.ContentLength, s.opts.MaxBody)
 	}
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(min(r.ContentLength, 4<<10)))
+	var err error
+	if n := r.ContentLength; n > 0 && n <= maxPooledBody {
+		// net/http's body reader stops at the declared length and hands
+		// over io.EOF with the last bytes, which is what starts its
+		// watch for a client that goes away during a delay.
+		dst = slices.Grow(dst[:0], int(n))[:n]
+		_, err = io.ReadFull(r.Body, dst)
+	} else {
+		buf := bytes.NewBuffer(dst[:0])
+		if n > 0 {
+			buf.Grow(int(min(n, 4<<10)))
+		}
+		_, err = buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
+		dst = buf.Bytes()
 	}
-	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.opts.MaxBody)); err != nil {
+	if err != nil {
 		var mbe *http.MaxBytesError
 		var ne net.Error
 		switch {
@@ -424,7 +453,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		}
 		return nil, fmt.Errorf("%w: %v", errBodyUnreadable, err)
 	}
-	return buf.Bytes(), nil
+	return dst, nil
 }
 
 // bodyProblem answers a request whose body could not be read. The

@@ -11,8 +11,9 @@ import (
 // so a reload that leaves a route unchanged keeps its positions. It is safe
 // for concurrent use.
 type routeState struct {
-	hits  atomic.Int64
-	calls atomic.Int64 // position of the shared sequence
+	// hits counts the route's requests; it is also the position of a
+	// shared sequence, so one atomic add serves both.
+	hits atomic.Int64
 
 	mu    sync.Mutex       // guards keys, order and next
 	keys  map[uint64]int64 // calls seen per attribute value, by its hash
@@ -35,9 +36,9 @@ func newRouteState(limit int) *routeState {
 	return &routeState{limit: max(limit, 1)}
 }
 
-// advance counts a call and returns its 0-based position in the shared
-// sequence.
-func (s *routeState) advance() int64 { return s.calls.Add(1) - 1 }
+// hit counts a request and returns its 0-based position among the
+// route's requests: the position in a shared sequence.
+func (s *routeState) hit() int64 { return s.hits.Add(1) - 1 }
 
 // advanceKey counts a call for one attribute value and returns its 0-based
 // position. Keys are bounded: past limit the oldest key is forgotten and
@@ -65,7 +66,6 @@ func (s *routeState) advanceKey(value string) int64 {
 
 // reset forgets every position and the hit count.
 func (s *routeState) reset() {
-	s.calls.Store(0)
 	s.hits.Store(0)
 	s.mu.Lock()
 	defer s.mu.Unlock()
