@@ -84,7 +84,9 @@ func TestLogHandlerMatchesSlog(t *testing.T) {
 				if c.group != "" {
 					h, s = h.WithGroup(c.group), s.WithGroup(c.group)
 				}
-				for _, when := range []time.Time{at, {}} { // with a time, and without
+				// With a time, again in the same millisecond (the cached
+				// formatting), in another zone, and without a time.
+				for _, when := range []time.Time{at, at.Add(time.Microsecond), at.In(time.FixedZone("JST", 9*3600)), at.Add(time.Millisecond), {}} {
 					r := slog.NewRecord(when, c.level, c.msg, 0)
 					r.AddAttrs(c.attrs...)
 					if err := h.Handle(context.Background(), r); err != nil {

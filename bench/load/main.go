@@ -117,7 +117,8 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns 
 	fmt.Fprintf(&md, "Both servers run as their own processes on loopback; the load comes from in-process clients in the harness "+
 		"(raw HTTP/1.1 keep-alive, closed loop: each connection sends its next request when the last answer arrives). "+
 		"The baseline is a bare `net/http` server answering the very bytes scenariomock answers. "+
-		"Throughput figures are the median of %d rounds of %s with %d connections, alternating which server goes first. "+
+		"Throughput figures are the median of %d rounds of %s with %d connections, alternating which server goes first; "+
+		"each ratio is the median of the rounds' ratios (each scenariomock round against the baseline round run next to it), with their range in brackets. "+
 		"scenariomock runs with its defaults (a log line per request at info level)%s.\n\n",
 		rounds, duration, conns, argsNote(smArgs))
 	section := func(title string) { fmt.Fprintf(&md, "## %s\n\n", title) }
@@ -143,9 +144,9 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns 
 			if err != nil {
 				return err
 			}
-			sm, base := h.compare(p, w.b)
+			sm, base, r := h.compare(p, w.b)
 			p.stop()
-			md.WriteString(throughputRows(w.name, sm, base, 0.90, 1.5))
+			md.WriteString(throughputRows(w.name, sm, base, r, 0.90, 1.5))
 		}
 		md.WriteString("\n")
 	}
@@ -181,14 +182,14 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns 
 			if err != nil {
 				return err
 			}
-			sm, base := h.compare(p, b)
+			sm, base, r := h.compare(p, b)
 			p.stop()
 			target := 0.85
 			if c.which == "spread" {
 				target = 0
 				spreadRPS[c.n] = sm.rps
 			}
-			md.WriteString(throughputRows(fmt.Sprintf("3. %d routes, %s", c.n, c.which), sm, base, target, 0))
+			md.WriteString(throughputRows(fmt.Sprintf("3. %d routes, %s", c.n, c.which), sm, base, r, target, 0))
 		}
 		if r10, r10k := spreadRPS[10], spreadRPS[10000]; r10 > 0 && r10k > 0 {
 			cost := r10 / r10k
@@ -266,17 +267,18 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns 
 
 const throughputHeader = "| workload | server | req/s | p50 | p99 | p99.9 | errors | wrong | server CPU per request | peak RSS | req/s ÷ bare | p99 ÷ bare |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 
-// throughputRows formats both servers' figures; a target of 0 is not checked.
-func throughputRows(name string, sm, base result, rpsTarget, p99Target float64) string {
-	rps := sm.rps / base.rps
-	p99 := float64(sm.p99) / float64(base.p99)
-	rpsCell := fmt.Sprintf("**%.2f**", rps)
+// throughputRows formats both servers' figures; a target of 0 is not
+// checked. Ratios are the median of the rounds' ratios, with their range.
+func throughputRows(name string, sm, base result, r ratios, rpsTarget, p99Target float64) string {
+	rps, rpsLo, rpsHi := medianRange(r.rps)
+	p99, p99Lo, p99Hi := medianRange(r.p99)
+	rpsCell := fmt.Sprintf("**%.2f** (%.2f–%.2f)", rps, rpsLo, rpsHi)
 	if rpsTarget > 0 {
-		rpsCell += fmt.Sprintf(" (≥ %.2f) %s", rpsTarget, mark(rps >= rpsTarget))
+		rpsCell += fmt.Sprintf(" target ≥ %.2f %s", rpsTarget, mark(rps >= rpsTarget))
 	}
-	p99Cell := fmt.Sprintf("%.2f", p99)
+	p99Cell := fmt.Sprintf("%.2f (%.2f–%.2f)", p99, p99Lo, p99Hi)
 	if p99Target > 0 {
-		p99Cell = fmt.Sprintf("**%.2f** (≤ %.1f) %s", p99, p99Target, mark(p99 <= p99Target))
+		p99Cell = fmt.Sprintf("**%.2f** (%.2f–%.2f) target ≤ %.1f %s", p99, p99Lo, p99Hi, p99Target, mark(p99 <= p99Target))
 	}
 	row := func(server string, r result, ratios string) string {
 		return fmt.Sprintf("| %s | %s | %.0f | %s | %s | %s | %d | %d | %.1f µs | %s | %s |\n", name, server, r.rps, ms(r.p50), ms(r.p99), ms(r.p999), r.errors, r.wrong,

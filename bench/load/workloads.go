@@ -155,24 +155,39 @@ func (p *pair) stop() {
 	os.RemoveAll(p.dir)
 }
 
+// ratios are per-round ratios of scenariomock to the baseline, each
+// round's pair run back to back so that both saw the same machine.
+type ratios struct{ rps, p99 []float64 }
+
 // compare drives both servers rounds times, alternating which goes first,
 // and returns each one's median round (by requests per second) with the
-// process's peak RSS.
-func (h *harness) compare(p *pair, b builder) (sm, base result) {
+// process's peak RSS, and the per-round ratios.
+func (h *harness) compare(p *pair, b builder) (sm, base result, r ratios) {
 	var sms, bases []result
-	for r := 0; r < h.rounds; r++ {
-		if r%2 == 0 {
-			bases = append(bases, drive(p.base, h.conns, h.duration, b, p.want))
-			sms = append(sms, drive(p.sm, h.conns, h.duration, b, p.want))
+	for i := 0; i < h.rounds; i++ {
+		var s, bs result
+		if i%2 == 0 {
+			bs = drive(p.base, h.conns, h.duration, b, p.want)
+			s = drive(p.sm, h.conns, h.duration, b, p.want)
 		} else {
-			sms = append(sms, drive(p.sm, h.conns, h.duration, b, p.want))
-			bases = append(bases, drive(p.base, h.conns, h.duration, b, p.want))
+			s = drive(p.sm, h.conns, h.duration, b, p.want)
+			bs = drive(p.base, h.conns, h.duration, b, p.want)
 		}
+		sms, bases = append(sms, s), append(bases, bs)
+		r.rps = append(r.rps, s.rps/bs.rps)
+		r.p99 = append(r.p99, float64(s.p99)/float64(bs.p99))
 	}
 	sm, base = median(sms), median(bases)
 	_, sm.peak = p.sm.memory()
 	_, base.peak = p.base.memory()
-	return sm, base
+	return sm, base, r
+}
+
+// medianRange returns the median of xs and its range.
+func medianRange(xs []float64) (med, lo, hi float64) {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2], s[0], s[len(s)-1]
 }
 
 func median(rs []result) result {
