@@ -16,6 +16,11 @@ type Table struct {
 	set    *scenarios.Set
 	routes []*Route // match order
 	root   node
+	// exact maps each fully literal path to every route that can match it
+	// (the literal routes and the templated ones the trie would add), in
+	// match order: one map lookup for the common case, where walking the
+	// trie costs a lookup per segment and a merge.
+	exact map[string][]int32
 }
 
 // Route is a scenario route compiled for matching.
@@ -76,6 +81,14 @@ func Compile(set *scenarios.Set) (*Table, error) {
 			n.prefix = append(n.prefix, int32(i))
 		}
 	}
+	t.exact = map[string][]int32{}
+	for _, r := range t.routes {
+		if r.re == nil {
+			if _, done := t.exact[r.Path]; !done {
+				t.exact[r.Path] = slices.Clip(t.walk(r.Path, nil))
+			}
+		}
+	}
 	return t, nil
 }
 
@@ -88,9 +101,18 @@ func (t *Table) Routes() []*Route { return t.routes }
 // Fallback returns the response for unmatched requests, or nil.
 func (t *Table) Fallback() *scenarios.Response { return t.set.Fallback }
 
-// candidates appends, in match order, the routes whose path can match:
-// those whose literal segments lead the request path.
+// candidates returns, in match order, the routes whose path can match:
+// those whose literal segments lead the request path. buf may be used for
+// the result; the result must not be changed.
 func (t *Table) candidates(path string, buf []int32) []int32 {
+	if c, ok := t.exact[path]; ok {
+		return c
+	}
+	return t.walk(path, buf)
+}
+
+// walk collects the candidates for path from the trie.
+func (t *Table) walk(path string, buf []int32) []int32 {
 	n := &t.root
 	buf = append(buf, n.prefix...)
 	if !strings.HasPrefix(path, "/") {

@@ -77,6 +77,60 @@ func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
 	return err
 }
 
+// handleRequest writes the request log line: exactly what Handle writes
+// for the record Server.logRequest would build (a test holds them equal),
+// formatted with the same helpers but without building the record, since
+// it is written once per request.
+func (h *logHandler) handleRequest(t time.Time, method, path, route string, status int, duration, delay time.Duration) error {
+	bp := logBuffers.Get().(*[]byte)
+	b := (*bp)[:0]
+	if h.json {
+		b = append(b, '{')
+	}
+	first := true
+	b = h.key(b, slog.TimeKey, &first)
+	b = h.time(b, t.Round(0))
+	b = h.key(b, slog.LevelKey, &first)
+	b = h.str(b, slog.LevelInfo.String())
+	b = h.key(b, slog.MessageKey, &first)
+	b = h.str(b, requestMsg)
+	b = append(b, h.pre...)
+	b = h.key(b, "method", &first)
+	b = h.str(b, method)
+	b = h.key(b, "path", &first)
+	b = h.str(b, path)
+	b = h.key(b, "route", &first)
+	b = h.str(b, route)
+	b = h.key(b, "status", &first)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = h.key(b, "duration", &first)
+	b = h.duration(b, duration)
+	if delay > 0 {
+		b = h.key(b, "delay", &first)
+		b = h.duration(b, delay)
+	}
+	if h.json {
+		b = append(b, '}')
+	}
+	b = append(b, '\n')
+	_, err := h.w.Write(b)
+	if cap(b) <= 16<<10 {
+		*bp = b
+		logBuffers.Put(bp)
+	}
+	return err
+}
+
+// requestMsg is the message of the request log line.
+const requestMsg = "request"
+
+func (h *logHandler) duration(b []byte, d time.Duration) []byte {
+	if h.json {
+		return strconv.AppendInt(b, int64(d), 10)
+	}
+	return append(b, d.String()...)
+}
+
 func (h *logHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	if len(as) == 0 {
 		return h
@@ -204,7 +258,7 @@ func (h *logHandler) textValue(b []byte, v slog.Value) []byte {
 	case slog.KindBool:
 		return strconv.AppendBool(b, v.Bool())
 	case slog.KindDuration:
-		return append(b, v.Duration().String()...)
+		return h.duration(b, v.Duration())
 	}
 	x := v.Any()
 	if tm, ok := x.(encoding.TextMarshaler); ok {
@@ -233,7 +287,7 @@ func (h *logHandler) jsonValue(b []byte, v slog.Value) []byte {
 	case slog.KindBool:
 		return strconv.AppendBool(b, v.Bool())
 	case slog.KindDuration:
-		return strconv.AppendInt(b, int64(v.Duration()), 10) // as json.Marshal does
+		return h.duration(b, v.Duration()) // nanoseconds, as json.Marshal does
 	case slog.KindFloat64:
 		return jsonMarshal(b, v.Float64()) // json.Marshal's float format differs from strconv's
 	}

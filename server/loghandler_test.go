@@ -6,7 +6,9 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 )
@@ -127,6 +129,44 @@ func TestLogHandlerGroupOfEmptyAttrs(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestLineMatchesRecord holds the request line's direct formatting
+// to what Handle writes for the record Server.logRequest builds.
+func TestRequestLineMatchesRecord(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 12, 2, 13, 42, 37, 843500000, time.Local)
+	for _, asJSON := range []bool{false, true} {
+		for _, c := range []struct {
+			method, path, route string
+			status              int
+			duration, delay     time.Duration
+		}{
+			{"GET", "/payments/pay_demo_0001", "payment found", 200, 24897 * time.Nanosecond, 0},
+			{"POST", "/transfers", "transfer created", 0, 3 * time.Second, 10 * time.Second},
+			{"BREW", "/a b=\"c\"\n\xff", "", 404, 0, time.Millisecond},
+		} {
+			var direct, viaRecord bytes.Buffer
+			h := NewLogHandler(&direct, asJSON, nil).WithAttrs([]slog.Attr{slog.String("pid", "7")}).(*logHandler)
+			_ = h.handleRequest(at.Add(c.duration), c.method, c.path, c.route, c.status, c.duration, c.delay)
+			s := &Server{log: slog.New(NewLogHandler(&viaRecord, asJSON, nil).WithAttrs([]slog.Attr{slog.String("pid", "7")})),
+				opts: Options{Clock: fixedClock{at.Add(c.duration)}}}
+			r := httptest.NewRequest(c.method, "/", nil)
+			r.URL.Path = c.path
+			// An extra attribute forces the record path; strip it to compare.
+			s.logRequest(r, c.route, c.status, c.delay, at, slog.String("zz", "x"))
+			want := strings.Replace(viaRecord.String(), " zz=x", "", 1)
+			want = strings.Replace(want, `,"zz":"x"`, "", 1)
+			if direct.String() != want {
+				t.Errorf("json=%v:\ndirect:     %q\nvia record: %q", asJSON, direct.String(), want)
+			}
+		}
+	}
+}
+
+type fixedClock struct{ t time.Time }
+
+func (c fixedClock) Now() time.Time                           { return c.t }
+func (c fixedClock) Wait(context.Context, time.Duration) bool { return true }
 
 func TestLogHandlerLevel(t *testing.T) {
 	t.Parallel()

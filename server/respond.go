@@ -22,25 +22,32 @@ import (
 type prepared struct {
 	src    *scenarios.Response
 	status int
-	header http.Header // shared and read-only: slices are assigned, never appended
+	// header is a slice, not a map, so that copying it touches a few
+	// contiguous cache lines; the value slices are shared and read-only.
+	header []headerValue
 	body   []byte
 	// templates are the headers rendered per request.
 	templates []scenarios.Header
 	templated bool
 }
 
+type headerValue struct {
+	name  string
+	value []string
+}
+
 func prepare(r *scenarios.Response) *prepared {
-	p := &prepared{src: r, status: r.Status, header: http.Header{}, body: r.Body}
+	p := &prepared{src: r, status: r.Status, body: r.Body}
 	for _, h := range r.Headers {
 		if h.Template != nil {
 			p.templates = append(p.templates, h)
 			continue
 		}
-		p.header[h.Name] = []string{h.Value}
+		p.header = append(p.header, headerValue{h.Name, []string{h.Value}})
 	}
 	p.templated = r.BodyTemplate != nil || r.JSONTemplate != nil || len(p.templates) > 0
 	if !p.templated {
-		p.header["Content-Length"] = []string{strconv.Itoa(len(r.Body))}
+		p.header = append(p.header, headerValue{"Content-Length", []string{strconv.Itoa(len(r.Body))}})
 	}
 	return p
 }
@@ -101,8 +108,8 @@ func newTemplateData(in *matcher.Request, m matcher.Match, call int64, now time.
 // problem naming the template's error, before anything is written.
 func (p *prepared) write(w http.ResponseWriter, data func() *templateData) error {
 	h := w.Header()
-	for k, v := range p.header {
-		h[k] = v
+	for _, hv := range p.header {
+		h[hv.name] = hv.value
 	}
 	body := p.body
 	if p.templated {

@@ -482,7 +482,11 @@ func (s *Server) logRequest(r *http.Request, route string, status int, delay tim
 		return
 	}
 	now := s.opts.Clock.Now()
-	rec := slog.NewRecord(now, slog.LevelInfo, "request", 0)
+	if lh, ok := h.(*logHandler); ok && len(extra) == 0 {
+		_ = lh.handleRequest(now, r.Method, r.URL.Path, route, status, now.Sub(start), delay)
+		return
+	}
+	rec := slog.NewRecord(now, slog.LevelInfo, requestMsg, 0)
 	rec.AddAttrs(
 		slog.String("method", r.Method),
 		slog.String("path", r.URL.Path),
