@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -39,6 +40,8 @@ type logHandler struct {
 	level slog.Leveler
 	pre   []byte      // attributes added by WithAttrs, formatted, each led by a separator
 	attrs []slog.Attr // the same, for a fallback created by WithGroup
+	// reqKeys caches the request line's constant parts (see requestKeys).
+	reqKeys atomic.Pointer[requestKeys]
 }
 
 var logBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
@@ -79,8 +82,8 @@ func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
 
 // handleRequest writes the request log line: exactly what Handle writes
 // for the record Server.logRequest would build (a test holds them equal),
-// formatted with the same helpers but without building the record, since
-// it is written once per request.
+// formatted with the same helpers but without building the record, and
+// with its constant parts (level, message, keys) formatted once.
 func (h *logHandler) handleRequest(t time.Time, method, path, route string, status int, duration, delay time.Duration) error {
 	bp := logBuffers.Get().(*[]byte)
 	b := (*bp)[:0]
@@ -90,23 +93,19 @@ func (h *logHandler) handleRequest(t time.Time, method, path, route string, stat
 	first := true
 	b = h.key(b, slog.TimeKey, &first)
 	b = h.time(b, t.Round(0))
-	b = h.key(b, slog.LevelKey, &first)
-	b = h.str(b, slog.LevelInfo.String())
-	b = h.key(b, slog.MessageKey, &first)
-	b = h.str(b, requestMsg)
-	b = append(b, h.pre...)
-	b = h.key(b, "method", &first)
+	k := h.requestKeys()
+	b = append(b, k.method...)
 	b = h.str(b, method)
-	b = h.key(b, "path", &first)
+	b = append(b, k.path...)
 	b = h.str(b, path)
-	b = h.key(b, "route", &first)
+	b = append(b, k.route...)
 	b = h.str(b, route)
-	b = h.key(b, "status", &first)
+	b = append(b, k.status...)
 	b = strconv.AppendInt(b, int64(status), 10)
-	b = h.key(b, "duration", &first)
+	b = append(b, k.duration...)
 	b = h.duration(b, duration)
 	if delay > 0 {
-		b = h.key(b, "delay", &first)
+		b = append(b, k.delay...)
 		b = h.duration(b, delay)
 	}
 	if h.json {
@@ -119,6 +118,33 @@ func (h *logHandler) handleRequest(t time.Time, method, path, route string, stat
 		logBuffers.Put(bp)
 	}
 	return err
+}
+
+// requestKeys are the request line's constant parts, each with the
+// separator before it; method's carries level, message and the attributes
+// from WithAttrs.
+type requestKeys struct{ method, path, route, status, duration, delay []byte }
+
+func (h *logHandler) requestKeys() *requestKeys {
+	if k := h.reqKeys.Load(); k != nil {
+		return k
+	}
+	first := false
+	var k requestKeys
+	k.method = h.key(nil, slog.LevelKey, &first)
+	k.method = h.str(k.method, slog.LevelInfo.String())
+	k.method = h.key(k.method, slog.MessageKey, &first)
+	k.method = h.str(k.method, requestMsg)
+	k.method = append(k.method, h.pre...)
+	k.method = h.key(k.method, "method", &first)
+	for _, f := range []struct {
+		dst *[]byte
+		key string
+	}{{&k.path, "path"}, {&k.route, "route"}, {&k.status, "status"}, {&k.duration, "duration"}, {&k.delay, "delay"}} {
+		*f.dst = h.key(nil, f.key, &first)
+	}
+	h.reqKeys.Store(&k)
+	return &k
 }
 
 // requestMsg is the message of the request log line.
@@ -135,7 +161,7 @@ func (h *logHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	if len(as) == 0 {
 		return h
 	}
-	n := *h
+	n := logHandler{w: h.w, json: h.json, level: h.level}
 	first := false // the built-ins always come first
 	n.pre = append([]byte(nil), h.pre...)
 	for _, a := range as {
