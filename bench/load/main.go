@@ -57,6 +57,7 @@ func main() {
 	profile := flag.String("profile", "", "write scenariomock CPU profiles into this directory")
 	smArgs := flag.String("scenariomock-args", "", "extra arguments for scenariomock serve, e.g. --log-level=warn")
 	bin := flag.String("bin", "", "a scenariomock binary to use instead of building one")
+	check := flag.Bool("check", false, "exit 1 if any answer failed or was wrong (for CI; speed is never checked, shared machines are too noisy)")
 	flag.Parse()
 
 	if *baseline != "" {
@@ -73,23 +74,35 @@ func main() {
 		}
 		return
 	}
-	if err := run(*workloads, *conns, *duration, *rounds, *heldConns, *delay, *heldFor, *edits, *out, *profile, *smArgs, *bin); err != nil {
+	failures, err := run(*workloads, *conns, *duration, *rounds, *heldConns, *delay, *heldFor, *edits, *out, *profile, *smArgs, *bin)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+	if *check && len(failures) > 0 {
+		fmt.Fprintln(os.Stderr, "load: failed or wrong answers:\n  "+strings.Join(failures, "\n  "))
 		os.Exit(1)
 	}
 }
 
-func run(workloads string, conns int, duration time.Duration, rounds, heldConns int, delay, heldFor time.Duration, edits int, out, profile, smArgs, bin string) error {
+// run runs the workloads and returns, besides an error, the workloads
+// that had failed or wrong answers.
+func run(workloads string, conns int, duration time.Duration, rounds, heldConns int, delay, heldFor time.Duration, edits int, out, profile, smArgs, bin string) (failures []string, err error) {
+	failed := func(name string, errors, wrong int64) {
+		if errors > 0 || wrong > 0 {
+			failures = append(failures, fmt.Sprintf("%s: %d errors, %d wrong", name, errors, wrong))
+		}
+	}
 	if _, err := os.Stat(demoPath); err != nil {
-		return fmt.Errorf("run from the repository root (%s not found)", demoPath)
+		return nil, fmt.Errorf("run from the repository root (%s not found)", demoPath)
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tmp, err := os.MkdirTemp("", "scenariomock-bench-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(tmp)
 	if bin == "" {
@@ -97,12 +110,12 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns 
 		build := exec.Command("go", "build", "-o", bin, ".")
 		build.Stderr = os.Stderr
 		if err := build.Run(); err != nil {
-			return fmt.Errorf("go build: %w", err)
+			return nil, fmt.Errorf("go build: %w", err)
 		}
 	}
 	if profile != "" {
 		if err := os.MkdirAll(profile, 0o755); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	h := &harness{bin: bin, self: self, conns: conns, duration: duration, rounds: rounds, profile: profile, smArgs: strings.Fields(smArgs)}
@@ -142,11 +155,12 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns 
 			progress("workload %s", w.name)
 			p, err := h.startPair(demoPath, w.probe)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			sm, base, r := h.compare(p, w.b)
 			p.stop()
 			md.WriteString(throughputRows(w.name, sm, base, r, 0.90, 1.5))
+			failed(w.name, sm.errors+base.errors, sm.wrong+base.wrong)
 		}
 		md.WriteString("\n")
 	}
@@ -165,7 +179,7 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns 
 			progress("workload routes=%d %s", c.n, c.which)
 			file, err := routesFile(tmp, c.n)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			paths := make([][]byte, c.n)
 			for i := range paths {
@@ -180,7 +194,7 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns 
 			}
 			p, err := h.startPair(file, paths[0])
 			if err != nil {
-				return err
+				return nil, err
 			}
 			sm, base, r := h.compare(p, b)
 			p.stop()
@@ -189,7 +203,9 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns 
 				target = 0
 				spreadRPS[c.n] = sm.rps
 			}
-			md.WriteString(throughputRows(fmt.Sprintf("3. %d routes, %s", c.n, c.which), sm, base, r, target, 0))
+			name := fmt.Sprintf("3. %d routes, %s", c.n, c.which)
+			md.WriteString(throughputRows(name, sm, base, r, target, 0))
+			failed(name, sm.errors+base.errors, sm.wrong+base.wrong)
 		}
 		if r10, r10k := spreadRPS[10], spreadRPS[10000]; r10 > 0 && r10k > 0 {
 			cost := r10 / r10k
@@ -204,17 +220,17 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns 
 		progress("workload delay: %d connections, %s", heldConns, delay)
 		file := filepath.Join(tmp, "delay.yaml")
 		if err := os.WriteFile(file, []byte(fmt.Sprintf("routes: [{ path: /slow, respond: { body: { ok: true }, delay: %s } }]\n", delay)), 0o644); err != nil {
-			return err
+			return nil, err
 		}
 		req := get("/slow")
 		p, err := h.startPair(file, req)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		p.want.Delay = delay
 		p.base.stop()
 		if p, err = h.startBaseline(p.sm, p.want); err != nil {
-			return err
+			return nil, err
 		}
 		base := hold(p.base, heldConns, delay, heldFor, req, p.want)
 		sm := hold(p.sm, heldConns, delay, heldFor, req, p.want)
@@ -231,6 +247,7 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns 
 			fmt.Fprintf(&md, "| %s | %d | %d | %d | %s | %s | %s | %s | %s | %.1f KiB | %s |\n", r.name, r.r.answered, r.r.errors, r.r.wrong,
 				ms(r.r.errP50), ms(r.r.errP99), ms(r.r.errMax), mib(r.r.idle), mib(r.r.held), r.r.perConn()/1024, mib(r.r.peak))
 		}
+		failed("4. held connections", sm.errors+base.errors, sm.wrong+base.wrong)
 		extra := (sm.perConn() - base.perConn()) / 1024
 		fmt.Fprintf(&md, "\nscenariomock's delay error p99: **%s** (target < 5 ms) %s. Memory per held connection beyond bare net/http's: **%.1f KiB** (target < 4 KiB) %s\n\n",
 			ms(sm.errP99), mark(sm.errP99 < 5*time.Millisecond), extra, mark(extra < 4))
@@ -242,7 +259,7 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns 
 		progress("workload reload: %d edits", edits)
 		r, err := h.reloadUnderLoad(demoPath, edits)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		slices.Sort(r.served)
 		slices.Sort(r.errorsShown)
@@ -254,15 +271,16 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns 
 		fmt.Fprintf(&md, "| %d (%d / %d) | %d | %.0f | %d | %d | %s | %s | %s | %d | %d of %d (%s) |\n",
 			r.edits, r.valid, r.invalid, r.n, r.rps, r.errors, r.wrong, ms(pct(r.served, 0.5)), ms(pct(r.served, 0.99)), ms(pct(r.served, 1)),
 			r.missed, len(r.errorsShown), r.invalid, ms(pct(r.errorsShown, 0.5)))
+		failed("5. reload under load", r.errors, r.wrong+int64(r.missed))
 		ok := r.errors == 0 && r.wrong == 0 && r.missed == 0 && pct(r.served, 0.99) < 100*time.Millisecond
 		fmt.Fprintf(&md, "\nTarget: 0 errors, 0 wrong, edit-to-served p99 < 100 ms %s\n\n", mark(ok))
 	}
 
 	fmt.Print(md.String())
 	if out != "" {
-		return os.WriteFile(out, []byte(md.String()), 0o644)
+		return failures, os.WriteFile(out, []byte(md.String()), 0o644)
 	}
-	return nil
+	return failures, nil
 }
 
 const throughputHeader = "| workload | server | req/s | p50 | p99 | p99.9 | errors | wrong | server CPU per request | peak RSS | req/s ÷ bare | p99 ÷ bare |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n"
