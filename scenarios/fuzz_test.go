@@ -3,8 +3,6 @@ package scenarios
 import (
 	"bytes"
 	"fmt"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -227,25 +225,7 @@ func FuzzCompilePath(f *testing.F) {
 			t.Errorf("LiteralPrefix(%q) = %q, %v; regexp %v", tpl, segs, exact, pt.Regexp)
 		}
 		for _, p := range derivedPaths(tpl) {
-			req := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: p}, Header: http.Header{}}
-			var m mux.RouteMatch
-			muxOK := route.Match(req, &m)
-			ours, vars := false, map[string]string{}
-			if pt.Regexp == nil {
-				ours = p == tpl
-			} else if sm := pt.Regexp.FindStringSubmatch(p); sm != nil {
-				ours = true
-				for i, v := range pt.Vars {
-					vars[v] = sm[i+1]
-				}
-			}
-			if ours != muxOK {
-				t.Errorf("template %q, path %q: ours %v, mux %v", tpl, p, ours, muxOK)
-				continue
-			}
-			if ours && pt.Regexp != nil && !reflect.DeepEqual(vars, m.Vars) {
-				t.Errorf("template %q, path %q: vars %v, mux %v", tpl, p, vars, m.Vars)
-			}
+			agreesWithMux(t, tpl, pt, route, p)
 		}
 	})
 }

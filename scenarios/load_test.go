@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -395,26 +394,7 @@ func TestPathTemplatesAgreeWithMux(t *testing.T) {
 			t.Fatalf("mux rejects %q: %v", tpl, err)
 		}
 		for _, p := range paths {
-			req := &http.Request{Method: "GET", URL: mustURL(p), Header: http.Header{}}
-			var m mux.RouteMatch
-			muxOK := route.Match(req, &m)
-			var ours bool
-			vars := map[string]string{}
-			if pt.Regexp == nil {
-				ours = p == tpl
-			} else if sm := pt.Regexp.FindStringSubmatch(p); sm != nil {
-				ours = true
-				for i, v := range pt.Vars {
-					vars[v] = sm[i+1]
-				}
-			}
-			if ours != muxOK {
-				t.Errorf("template %q, path %q: ours %v, mux %v", tpl, p, ours, muxOK)
-				continue
-			}
-			if ours && pt.Regexp != nil && !reflect.DeepEqual(vars, m.Vars) {
-				t.Errorf("template %q, path %q: vars %v, mux %v", tpl, p, vars, m.Vars)
-			}
+			agreesWithMux(t, tpl, pt, route, p)
 		}
 	}
 }

@@ -291,6 +291,22 @@ func (d *fileDecoder) when(n *yaml.Node) When {
 	return w
 }
 
+// headerName checks a header name written as a mapping key and returns it
+// in canonical form; seen holds the names so far, which ignore case.
+func (d *fileDecoder) headerName(key *yaml.Node, field string, seen map[string]bool) (string, bool) {
+	if !tokenRE.MatchString(key.Value) {
+		d.fail(key, field, "%q is not a valid header name", key.Value)
+		return "", false
+	}
+	name := textproto.CanonicalMIMEHeaderKey(key.Value)
+	if seen[name] {
+		d.fail(key, field, "header %s appears twice (header names ignore case)", name)
+		return "", false
+	}
+	seen[name] = true
+	return name, true
+}
+
 // fieldConditions decodes name → condition; header names are matched
 // without regard to case, so two spellings of one header are a duplicate.
 func (d *fileDecoder) fieldConditions(n *yaml.Node, field string, headers bool) []Field {
@@ -304,16 +320,10 @@ func (d *fileDecoder) fieldConditions(n *yaml.Node, field string, headers bool) 
 		name := p.key.Value
 		f := join(field, name)
 		if headers {
-			if !tokenRE.MatchString(name) {
-				d.fail(p.key, f, "%q is not a valid header name", name)
+			var ok bool
+			if name, ok = d.headerName(p.key, f, seen); !ok {
 				continue
 			}
-			name = textproto.CanonicalMIMEHeaderKey(name)
-			if seen[name] {
-				d.fail(p.key, f, "header %s appears twice (header names ignore case)", name)
-				continue
-			}
-			seen[name] = true
 		} else if name == "" {
 			d.fail(p.key, f, "empty query parameter name")
 			continue
@@ -579,16 +589,10 @@ func (d *fileDecoder) responseHeaders(n *yaml.Node, field string, tmpl bool) []H
 	seen := map[string]bool{}
 	for _, p := range ps {
 		f := join(field, p.key.Value)
-		if !tokenRE.MatchString(p.key.Value) {
-			d.fail(p.key, f, "%q is not a valid header name", p.key.Value)
+		name, ok := d.headerName(p.key, f, seen)
+		if !ok {
 			continue
 		}
-		name := textproto.CanonicalMIMEHeaderKey(p.key.Value)
-		if seen[name] {
-			d.fail(p.key, f, "header %s appears twice (header names ignore case)", name)
-			continue
-		}
-		seen[name] = true
 		v, ok := d.str(p.val, f)
 		if !ok {
 			continue

@@ -27,6 +27,20 @@ func (d *discardWriter) Header() http.Header         { return d.h }
 func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (d *discardWriter) WriteHeader(s int)           { d.status = s }
 
+// bareHandler writes what the demo answers to GET /payments/pay_demo_0001,
+// as the load harness's baseline does, for comparison.
+func bareHandler() http.Handler {
+	body := []byte(`{"id":"pay_demo_0001","amount":9800,"currency":"JPY","status":"succeeded"}`)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h["Cache-Control"] = []string{"no-store"}
+		h["Content-Type"] = []string{"application/json"}
+		h["Content-Length"] = []string{"74"}
+		w.WriteHeader(200)
+		_, _ = w.Write(body)
+	})
+}
+
 // BenchmarkServeHTTP compares the scenario handler with a bare handler
 // writing the same bytes; the difference is what scenariomock adds per
 // request on top of net/http.
@@ -46,15 +60,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 	post := httptest.NewRequest("POST", "/payments", bytes.NewReader(postBody))
 	post.Header.Set("Idempotency-Key", "k")
 	rd := bytes.NewReader(nil)
-	body := []byte(`{"id":"pay_demo_0001","amount":9800,"currency":"JPY","status":"succeeded"}`)
-	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h["Cache-Control"] = []string{"no-store"}
-		h["Content-Type"] = []string{"application/json"}
-		h["Content-Length"] = []string{"74"}
-		w.WriteHeader(200)
-		_, _ = w.Write(body)
-	})
+	bare := bareHandler()
 	cases := []struct {
 		name string
 		h    http.Handler
@@ -128,15 +134,7 @@ func BenchmarkFullStack(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	body := []byte(`{"id":"pay_demo_0001","amount":9800,"currency":"JPY","status":"succeeded"}`)
-	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h["Cache-Control"] = []string{"no-store"}
-		h["Content-Type"] = []string{"application/json"}
-		h["Content-Length"] = []string{"74"}
-		w.WriteHeader(200)
-		_, _ = w.Write(body)
-	})
+	bare := bareHandler()
 	req := []byte("GET /payments/pay_demo_0001 HTTP/1.1\r\nHost: bench\r\n\r\n")
 	for _, c := range []struct {
 		name string

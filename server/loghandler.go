@@ -247,10 +247,7 @@ func (h *logHandler) attr(b []byte, prefix string, a slog.Attr, first *bool) []b
 		return b
 	}
 	b = h.prefixedKey(b, prefix, a.Key, first)
-	if h.json {
-		return h.jsonValue(b, a.Value)
-	}
-	return h.textValue(b, a.Value)
+	return h.value(b, a.Value)
 }
 
 func (h *logHandler) nonEmpty(as []slog.Attr) bool {
@@ -269,7 +266,9 @@ func (h *logHandler) nonEmpty(as []slog.Attr) bool {
 	return false
 }
 
-func (h *logHandler) textValue(b []byte, v slog.Value) []byte {
+// value writes an attribute's value as slog's handlers do; the formats
+// differ only for floats, durations and arbitrary values.
+func (h *logHandler) value(b []byte, v slog.Value) []byte {
 	switch v.Kind() {
 	case slog.KindString:
 		return h.str(b, v.String())
@@ -279,14 +278,25 @@ func (h *logHandler) textValue(b []byte, v slog.Value) []byte {
 		return strconv.AppendInt(b, v.Int64(), 10)
 	case slog.KindUint64:
 		return strconv.AppendUint(b, v.Uint64(), 10)
-	case slog.KindFloat64:
-		return strconv.AppendFloat(b, v.Float64(), 'g', -1, 64)
 	case slog.KindBool:
 		return strconv.AppendBool(b, v.Bool())
 	case slog.KindDuration:
 		return h.duration(b, v.Duration())
+	case slog.KindFloat64:
+		if h.json {
+			return jsonMarshal(b, v.Float64()) // json.Marshal's float format differs from strconv's
+		}
+		return strconv.AppendFloat(b, v.Float64(), 'g', -1, 64)
 	}
 	x := v.Any()
+	if h.json {
+		if err, ok := x.(error); ok {
+			if _, marshals := x.(json.Marshaler); !marshals {
+				return h.str(b, err.Error())
+			}
+		}
+		return jsonMarshal(b, x)
+	}
 	if tm, ok := x.(encoding.TextMarshaler); ok {
 		data, err := tm.MarshalText()
 		if err != nil {
@@ -298,32 +308,6 @@ func (h *logHandler) textValue(b []byte, v slog.Value) []byte {
 		return strconv.AppendQuote(b, string(bs))
 	}
 	return h.str(b, fmt.Sprintf("%+v", x))
-}
-
-func (h *logHandler) jsonValue(b []byte, v slog.Value) []byte {
-	switch v.Kind() {
-	case slog.KindString:
-		return h.str(b, v.String())
-	case slog.KindTime:
-		return h.time(b, v.Time())
-	case slog.KindInt64:
-		return strconv.AppendInt(b, v.Int64(), 10)
-	case slog.KindUint64:
-		return strconv.AppendUint(b, v.Uint64(), 10)
-	case slog.KindBool:
-		return strconv.AppendBool(b, v.Bool())
-	case slog.KindDuration:
-		return h.duration(b, v.Duration()) // nanoseconds, as json.Marshal does
-	case slog.KindFloat64:
-		return jsonMarshal(b, v.Float64()) // json.Marshal's float format differs from strconv's
-	}
-	x := v.Any()
-	if err, ok := x.(error); ok {
-		if _, marshals := x.(json.Marshaler); !marshals {
-			return h.str(b, err.Error())
-		}
-	}
-	return jsonMarshal(b, x)
 }
 
 // jsonMarshal appends v as encoding/json writes it without HTML escaping,

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -26,9 +27,36 @@ type proc struct {
 
 // logTail returns the last n lines the process logged.
 func (p *proc) logTail(n int) string {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/self/fd/%d", p.log.Fd()))
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(p.logText(), "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// logText returns everything the process has logged (its log file is
+// deleted once opened, but readable through this process's descriptor).
+func (p *proc) logText() string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/self/fd/%d", p.log.Fd()))
+	return string(b)
+}
+
+var delayedLine = regexp.MustCompile(`path=(\S+) .*duration=(\S+) delay=(\S+)`)
+
+// serverDelayErrors reads the request lines scenariomock logged for path
+// and returns how much longer than its delay each took, as the server saw
+// it: its timer's accuracy without the load generator's own noise.
+func (p *proc) serverDelayErrors(path string) samples {
+	var out samples
+	for _, line := range strings.Split(p.logText(), "\n") {
+		m := delayedLine.FindStringSubmatch(line)
+		if m == nil || m[1] != path {
+			continue
+		}
+		d, err1 := time.ParseDuration(m[2])
+		delay, err2 := time.ParseDuration(m[3])
+		if err1 == nil && err2 == nil {
+			out = append(out, d-delay)
+		}
+	}
+	return out
 }
 
 // freePort returns a loopback address that was free a moment ago.
