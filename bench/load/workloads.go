@@ -236,9 +236,10 @@ type heldResult struct {
 // evenly (5,000/s for 10,000 connections and 2 s) and the figures measure
 // the timer, not a burst of 10,000 answers at the same instant. The delay
 // error is each answer's latency minus the delay.
-func hold(p *proc, n int, delay, d time.Duration, req []byte, want canned) heldResult {
-	res := heldResult{conns: n}
-	res.idle, _ = p.memory()
+// idle is the server's RSS before any connection of the workload: a later
+// round's process has kept memory from the ones before.
+func hold(p *proc, idle int64, n int, delay, d time.Duration, req []byte, want canned) heldResult {
+	res := heldResult{conns: n, idle: idle}
 	conns := make([]*conn, n)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 256)
@@ -285,7 +286,7 @@ func hold(p *proc, n int, delay, d time.Duration, req []byte, want canned) heldR
 	// Sample memory once every connection is in its delay.
 	var rssSum, rssN int64
 	time.Sleep(delay + delay/4)
-	for time.Now().Add(delay).Before(deadline) {
+	for rssN == 0 || time.Now().Add(delay).Before(deadline) {
 		rss, _ := p.memory()
 		rssSum, rssN = rssSum+rss, rssN+1
 		time.Sleep(100 * time.Millisecond)
@@ -304,4 +305,11 @@ func hold(p *proc, n int, delay, d time.Duration, req []byte, want canned) heldR
 // perConn is the RSS a held connection adds, in bytes.
 func (r heldResult) perConn() float64 {
 	return float64(r.held-r.idle) / float64(r.conns)
+}
+
+// medianHeld returns the round with the median client-side p99.
+func medianHeld(rs []heldResult) heldResult {
+	s := slices.Clone(rs)
+	slices.SortFunc(s, func(a, b heldResult) int { return int(a.errP99 - b.errP99) })
+	return s[len(s)/2]
 }
