@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Build: docker build -t scenariomock .
-# Run:   docker run --rm -p 8080:8080 -v "$PWD/scenarios:/scenarios:ro" scenariomock
+# Run:   docker run --rm -p 8080:8080 -v "$PWD/my-scenarios:/scenarios:ro" scenariomock
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./

@@ -92,12 +92,7 @@ is served. Every flag can also be set as SCENARIOMOCK_<FLAG>, e.g.
 SCENARIOMOCK_ADDR=0.0.0.0:8080; SCENARIOMOCK_SCENARIOS lists paths
 separated by colons when none are given.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.paths = args
-			if len(args) == 0 {
-				if env := os.Getenv(envPrefix + "SCENARIOS"); env != "" {
-					opts.paths = filepath.SplitList(env)
-				}
-			}
+			opts.paths = pathsOrEnv(args)
 			return runServe(cmd.Context(), opts, stderr)
 		},
 	}
@@ -207,13 +202,27 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
+// pathsOrEnv returns the scenario paths given as arguments or, when there
+// are none, those listed in SCENARIOMOCK_SCENARIOS.
+func pathsOrEnv(args []string) []string {
+	if len(args) == 0 {
+		if env := os.Getenv(envPrefix + "SCENARIOS"); env != "" {
+			return filepath.SplitList(env)
+		}
+	}
+	return args
+}
+
 func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate <file or directory> ...",
 		Short: "Check scenario files; print file:line:col problems and exit 1 if any",
-		Args:  cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			set, err := scenarios.Load(args...)
+			paths := pathsOrEnv(args)
+			if len(paths) == 0 {
+				return errors.New("validate needs files or directories (or SCENARIOMOCK_SCENARIOS)")
+			}
+			set, err := scenarios.Load(paths...)
 			if err != nil {
 				printProblems(stderr, err)
 				return errReported
@@ -231,8 +240,8 @@ func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "List the routes served, in match order (the built-in demo when no path is given)",
 		RunE: func(_ *cobra.Command, args []string) error {
 			set, err := scenarios.LoadBytes(demoName, demo)
-			if len(args) > 0 {
-				set, err = scenarios.Load(args...)
+			if paths := pathsOrEnv(args); len(paths) > 0 {
+				set, err = scenarios.Load(paths...)
 			}
 			if err != nil {
 				printProblems(stderr, err)
@@ -304,7 +313,7 @@ func newHealthCmd(stdout io.Writer) *cobra.Command {
 			return checkHealth(cmd.Context(), stdout, addr, timeout)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address of the server")
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address of the server (0.0.0.0 means this host)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "how long to wait for the answer")
 	return cmd
 }

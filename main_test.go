@@ -259,3 +259,22 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 }
+
+func TestScenariosFromEnvironment(t *testing.T) {
+	t.Setenv("SCENARIOMOCK_SCENARIOS", "examples/payments-idempotency.yaml")
+	if out, _, err := runCmd(t, "validate"); err != nil || out != "ok: 1 file, 8 routes\n" {
+		t.Errorf("validate with SCENARIOMOCK_SCENARIOS: %v %q", err, out)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "one.yaml"), []byte("routes: [{ name: only, path: /one, respond: {} }]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SCENARIOMOCK_SCENARIOS", dir)
+	if out, _, err := runCmd(t, "routes"); err != nil || !strings.Contains(out, "only") || strings.Contains(out, "payment") {
+		t.Errorf("routes with SCENARIOMOCK_SCENARIOS: %v\n%s", err, out)
+	}
+	t.Setenv("SCENARIOMOCK_SCENARIOS", "")
+	if _, _, err := runCmd(t, "validate"); err == nil {
+		t.Error("validate with no paths at all succeeded")
+	}
+}

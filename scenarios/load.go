@@ -226,7 +226,7 @@ func (l *loader) readBody(dir, root, rel string) ([]byte, string, error) {
 		return nil, fmt.Sprintf("bodyFile %q must be relative to the scenario file", rel), errors.New("absolute")
 	}
 	full := filepath.Join(dir, rel)
-	outside := fmt.Sprintf("bodyFile %q is outside the scenario root %s", rel, root)
+	outside := fmt.Sprintf("bodyFile %q is outside the scenario root %q", rel, root)
 	if !within(root, full) {
 		return nil, outside, errors.New("outside")
 	}

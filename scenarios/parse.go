@@ -483,8 +483,12 @@ func (d *fileDecoder) bodyCondition(n *yaml.Node, field string) *BodyCondition {
 
 func (d *fileDecoder) responseList(n *yaml.Node, vars []string) []*Response {
 	n = d.resolve(n)
-	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		d.fail(n, "responses", "want a non-empty list of responses, got %s", describe(n))
+	if n.Kind != yaml.SequenceNode {
+		d.fail(n, "responses", "want a list of responses, got %s", describe(n))
+		return nil
+	}
+	if len(n.Content) == 0 {
+		d.fail(n, "responses", "the list is empty; a sequence needs at least one response")
 		return nil
 	}
 	out := make([]*Response, 0, len(n.Content))

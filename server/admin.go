@@ -27,7 +27,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	snap := s.snap.Load()
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": snap.version, "routes": len(snap.routes)})
+	writeJSON(w, http.StatusOK, struct {
+		Status  string `json:"status"`
+		Version int64  `json:"version"`
+		Routes  int    `json:"routes"`
+	}{"ok", snap.version, len(snap.routes)})
 }
 
 type adminStatus struct {
@@ -38,6 +42,8 @@ type adminStatus struct {
 	Files      []adminFile   `json:"files"`
 	Routes     []adminRoute  `json:"routes"`
 	Fallback   *adminOutcome `json:"fallback"`
+	// Unmatched counts requests no route matched, since start or reset.
+	Unmatched int64 `json:"unmatched"`
 }
 
 type adminReload struct {
@@ -69,7 +75,7 @@ type adminRoute struct {
 }
 
 type adminOutcome struct {
-	Status   int    `json:"status"`
+	Status   int    `json:"status,omitempty"` // none for a fault
 	Delay    string `json:"delay,omitempty"`
 	Fault    string `json:"fault,omitempty"`
 	Template bool   `json:"template,omitempty"`
@@ -85,6 +91,9 @@ type adminSequence struct {
 
 func outcome(r *scenarios.Response) adminOutcome {
 	o := adminOutcome{Status: r.Status, Fault: string(r.Fault), Template: r.Template}
+	if r.Fault != scenarios.NoFault {
+		o.Status = 0 // a fault sends no status
+	}
 	if r.Delay.Kind != scenarios.NoDelay {
 		o.Delay = r.Delay.String()
 	}
@@ -101,6 +110,7 @@ func (s *Server) handleScenarios(w http.ResponseWriter, _ *http.Request) {
 		LastReload: adminReload{At: st.at, OK: st.err == nil, Errors: st.problems},
 		Files:      []adminFile{},
 		Routes:     []adminRoute{},
+		Unmatched:  s.unmatched.Load(),
 	}
 	if st.err != nil {
 		msg := fmt.Sprintf("%d problem(s); the last good scenarios (version %d) keep serving", len(st.problems), snap.version)
@@ -144,8 +154,8 @@ func (s *Server) handleScenarios(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// handleReset forgets sequence positions and hit counts: of every route,
-// or of the one named by ?route=.
+// handleReset forgets sequence positions and hit counts: of every route
+// and the unmatched count, or of the one route named by ?route=.
 func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	snap := s.snap.Load()
 	name := r.URL.Query().Get("route")
@@ -159,6 +169,9 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	if name != "" && n == 0 {
 		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("No route is named %q.", name)))
 		return
+	}
+	if name == "" {
+		s.unmatched.Store(0)
 	}
 	s.log.Info("sequence state reset", "routes", n)
 	writeJSON(w, http.StatusOK, map[string]any{"reset": n})

@@ -88,9 +88,32 @@ func TestAdminResetAndErrors(t *testing.T) {
 		if r.status != c.status || r.header.Get("Content-Type") != "application/problem+json" || r.json(t)["status"] != float64(c.status) {
 			t.Errorf("%s %s: %d %s %s", c.method, c.path, r.status, r.header.Get("Content-Type"), r.body)
 		}
+		if want := map[string]string{"/__admin/scenarios": "GET", "/__admin/reset": "POST"}[c.path]; c.status == 405 && r.header.Get("Allow") != want {
+			t.Errorf("%s %s: Allow = %q, want %q", c.method, c.path, r.header.Get("Allow"), want)
+		}
 	}
 	if r := do(t, "GET", hs.URL+"/__admin/health", ""); r.status != 200 || r.json(t)["status"] != "ok" {
 		t.Errorf("health: %d %s", r.status, r.body)
+	}
+}
+
+// TestAdminUnmatched: a CI job asserts that nothing unmocked was called.
+func TestAdminUnmatched(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := newTestServer(t, Options{}, demoFile)
+	unmatched := func() any { return do(t, "GET", hs.URL+"/__admin/scenarios", "").json(t)["unmatched"] }
+	if n := unmatched(); n != float64(0) {
+		t.Fatalf("unmatched at start = %v", n)
+	}
+	do(t, "GET", hs.URL+"/payments/pay_demo_0001", "") // matched
+	do(t, "GET", hs.URL+"/refunds", "")
+	do(t, "DELETE", hs.URL+"/payments", "")
+	if n := unmatched(); n != float64(2) {
+		t.Errorf("unmatched = %v, want 2", n)
+	}
+	do(t, "POST", hs.URL+"/__admin/reset", "")
+	if n := unmatched(); n != float64(0) {
+		t.Errorf("unmatched after reset = %v, want 0", n)
 	}
 }
 

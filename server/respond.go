@@ -117,7 +117,7 @@ func (p *prepared) write(w http.ResponseWriter, data func() *templateData) error
 		for _, t := range p.templates {
 			var b strings.Builder
 			if err := t.Template.Execute(&b, d); err != nil {
-				return fmt.Errorf("%w: header %s: %v", errTemplate, t.Name, err)
+				return fmt.Errorf("%w: header %s: %s", errTemplate, t.Name, templateMessage(err))
 			}
 			v := strings.Map(func(r rune) rune {
 				if r < ' ' && r != '\t' || r == 0x7f {
@@ -131,12 +131,12 @@ func (p *prepared) write(w http.ResponseWriter, data func() *templateData) error
 		switch {
 		case p.src.JSONTemplate != nil:
 			if err := p.src.JSONTemplate.Execute(&buf, d); err != nil {
-				return fmt.Errorf("%w: body: %v", errTemplate, err)
+				return fmt.Errorf("%w: body: %s", errTemplate, templateMessage(err))
 			}
 			body = buf.Bytes()
 		case p.src.BodyTemplate != nil:
 			if err := p.src.BodyTemplate.Execute(&buf, d); err != nil {
-				return fmt.Errorf("%w: body: %v", errTemplate, err)
+				return fmt.Errorf("%w: body: %s", errTemplate, templateMessage(err))
 			}
 			body = buf.Bytes()
 		}
@@ -145,6 +145,17 @@ func (p *prepared) write(w http.ResponseWriter, data func() *templateData) error
 	w.WriteHeader(p.status)
 	_, _ = w.Write(body) // a client that went away is not an error of ours
 	return nil
+}
+
+// templateMessage strips text/template's own naming from an execution
+// error ("template: t:1:16: executing \"t\" at <.x>: ..." becomes
+// "at <.x>: ..."), since the route and field already say which template.
+func templateMessage(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, `executing "t" `); i >= 0 {
+		return msg[i+len(`executing "t" `):]
+	}
+	return strings.TrimPrefix(msg, "template: ")
 }
 
 // pickDelay draws a delay; u returns uniform numbers in [0, 1).

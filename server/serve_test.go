@@ -3,15 +3,21 @@ package server
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/scenariomock/scenariomock/scenarios"
 )
 
 func TestSequences(t *testing.T) {
@@ -411,5 +417,48 @@ routes:
 		if r.body != want {
 			t.Errorf("request %d: %q, want %q", i, r.body, want)
 		}
+	}
+}
+
+// TestProblemsLoggedAtWarn: with --log-level=warn no request is logged but
+// the ones that went wrong.
+func TestProblemsLoggedAtWarn(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	writeFile(t, path, `
+routes:
+  - { name: fine, path: /ok, respond: {} }
+  - { name: broken, path: /t, respond: { template: true, body: "{{ .Request.JSON.a.b }}" } }
+`)
+	s, err := New(Options{
+		Load:    func() (*scenarios.Set, error) { return scenarios.Load(path) },
+		Logger:  slog.New(NewLogHandler(logs, true, slog.LevelWarn)),
+		MaxBody: 8,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	do(t, "GET", hs.URL+"/ok", "")
+	do(t, "GET", hs.URL+"/nowhere", "")
+	if r := do(t, "GET", hs.URL+"/t", ""); r.status != 500 || !strings.Contains(r.json(t)["detail"].(string), `route "broken": response template failed: body: at <.Request.JSON.a.b>: nil pointer`) {
+		t.Errorf("template failure: %d %s", r.status, r.body)
+	}
+	do(t, "POST", hs.URL+"/ok", "far more than eight bytes")
+	var paths []string
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec struct{ Level, Path string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Level != "WARN" {
+			t.Errorf("level %s in %s", rec.Level, line)
+		}
+		paths = append(paths, rec.Path)
+	}
+	if got := strings.Join(paths, " "); got != "/nowhere /t /ok" {
+		t.Errorf("logged at warn: %s, want the miss, the failed template and the refused body", got)
 	}
 }

@@ -100,6 +100,10 @@ type Server struct {
 	reloadMu sync.Mutex // serializes reloads; guards lastHash
 	lastHash string
 	status   atomic.Pointer[reloadStatus]
+	// unmatched counts requests no route matched (answered by the fallback
+	// or a 404), so that a CI job can assert that nothing unmocked was
+	// called. POST /__admin/reset zeroes it.
+	unmatched atomic.Int64
 }
 
 // snapshot is one immutable generation of the served configuration.
@@ -260,6 +264,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 const adminPrefix = "/__admin"
 
+// adminMethods are the methods each admin path takes, for routing and
+// for the Allow header of a 405.
+var adminMethods = map[string]string{
+	adminPrefix + "/health":    "GET, HEAD",
+	adminPrefix + "/scenarios": "GET",
+	adminPrefix + "/reset":     "POST",
+	adminPrefix + "/reload":    "POST",
+}
+
 // errShutdown is the cause of the delays cancelled at the shutdown timeout.
 var errShutdown = errors.New("shutdown")
 
@@ -358,7 +371,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 	if p.src.Fault != scenarios.NoFault {
 		if err := fault(w, p.src.Fault); err != nil {
 			writeProblem(w, newProblem(http.StatusInternalServerError, err.Error()))
-			s.logRequest(r, route, http.StatusInternalServerError, delay, start, slog.String("error", err.Error()))
+			s.logProblem(r, route, http.StatusInternalServerError, delay, start, slog.String("error", err.Error()))
 			return
 		}
 		s.logRequest(r, route, 0, delay, start, slog.String("fault", string(p.src.Fault)))
@@ -366,8 +379,9 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 	}
 	err := p.write(w, func() *templateData { return newTemplateData(in, m, call, s.opts.Clock.Now()) })
 	if err != nil {
+		err = fmt.Errorf("route %q: %w", route, err)
 		writeProblem(w, newProblem(statusOf(err), err.Error()))
-		s.logRequest(r, route, statusOf(err), delay, start, slog.String("error", err.Error()))
+		s.logProblem(r, route, statusOf(err), delay, start, slog.String("error", err.Error()))
 		return
 	}
 	s.logRequest(r, route, p.status, delay, start)
@@ -377,6 +391,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 // scenarios define one, else a 404 problem naming the closest routes and
 // why each failed. The same explanation goes to the log.
 func (s *Server) miss(w http.ResponseWriter, r *http.Request, snap *snapshot, in *matcher.Request, start time.Time) {
+	s.unmatched.Add(1)
 	if snap.fallback != nil {
 		// Misses are ordinary traffic here: rank near misses (one pass
 		// over the routes) only when the debug log wants them.
@@ -397,7 +412,7 @@ func (s *Server) miss(w http.ResponseWriter, r *http.Request, snap *snapshot, in
 		p.Closest = near
 	}
 	writeProblem(w, p)
-	s.logRequest(r, "", http.StatusNotFound, 0, start, slog.String("near", reasons))
+	s.logProblem(r, "", http.StatusNotFound, 0, start, slog.String("near", reasons))
 }
 
 // nearMisses formats near misses for a detail or a log line.
@@ -467,7 +482,7 @@ func (s *Server) bodyProblem(w http.ResponseWriter, r *http.Request, err error, 
 	// and sends none would never see the connection end. An expired read
 	// deadline ends that drain at once; the answer is already flushed.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
-	s.logRequest(r, "", statusOf(err), 0, start, slog.String("error", err.Error()))
+	s.logProblem(r, "", statusOf(err), 0, start, slog.String("error", err.Error()))
 }
 
 // logRequest writes the one log line each request gets. Status 0 means no
@@ -476,17 +491,28 @@ func (s *Server) bodyProblem(w http.ResponseWriter, r *http.Request, err error, 
 // the five attributes a slog.Record holds without allocating; delay is
 // added only when there was one.
 func (s *Server) logRequest(r *http.Request, route string, status int, delay time.Duration, start time.Time, extra ...slog.Attr) {
+	s.logRequestAt(slog.LevelInfo, r, route, status, delay, start, extra...)
+}
+
+// logProblem is logRequest for a request that went wrong: no route
+// matched, its body was refused, its template failed. These are logged at
+// warn, so that --log-level=warn still shows them.
+func (s *Server) logProblem(r *http.Request, route string, status int, delay time.Duration, start time.Time, extra ...slog.Attr) {
+	s.logRequestAt(slog.LevelWarn, r, route, status, delay, start, extra...)
+}
+
+func (s *Server) logRequestAt(level slog.Level, r *http.Request, route string, status int, delay time.Duration, start time.Time, extra ...slog.Attr) {
 	h := s.log.Handler()
 	ctx := r.Context()
-	if !h.Enabled(ctx, slog.LevelInfo) {
+	if !h.Enabled(ctx, level) {
 		return
 	}
 	now := s.opts.Clock.Now()
-	if lh, ok := h.(*logHandler); ok && len(extra) == 0 {
+	if lh, ok := h.(*logHandler); ok && len(extra) == 0 && level == slog.LevelInfo {
 		_ = lh.handleRequest(now, r.Method, r.URL.Path, route, status, now.Sub(start), delay)
 		return
 	}
-	rec := slog.NewRecord(now, slog.LevelInfo, requestMsg, 0)
+	rec := slog.NewRecord(now, level, requestMsg, 0)
 	rec.AddAttrs(
 		slog.String("method", r.Method),
 		slog.String("path", r.URL.Path),
@@ -506,15 +532,17 @@ func (s *Server) adminRouter() http.Handler {
 	// Full paths on the root router: a mux subrouter answers a wrong
 	// method with 404 instead of 405.
 	r := mux.NewRouter()
-	r.HandleFunc(adminPrefix+"/health", s.handleHealth).Methods(http.MethodGet, http.MethodHead)
-	r.HandleFunc(adminPrefix+"/scenarios", s.handleScenarios).Methods(http.MethodGet)
-	r.HandleFunc(adminPrefix+"/reset", s.handleReset).Methods(http.MethodPost)
-	r.HandleFunc(adminPrefix+"/reload", s.handleReload).Methods(http.MethodPost)
+	for path, h := range map[string]http.HandlerFunc{
+		"/health": s.handleHealth, "/scenarios": s.handleScenarios, "/reset": s.handleReset, "/reload": s.handleReload,
+	} {
+		r.HandleFunc(adminPrefix+path, h).Methods(strings.Split(adminMethods[adminPrefix+path], ", ")...)
+	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("The admin API has no %s; see GET %s/scenarios.", r.URL.Path, adminPrefix)))
 	})
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, newProblem(http.StatusMethodNotAllowed, fmt.Sprintf("%s does not take %s.", r.URL.Path, r.Method)))
+		w.Header().Set("Allow", adminMethods[r.URL.Path]) // RFC 9110 asks a 405 for it
+		writeProblem(w, newProblem(http.StatusMethodNotAllowed, fmt.Sprintf("%s takes %s, not %s.", r.URL.Path, adminMethods[r.URL.Path], r.Method)))
 	})
 	return r
 }
