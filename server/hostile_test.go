@@ -646,15 +646,7 @@ func TestHostileMemory(t *testing.T) {
 		t.Errorf("%d more goroutines for %d connections, want one each", g, conns)
 	}
 
-	for _, c := range slow {
-		c.Close()
-	}
-	settledGoroutines(t, before.goroutines)
-	after := measure()
-	t.Logf("after closing them: %s", after)
-	if heap := growth(before.heapInuse, after.heapInuse); heap > 4<<20 {
-		t.Errorf("HeapInuse is %d bytes above the baseline once the connections closed", heap)
-	}
+	closeAndSettle(t, slow, before)
 }
 
 // TestHostileMemoryPartialHeaders holds 200 connections that each stop
@@ -677,32 +669,19 @@ func TestHostileMemoryPartialHeaders(t *testing.T) {
 		}
 	}
 	// The server reads what arrived; watch the heap a while for it.
-	var worst memFigures
-	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if m := measure(); m.heapInuse > worst.heapInuse {
-			worst = m
-		}
-	}
+	worst := worstHeap(time.Second)
 	heap := growth(before.heapInuse, worst.heapInuse)
 	t.Logf("before: %s; with %d connections each stalled %d bytes into its headers: %s (%+.1f KiB per connection)",
 		before, conns, len(partial), worst, float64(heap)/conns/1024)
 	if limit := int64(conns * (2*(maxHeader+4<<10) + 16<<10)); heap > limit {
 		t.Errorf("HeapInuse grew by %d bytes for %d connections, more than %d KiB each", heap, conns, limit/conns>>10)
 	}
-	for _, c := range open {
-		c.Close()
-	}
-	settledGoroutines(t, before.goroutines)
-	after := measure()
-	t.Logf("after closing them: %s", after)
-	if heap := growth(before.heapInuse, after.heapInuse); heap > 4<<20 {
-		t.Errorf("HeapInuse is %d bytes above the baseline once the connections closed", heap)
-	}
+	closeAndSettle(t, open, before)
 }
 
 // TestHostileStalledBody sends whole headers, then only part of the
-// declared body, and stalls. ReadHeaderTimeout covers the headers only and
-// Serve sets no ReadTimeout, so nothing bounds the wait for the body.
+// declared body, and stalls. ReadHeaderTimeout covers the headers only;
+// ReadTimeout bounds the whole request, and the answer is a 408 problem.
 func TestHostileStalledBody(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
@@ -749,16 +728,38 @@ func TestHostileDeclaredBodyMemory(t *testing.T) {
 	}
 	// The handlers run as soon as the headers arrive; watch the heap a
 	// while for whatever they allocate.
-	var worst memFigures
-	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if m := measure(); m.heapInuse > worst.heapInuse {
-			worst = m
-		}
-	}
+	worst := worstHeap(time.Second)
 	heap := growth(before.heapInuse, worst.heapInuse)
 	t.Logf("before: %s; with %d connections each declaring %d bytes and sending none: %s (%+.1f KiB per connection)",
 		before, conns, maxBody, worst, float64(heap)/conns/1024)
 	if limit := int64(conns * 64 << 10); heap > limit {
 		t.Errorf("HeapInuse grew by %d bytes for %d connections that sent about 100 bytes each, more than 64 KiB each", heap, conns)
+	}
+}
+
+// worstHeap samples the heap for d and returns the sample with the most in
+// use: the server reads what arrived in its own time.
+func worstHeap(d time.Duration) memFigures {
+	var worst memFigures
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if m := measure(); m.heapInuse > worst.heapInuse {
+			worst = m
+		}
+	}
+	return worst
+}
+
+// closeAndSettle closes conns and checks that goroutines and heap return
+// to what they were before.
+func closeAndSettle(t *testing.T, conns []net.Conn, before memFigures) {
+	t.Helper()
+	for _, c := range conns {
+		c.Close()
+	}
+	settledGoroutines(t, before.goroutines)
+	after := measure()
+	t.Logf("after closing them: %s", after)
+	if heap := growth(before.heapInuse, after.heapInuse); heap > 4<<20 {
+		t.Errorf("HeapInuse is %d bytes above the baseline once the connections closed", heap)
 	}
 }
