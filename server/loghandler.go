@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -31,7 +30,9 @@ func NewLogHandler(w io.Writer, asJSON bool, level slog.Leveler) slog.Handler {
 	if level == nil {
 		level = slog.LevelInfo
 	}
-	return &logHandler{w: w, json: asJSON, level: level}
+	h := &logHandler{w: w, json: asJSON, level: level}
+	h.req = h.requestKeys()
+	return h
 }
 
 type logHandler struct {
@@ -40,20 +41,39 @@ type logHandler struct {
 	level slog.Leveler
 	pre   []byte      // attributes added by WithAttrs, formatted, each led by a separator
 	attrs []slog.Attr // the same, for a fallback created by WithGroup
-	// reqKeys caches the request line's constant parts (see requestKeys).
-	reqKeys atomic.Pointer[requestKeys]
+	req   requestKeys // the request line's constant parts, derived from the above
 }
 
 var logBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 func (h *logHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level.Level() }
 
-func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
+// open starts a record in a pooled buffer; close ends it, writes it out
+// with one Write and returns the buffer.
+func (h *logHandler) open() (*[]byte, []byte) {
 	bp := logBuffers.Get().(*[]byte)
 	b := (*bp)[:0]
 	if h.json {
 		b = append(b, '{')
 	}
+	return bp, b
+}
+
+func (h *logHandler) close(bp *[]byte, b []byte) error {
+	if h.json {
+		b = append(b, '}')
+	}
+	b = append(b, '\n')
+	_, err := h.w.Write(b)
+	if cap(b) <= 16<<10 { // keep only small buffers
+		*bp = b
+		logBuffers.Put(bp)
+	}
+	return err
+}
+
+func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
+	bp, b := h.open()
 	first := true
 	if !r.Time.IsZero() {
 		b = h.key(b, slog.TimeKey, &first)
@@ -68,16 +88,7 @@ func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
 		b = h.attr(b, "", a, &first)
 		return true
 	})
-	if h.json {
-		b = append(b, '}')
-	}
-	b = append(b, '\n')
-	_, err := h.w.Write(b)
-	if cap(b) <= 16<<10 { // keep only small buffers
-		*bp = b
-		logBuffers.Put(bp)
-	}
-	return err
+	return h.close(bp, b)
 }
 
 // handleRequest writes the request log line: exactly what Handle writes
@@ -85,15 +96,11 @@ func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
 // formatted with the same helpers but without building the record, and
 // with its constant parts (level, message, keys) formatted once.
 func (h *logHandler) handleRequest(t time.Time, method, path, route string, status int, duration, delay time.Duration) error {
-	bp := logBuffers.Get().(*[]byte)
-	b := (*bp)[:0]
-	if h.json {
-		b = append(b, '{')
-	}
+	bp, b := h.open()
 	first := true
 	b = h.key(b, slog.TimeKey, &first)
 	b = h.time(b, t.Round(0))
-	k := h.requestKeys()
+	k := &h.req
 	b = append(b, k.method...)
 	b = h.str(b, method)
 	b = append(b, k.path...)
@@ -108,16 +115,7 @@ func (h *logHandler) handleRequest(t time.Time, method, path, route string, stat
 		b = append(b, k.delay...)
 		b = h.duration(b, delay)
 	}
-	if h.json {
-		b = append(b, '}')
-	}
-	b = append(b, '\n')
-	_, err := h.w.Write(b)
-	if cap(b) <= 16<<10 {
-		*bp = b
-		logBuffers.Put(bp)
-	}
-	return err
+	return h.close(bp, b)
 }
 
 // requestKeys are the request line's constant parts, each with the
@@ -125,10 +123,8 @@ func (h *logHandler) handleRequest(t time.Time, method, path, route string, stat
 // from WithAttrs.
 type requestKeys struct{ method, path, route, status, duration, delay []byte }
 
-func (h *logHandler) requestKeys() *requestKeys {
-	if k := h.reqKeys.Load(); k != nil {
-		return k
-	}
+// requestKeys formats the constant parts for h's format and attributes.
+func (h *logHandler) requestKeys() requestKeys {
 	first := false
 	var k requestKeys
 	k.method = h.key(nil, slog.LevelKey, &first)
@@ -143,8 +139,7 @@ func (h *logHandler) requestKeys() *requestKeys {
 	}{{&k.path, "path"}, {&k.route, "route"}, {&k.status, "status"}, {&k.duration, "duration"}, {&k.delay, "delay"}} {
 		*f.dst = h.key(nil, f.key, &first)
 	}
-	h.reqKeys.Store(&k)
-	return &k
+	return k
 }
 
 // requestMsg is the message of the request log line.
@@ -168,6 +163,7 @@ func (h *logHandler) WithAttrs(as []slog.Attr) slog.Handler {
 		n.pre = h.attr(n.pre, "", a, &first)
 	}
 	n.attrs = append(append([]slog.Attr(nil), h.attrs...), as...)
+	n.req = n.requestKeys()
 	return &n
 }
 

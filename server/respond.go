@@ -16,9 +16,9 @@ import (
 	"github.com/scenariomock/scenariomock/scenarios"
 )
 
-// prepared is a response made ready to write: static headers in the map
-// form net/http wants, the Content-Length computed once. Prepared
-// responses belong to a snapshot and are never changed.
+// prepared is a response made ready to write: static headers with their
+// value slices built, the Content-Length computed once. Prepared responses
+// belong to a snapshot and are never changed.
 type prepared struct {
 	src    *scenarios.Response
 	status int
@@ -57,8 +57,8 @@ func prepare(r *scenarios.Response) *prepared {
 type templateData struct {
 	Request templateRequest
 	Route   string
-	// Call is the 1-based position of this call in the route's sequence
-	// (per key when the sequence is per key).
+	// Call is the 1-based number of this call: of the route, or of its key
+	// when the sequence is per key.
 	Call int64
 	Now  time.Time
 }

@@ -15,6 +15,11 @@ type routeState struct {
 	// shared sequence, so one atomic add serves both.
 	hits atomic.Int64
 
+	// Keys are stored as 64-bit hashes rather than strings: the map then
+	// holds no pointers, so a full store of 100,000 keys costs the garbage
+	// collector nothing to scan and does not keep request strings alive.
+	// Two distinct keys share a position only if their hashes collide:
+	// about 3·10⁻¹⁰ for 100,000 keys.
 	mu    sync.Mutex       // guards keys, order and next
 	keys  map[uint64]int64 // calls seen per attribute value, by its hash
 	order []uint64         // keys in insertion order, a ring once full
@@ -25,12 +30,6 @@ type routeState struct {
 // keySeed makes key hashes unpredictable, so no client can make two keys
 // collide on purpose.
 var keySeed = maphash.MakeSeed()
-
-// Keys are stored as 64-bit hashes rather than strings: the map then holds
-// no pointers, so a full store of 100,000 keys costs the garbage collector
-// nothing to scan and does not keep request strings alive. Two distinct
-// keys share a position only if their hashes collide: about 3·10⁻¹⁰ for
-// 100,000 keys.
 
 func newRouteState(limit int) *routeState {
 	return &routeState{limit: max(limit, 1)}
