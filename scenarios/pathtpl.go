@@ -85,13 +85,16 @@ func compilePath(tpl string) (*PathTemplate, *pathError) {
 			return nil, &pathError{idxs[i], fmt.Sprintf("variable %q appears twice", name)}
 		}
 		seen[name] = true
-		// The pattern must stand alone: "?:x" or an unterminated \Q would
-		// compile on their own but change the pattern around them.
-		wrapped := "^(?:" + patt + ")$"
-		re, err := regexp.Compile(wrapped)
-		if err != nil {
-			msg := strings.Replace(regexpMessage(err), "`"+wrapped+"`", "`"+patt+"`", 1) // show what the user wrote
-			return nil, &pathError{idxs[i] + len(name) + 2, fmt.Sprintf("variable %q: bad regex: %s", name, msg)}
+		// The pattern must compile as mux compiles it (^patt$), and stand
+		// alone too: "?:x" passes mux's form, ")0\Q" passes the wrapped
+		// one, and each would change the pattern around it.
+		var re *regexp.Regexp
+		for _, form := range []string{"^" + patt + "$", "^(?:" + patt + ")$"} {
+			var err error
+			if re, err = regexp.Compile(form); err != nil {
+				msg := strings.Replace(regexpMessage(err), "`"+form+"`", "`"+patt+"`", 1) // show what the user wrote
+				return nil, &pathError{idxs[i] + len(name) + 2, fmt.Sprintf("variable %q: bad regex: %s", name, msg)}
+			}
 		}
 		if re.NumSubexp() > 0 {
 			// mux panics on these; say how to write it instead.
