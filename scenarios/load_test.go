@@ -219,9 +219,9 @@ func TestMethodsAndNames(t *testing.T) {
 	t.Parallel()
 	set := loadOne(t, `
 routes:
-  - { path: /a, method: [get, HEAD], respond: {} }
+  - { path: /a, method: [GET, HEAD], respond: {} }
   - { path: /a, method: ANY, respond: {} }
-  - { path: /a, method: [get, HEAD], respond: {} }
+  - { path: /a, method: [GET, HEAD], respond: {} }
   - { path: /b, respond: {} }
   - { name: "GET,HEAD /a #3", path: /c, respond: {} }
 `)
@@ -418,6 +418,23 @@ func TestLiteralPrefix(t *testing.T) {
 		segs, exact := LiteralPrefix(c.tpl)
 		if !reflect.DeepEqual(segs, c.segs) || exact != c.exact {
 			t.Errorf("LiteralPrefix(%q) = %q, %v; want %q, %v", c.tpl, segs, exact, c.segs, c.exact)
+		}
+	}
+}
+
+// TestMethodTypoRuleSparesRegistered checks the claim in checkMethod's
+// comment: no registered method is one edit from a common one, so the typo
+// rule refuses none of them.
+func TestMethodTypoRuleSparesRegistered(t *testing.T) {
+	t.Parallel()
+	for _, m := range append(append([]string{}, commonMethods...), registeredMethods...) {
+		if msg := checkMethod(m); msg != "" {
+			t.Errorf("checkMethod(%q) = %q, want accepted", m, msg)
+		}
+	}
+	for _, m := range []string{"PURGE", "M-SEARCH", "NOTIFY", "SUBSCRIBE", "X"} {
+		if msg := checkMethod(m); msg != "" {
+			t.Errorf("extension method %q refused: %s", m, msg)
 		}
 	}
 }

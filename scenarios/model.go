@@ -48,7 +48,8 @@ type Route struct {
 	Name string // unique in the set; generated from method and path when not written
 	// Named reports whether Name was written in the file.
 	Named bool
-	// Methods are upper-case; empty means any method.
+	// Methods are as written (methods are case-sensitive; see checkMethod);
+	// empty means any method.
 	Methods  []string
 	Path     string // a gorilla/mux path template
 	PathPos  Pos

@@ -236,17 +236,92 @@ func (d *fileDecoder) methods(n *yaml.Node) []string {
 		if !ok {
 			continue
 		}
-		m = strings.ToUpper(strings.TrimSpace(m))
-		switch {
-		case m == "ANY" || m == "*":
+		m = strings.TrimSpace(m)
+		if strings.EqualFold(m, "ANY") || m == "*" {
 			return nil
-		case !tokenRE.MatchString(m):
-			d.fail(d.resolve(e), field, "%q is not an HTTP method", m)
-		case !contains(out, m):
+		}
+		if msg := checkMethod(m); msg != "" {
+			d.fail(d.resolve(e), field, "%s", msg)
+			continue
+		}
+		if !contains(out, m) {
 			out = append(out, m)
 		}
 	}
 	return out
+}
+
+// commonMethods are the methods of RFC 9110 and PATCH (RFC 5789): the ones
+// a misspelling most likely meant.
+var commonMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"}
+
+// registeredMethods are the other methods of the IANA HTTP Method Registry
+// (WebDAV, CalDAV, QUERY...), known so that "propfind" can be told to be
+// PROPFIND.
+var registeredMethods = []string{"ACL", "BASELINE-CONTROL", "BIND", "CHECKIN", "CHECKOUT", "COPY", "LABEL", "LINK",
+	"LOCK", "MERGE", "MKACTIVITY", "MKCALENDAR", "MKCOL", "MKREDIRECTREF", "MKWORKSPACE", "MOVE", "ORDERPATCH",
+	"PRI", "PROPFIND", "PROPPATCH", "QUERY", "REBIND", "REPORT", "SEARCH", "UNBIND", "UNCHECKOUT", "UNLINK",
+	"UNLOCK", "UPDATE", "UPDATEREDIRECTREF", "VERSION-CONTROL"}
+
+// checkMethod returns why m cannot be a route's method, or "". The rule:
+//
+//   - A method is a token (RFC 9110 §9.1), so "GET /x" or "" is refused.
+//   - Methods are case-sensitive (RFC 9110 §9.1) and a request's method is
+//     compared as sent, so "get" would never match a GET: a method that
+//     differs only in case from a common or registered one is refused
+//     with the right spelling.
+//   - A method one edit (a letter added, dropped, changed, or two neighbours
+//     swapped) from a common one, ignoring case, is a typo that could never
+//     match: GTE, PSOT, PUTT are refused with "did you mean".
+//   - Any other token is an extension method and is kept as written:
+//     PURGE, PROPFIND, M-SEARCH. No registered method is one edit from a
+//     common one, so none of them is refused by the rule above.
+func checkMethod(m string) string {
+	if !tokenRE.MatchString(m) {
+		return fmt.Sprintf("%q is not an HTTP method (a method is one word of letters, digits and !#$%%&'*+-.^_`|~)", m)
+	}
+	if contains(commonMethods, m) || contains(registeredMethods, m) {
+		return ""
+	}
+	upper := strings.ToUpper(m)
+	if contains(commonMethods, upper) || contains(registeredMethods, upper) {
+		return fmt.Sprintf("unknown method %q: methods are case-sensitive (did you mean %q?)", m, upper)
+	}
+	for _, c := range commonMethods {
+		if oneEdit(upper, c) {
+			return fmt.Sprintf("unknown method %q (did you mean %q?)", m, c)
+		}
+	}
+	return ""
+}
+
+// oneEdit reports whether a and b differ by exactly one insertion,
+// deletion, substitution or swap of adjacent bytes.
+func oneEdit(a, b string) bool {
+	if a == b {
+		return false
+	}
+	if len(a) == len(b) {
+		i := 0
+		for i < len(a) && a[i] == b[i] {
+			i++
+		}
+		if a[i+1:] == b[i+1:] {
+			return true // substitution
+		}
+		return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:] // swap
+	}
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	if len(a) != len(b)+1 {
+		return false
+	}
+	i := 0
+	for i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return a[i+1:] == b[i:]
 }
 
 func (d *fileDecoder) path(n *yaml.Node, r *Route) {
@@ -448,6 +523,13 @@ func (d *fileDecoder) bodyCondition(n *yaml.Node, field string) *BodyCondition {
 		kind, f := p.key.Value, join(field, p.key.Value)
 		switch kind {
 		case "json":
+			if vn := d.resolve(p.val); vn.Kind == yaml.ScalarNode && vn.ShortTag() == "!!str" {
+				// A string here would only ever match a body that is that
+				// JSON string, never the object pasted inside it.
+				d.jsonString(vn, f)
+				good = false
+				continue
+			}
 			v, ok := d.value(p.val, f, 0)
 			b.JSON, b.HasJSON, b.JSONPos = v, ok, d.pos(d.resolve(p.val))
 			good = good && ok
@@ -479,6 +561,20 @@ func (d *fileDecoder) bodyCondition(n *yaml.Node, field string) *BodyCondition {
 		b.Raw = &raw
 	}
 	return b
+}
+
+// jsonString refuses a string given as a JSON condition. JSON is YAML, so
+// JSON pasted inside quotes works once the quotes go.
+func (d *fileDecoder) jsonString(n *yaml.Node, field string) {
+	if t := strings.TrimSpace(n.Value); (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && json.Valid([]byte(t)) {
+		doc := "{...}"
+		if len(t) <= 60 && !strings.ContainsAny(t, "\n\r") {
+			doc = t
+		}
+		d.fail(n, field, "want the JSON document, not a string holding it; write json: %s without quotes (JSON is YAML), or use equals: to compare the body as text", doc)
+		return
+	}
+	d.fail(n, field, "want a mapping or a list to match the JSON body against, got the string %s; write the JSON as YAML, or use equals: or contains: for text", strconv.Quote(n.Value))
 }
 
 func (d *fileDecoder) responseList(n *yaml.Node, vars []string) []*Response {
@@ -529,15 +625,20 @@ func (d *fileDecoder) response(n *yaml.Node, field string, vars []string) *Respo
 	}
 	if p, ok := fs["fault"]; ok {
 		f := join(field, "fault")
-		if s, ok := d.str(p.val, f); ok {
-			if !contains(faults, s) {
-				d.unknown(d.resolve(p.val), field, "fault", s, faults)
-			}
-			r.Fault = Fault(s)
+		s, ok := d.str(p.val, f)
+		if ok && !contains(faults, s) {
+			// The rest of the response says nothing until the fault is
+			// spelt right: "does not go with fault" on status: and body:
+			// would only repeat the one mistake.
+			d.unknown(d.resolve(p.val), field, "fault", s, faults)
+			ok = false
 		}
-		for _, other := range []string{"status", "headers", "body", "bodyFile", "template"} {
-			if q, ok := fs[other]; ok {
-				d.fail(q.key, join(field, other), "does not go with fault: (a fault sends no HTTP response; only delay: does)")
+		if ok {
+			r.Fault = Fault(s)
+			for _, other := range []string{"status", "headers", "body", "bodyFile", "template"} {
+				if q, ok := fs[other]; ok {
+					d.fail(q.key, join(field, other), "does not go with fault: (a fault sends no HTTP response; only delay: does)")
+				}
 			}
 		}
 	}

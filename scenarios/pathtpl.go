@@ -2,8 +2,10 @@ package scenarios
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"unicode/utf8"
 )
@@ -89,10 +91,11 @@ func compilePath(tpl string) (*PathTemplate, *pathError) {
 		// alone too: "?:x" passes mux's form, ")0\Q" passes the wrapped
 		// one, and each would change the pattern around it.
 		var re *regexp.Regexp
-		for _, form := range []string{"^" + patt + "$", "^(?:" + patt + ")$"} {
+		for _, wrap := range [][2]string{{"^", "$"}, {"^(?:", ")$"}} {
+			form := wrap[0] + patt + wrap[1]
 			var err error
 			if re, err = regexp.Compile(form); err != nil {
-				msg := strings.Replace(regexpMessage(err), "`"+form+"`", "`"+patt+"`", 1) // show what the user wrote
+				msg := patternMessage(err, form, len(wrap[0]), len(wrap[0])+len(patt))
 				return nil, &pathError{idxs[i] + len(name) + 2, fmt.Sprintf("variable %q: bad regex: %s", name, msg)}
 			}
 		}
@@ -152,6 +155,31 @@ func LiteralPrefix(tpl string) (segs []string, exact bool) {
 		from = i + 1
 	}
 	return segs, true
+}
+
+// patternMessage reports a regexp error in form, a pattern the user wrote
+// (form[from:to]) wrapped in anchors and perhaps a group, quoting only what
+// the user wrote: the part of the offending expression inside the pattern,
+// or the whole pattern. Quoting form would show a "$" or "^(?:" the user
+// never typed.
+func patternMessage(err error, form string, from, to int) string {
+	var se *syntax.Error
+	if !errors.As(err, &se) {
+		return regexpMessage(err)
+	}
+	expr := form[from:to]
+	i := strings.Index(form[from:], se.Expr) // the wrapper may hold the same text, as "(?:" holds "?"
+	if i >= 0 {
+		i += from
+	} else {
+		i = strings.Index(form, se.Expr) // the expression starts in the wrapper
+	}
+	if se.Expr != "" && i >= 0 {
+		if lo, hi := max(i, from), min(i+len(se.Expr), to); lo < hi {
+			expr = form[lo:hi]
+		}
+	}
+	return fmt.Sprintf("%s: `%s`", se.Code, expr)
 }
 
 func regexpMessage(err error) string {
