@@ -195,7 +195,9 @@ type Response struct {
 	Template bool
 }
 
-// Header is one response header; Template is set when it is templated.
+// Header is one response header value; Template is set when it is
+// templated. A header written with a list of values is one Header per
+// value, adjacent and in the order written, each sent as its own line.
 type Header struct {
 	Name     string // canonical MIME form
 	Value    string

@@ -685,6 +685,10 @@ func mergeHeaders(defaults, own []Header) []Header {
 	return append(out, own...)
 }
 
+// responseHeaders decodes name → value, or name → [values] for a header
+// sent once per value (Set-Cookie, Link). The values of one name stay
+// together and in order; when any of them is a template, all of them are,
+// so that the server renders them in the order written.
 func (d *fileDecoder) responseHeaders(n *yaml.Node, field string, tmpl bool) []Header {
 	ps, ok := d.pairs(n, field)
 	if !ok {
@@ -698,24 +702,45 @@ func (d *fileDecoder) responseHeaders(n *yaml.Node, field string, tmpl bool) []H
 		if !ok {
 			continue
 		}
-		v, ok := d.str(p.val, f)
-		if !ok {
-			continue
-		}
-		if strings.ContainsFunc(v, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
-			d.fail(d.resolve(p.val), f, "header values cannot hold control characters such as newlines")
-			continue
-		}
-		h := Header{Name: name, Value: v}
-		if tmpl && strings.Contains(v, "{{") {
-			t, err := parseTemplate(v)
-			if err != nil {
-				d.templateError(d.resolve(p.val), f, err)
+		items, fields := []*yaml.Node{p.val}, []string{f}
+		if list := d.resolve(p.val); list.Kind == yaml.SequenceNode {
+			if len(list.Content) == 0 {
+				d.fail(list, f, "an empty list sends no header; give at least one value or remove the header")
 				continue
 			}
-			h.Template = t
+			items, fields = list.Content, nil
+			for i := range items {
+				fields = append(fields, fmt.Sprintf("%s[%d]", f, i))
+			}
 		}
-		out = append(out, h)
+		var hs []Header
+		templated := false
+		for i, item := range items {
+			v, ok := d.str(item, fields[i])
+			if !ok {
+				continue
+			}
+			if strings.ContainsFunc(v, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+				d.fail(d.resolve(item), fields[i], "header values cannot hold control characters such as newlines")
+				continue
+			}
+			hs = append(hs, Header{Name: name, Value: v})
+			templated = templated || tmpl && strings.Contains(v, "{{")
+		}
+		if len(hs) != len(items) {
+			continue
+		}
+		if templated {
+			for i := range hs {
+				t, err := parseTemplate(hs[i].Value)
+				if err != nil {
+					d.templateError(d.resolve(items[i]), fields[i], err)
+					continue
+				}
+				hs[i].Template = t
+			}
+		}
+		out = append(out, hs...)
 	}
 	return out
 }

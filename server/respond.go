@@ -43,6 +43,10 @@ func prepare(r *scenarios.Response) *prepared {
 			p.templates = append(p.templates, h)
 			continue
 		}
+		if n := len(p.header); n > 0 && p.header[n-1].name == h.Name {
+			p.header[n-1].value = append(p.header[n-1].value, h.Value) // a list: one line per value
+			continue
+		}
 		p.header = append(p.header, headerValue{h.Name, []string{h.Value}})
 	}
 	p.templated = r.BodyTemplate != nil || r.JSONTemplate != nil || len(p.templates) > 0
@@ -114,7 +118,7 @@ func (p *prepared) write(w http.ResponseWriter, data func() *templateData) error
 	body := p.body
 	if p.templated {
 		d := data()
-		for _, t := range p.templates {
+		for i, t := range p.templates {
 			var b strings.Builder
 			if err := t.Template.Execute(&b, d); err != nil {
 				return fmt.Errorf("%w: header %s: %s", errTemplate, t.Name, templateMessage(err))
@@ -125,7 +129,11 @@ func (p *prepared) write(w http.ResponseWriter, data func() *templateData) error
 				}
 				return r
 			}, b.String())
-			h[t.Name] = []string{v}
+			if i > 0 && p.templates[i-1].Name == t.Name {
+				h[t.Name] = append(h[t.Name], v) // a list (its values are adjacent): one line per value
+			} else {
+				h[t.Name] = []string{v}
+			}
 		}
 		var buf bytes.Buffer
 		switch {
