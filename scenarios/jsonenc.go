@@ -115,9 +115,14 @@ func (d *decoder) encodeScalar(buf *bytes.Buffer, n *yaml.Node, field string) bo
 
 var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
 
+// writeJSONString writes s as a JSON string. Unlike json.Marshal it leaves
+// <, > and & alone: the body is JSON, not HTML, and a value echoed from a
+// request should read as it was sent.
 func writeJSONString(buf *bytes.Buffer, s string) {
-	b, _ := json.Marshal(s) // a string always marshals
-	buf.Write(b)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)           // a string always encodes
+	buf.Truncate(buf.Len() - 1) // Encode ends with a newline
 }
 
 // value converts a YAML node to the Go value a JSON decoder would produce

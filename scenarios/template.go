@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"reflect"
@@ -20,11 +21,13 @@ import (
 // text/template's built-ins. The data a template sees is the server's
 // business; these functions depend on nothing but their arguments.
 var TemplateFuncs = template.FuncMap{
-	// json encodes a value as JSON: {{ json .Request.JSON.items }}.
-	"json": func(v any) (string, error) {
-		b, err := json.Marshal(v)
-		return string(b), err
-	},
+	// json encodes a value as JSON: {{ json .Request.JSON.items }}. Each
+	// call is rewritten to jsonOf (see passData), so this one runs only
+	// where a template is executed without that rewrite.
+	"json": func(v any) (string, error) { return jsonOf(nil, v) },
+	// jsonOf is json with the template's data first, from which it echoes
+	// request JSON as it came.
+	"jsonOf": jsonOf,
 	// uuid returns a random version 4 UUID.
 	"uuid": func() string {
 		var b [16]byte
@@ -79,9 +82,198 @@ func parseTemplate(text string) (*template.Template, error) {
 	for _, tt := range t.Templates() {
 		if tt.Tree != nil {
 			renderMissingEmpty(tt.Tree.Root)
+			passData(tt.Tree.Root)
 		}
 	}
 	return t, nil
+}
+
+// JSONSource is implemented by template data that holds a request's JSON:
+// the body as received and the document decoded from it, in which a value
+// given to json is looked up to be echoed as it came.
+type JSONSource interface {
+	RequestJSON() (body string, doc any)
+}
+
+// jsonOf encodes v as JSON without rewriting what it echoes. A JSON object
+// decodes to a Go map, which has lost its key order, so an object or array
+// that came from the request body is echoed from the body's own bytes
+// (compacted): keys in the client's order, strings and numbers as written.
+// Anything else is encoded by encoding/json, without its HTML escaping of
+// <, > and &, which only serves JSON pasted into HTML.
+func jsonOf(data any, args ...any) (string, error) {
+	if len(args) != 1 {
+		return "", fmt.Errorf("json takes one value, got %d", len(args)) // as the user wrote it, not jsonOf's count
+	}
+	v := args[0]
+	if src, ok := data.(JSONSource); ok {
+		if raw, ok := rawJSON(src, v); ok {
+			return raw, nil
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(buf.String(), "\n"), nil
+}
+
+// rawJSON finds v, an object or non-empty array of src's document, in the
+// body it was decoded from, by walking body and document together. It
+// compares by identity (the same map, the same slice), and checks what it
+// found, so that a body with duplicate keys cannot echo the wrong member.
+// A template defined with define and called with template has its own $,
+// not the request, so json there falls back to encoding/json's sorted keys.
+func rawJSON(src JSONSource, v any) (string, bool) {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Map, reflect.Slice:
+		if rv.Len() == 0 {
+			return "", false // nothing to order
+		}
+	default:
+		return "", false
+	}
+	body, doc := src.RequestJSON()
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	raw, err := findRaw(dec, doc, rv, 0)
+	if err != nil || raw == nil {
+		return "", false
+	}
+	var out bytes.Buffer
+	if json.Compact(&out, raw) != nil {
+		return "", false
+	}
+	return out.String(), true
+}
+
+// findRaw reads the value at dec's position, the encoding of node, and
+// returns the bytes of the value identical to target within it, or nil.
+// An error means the body and the document part ways (a duplicate key
+// keeps only its last value) or the body is not JSON: give up then.
+func findRaw(dec *json.Decoder, node any, target reflect.Value, depth int) (json.RawMessage, error) {
+	if depth > maxDepth {
+		return nil, errDiverged
+	}
+	if same(reflect.ValueOf(node), target) {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		// Of a key given twice the document kept the last value: the
+		// first is read past here.
+		var check any
+		cd := json.NewDecoder(bytes.NewReader(raw))
+		cd.UseNumber()
+		if cd.Decode(&check) != nil || !reflect.DeepEqual(check, target.Interface()) {
+			return nil, nil
+		}
+		return raw, nil
+	}
+	switch node := node.(type) {
+	case map[string]any:
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+			return nil, errDiverged
+		}
+		for dec.More() {
+			key, err := dec.Token()
+			k, ok := key.(string)
+			if err != nil || !ok {
+				return nil, errDiverged
+			}
+			if raw, err := findRaw(dec, node[k], target, depth+1); raw != nil || err != nil {
+				return raw, err
+			}
+		}
+	case []any:
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+			return nil, errDiverged
+		}
+		for i := 0; dec.More(); i++ {
+			if i >= len(node) {
+				return nil, errDiverged
+			}
+			if raw, err := findRaw(dec, node[i], target, depth+1); raw != nil || err != nil {
+				return raw, err
+			}
+		}
+	default:
+		var skip json.RawMessage
+		return nil, dec.Decode(&skip)
+	}
+	_, err := dec.Token() // the closing bracket
+	return nil, err
+}
+
+var errDiverged = errors.New("the body and its document differ")
+
+// same reports whether a and b are the same map, or the same slice.
+func same(a, b reflect.Value) bool {
+	if !a.IsValid() || a.Kind() != b.Kind() || a.Type() != b.Type() {
+		return false
+	}
+	switch a.Kind() {
+	case reflect.Map:
+		return a.UnsafePointer() == b.UnsafePointer()
+	case reflect.Slice:
+		return a.Len() == b.Len() && a.Len() > 0 && a.UnsafePointer() == b.UnsafePointer()
+	}
+	return false
+}
+
+// jsonOfArgs is the start of the command "jsonOf $", taken from a parsed
+// template so that its nodes carry a tree for error messages.
+var jsonOfArgs = func() []parse.Node {
+	t := template.Must(template.New("").Funcs(TemplateFuncs).Parse("{{ jsonOf $ . }}"))
+	return t.Tree.Root.Nodes[0].(*parse.ActionNode).Pipe.Cmds[0].Args[:2]
+}()
+
+// passData rewrites every call of json into jsonOf $, handing the function
+// the template's data, which a template function cannot otherwise see and
+// from which it finds the bytes a request value came from. A piped value
+// (.x | json) is appended after the rewrite, so it stays the last argument.
+func passData(n parse.Node) {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n != nil {
+			for _, c := range n.Nodes {
+				passData(c)
+			}
+		}
+	case *parse.ActionNode:
+		passData(n.Pipe)
+	case *parse.IfNode:
+		passData(n.Pipe)
+		passData(n.List)
+		passData(n.ElseList)
+	case *parse.RangeNode:
+		passData(n.Pipe)
+		passData(n.List)
+		passData(n.ElseList)
+	case *parse.WithNode:
+		passData(n.Pipe)
+		passData(n.List)
+		passData(n.ElseList)
+	case *parse.TemplateNode:
+		passData(n.Pipe)
+	case *parse.ChainNode:
+		passData(n.Node)
+	case *parse.PipeNode:
+		if n == nil {
+			return
+		}
+		for _, c := range n.Cmds {
+			for _, a := range c.Args {
+				passData(a)
+			}
+			if id, ok := c.Args[0].(*parse.IdentifierNode); ok && id.Ident == "json" {
+				c.Args = append(jsonOfArgs[:2:2], c.Args[1:]...)
+			}
+		}
+	}
 }
 
 // orEmptyCmd is the pipeline step "| orEmpty", taken from a parsed

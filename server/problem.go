@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -28,7 +29,11 @@ func newProblem(status int, detail string) *Problem {
 }
 
 func writeProblem(w http.ResponseWriter, p *Problem) {
-	b, err := json.Marshal(p)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // a detail quoting <.Request.x> stays readable
+	err := enc.Encode(p)
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if err != nil {
 		b = []byte(`{"type":"about:blank","title":"Internal Server Error","status":500}`)
 		p.Status = http.StatusInternalServerError

@@ -81,6 +81,11 @@ type templateRequest struct {
 	JSON map[string]any
 }
 
+// RequestJSON hands the json template function the body and the document
+// parsed from it, so that it echoes request JSON as it came
+// (scenarios.JSONSource).
+func (d *templateData) RequestJSON() (string, any) { return d.Request.Body, d.Request.JSON }
+
 func newTemplateData(in *matcher.Request, m matcher.Match, call int64, now time.Time) *templateData {
 	parsed, _ := in.JSON()
 	doc, ok := parsed.(map[string]any)

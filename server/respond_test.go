@@ -1,7 +1,10 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -42,5 +45,61 @@ routes:
 				t.Errorf("GET %s: %s lines = %q, want %q", c.path, name, got, want)
 			}
 		}
+	}
+}
+
+// TestTemplateJSONEchoesAsSent checks that the json template function
+// echoes request JSON as it came: keys in the client's order, and <, >, &
+// not rewritten as \u003c escapes.
+func TestTemplateJSONEchoesAsSent(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, `
+routes:
+  - name: echo
+    method: POST
+    path: /echo
+    respond:
+      template: true
+      headers: { X-Customer: "{{ json .Request.JSON.customer }}" }
+      body: '{"all": {{ json .Request.JSON }}, "customer": {{ json .Request.JSON.customer }}, "items": {{ json .Request.JSON.items }}, "piped": {{ .Request.JSON.customer | json }}, "with": {{ with .Request.JSON.customer }}{{ json . }}{{ end }}, "ranged": [{{ range $i, $e := .Request.JSON.items }}{{ if $i }},{{ end }}{{ json $e }}{{ end }}], "name": {{ json .Request.JSON.customer.name }}, "path": {{ json .Request.Path }}}'
+  - name: fields
+    method: POST
+    path: /fields
+    respond:
+      template: true
+      body: { customer: "{{ json .Request.JSON.customer }}" }
+  - name: broken
+    path: /broken
+    respond:
+      template: true
+      body: "{{ .Request.JSON.customer.id }}"
+`)
+	customer := `{"name":"Tom & Jerry <tj>","id":"c_1","a":{"z":1,"b":[3,1.50]}}`
+	items := `[{"sku":"B","qty":2},{"sku":"A","qty":1}]`
+	all := `{"z":true,"customer":` + customer + `,"items":` + items + `,"note":"a<b"}`
+	sent := "{\n  \"z\": true,\n  \"customer\": " + customer + ", \"items\": " + items + ",\"note\":\"a<b\"}"
+
+	r := do(t, "POST", hs.URL+"/echo", sent)
+	want := `{"all": ` + all + `, "customer": ` + customer + `, "items": ` + items + `, "piped": ` + customer +
+		`, "with": ` + customer + `, "ranged": [{"sku":"B","qty":2},{"sku":"A","qty":1}], "name": "Tom & Jerry <tj>", "path": "/echo"}`
+	if r.status != 200 || r.body != want {
+		t.Errorf("echo: %d\n got %s\nwant %s", r.status, r.body, want)
+	}
+	if got := r.header.Get("X-Customer"); got != customer {
+		t.Errorf("X-Customer = %s, want %s", got, customer)
+	}
+
+	r = do(t, "POST", hs.URL+"/fields", sent)
+	var leaf bytes.Buffer
+	enc := json.NewEncoder(&leaf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(map[string]string{"customer": customer})
+	if want := strings.TrimSuffix(leaf.String(), "\n"); r.status != 200 || r.body != want {
+		t.Errorf("fields: %d\n got %s\nwant %s", r.status, r.body, want)
+	}
+
+	r = do(t, "GET", hs.URL+"/broken", "")
+	if r.status != 500 || !strings.Contains(r.body, "<.Request.JSON.customer.id>") || strings.Contains(r.body, `\u003c`) {
+		t.Errorf("problem detail escaped or missing: %d %s", r.status, r.body)
 	}
 }

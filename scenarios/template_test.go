@@ -1,0 +1,74 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// requestData stands for the server's template data: a body and the
+// document decoded from it, as encoding/json decodes it.
+type requestData struct {
+	body string
+	JSON map[string]any
+}
+
+func (r *requestData) RequestJSON() (string, any) { return r.body, r.JSON }
+
+func newRequestData(t *testing.T, body string) *requestData {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	return &requestData{body: body, JSON: doc}
+}
+
+func TestJSONFunctionEchoesAsSent(t *testing.T) {
+	t.Parallel()
+	body := `{ "z": 1, "a": {"y": "<&>", "b": [2, 1.50, {"d": 1, "c": 2}]},
+	  "dup": {"x": 1}, "dup": {"q": 1, "p": 2} }`
+	cases := []struct{ name, tmpl, want string }{
+		{"whole body, compacted", `{{ json .JSON }}`, `{"z":1,"a":{"y":"<&>","b":[2,1.50,{"d":1,"c":2}]},"dup":{"x":1},"dup":{"q":1,"p":2}}`},
+		{"object", `{{ json .JSON.a }}`, `{"y":"<&>","b":[2,1.50,{"d":1,"c":2}]}`},
+		{"array", `{{ json .JSON.a.b }}`, `[2,1.50,{"d":1,"c":2}]`},
+		{"piped", `{{ .JSON.a | json }}`, `{"y":"<&>","b":[2,1.50,{"d":1,"c":2}]}`},
+		{"inside parentheses", `{{ printf "<%s>" (json .JSON.a.b) }}`, `<[2,1.50,{"d":1,"c":2}]>`},
+		{"with", `{{ with .JSON.a }}{{ json .b }}{{ end }}`, `[2,1.50,{"d":1,"c":2}]`},
+		{"range element", `{{ range .JSON.a.b }}{{ json . }};{{ end }}`, `2;1.50;{"d":1,"c":2};`},
+		{"string", `{{ json .JSON.a.y }}`, `"<&>"`},
+		{"duplicate key: the value kept", `{{ json .JSON.dup }}`, `{"q":1,"p":2}`},
+		{"missing", `{{ json .JSON.nope }}`, `null`},
+		{"in a defined template: keys sorted", `{{ define "x" }}{{ json . }}{{ end }}{{ template "x" .JSON.a.b }}`, `[2,1.50,{"c":2,"d":1}]`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			tmpl, err := parseTemplate(c.tmpl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got strings.Builder
+			if err := tmpl.Execute(&got, newRequestData(t, body)); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != c.want {
+				t.Errorf("%s\n got %s\nwant %s", c.tmpl, got.String(), c.want)
+			}
+		})
+	}
+}
+
+func TestJSONFunctionArity(t *testing.T) {
+	t.Parallel()
+	tmpl, err := parseTemplate(`{{ json }}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tmpl.Execute(&strings.Builder{}, newRequestData(t, `{}`))
+	if err == nil || !strings.Contains(err.Error(), "json takes one value, got 0") {
+		t.Errorf("error = %v, want json's own arity message", err)
+	}
+}
