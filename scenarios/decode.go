@@ -175,17 +175,31 @@ func (d *decoder) fields(n *yaml.Node, field string, known ...string) (map[strin
 		return nil, false
 	}
 	out := make(map[string]pair, len(ps))
-	for _, p := range ps {
+	for i, p := range ps {
 		if field == "" && d.prefix == "" && strings.HasPrefix(p.key.Value, "x-") {
 			continue // a top-level extension field: a home for YAML anchors, as in Docker Compose
 		}
 		if !contains(known, p.key.Value) {
+			if i > 0 && emptyAbove(ps[i-1], p) {
+				// "respond:" then "status: 200" in the same column: the
+				// user meant status inside respond and indented too little.
+				d.fail(p.key, field, "unknown field %q; to put it inside %s: (line %d), indent it more than %s:", p.key.Value, ps[i-1].key.Value, ps[i-1].key.Line, ps[i-1].key.Value)
+				continue
+			}
 			d.unknown(p.key, field, "field", p.key.Value, known)
 			continue
 		}
 		out[p.key.Value] = p
 	}
 	return out, true
+}
+
+// emptyAbove reports whether p directly follows, in the same column, a
+// key written with nothing after it.
+func emptyAbove(above, p pair) bool {
+	v := above.val
+	return v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" && v.Value == "" && // "key:", not "key: null"
+		above.key.Column == p.key.Column && above.key.Line < p.key.Line
 }
 
 func (d *decoder) unknown(at *yaml.Node, field, what, name string, known []string) {

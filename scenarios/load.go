@@ -412,6 +412,9 @@ func locateSyntaxError(data []byte, err error) (line, col int, msg string) {
 	if i := bytes.IndexByte(text, '\t'); i >= 0 && (strings.Contains(msg, "cannot start any token") || strings.Contains(msg, "tab")) {
 		return line, utf8.RuneCount(text[:i]) + 1, "a tab character; YAML is indented with spaces only"
 	}
+	if at, col, plain, ok := diagnoseIndent(lines, line, msg); ok {
+		return at, col, plain
+	}
 	return line, firstNonBlank(text), msg
 }
 
