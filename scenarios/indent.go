@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"unicode/utf8"
 )
 
 // indentMessages are the yaml.v3 syntax errors that a misplaced indent
@@ -28,6 +29,9 @@ type contentLine struct {
 	key    string
 	opens  bool // a key or dash with nothing after it: a block follows
 	scalar bool // a block scalar (| or >) follows
+	// colon is the column (in runes) of a ": " inside the key's plain
+	// value, or -1.
+	colon int
 }
 
 // keyRE finds a mapping key at the start of a line's content: a plain,
@@ -37,7 +41,7 @@ var keyRE = regexp.MustCompile(`^("[^"]*"|'[^']*'|[^\s#{\[\]},&*!|>'"%@` + "`" +
 
 func readContentLine(n int, text []byte) (contentLine, bool) {
 	text = bytes.TrimRight(text, "\r\n\u0085\u2028\u2029")
-	l := contentLine{n: n}
+	l := contentLine{n: n, colon: -1}
 	for l.indent < len(text) && text[l.indent] == ' ' {
 		l.indent++
 	}
@@ -64,6 +68,19 @@ func readContentLine(n int, text []byte) (contentLine, bool) {
 		value := bytes.TrimSpace(rest[len(m[0]):])
 		l.opens = len(value) == 0 || value[0] == '#'
 		l.scalar = len(value) > 0 && (value[0] == '|' || value[0] == '>')
+		if len(value) > 0 && !bytes.ContainsRune([]byte("\"'{[|>&*!#"), rune(value[0])) {
+			if c := bytes.Index(value, []byte(" #")); c >= 0 {
+				value = bytes.TrimSpace(value[:c]) // a comment may hold colons
+			}
+			i := bytes.Index(value, []byte(": "))
+			if i < 0 && bytes.HasSuffix(value, []byte(":")) {
+				i = len(value) - 1
+			}
+			if i >= 0 {
+				off := len(text) - len(bytes.TrimLeft(rest[len(m[0]):], " \t")) + i
+				l.colon = utf8.RuneCount(text[:off])
+			}
+		}
 	}
 	return l, true
 }
@@ -73,10 +90,18 @@ func readContentLine(n int, text []byte) (contentLine, bool) {
 func contentLines(lines [][]byte, upto int) []contentLine {
 	var out []contentLine
 	scalarAt := -1 // the indent of the key whose block scalar we are in
+	flow := 0      // the depth of { and [ left open by earlier lines
 	for i := 0; i < upto && i < len(lines); i++ {
 		l, ok := readContentLine(i+1, lines[i])
 		if !ok {
 			continue
+		}
+		inFlow := flow > 0
+		if scalarAt < 0 || l.indent <= scalarAt {
+			flow = max(0, flow+flowDepth(lines[i]))
+		}
+		if inFlow {
+			continue // a {…} or […] written over several lines ignores indentation
 		}
 		if scalarAt >= 0 {
 			if l.indent > scalarAt {
@@ -105,6 +130,9 @@ func diagnoseIndent(lines [][]byte, line int, msg string) (at, col int, plain st
 		return 0, 0, "", false
 	}
 	cur, prev := ls[len(ls)-1], ls[len(ls)-2]
+	if msg == "mapping values are not allowed in this context" && cur.colon >= 0 {
+		return cur.n, cur.colon + 1, fmt.Sprintf("the value of %s: holds a colon and a space, which YAML reads as the start of a mapping; put the value in quotes", cur.key), true
+	}
 	what := "this line"
 	if cur.item {
 		what = "this list item"
@@ -179,4 +207,28 @@ func diagnoseIndent(lines [][]byte, line int, msg string) (at, col int, plain st
 		return cur.n, cur.indent + 1, fmt.Sprintf("%s is indented less than the line above it (line %d) and more than line %d; line it up with column %d to continue the same mapping, or column %d", what, upper.n, lower.n, upper.col+1, lower.col+1), true
 	}
 	return 0, 0, "", false
+}
+
+// flowDepth returns how many { and [ a line opens minus how many it closes,
+// outside quotes and comments.
+func flowDepth(line []byte) int {
+	depth := 0
+	var quote byte
+	for i, c := range line {
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '#' && (i == 0 || line[i-1] == ' '):
+			return depth
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return depth
 }
