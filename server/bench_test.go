@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/state"
 )
 
 // discardWriter is a ResponseWriter that keeps nothing, so the benchmark
@@ -173,18 +174,19 @@ func BenchmarkFullStack(b *testing.B) {
 // BenchmarkAdvanceKey measures the per-key sequence store at its steady
 // state: full, every call a new key (an Idempotency-Key per request).
 func BenchmarkAdvanceKey(b *testing.B) {
-	s := newRouteState(100_000)
+	s := state.NewMemory(state.Options{MaxSequenceKeys: 100_000}).Sequences()
+	ctx := context.Background()
 	keys := make([]string, 1<<20)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("bench-%d", i)
 	}
 	for i := 0; i < 300_000; i++ { // fill past the limit first
-		s.advanceKey(keys[i%len(keys)])
+		_, _ = s.HitKey(ctx, "route", keys[i%len(keys)])
 	}
 	b.ReportAllocs()
 	i := 300_000
 	for b.Loop() {
-		s.advanceKey(keys[i%len(keys)])
+		_, _ = s.HitKey(ctx, "route", keys[i%len(keys)])
 		i++
 	}
 }
