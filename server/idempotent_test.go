@@ -398,3 +398,47 @@ func TestIdempotencyLifetime(t *testing.T) {
 		t.Errorf("after reset: %q %v", r.body, r.header)
 	}
 }
+
+func TestIdempotencyAdmin(t *testing.T) {
+	t.Parallel()
+	clock := newGateClock()
+	_, hs, _ := serveYAML(t, Options{Clock: clock}, idemScenario)
+	do(t, "POST", hs.URL+"/payments", `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "a", "Authorization", "Bearer sk_test_secret")
+	do(t, "POST", hs.URL+"/payments", `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "a", "Authorization", "Bearer sk_test_secret")
+	do(t, "POST", hs.URL+"/optional", `{}`, "Idempotency-Key", "b")
+	list := do(t, "GET", hs.URL+"/__admin/idempotency", "")
+	v := list.json(t)
+	keys, _ := v["keys"].([]any)
+	if list.status != 200 || v["total"] != float64(2) || len(keys) != 2 {
+		t.Fatalf("list: %d %s", list.status, list.body)
+	}
+	first := keys[0].(map[string]any)
+	if first["group"] != "POST /payments" || first["key"] != "a" || first["state"] != "completed" || first["status"] != float64(201) || first["replays"] != float64(1) {
+		t.Errorf("first key: %v", first)
+	}
+	if strings.Contains(list.body, "sk_test_secret") || first["scope"] == "" {
+		t.Errorf("the scope must be listed as a hash, not as the credential: %v", first["scope"])
+	}
+	if r := do(t, "GET", hs.URL+"/__admin/idempotency?group=POST+/optional&limit=1", ""); !strings.Contains(r.body, `"key": "b"`) || strings.Contains(r.body, `"key": "a"`) {
+		t.Errorf("by group: %s", r.body)
+	}
+	if r := do(t, "GET", hs.URL+"/__admin/idempotency?limit=x", ""); r.status != 400 {
+		t.Errorf("bad limit: %d", r.status)
+	}
+	// Expire one key now: its retry runs the route again.
+	if r := do(t, "POST", hs.URL+"/__admin/idempotency/expire?group=POST+/optional&key=b", ""); r.status != 200 || r.json(t)["expired"] != float64(1) {
+		t.Errorf("expire: %d %s", r.status, r.body)
+	}
+	if r := do(t, "POST", hs.URL+"/optional", `{}`, "Idempotency-Key", "b"); r.header.Get("Idempotent-Replayed") != "" || r.body != `{"id":"opt_2"}` {
+		t.Errorf("after expire: %q", r.body)
+	}
+	if r := do(t, "DELETE", hs.URL+"/__admin/idempotency", ""); r.status != 200 || r.json(t)["expired"] != float64(2) {
+		t.Errorf("delete: %d %s", r.status, r.body)
+	}
+	if r := do(t, "GET", hs.URL+"/__admin/idempotency", ""); !strings.Contains(r.body, `"total": 0`) {
+		t.Errorf("after delete: %s", r.body)
+	}
+	if r := do(t, "PUT", hs.URL+"/__admin/idempotency", ""); r.status != 405 || r.header.Get("Allow") != "GET, DELETE" {
+		t.Errorf("PUT: %d %v", r.status, r.header)
+	}
+}

@@ -290,10 +290,12 @@ const adminPrefix = "/__admin"
 // adminMethods are the methods each admin path takes, for routing and
 // for the Allow header of a 405.
 var adminMethods = map[string]string{
-	adminPrefix + "/health":    "GET, HEAD",
-	adminPrefix + "/scenarios": "GET",
-	adminPrefix + "/reset":     "POST",
-	adminPrefix + "/reload":    "POST",
+	adminPrefix + "/health":             "GET, HEAD",
+	adminPrefix + "/scenarios":          "GET",
+	adminPrefix + "/reset":              "POST",
+	adminPrefix + "/reload":             "POST",
+	adminPrefix + "/idempotency":        "GET, DELETE",
+	adminPrefix + "/idempotency/expire": "POST",
 }
 
 // errShutdown is the cause of the delays cancelled at the shutdown timeout.
@@ -575,9 +577,12 @@ func (s *Server) adminRouter() http.Handler {
 	r := mux.NewRouter()
 	for path, h := range map[string]http.HandlerFunc{
 		"/health": s.handleHealth, "/scenarios": s.handleScenarios, "/reset": s.handleReset, "/reload": s.handleReload,
+		"/idempotency/expire": s.handleIdempotencyExpire,
 	} {
 		r.HandleFunc(adminPrefix+path, h).Methods(strings.Split(adminMethods[adminPrefix+path], ", ")...)
 	}
+	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotency).Methods(http.MethodGet)
+	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotencyDelete).Methods(http.MethodDelete)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("The admin API has no %s; see GET %s/scenarios.", r.URL.Path, adminPrefix)))
 	})
