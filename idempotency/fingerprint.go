@@ -8,7 +8,6 @@ import (
 	"math"
 	"mime"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -73,52 +72,11 @@ func canonicalBody(in *matcher.Request) []byte {
 			return []byte("form:" + vals.Encode()) // Encode sorts by key, keeps each key's values in order
 		}
 	case mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "":
-		if doc, err := in.JSON(); err == nil {
-			return appendCanonical([]byte("json:"), doc)
+		if out, ok := canonicalJSON([]byte("json:"), in.Body); ok {
+			return out
 		}
 	}
 	return append([]byte("raw:"), in.Body...)
-}
-
-// appendCanonical writes a decoded JSON value with object keys sorted and
-// numbers in one spelling.
-func appendCanonical(b []byte, v any) []byte {
-	switch v := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendQuote(b, k)
-			b = append(b, ':')
-			b = appendCanonical(b, v[k])
-		}
-		return append(b, '}')
-	case []any:
-		b = append(b, '[')
-		for i, e := range v {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendCanonical(b, e)
-		}
-		return append(b, ']')
-	case json.Number:
-		return appendNumber(b, v)
-	case string:
-		return strconv.AppendQuote(b, v)
-	case bool:
-		return strconv.AppendBool(b, v)
-	case nil:
-		return append(b, "null"...)
-	}
-	return b
 }
 
 // appendNumber writes a number by value, as the matcher compares numbers:

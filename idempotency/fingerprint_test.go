@@ -60,3 +60,20 @@ func TestFingerprint(t *testing.T) {
 		})
 	}
 }
+
+func BenchmarkFingerprint(b *testing.B) {
+	body := []scenarios.FingerprintPart{{Whole: "body"}}
+	for _, tc := range []struct{ name, ct, body string }{
+		{"json", "application/json", `{"amount":9800,"currency":"JPY","metadata":{"order":"A-1001","note":"gift"}}`},
+		{"form", "application/x-www-form-urlencoded", "amount=9800&currency=jpy&metadata[order]=A-1001"},
+		{"raw", "text/plain", "amount 9800 currency JPY"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			r := request("POST", "/p", tc.ct, tc.body).HTTP
+			b.ReportAllocs()
+			for b.Loop() {
+				FingerprintOf(matcher.NewRequest(r, []byte(tc.body)), body, nil)
+			}
+		})
+	}
+}
