@@ -174,13 +174,10 @@ func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, 
 	for i := 0; i < sweepPerClaim && len(sh.byExpiry) > 0 && sh.byExpiry[0].expires <= now; i++ {
 		s.remove(sh, sh.byExpiry[0])
 	}
-	if s.count.Load() >= s.limit {
-		switch {
-		case len(sh.byExpiry) > 0 && sh.byExpiry[0].expires <= now:
-			s.remove(sh, sh.byExpiry[0])
-		case sh.lru.prev != &sh.lru:
-			s.remove(sh, sh.lru.prev)
-		}
+	// Evicting up to two keys per new one brings a store that passed its
+	// bound (by keys in flight, or by a shard with nothing to evict) back
+	// within it.
+	for i := 0; i < 2 && s.count.Load() >= s.limit && s.evict(sh, now); i++ {
 	}
 	expires := int64(math.MaxInt64)
 	if ttl < time.Duration(math.MaxInt64-now) {
@@ -206,6 +203,21 @@ func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, 
 	sh.push(e)
 	s.count.Add(1)
 	return e.id
+}
+
+// evict forgets the shard's next key to expire if it has expired, else its
+// least recently used completed key, and reports whether there was one.
+// sh.mu is held.
+func (s *memIdempotency) evict(sh *idemShard, now int64) bool {
+	switch {
+	case len(sh.byExpiry) > 0 && sh.byExpiry[0].expires <= now:
+		s.remove(sh, sh.byExpiry[0])
+	case sh.lru.prev != &sh.lru:
+		s.remove(sh, sh.lru.prev)
+	default:
+		return false
+	}
+	return true
 }
 
 // remove forgets e and wakes its waiters. sh.mu is held.

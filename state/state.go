@@ -41,6 +41,9 @@ type Options struct {
 	// an expired key goes first, then the least recently used completed
 	// key. Keys in flight are never evicted (that would let a duplicate
 	// run), so the store may pass the bound by the requests in flight.
+	// Memory applies this order exactly up to 4,095 keys; above, it shards
+	// its keys and evicts within the shard of the new key, so the order is
+	// per shard (1/64 of the keys).
 	MaxKeys int
 	// MaxSequenceKeys bounds the attribute values a per-key sequence
 	// remembers per route (default 100,000); the oldest is forgotten first
