@@ -177,7 +177,10 @@ func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, 
 	// Evicting up to two keys per new one brings a store that passed its
 	// bound (by keys in flight, or by a shard with nothing to evict) back
 	// within it.
-	for i := 0; i < 2 && s.count.Load() >= s.limit && s.evict(sh, now); i++ {
+	for range 2 {
+		if s.count.Load() < s.limit || !s.evict(sh, now) {
+			break
+		}
 	}
 	expires := int64(math.MaxInt64)
 	if ttl < time.Duration(math.MaxInt64-now) {
