@@ -19,6 +19,7 @@ import (
 type memIdempotency struct {
 	now    func() time.Time
 	seed   maphash.Seed
+	hash   func(Key) uint64 // hashKey; tests make every key collide
 	shards []*idemShard
 	limit  int64
 	// count is the keys of all shards: the bound is over the whole store,
@@ -28,8 +29,17 @@ type memIdempotency struct {
 
 // idemShard holds the keys whose hash falls in it.
 type idemShard struct {
-	mu   sync.Mutex // guards everything below and the entries
-	keys map[Key]*entry
+	mu sync.Mutex // guards everything below and the entries
+	// byHash finds a key by its 64-bit hash: a map slot is then 16 bytes
+	// instead of 56 (three strings and a pointer), which is a fifth of the
+	// memory a stored key costs. A key whose hash another key holds goes
+	// to collided, which is empty but for a 1 in 10⁹ accident.
+	byHash   map[uint64]*entry
+	collided map[Key]*entry
+	// waiting holds the channel of each key in flight that has waiters;
+	// it is closed when the key completes or is freed, so waiters block,
+	// never poll. Waiters are rare, so the channel is not in the entry.
+	waiting map[*entry]chan struct{}
 	// lru links the completed keys, most recently used after the
 	// sentinel. Keys in flight are not in it: evicting one would let a
 	// duplicate run, which is what this store exists to prevent.
@@ -42,20 +52,18 @@ type idemShard struct {
 	_        [64]byte
 }
 
-// entry is one key. Its shard's mu guards it.
+// entry is one key. Its shard's mu guards it. Its fields are sized so
+// that it fits the 192-byte allocation class.
 type entry struct {
 	key              Key
 	fp               Fingerprint
 	id               uint64 // the claim's Token.ID
 	created, expires int64  // Unix nanoseconds
 	resp             Response
-	replays          int64
-	// done is made by the first waiter and closed when the key completes
-	// or is freed, so waiters block on a channel, never poll.
-	done       chan struct{}
-	prev, next *entry // in lru, once completed
-	at         int    // index in byExpiry
-	completed  bool
+	prev, next       *entry // in lru, once completed
+	replays          uint32 // saturates
+	at               int32  // index in byExpiry
+	completed        bool
 }
 
 // Sweeping a couple of expired keys per new claim frees them at least as
@@ -70,18 +78,22 @@ func newMemIdempotency(now func() time.Time, limit int) *memIdempotency {
 		n = 64
 	}
 	s := &memIdempotency{now: now, seed: maphash.MakeSeed(), limit: int64(limit)}
+	s.hash = s.hashKey
 	for range n {
-		sh := &idemShard{keys: map[Key]*entry{}}
+		sh := &idemShard{byHash: map[uint64]*entry{}}
 		sh.lru.next, sh.lru.prev = &sh.lru, &sh.lru
 		s.shards = append(s.shards, sh)
 	}
 	return s
 }
 
-func (s *memIdempotency) shard(k Key) *idemShard {
-	if len(s.shards) == 1 {
-		return s.shards[0]
-	}
+// shard returns k's hash and the shard it falls in.
+func (s *memIdempotency) shard(k Key) (uint64, *idemShard) {
+	h := s.hash(k)
+	return h, s.shards[h%uint64(len(s.shards))]
+}
+
+func (s *memIdempotency) hashKey(k Key) uint64 {
 	var h maphash.Hash
 	h.SetSeed(s.seed)
 	h.WriteString(k.Group)
@@ -89,7 +101,18 @@ func (s *memIdempotency) shard(k Key) *idemShard {
 	h.WriteString(k.Scope)
 	h.WriteByte(0)
 	h.WriteString(k.Key)
-	return s.shards[h.Sum64()%uint64(len(s.shards))]
+	return h.Sum64()
+}
+
+// lookup returns the entry of k, or nil. sh.mu is held.
+func (sh *idemShard) lookup(h uint64, k Key) *entry {
+	if e := sh.byHash[h]; e != nil && e.key == k {
+		return e
+	}
+	if len(sh.collided) > 0 {
+		return sh.collided[k]
+	}
+	return nil
 }
 
 func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o ClaimOptions) (Claim, error) {
@@ -97,25 +120,27 @@ func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o Cla
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	sh := s.shard(k)
+	h, sh := s.shard(k)
 	for {
 		now := s.now().UnixNano()
 		sh.mu.Lock()
-		e := sh.keys[k]
+		e := sh.lookup(h, k)
 		if e != nil && e.expires <= now {
 			s.remove(sh, e)
 			e = nil
 		}
 		switch {
 		case e == nil:
-			id := s.insert(sh, k, fp, now, ttl)
+			id := s.insert(sh, h, k, fp, now, ttl)
 			sh.mu.Unlock()
 			return Claim{Outcome: New, Token: Token{Key: k, ID: id}}, nil
 		case e.fp != fp:
 			sh.mu.Unlock()
 			return Claim{Outcome: Mismatch}, nil
 		case e.completed:
-			e.replays++
+			if e.replays < math.MaxUint32 {
+				e.replays++
+			}
 			sh.unlink(e)
 			sh.pushFront(e)
 			r := e.resp
@@ -125,10 +150,14 @@ func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o Cla
 			sh.mu.Unlock()
 			return Claim{Outcome: InFlight}, nil
 		}
-		if e.done == nil {
-			e.done = make(chan struct{})
+		done := sh.waiting[e]
+		if done == nil {
+			if sh.waiting == nil {
+				sh.waiting = map[*entry]chan struct{}{}
+			}
+			done = make(chan struct{})
+			sh.waiting[e] = done
 		}
-		done := e.done
 		sh.mu.Unlock()
 		select {
 		case <-done:
@@ -141,16 +170,16 @@ func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o Cla
 }
 
 // insert adds a key in flight and returns its claim ID. sh.mu is held.
-func (s *memIdempotency) insert(sh *idemShard, k Key, fp Fingerprint, now int64, ttl time.Duration) uint64 {
+func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, now int64, ttl time.Duration) uint64 {
 	for i := 0; i < sweepPerClaim && len(sh.byExpiry) > 0 && sh.byExpiry[0].expires <= now; i++ {
 		s.remove(sh, sh.byExpiry[0])
 	}
-	if s.count.Load() >= s.limit {
-		switch {
-		case len(sh.byExpiry) > 0 && sh.byExpiry[0].expires <= now:
-			s.remove(sh, sh.byExpiry[0])
-		case sh.lru.prev != &sh.lru:
-			s.remove(sh, sh.lru.prev)
+	// Evicting up to two keys per new one brings a store that passed its
+	// bound (by keys in flight, or by a shard with nothing to evict) back
+	// within it.
+	for range 2 {
+		if s.count.Load() < s.limit || !s.evict(sh, now) {
+			break
 		}
 	}
 	expires := int64(math.MaxInt64)
@@ -166,24 +195,55 @@ func (s *memIdempotency) insert(sh *idemShard, k Key, fp Fingerprint, now int64,
 		created: now,
 		expires: expires,
 	}
-	sh.keys[e.key] = e
+	if sh.byHash[h] == nil {
+		sh.byHash[h] = e
+	} else {
+		if sh.collided == nil {
+			sh.collided = map[Key]*entry{}
+		}
+		sh.collided[e.key] = e
+	}
 	sh.push(e)
 	s.count.Add(1)
 	return e.id
 }
 
+// evict forgets the shard's next key to expire if it has expired, else its
+// least recently used completed key, and reports whether there was one.
+// sh.mu is held.
+func (s *memIdempotency) evict(sh *idemShard, now int64) bool {
+	switch {
+	case len(sh.byExpiry) > 0 && sh.byExpiry[0].expires <= now:
+		s.remove(sh, sh.byExpiry[0])
+	case sh.lru.prev != &sh.lru:
+		s.remove(sh, sh.lru.prev)
+	default:
+		return false
+	}
+	return true
+}
+
 // remove forgets e and wakes its waiters. sh.mu is held.
 func (s *memIdempotency) remove(sh *idemShard, e *entry) {
-	delete(sh.keys, e.key)
+	if h := s.hash(e.key); sh.byHash[h] == e {
+		delete(sh.byHash, h)
+	} else {
+		delete(sh.collided, e.key)
+	}
 	sh.heapRemove(e)
 	if e.completed {
 		sh.unlink(e)
 	}
-	if e.done != nil {
-		close(e.done)
-		e.done = nil
-	}
+	sh.wake(e)
 	s.count.Add(-1)
+}
+
+// wake releases the waiters of e. sh.mu is held.
+func (sh *idemShard) wake(e *entry) {
+	if done, ok := sh.waiting[e]; ok {
+		close(done)
+		delete(sh.waiting, e)
+	}
 }
 
 func (s *memIdempotency) Complete(_ context.Context, t Token, r Response) error {
@@ -191,28 +251,25 @@ func (s *memIdempotency) Complete(_ context.Context, t Token, r Response) error 
 	// copy need not hold up other keys of the shard.
 	r.Header = slices.Clone(r.Header)
 	r.Body = slices.Clone(r.Body)
-	sh := s.shard(t.Key)
+	h, sh := s.shard(t.Key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.keys[t.Key]
+	e := sh.lookup(h, t.Key)
 	if e == nil || e.id != t.ID || e.completed {
 		return ErrNotClaimed
 	}
 	e.resp = r
 	e.completed = true
 	sh.pushFront(e)
-	if e.done != nil {
-		close(e.done)
-		e.done = nil
-	}
+	sh.wake(e)
 	return nil
 }
 
 func (s *memIdempotency) Release(_ context.Context, t Token) error {
-	sh := s.shard(t.Key)
+	h, sh := s.shard(t.Key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.keys[t.Key]
+	e := sh.lookup(h, t.Key)
 	if e == nil || e.id != t.ID || e.completed {
 		return ErrNotClaimed
 	}
@@ -224,8 +281,8 @@ func (s *memIdempotency) Expire(_ context.Context, group, key string) (int, erro
 	n := 0
 	for _, sh := range s.shards {
 		sh.mu.Lock()
-		for k, e := range sh.keys {
-			if (group == "" || k.Group == group) && (key == "" || k.Key == key) {
+		for _, e := range sh.entries() {
+			if (group == "" || e.key.Group == group) && (key == "" || e.key.Key == key) {
 				s.remove(sh, e)
 				n++
 			}
@@ -245,14 +302,14 @@ func (s *memIdempotency) List(_ context.Context, o ListOptions) ([]Record, int, 
 	var out []Record
 	for _, sh := range s.shards {
 		sh.mu.Lock()
-		for k, e := range sh.keys {
-			if e.expires <= now || (o.Group != "" && k.Group != o.Group) {
+		for _, e := range sh.byExpiry {
+			if e.expires <= now || (o.Group != "" && e.key.Group != o.Group) {
 				continue
 			}
 			r := Record{
-				Key: k, State: StateInFlight,
+				Key: e.key, State: StateInFlight,
 				Created: time.Unix(0, e.created), Expires: time.Unix(0, e.expires),
-				Replays: e.replays,
+				Replays: int64(e.replays),
 			}
 			if e.completed {
 				r.State, r.Status = StateCompleted, e.resp.Status
@@ -283,6 +340,10 @@ func (s *memIdempotency) List(_ context.Context, o ListOptions) ([]Record, int, 
 	return append([]Record{}, out[from:to]...), total, nil
 }
 
+// entries returns a copy of the shard's entries, to remove some while
+// going through them. sh.mu is held.
+func (sh *idemShard) entries() []*entry { return slices.Clone(sh.byExpiry) }
+
 func (sh *idemShard) pushFront(e *entry) {
 	e.prev, e.next = &sh.lru, sh.lru.next
 	e.next.prev = e
@@ -295,14 +356,14 @@ func (sh *idemShard) unlink(e *entry) {
 }
 
 func (sh *idemShard) push(e *entry) {
-	e.at = len(sh.byExpiry)
+	e.at = int32(len(sh.byExpiry))
 	sh.byExpiry = append(sh.byExpiry, e)
-	sh.up(e.at)
+	sh.up(int(e.at))
 }
 
 func (sh *idemShard) heapRemove(e *entry) {
 	h := sh.byExpiry
-	i, last := e.at, len(h)-1
+	i, last := int(e.at), len(h)-1
 	if i != last {
 		sh.swap(i, last)
 	}
@@ -318,7 +379,7 @@ func (sh *idemShard) heapRemove(e *entry) {
 func (sh *idemShard) swap(i, j int) {
 	h := sh.byExpiry
 	h[i], h[j] = h[j], h[i]
-	h[i].at, h[j].at = i, j
+	h[i].at, h[j].at = int32(i), int32(j)
 }
 
 func (sh *idemShard) up(i int) {

@@ -41,6 +41,9 @@ type Options struct {
 	// an expired key goes first, then the least recently used completed
 	// key. Keys in flight are never evicted (that would let a duplicate
 	// run), so the store may pass the bound by the requests in flight.
+	// Memory applies this order exactly up to 4,095 keys; above, it shards
+	// its keys and evicts within the shard of the new key, so the order is
+	// per shard (1/64 of the keys).
 	MaxKeys int
 	// MaxSequenceKeys bounds the attribute values a per-key sequence
 	// remembers per route (default 100,000); the oldest is forgotten first
@@ -78,7 +81,8 @@ func (o Options) withDefaults() Options {
 }
 
 // Idempotency stores the first response per idempotency key and decides,
-// atomically, what each later request with the key gets. It follows the
+// atomically, what each later request with the key gets. Implementations
+// are safe for concurrent use. It follows the
 // IETF draft "The Idempotency-Key HTTP Header Field" and Stripe's
 // documented behaviour.
 //
@@ -100,7 +104,9 @@ type Idempotency interface {
 	// With o.Wait an in-flight key is waited for instead: Claim returns
 	// the Replay once the first request completes, or New when it was
 	// released (this request then runs the route itself). If ctx ends
-	// first, Claim returns InFlight and a nil error.
+	// first, Claim returns InFlight and a nil error. (Memory blocks on a
+	// channel closed on completion; a remote store may subscribe to the
+	// key's completion or poll, within ctx.)
 	Claim(ctx context.Context, k Key, fp Fingerprint, o ClaimOptions) (Claim, error)
 	// Complete stores r as the key's response, if t still holds the key
 	// (compare-and-set); otherwise it returns ErrNotClaimed. The store
@@ -157,6 +163,7 @@ const (
 	InFlight
 )
 
+// String returns the outcome's name, for logs.
 func (o Outcome) String() string {
 	switch o {
 	case New:
@@ -225,7 +232,8 @@ const (
 
 // Sequences keeps the position of each request in its route's sequence.
 // Routes are named by identity, which changes exactly when a route's
-// definition does. Positions count from 0.
+// definition does. Positions count from 0. Implementations are safe for
+// concurrent use.
 type Sequences interface {
 	// Hit counts a request of route and returns its position among the
 	// route's requests: the position in a shared sequence.
@@ -256,6 +264,7 @@ type SequenceCount struct {
 }
 
 // Counters are named counters shared by all routes (`seq "name"`).
+// Implementations are safe for concurrent use.
 type Counters interface {
 	// Next increments the counter and returns its value: 1 on first use.
 	Next(ctx context.Context, name string) (int64, error)
@@ -273,6 +282,7 @@ type Counter struct {
 
 // Collections stores JSON bodies by (collection, id), in insertion order.
 // The store copies saved bodies; bodies it returns must not be modified.
+// Implementations are safe for concurrent use.
 type Collections interface {
 	// Save stores body under id, replacing (in place, keeping its
 	// position) an item of that id. It reports whether the item is new,
