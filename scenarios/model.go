@@ -60,6 +60,8 @@ type Route struct {
 	Responses []*Response
 	// Sequence says how Responses are chosen; nil for a single response.
 	Sequence *Sequence
+	// Idempotency, when set, emulates an Idempotency-Key API on the route.
+	Idempotency *Idempotency
 	// Identity stays the same across reloads exactly when the route's name
 	// and definition do, so that its sequence state can be kept.
 	Identity string

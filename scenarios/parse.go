@@ -19,8 +19,8 @@ import (
 // them (also the order "did you mean" considers them).
 var (
 	fileFields      = []string{"name", "description", "defaults", "routes", "fallback"}
-	defaultsFields  = []string{"headers", "delay"}
-	routeFields     = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence"}
+	defaultsFields  = []string{"headers", "delay", "idempotency"}
+	routeFields     = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency"}
 	whenFields      = []string{"headers", "query", "body"}
 	conditionKinds  = []string{"equals", "contains", "regex", "oneOf", "present", "absent"}
 	bodyKinds       = []string{"json", "equals", "contains", "regex"}
@@ -58,6 +58,8 @@ type nameAt struct {
 type defaults struct {
 	headers []Header
 	delay   Delay
+	// idempotency applies to every route without a block of its own.
+	idempotency *Idempotency
 }
 
 // parsed is what one file contributes to a set.
@@ -131,6 +133,11 @@ func (d *fileDecoder) decodeDefaults(n *yaml.Node) {
 	if p, ok := fs["delay"]; ok {
 		d.defaults.delay, _ = d.delay(p.val, "defaults.delay")
 	}
+	if p, ok := fs["idempotency"]; ok {
+		// Decoded once for the file; with no path variables, since each
+		// route has its own.
+		d.defaults.idempotency = d.idempotency(p.val, "defaults.idempotency", nil)
+	}
 }
 
 var tokenRE = regexp.MustCompile("^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$")
@@ -199,6 +206,15 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 		}
 	case !misspelt:
 		d.fail(d.resolve(n), "", "needs respond: (one response) or responses: (a sequence)")
+	}
+	if p, ok := fs["idempotency"]; ok {
+		r.Idempotency = d.idempotency(p.val, "idempotency", r.Vars)
+	} else if id := d.defaults.idempotency; id != nil {
+		cp := *id
+		r.Idempotency = &cp
+	}
+	if r.Idempotency != nil && r.Idempotency.Group == "" {
+		r.Idempotency.Group = defaultGroup(r)
 	}
 	if len(d.errs) > before {
 		return nil

@@ -100,7 +100,7 @@ func outcome(r *scenarios.Response) adminOutcome {
 	return o
 }
 
-func (s *Server) handleScenarios(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) handleScenarios(w http.ResponseWriter, req *http.Request) {
 	snap := s.snap.Load()
 	st := s.status.Load()
 	out := adminStatus{
@@ -124,9 +124,14 @@ func (s *Server) handleScenarios(w http.ResponseWriter, _ *http.Request) {
 	}
 	for _, rt := range snap.routes {
 		r := rt.route
+		count, err := s.state.Sequences().Count(req.Context(), r.Identity)
+		if err != nil {
+			s.unavailable(w, req, "", err, s.opts.Clock.Now())
+			return
+		}
 		ar := adminRoute{
 			Order: r.Index + 1, Name: r.Name, Methods: r.Methods, Path: r.Path, Priority: r.Priority,
-			Source: r.Pos.String(), When: r.When.Describe(), Hits: rt.state.hits.Load(),
+			Source: r.Pos.String(), When: r.When.Describe(), Hits: count.Hits,
 		}
 		if ar.Methods == nil {
 			ar.Methods = []string{}
@@ -138,10 +143,10 @@ func (s *Server) handleScenarios(w http.ResponseWriter, _ *http.Request) {
 			ar.Responses = append(ar.Responses, outcome(resp))
 		}
 		if seq := r.Sequence; seq != nil {
-			as := &adminSequence{After: string(seq.After), Calls: rt.state.hits.Load()}
+			as := &adminSequence{After: string(seq.After), Calls: count.Hits}
 			if seq.Per != nil {
 				as.Per = seq.Per.String()
-				ar.Keys = rt.state.keyCount()
+				ar.Keys = count.Keys
 			}
 			ar.Sequence = as
 		}
@@ -154,24 +159,35 @@ func (s *Server) handleScenarios(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// handleReset forgets sequence positions and hit counts: of every route
-// and the unmatched count, or of the one route named by ?route=.
+// handleReset forgets all runtime state (sequence positions, hit counts,
+// idempotency keys, counters, collections, the unmatched count), or only
+// the sequence state of the one route named by ?route=.
 func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	snap := s.snap.Load()
 	name := r.URL.Query().Get("route")
+	if name == "" {
+		if err := s.state.Reset(r.Context()); err != nil {
+			s.unavailable(w, r, "", err, s.opts.Clock.Now())
+			return
+		}
+		s.unmatched.Store(0)
+		s.log.Info("state reset", "routes", len(snap.routes))
+		writeJSON(w, http.StatusOK, map[string]any{"reset": len(snap.routes)})
+		return
+	}
 	n := 0
 	for _, rt := range snap.routes {
-		if name == "" || rt.route.Name == name {
-			rt.state.reset()
+		if rt.route.Name == name {
+			if err := s.state.Sequences().Reset(r.Context(), rt.route.Identity); err != nil {
+				s.unavailable(w, r, "", err, s.opts.Clock.Now())
+				return
+			}
 			n++
 		}
 	}
-	if name != "" && n == 0 {
+	if n == 0 {
 		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("No route is named %q.", name)))
 		return
-	}
-	if name == "" {
-		s.unmatched.Store(0)
 	}
 	s.log.Info("sequence state reset", "routes", n)
 	writeJSON(w, http.StatusOK, map[string]any{"reset": n})

@@ -10,10 +10,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/state"
 )
 
 // discardWriter is a ResponseWriter that keeps nothing, so the benchmark
@@ -173,18 +175,85 @@ func BenchmarkFullStack(b *testing.B) {
 // BenchmarkAdvanceKey measures the per-key sequence store at its steady
 // state: full, every call a new key (an Idempotency-Key per request).
 func BenchmarkAdvanceKey(b *testing.B) {
-	s := newRouteState(100_000)
+	s := state.NewMemory(state.Options{MaxSequenceKeys: 100_000}).Sequences()
+	ctx := context.Background()
 	keys := make([]string, 1<<20)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("bench-%d", i)
 	}
 	for i := 0; i < 300_000; i++ { // fill past the limit first
-		s.advanceKey(keys[i%len(keys)])
+		_, _ = s.HitKey(ctx, "route", keys[i%len(keys)])
 	}
 	b.ReportAllocs()
 	i := 300_000
 	for b.Loop() {
-		s.advanceKey(keys[i%len(keys)])
+		_, _ = s.HitKey(ctx, "route", keys[i%len(keys)])
 		i++
 	}
+}
+
+// BenchmarkIdempotent measures a POST to a route with an idempotency
+// block: a fresh key each time (claim, run, store; the store full at its
+// bound, so each claim also evicts) and one key replayed.
+func BenchmarkIdempotent(b *testing.B) {
+	dir := b.TempDir()
+	path := dir + "/idem.yaml"
+	if err := os.WriteFile(path, []byte(`routes:
+  - name: create payment
+    method: POST
+    path: /payments
+    idempotency: { key: header.Idempotency-Key, required: true }
+    respond:
+      status: 201
+      headers: { Location: /payments/pay_demo_0001 }
+      body: { id: pay_demo_0001, amount: 9800, currency: JPY, status: succeeded }
+`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(Options{
+		Load:   func() (*scenarios.Set, error) { return scenarios.Load(path) },
+		Logger: slog.New(NewLogHandler(io.Discard, false, slog.LevelInfo)),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	postBody := []byte(`{"amount":9800,"currency":"JPY"}`)
+	post := httptest.NewRequest("POST", "/payments", nil)
+	post.Header.Set("Content-Type", "application/json")
+	rd := bytes.NewReader(nil)
+	keys := make([]string, 1<<20)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("bench-%d", i)
+	}
+	w := &discardWriter{h: http.Header{}}
+	send := func(key string) {
+		clear(w.h)
+		rd.Reset(postBody)
+		post.Body = io.NopCloser(rd)
+		post.Header["Idempotency-Key"] = []string{key}
+		s.ServeHTTP(w, post)
+	}
+	for i := 0; i < 150_000; i++ { // fill the store past its bound first
+		send(keys[i])
+	}
+	b.Run("fresh-key", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 150_000
+		for b.Loop() {
+			send(keys[i%len(keys)])
+			i++
+		}
+		if w.status != 201 {
+			b.Fatalf("status %d", w.status)
+		}
+	})
+	b.Run("replay", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			send(keys[0] + "replayed")
+		}
+		if w.status != 201 || w.h.Get("Idempotent-Replayed") != "true" {
+			b.Fatalf("status %d %v", w.status, w.h)
+		}
+	})
 }

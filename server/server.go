@@ -19,6 +19,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/state"
 )
 
 // Options configure a Server. Zero values take the defaults shown.
@@ -50,6 +51,13 @@ type Options struct {
 	// MaxSequenceKeys bounds the distinct keys a per-key sequence
 	// remembers per route (default 100,000); the oldest is forgotten first.
 	MaxSequenceKeys int
+	// MaxIdempotencyKeys bounds the idempotency keys kept (default
+	// 100,000): expired keys go first, then the least recently used.
+	MaxIdempotencyKeys int
+	// State holds what outlives a request: sequence positions, idempotency
+	// keys, counters, collections. Default: an in-memory store built from
+	// the bounds above. A store passed in is the caller's to close.
+	State state.Store
 	// Clock and Rand are injected by tests; defaults are the real clock
 	// and math/rand/v2.
 	Clock Clock
@@ -87,6 +95,9 @@ func (o *Options) setDefaults() {
 	if o.Rand == nil {
 		o.Rand = rand.Float64
 	}
+	if o.State == nil {
+		o.State = state.NewMemory(state.Options{Now: o.Clock.Now, MaxKeys: o.MaxIdempotencyKeys, MaxSequenceKeys: o.MaxSequenceKeys})
+	}
 }
 
 // Server answers requests from the current scenario snapshot. It is safe
@@ -96,6 +107,11 @@ type Server struct {
 	log   *slog.Logger
 	snap  atomic.Pointer[snapshot]
 	admin http.Handler
+	state state.Store
+	// stopping ends when shutdown begins; work that outlives its client
+	// (an idempotent request whose client hung up) stops then.
+	stopping context.Context
+	stop     context.CancelCauseFunc
 
 	reloadMu sync.Mutex // serializes reloads; guards lastHash
 	lastHash string
@@ -115,11 +131,12 @@ type snapshot struct {
 	loadedAt time.Time
 }
 
-// routeRuntime joins a compiled route to its state and prepared responses.
+// routeRuntime joins a compiled route to its prepared responses. Its
+// state lives in the state store, keyed by the route's identity.
 type routeRuntime struct {
 	route     *matcher.Route
-	state     *routeState
 	responses []*prepared
+	idem      *idemRuntime // nil without an idempotency block
 }
 
 // reloadStatus records the last reload attempt, for the admin API.
@@ -136,7 +153,8 @@ func New(opts Options) (*Server, error) {
 		return nil, errors.New("server: Options.Load is required")
 	}
 	opts.setDefaults()
-	s := &Server{opts: opts, log: opts.Logger}
+	s := &Server{opts: opts, log: opts.Logger, state: opts.State}
+	s.stopping, s.stop = context.WithCancelCause(context.Background())
 	s.admin = s.adminRouter()
 	set, err := opts.Load()
 	if err != nil {
@@ -148,27 +166,21 @@ func New(opts Options) (*Server, error) {
 	}
 	s.lastHash = set.Hash
 	now := opts.Clock.Now()
-	s.snap.Store(s.build(t, nil, 1, now))
+	s.snap.Store(s.build(t, 1, now))
 	s.status.Store(&reloadStatus{at: now})
 	return s, nil
 }
 
-// build makes a snapshot of t, keeping the state of routes whose identity
-// (name and definition) is unchanged since old.
-func (s *Server) build(t *matcher.Table, old *snapshot, version int64, now time.Time) *snapshot {
-	states := map[string]*routeState{}
-	if old != nil {
-		for _, rt := range old.routes {
-			states[rt.route.Identity] = rt.state
-		}
-	}
+// build makes a snapshot of t. Route state is kept in the store by route
+// identity (name and definition), so an unchanged route keeps its sequence
+// positions; Reload tells the store which identities are current.
+func (s *Server) build(t *matcher.Table, version int64, now time.Time) *snapshot {
 	snap := &snapshot{table: t, version: version, loadedAt: now}
 	for _, r := range t.Routes() {
-		st := states[r.Identity]
-		if st == nil {
-			st = newRouteState(s.opts.MaxSequenceKeys)
+		rt := &routeRuntime{route: r}
+		if r.Idempotency != nil {
+			rt.idem = newIdemRuntime(r.Idempotency)
 		}
-		rt := &routeRuntime{route: r, state: st}
 		for _, resp := range r.Responses {
 			rt.responses = append(rt.responses, prepare(resp))
 		}
@@ -210,8 +222,18 @@ func (s *Server) Reload() error {
 		return err
 	}
 	s.lastHash = set.Hash
-	snap := s.build(t, old, old.version+1, now)
+	snap := s.build(t, old.version+1, now)
 	s.snap.Store(snap)
+	ids := make([]string, len(snap.routes))
+	for i, rt := range snap.routes {
+		ids[i] = rt.route.Identity
+	}
+	// A route whose definition changed has a new identity and starts its
+	// sequence over; idempotency keys, counters and collections are not
+	// tied to routes and stay.
+	if err := s.state.Sequences().Retain(context.Background(), ids); err != nil {
+		s.log.Warn("sequence state of removed routes not forgotten", "error", err.Error())
+	}
 	s.status.Store(&reloadStatus{at: now})
 	s.log.Info("reloaded", "version", snap.version, "files", len(set.Files), "routes", len(snap.routes))
 	return nil
@@ -250,6 +272,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	s.stop(errShutdown)
 	s.log.Info("shutting down", "timeout", s.opts.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	defer cancel()
@@ -267,10 +290,12 @@ const adminPrefix = "/__admin"
 // adminMethods are the methods each admin path takes, for routing and
 // for the Allow header of a 405.
 var adminMethods = map[string]string{
-	adminPrefix + "/health":    "GET, HEAD",
-	adminPrefix + "/scenarios": "GET",
-	adminPrefix + "/reset":     "POST",
-	adminPrefix + "/reload":    "POST",
+	adminPrefix + "/health":             "GET, HEAD",
+	adminPrefix + "/scenarios":          "GET",
+	adminPrefix + "/reset":              "POST",
+	adminPrefix + "/reload":             "POST",
+	adminPrefix + "/idempotency":        "GET, DELETE",
+	adminPrefix + "/idempotency/expire": "POST",
 }
 
 // errShutdown is the cause of the delays cancelled at the shutdown timeout.
@@ -320,7 +345,15 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt := snap.routes[m.Route.Index]
-	call, resp := rt.next(in, m)
+	if rt.idem != nil {
+		s.serveIdempotent(w, r, in, m, rt, start)
+		return
+	}
+	call, resp, err := s.next(r.Context(), rt, in, m)
+	if err != nil {
+		s.unavailable(w, r, m.Route.Name, err, start)
+		return
+	}
 	s.respond(w, r, in, m, resp, call, start)
 }
 
@@ -328,27 +361,37 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 // call's position and the response it gets. The position moves when the
 // request arrives, before any delay, so a client that gives up during the
 // delay gets the next response when it retries.
-func (rt *routeRuntime) next(in *matcher.Request, m matcher.Match) (int64, *prepared) {
-	n := rt.state.hit()
+func (s *Server) next(ctx context.Context, rt *routeRuntime, in *matcher.Request, m matcher.Match) (int64, *prepared, error) {
+	seqs := s.state.Sequences()
 	seq := rt.route.Sequence
-	if seq == nil {
-		return n, rt.responses[0]
-	}
-	if seq.Per != nil {
-		key, ok := in.Attribute(seq.Per, m.Vars)
-		if !ok {
-			key = "\x00absent" // requests without the attribute share one sequence
+	if seq == nil || seq.Per == nil {
+		n, err := seqs.Hit(ctx, rt.route.Identity)
+		if err != nil || seq == nil {
+			return n, rt.responses[0], err
 		}
-		n = rt.state.advanceKey(key)
+		return n, rt.pick(n), nil
 	}
+	key, ok := in.Attribute(seq.Per, m.Vars)
+	if !ok {
+		key = "\x00absent" // requests without the attribute share one sequence
+	}
+	pos, err := seqs.HitKey(ctx, rt.route.Identity, key)
+	if err != nil {
+		return 0, rt.responses[0], err
+	}
+	return pos.Key, rt.pick(pos.Key), nil
+}
+
+// pick returns the response at position n of the route's sequence.
+func (rt *routeRuntime) pick(n int64) *prepared {
 	count := int64(len(rt.responses))
 	switch {
 	case n < count:
-		return n, rt.responses[n]
-	case seq.After == scenarios.Cycle:
-		return n, rt.responses[n%count]
+		return rt.responses[n]
+	case rt.route.Sequence.After == scenarios.Cycle:
+		return rt.responses[n%count]
 	}
-	return n, rt.responses[count-1]
+	return rt.responses[count-1]
 }
 
 func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Request, m matcher.Match, p *prepared, call int64, start time.Time) {
@@ -534,9 +577,12 @@ func (s *Server) adminRouter() http.Handler {
 	r := mux.NewRouter()
 	for path, h := range map[string]http.HandlerFunc{
 		"/health": s.handleHealth, "/scenarios": s.handleScenarios, "/reset": s.handleReset, "/reload": s.handleReload,
+		"/idempotency/expire": s.handleIdempotencyExpire,
 	} {
 		r.HandleFunc(adminPrefix+path, h).Methods(strings.Split(adminMethods[adminPrefix+path], ", ")...)
 	}
+	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotency).Methods(http.MethodGet)
+	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotencyDelete).Methods(http.MethodDelete)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("The admin API has no %s; see GET %s/scenarios.", r.URL.Path, adminPrefix)))
 	})

@@ -36,6 +36,22 @@ func freshKeyPost(w, i int, buf []byte) []byte {
 	return buf
 }
 
+// idempotentScenario emulates Idempotency-Key on POST /payments with a
+// fixed answer, so that every answer is the same bytes (the baseline's)
+// and the figures measure the claim and the store, not a template. A
+// replay carries one more header, Idempotent-Replayed, which the baseline
+// does not send.
+const idempotentScenario = `routes:
+  - name: create payment
+    method: POST
+    path: /payments
+    idempotency: { key: header.Idempotency-Key, required: true }
+    respond:
+      status: 201
+      headers: { Location: /payments/pay_demo_0001 }
+      body: { id: pay_demo_0001, amount: 9800, currency: JPY, status: succeeded }
+`
+
 // spread sends worker w's i-th request to one of n paths so that all of
 // them are hit evenly.
 func spread(paths [][]byte) builder {

@@ -1,0 +1,79 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// adminKey is one idempotency key in GET /__admin/idempotency.
+type adminKey struct {
+	Group string `json:"group"`
+	// Scope is a hash of the scope's values (they are often credentials),
+	// empty without a scope.
+	Scope   string    `json:"scope"`
+	Key     string    `json:"key"`
+	State   string    `json:"state"`            // in-flight or completed
+	Status  int       `json:"status,omitempty"` // the stored answer's
+	Created time.Time `json:"created"`
+	Expires time.Time `json:"expires"`
+	Replays int64     `json:"replays"`
+}
+
+// handleIdempotency lists the idempotency keys that have not expired,
+// oldest first: ?group= selects one group, ?offset= and ?limit= (default
+// 1,000) page through them.
+func (s *Server) handleIdempotency(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	o := state.ListOptions{Group: q.Get("group"), Limit: 1000}
+	for name, dst := range map[string]*int{"offset": &o.Offset, "limit": &o.Limit} {
+		if v := q.Get(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				writeProblem(w, newProblem(http.StatusBadRequest, "?"+name+"= takes a whole number, 0 or more."))
+				return
+			}
+			*dst = n
+		}
+	}
+	records, total, err := s.state.Idempotency().List(r.Context(), o)
+	if err != nil {
+		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		return
+	}
+	keys := make([]adminKey, 0, len(records))
+	for _, rec := range records {
+		keys = append(keys, adminKey{
+			Group: rec.Key.Group, Scope: rec.Key.Scope, Key: rec.Key.Key, State: rec.State, Status: rec.Status,
+			Created: rec.Created, Expires: rec.Expires, Replays: rec.Replays,
+		})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"total": total, "offset": o.Offset, "keys": keys})
+}
+
+// handleIdempotencyDelete forgets every idempotency key.
+func (s *Server) handleIdempotencyDelete(w http.ResponseWriter, r *http.Request) {
+	n, err := s.state.Idempotency().Expire(r.Context(), "", "")
+	if err != nil {
+		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		return
+	}
+	s.log.Info("idempotency keys deleted", "keys", n)
+	writeJSON(w, http.StatusOK, map[string]any{"expired": n})
+}
+
+// handleIdempotencyExpire expires keys now, so that a test can rehearse a
+// retry after expiry without waiting a day: ?group= and ?key= narrow it
+// (both absent: every key; a key in every scope of its group).
+func (s *Server) handleIdempotencyExpire(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	n, err := s.state.Idempotency().Expire(r.Context(), q.Get("group"), q.Get("key"))
+	if err != nil {
+		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		return
+	}
+	s.log.Info("idempotency keys expired", "group", q.Get("group"), "key", q.Get("key"), "keys", n)
+	writeJSON(w, http.StatusOK, map[string]any{"expired": n})
+}

@@ -1,0 +1,444 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// gateClock holds every delay until the test opens the gate, so that a
+// test decides when "the first request is still running" ends, and moves
+// Now forward to expire keys without waiting.
+type gateClock struct {
+	mu     sync.Mutex // guards offset
+	offset time.Duration
+	began  chan time.Duration // one send per delay that begins
+	gate   chan struct{}      // closed to let every delay end
+}
+
+func newGateClock() *gateClock {
+	return &gateClock{began: make(chan time.Duration, 100), gate: make(chan struct{})}
+}
+
+func (c *gateClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+func (c *gateClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
+}
+
+func (c *gateClock) Wait(ctx context.Context, d time.Duration) bool {
+	c.began <- d
+	select {
+	case <-c.gate:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// waitBegan waits for n delays to begin.
+func (c *gateClock) waitBegan(t *testing.T, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		select {
+		case <-c.began:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("after 30s: %d of %d delays began", i, n)
+		}
+	}
+}
+
+const idemScenario = `
+routes:
+  - name: create payment
+    method: POST
+    path: /payments
+    idempotency: { key: header.Idempotency-Key, required: true, scope: [header.Authorization] }
+    respond:
+      status: 201
+      template: true
+      headers: { Location: '/payments/pay_{{ .Call }}' }
+      body: { id: 'pay_{{ .Call }}', amount: '{{ .Request.JSON.amount }}' }
+  - name: optional key
+    method: POST
+    path: /optional
+    idempotency: { key: header.Idempotency-Key }
+    respond: { status: 201, template: true, body: { id: 'opt_{{ .Call }}' } }
+  - name: slow transfer
+    method: POST
+    path: /transfers
+    idempotency: { key: header.Idempotency-Key }
+    respond: { status: 201, delay: 10s, template: true, body: { id: 'tr_{{ .Call }}' } }
+  - name: slow transfer, waiting
+    method: POST
+    path: /transfers-wait
+    idempotency: { key: header.Idempotency-Key, inFlight: wait }
+    respond: { status: 201, delay: 10s, template: true, body: { id: 'tw_{{ .Call }}' } }
+  - name: discarded on abort
+    method: POST
+    path: /discard
+    idempotency: { key: header.Idempotency-Key, onClientAbort: discard }
+    respond: { status: 201, delay: 10s, template: true, body: { id: 'd_{{ .Call }}' } }
+  - name: payout
+    method: POST
+    path: /payouts
+    idempotency: { key: header.Idempotency-Key }
+    responses:
+      - { status: 500, body: { error: flaky } }
+      - { status: 201, template: true, body: { id: 'po_{{ .Call }}' } }
+  - name: faulty
+    method: POST
+    path: /faulty
+    idempotency: { key: header.Idempotency-Key }
+    responses:
+      - { fault: connection-reset }
+      - { status: 201, template: true, body: { id: 'f_{{ .Call }}' } }
+  - name: custom errors
+    method: POST
+    path: /custom
+    idempotency:
+      key: header.Idempotency-Key
+      required: true
+      errors:
+        missing: { body: { error: { type: idempotency_error, message: 'no key on {{ .Request.Path }}' } }, template: true }
+        mismatch: { status: 400, body: { error: { type: idempotency_error } } }
+    respond: { status: 200, body: { ok: true } }
+`
+
+const jsonCT = "application/json"
+
+func TestIdempotencyReplay(t *testing.T) {
+	t.Parallel()
+	_, hs, logs := serveYAML(t, Options{Clock: newGateClock()}, idemScenario)
+	first := do(t, "POST", hs.URL+"/payments", `{"amount":9800,"currency":"JPY"}`, "Content-Type", jsonCT, "Idempotency-Key", "k1")
+	if first.status != 201 || first.body != `{"id":"pay_1","amount":"9800"}` || first.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("first: %d %q replayed=%q", first.status, first.body, first.header.Get("Idempotent-Replayed"))
+	}
+	// Key order, whitespace and the spelling of a number do not make
+	// another request; the draft's quoted sf-string names the same key.
+	for _, body := range []string{`{"amount":9800,"currency":"JPY"}`, `{ "currency": "JPY", "amount": 9800.0 }`} {
+		for _, key := range []string{"k1", `"k1"`} {
+			again := do(t, "POST", hs.URL+"/payments", body, "Content-Type", jsonCT, "Idempotency-Key", key)
+			if again.status != 201 || again.body != first.body || again.header.Get("Location") != first.header.Get("Location") ||
+				again.header.Get("Content-Type") != first.header.Get("Content-Type") || again.header.Get("Idempotent-Replayed") != "true" {
+				t.Errorf("replay of %s with key %s: %d %q %v", body, key, again.status, again.body, again.header)
+			}
+		}
+	}
+	// A new key runs the route again: the sequence moved once per new key.
+	other := do(t, "POST", hs.URL+"/payments", `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "k2")
+	if other.body != `{"id":"pay_2","amount":"1"}` {
+		t.Errorf("second key: %q", other.body)
+	}
+	// Another client (scope: Authorization) with the same key is another key.
+	scoped := do(t, "POST", hs.URL+"/payments", `{"amount":9800,"currency":"JPY"}`, "Content-Type", jsonCT, "Idempotency-Key", "k1", "Authorization", "Bearer other")
+	if scoped.body != `{"id":"pay_3","amount":"9800"}` || scoped.header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("other scope: %q", scoped.body)
+	}
+	if !strings.Contains(logs.String(), `"idempotency":"replayed"`) {
+		t.Errorf("no replay in the log:\n%s", logs)
+	}
+}
+
+func TestIdempotencyRefusals(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{Clock: newGateClock()}, idemScenario)
+	do(t, "POST", hs.URL+"/payments", `{"amount":100}`, "Content-Type", jsonCT, "Idempotency-Key", "used")
+	for _, tc := range []struct {
+		name    string
+		path    string
+		body    string
+		headers []string
+		status  int
+		want    string // in the body
+	}{
+		{"mismatch", "/payments", `{"amount":200}`, []string{"Idempotency-Key", "used"}, 422, `"title":"Idempotency-Key is already used"`},
+		{"missing", "/payments", `{"amount":200}`, nil, 400, `"title":"Idempotency-Key is missing"`},
+		{"empty", "/payments", `{"amount":200}`, []string{"Idempotency-Key", `""`}, 400, `"title":"Idempotency-Key is invalid"`},
+		{"too long", "/payments", `{"amount":200}`, []string{"Idempotency-Key", strings.Repeat("k", 256)}, 400, "longer than 255"},
+		{"bad sf-string", "/payments", `{"amount":200}`, []string{"Idempotency-Key", `"abc`}, 400, "not a valid quoted string"},
+		{"custom missing, templated", "/custom", `{}`, nil, 400, `{"error":{"type":"idempotency_error","message":"no key on /custom"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := do(t, "POST", hs.URL+tc.path, tc.body, append([]string{"Content-Type", jsonCT}, tc.headers...)...)
+			if r.status != tc.status || !strings.Contains(r.body, tc.want) {
+				t.Errorf("%d %s; want %d with %s", r.status, r.body, tc.status, tc.want)
+			}
+		})
+	}
+	// A custom mismatch answer with its own status.
+	do(t, "POST", hs.URL+"/custom", `{"a":1}`, "Content-Type", jsonCT, "Idempotency-Key", "c1")
+	if r := do(t, "POST", hs.URL+"/custom", `{"a":2}`, "Content-Type", jsonCT, "Idempotency-Key", "c1"); r.status != 400 || r.body != `{"error":{"type":"idempotency_error"}}` {
+		t.Errorf("custom mismatch: %d %s", r.status, r.body)
+	}
+	// Without required, a request with no key runs the route every time.
+	a := do(t, "POST", hs.URL+"/optional", `{}`)
+	b := do(t, "POST", hs.URL+"/optional", `{}`)
+	if a.body == b.body || a.status != 201 || b.header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("optional key, none sent: %q then %q", a.body, b.body)
+	}
+}
+
+func TestIdempotencyInFlight(t *testing.T) {
+	t.Parallel()
+	clock := newGateClock()
+	_, hs, _ := serveYAML(t, Options{Clock: clock}, idemScenario)
+	type result struct {
+		r   response
+		err error
+	}
+	first := make(chan result, 1)
+	go func() {
+		r, err := doCtx(context.Background(), "POST", hs.URL+"/transfers", `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "t1")
+		first <- result{r, err}
+	}()
+	clock.waitBegan(t, 1)
+	// The first is in its delay: the same key gets 409, another body 422,
+	// and another key runs at once (two keys never block each other).
+	if r := do(t, "POST", hs.URL+"/transfers", `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "t1"); r.status != 409 || r.header.Get("Retry-After") != "1" {
+		t.Errorf("retry in flight: %d %s %v", r.status, r.body, r.header)
+	}
+	if r := do(t, "POST", hs.URL+"/transfers", `{"amount":2}`, "Content-Type", jsonCT, "Idempotency-Key", "t1"); r.status != 422 {
+		t.Errorf("other body in flight: %d %s", r.status, r.body)
+	}
+	second := make(chan result, 1)
+	go func() {
+		r, err := doCtx(context.Background(), "POST", hs.URL+"/transfers", `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "t2")
+		second <- result{r, err}
+	}()
+	clock.waitBegan(t, 1) // t2 claimed its key and reached its delay while t1 holds its own
+	close(clock.gate)
+	r1, r2 := <-first, <-second
+	if r1.err != nil || r1.r.status != 201 || r2.err != nil || r2.r.status != 201 || r1.r.body == r2.r.body {
+		t.Fatalf("after the delay: %+v / %+v", r1, r2)
+	}
+	if r := do(t, "POST", hs.URL+"/transfers", `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "t1"); r.body != r1.r.body || r.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("retry after completion: %d %q", r.status, r.body)
+	}
+}
+
+// TestIdempotencyConcurrent sends ten requests with one key at once:
+// exactly one runs the route; with inFlight: conflict the nine others get
+// 409, with inFlight: wait all ten get the same body.
+func TestIdempotencyConcurrent(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ path, mode string }{{"/transfers", "conflict"}, {"/transfers-wait", "wait"}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			clock := newGateClock()
+			_, hs, _ := serveYAML(t, Options{Clock: clock}, idemScenario)
+			var wg sync.WaitGroup
+			var done atomic.Int32
+			results := make([]response, 10)
+			errs := make([]error, 10)
+			for i := range results {
+				wg.Go(func() {
+					results[i], errs[i] = doCtx(context.Background(), "POST", hs.URL+tc.path, `{"amount":5}`, "Content-Type", jsonCT, "Idempotency-Key", "same")
+					done.Add(1)
+				})
+			}
+			clock.waitBegan(t, 1) // one claimed the key and runs
+			if tc.mode == "conflict" {
+				// The nine others are answered while the first still runs.
+				eventually(t, 30*time.Second, func() string {
+					if n := done.Load(); n < 9 {
+						return fmt.Sprintf("%d of 9 answered while the first runs", n)
+					}
+					return ""
+				})
+			}
+			close(clock.gate)
+			wg.Wait()
+			count := map[int]int{}
+			bodies := map[string]int{}
+			for i, r := range results {
+				if errs[i] != nil {
+					t.Fatalf("request %d: %v", i, errs[i])
+				}
+				count[r.status]++
+				if r.status == 201 {
+					bodies[r.body]++
+				}
+			}
+			select {
+			case d := <-clock.began:
+				t.Errorf("a second delay began (%s): the route ran twice", d)
+			default:
+			}
+			switch tc.mode {
+			case "conflict":
+				if count[201] != 1 || count[409] != 9 {
+					t.Errorf("statuses %v, want 1×201 and 9×409", count)
+				}
+			case "wait":
+				if count[201] != 10 || len(bodies) != 1 {
+					t.Errorf("statuses %v bodies %v, want 10× one body", count, bodies)
+				}
+			}
+		})
+	}
+}
+
+func TestIdempotencyClientAbort(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, path string
+		replayed   bool // whether the retry finds the first request's answer
+	}{{"complete", "/transfers", true}, {"discard", "/discard", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clock := newGateClock()
+			_, hs, logs := serveYAML(t, Options{Clock: clock}, idemScenario)
+			ctx, cancel := context.WithCancel(context.Background())
+			gone := make(chan error, 1)
+			go func() {
+				_, err := doCtx(ctx, "POST", hs.URL+tc.path, `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "a1")
+				gone <- err
+			}()
+			clock.waitBegan(t, 1)
+			cancel() // the client times out during the delay
+			if err := <-gone; !errors.Is(err, context.Canceled) {
+				t.Fatalf("client: %v", err)
+			}
+			if tc.replayed {
+				// The server finishes the work once the delay ends.
+				close(clock.gate)
+				eventually(t, 30*time.Second, func() string {
+					if !strings.Contains(logs.String(), `"status":201`) {
+						return "the abandoned request did not complete"
+					}
+					return ""
+				})
+				r := do(t, "POST", hs.URL+tc.path, `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "a1")
+				if r.status != 201 || r.header.Get("Idempotent-Replayed") != "true" {
+					t.Errorf("retry: %d %q %v", r.status, r.body, r.header)
+				}
+				return
+			}
+			eventually(t, 30*time.Second, func() string {
+				if !strings.Contains(logs.String(), "client gone during delay") {
+					return "the discarded request did not end"
+				}
+				return ""
+			})
+			close(clock.gate)
+			r := do(t, "POST", hs.URL+tc.path, `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "a1")
+			if r.status != 201 || r.header.Get("Idempotent-Replayed") != "" || r.body != `{"id":"d_2"}` {
+				t.Errorf("retry after discard: %d %q %v", r.status, r.body, r.header)
+			}
+		})
+	}
+}
+
+// TestIdempotencyReleased checks that what must not be stored frees the
+// key: a 5xx (outside the default store), and a fault.
+func TestIdempotencyReleased(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{Clock: newGateClock()}, idemScenario)
+	if r := do(t, "POST", hs.URL+"/payouts", `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "p1"); r.status != 500 {
+		t.Fatalf("first payout: %d %s", r.status, r.body)
+	}
+	r := do(t, "POST", hs.URL+"/payouts", `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "p1")
+	if r.status != 201 || r.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("retry after 500: %d %s", r.status, r.body)
+	}
+	if again := do(t, "POST", hs.URL+"/payouts", `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "p1"); again.body != r.body || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("third: %d %s", again.status, again.body)
+	}
+	// Go's transport retries by itself a request that carries an
+	// Idempotency-Key header in its canonical spelling, when the
+	// connection breaks; a lower-case spelling keeps this one try.
+	req, _ := http.NewRequest("POST", hs.URL+"/faulty", strings.NewReader(`{}`))
+	req.Header["idempotency-key"] = []string{"f1"}
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("fault: got %d, want a connection error", resp.StatusCode)
+	}
+	if r := do(t, "POST", hs.URL+"/faulty", `{}`, "Content-Type", jsonCT, "Idempotency-Key", "f1"); r.status != 201 || r.header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("retry after fault: %d %s", r.status, r.body)
+	}
+}
+
+// TestIdempotencyLifetime covers expiry, reloads and reset.
+func TestIdempotencyLifetime(t *testing.T) {
+	t.Parallel()
+	clock := newGateClock()
+	s, hs, _ := serveYAML(t, Options{Clock: clock}, idemScenario)
+	send := func() response {
+		return do(t, "POST", hs.URL+"/optional", `{"a":1}`, "Content-Type", jsonCT, "Idempotency-Key", "life")
+	}
+	first := send()
+	if err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if r := send(); r.body != first.body || r.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("after reload: %q", r.body)
+	}
+	clock.advance(24*time.Hour + time.Second) // past the default ttl
+	expired := send()
+	if expired.body == first.body || expired.header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("after expiry: %q, want a new answer", expired.body)
+	}
+	if r := do(t, "POST", hs.URL+"/__admin/reset", ""); r.status != 200 {
+		t.Fatalf("reset: %d %s", r.status, r.body)
+	}
+	if r := send(); r.header.Get("Idempotent-Replayed") != "" || r.body != `{"id":"opt_1"}` {
+		t.Errorf("after reset: %q %v", r.body, r.header)
+	}
+}
+
+func TestIdempotencyAdmin(t *testing.T) {
+	t.Parallel()
+	clock := newGateClock()
+	_, hs, _ := serveYAML(t, Options{Clock: clock}, idemScenario)
+	do(t, "POST", hs.URL+"/payments", `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "a", "Authorization", "Bearer sk_test_secret")
+	do(t, "POST", hs.URL+"/payments", `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "a", "Authorization", "Bearer sk_test_secret")
+	do(t, "POST", hs.URL+"/optional", `{}`, "Idempotency-Key", "b")
+	list := do(t, "GET", hs.URL+"/__admin/idempotency", "")
+	v := list.json(t)
+	keys, _ := v["keys"].([]any)
+	if list.status != 200 || v["total"] != float64(2) || len(keys) != 2 {
+		t.Fatalf("list: %d %s", list.status, list.body)
+	}
+	first := keys[0].(map[string]any)
+	if first["group"] != "POST /payments" || first["key"] != "a" || first["state"] != "completed" || first["status"] != float64(201) || first["replays"] != float64(1) {
+		t.Errorf("first key: %v", first)
+	}
+	if strings.Contains(list.body, "sk_test_secret") || first["scope"] == "" {
+		t.Errorf("the scope must be listed as a hash, not as the credential: %v", first["scope"])
+	}
+	if r := do(t, "GET", hs.URL+"/__admin/idempotency?group=POST+/optional&limit=1", ""); !strings.Contains(r.body, `"key": "b"`) || strings.Contains(r.body, `"key": "a"`) {
+		t.Errorf("by group: %s", r.body)
+	}
+	if r := do(t, "GET", hs.URL+"/__admin/idempotency?limit=x", ""); r.status != 400 {
+		t.Errorf("bad limit: %d", r.status)
+	}
+	// Expire one key now: its retry runs the route again.
+	if r := do(t, "POST", hs.URL+"/__admin/idempotency/expire?group=POST+/optional&key=b", ""); r.status != 200 || r.json(t)["expired"] != float64(1) {
+		t.Errorf("expire: %d %s", r.status, r.body)
+	}
+	if r := do(t, "POST", hs.URL+"/optional", `{}`, "Idempotency-Key", "b"); r.header.Get("Idempotent-Replayed") != "" || r.body != `{"id":"opt_2"}` {
+		t.Errorf("after expire: %q", r.body)
+	}
+	if r := do(t, "DELETE", hs.URL+"/__admin/idempotency", ""); r.status != 200 || r.json(t)["expired"] != float64(2) {
+		t.Errorf("delete: %d %s", r.status, r.body)
+	}
+	if r := do(t, "GET", hs.URL+"/__admin/idempotency", ""); !strings.Contains(r.body, `"total": 0`) {
+		t.Errorf("after delete: %s", r.body)
+	}
+	if r := do(t, "PUT", hs.URL+"/__admin/idempotency", ""); r.status != 405 || r.header.Get("Allow") != "GET, DELETE" {
+		t.Errorf("PUT: %d %v", r.status, r.header)
+	}
+}

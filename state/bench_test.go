@@ -1,0 +1,170 @@
+package state_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/scenariomock/scenariomock/state"
+)
+
+var (
+	benchCtx  = context.Background()
+	benchFP   = state.Fingerprint{1, 2, 3}
+	benchOpts = state.ClaimOptions{TTL: time.Hour}
+)
+
+// benchResponse is what a typical JSON create answers: headers whose
+// strings the server shares between requests, and a small body.
+func benchResponse(bodySize int) state.Response {
+	return state.Response{
+		Status: 201,
+		Header: []state.Header{{Name: "Content-Type", Value: "application/json"}, {Name: "Location", Value: "/v1/charges/ch_1"}},
+		Body:   make([]byte, bodySize),
+	}
+}
+
+// BenchmarkClaimComplete is the first request with a key: a claim of a
+// fresh key, then its completion. Past 100,000 keys every claim evicts.
+func BenchmarkClaimComplete(b *testing.B) {
+	resp := benchResponse(256)
+	b.Run("serial", func(b *testing.B) {
+		idem := state.NewMemory(state.Options{}).Idempotency()
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			claimComplete(b, idem, strconv.Itoa(i), resp)
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		idem := state.NewMemory(state.Options{}).Idempotency()
+		var next atomic.Int64
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			g := strconv.FormatInt(next.Add(1), 10) + "-"
+			for i := 0; pb.Next(); i++ {
+				claimComplete(b, idem, g+strconv.Itoa(i), resp)
+			}
+		})
+	})
+}
+
+func claimComplete(b *testing.B, idem state.Idempotency, key string, resp state.Response) {
+	c, err := idem.Claim(benchCtx, state.Key{Group: "charges", Key: key}, benchFP, benchOpts)
+	if err != nil || c.Outcome != state.New {
+		b.Fatalf("claim %s: %v %v", key, c.Outcome, err)
+	}
+	if err := idem.Complete(benchCtx, c.Token, resp); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkReplay is a retry: the lookup of a completed key, among 1,000
+// or 100,000 stored keys.
+func BenchmarkReplay(b *testing.B) {
+	for _, n := range []int{1_000, 100_000} {
+		idem := state.NewMemory(state.Options{}).Idempotency()
+		keys := make([]state.Key, n)
+		for i := range keys {
+			keys[i] = state.Key{Group: "charges", Key: fmt.Sprintf("key-%08d", i)}
+			c, err := idem.Claim(benchCtx, keys[i], benchFP, benchOpts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := idem.Complete(benchCtx, c.Token, benchResponse(256)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(fmt.Sprintf("keys=%d/serial", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				replay(b, idem, keys[i%n])
+			}
+		})
+		b.Run(fmt.Sprintf("keys=%d/parallel", n), func(b *testing.B) {
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				i := int(next.Add(7919))
+				for pb.Next() {
+					replay(b, idem, keys[i%n])
+					i++
+				}
+			})
+		})
+	}
+}
+
+func replay(b *testing.B, idem state.Idempotency, k state.Key) {
+	c, err := idem.Claim(benchCtx, k, benchFP, benchOpts)
+	if err != nil || c.Outcome != state.Replay {
+		b.Fatalf("replay %s: %v %v", k.Key, c.Outcome, err)
+	}
+}
+
+// BenchmarkHit is a sequence's step on every request of a route.
+func BenchmarkHit(b *testing.B) {
+	seq := state.NewMemory(state.Options{}).Sequences()
+	route := "charge-once@3f9a1c2b7d4e5f60"
+	b.Run("shared/parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := seq.Hit(benchCtx, route); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+	b.Run("per-key/parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := seq.HitKey(benchCtx, route, "cus_123"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+}
+
+// BenchmarkMemoryPerKey fills a store to its default bound of 100,000
+// completed keys, each with a body of its own, and reports the heap the
+// store holds per key beyond the body's bytes (keys: 36-byte UUID-like
+// strings in a group and a scope, as the server would pass them).
+func BenchmarkMemoryPerKey(b *testing.B) {
+	const n, bodySize = 100_000, 256
+	resp := benchResponse(bodySize)
+	keys := make([]state.Key, n)
+	for i := range keys {
+		keys[i] = state.Key{Group: "charges", Scope: "Bearer sk_test_123", Key: fmt.Sprintf("6f1c2a4e-0000-4000-8000-%012d", i)}
+	}
+	var perKey float64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		idem := state.NewMemory(state.Options{MaxKeys: n}).Idempotency()
+		for _, k := range keys {
+			c, err := idem.Claim(benchCtx, k, benchFP, benchOpts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := idem.Complete(benchCtx, c.Token, resp); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if _, total, _ := idem.List(benchCtx, state.ListOptions{Limit: 1}); total != n {
+			b.Fatalf("%d keys stored, want %d", total, n)
+		}
+		runtime.KeepAlive(idem)
+		perKey = float64(after.HeapAlloc-before.HeapAlloc)/n - bodySize
+	}
+	runtime.KeepAlive(keys)
+	b.ReportMetric(perKey, "bytes/key-beyond-body")
+}

@@ -1,0 +1,55 @@
+package state
+
+import (
+	"context"
+	"errors"
+)
+
+// Memory is the in-memory Store: state of one process, lost when it
+// exits. It starts no goroutines: expiry is checked when a key is read and
+// swept a little on every new claim. It is safe for concurrent use.
+type Memory struct {
+	idem *memIdempotency
+	seqs *memSequences
+	ctrs *memCounters
+	cols *memCollections
+}
+
+var _ Store = (*Memory)(nil)
+
+// NewMemory returns an empty in-memory store.
+func NewMemory(o Options) *Memory {
+	o = o.withDefaults()
+	return &Memory{
+		idem: newMemIdempotency(o.Now, o.MaxKeys),
+		seqs: &memSequences{limit: o.MaxSequenceKeys},
+		ctrs: &memCounters{},
+		cols: &memCollections{limit: o.MaxItems, byName: map[string]*collection{}},
+	}
+}
+
+// Idempotency returns the store of idempotency keys.
+func (m *Memory) Idempotency() Idempotency { return m.idem }
+
+// Sequences returns the sequence positions.
+func (m *Memory) Sequences() Sequences { return m.seqs }
+
+// Counters returns the named counters.
+func (m *Memory) Counters() Counters { return m.ctrs }
+
+// Collections returns the stored resources.
+func (m *Memory) Collections() Collections { return m.cols }
+
+// Reset forgets everything.
+func (m *Memory) Reset(ctx context.Context) error {
+	return errors.Join(
+		m.idem.Reset(ctx),
+		m.seqs.Reset(ctx, ""),
+		m.ctrs.Reset(ctx, ""),
+		m.cols.Reset(ctx, ""),
+	)
+}
+
+// Close does nothing: a Memory holds no goroutines or connections. It is
+// there so that the server closes every Store the same way.
+func (m *Memory) Close() error { return nil }

@@ -1,0 +1,61 @@
+package state_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/scenariomock/scenariomock/state"
+	"github.com/scenariomock/scenariomock/state/statetest"
+)
+
+func TestMemory(t *testing.T) {
+	statetest.Run(t, func(_ *testing.T, o state.Options) state.Store { return state.NewMemory(o) })
+}
+
+// TestMemorySharded runs the suite on a store big enough to be sharded
+// (the bound tests set their own small bounds and so run unsharded).
+func TestMemorySharded(t *testing.T) {
+	statetest.Run(t, func(_ *testing.T, o state.Options) state.Store {
+		if o.MaxKeys == 0 {
+			o.MaxKeys = 1 << 20
+		}
+		return state.NewMemory(o)
+	})
+}
+
+// TestMemoryHashCollisions runs the suite with every key's hash the same.
+func TestMemoryHashCollisions(t *testing.T) {
+	statetest.Run(t, func(_ *testing.T, o state.Options) state.Store { return state.NewCollidingMemory(o) })
+}
+
+// TestMemoryShardedBound checks the bound of a store big enough to be
+// sharded: the bound is over the whole store, not per shard.
+func TestMemoryShardedBound(t *testing.T) {
+	const limit = 5000
+	idem := state.NewMemory(state.Options{MaxKeys: limit}).Idempotency()
+	ctx := context.Background()
+	for i := range 4 * limit {
+		k := state.Key{Group: "g", Key: strconv.Itoa(i)}
+		c, err := idem.Claim(ctx, k, state.Fingerprint{}, state.ClaimOptions{})
+		if err != nil || c.Outcome != state.New {
+			t.Fatalf("Claim(%d) = %v, %v", i, c.Outcome, err)
+		}
+		if err := idem.Complete(ctx, c.Token, state.Response{Status: 200}); err != nil {
+			t.Fatal(err)
+		}
+		if i == limit-1 {
+			if _, total, _ := idem.List(ctx, state.ListOptions{}); total != limit {
+				t.Fatalf("%d keys kept of the first %d, want all", total, limit)
+			}
+		}
+	}
+	recs, total, err := idem.List(ctx, state.ListOptions{})
+	if err != nil || total != limit {
+		t.Fatalf("after %d keys: %d kept, %v; want %d", 4*limit, total, err, limit)
+	}
+	// Eviction is least recently used per shard: what is kept is recent.
+	if oldest, _ := strconv.Atoi(recs[0].Key.Key); oldest < 2*limit {
+		t.Fatalf("oldest key kept = %d, want one of the last %d", oldest, 2*limit)
+	}
+}

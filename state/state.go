@@ -1,0 +1,317 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Store is all runtime state of one server. Implementations are safe for
+// concurrent use.
+type Store interface {
+	Idempotency() Idempotency
+	Sequences() Sequences
+	Counters() Counters
+	Collections() Collections
+	// Reset forgets everything: keys, positions, counters and items.
+	Reset(ctx context.Context) error
+	// Close releases what the store holds (connections, goroutines).
+	// Nothing may be called after Close.
+	Close() error
+}
+
+// Errors an implementation returns. Anything else is a failure of the
+// store itself (a lost connection), which the server turns into a 503.
+var (
+	// ErrNotClaimed is returned by Complete and Release when the token no
+	// longer holds its key: the key was completed or released already,
+	// expired, evicted, or expired by an admin call.
+	ErrNotClaimed = errors.New("state: idempotency key no longer claimed by this token")
+	// ErrFull is returned by Collections when saving one more item would
+	// pass the store's bound.
+	ErrFull = errors.New("state: collections are full")
+)
+
+// Options configures a store. The zero value gives the defaults.
+type Options struct {
+	// Now is the store's clock; tests inject one to expire keys without
+	// sleeping. Default: time.Now.
+	Now func() time.Time
+	// MaxKeys bounds the idempotency keys kept (default 100,000). Past it,
+	// an expired key goes first, then the least recently used completed
+	// key. Keys in flight are never evicted (that would let a duplicate
+	// run), so the store may pass the bound by the requests in flight.
+	// Memory applies this order exactly up to 4,095 keys; above, it shards
+	// its keys and evicts within the shard of the new key, so the order is
+	// per shard (1/64 of the keys).
+	MaxKeys int
+	// MaxSequenceKeys bounds the attribute values a per-key sequence
+	// remembers per route (default 100,000); the oldest is forgotten first
+	// and starts over if it comes back.
+	MaxSequenceKeys int
+	// MaxItems bounds the items of all collections together (default
+	// 100,000); past it Save and Seed fail with ErrFull.
+	MaxItems int
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxKeys         = 100_000
+	DefaultMaxSequenceKeys = 100_000
+	DefaultMaxItems        = 100_000
+	// DefaultTTL is how long a key is kept when ClaimOptions.TTL is zero:
+	// 24 hours, as Stripe keeps its keys.
+	DefaultTTL = 24 * time.Hour
+)
+
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MaxKeys <= 0 {
+		o.MaxKeys = DefaultMaxKeys
+	}
+	if o.MaxSequenceKeys <= 0 {
+		o.MaxSequenceKeys = DefaultMaxSequenceKeys
+	}
+	if o.MaxItems <= 0 {
+		o.MaxItems = DefaultMaxItems
+	}
+	return o
+}
+
+// Idempotency stores the first response per idempotency key and decides,
+// atomically, what each later request with the key gets. Implementations
+// are safe for concurrent use. It follows the
+// IETF draft "The Idempotency-Key HTTP Header Field" and Stripe's
+// documented behaviour.
+//
+// The flow of one request: Claim; on New run the route, then Complete with
+// the exact response (or Release it when the outcome must not be stored:
+// a fault, a failed template, a 5xx before committing, a client abort with
+// onClientAbort: discard). Complete and Release should get a context that
+// the client's disconnect does not cancel (context.WithoutCancel), because
+// the operation completes regardless of the client.
+type Idempotency interface {
+	// Claim decides what a request with key k and fingerprint fp gets:
+	//   - New when the key is free (never seen, expired, or released):
+	//     the key is now in flight and Claim.Token completes or releases it;
+	//   - Replay when it completed with the same fingerprint: Claim.Response
+	//     is the stored response, fetched in the same round trip;
+	//   - Mismatch when it was claimed with another fingerprint, completed
+	//     or not;
+	//   - InFlight when it is still in flight with the same fingerprint.
+	// With o.Wait an in-flight key is waited for instead: Claim returns
+	// the Replay once the first request completes, or New when it was
+	// released (this request then runs the route itself). If ctx ends
+	// first, Claim returns InFlight and a nil error. (Memory blocks on a
+	// channel closed on completion; a remote store may subscribe to the
+	// key's completion or poll, within ctx.)
+	Claim(ctx context.Context, k Key, fp Fingerprint, o ClaimOptions) (Claim, error)
+	// Complete stores r as the key's response, if t still holds the key
+	// (compare-and-set); otherwise it returns ErrNotClaimed. The store
+	// copies r.Body and r.Header. The key keeps the expiry of its claim.
+	Complete(ctx context.Context, t Token, r Response) error
+	// Release frees the key without storing anything, if t still holds
+	// it; otherwise it returns ErrNotClaimed. A retry then runs the route.
+	Release(ctx context.Context, t Token) error
+	// Expire forgets keys now: those of group ("" for all groups) named
+	// key ("" for all keys), in every scope. It returns how many it
+	// forgot. A forgotten key in flight can no longer be completed.
+	Expire(ctx context.Context, group, key string) (int, error)
+	// List returns the keys that have not expired, oldest claim first,
+	// and how many there are in all (before Offset and Limit).
+	List(ctx context.Context, o ListOptions) ([]Record, int, error)
+	// Reset forgets every key, like Expire(ctx, "", "").
+	Reset(ctx context.Context) error
+}
+
+// Key names one idempotency key.
+type Key struct {
+	// Group is chosen by the scenario: routes of one group share keys
+	// (by default a route is its own group).
+	Group string
+	// Scope separates clients that may pick the same key, e.g. the
+	// Authorization header's value, as Stripe scopes keys by account.
+	Scope string
+	// Key is the Idempotency-Key header's value.
+	Key string
+}
+
+// Fingerprint identifies a request's payload (a SHA-256 the server
+// computes); the same key with another fingerprint is a mismatch.
+type Fingerprint [32]byte
+
+// ClaimOptions are the per-route settings of a claim.
+type ClaimOptions struct {
+	// TTL is how long the key is kept from its claim; zero means
+	// DefaultTTL. Past it the key is new again.
+	TTL time.Duration
+	// Wait makes a claim of an in-flight key wait for the first request's
+	// result (inFlight: wait) instead of returning InFlight.
+	Wait bool
+}
+
+// Outcome is what Claim decided.
+type Outcome uint8
+
+// Outcomes of Claim.
+const (
+	New Outcome = iota + 1
+	Replay
+	Mismatch
+	InFlight
+)
+
+// String returns the outcome's name, for logs.
+func (o Outcome) String() string {
+	switch o {
+	case New:
+		return "new"
+	case Replay:
+		return "replay"
+	case Mismatch:
+		return "mismatch"
+	case InFlight:
+		return "in-flight"
+	}
+	return "invalid"
+}
+
+// Claim is the result of Idempotency.Claim.
+type Claim struct {
+	Outcome Outcome
+	// Token holds the key, for Complete or Release; set for New only.
+	Token Token
+	// Response is the stored response; set for Replay only. It is shared
+	// with other replays: read it, never modify it.
+	Response Response
+}
+
+// Token proves a claim: only its holder completes or releases the key.
+type Token struct {
+	Key Key
+	// ID tells this claim of the key from earlier and later ones.
+	ID uint64
+}
+
+// Response is a stored response, replayed byte for byte.
+type Response struct {
+	Status int
+	Header []Header // in the order they are written
+	Body   []byte
+}
+
+// Header is one response header field.
+type Header struct {
+	Name, Value string
+}
+
+// ListOptions selects and pages the records of Idempotency.List.
+type ListOptions struct {
+	Group  string // "" for every group
+	Offset int
+	Limit  int // 0 for no limit
+}
+
+// Record describes one idempotency key, for the admin API.
+type Record struct {
+	Key     Key
+	State   string // StateInFlight or StateCompleted
+	Status  int    // the stored response's status; 0 while in flight
+	Created time.Time
+	Expires time.Time
+	Replays int64 // how many times the stored response was replayed
+}
+
+// States of a Record.
+const (
+	StateInFlight  = "in-flight"
+	StateCompleted = "completed"
+)
+
+// Sequences keeps the position of each request in its route's sequence.
+// Routes are named by identity, which changes exactly when a route's
+// definition does. Positions count from 0. Implementations are safe for
+// concurrent use.
+type Sequences interface {
+	// Hit counts a request of route and returns its position among the
+	// route's requests: the position in a shared sequence.
+	Hit(ctx context.Context, route string) (int64, error)
+	// HitKey counts a request of route whose sequence is per attribute
+	// value, in one round trip: the route's hit and the value's position.
+	HitKey(ctx context.Context, route, value string) (Position, error)
+	// Count returns a route's hits and how many values have their own
+	// position, for the admin API.
+	Count(ctx context.Context, route string) (SequenceCount, error)
+	// Reset forgets the positions and hits of route ("" for every route).
+	Reset(ctx context.Context, route string) error
+	// Retain forgets every route not in routes, so that a route whose
+	// definition changed (and with it its identity) starts over.
+	Retain(ctx context.Context, routes []string) error
+}
+
+// Position is where a request falls in a per-key sequence.
+type Position struct {
+	Hit int64 // among all the route's requests
+	Key int64 // among the route's requests with the same attribute value
+}
+
+// SequenceCount describes one route's sequence state.
+type SequenceCount struct {
+	Hits int64
+	Keys int // attribute values with their own position
+}
+
+// Counters are named counters shared by all routes (`seq "name"`).
+// Implementations are safe for concurrent use.
+type Counters interface {
+	// Next increments the counter and returns its value: 1 on first use.
+	Next(ctx context.Context, name string) (int64, error)
+	// List returns every counter by name.
+	List(ctx context.Context) ([]Counter, error)
+	// Reset sets counter name ("" for all) back so that Next returns 1.
+	Reset(ctx context.Context, name string) error
+}
+
+// Counter is one named counter's current value.
+type Counter struct {
+	Name  string
+	Value int64
+}
+
+// Collections stores JSON bodies by (collection, id), in insertion order.
+// The store copies saved bodies; bodies it returns must not be modified.
+// Implementations are safe for concurrent use.
+type Collections interface {
+	// Save stores body under id, replacing (in place, keeping its
+	// position) an item of that id. It reports whether the item is new,
+	// and fails with ErrFull when a new item would pass the bound.
+	Save(ctx context.Context, collection, id string, body []byte) (created bool, err error)
+	// Load returns the item's body and whether it exists.
+	Load(ctx context.Context, collection, id string) ([]byte, bool, error)
+	// List returns a collection's items in insertion order from offset,
+	// at most limit of them (0 for all), and how many there are in all.
+	List(ctx context.Context, collection string, offset, limit int) ([]Item, int, error)
+	// Delete removes an item and reports whether it existed.
+	Delete(ctx context.Context, collection, id string) (bool, error)
+	// Seed replaces a collection's items with items, in their order. It
+	// fails with ErrFull, changing nothing, when they would pass the bound.
+	Seed(ctx context.Context, collection string, items []Item) error
+	// Reset empties collection ("" for all of them).
+	Reset(ctx context.Context, collection string) error
+	// Counts returns each non-empty collection's name and item count.
+	Counts(ctx context.Context) ([]CollectionCount, error)
+}
+
+// Item is one stored body.
+type Item struct {
+	ID   string
+	Body []byte
+}
+
+// CollectionCount describes one collection, for the admin API.
+type CollectionCount struct {
+	Name  string
+	Items int
+}
