@@ -4,25 +4,34 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/scenariomock/scenariomock/scenarios"
 )
 
 // explainByScan is the near-miss report computed the slow, plain way: every
 // route ranked on everything, for comparison with Explain's shortcuts.
 func explainByScan(t *Table, in *Request) []string {
 	path, method := in.HTTP.URL.Path, in.HTTP.Method
-	var best rankedList
+	var best []ranked
 	for _, r := range t.routes {
 		c := ranked{r: r, methodOK: r.methodOK(method), pathOK: r.pathMatches(path)}
 		switch {
 		case !c.pathOK:
-			c.distance, c.shared = editDistance(path, r.Path), sharedPrefix(path, r.literal)
+			c.distance, c.shared = editDistance(path, r.Path, 64), sharedPrefix(path, r.literal)
 		case c.methodOK:
 			c.passed, c.fail, _ = r.testConditions(NewRequest(in.HTTP, in.Body))
 		}
-		best.keep(c, len(t.routes))
+		best = append(best, c)
 	}
+	slices.SortStableFunc(best, func(a, b ranked) int {
+		if a.better(b) {
+			return -1
+		}
+		return 1
+	})
 	var out []string
 	shown := map[string]bool{}
 	for _, c := range best {
@@ -303,6 +312,27 @@ func TestConditionsTestedOnceManyConditions(t *testing.T) {
 		tab.Explain(in)
 		if in.evals != 13 { // the routes whose X-N condition holds: r1, r4, … r37
 			t.Errorf("the body was tested %d times, want 13", in.evals)
+		}
+	}
+}
+
+// TestEditDistance checks the bounded edit distance against the one
+// scenarios reports with, below and above the limit.
+func TestEditDistance(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	word := func() string {
+		b := make([]byte, rng.IntN(70))
+		for i := range b {
+			b[i] = "/abc{}"[rng.IntN(6)]
+		}
+		return string(b)
+	}
+	for range 5000 {
+		a, b, limit := word(), word(), rng.IntN(70)
+		want := scenarios.EditDistance(a, b)
+		if got := editDistance(a, b, limit); got != min(want, limit+1) {
+			t.Fatalf("editDistance(%q, %q, %d) = %d, want %d", a, b, limit, got, min(want, limit+1))
 		}
 	}
 }

@@ -417,17 +417,17 @@ func (t *Table) Explain(in *Request) []NearMiss {
 		switch {
 		case !c.pathOK:
 			var ok bool
-			if c.distance, ok = dist.of(t, r.tpl, path, best); !ok {
+			if c.distance, ok = dist.of(t, r.tpl, path, &best); !ok {
 				continue
 			}
 			c.shared = sharedPrefix(path, r.literal)
 		case c.methodOK:
-			if best.full() && !(ranked{r: r, pathOK: true, methodOK: true, passed: r.conditions - 1}).better(best.last()) {
+			if best.full() && !(ranked{r: r, pathOK: true, methodOK: true, passed: r.conditions - 1}).better(*best.last()) {
 				continue
 			}
 			c.passed, c.fail, _ = r.testConditions(in)
 		}
-		best.keep(c, keepRanked)
+		best.keep(c)
 	}
 	// Templates the index ruled out: those whose literal part shares the
 	// most with the path are its neighbours in literal order. Once the
@@ -442,8 +442,8 @@ func (t *Table) Explain(in *Request) []NearMiss {
 			ri, methodOK := tp.representative(method)
 			c := ranked{r: t.routes[ri], methodOK: methodOK, shared: sharedPrefix(path, tp.literal)}
 			var ok bool
-			if c.distance, ok = dist.of(t, id, path, best); ok {
-				best.keep(c, keepRanked)
+			if c.distance, ok = dist.of(t, id, path, &best); ok {
+				best.keep(c)
 			}
 		}
 		pos := t.literalAt(path)
@@ -467,17 +467,18 @@ func (t *Table) Explain(in *Request) []NearMiss {
 			ri, methodOK := tp.representative(method)
 			c := ranked{r: t.routes[ri], methodOK: methodOK, shared: sharedPrefix(path, tp.literal)}
 			var ok bool
-			if c.distance, ok = dist.of(t, id, path, best); !ok {
+			if c.distance, ok = dist.of(t, id, path, &best); !ok {
 				continue
 			}
-			best.keep(c, keepRanked)
+			best.keep(c)
 		}
 	}
 	// Where the path is what failed, one route per template says it all.
 	out := make([]NearMiss, 0, maxNearMisses)
 	var shownPaths [maxNearMisses]int32
 	shown := 0
-	for _, c := range best {
+	for k := range best.n {
+		c := best.at(k)
 		if len(out) == maxNearMisses {
 			break
 		}
@@ -583,33 +584,32 @@ type distances struct {
 }
 
 // of returns the edit distance from path to template id, and false when
-// it need not or cannot be known: the list is full and a lower bound (the
-// difference in length) shows the template cannot rank, or maxDistances
-// templates have been measured already.
-func (ds *distances) of(t *Table, id int32, path string, best rankedList) (int, bool) {
+// the template cannot rank (the list is full and the distance exceeds its
+// last's) or maxDistances templates have been measured already.
+func (ds *distances) of(t *Table, id int32, path string, best *rankedList) (int, bool) {
 	for i := range ds.n {
 		if ds.tpls[i] == id {
 			return ds.d[i], true
 		}
 	}
 	tpl := t.templates[id].path
+	limit := 64 // no limit: EditDistance compares the first 64 bytes of each
 	if best.full() {
 		last := best.last()
 		if last.pathOK {
 			return 0, false
 		}
-		// EditDistance compares the first 64 bytes of each.
-		if lower := min(len(path), 64) - min(len(tpl), 64); max(lower, -lower) > last.distance {
-			return 0, false
-		}
+		limit = last.distance
 	}
 	if ds.n == maxDistances {
 		return 0, false
 	}
-	d := editDistance(path, tpl)
+	// A distance over the limit is kept as limit+1: the limit only falls
+	// as the list improves, so that template can never rank.
+	d := editDistance(path, tpl, limit)
 	ds.tpls[ds.n], ds.d[ds.n] = id, d
 	ds.n++
-	return d, true
+	return d, d <= limit
 }
 
 // ranked is a route that did not match, with how far it got.
@@ -647,21 +647,34 @@ func (a ranked) better(b ranked) bool {
 	return a.r.Index < b.r.Index
 }
 
-// rankedList holds the best few, best first.
-type rankedList []ranked
+// rankedList holds the best keepRanked, in place: entries stay in their
+// slots and only their order moves, as a ranked is large and full of
+// pointers (moving them cost half of a miss).
+type rankedList struct {
+	slots [keepRanked]ranked
+	order [keepRanked]uint8 // slots, best first
+	n     int
+}
 
-func (l rankedList) full() bool   { return len(l) >= keepRanked }
-func (l rankedList) last() ranked { return l[len(l)-1] }
+func (l *rankedList) full() bool       { return l.n == keepRanked }
+func (l *rankedList) at(i int) *ranked { return &l.slots[l.order[i]] }
+func (l *rankedList) last() *ranked    { return l.at(l.n - 1) }
 
-func (l *rankedList) keep(c ranked, limit int) {
-	i := sort.Search(len(*l), func(i int) bool { return c.better((*l)[i]) })
-	if i >= limit {
+func (l *rankedList) keep(c ranked) {
+	i := sort.Search(l.n, func(i int) bool { return c.better(*l.at(i)) })
+	if i >= keepRanked {
 		return
 	}
-	*l = slices.Insert(*l, i, c)
-	if len(*l) > limit {
-		*l = (*l)[:limit]
+	var slot uint8
+	if l.n < keepRanked {
+		slot = uint8(l.n)
+		l.n++
+	} else {
+		slot = l.order[keepRanked-1] // the worst drops out
 	}
+	copy(l.order[i+1:l.n], l.order[i:l.n-1])
+	l.order[i] = slot
+	l.slots[slot] = c
 }
 
 func sharedPrefix(a, b string) int {
@@ -680,9 +693,14 @@ func clip(s string) string {
 }
 
 // editDistance is scenarios.EditDistance (bytes, the first 64 of each)
-// with its rows on the stack: a miss computes a dozen.
-func editDistance(a, b string) int {
+// with its rows on the stack, and limit+1 as soon as the distance is
+// known to exceed limit (the difference in length, or a row's minimum):
+// a miss measures a few dozen templates, most of which cannot rank.
+func editDistance(a, b string, limit int) int {
 	a, b = a[:min(len(a), 64)], b[:min(len(b), 64)]
+	if max(len(a)-len(b), len(b)-len(a)) > limit {
+		return limit + 1
+	}
 	var rows [2][65]int
 	prev, cur := &rows[0], &rows[1]
 	for j := range len(b) + 1 {
@@ -690,14 +708,19 @@ func editDistance(a, b string) int {
 	}
 	for i := 1; i <= len(a); i++ {
 		cur[0] = i
+		rowMin := i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin > limit {
+			return limit + 1
 		}
 		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return min(prev[len(b)], limit+1)
 }
