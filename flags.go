@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/scenariomock/scenariomock/server"
 	"github.com/spf13/pflag"
 )
 
@@ -88,3 +89,20 @@ func startCPUProfile(path string) (stop func(), err error) {
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
+
+// explainFlag is --explain: how much a 404 tells the client of the routes
+// that came closest (full, redacted or off).
+type explainFlag server.ExplainMode
+
+func (e *explainFlag) String() string { return server.ExplainMode(*e).String() }
+
+func (e *explainFlag) Set(s string) error {
+	m, err := server.ParseExplainMode(s)
+	if err != nil {
+		return err
+	}
+	*e = explainFlag(m)
+	return nil
+}
+
+func (e *explainFlag) Type() string { return "mode" }

@@ -78,6 +78,7 @@ type serveOptions struct {
 	maxHeaderBytes    byteSize
 	maxSequenceKeys   int
 	cpuProfile        string
+	explain           explainFlag
 }
 
 func newServeCmd(stderr io.Writer) *cobra.Command {
@@ -108,6 +109,7 @@ separated by colons when none are given.`,
 	f.DurationVar(&opts.readTimeout, "read-timeout", 30*time.Second, "how long a client may take to send a whole request, body included (then 408)")
 	f.Var(&opts.maxHeaderBytes, "max-header-bytes", "largest request header block accepted; larger ones get 431")
 	f.IntVar(&opts.maxSequenceKeys, "max-sequence-keys", 100_000, "distinct keys a per-key sequence remembers per route before forgetting the oldest")
+	f.Var(&opts.explain, "explain", "what a 404 tells the client of the closest routes: redacted (no wanted values of secret-looking headers, query parameters or JSON keys), full or off; the log has all")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
 	_ = f.MarkHidden("cpuprofile")
 	return cmd
@@ -158,7 +160,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		Load: load, Source: source, Logger: log,
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
 		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
-		MaxSequenceKeys: opts.maxSequenceKeys,
+		MaxSequenceKeys: opts.maxSequenceKeys, Explain: server.ExplainMode(opts.explain),
 	})
 	if err != nil {
 		printProblems(stderr, err)

@@ -278,3 +278,33 @@ func TestScenariosFromEnvironment(t *testing.T) {
 		t.Error("validate with no paths at all succeeded")
 	}
 }
+
+// TestExplainFlag checks --explain and SCENARIOMOCK_EXPLAIN on the serve
+// command's own flags: the default, the environment, the flag winning, and
+// a clear error for a mode that does not exist.
+func TestExplainFlag(t *testing.T) {
+	mode := func(args []string) (string, error) {
+		fs := newServeCmd(io.Discard).Flags()
+		if err := fs.Parse(args); err != nil {
+			return "", err
+		}
+		if err := applyEnv(fs); err != nil {
+			return "", err
+		}
+		return fs.Lookup("explain").Value.String(), nil
+	}
+	if got, err := mode(nil); got != "redacted" || err != nil {
+		t.Errorf("default = %q, %v; want redacted", got, err)
+	}
+	t.Setenv("SCENARIOMOCK_EXPLAIN", "off")
+	if got, err := mode(nil); got != "off" || err != nil {
+		t.Errorf("with SCENARIOMOCK_EXPLAIN=off: %q, %v", got, err)
+	}
+	if got, err := mode([]string{"--explain=full"}); got != "full" || err != nil {
+		t.Errorf("with --explain=full and SCENARIOMOCK_EXPLAIN=off: %q, %v; want the flag", got, err)
+	}
+	t.Setenv("SCENARIOMOCK_EXPLAIN", "verbose")
+	if _, err := mode(nil); err == nil || !strings.Contains(err.Error(), "want full, redacted or off") {
+		t.Errorf("SCENARIOMOCK_EXPLAIN=verbose: err = %v", err)
+	}
+}

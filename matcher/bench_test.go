@@ -68,3 +68,82 @@ func BenchmarkExplain(b *testing.B) {
 		})
 	}
 }
+
+// missShapes are the two tables a miss is benchmarked against: n routes on
+// one path, each wanting its own value of a header (every route is a
+// candidate, and each fails a condition); and n literal paths (no route is
+// a candidate, and the report ranks paths by edit distance).
+func missShapes(n int) []struct{ name, yaml string } {
+	var headers, literal strings.Builder
+	headers.WriteString("routes:\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&headers, "  - { method: GET, path: /tenants, when: { headers: { X-Tenant: t%d } }, respond: {} }\n", i)
+	}
+	literal.WriteString(routesYAML(n))
+	return []struct{ name, yaml string }{{"headers", headers.String()}, {"literal", literal.String()}}
+}
+
+// BenchmarkMiss measures the whole miss path, Match then Explain, beside a
+// hit on the same table (the last route for the header shape, the worst
+// hit there is), for both miss shapes at 10 and 10,000 routes.
+func BenchmarkMiss(b *testing.B) {
+	for _, n := range []int{10, 10000} {
+		for _, shape := range missShapes(n) {
+			tab := compile(b, shape.yaml)
+			hit := httptest.NewRequest("GET", fmt.Sprintf("/items/%d", n-1), nil)
+			miss := httptest.NewRequest("GET", "/itemz/5", nil)
+			if shape.name == "headers" {
+				hit = httptest.NewRequest("GET", "/tenants", nil)
+				hit.Header.Set("X-Tenant", fmt.Sprintf("t%d", n-1))
+				miss = httptest.NewRequest("GET", "/tenants", nil)
+				miss.Header.Set("X-Tenant", "nobody")
+			}
+			b.Run(fmt.Sprintf("%s/routes=%d/hit", shape.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					in := Request{HTTP: hit}
+					if _, ok := tab.Match(&in); !ok {
+						b.Fatal("no match")
+					}
+				}
+			})
+			b.Run(fmt.Sprintf("%s/routes=%d/miss", shape.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					in := Request{HTTP: miss}
+					if _, ok := tab.Match(&in); ok {
+						b.Fatal("matched")
+					}
+					if len(tab.Explain(&in)) == 0 {
+						b.Fatal("no near misses")
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkBodyRegex measures a miss whose routes test a large body with a
+// regex that never matches: matching and its explanation must read a
+// bounded part of the body, however large it is.
+func BenchmarkBodyRegex(b *testing.B) {
+	tab := compile(b, `
+routes:
+  - { name: xml, method: POST, path: /upload, when: { body: { regex: "<xml[^>]*>zzz" } }, respond: {} }
+  - { name: needle, method: POST, path: /upload, when: { body: { contains: "needle" } }, respond: {} }
+`)
+	for _, size := range []int{1 << 10, 64 << 10, 9 << 20} {
+		body := []byte(strings.Repeat("<xml a=1>", size/9+1)[:size])
+		r := httptest.NewRequest("POST", "/upload", nil)
+		b.Run(fmt.Sprintf("body=%dKiB", size>>10), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				in := NewRequest(r, body)
+				if _, ok := tab.Match(in); ok {
+					b.Fatal("matched")
+				}
+				tab.Explain(in)
+			}
+		})
+	}
+}

@@ -13,14 +13,18 @@ import (
 
 // A failure explains why one check of a route failed, for the near-miss
 // report. Checks return the zero failure when they pass; building the text
-// is left to explain, so that the matching path allocates nothing.
+// is left to text, so that the matching path allocates nothing and a miss
+// describes only the few routes it shows.
 type failure struct {
 	kind  string // "header", "query", "body"
 	name  string
 	cond  *scenarios.Condition
 	got   []string
 	found bool
-	json  string // for body JSON failures: the path and what differed
+	// For a body whose JSON part failed: the condition and the request, to
+	// say what differed when the failure is shown.
+	body *scenarios.BodyCondition
+	in   *Request
 }
 
 // testValues checks a condition against the values of a header or query
@@ -45,9 +49,23 @@ func testValues(c *scenarios.Condition, vals []string) bool {
 	return false
 }
 
-func (f failure) String() string {
-	if f.json != "" {
-		return f.json
+func (f failure) String() string { return f.text(false) }
+
+// text describes the failure. With redact, the value a condition wants is
+// replaced by [redacted] where the header, query parameter or JSON key it
+// tests looks like a secret (see SecretName): the report is answered to
+// whoever sent the request, who may be guessing a token.
+func (f failure) text(redact bool) string {
+	if f.body != nil {
+		doc, err := f.in.JSON()
+		switch {
+		case err != nil && len(f.in.Body) == 0:
+			return "body is empty, want JSON"
+		case err != nil:
+			return "body is not JSON (" + err.Error() + ")"
+		}
+		why, _ := matchJSON(f.body.JSON, doc, "json", redact)
+		return "body " + why
 	}
 	subject := f.kind + " " + f.name
 	if f.kind == "body" {
@@ -60,7 +78,31 @@ func (f failure) String() string {
 	if f.cond.Presence == scenarios.Absent {
 		return fmt.Sprintf("%s is present (%s), want absent", subject, got)
 	}
+	if redact && f.kind != "body" && SecretName(f.name) {
+		return fmt.Sprintf("%s is %s, want %s", subject, got, redacted)
+	}
 	return fmt.Sprintf("%s is %s, want %s", subject, got, f.cond.String())
+}
+
+// redacted stands for a wanted value that a report does not show.
+const redacted = "[redacted]"
+
+// secretWords are the parts of a header, query parameter or JSON key name
+// that mark its value as a secret.
+var secretWords = []string{"auth", "cookie", "token", "key", "secret", "passw", "credential", "session", "signature"}
+
+// SecretName reports whether a header, query parameter or JSON key name
+// looks like it holds a secret (Authorization, Cookie, Proxy-Authorization,
+// X-Api-Key, access_token, password…), whose wanted value a redacted
+// near-miss report does not show.
+func SecretName(name string) bool {
+	lower := strings.ToLower(name)
+	for _, w := range secretWords {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
 }
 
 const maxShown = 60
@@ -76,35 +118,59 @@ func quoteValues(vals []string) string {
 	return strings.Join(q, ", ")
 }
 
+// MaxBodyScan is how much of a body the raw contains and regex tests read:
+// the first 64 KiB. A body is read whole (up to --max-body), and a regex over
+// megabytes costs seconds of CPU; what a scenario tells apart is near the
+// start. equals stays exact whatever the size, as it compares the lengths
+// first. JSON conditions parse the whole body, once per request.
+const MaxBodyScan = 64 << 10
+
+// Outcomes of a body condition, as the per-request cache keeps them.
+const (
+	bodyOK = iota
+	bodyRawFailed
+	bodyJSONFailed
+)
+
 // testBody checks a body condition: the raw tests, then the partial JSON.
-func testBody(b *scenarios.BodyCondition, in *Request) (failure, bool) {
+func testBody(b *scenarios.BodyCondition, in *Request) int {
+	in.evals++
 	if c := b.Raw; c != nil {
+		scan := in.Body[:min(len(in.Body), MaxBodyScan)]
 		ok := (c.Equals == nil || bytes.Equal(in.Body, []byte(*c.Equals))) &&
-			(c.Contains == nil || bytes.Contains(in.Body, []byte(*c.Contains))) &&
-			(c.Regex == nil || c.Regex.Match(in.Body))
+			(c.Contains == nil || bytes.Contains(scan, []byte(*c.Contains))) &&
+			(c.Regex == nil || c.Regex.Match(scan))
 		if !ok {
-			return failure{kind: "body", cond: c, got: []string{string(in.Body)}, found: len(in.Body) > 0}, false
+			return bodyRawFailed
 		}
 	}
 	if b.HasJSON {
 		doc, err := in.JSON()
 		if err != nil {
-			if len(in.Body) == 0 {
-				return failure{json: "body is empty, want JSON"}, false
-			}
-			return failure{json: "body is not JSON (" + err.Error() + ")"}, false
+			return bodyJSONFailed
 		}
-		if why, ok := matchJSON(b.JSON, doc, "json"); !ok {
-			return failure{json: "body " + why}, false
+		if _, ok := matchJSON(b.JSON, doc, "json", false); !ok {
+			return bodyJSONFailed
 		}
 	}
-	return failure{}, true
+	return bodyOK
+}
+
+// bodyFailure describes a body condition that failed.
+func bodyFailure(b *scenarios.BodyCondition, in *Request, outcome int) failure {
+	if outcome == bodyJSONFailed {
+		return failure{kind: "body", body: b, in: in}
+	}
+	// Only the first maxShown bytes are shown: a copy of the whole body
+	// would cost as much as the body.
+	got := string(in.Body[:min(len(in.Body), maxShown+1)])
+	return failure{kind: "body", cond: b.Raw, got: []string{got}, found: len(in.Body) > 0}
 }
 
 // matchJSON reports whether got contains want: every key of a wanted
 // object is in got with a matching value, every element of a wanted array
 // matches some element of got, scalars are equal (numbers by value).
-func matchJSON(want, got any, path string) (string, bool) {
+func matchJSON(want, got any, path string, redact bool) (string, bool) {
 	switch w := want.(type) {
 	case map[string]any:
 		g, ok := got.(map[string]any)
@@ -119,9 +185,9 @@ func matchJSON(want, got any, path string) (string, bool) {
 		for _, k := range keys {
 			gv, ok := g[k]
 			if !ok {
-				return fmt.Sprintf("%s.%s is absent, want %s", path, k, short(w[k])), false
+				return fmt.Sprintf("%s.%s is absent, want %s", path, k, wanted(short(w[k]), path+"."+k, redact)), false
 			}
-			if why, ok := matchJSON(w[k], gv, path+"."+k); !ok {
+			if why, ok := matchJSON(w[k], gv, path+"."+k, redact); !ok {
 				return why, false
 			}
 		}
@@ -134,27 +200,35 @@ func matchJSON(want, got any, path string) (string, bool) {
 		for i, we := range w {
 			found := false
 			for _, ge := range g {
-				if _, ok := matchJSON(we, ge, path); ok {
+				if _, ok := matchJSON(we, ge, path, redact); ok {
 					found = true
 					break
 				}
 			}
 			if !found {
-				return fmt.Sprintf("%s has no element matching %s (want[%d])", path, short(we), i), false
+				return fmt.Sprintf("%s has no element matching %s (want[%d])", path, wanted(short(we), path, redact), i), false
 			}
 		}
 		return "", true
 	case json.Number:
 		g, ok := got.(json.Number)
 		if !ok || !sameNumber(w, g) {
-			return fmt.Sprintf("%s is %s, want %s", path, short(got), w), false
+			return fmt.Sprintf("%s is %s, want %s", path, short(got), wanted(w.String(), path, redact)), false
 		}
 		return "", true
 	}
 	if want != got {
-		return fmt.Sprintf("%s is %s, want %s", path, short(got), short(want)), false
+		return fmt.Sprintf("%s is %s, want %s", path, short(got), wanted(short(want), path, redact)), false
 	}
 	return "", true
+}
+
+// wanted is the wanted value of a JSON leaf as a report shows it.
+func wanted(v, path string, redact bool) string {
+	if redact && SecretName(path[strings.LastIndexByte(path, '.')+1:]) {
+		return redacted
+	}
+	return v
 }
 
 func sameNumber(a, b json.Number) bool {

@@ -10,6 +10,18 @@
 // candidates, the first in match order whose conditions all hold wins;
 // match order is priority (higher first), then file order.
 //
+// A miss costs about what a hit costs: Explain ranks the candidates the
+// index offers, tests conditions only of those that could still rank, and
+// measures the edit distance to a bounded number of path templates (those
+// a one-byte typo explains, then the neighbours in literal order).
+//
+// Each distinct condition whose cost grows with the request (a body test,
+// a header or query regex or contains) is evaluated at most once per
+// Request, by Match and Explain together. Raw body contains and regex read
+// only the first MaxBodyScan (64 KiB) bytes; equals compares the whole body,
+// lengths first. A near-miss report can be redacted (NearMiss.Redacted):
+// the values wanted of fields whose names look secret are not shown.
+//
 // The package has no I/O, no clock and no mutable state; a Table is safe
 // for concurrent use. Sequence state belongs to the server.
 package matcher

@@ -27,6 +27,47 @@ type Request struct {
 	// Idempotency-Key, and so does its sequence).
 	lastHeader string
 	lastValues []string
+
+	// Results of the conditions worth remembering (body tests, header and
+	// query regex and contains), by the id Compile gave each distinct one,
+	// so that Match and then Explain evaluate each at most once. done and
+	// result hold two bits per condition; small serves tables with up to
+	// 32 such conditions without allocating. cacheTable is the table the
+	// ids belong to.
+	cacheTable *Table
+	small      uint64
+	large      []uint64
+	evals      int // raw body tests run, for tests
+}
+
+// cached returns what is known of condition id: the outcome it was stored
+// with, and whether it was stored.
+func (q *Request) cached(t *Table, id int32) (int, bool) {
+	if q.cacheTable != t {
+		return 0, false
+	}
+	bits := q.small
+	if q.large != nil {
+		bits = q.large[id/32]
+	}
+	v := bits >> (2 * (id % 32)) & 3
+	return int(v) - 1, v != 0
+}
+
+// remember stores the outcome (0, 1 or 2) of condition id.
+func (q *Request) remember(t *Table, id int32, outcome int) {
+	if q.cacheTable != t {
+		q.cacheTable, q.small, q.large = t, 0, nil
+		if t.cached > 32 {
+			q.large = make([]uint64, (t.cached+31)/32)
+		}
+	}
+	v := uint64(outcome+1) << (2 * (id % 32))
+	if q.large != nil {
+		q.large[id/32] |= v
+	} else {
+		q.small |= v
+	}
 }
 
 // NewRequest returns a Request for r whose body has already been read.

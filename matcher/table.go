@@ -1,6 +1,7 @@
 package matcher
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -21,6 +22,34 @@ type Table struct {
 	// match order: one map lookup for the common case, where walking the
 	// trie costs a lookup per segment and a merge.
 	exact map[string][]int32
+	// templates are the distinct path templates, and byLiteral their ids
+	// sorted by literal part: a miss ranks paths by edit distance among the
+	// few that share most of the request's path, found by binary search.
+	templates []template
+	byLiteral []int32
+	// cached counts the distinct conditions a Request remembers results of.
+	cached int
+}
+
+// template is one distinct path template and the routes that use it.
+type template struct {
+	path, literal string
+	first         int32            // its first route in match order
+	anyMethod     int32            // its first route that takes any method, or -1
+	byMethod      map[string]int32 // its first route taking each method
+}
+
+// representative returns the route that stands for the template in a
+// near-miss report: the first that takes the method, else the first.
+func (tp *template) representative(method string) (int32, bool) {
+	best := tp.anyMethod
+	if i, ok := tp.byMethod[method]; ok && (best < 0 || i < best) {
+		best = i
+	}
+	if best < 0 {
+		return tp.first, false
+	}
+	return best, true
 }
 
 // Route is a scenario route compiled for matching.
@@ -33,6 +62,14 @@ type Route struct {
 	// literal is the template up to its first variable, for ranking near
 	// misses by how much of the path they share.
 	literal string
+	table   *Table
+	tpl     int32 // index in table.templates
+	// cache holds, for each condition in testing order (headers, query,
+	// body), the id its result is remembered by in a Request, or -1 for
+	// a condition cheaper to test again than to look up.
+	cache []int32
+	// conditions counts the route's conditions.
+	conditions int
 }
 
 // node is one level of the path index: routes whose template's leading
@@ -55,13 +92,16 @@ func Compile(set *scenarios.Set) (*Table, error) {
 	all := set.Routes()
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Priority > all[j].Priority })
 	t := &Table{set: set, routes: make([]*Route, len(all))}
+	templateIDs, condIDs := map[string]int32{}, map[string]int32{}
 	for i, r := range all {
 		tpl, _, err := scenarios.CompilePath(r.Path)
 		if err != nil {
 			return nil, fmt.Errorf("%s: route %q: path: %w", r.PathPos, r.Name, err)
 		}
 		literal, _, _ := strings.Cut(r.Path, "{")
-		t.routes[i] = &Route{Route: r, Index: i, re: tpl.Regexp, literal: literal}
+		t.routes[i] = &Route{Route: r, Index: i, re: tpl.Regexp, literal: literal, table: t}
+		t.addTemplate(t.routes[i], templateIDs)
+		t.addConditions(t.routes[i], condIDs)
 		segs, exact := scenarios.LiteralPrefix(r.Path)
 		n := &t.root
 		for _, s := range segs {
@@ -81,6 +121,11 @@ func Compile(set *scenarios.Set) (*Table, error) {
 			n.prefix = append(n.prefix, int32(i))
 		}
 	}
+	t.byLiteral = make([]int32, len(t.templates))
+	for i := range t.byLiteral {
+		t.byLiteral[i] = int32(i)
+	}
+	slices.SortStableFunc(t.byLiteral, func(a, b int32) int { return strings.Compare(t.templates[a].literal, t.templates[b].literal) })
 	t.exact = map[string][]int32{}
 	for _, r := range t.routes {
 		if r.re == nil {
@@ -90,6 +135,67 @@ func Compile(set *scenarios.Set) (*Table, error) {
 		}
 	}
 	return t, nil
+}
+
+// addTemplate files r under its path template.
+func (t *Table) addTemplate(r *Route, ids map[string]int32) {
+	id, ok := ids[r.Path]
+	if !ok {
+		id = int32(len(t.templates))
+		ids[r.Path] = id
+		t.templates = append(t.templates, template{path: r.Path, literal: r.literal, first: int32(r.Index), anyMethod: -1, byMethod: map[string]int32{}})
+	}
+	r.tpl = id
+	tp := &t.templates[id]
+	if len(r.Methods) == 0 && tp.anyMethod < 0 {
+		tp.anyMethod = int32(r.Index)
+	}
+	for _, m := range r.Methods {
+		if _, ok := tp.byMethod[m]; !ok {
+			tp.byMethod[m] = int32(r.Index)
+		}
+	}
+}
+
+// addConditions gives each of r's conditions whose result is worth
+// remembering an id, the same for the same test of the same field: body
+// conditions, and regex and contains on headers and query parameters,
+// whose cost grows with what the client sends. Equality, oneOf and
+// presence cost less than a lookup.
+func (t *Table) addConditions(r *Route, ids map[string]int32) {
+	id := func(key string) int32 {
+		i, ok := ids[key]
+		if !ok {
+			i = int32(t.cached)
+			ids[key] = i
+			t.cached++
+		}
+		return i
+	}
+	field := func(kind string, f *scenarios.Field) int32 {
+		if f.Cond.Regex == nil && f.Cond.Contains == nil {
+			return -1
+		}
+		return id(kind + "\x00" + f.Name + "\x00" + f.Cond.String())
+	}
+	for i := range r.When.Headers {
+		r.cache = append(r.cache, field("header", &r.When.Headers[i]))
+	}
+	for i := range r.When.Query {
+		r.cache = append(r.cache, field("query", &r.When.Query[i]))
+	}
+	if b := r.When.Body; b != nil {
+		key := "body\x00"
+		if b.Raw != nil {
+			key += b.Raw.String()
+		}
+		if b.HasJSON {
+			doc, _ := json.Marshal(b.JSON) // sorted keys: the same document, the same key
+			key += "\x00json\x00" + string(doc)
+		}
+		r.cache = append(r.cache, id(key))
+	}
+	r.conditions = len(r.cache)
 }
 
 // Set returns the set the table was compiled from.
@@ -193,13 +299,22 @@ func (r *Route) matchPath(path string) (map[string]string, bool) {
 	return vars, true
 }
 
+// pathMatches is matchPath without binding the variables.
+func (r *Route) pathMatches(path string) bool {
+	if r.re == nil {
+		return path == r.Path
+	}
+	return r.re.MatchString(path)
+}
+
 // testConditions checks the route's conditions in order: headers, query,
-// body. It returns how many passed and, on failure, what failed.
+// body. It returns how many passed and, on failure, what failed. A
+// condition already tested for this request is not tested again.
 func (r *Route) testConditions(in *Request) (passed int, f failure, ok bool) {
 	for i := range r.When.Headers {
 		h := &r.When.Headers[i]
 		vals := in.Header(h.Name)
-		if !testValues(&h.Cond, vals) {
+		if !r.testField(in, i, &h.Cond, vals) {
 			return passed, failure{kind: "header", name: h.Name, cond: &h.Cond, got: vals, found: len(vals) > 0}, false
 		}
 		passed++
@@ -209,106 +324,302 @@ func (r *Route) testConditions(in *Request) (passed int, f failure, ok bool) {
 		for i := range r.When.Query {
 			c := &r.When.Query[i]
 			vals := q[c.Name]
-			if !testValues(&c.Cond, vals) {
+			if !r.testField(in, len(r.When.Headers)+i, &c.Cond, vals) {
 				return passed, failure{kind: "query", name: c.Name, cond: &c.Cond, got: vals, found: len(vals) > 0}, false
 			}
 			passed++
 		}
 	}
 	if b := r.When.Body; b != nil {
-		if f, ok := testBody(b, in); !ok {
-			return passed, f, false
+		id := r.cache[len(r.cache)-1]
+		outcome, known := in.cached(r.table, id)
+		if !known {
+			outcome = testBody(b, in)
+			in.remember(r.table, id, outcome)
+		}
+		if outcome != bodyOK {
+			return passed, bodyFailure(b, in, outcome), false
 		}
 		passed++
 	}
 	return passed, failure{}, true
 }
 
+// testField tests condition number i of the route, a header or query
+// condition, against vals.
+func (r *Route) testField(in *Request, i int, c *scenarios.Condition, vals []string) bool {
+	id := r.cache[i]
+	if id < 0 {
+		return testValues(c, vals)
+	}
+	if outcome, known := in.cached(r.table, id); known {
+		return outcome == 0
+	}
+	ok := testValues(c, vals)
+	outcome := 1
+	if ok {
+		outcome = 0
+	}
+	in.remember(r.table, id, outcome)
+	return ok
+}
+
 // NearMiss is a route that did not match a request, and why.
 type NearMiss struct {
 	Route  string `json:"route"`
 	Reason string `json:"reason"`
+	// redacted is Reason without the values wanted of fields that look
+	// like secrets.
+	redacted string
+}
+
+// Redacted returns the near miss with the value its failed condition
+// wants replaced by [redacted] when the header, query parameter or JSON
+// key it tests looks like a secret (see SecretName), for an answer to the
+// client, who may be guessing a token. Reason keeps the whole story, for
+// the log.
+func (n NearMiss) Redacted() NearMiss {
+	if n.redacted != "" {
+		n.Reason = n.redacted
+	}
+	n.redacted = ""
+	return n
 }
 
 // maxNearMisses is how many routes a miss report names; keepRanked how
-// many are ranked to find them.
+// many are ranked to find them; maxDistances how many distinct path
+// templates a report computes the edit distance to.
 const (
 	maxNearMisses = 3
 	keepRanked    = 4 * maxNearMisses
+	maxDistances  = 32
 )
 
 // Explain ranks the routes closest to matching a request that matched
 // none, best first: a route whose path and method match but whose
 // conditions fail beats one whose method differs, which beats one whose
 // path differs (ranked by edit distance between the path and the route's
-// template). It is slower than Match and meant for misses only; its cost
-// is one pass over the routes plus the conditions of the few whose path
-// matches.
+// template). It is meant for misses only, and costs about what Match
+// costs: it tests conditions only of routes whose path and method match
+// and that could still rank (on a miss, a route with n conditions passes
+// at most n-1), and computes the edit distance to at most maxDistances
+// templates: those the index offers, then those whose literal part shares
+// the most with the path, found by binary search.
 func (t *Table) Explain(in *Request) []NearMiss {
 	path, method := in.HTTP.URL.Path, in.HTTP.Method
 	var buf [16]int32
 	cands := t.candidates(path, buf[:0])
 	var best rankedList
+	var dist distances
 	for _, i := range cands {
 		r := t.routes[i]
-		c := ranked{r: r, methodOK: r.methodOK(method)}
-		_, c.pathOK = r.matchPath(path)
-		if c.pathOK && c.methodOK {
-			var f failure
-			c.passed, f, _ = r.testConditions(in)
-			c.reason = f.String()
+		c := ranked{r: r, methodOK: r.methodOK(method), pathOK: r.pathMatches(path)}
+		switch {
+		case !c.pathOK:
+			var ok bool
+			if c.distance, ok = dist.of(t, r.tpl, path, &best); !ok {
+				continue
+			}
+			c.shared = sharedPrefix(path, r.literal)
+		case c.methodOK:
+			if best.full() && !(ranked{r: r, pathOK: true, methodOK: true, passed: r.conditions - 1}).better(*best.last()) {
+				continue
+			}
+			c.passed, c.fail, _ = r.testConditions(in)
 		}
-		if !c.pathOK {
-			c.distance = scenarios.EditDistance(path, r.Path)
-		}
-		best.keep(c, keepRanked)
+		best.keep(c)
 	}
-	// Routes the index ruled out: keep the few sharing most of the path,
-	// then rank those by edit distance, which is dearer to compute.
-	var near rankedList
-	for i, r := range t.routes {
-		if slices.Contains(cands, int32(i)) {
-			continue
+	// Templates the index ruled out: those whose literal part shares the
+	// most with the path are its neighbours in literal order. Once the
+	// list is full of routes whose path matched, none of them can rank.
+	if !best.full() || !best.last().pathOK {
+		var seeds [1 + 2*maxTypoBytes]int32
+		for _, id := range t.typoSeeds(path, seeds[:0]) {
+			tp := &t.templates[id]
+			if _, isCand := slices.BinarySearch(cands, tp.first); isCand {
+				continue
+			}
+			ri, methodOK := tp.representative(method)
+			c := ranked{r: t.routes[ri], methodOK: methodOK, shared: sharedPrefix(path, tp.literal)}
+			var ok bool
+			if c.distance, ok = dist.of(t, id, path, &best); ok {
+				best.keep(c)
+			}
 		}
-		near.keep(ranked{r: r, shared: sharedPrefix(path, r.literal), methodOK: r.methodOK(method)}, keepRanked)
-	}
-	for _, c := range near {
-		c.distance = scenarios.EditDistance(path, c.r.Path)
-		best.keep(c, keepRanked)
+		pos := t.literalAt(path)
+		lo, hi := pos-1, pos
+		// As many templates as are ranked, like the candidates; skipping
+		// candidates is bounded too, as there may be thousands.
+		for kept, steps := 0, 0; kept < keepRanked && steps < 4*keepRanked && (lo >= 0 || hi < len(t.byLiteral)); steps++ {
+			// The side sharing more of the path; on a tie, the template
+			// first in match order, as a full ranking would break it.
+			var id int32
+			if hi >= len(t.byLiteral) || lo >= 0 && t.closerLiteral(path, t.byLiteral[lo], t.byLiteral[hi]) {
+				id, lo = t.byLiteral[lo], lo-1
+			} else {
+				id, hi = t.byLiteral[hi], hi+1
+			}
+			tp := &t.templates[id]
+			if _, isCand := slices.BinarySearch(cands, tp.first); isCand {
+				continue // ranked above
+			}
+			kept++
+			ri, methodOK := tp.representative(method)
+			c := ranked{r: t.routes[ri], methodOK: methodOK, shared: sharedPrefix(path, tp.literal)}
+			var ok bool
+			if c.distance, ok = dist.of(t, id, path, &best); !ok {
+				continue
+			}
+			best.keep(c)
+		}
 	}
 	// Where the path is what failed, one route per template says it all.
 	out := make([]NearMiss, 0, maxNearMisses)
-	shownPaths := map[string]bool{}
-	for _, c := range best {
+	var shownPaths [maxNearMisses]int32
+	shown := 0
+	for k := range best.n {
+		c := best.at(k)
 		if len(out) == maxNearMisses {
 			break
 		}
 		if !c.pathOK {
-			if shownPaths[c.r.Path] {
+			if slices.Contains(shownPaths[:shown], c.r.tpl) {
 				continue
 			}
-			shownPaths[c.r.Path] = true
+			shownPaths[shown] = c.r.tpl
+			shown++
 		}
-		reason := c.reason
+		n := NearMiss{Route: c.r.Name}
 		switch {
 		case !c.pathOK:
-			reason = fmt.Sprintf("path %s does not match %s", clip(path), c.r.Path)
+			n.Reason = fmt.Sprintf("path %s does not match %s", clip(path), c.r.Path)
 		case !c.methodOK:
-			reason = fmt.Sprintf("method is %s, want %s", method, strings.Join(c.r.Methods, " or "))
+			n.Reason = fmt.Sprintf("method is %s, want %s", method, strings.Join(c.r.Methods, " or "))
+		default:
+			n.Reason = c.fail.String()
+			if c.fail.body != nil || SecretName(c.fail.name) {
+				if r := c.fail.text(true); r != n.Reason {
+					n.redacted = r
+				}
+			}
 		}
-		out = append(out, NearMiss{Route: c.r.Name, Reason: reason})
+		out = append(out, n)
 	}
 	return out
+}
+
+// literalAt returns where path would sort among the templates' literals.
+func (t *Table) literalAt(path string) int {
+	pos, _ := slices.BinarySearchFunc(t.byLiteral, path, func(id int32, p string) int { return strings.Compare(t.templates[id].literal, p) })
+	return pos
+}
+
+// maxTypoBytes bounds the bytes typoSeeds tries in place of the first one
+// that differs.
+const maxTypoBytes = 16
+
+// typoSeeds finds the templates a one-byte typo would explain: where the
+// path first parts from every literal, it drops that byte, or replaces it
+// or inserts before it each byte some literal has there, and looks the
+// result up. Among thousands of templates sharing a prefix with the path
+// (/items/0 … /items/9999 for /itemz/5), the neighbours in literal order
+// are arbitrary; these are the ones a user most likely meant.
+func (t *Table) typoSeeds(path string, seeds []int32) []int32 {
+	n := len(t.byLiteral)
+	lit := func(i int) string { return t.templates[t.byLiteral[i]].literal }
+	pos := t.literalAt(path)
+	at := 0 // where path parts from its neighbours
+	if pos > 0 {
+		at = sharedPrefix(path, lit(pos-1))
+	}
+	if pos < n {
+		at = max(at, sharedPrefix(path, lit(pos)))
+	}
+	if at >= len(path) {
+		return seeds
+	}
+	nearest := func(q string) {
+		i := t.literalAt(q)
+		switch {
+		case i < n && (i == 0 || sharedPrefix(q, lit(i)) >= sharedPrefix(q, lit(i-1))):
+			seeds = append(seeds, t.byLiteral[i])
+		case i > 0:
+			seeds = append(seeds, t.byLiteral[i-1])
+		}
+	}
+	prefix := path[:at]
+	nearest(prefix + path[at+1:])
+	// The literals that share prefix are one block in literal order; walk
+	// it a byte value at a time.
+	for i, tried := t.literalAt(prefix), 0; i < n && tried < maxTypoBytes && strings.HasPrefix(lit(i), prefix); tried++ {
+		l := lit(i)
+		if len(l) == at {
+			i++
+			continue
+		}
+		c := l[at]
+		nearest(prefix + string([]byte{c}) + path[at+1:])
+		nearest(prefix + string([]byte{c}) + path[at:])
+		if c == 0xff {
+			break
+		}
+		i = t.literalAt(prefix + string([]byte{c + 1}))
+	}
+	return seeds
+}
+
+// closerLiteral reports whether template a's literal part shares more of
+// path than b's, or as much and a comes first in match order.
+func (t *Table) closerLiteral(path string, a, b int32) bool {
+	sa, sb := sharedPrefix(path, t.templates[a].literal), sharedPrefix(path, t.templates[b].literal)
+	return sa > sb || sa == sb && t.templates[a].first < t.templates[b].first
+}
+
+// distances remembers the edit distances a report has computed, by
+// template, up to maxDistances of them.
+type distances struct {
+	n    int
+	tpls [maxDistances]int32
+	d    [maxDistances]int
+}
+
+// of returns the edit distance from path to template id, and false when
+// the template cannot rank (the list is full and the distance exceeds its
+// last's) or maxDistances templates have been measured already.
+func (ds *distances) of(t *Table, id int32, path string, best *rankedList) (int, bool) {
+	for i := range ds.n {
+		if ds.tpls[i] == id {
+			return ds.d[i], true
+		}
+	}
+	tpl := t.templates[id].path
+	limit := 64 // no limit: EditDistance compares the first 64 bytes of each
+	if best.full() {
+		last := best.last()
+		if last.pathOK {
+			return 0, false
+		}
+		limit = last.distance
+	}
+	if ds.n == maxDistances {
+		return 0, false
+	}
+	// A distance over the limit is kept as limit+1: the limit only falls
+	// as the list improves, so that template can never rank.
+	d := editDistance(path, tpl, limit)
+	ds.tpls[ds.n], ds.d[ds.n] = id, d
+	ds.n++
+	return d, d <= limit
 }
 
 // ranked is a route that did not match, with how far it got.
 type ranked struct {
 	r                *Route
 	pathOK, methodOK bool
-	passed           int    // conditions that held, when path and method matched
-	shared           int    // bytes of the path shared with the route's literal part
-	distance         int    // edit distance from the path, when it did not match
-	reason           string // the failed condition, when path and method matched
+	passed           int     // conditions that held, when path and method matched
+	shared           int     // bytes of the path shared with the route's literal part
+	distance         int     // edit distance from the path, when it did not match
+	fail             failure // the failed condition, when path and method matched
 }
 
 func (a ranked) better(b ranked) bool {
@@ -336,18 +647,34 @@ func (a ranked) better(b ranked) bool {
 	return a.r.Index < b.r.Index
 }
 
-// rankedList holds the best few, best first.
-type rankedList []ranked
+// rankedList holds the best keepRanked, in place: entries stay in their
+// slots and only their order moves, as a ranked is large and full of
+// pointers (moving them cost half of a miss).
+type rankedList struct {
+	slots [keepRanked]ranked
+	order [keepRanked]uint8 // slots, best first
+	n     int
+}
 
-func (l *rankedList) keep(c ranked, limit int) {
-	i := sort.Search(len(*l), func(i int) bool { return c.better((*l)[i]) })
-	if i >= limit {
+func (l *rankedList) full() bool       { return l.n == keepRanked }
+func (l *rankedList) at(i int) *ranked { return &l.slots[l.order[i]] }
+func (l *rankedList) last() *ranked    { return l.at(l.n - 1) }
+
+func (l *rankedList) keep(c ranked) {
+	i := sort.Search(l.n, func(i int) bool { return c.better(*l.at(i)) })
+	if i >= keepRanked {
 		return
 	}
-	*l = slices.Insert(*l, i, c)
-	if len(*l) > limit {
-		*l = (*l)[:limit]
+	var slot uint8
+	if l.n < keepRanked {
+		slot = uint8(l.n)
+		l.n++
+	} else {
+		slot = l.order[keepRanked-1] // the worst drops out
 	}
+	copy(l.order[i+1:l.n], l.order[i:l.n-1])
+	l.order[i] = slot
+	l.slots[slot] = c
 }
 
 func sharedPrefix(a, b string) int {
@@ -363,4 +690,37 @@ func clip(s string) string {
 		return s[:2*maxShown] + "…"
 	}
 	return s
+}
+
+// editDistance is scenarios.EditDistance (bytes, the first 64 of each)
+// with its rows on the stack, and limit+1 as soon as the distance is
+// known to exceed limit (the difference in length, or a row's minimum):
+// a miss measures a few dozen templates, most of which cannot rank.
+func editDistance(a, b string, limit int) int {
+	a, b = a[:min(len(a), 64)], b[:min(len(b), 64)]
+	if max(len(a)-len(b), len(b)-len(a)) > limit {
+		return limit + 1
+	}
+	var rows [2][65]int
+	prev, cur := &rows[0], &rows[1]
+	for j := range len(b) + 1 {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin > limit {
+			return limit + 1
+		}
+		prev, cur = cur, prev
+	}
+	return min(prev[len(b)], limit+1)
 }

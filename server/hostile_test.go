@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"strings"
@@ -761,5 +762,119 @@ func closeAndSettle(t *testing.T, conns []net.Conn, before memFigures) {
 	t.Logf("after closing them: %s", after)
 	if heap := growth(before.heapInuse, after.heapInuse); heap > 4<<20 {
 		t.Errorf("HeapInuse is %d bytes above the baseline once the connections closed", heap)
+	}
+}
+
+// TestHostileMissCost serves 10,000 routes on one path, each wanting its
+// own X-Tenant, and sends a request none of them wants. Every route is a
+// candidate and fails a condition; the near-miss report once tested and
+// described all 10,000 of them (and looked each up among the candidates),
+// 21–25 ms of CPU per miss. The report must still name the first three,
+// and a miss must cost about what it costs with ten routes: the figure
+// compared is allocations, which are exact where CPU time is not (the time
+// is in BenchmarkMiss in the matcher). Not parallel: AllocsPerRun counts
+// every allocation in the process.
+func TestHostileMissCost(t *testing.T) {
+	missAllocs := func(n int) float64 {
+		var b strings.Builder
+		b.WriteString("routes:\n")
+		for i := range n {
+			fmt.Fprintf(&b, "  - { name: t%d, method: GET, path: /tenants, when: { headers: { X-Tenant: t%d } }, respond: {} }\n", i, i)
+		}
+		s, hs, _ := serveYAML(t, Options{}, b.String())
+		a := do(t, "GET", hs.URL+"/tenants", "", "X-Tenant", "nobody")
+		if a.status != http.StatusNotFound {
+			t.Fatalf("%d routes: %d %s, want 404", n, a.status, a.body)
+		}
+		want := `route \"t0\": header X-Tenant is \"nobody\", want = \"t0\"; route \"t1\": header X-Tenant is \"nobody\", want = \"t1\"; route \"t2\": header X-Tenant is \"nobody\", want = \"t2\"`
+		if !strings.Contains(a.body, want) {
+			t.Errorf("%d routes: the 404 says %s, want it to name %s", n, a.body, want)
+		}
+		r := httptest.NewRequest("GET", "/tenants", nil)
+		r.Header.Set("X-Tenant", "nobody")
+		return testing.AllocsPerRun(20, func() { s.ServeHTTP(httptest.NewRecorder(), r) })
+	}
+	small, large := missAllocs(10), missAllocs(10_000)
+	t.Logf("allocations per miss: %.0f with 10 routes, %.0f with 10,000", small, large)
+	if large > small+50 {
+		t.Errorf("a miss allocates %.0f times with 10,000 routes on its path, %.0f with 10: its report still grows with the routes", large, small)
+	}
+}
+
+// TestHostileLargeBodyScan sends a 9 MiB body to routes that test the raw
+// body with a regex and with contains. Those tests read only the first
+// matcher.MaxBodyScan bytes (a 9 MiB regex once cost 2.5 s of CPU, twice
+// on a miss), so a needle beyond them does not match, and one within them
+// does. equals stays exact: it compares lengths first.
+func TestHostileLargeBodyScan(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, `
+routes:
+  - { name: regex, method: POST, path: /upload, when: { body: { regex: "needle-r" } }, respond: { status: 201 } }
+  - { name: contains, method: POST, path: /upload, when: { body: { contains: "needle-c" } }, respond: { status: 202 } }
+`)
+	pad := strings.Repeat("x", 9<<20)
+	cases := []struct {
+		name, body string
+		status     int
+	}{
+		{"regex needle first", "needle-r" + pad, http.StatusCreated},
+		{"contains needle first", "needle-c" + pad, http.StatusAccepted},
+		{"regex needle past the scan limit", pad + "needle-r", http.StatusNotFound},
+		{"contains needle past the scan limit", pad + "needle-c", http.StatusNotFound},
+	}
+	for _, c := range cases {
+		if a := do(t, "POST", hs.URL+"/upload", c.body); a.status != c.status {
+			t.Errorf("%s: %d %.200s, want %d", c.name, a.status, a.body, c.status)
+		}
+	}
+}
+
+// TestHostileSecretInNearMiss guesses a bearer token. The 404 once
+// answered with the token the route wants; by default it must name the
+// route and what was sent, never the wanted value. The log keeps the whole
+// report, for whoever runs the mock.
+func TestHostileSecretInNearMiss(t *testing.T) {
+	t.Parallel()
+	const secret = "sk_live_SECRET123"
+	yaml := `
+routes:
+  - name: account
+    path: /account
+    when: { headers: { Authorization: "Bearer ` + secret + `" } }
+    respond: {}
+  - name: search
+    path: /search
+    when: { query: { api_token: "` + secret + `", page: "2" } }
+    respond: {}
+  - name: mode
+    path: /mode
+    when: { headers: { X-Mode: live } }
+    respond: {}
+`
+	_, hs, logs := serveYAML(t, Options{}, yaml)
+	cases := []struct {
+		name, target string
+		headers      []string
+		shows        string // what the 404 still says
+	}{
+		{"authorization", "/account", []string{"Authorization", "Bearer guess"}, `header Authorization is \"Bearer guess\", want [redacted]`},
+		{"secret-looking query", "/search?api_token=guess&page=2", nil, `query api_token is \"guess\", want [redacted]`},
+		{"ordinary header", "/mode", []string{"X-Mode", "test"}, `header X-Mode is \"test\", want = \"live\"`},
+	}
+	for _, c := range cases {
+		a := do(t, "GET", hs.URL+c.target, "", c.headers...)
+		if a.status != http.StatusNotFound {
+			t.Fatalf("%s: %d %s, want 404", c.name, a.status, a.body)
+		}
+		if strings.Contains(a.body, secret) {
+			t.Errorf("%s: the 404 reveals the wanted value: %s", c.name, a.body)
+		}
+		if !strings.Contains(a.body, c.shows) {
+			t.Errorf("%s: the 404 says %s, want it to say %s", c.name, a.body, c.shows)
+		}
+	}
+	if n := strings.Count(logs.String(), secret); n < 2 {
+		t.Errorf("the log names the wanted value %d times, want the full report in each 404 line:\n%s", n, logs)
 	}
 }

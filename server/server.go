@@ -58,6 +58,9 @@ type Options struct {
 	// keys, counters, collections. Default: an in-memory store built from
 	// the bounds above. A store passed in is the caller's to close.
 	State state.Store
+	// Explain is how much a 404 tells the client of the closest routes
+	// (default ExplainRedacted); the log line has the whole report.
+	Explain ExplainMode
 	// Clock and Rand are injected by tests; defaults are the real clock
 	// and math/rand/v2.
 	Clock Clock
@@ -432,7 +435,8 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 
 // miss answers a request that no route matched: with the fallback if the
 // scenarios define one, else a 404 problem naming the closest routes and
-// why each failed. The same explanation goes to the log.
+// why each failed, as much as Options.Explain allows. The log gets the
+// whole explanation.
 func (s *Server) miss(w http.ResponseWriter, r *http.Request, snap *snapshot, in *matcher.Request, start time.Time) {
 	s.unmatched.Add(1)
 	if snap.fallback != nil {
@@ -444,18 +448,17 @@ func (s *Server) miss(w http.ResponseWriter, r *http.Request, snap *snapshot, in
 		s.respond(w, r, in, matcher.Match{}, snap.fallback, 0, start)
 		return
 	}
-	near := snap.table.Explain(in)
-	reasons := nearMisses(near)
-	detail := fmt.Sprintf("No route matches %s %s.", r.Method, r.URL.Path)
-	if reasons != "" {
-		detail += " Closest: " + reasons + "."
+	var near []matcher.NearMiss
+	if s.opts.Explain != ExplainOff || s.log.Enabled(r.Context(), slog.LevelWarn) {
+		near = snap.table.Explain(in)
 	}
-	p := newProblem(http.StatusNotFound, detail)
-	if len(near) > 0 {
-		p.Closest = near
+	p := newProblem(http.StatusNotFound, fmt.Sprintf("No route matches %s %s.", r.Method, r.URL.Path))
+	if shown := s.opts.Explain.shown(near); len(shown) > 0 {
+		p.Detail += " Closest: " + nearMisses(shown) + "."
+		p.Closest = shown
 	}
 	writeProblem(w, p)
-	s.logProblem(r, "", http.StatusNotFound, 0, start, slog.String("near", reasons))
+	s.logProblem(r, "", http.StatusNotFound, 0, start, slog.String("near", nearMisses(near)))
 }
 
 // nearMisses formats near misses for a detail or a log line.
