@@ -3,10 +3,12 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/scenariomock/scenariomock/scenarios"
 )
 
 // These tests speak raw bytes to Serve on a real socket, as a hostile or
@@ -761,5 +765,113 @@ func closeAndSettle(t *testing.T, conns []net.Conn, before memFigures) {
 	t.Logf("after closing them: %s", after)
 	if heap := growth(before.heapInuse, after.heapInuse); heap > 4<<20 {
 		t.Errorf("HeapInuse is %d bytes above the baseline once the connections closed", heap)
+	}
+}
+
+// templateBombYAML holds templates that pass validation but would run for
+// minutes or build a huge body if nothing bounded a render. slow does a
+// megabyte of formatting per iteration and prints nothing, so that
+// neither the step budget (reached after minutes) nor a size cap stops
+// it: only the request's context can.
+const templateBombYAML = `
+routes:
+  - name: slow
+    path: /slow
+    respond:
+      template: true
+      body: '{{ $n := 1000000 }}{{ range $n }}{{ if eq (len (printf "%0999999d" 1)) 0 }}{{ end }}{{ end }}done'
+  - name: huge
+    path: /huge
+    respond:
+      template: true
+      body: '{{ $n := 1000000 }}{{ range $n }}xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx{{ end }}'
+  - name: huge json
+    path: /huge.json
+    respond:
+      template: true
+      body: { a: '{{ $n := 1000000 }}{{ range $n }}xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx{{ end }}' }
+  - name: spin
+    path: /spin
+    respond:
+      template: true
+      body: '{{ $n := 1000000000 }}{{ range $n }}{{ end }}done'
+`
+
+// TestHostileTemplateClientGone: a render outlives its client no longer.
+// The client gives up at once; the render must end with the request
+// (its log line says so) rather than run on for minutes.
+func TestHostileTemplateClientGone(t *testing.T) {
+	logs := &syncBuffer{}
+	url, stop := serveReal(t, Options{Logger: slog.New(slog.NewJSONHandler(logs, nil))}, templateBombYAML)
+	t.Cleanup(func() { _ = stop() })
+	waitListening(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := doCtx(ctx, "GET", url+"/slow", ""); err == nil {
+		t.Fatal("the slow template answered within 300ms; the test needs one that does not")
+	}
+	eventually(t, 20*time.Second, func() string {
+		if l := logs.String(); !strings.Contains(l, `"route":"slow"`) || !strings.Contains(l, "render cancelled") {
+			return "the render of /slow has not ended after its client left; logs:\n" + l
+		}
+		return ""
+	})
+}
+
+// TestHostileTemplateBudget: a range over a variable (which validation
+// cannot see) is cut off at the step budget with a 500 problem.
+func TestHostileTemplateBudget(t *testing.T) {
+	url, stop := serveReal(t, Options{maxTemplateSteps: 10_000}, templateBombYAML)
+	t.Cleanup(func() { _ = stop() })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r, err := doCtx(ctx, "GET", url+"/spin", "")
+	if err != nil {
+		t.Fatalf("GET /spin: %v", err)
+	}
+	if r.status != http.StatusInternalServerError || !strings.Contains(r.body, "more than 10000 range iterations") {
+		t.Errorf("GET /spin: %d %s, want a 500 problem naming the step budget", r.status, r.body)
+	}
+}
+
+// TestHostileTemplateHugeBody: a template that would render 100 MB gets a
+// 500 problem naming the cap, and the server allocates about the cap, not
+// the body. Not parallel: it measures the process's allocations.
+func TestHostileTemplateHugeBody(t *testing.T) {
+	url, stop := serveReal(t, Options{}, templateBombYAML)
+	t.Cleanup(func() { _ = stop() })
+	waitListening(t, url)
+	for _, path := range []string{"/huge", "/huge.json"} {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		before := m.TotalAlloc
+		r := do(t, "GET", url+path, "")
+		runtime.ReadMemStats(&m)
+		alloc := m.TotalAlloc - before
+		t.Logf("GET %s: %d, %d bytes allocated", path, r.status, alloc)
+		if r.status != http.StatusInternalServerError || r.header.Get("Content-Type") != "application/problem+json" ||
+			!strings.Contains(r.body, "--max-template-output") || !strings.Contains(r.body, fmt.Sprint(4<<20)) {
+			t.Errorf("GET %s: %d %.300s, want a 500 problem naming the cap", path, r.status, r.body)
+		}
+		if alloc > 64<<20 {
+			t.Errorf("GET %s allocated %d MiB; a render capped at 4 MiB should take a few times that", path, alloc>>20)
+		}
+	}
+}
+
+// TestHostileTemplateRefused: what no render could finish, or what would
+// escape the budget, is refused when the file loads, with its position.
+func TestHostileTemplateRefused(t *testing.T) {
+	for _, c := range []struct{ body, want string }{
+		{`{{range 9000000000000000000}}{{end}}done`, "range over 9000000000000000000 can never finish"},
+		{`{{range 20000000}}xxxxxxxxxx{{end}}`, "range over 20000000 can never finish"},
+		{`{{define "x"}}{{template "x" 1}}{{template "x" 1}}{{end}}`, "cannot define templates"},
+		{`{{ $ = 1 }}{{ range 5 }}{{ end }}`, "$ cannot be declared"},
+	} {
+		yaml := "routes:\n  - path: /a\n    respond:\n      template: true\n      body: '" + c.body + "'\n"
+		_, err := scenarios.LoadBytes("s.yaml", []byte(yaml))
+		if err == nil || !strings.Contains(err.Error(), "s.yaml:5:13: ") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: load error %v, want s.yaml:5:13: ... %s", c.body, err, c.want)
+		}
 	}
 }

@@ -301,7 +301,7 @@ routes:
     path: /broken
     respond:
       template: true
-      body: "{{ index .Request.Vars \"x\" | printf \"%d\" | len | printf \"%s\" }}{{ template \"nope\" }}"
+      body: "{{ index .Request.Vars \"x\" | printf \"%d\" | len | printf \"%s\" }}{{ randomInt 5 1 }}"
 `)
 	r := do(t, "POST", hs.URL+"/orders/o-1", `{"note":"say \"hi\"\nbye"}`, "User-Agent", "probe")
 	if r.status != 201 || r.header.Get("Location") != "/orders/o-1" || r.header.Get("X-Call") != "1" {

@@ -47,6 +47,10 @@ type Options struct {
 	// net/http's 1 MiB, so a connection cannot pin a megabyte); larger
 	// ones get 431 from net/http.
 	MaxHeaderBytes int
+	// MaxTemplateOutput bounds what one template renders, a header or
+	// the body (default 4 MiB); a render that would pass it gets a 500
+	// problem naming the limit.
+	MaxTemplateOutput int
 	// MaxSequenceKeys bounds the distinct keys a per-key sequence
 	// remembers per route (default 100,000); the oldest is forgotten first.
 	MaxSequenceKeys int
@@ -54,6 +58,9 @@ type Options struct {
 	// and math/rand/v2.
 	Clock Clock
 	Rand  func() float64
+	// maxTemplateSteps replaces scenarios.MaxRangeSteps, for tests that
+	// would otherwise spend seconds reaching it under the race detector.
+	maxTemplateSteps int
 }
 
 func (o *Options) setDefaults() {
@@ -77,6 +84,12 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxHeaderBytes <= 0 {
 		o.MaxHeaderBytes = 64 << 10
+	}
+	if o.MaxTemplateOutput <= 0 {
+		o.MaxTemplateOutput = 4 << 20
+	}
+	if o.maxTemplateSteps <= 0 {
+		o.maxTemplateSteps = scenarios.MaxRangeSteps
 	}
 	if o.MaxSequenceKeys <= 0 {
 		o.MaxSequenceKeys = 100_000
@@ -377,7 +390,11 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 		s.logRequest(r, route, 0, delay, start, slog.String("fault", string(p.src.Fault)))
 		return
 	}
-	err := p.write(w, func() *templateData { return newTemplateData(in, m, call, s.opts.Clock.Now()) })
+	err := p.write(w, s.opts.MaxTemplateOutput, func() *templateData {
+		d := newTemplateData(in, m, call, s.opts.Clock.Now())
+		d.ctx, d.maxSteps = r.Context(), s.opts.maxTemplateSteps
+		return d
+	})
 	if err != nil {
 		err = fmt.Errorf("route %q: %w", route, err)
 		writeProblem(w, newProblem(statusOf(err), err.Error()))
