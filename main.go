@@ -78,6 +78,7 @@ type serveOptions struct {
 	maxHeaderBytes    byteSize
 	maxSequenceKeys   int
 	maxTemplateOutput byteSize
+	adminHosts        []string
 	cpuProfile        string
 }
 
@@ -110,6 +111,7 @@ separated by colons when none are given.`,
 	f.Var(&opts.maxHeaderBytes, "max-header-bytes", "largest request header block accepted; larger ones get 431")
 	f.IntVar(&opts.maxSequenceKeys, "max-sequence-keys", 100_000, "distinct keys a per-key sequence remembers per route before forgetting the oldest")
 	f.Var(&opts.maxTemplateOutput, "max-template-output", "largest header or body a response template may render; larger ones get a 500 problem")
+	f.StringSliceVar(&opts.adminHosts, "admin-hosts", nil, "host names besides localhost and IP addresses that admin calls may use (the names a container is reached by; * for any)")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
 	_ = f.MarkHidden("cpuprofile")
 	return cmd
@@ -156,11 +158,16 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 			log.Warn("hot reload is off", "error", err)
 		}
 	}
+	// The name --addr listens on is one the admin API is reached by.
+	adminHosts := opts.adminHosts
+	if host, _, err := net.SplitHostPort(opts.addr); err == nil && host != "" {
+		adminHosts = append(adminHosts, host)
+	}
 	srv, err := server.New(server.Options{
 		Load: load, Source: source, Logger: log,
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
 		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
-		MaxSequenceKeys: opts.maxSequenceKeys, MaxTemplateOutput: int(opts.maxTemplateOutput),
+		MaxSequenceKeys: opts.maxSequenceKeys, MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts,
 	})
 	if err != nil {
 		printProblems(stderr, err)

@@ -351,9 +351,9 @@ func TestHostilePaths(t *testing.T) {
 		{name: "absolute form with dot-dot", raw: get("http://x/../../etc/passwd"), want: []int{404}, problem: true},
 		{name: "OPTIONS *", raw: "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", want: []int{200}},
 		{name: "GET *", raw: get("*"), want: []int{404}, problem: true},
-		// gorilla/mux cleans admin paths and redirects to the clean one.
-		{name: "dot-dot out of the admin API", raw: get("/__admin/../etc/passwd"), want: []int{301}},
-		{name: "admin path with a NUL", raw: get("/__admin/%00"), want: []int{404}, problem: true},
+		// Admin paths not spelled canonically are refused (see TestHostileAdminSpellings).
+		{name: "dot-dot out of the admin API", raw: get("/__admin/../etc/passwd"), want: []int{400}, problem: true},
+		{name: "admin path with a NUL", raw: get("/__admin/%00"), want: []int{400}, problem: true},
 	})
 }
 
@@ -874,4 +874,34 @@ func TestHostileTemplateRefused(t *testing.T) {
 			t.Errorf("%s: load error %v, want s.yaml:5:13: ... %s", c.body, err, c.want)
 		}
 	}
+}
+
+// TestHostileAdminSpellings: the admin API answers only its canonical
+// spelling, so that a proxy rule keeping /__admin from the outside cannot
+// be walked round, and only to a Host no DNS-rebinding page could send.
+func TestHostileAdminSpellings(t *testing.T) {
+	t.Parallel()
+	addr := startRaw(t, Options{AdminHosts: []string{"mock.internal"}})
+	host := func(path, host string) string { return "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n" }
+	runRaw(t, addr, []rawCase{
+		{name: "canonical", raw: host("/__admin/health", "127.0.0.1"), want: []int{200}},
+		{name: "canonical with a query", raw: host("/__admin/reset?route=nope", "localhost"), want: []int{405}, problem: true},
+		{name: "encoded underscore", raw: host("/%5f_admin/health", "127.0.0.1"), want: []int{400}, problem: true},
+		{name: "encoded slash", raw: host("%2f__admin/health", "127.0.0.1"), want: []int{400}},
+		{name: "encoded letter", raw: host("/__adm%69n/health", "127.0.0.1"), want: []int{400}, problem: true},
+		{name: "double slash", raw: host("//__admin/health", "127.0.0.1"), want: []int{400}, problem: true},
+		{name: "dot segment", raw: host("/./__admin/health", "127.0.0.1"), want: []int{400}, problem: true},
+		{name: "dot-dot into the admin API", raw: host("/payments/../__admin/health", "127.0.0.1"), want: []int{400}, problem: true},
+		{name: "trailing slash", raw: host("/__admin/health/", "127.0.0.1"), want: []int{400}, problem: true},
+		{name: "absolute form, foreign host", raw: host("http://other.example/__admin/health", "other.example"), want: []int{400}, problem: true},
+		{name: "absolute form, own address", raw: host("http://"+addr+"/__admin/health", addr), want: []int{400}, problem: true},
+		{name: "rebinding name", raw: host("/__admin/health", "attacker.example"), want: []int{403}, problem: true},
+		{name: "rebinding name with a port", raw: host("/__admin/health", "attacker.example:8080"), want: []int{403}, problem: true},
+		{name: "localhost with a port", raw: host("/__admin/health", "localhost:8080"), want: []int{200}},
+		{name: "a localhost subdomain", raw: host("/__admin/health", "app.localhost"), want: []int{200}},
+		{name: "IPv6 loopback", raw: host("/__admin/health", "[::1]:8080"), want: []int{200}},
+		{name: "an allowed name", raw: host("/__admin/health", "MOCK.internal:8080"), want: []int{200}},
+		// Scenario paths that merely contain the word are not admin paths.
+		{name: "scenario path containing __admin", raw: host("/echo/__admin", "attacker.example"), want: []int{200}},
+	})
 }

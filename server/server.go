@@ -10,7 +10,10 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/netip"
+	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,6 +50,10 @@ type Options struct {
 	// net/http's 1 MiB, so a connection cannot pin a megabyte); larger
 	// ones get 431 from net/http.
 	MaxHeaderBytes int
+	// AdminHosts are the host names, besides localhost names and IP
+	// addresses, that admin calls may carry in Host: the names a
+	// container is reached by. "*" allows any name.
+	AdminHosts []string
 	// MaxTemplateOutput bounds what one template renders, a header or
 	// the body (default 4 MiB); a render that would pass it gets a 500
 	// problem naming the limit.
@@ -292,17 +299,87 @@ var errShutdown = errors.New("shutdown")
 // ServeHTTP answers one request: the admin API under /__admin, otherwise
 // the scenarios.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if p := r.URL.Path; strings.HasPrefix(p, adminPrefix) && (len(p) == len(adminPrefix) || p[len(adminPrefix)] == '/') {
-		// The admin API reads no bodies, but one must still be read (and
-		// bounded), or net/http would wait to drain it after answering.
-		if _, err := s.readBody(w, r, nil); err != nil {
-			s.bodyProblem(w, r, err, s.opts.Clock.Now())
-			return
-		}
-		s.admin.ServeHTTP(w, r)
+	admin, canonical := adminTarget(r)
+	if !admin {
+		s.serveScenario(w, r)
 		return
 	}
-	s.serveScenario(w, r)
+	// The admin API reads no bodies, but one must still be read (and
+	// bounded), or net/http would wait to drain it after answering.
+	if _, err := s.readBody(w, r, nil); err != nil {
+		s.bodyProblem(w, r, err, s.opts.Clock.Now())
+		return
+	}
+	if !canonical {
+		writeProblem(w, newProblem(http.StatusBadRequest, fmt.Sprintf(
+			"%s is not the canonical spelling of an admin path; ask for %s exactly (no percent-encoding, dot segments, repeated slashes or absolute URL).",
+			strconv.Quote(r.RequestURI), path.Clean(r.URL.Path))))
+		return
+	}
+	if !s.adminHostAllowed(r.Host) {
+		writeProblem(w, newProblem(http.StatusForbidden, fmt.Sprintf(
+			"Host %q may not call the admin API, against DNS rebinding: only localhost names, IP addresses and the names given to --admin-hosts may.", r.Host)))
+		return
+	}
+	s.admin.ServeHTTP(w, r)
+}
+
+// adminTarget reports whether r is for the admin API and whether it came
+// in the canonical form. A request is for the admin API when its path,
+// percent-decoded, or decoded and cleaned of dot segments and repeated
+// slashes, is /__admin or under it. It is canonical when the request
+// target, as sent, is that cleaned path exactly (a query aside): origin
+// form, nothing encoded that need not be. Every other spelling
+// (/%5f_admin, //__admin, /./__admin, /__admin/../x, an absolute URL) is
+// refused rather than served: a proxy rule that keeps /__admin from the
+// outside matches the spelling it sees, so serving these would walk round
+// it, and handing them to the scenarios would make one path mean two things.
+func adminTarget(r *http.Request) (admin, canonical bool) {
+	p := r.URL.Path
+	if !strings.Contains(p, adminPrefix) { // the hot path: one scan, no allocation
+		return false, false
+	}
+	clean := path.Clean(p)
+	if !underAdmin(p) && !underAdmin(clean) {
+		return false, false
+	}
+	target := r.RequestURI
+	if target == "" { // a handler called directly, not by net/http's server
+		target = r.URL.RequestURI()
+	}
+	if i := strings.IndexByte(target, '?'); i >= 0 {
+		target = target[:i]
+	}
+	return true, target == clean
+}
+
+func underAdmin(p string) bool {
+	return strings.HasPrefix(p, adminPrefix) && (len(p) == len(adminPrefix) || p[len(adminPrefix)] == '/')
+}
+
+// adminHostAllowed checks the Host of an admin call: a web page whose
+// name an attacker points at 127.0.0.1 (DNS rebinding) sends its own name,
+// which is not on the list. IP addresses, localhost names and no Host at
+// all cannot come from such a page; names a container is reached by are
+// given to --admin-hosts ("*" allows any).
+func (s *Server) adminHostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if host == "" || host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	for _, h := range s.opts.AdminHosts {
+		if h == "*" || strings.EqualFold(strings.TrimSuffix(h, "."), host) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
