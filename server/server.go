@@ -405,6 +405,20 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 	}
 	in := matcher.NewRequest(r, body)
 	m, ok := snap.table.Match(in)
+	if !ok && r.Method == http.MethodHead {
+		// HEAD is GET without the body (RFC 9110 §9.3.2), as net/http's
+		// file server and most servers answer it: a GET route answers it
+		// unless a route matched HEAD itself. net/http drops the body we
+		// write and keeps the Content-Length we set, so the headers are
+		// GET's, Content-Length included. The call counts as the route's.
+		get := r.WithContext(r.Context())
+		get.Method = http.MethodGet
+		asGet := matcher.NewRequest(get, body)
+		if m, ok = snap.table.Match(asGet); ok {
+			asGet.HTTP = r // templates see the method that was sent
+			in = asGet
+		}
+	}
 	if !ok {
 		s.miss(w, r, snap, in, start)
 		return
