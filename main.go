@@ -79,6 +79,7 @@ type serveOptions struct {
 	maxSequenceKeys   int
 	maxTemplateOutput byteSize
 	adminHosts        []string
+	shutdownWaitDelay bool
 	cpuProfile        string
 }
 
@@ -105,7 +106,8 @@ separated by colons when none are given.`,
 	f.Var(&opts.maxBody, "max-body", "largest request body accepted; larger ones get 413")
 	f.StringVar(&opts.logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info (a line per request), warn or error")
-	f.DurationVar(&opts.shutdownTimeout, "shutdown-timeout", 5*time.Second, "how long requests in flight may finish after SIGINT/SIGTERM")
+	f.DurationVar(&opts.shutdownTimeout, "shutdown-timeout", 5*time.Second, "how long requests in flight may finish writing after SIGINT/SIGTERM")
+	f.BoolVar(&opts.shutdownWaitDelay, "shutdown-wait-delays", false, "on SIGINT/SIGTERM, let requests in a delay finish it within --shutdown-timeout instead of dropping them at once")
 	f.DurationVar(&opts.readHeaderTimeout, "read-header-timeout", 10*time.Second, "how long a client may take to send request headers")
 	f.DurationVar(&opts.readTimeout, "read-timeout", 30*time.Second, "how long a client may take to send a whole request, body included (then 408)")
 	f.Var(&opts.maxHeaderBytes, "max-header-bytes", "largest request header block accepted; larger ones get 431")
@@ -168,6 +170,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
 		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
 		MaxSequenceKeys: opts.maxSequenceKeys, MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts,
+		WaitDelaysOnShutdown: opts.shutdownWaitDelay,
 	})
 	if err != nil {
 		printProblems(stderr, err)

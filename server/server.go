@@ -28,14 +28,24 @@ import (
 type Options struct {
 	// Load reads the scenarios; it is called by New and by every Reload.
 	Load func() (*scenarios.Set, error)
+	// Hash, if set, returns the content hash of what Load would read (the
+	// value Load puts in Set.Hash) without parsing it, so that a reload of
+	// unchanged files skips Load.
+	Hash func() (string, error)
 	// Source says where the scenarios come from, for the logs.
 	Source string
 	Logger *slog.Logger
 	// MaxBody bounds request bodies (default 10 MiB); larger ones get 413.
 	MaxBody int64
 	// ShutdownTimeout is how long in-flight requests may take to finish
-	// once shutdown begins (default 5s); then delays are cancelled.
+	// writing once shutdown begins (default 5s); then what is left is
+	// cut off.
 	ShutdownTimeout time.Duration
+	// WaitDelaysOnShutdown lets requests in a delay finish it (within
+	// ShutdownTimeout) when shutdown begins. By default their delays are
+	// cancelled at once and their connections closed without an answer,
+	// as for a client that left: a mock's delay is not work to finish.
+	WaitDelaysOnShutdown bool
 	// ReadHeaderTimeout bounds how long a client may take to send its
 	// headers (default 10s), which ends slowloris connections.
 	ReadHeaderTimeout time.Duration
@@ -117,6 +127,12 @@ type Server struct {
 	snap  atomic.Pointer[snapshot]
 	admin http.Handler
 
+	// stopping ends when Serve begins to shut down (its cause is
+	// errShutdown): delays and callers waiting for a reload watch it.
+	stopping context.Context
+	stop     context.CancelCauseFunc
+
+	reloads  reloads
 	reloadMu sync.Mutex // serializes reloads; guards lastHash
 	lastHash string
 	status   atomic.Pointer[reloadStatus]
@@ -157,6 +173,7 @@ func New(opts Options) (*Server, error) {
 	}
 	opts.setDefaults()
 	s := &Server{opts: opts, log: opts.Logger}
+	s.stopping, s.stop = context.WithCancelCause(context.Background())
 	s.admin = s.adminRouter()
 	set, err := opts.Load()
 	if err != nil {
@@ -203,11 +220,104 @@ func (s *Server) build(t *matcher.Table, old *snapshot, version int64, now time.
 // Reload loads the scenarios again and makes them current. On error the
 // old snapshot keeps serving and the error is kept for the admin API. A
 // reload that reads exactly what the current snapshot was built from does
-// nothing.
-func (s *Server) Reload() error {
+// nothing. Reload returns when a reload that started after it was called
+// has finished, or when shutdown begins (errReloadPending). It is safe for
+// concurrent use: calls made while a reload runs share the next one.
+func (s *Server) Reload() error { return s.ReloadContext(context.Background()) }
+
+// ReloadContext is Reload, giving up (errReloadPending) when ctx ends; the
+// reload itself goes on and its outcome shows in the admin API.
+func (s *Server) ReloadContext(ctx context.Context) error {
+	c := s.requestReload()
+	select {
+	case <-c.done:
+		return c.err
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", errReloadPending, context.Cause(ctx))
+	case <-s.stopping.Done():
+		return fmt.Errorf("%w: %w", errReloadPending, context.Cause(s.stopping))
+	}
+}
+
+// errReloadPending: a caller stopped waiting for a reload that still runs.
+var errReloadPending = errors.New("reload still running")
+
+// reloads merges concurrent reload requests. At most one reload runs; a
+// request made while it runs joins the next one, which starts when it
+// ends, so that every caller sees the files as they were when it asked
+// (the running reload may have read them before) and twenty callers cost
+// two loads, not twenty. A goroutine of the server runs the reloads, not
+// a caller, so that a caller can stop waiting: a loader stuck on I/O then
+// holds only that goroutine, which ends once no reload is pending.
+type reloads struct {
+	mu      sync.Mutex // guards running and next
+	running bool
+	next    *reloadCall // the reload to start when the running one ends
+}
+
+// reloadCall is one reload and the callers waiting for it.
+type reloadCall struct {
+	done    chan struct{}
+	err     error // set before done is closed
+	callers int   // guarded by reloads.mu
+}
+
+// requestReload returns the reload that will run next, starting the
+// goroutine that runs reloads if none runs.
+func (s *Server) requestReload() *reloadCall {
+	rl := &s.reloads
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if rl.next == nil {
+		rl.next = &reloadCall{done: make(chan struct{})}
+	}
+	c := rl.next
+	c.callers++
+	if !rl.running {
+		rl.running = true
+		go s.runReloads()
+	}
+	return c
+}
+
+// runReloads runs pending reloads one after the other and ends when none
+// is pending.
+func (s *Server) runReloads() {
+	rl := &s.reloads
+	for {
+		rl.mu.Lock()
+		c := rl.next
+		rl.next = nil
+		if c == nil {
+			rl.running = false
+		}
+		callers := 0
+		if c != nil {
+			callers = c.callers
+		}
+		rl.mu.Unlock()
+		if c == nil {
+			return
+		}
+		if callers > 1 {
+			s.log.Debug("reload requests merged", "requests", callers)
+		}
+		c.err = s.reload()
+		close(c.done)
+	}
+}
+
+// reload is one reload; runReloads makes sure only one runs at a time.
+func (s *Server) reload() error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	now := s.opts.Clock.Now()
+	if s.opts.Hash != nil && s.status.Load().err == nil {
+		// Files unchanged since the current snapshot: nothing to parse.
+		if h, err := s.opts.Hash(); err == nil && h == s.lastHash {
+			return nil
+		}
+	}
 	set, err := s.opts.Load()
 	var t *matcher.Table
 	if err == nil {
@@ -271,15 +381,29 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down", "timeout", s.opts.ShutdownTimeout.String())
+	// Delays end now (unless WaitDelaysOnShutdown), and so do waits for
+	// a reload: a loader stuck on I/O must not hold the process.
+	s.stop(errShutdown)
 	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
-		s.log.Warn("requests still running at the shutdown timeout; cancelling their delays")
+		s.log.Warn("requests still running at the shutdown timeout; cancelling them")
 		cancelDelays(errShutdown)
 		_ = hs.Close()
 	}
 	<-served
 	return nil
+}
+
+// delayContext is what a delay waits on: the request's context, ended
+// also when shutdown begins unless WaitDelaysOnShutdown.
+func (s *Server) delayContext(r *http.Request) (context.Context, func()) {
+	if s.opts.WaitDelaysOnShutdown {
+		return r.Context(), func() {}
+	}
+	ctx, cancel := context.WithCancelCause(r.Context())
+	stop := context.AfterFunc(s.stopping, func() { cancel(context.Cause(s.stopping)) })
+	return ctx, func() { stop(); cancel(nil) }
 }
 
 const adminPrefix = "/__admin"
@@ -461,16 +585,22 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 		route = m.Route.Name
 	}
 	delay := pickDelay(p.src.Delay, s.opts.Rand)
-	if delay > 0 && !s.opts.Clock.Wait(r.Context(), delay) {
-		// The client left, or shutdown cancelled the delay: drop the
-		// connection without an answer. Returning would let net/http send
-		// an empty 200 that no scenario says.
-		outcome := "client gone during delay"
-		if errors.Is(context.Cause(r.Context()), errShutdown) {
-			outcome = "delay cancelled by shutdown"
+	if delay > 0 {
+		ctx, release := s.delayContext(r)
+		waited := s.opts.Clock.Wait(ctx, delay)
+		cause := context.Cause(ctx)
+		release()
+		if !waited {
+			// The client left, or shutdown cancelled the delay: drop the
+			// connection without an answer. Returning would let net/http
+			// send an empty 200 that no scenario says.
+			outcome := "client gone during delay"
+			if errors.Is(cause, errShutdown) {
+				outcome = "delay cancelled by shutdown"
+			}
+			s.logRequest(r, route, 0, delay, start, slog.String("outcome", outcome))
+			panic(http.ErrAbortHandler)
 		}
-		s.logRequest(r, route, 0, delay, start, slog.String("outcome", outcome))
-		panic(http.ErrAbortHandler)
 	}
 	if p.src.Fault != scenarios.NoFault {
 		if err := fault(w, p.src.Fault); err != nil {
