@@ -380,7 +380,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	s.log.Info("shutting down", "timeout", s.opts.ShutdownTimeout.String())
+	s.log.Info("shutting down", "timeout_ms", millis(s.opts.ShutdownTimeout))
 	// Delays end now (unless WaitDelaysOnShutdown), and so do waits for
 	// a reload: a loader stuck on I/O must not hold the process.
 	s.stop(errShutdown)
@@ -756,10 +756,10 @@ func (s *Server) logRequestAt(level slog.Level, r *http.Request, route string, s
 		slog.String("path", r.URL.Path),
 		slog.String("route", route),
 		slog.Int("status", status),
-		slog.Duration("duration", now.Sub(start)),
+		slog.Float64("duration_ms", millis(now.Sub(start))),
 	)
 	if delay > 0 {
-		rec.AddAttrs(slog.Duration("delay", delay))
+		rec.AddAttrs(slog.Float64("delay_ms", millis(delay)))
 	}
 	rec.AddAttrs(extra...)
 	_ = h.Handle(ctx, rec)
