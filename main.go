@@ -77,12 +77,15 @@ type serveOptions struct {
 	readTimeout       time.Duration
 	maxHeaderBytes    byteSize
 	maxSequenceKeys   int
+	maxTemplateOutput byteSize
+	adminHosts        []string
+	shutdownWaitDelay bool
 	cpuProfile        string
 	explain           explainFlag
 }
 
 func newServeCmd(stderr io.Writer) *cobra.Command {
-	opts := serveOptions{maxBody: 10 << 20, maxHeaderBytes: 64 << 10}
+	opts := serveOptions{maxBody: 10 << 20, maxHeaderBytes: 64 << 10, maxTemplateOutput: 4 << 20}
 	cmd := &cobra.Command{
 		Use:   "serve [file or directory ...]",
 		Short: "Serve scenarios (the built-in payments demo when no path is given)",
@@ -104,12 +107,15 @@ separated by colons when none are given.`,
 	f.Var(&opts.maxBody, "max-body", "largest request body accepted; larger ones get 413")
 	f.StringVar(&opts.logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info (a line per request), warn or error")
-	f.DurationVar(&opts.shutdownTimeout, "shutdown-timeout", 5*time.Second, "how long requests in flight may finish after SIGINT/SIGTERM")
+	f.DurationVar(&opts.shutdownTimeout, "shutdown-timeout", 5*time.Second, "how long requests in flight may finish writing after SIGINT/SIGTERM")
+	f.BoolVar(&opts.shutdownWaitDelay, "shutdown-wait-delays", false, "on SIGINT/SIGTERM, let requests in a delay finish it within --shutdown-timeout instead of dropping them at once")
 	f.DurationVar(&opts.readHeaderTimeout, "read-header-timeout", 10*time.Second, "how long a client may take to send request headers")
 	f.DurationVar(&opts.readTimeout, "read-timeout", 30*time.Second, "how long a client may take to send a whole request, body included (then 408)")
 	f.Var(&opts.maxHeaderBytes, "max-header-bytes", "largest request header block accepted; larger ones get 431")
 	f.IntVar(&opts.maxSequenceKeys, "max-sequence-keys", 100_000, "distinct keys a per-key sequence remembers per route before forgetting the oldest")
 	f.Var(&opts.explain, "explain", "what a 404 tells the client of the closest routes: redacted (no wanted values of secret-looking headers, query parameters or JSON keys), full or off; the log has all")
+	f.Var(&opts.maxTemplateOutput, "max-template-output", "largest header or body a response template may render; larger ones get a 500 problem")
+	f.StringSliceVar(&opts.adminHosts, "admin-hosts", nil, "host names besides localhost and IP addresses that admin calls may use (the names a container is reached by; * for any)")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
 	_ = f.MarkHidden("cpuprofile")
 	return cmd
@@ -156,11 +162,18 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 			log.Warn("hot reload is off", "error", err)
 		}
 	}
+	// The name --addr listens on is one the admin API is reached by.
+	adminHosts := opts.adminHosts
+	if host, _, err := net.SplitHostPort(opts.addr); err == nil && host != "" {
+		adminHosts = append(adminHosts, host)
+	}
 	srv, err := server.New(server.Options{
 		Load: load, Source: source, Logger: log,
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
 		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
 		MaxSequenceKeys: opts.maxSequenceKeys, Explain: server.ExplainMode(opts.explain),
+		MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts,
+		WaitDelaysOnShutdown: opts.shutdownWaitDelay,
 	})
 	if err != nil {
 		printProblems(stderr, err)

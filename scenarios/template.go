@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"reflect"
 	"regexp"
@@ -55,6 +56,15 @@ var TemplateFuncs = template.FuncMap{
 		}
 		return v
 	},
+	// _step is the check boundTemplate puts at the start of every range
+	// body: text/template has no cancellation, but it stops at a
+	// function's error.
+	"_step": func(v any) (string, error) {
+		if b, ok := v.(Budget); ok {
+			return "", b.Step()
+		}
+		return "", nil
+	},
 	"upper": strings.ToUpper,
 	"lower": strings.ToLower,
 	"trim":  strings.TrimSpace,
@@ -80,9 +90,20 @@ func parseTemplate(text string) (*template.Template, error) {
 		return nil, err
 	}
 	for _, tt := range t.Templates() {
-		if tt.Tree != nil {
-			renderMissingEmpty(tt.Tree.Root)
-			passData(tt.Tree.Root)
+		if tt.Tree == nil {
+			continue
+		}
+		if tt.Name() != "t" {
+			// A template that calls itself twice runs for 2^100000 calls;
+			// refusing define and block is simpler than bounding them, and
+			// a one-string response template has little use for them.
+			loc, _ := tt.Tree.ErrorContext(tt.Tree.Root)
+			return nil, fmt.Errorf("template: %s: a response template cannot define templates (%q)", loc, tt.Name())
+		}
+		renderMissingEmpty(tt.Tree.Root)
+		passData(tt.Tree.Root)
+		if err := boundTemplate(tt.Tree, tt.Tree.Root); err != nil {
+			return nil, err
 		}
 	}
 	return t, nil
@@ -276,6 +297,111 @@ func passData(n parse.Node) {
 	}
 }
 
+// MaxRangeSteps bounds the range iterations of one render, nested ones
+// included. A range over a literal larger than this could never finish
+// and is refused when the file loads; any other range is cut off at run
+// time by the Budget the render's data carries.
+const MaxRangeSteps = 1_000_000
+
+// Budget is what the data given to a template's Execute may implement to
+// bound the render: Step is called at the start of every range iteration,
+// and an error from it ends the render with that error (text/template
+// keeps it in the chain, for errors.Is).
+type Budget interface {
+	Step() error
+}
+
+// ErrOutputLimit is the error a render ends with when its output would
+// pass the limit of the writer it renders into (see JSONTemplate.Execute).
+var ErrOutputLimit = errors.New("template output over the limit")
+
+// stepAction is the action {{ _step $ }}: $ is the data given to Execute,
+// since templates cannot be called with other data and $ cannot be
+// redeclared (both are refused by boundTemplate).
+var stepAction = func() *parse.ActionNode {
+	t := template.Must(template.New("").Funcs(TemplateFuncs).Parse("{{ _step $ }}"))
+	return t.Tree.Root.Nodes[0].(*parse.ActionNode)
+}()
+
+// boundTemplate puts stepAction first in every range body, refuses a
+// range over an integer literal above MaxRangeSteps, and refuses what
+// would escape the budget: calling a template and redeclaring $.
+func boundTemplate(tree *parse.Tree, n parse.Node) error {
+	fail := func(n parse.Node, format string, args ...any) error {
+		loc, _ := tree.ErrorContext(n)
+		return fmt.Errorf("template: %s: %s", loc, fmt.Sprintf(format, args...))
+	}
+	var pipe func(p *parse.PipeNode) error
+	pipe = func(p *parse.PipeNode) error {
+		if p == nil {
+			return nil
+		}
+		for _, v := range p.Decl {
+			if v.Ident[0] == "$" {
+				return fail(p, "$ cannot be declared or assigned in a response template")
+			}
+		}
+		for _, c := range p.Cmds {
+			for _, a := range c.Args {
+				if sub, ok := a.(*parse.PipeNode); ok {
+					if err := pipe(sub); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	}
+	lists := func(ls ...*parse.ListNode) error {
+		for _, l := range ls {
+			if l == nil {
+				continue
+			}
+			if err := boundTemplate(tree, l); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	switch n := n.(type) {
+	case *parse.ListNode:
+		for _, c := range n.Nodes {
+			if err := boundTemplate(tree, c); err != nil {
+				return err
+			}
+		}
+	case *parse.ActionNode:
+		return pipe(n.Pipe)
+	case *parse.TemplateNode:
+		return fail(n, "a response template cannot call templates ({{template %q}})", n.Name)
+	case *parse.IfNode:
+		if err := pipe(n.Pipe); err != nil {
+			return err
+		}
+		return lists(n.List, n.ElseList)
+	case *parse.WithNode:
+		if err := pipe(n.Pipe); err != nil {
+			return err
+		}
+		return lists(n.List, n.ElseList)
+	case *parse.RangeNode:
+		if err := pipe(n.Pipe); err != nil {
+			return err
+		}
+		if cmds := n.Pipe.Cmds; len(cmds) == 1 && len(cmds[0].Args) == 1 {
+			if num, ok := cmds[0].Args[0].(*parse.NumberNode); ok && num.IsInt && num.Int64 > MaxRangeSteps {
+				return fail(n, "range over %s can never finish: a render may take at most %d range steps", num.Text, MaxRangeSteps)
+			}
+		}
+		if err := lists(n.List, n.ElseList); err != nil {
+			return err
+		}
+		// After the walk, so that the step itself is not walked.
+		n.List.Nodes = append([]parse.Node{stepAction}, n.List.Nodes...)
+	}
+	return nil
+}
+
 // orEmptyCmd is the pipeline step "| orEmpty", taken from a parsed
 // template so that it carries a tree for error messages.
 var orEmptyCmd = func() *parse.CommandNode {
@@ -352,17 +478,39 @@ type jsonNode struct {
 	kids    []jsonNode
 }
 
-// Execute renders the document with data into buf.
-func (t *JSONTemplate) Execute(buf *bytes.Buffer, data any) error {
-	return t.root.execute(buf, data)
+// Execute renders the document with data into buf. A string leaf renders
+// into a buffer of its own before it is escaped; when buf's owner bounds
+// it, limit is the most buf may still take (negative for no limit), so
+// that a leaf stops rendering with ErrOutputLimit once it alone would not
+// fit.
+func (t *JSONTemplate) Execute(buf *bytes.Buffer, data any, limit int) error {
+	return t.root.execute(buf, data, limit)
 }
 
-func (n *jsonNode) execute(buf *bytes.Buffer, data any) error {
+// leafBuffer holds a rendered string leaf, up to max bytes.
+type leafBuffer struct {
+	strings.Builder
+	max int
+}
+
+func (b *leafBuffer) Write(p []byte) (int, error) {
+	if b.max >= 0 && b.Len()+len(p) > b.max {
+		return 0, ErrOutputLimit
+	}
+	return b.Builder.Write(p)
+}
+
+var _ io.Writer = (*leafBuffer)(nil)
+
+func (n *jsonNode) execute(buf *bytes.Buffer, data any, limit int) error {
 	switch {
 	case n.literal != nil:
 		buf.Write(n.literal)
 	case n.tmpl != nil:
-		var s strings.Builder
+		s := leafBuffer{max: -1}
+		if limit >= 0 {
+			s.max = max(limit-buf.Len(), 0)
+		}
 		if err := n.tmpl.Execute(&s, data); err != nil {
 			return err
 		}
@@ -375,7 +523,7 @@ func (n *jsonNode) execute(buf *bytes.Buffer, data any) error {
 			}
 			buf.Write(n.keys[i])
 			buf.WriteByte(':')
-			if err := n.kids[i].execute(buf, data); err != nil {
+			if err := n.kids[i].execute(buf, data, limit); err != nil {
 				return err
 			}
 		}
@@ -386,7 +534,7 @@ func (n *jsonNode) execute(buf *bytes.Buffer, data any) error {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			if err := n.kids[i].execute(buf, data); err != nil {
+			if err := n.kids[i].execute(buf, data, limit); err != nil {
 				return err
 			}
 		}

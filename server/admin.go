@@ -2,7 +2,9 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -35,15 +37,47 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 }
 
 type adminStatus struct {
-	Version    int64         `json:"version"`
-	LoadedAt   time.Time     `json:"loadedAt"`
-	Source     string        `json:"source"`
-	LastReload adminReload   `json:"lastReload"`
-	Files      []adminFile   `json:"files"`
-	Routes     []adminRoute  `json:"routes"`
-	Fallback   *adminOutcome `json:"fallback"`
+	Version    int64       `json:"version"`
+	LoadedAt   time.Time   `json:"loadedAt"`
+	Source     string      `json:"source"`
+	LastReload adminReload `json:"lastReload"`
+	Files      []adminFile `json:"files"`
+	// Routes is one page of the routes, in match order (see Page).
+	Routes   []adminRoute  `json:"routes"`
+	Page     adminPage     `json:"page"`
+	Fallback *adminOutcome `json:"fallback"`
 	// Unmatched counts requests no route matched, since start or reset.
 	Unmatched int64 `json:"unmatched"`
+}
+
+// adminPage says which routes a GET /__admin/scenarios lists: at 100,000
+// routes the whole list is 31 MB.
+type adminPage struct {
+	Offset int `json:"offset"`
+	Limit  int `json:"limit"`
+	// Total counts all the routes.
+	Total int `json:"total"`
+	// Next is the request for the following page; null on the last.
+	Next *string `json:"next"`
+}
+
+// Default and largest page of routes for GET /__admin/scenarios.
+const (
+	defaultRoutePage = 1000
+	maxRoutePage     = 10000
+)
+
+// pageParam reads a non-negative integer query parameter.
+func pageParam(r *http.Request, name string, def, max int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > max {
+		return 0, fmt.Errorf("?%s=%s: want an integer from 0 to %d", name, v, max)
+	}
+	return n, nil
 }
 
 type adminReload struct {
@@ -100,9 +134,19 @@ func outcome(r *scenarios.Response) adminOutcome {
 	return o
 }
 
-func (s *Server) handleScenarios(w http.ResponseWriter, req *http.Request) {
+func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
 	snap := s.snap.Load()
 	st := s.status.Load()
+	offset, err := pageParam(r, "offset", 0, math.MaxInt32)
+	limit := 0
+	if err == nil {
+		limit, err = pageParam(r, "limit", defaultRoutePage, maxRoutePage)
+	}
+	if err != nil {
+		writeProblem(w, newProblem(http.StatusBadRequest, err.Error()))
+		return
+	}
+	page := snap.routes[min(offset, len(snap.routes)):min(offset+limit, len(snap.routes))]
 	out := adminStatus{
 		Version:    snap.version,
 		LoadedAt:   snap.loadedAt,
@@ -110,7 +154,12 @@ func (s *Server) handleScenarios(w http.ResponseWriter, req *http.Request) {
 		LastReload: adminReload{At: st.at, OK: st.err == nil, Errors: st.problems},
 		Files:      []adminFile{},
 		Routes:     []adminRoute{},
+		Page:       adminPage{Offset: offset, Limit: limit, Total: len(snap.routes)},
 		Unmatched:  s.unmatched.Load(),
+	}
+	if end := offset + len(page); len(page) > 0 && end < len(snap.routes) {
+		next := fmt.Sprintf("%s/scenarios?offset=%d&limit=%d", adminPrefix, end, limit)
+		out.Page.Next = &next
 	}
 	if st.err != nil {
 		msg := fmt.Sprintf("%d problem(s); the last good scenarios (version %d) keep serving", len(st.problems), snap.version)
@@ -122,7 +171,8 @@ func (s *Server) handleScenarios(w http.ResponseWriter, req *http.Request) {
 	for _, f := range snap.table.Set().Files {
 		out.Files = append(out.Files, adminFile{Path: f.Path, Name: f.Name, Routes: len(f.Routes)})
 	}
-	for _, rt := range snap.routes {
+	req := r
+	for _, rt := range page {
 		r := rt.route
 		count, err := s.state.Sequences().Count(req.Context(), r.Identity)
 		if err != nil {
@@ -195,8 +245,13 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 
 // handleReload reloads now, for --watch=false or a CI step that wants
 // certainty rather than a file event.
-func (s *Server) handleReload(w http.ResponseWriter, _ *http.Request) {
-	if err := s.Reload(); err != nil {
+func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
+	err := s.ReloadContext(r.Context())
+	if errors.Is(err, errReloadPending) {
+		writeProblem(w, newProblem(http.StatusServiceUnavailable, "Stopped waiting: the reload is still running (or the server is shutting down); its outcome will show in GET "+adminPrefix+"/scenarios."))
+		return
+	}
+	if err != nil {
 		p := newProblem(http.StatusUnprocessableEntity, "The scenarios did not load; the last good ones keep serving.")
 		p.Errors = s.status.Load().problems
 		writeProblem(w, p)

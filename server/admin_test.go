@@ -1,10 +1,20 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/scenariomock/scenariomock/scenarios"
 )
 
 func TestAdminScenarios(t *testing.T) {
@@ -142,5 +152,199 @@ func TestAdminReload(t *testing.T) {
 	}
 	if r := do(t, "GET", hs.URL+"/x", ""); r.body != "two" {
 		t.Errorf("the old scenarios stopped serving: %q", r.body)
+	}
+}
+
+// manyRoutes is a scenario file of n routes /r0 ... /r(n-1).
+func manyRoutes(n int) string {
+	var b strings.Builder
+	b.WriteString("routes:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - { name: r%d, path: /r%d, respond: { body: x } }\n", i, i)
+	}
+	return b.String()
+}
+
+// TestAdminScenariosPaged: the route listing comes in pages (1000 by
+// default) with the total and the request for the next page.
+func TestAdminScenariosPaged(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, manyRoutes(1500))
+	type page struct {
+		Routes []struct {
+			Order int
+			Name  string
+		}
+		Page struct {
+			Offset, Limit, Total int
+			Next                 *string
+		}
+	}
+	get := func(query string) (page, response) {
+		t.Helper()
+		r := do(t, "GET", hs.URL+"/__admin/scenarios"+query, "")
+		var p page
+		if r.status == 200 {
+			if err := json.Unmarshal([]byte(r.body), &p); err != nil {
+				t.Fatalf("GET %s: %v", query, err)
+			}
+		}
+		return p, r
+	}
+	p, _ := get("")
+	if len(p.Routes) != 1000 || p.Page.Total != 1500 || p.Page.Limit != 1000 || p.Page.Next == nil || *p.Page.Next != "/__admin/scenarios?offset=1000&limit=1000" {
+		t.Errorf("default page: %d routes, page %+v", len(p.Routes), p.Page)
+	}
+	p, _ = get("?offset=1000&limit=1000")
+	if len(p.Routes) != 500 || p.Routes[0].Order != 1001 || p.Routes[0].Name != "r1000" || p.Page.Next != nil {
+		t.Errorf("last page: %d routes from %+v, page %+v", len(p.Routes), p.Routes[0], p.Page)
+	}
+	p, _ = get("?limit=0")
+	if len(p.Routes) != 0 || p.Page.Total != 1500 {
+		t.Errorf("limit=0: %d routes, page %+v; want only the total", len(p.Routes), p.Page)
+	}
+	p, _ = get("?offset=9999")
+	if len(p.Routes) != 0 || p.Page.Next != nil {
+		t.Errorf("past the end: %d routes, page %+v", len(p.Routes), p.Page)
+	}
+	for _, q := range []string{"?limit=-1", "?limit=10001", "?offset=x", "?limit=1e3"} {
+		if _, r := get(q); r.status != 400 || r.header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("GET %s: %d %s, want a 400 problem", q, r.status, r.body)
+		}
+	}
+}
+
+// gatedLoad is a loader that counts its calls and, once blocked is set,
+// waits for release before loading.
+type gatedLoad struct {
+	mu      sync.Mutex // guards calls
+	calls   int
+	block   atomic.Bool
+	entered chan struct{} // receives when a blocked load begins
+	release chan struct{}
+	yaml    string
+}
+
+func (g *gatedLoad) load() (*scenarios.Set, error) {
+	g.mu.Lock()
+	g.calls++
+	g.mu.Unlock()
+	if g.block.Load() {
+		g.entered <- struct{}{}
+		<-g.release
+	}
+	return scenarios.LoadBytes("s.yaml", []byte(g.yaml))
+}
+
+func (g *gatedLoad) count() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.calls
+}
+
+// TestReloadMergesConcurrentRequests: twenty reload requests made while
+// a reload runs share one more reload, which starts after it, rather than
+// queueing for twenty.
+func TestReloadMergesConcurrentRequests(t *testing.T) {
+	t.Parallel()
+	g := &gatedLoad{entered: make(chan struct{}, 1), release: make(chan struct{}), yaml: route("/x", "one")}
+	s, hs, _ := newTestServer(t, Options{Load: g.load})
+	g.block.Store(true)
+	first := make(chan error, 1)
+	go func() { first <- s.Reload() }()
+	<-g.entered // the first reload is loading
+	const n = 20
+	results := make(chan response, n)
+	for range n {
+		go func() { results <- do(t, "POST", hs.URL+"/__admin/reload", "") }()
+	}
+	eventually(t, 10*time.Second, func() string {
+		s.reloads.mu.Lock()
+		defer s.reloads.mu.Unlock()
+		if c := s.reloads.next; c == nil || c.callers < n {
+			return "the reload requests have not all arrived"
+		}
+		return ""
+	})
+	g.block.Store(false)
+	close(g.release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		if r := <-results; r.status != 200 {
+			t.Errorf("reload: %d %s", r.status, r.body)
+		}
+	}
+	// New, the first reload, and one for the twenty.
+	if c := g.count(); c != 3 {
+		t.Errorf("%d loads, want 3", c)
+	}
+}
+
+// TestReloadStuckLoader: a loader blocked on I/O holds neither admin
+// calls nor shutdown. A reload request gives up with its client; Reload
+// (as the watcher calls it) returns once shutdown begins.
+func TestReloadStuckLoader(t *testing.T) {
+	t.Parallel()
+	g := &gatedLoad{entered: make(chan struct{}, 1), release: make(chan struct{}), yaml: route("/x", "one")}
+	t.Cleanup(func() { close(g.release) })
+	s, err := New(Options{Load: g.load, ShutdownTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	url := "http://" + ln.Addr().String()
+	g.block.Store(true)
+	watcher := make(chan error, 1)
+	go func() { watcher <- s.Reload() }()
+	<-g.entered // stuck for good
+
+	rctx, rcancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer rcancel()
+	if _, err := doCtx(rctx, "POST", url+"/__admin/reload", ""); err == nil {
+		t.Error("POST /__admin/reload answered while the loader is stuck")
+	}
+	if r := do(t, "GET", url+"/__admin/health", ""); r.status != 200 {
+		t.Errorf("health during a stuck reload: %d", r.status)
+	}
+	cancel()
+	for name, c := range map[string]chan error{"Serve": served, "Reload": watcher} {
+		select {
+		case err := <-c:
+			if name == "Reload" && !errors.Is(err, errReloadPending) {
+				t.Errorf("Reload returned %v, want errReloadPending", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s has not returned 30s after shutdown began, with the loader stuck", name)
+		}
+	}
+}
+
+// TestReloadHashSkipsLoad: with a Hash that says nothing changed, a
+// reload does not parse.
+func TestReloadHashSkipsLoad(t *testing.T) {
+	t.Parallel()
+	g := &gatedLoad{yaml: route("/x", "one")}
+	set, err := scenarios.LoadBytes("s.yaml", []byte(g.yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hash atomic.Value
+	hash.Store(set.Hash)
+	s, _, _ := newTestServer(t, Options{Load: g.load, Hash: func() (string, error) { return hash.Load().(string), nil }})
+	if err := s.Reload(); err != nil || g.count() != 1 {
+		t.Errorf("unchanged hash: %v, %d loads, want only New's", err, g.count())
+	}
+	hash.Store("changed")
+	if err := s.Reload(); err != nil || g.count() != 2 {
+		t.Errorf("changed hash: %v, %d loads, want 2", err, g.count())
 	}
 }

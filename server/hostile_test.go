@@ -3,10 +3,12 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/scenariomock/scenariomock/scenarios"
 )
 
 // These tests speak raw bytes to Serve on a real socket, as a hostile or
@@ -348,9 +352,9 @@ func TestHostilePaths(t *testing.T) {
 		{name: "absolute form with dot-dot", raw: get("http://x/../../etc/passwd"), want: []int{404}, problem: true},
 		{name: "OPTIONS *", raw: "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", want: []int{200}},
 		{name: "GET *", raw: get("*"), want: []int{404}, problem: true},
-		// gorilla/mux cleans admin paths and redirects to the clean one.
-		{name: "dot-dot out of the admin API", raw: get("/__admin/../etc/passwd"), want: []int{301}},
-		{name: "admin path with a NUL", raw: get("/__admin/%00"), want: []int{404}, problem: true},
+		// Admin paths not spelled canonically are refused (see TestHostileAdminSpellings).
+		{name: "dot-dot out of the admin API", raw: get("/__admin/../etc/passwd"), want: []int{400}, problem: true},
+		{name: "admin path with a NUL", raw: get("/__admin/%00"), want: []int{400}, problem: true},
 	})
 }
 
@@ -877,4 +881,141 @@ routes:
 	if n := strings.Count(logs.String(), secret); n < 2 {
 		t.Errorf("the log names the wanted value %d times, want the full report in each 404 line:\n%s", n, logs)
 	}
+}
+// templateBombYAML holds templates that pass validation but would run for
+// minutes or build a huge body if nothing bounded a render. slow does a
+// megabyte of formatting per iteration and prints nothing, so that
+// neither the step budget (reached after minutes) nor a size cap stops
+// it: only the request's context can.
+const templateBombYAML = `
+routes:
+  - name: slow
+    path: /slow
+    respond:
+      template: true
+      body: '{{ $n := 1000000 }}{{ range $n }}{{ if eq (len (printf "%0999999d" 1)) 0 }}{{ end }}{{ end }}done'
+  - name: huge
+    path: /huge
+    respond:
+      template: true
+      body: '{{ $n := 1000000 }}{{ range $n }}xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx{{ end }}'
+  - name: huge json
+    path: /huge.json
+    respond:
+      template: true
+      body: { a: '{{ $n := 1000000 }}{{ range $n }}xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx{{ end }}' }
+  - name: spin
+    path: /spin
+    respond:
+      template: true
+      body: '{{ $n := 1000000000 }}{{ range $n }}{{ end }}done'
+`
+
+// TestHostileTemplateClientGone: a render outlives its client no longer.
+// The client gives up at once; the render must end with the request
+// (its log line says so) rather than run on for minutes.
+func TestHostileTemplateClientGone(t *testing.T) {
+	logs := &syncBuffer{}
+	url, stop := serveReal(t, Options{Logger: slog.New(slog.NewJSONHandler(logs, nil))}, templateBombYAML)
+	t.Cleanup(func() { _ = stop() })
+	waitListening(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := doCtx(ctx, "GET", url+"/slow", ""); err == nil {
+		t.Fatal("the slow template answered within 300ms; the test needs one that does not")
+	}
+	eventually(t, 20*time.Second, func() string {
+		if l := logs.String(); !strings.Contains(l, `"route":"slow"`) || !strings.Contains(l, "render cancelled") {
+			return "the render of /slow has not ended after its client left; logs:\n" + l
+		}
+		return ""
+	})
+}
+
+// TestHostileTemplateBudget: a range over a variable (which validation
+// cannot see) is cut off at the step budget with a 500 problem.
+func TestHostileTemplateBudget(t *testing.T) {
+	url, stop := serveReal(t, Options{maxTemplateSteps: 10_000}, templateBombYAML)
+	t.Cleanup(func() { _ = stop() })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r, err := doCtx(ctx, "GET", url+"/spin", "")
+	if err != nil {
+		t.Fatalf("GET /spin: %v", err)
+	}
+	if r.status != http.StatusInternalServerError || !strings.Contains(r.body, "more than 10000 range iterations") {
+		t.Errorf("GET /spin: %d %s, want a 500 problem naming the step budget", r.status, r.body)
+	}
+}
+
+// TestHostileTemplateHugeBody: a template that would render 100 MB gets a
+// 500 problem naming the cap, and the server allocates about the cap, not
+// the body. Not parallel: it measures the process's allocations.
+func TestHostileTemplateHugeBody(t *testing.T) {
+	url, stop := serveReal(t, Options{}, templateBombYAML)
+	t.Cleanup(func() { _ = stop() })
+	waitListening(t, url)
+	for _, path := range []string{"/huge", "/huge.json"} {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		before := m.TotalAlloc
+		r := do(t, "GET", url+path, "")
+		runtime.ReadMemStats(&m)
+		alloc := m.TotalAlloc - before
+		t.Logf("GET %s: %d, %d bytes allocated", path, r.status, alloc)
+		if r.status != http.StatusInternalServerError || r.header.Get("Content-Type") != "application/problem+json" ||
+			!strings.Contains(r.body, "--max-template-output") || !strings.Contains(r.body, fmt.Sprint(4<<20)) {
+			t.Errorf("GET %s: %d %.300s, want a 500 problem naming the cap", path, r.status, r.body)
+		}
+		if alloc > 64<<20 {
+			t.Errorf("GET %s allocated %d MiB; a render capped at 4 MiB should take a few times that", path, alloc>>20)
+		}
+	}
+}
+
+// TestHostileTemplateRefused: what no render could finish, or what would
+// escape the budget, is refused when the file loads, with its position.
+func TestHostileTemplateRefused(t *testing.T) {
+	for _, c := range []struct{ body, want string }{
+		{`{{range 9000000000000000000}}{{end}}done`, "range over 9000000000000000000 can never finish"},
+		{`{{range 20000000}}xxxxxxxxxx{{end}}`, "range over 20000000 can never finish"},
+		{`{{define "x"}}{{template "x" 1}}{{template "x" 1}}{{end}}`, "cannot define templates"},
+		{`{{ $ = 1 }}{{ range 5 }}{{ end }}`, "$ cannot be declared"},
+	} {
+		yaml := "routes:\n  - path: /a\n    respond:\n      template: true\n      body: '" + c.body + "'\n"
+		_, err := scenarios.LoadBytes("s.yaml", []byte(yaml))
+		if err == nil || !strings.Contains(err.Error(), "s.yaml:5:13: ") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: load error %v, want s.yaml:5:13: ... %s", c.body, err, c.want)
+		}
+	}
+}
+
+// TestHostileAdminSpellings: the admin API answers only its canonical
+// spelling, so that a proxy rule keeping /__admin from the outside cannot
+// be walked round, and only to a Host no DNS-rebinding page could send.
+func TestHostileAdminSpellings(t *testing.T) {
+	t.Parallel()
+	addr := startRaw(t, Options{AdminHosts: []string{"mock.internal"}})
+	host := func(path, host string) string { return "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n" }
+	runRaw(t, addr, []rawCase{
+		{name: "canonical", raw: host("/__admin/health", "127.0.0.1"), want: []int{200}},
+		{name: "canonical with a query", raw: host("/__admin/reset?route=nope", "localhost"), want: []int{405}, problem: true},
+		{name: "encoded underscore", raw: host("/%5f_admin/health", "127.0.0.1"), want: []int{400}, problem: true},
+		{name: "encoded slash", raw: host("%2f__admin/health", "127.0.0.1"), want: []int{400}},
+		{name: "encoded letter", raw: host("/__adm%69n/health", "127.0.0.1"), want: []int{400}, problem: true},
+		{name: "double slash", raw: host("//__admin/health", "127.0.0.1"), want: []int{400}, problem: true},
+		{name: "dot segment", raw: host("/./__admin/health", "127.0.0.1"), want: []int{400}, problem: true},
+		{name: "dot-dot into the admin API", raw: host("/payments/../__admin/health", "127.0.0.1"), want: []int{400}, problem: true},
+		{name: "trailing slash", raw: host("/__admin/health/", "127.0.0.1"), want: []int{400}, problem: true},
+		{name: "absolute form, foreign host", raw: host("http://other.example/__admin/health", "other.example"), want: []int{400}, problem: true},
+		{name: "absolute form, own address", raw: host("http://"+addr+"/__admin/health", addr), want: []int{400}, problem: true},
+		{name: "rebinding name", raw: host("/__admin/health", "attacker.example"), want: []int{403}, problem: true},
+		{name: "rebinding name with a port", raw: host("/__admin/health", "attacker.example:8080"), want: []int{403}, problem: true},
+		{name: "localhost with a port", raw: host("/__admin/health", "localhost:8080"), want: []int{200}},
+		{name: "a localhost subdomain", raw: host("/__admin/health", "app.localhost"), want: []int{200}},
+		{name: "IPv6 loopback", raw: host("/__admin/health", "[::1]:8080"), want: []int{200}},
+		{name: "an allowed name", raw: host("/__admin/health", "MOCK.internal:8080"), want: []int{200}},
+		// Scenario paths that merely contain the word are not admin paths.
+		{name: "scenario path containing __admin", raw: host("/echo/__admin", "attacker.example"), want: []int{200}},
+	})
 }

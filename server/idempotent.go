@@ -115,7 +115,7 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in *mat
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, in *matcher.Request, m matcher.Match, own *prepared, status int, outcome string, start time.Time, title, detail string) {
 	route := m.Route.Name
 	if own != nil {
-		if err := own.write(w, func() *templateData { return newTemplateData(in, m, 0, s.opts.Clock.Now()) }); err != nil {
+		if err := own.write(w, s.opts.MaxTemplateOutput, s.templateData(r.Context(), in, m, 0)); err != nil {
 			err = fmt.Errorf("route %q: idempotency answer: %w", route, err)
 			writeProblem(w, newProblem(statusOf(err), err.Error()))
 			s.logProblem(r, route, statusOf(err), 0, start, slog.String("idempotency", outcome), slog.String("error", err.Error()))
@@ -178,12 +178,12 @@ func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, in *matcher.
 	// A real server that has started the work finishes it when the client
 	// hangs up; the retry then finds the stored answer. Only shutdown
 	// stops it (onClientAbort: discard stops with the client instead).
-	ctx := r.Context()
+	ctx, stop := s.delayContext(r)
 	if cfg.OnClientAbort == scenarios.Complete {
-		var stop func()
+		stop()
 		ctx, stop = s.detach(r.Context())
-		defer stop()
 	}
+	defer stop()
 	delay := pickDelay(p.src.Delay, s.opts.Rand)
 	if delay > 0 && !s.opts.Clock.Wait(ctx, delay) {
 		release()
@@ -206,7 +206,7 @@ func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, in *matcher.
 		return
 	}
 	rec := &recorder{header: http.Header{}}
-	if err := p.write(rec, func() *templateData { return newTemplateData(in, m, call, s.opts.Clock.Now()) }); err != nil {
+	if err := p.write(rec, s.opts.MaxTemplateOutput, s.templateData(ctx, in, m, call)); err != nil {
 		release()
 		err = fmt.Errorf("route %q: %w", route, err)
 		writeProblem(w, newProblem(statusOf(err), err.Error()))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -110,13 +111,20 @@ func (h *logHandler) handleRequest(t time.Time, method, path, route string, stat
 	b = append(b, k.status...)
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, k.duration...)
-	b = h.duration(b, duration)
+	b = h.float(b, millis(duration))
 	if delay > 0 {
 		b = append(b, k.delay...)
-		b = h.duration(b, delay)
+		b = h.float(b, millis(delay))
 	}
 	return h.close(bp, b)
 }
+
+// millis is a duration as the logs give every duration: a number of
+// milliseconds, under a key ending in _ms. Numbers, so that a program
+// reading JSON logs can add and compare them; one unit, so that no key
+// needs parsing (slog's own handlers write integer nanoseconds in JSON
+// and Go's "1.5s" in text).
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // requestKeys are the request line's constant parts, each with the
 // separator before it; method's carries level, message and the attributes
@@ -136,7 +144,7 @@ func (h *logHandler) requestKeys() requestKeys {
 	for _, f := range []struct {
 		dst *[]byte
 		key string
-	}{{&k.path, "path"}, {&k.route, "route"}, {&k.status, "status"}, {&k.duration, "duration"}, {&k.delay, "delay"}} {
+	}{{&k.path, "path"}, {&k.route, "route"}, {&k.status, "status"}, {&k.duration, "duration_ms"}, {&k.delay, "delay_ms"}} {
 		*f.dst = h.key(nil, f.key, &first)
 	}
 	return k
@@ -144,6 +152,31 @@ func (h *logHandler) requestKeys() requestKeys {
 
 // requestMsg is the message of the request log line.
 const requestMsg = "request"
+
+// float writes a float64 as slog's handlers do: strconv's shortest 'g'
+// in text, encoding/json's format in JSON (without its allocations).
+func (h *logHandler) float(b []byte, f float64) []byte {
+	if !h.json {
+		return strconv.AppendFloat(b, f, 'g', -1, 64)
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return jsonMarshal(b, f) // an error, written as slog writes one
+	}
+	// encoding/json's floatEncoder: 'f' unless tiny or huge, and e-09
+	// shortened to e-9.
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
 
 func (h *logHandler) duration(b []byte, d time.Duration) []byte {
 	if h.json {
@@ -279,10 +312,7 @@ func (h *logHandler) value(b []byte, v slog.Value) []byte {
 	case slog.KindDuration:
 		return h.duration(b, v.Duration())
 	case slog.KindFloat64:
-		if h.json {
-			return jsonMarshal(b, v.Float64()) // json.Marshal's float format differs from strconv's
-		}
-		return strconv.AppendFloat(b, v.Float64(), 'g', -1, 64)
+		return h.float(b, v.Float64())
 	}
 	x := v.Any()
 	if h.json {

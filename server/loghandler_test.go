@@ -3,11 +3,13 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"math"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +37,12 @@ var logCases = []struct {
 }{
 	{name: "request line", msg: "request", attrs: []slog.Attr{
 		slog.String("method", "POST"), slog.String("path", "/payments"), slog.String("route", "payment created"),
-		slog.Int("status", 201), slog.Duration("duration", 24897*time.Nanosecond), slog.Duration("delay", 10*time.Second),
+		slog.Int("status", 201), slog.Float64("duration_ms", millis(24897*time.Nanosecond)), slog.Float64("delay_ms", millis(10*time.Second)),
+	}},
+	{name: "durations in milliseconds", msg: "request", attrs: []slog.Attr{
+		slog.Float64("a_ms", millis(3002365531*time.Nanosecond)), slog.Float64("b_ms", millis(time.Nanosecond)), slog.Float64("c_ms", millis(25*time.Minute)),
+		slog.Float64("d_ms", millis(1<<62)), slog.Float64("e_ms", millis(-time.Second)), slog.Float64("f_ms", 1e-9), slog.Float64("g_ms", 1e-10),
+		slog.Float64("h_ms", math.Inf(1)), slog.Float64("i_ms", 123456789e15), slog.Float64("j_ms", 0), slog.Float64("k_ms", math.Copysign(0, -1)),
 	}},
 	{name: "quoting", level: slog.LevelWarn, msg: "needs quotes", attrs: []slog.Attr{
 		slog.String("empty", ""), slog.String("space", "a b"), slog.String("eq", "a=b"), slog.String("quote", `say "hi"`),
@@ -144,6 +151,7 @@ func TestRequestLineMatchesRecord(t *testing.T) {
 			{"GET", "/payments/pay_demo_0001", "payment found", 200, 24897 * time.Nanosecond, 0},
 			{"POST", "/transfers", "transfer created", 0, 3 * time.Second, 10 * time.Second},
 			{"BREW", "/a b=\"c\"\n\xff", "", 404, 0, time.Millisecond},
+			{"GET", "/x", "tiny", 200, time.Nanosecond, 25 * time.Minute},
 		} {
 			var direct, viaRecord bytes.Buffer
 			h := NewLogHandler(&direct, asJSON, nil).WithAttrs([]slog.Attr{slog.String("pid", "7")}).(*logHandler)
@@ -197,4 +205,59 @@ func FuzzLogHandler(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLogDurationsInMilliseconds: every duration the server logs, in
+// either format, is a number of milliseconds under a key ending in _ms.
+func TestLogDurationsInMilliseconds(t *testing.T) {
+	for _, asJSON := range []bool{true, false} {
+		logs := &syncBuffer{}
+		url, stop := serveReal(t, Options{Logger: slog.New(NewLogHandler(logs, asJSON, slog.LevelDebug)), Clock: &testClock{scale: 0}},
+			"routes: [{ path: /slow, respond: { body: done, delay: 1500ms } }]")
+		waitListening(t, url)
+		do(t, "GET", url+"/slow", "")
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+			fields := map[string]any{}
+			if asJSON {
+				if err := json.Unmarshal([]byte(line), &fields); err != nil {
+					t.Fatalf("%q: %v", line, err)
+				}
+			} else {
+				for _, f := range strings.Fields(line) {
+					if k, v, ok := strings.Cut(f, "="); ok {
+						fields[k] = v
+					}
+				}
+			}
+			for k, v := range fields {
+				switch {
+				case strings.HasSuffix(k, "_ms"):
+					seen[k] = true
+					n, isNumber := v.(float64)
+					if !asJSON {
+						var err error
+						n, err = strconv.ParseFloat(v.(string), 64)
+						isNumber = err == nil
+					}
+					if !isNumber || n < 0 {
+						t.Errorf("json=%v: %s=%v is not a number of milliseconds: %s", asJSON, k, v, line)
+					}
+					if k == "delay_ms" && n != 1500 || k == "timeout_ms" && n != 5000 {
+						t.Errorf("json=%v: %s=%v: %s", asJSON, k, v, line)
+					}
+				case k == "duration" || k == "delay" || k == "timeout":
+					t.Errorf("json=%v: %s=%v, a duration not in milliseconds: %s", asJSON, k, v, line)
+				}
+			}
+		}
+		for _, k := range []string{"duration_ms", "delay_ms", "timeout_ms"} {
+			if !seen[k] {
+				t.Errorf("json=%v: no %s in the logs:\n%s", asJSON, k, logs.String())
+			}
+		}
+	}
 }

@@ -53,6 +53,12 @@ var (
 	errBodyUnreadable = errors.New("request body unreadable")
 	errBodyTimeout    = errors.New("request body too slow")
 	errTemplate       = errors.New("response template failed")
+	// errRenderTooLarge is a render cut off at --max-template-output;
+	// errRenderBudget one cut off at scenarios.MaxRangeSteps, and
+	// errRenderCancelled one whose request ended. All are 500s.
+	errRenderTooLarge  = errors.New("response template output too large")
+	errRenderBudget    = errors.New("render step budget spent")
+	errRenderCancelled = errors.New("render cancelled")
 )
 
 func statusOf(err error) int {

@@ -2,6 +2,8 @@ package server
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -65,6 +67,60 @@ type templateData struct {
 	// when the sequence is per key.
 	Call int64
 	Now  time.Time
+
+	// ctx and maxSteps bound the render (see Step); steps counts.
+	ctx             context.Context
+	steps, maxSteps int
+}
+
+// Step is called by every range iteration of a render (the check
+// scenarios puts in range bodies). It ends the render once the request's
+// context ends (the client left, or shutdown) or the render has taken
+// maxSteps steps (scenarios.MaxRangeSteps): text/template has no cancellation of its
+// own, and an empty range body writes nothing for a size cap to stop.
+func (d *templateData) Step() error {
+	d.steps++
+	if d.maxSteps > 0 && d.steps > d.maxSteps {
+		return &budgetError{max: d.maxSteps}
+	}
+	if d.ctx != nil {
+		select {
+		case <-d.ctx.Done():
+			return fmt.Errorf("%w: %w", errRenderCancelled, context.Cause(d.ctx))
+		default:
+		}
+	}
+	return nil
+}
+
+// budgetError is a render cut off after max steps.
+type budgetError struct{ max int }
+
+func (e *budgetError) Error() string {
+	return fmt.Sprintf("%v: more than %d range iterations", errRenderBudget, e.max)
+}
+
+func (e *budgetError) Is(target error) bool { return target == errRenderBudget }
+
+// renderBuffer is where a template renders: it refuses output past max
+// bytes, so that a template cannot build a body of any size.
+type renderBuffer struct {
+	bytes.Buffer
+	max int
+}
+
+func (b *renderBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.max {
+		return 0, scenarios.ErrOutputLimit
+	}
+	return b.Buffer.Write(p)
+}
+
+func (b *renderBuffer) WriteString(s string) (int, error) {
+	if b.Len()+len(s) > b.max {
+		return 0, scenarios.ErrOutputLimit
+	}
+	return b.Buffer.WriteString(s)
 }
 
 type templateRequest struct {
@@ -114,8 +170,9 @@ func newTemplateData(in *matcher.Request, m matcher.Match, call int64, now time.
 }
 
 // write sends the response. A template that fails to render becomes a 500
-// problem naming the template's error, before anything is written.
-func (p *prepared) write(w http.ResponseWriter, data func() *templateData) error {
+// problem naming the template's error, before anything is written; so
+// does one whose output (a header or the body) would pass limit bytes.
+func (p *prepared) write(w http.ResponseWriter, limit int, data func() *templateData) error {
 	h := w.Header()
 	for _, hv := range p.header {
 		h[hv.name] = hv.value
@@ -124,9 +181,9 @@ func (p *prepared) write(w http.ResponseWriter, data func() *templateData) error
 	if p.templated {
 		d := data()
 		for i, t := range p.templates {
-			var b strings.Builder
+			b := renderBuffer{max: limit}
 			if err := t.Template.Execute(&b, d); err != nil {
-				return fmt.Errorf("%w: header %s: %s", errTemplate, t.Name, templateMessage(err))
+				return renderError("header "+t.Name, limit, err)
 			}
 			v := strings.Map(func(r rune) rune {
 				if r < ' ' && r != '\t' || r == 0x7f {
@@ -140,16 +197,20 @@ func (p *prepared) write(w http.ResponseWriter, data func() *templateData) error
 				h[t.Name] = []string{v}
 			}
 		}
-		var buf bytes.Buffer
+		buf := renderBuffer{max: limit}
 		switch {
 		case p.src.JSONTemplate != nil:
-			if err := p.src.JSONTemplate.Execute(&buf, d); err != nil {
-				return fmt.Errorf("%w: body: %s", errTemplate, templateMessage(err))
+			err := p.src.JSONTemplate.Execute(&buf.Buffer, d, limit)
+			if err == nil && buf.Len() > limit {
+				err = scenarios.ErrOutputLimit // escaping made it longer than its leaves
+			}
+			if err != nil {
+				return renderError("body", limit, err)
 			}
 			body = buf.Bytes()
 		case p.src.BodyTemplate != nil:
 			if err := p.src.BodyTemplate.Execute(&buf, d); err != nil {
-				return fmt.Errorf("%w: body: %s", errTemplate, templateMessage(err))
+				return renderError("body", limit, err)
 			}
 			body = buf.Bytes()
 		}
@@ -158,6 +219,21 @@ func (p *prepared) write(w http.ResponseWriter, data func() *templateData) error
 	w.WriteHeader(p.status)
 	_, _ = w.Write(body) // a client that went away is not an error of ours
 	return nil
+}
+
+// renderError says why what (a header or the body) did not render.
+func renderError(what string, limit int, err error) error {
+	switch {
+	case errors.Is(err, scenarios.ErrOutputLimit):
+		return fmt.Errorf("%w: %s: the rendered output passes the limit of %d bytes (--max-template-output)", errRenderTooLarge, what, limit)
+	case errors.Is(err, errRenderBudget):
+		var be *budgetError
+		errors.As(err, &be)
+		return fmt.Errorf("%w: %s: %w", errTemplate, what, be)
+	case errors.Is(err, errRenderCancelled):
+		return fmt.Errorf("%w: %s: %w", errTemplate, what, errRenderCancelled)
+	}
+	return fmt.Errorf("%w: %s: %s", errTemplate, what, templateMessage(err))
 }
 
 // templateMessage strips text/template's own naming from an execution

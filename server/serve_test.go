@@ -301,7 +301,7 @@ routes:
     path: /broken
     respond:
       template: true
-      body: "{{ index .Request.Vars \"x\" | printf \"%d\" | len | printf \"%s\" }}{{ template \"nope\" }}"
+      body: "{{ index .Request.Vars \"x\" | printf \"%d\" | len | printf \"%s\" }}{{ randomInt 5 1 }}"
 `)
 	r := do(t, "POST", hs.URL+"/orders/o-1", `{"note":"say \"hi\"\nbye"}`, "User-Agent", "probe")
 	if r.status != 201 || r.header.Get("Location") != "/orders/o-1" || r.header.Get("X-Call") != "1" {
@@ -460,5 +460,69 @@ routes:
 	}
 	if got := strings.Join(paths, " "); got != "/nowhere /t /ok" {
 		t.Errorf("logged at warn: %s, want the miss, the failed template and the refused body", got)
+	}
+}
+
+// TestHeadAnswersGetRoutes: HEAD gets a GET route's status and headers,
+// Content-Length as GET sends it, and no body, unless a route matches HEAD
+// itself.
+func TestHeadAnswersGetRoutes(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, `
+routes:
+  - name: static
+    method: GET
+    path: /static
+    respond: { status: 200, headers: { X-Kind: static }, body: hello }
+  - name: templated
+    method: GET
+    path: /tpl/{id}
+    respond: { template: true, headers: { X-Method: "{{ .Request.Method }}" }, body: { id: "{{ .Request.Vars.id }}" } }
+  - name: own head
+    method: HEAD
+    path: /own
+    respond: { status: 204 }
+  - name: own get
+    method: GET
+    path: /own
+    respond: { status: 200, body: get }
+  - name: post only
+    method: POST
+    path: /post
+    respond: { status: 201 }
+`)
+	head := func(path string) *http.Response {
+		t.Helper()
+		resp, err := http.Head(hs.URL + path)
+		if err != nil {
+			t.Fatalf("HEAD %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		if b, _ := io.ReadAll(resp.Body); len(b) > 0 {
+			t.Errorf("HEAD %s: a body of %d bytes", path, len(b))
+		}
+		return resp
+	}
+	for _, path := range []string{"/static", "/tpl/abc"} {
+		get := do(t, "GET", hs.URL+path, "")
+		resp := head(path)
+		if resp.StatusCode != get.status || resp.ContentLength != int64(len(get.body)) || resp.Header.Get("Content-Type") != get.header.Get("Content-Type") {
+			t.Errorf("HEAD %s: %d, Content-Length %d, Content-Type %q; GET: %d, %d bytes, %q",
+				path, resp.StatusCode, resp.ContentLength, resp.Header.Get("Content-Type"), get.status, len(get.body), get.header.Get("Content-Type"))
+		}
+	}
+	if resp := head("/static"); resp.Header.Get("X-Kind") != "static" {
+		t.Errorf("HEAD /static: headers %v", resp.Header)
+	}
+	if resp := head("/tpl/abc"); resp.Header.Get("X-Method") != "HEAD" {
+		t.Errorf("HEAD /tpl/abc: template saw method %q, want HEAD", resp.Header.Get("X-Method"))
+	}
+	if resp := head("/own"); resp.StatusCode != 204 {
+		t.Errorf("HEAD /own: %d, want the HEAD route's 204", resp.StatusCode)
+	}
+	for _, path := range []string{"/post", "/nothing"} {
+		if resp := head(path); resp.StatusCode != 404 {
+			t.Errorf("HEAD %s: %d, want 404", path, resp.StatusCode)
+		}
 	}
 }

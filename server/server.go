@@ -10,7 +10,10 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/netip"
+	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,14 +29,24 @@ import (
 type Options struct {
 	// Load reads the scenarios; it is called by New and by every Reload.
 	Load func() (*scenarios.Set, error)
+	// Hash, if set, returns the content hash of what Load would read (the
+	// value Load puts in Set.Hash) without parsing it, so that a reload of
+	// unchanged files skips Load.
+	Hash func() (string, error)
 	// Source says where the scenarios come from, for the logs.
 	Source string
 	Logger *slog.Logger
 	// MaxBody bounds request bodies (default 10 MiB); larger ones get 413.
 	MaxBody int64
 	// ShutdownTimeout is how long in-flight requests may take to finish
-	// once shutdown begins (default 5s); then delays are cancelled.
+	// writing once shutdown begins (default 5s); then what is left is
+	// cut off.
 	ShutdownTimeout time.Duration
+	// WaitDelaysOnShutdown lets requests in a delay finish it (within
+	// ShutdownTimeout) when shutdown begins. By default their delays are
+	// cancelled at once and their connections closed without an answer,
+	// as for a client that left: a mock's delay is not work to finish.
+	WaitDelaysOnShutdown bool
 	// ReadHeaderTimeout bounds how long a client may take to send its
 	// headers (default 10s), which ends slowloris connections.
 	ReadHeaderTimeout time.Duration
@@ -48,6 +61,14 @@ type Options struct {
 	// net/http's 1 MiB, so a connection cannot pin a megabyte); larger
 	// ones get 431 from net/http.
 	MaxHeaderBytes int
+	// AdminHosts are the host names, besides localhost names and IP
+	// addresses, that admin calls may carry in Host: the names a
+	// container is reached by. "*" allows any name.
+	AdminHosts []string
+	// MaxTemplateOutput bounds what one template renders, a header or
+	// the body (default 4 MiB); a render that would pass it gets a 500
+	// problem naming the limit.
+	MaxTemplateOutput int
 	// MaxSequenceKeys bounds the distinct keys a per-key sequence
 	// remembers per route (default 100,000); the oldest is forgotten first.
 	MaxSequenceKeys int
@@ -65,6 +86,9 @@ type Options struct {
 	// and math/rand/v2.
 	Clock Clock
 	Rand  func() float64
+	// maxTemplateSteps replaces scenarios.MaxRangeSteps, for tests that
+	// would otherwise spend seconds reaching it under the race detector.
+	maxTemplateSteps int
 }
 
 func (o *Options) setDefaults() {
@@ -89,6 +113,12 @@ func (o *Options) setDefaults() {
 	if o.MaxHeaderBytes <= 0 {
 		o.MaxHeaderBytes = 64 << 10
 	}
+	if o.MaxTemplateOutput <= 0 {
+		o.MaxTemplateOutput = 4 << 20
+	}
+	if o.maxTemplateSteps <= 0 {
+		o.maxTemplateSteps = scenarios.MaxRangeSteps
+	}
 	if o.MaxSequenceKeys <= 0 {
 		o.MaxSequenceKeys = 100_000
 	}
@@ -111,11 +141,13 @@ type Server struct {
 	snap  atomic.Pointer[snapshot]
 	admin http.Handler
 	state state.Store
-	// stopping ends when shutdown begins; work that outlives its client
-	// (an idempotent request whose client hung up) stops then.
+
+	// stopping ends when Serve begins to shut down (its cause is
+	// errShutdown): delays and callers waiting for a reload watch it.
 	stopping context.Context
 	stop     context.CancelCauseFunc
 
+	reloads  reloads
 	reloadMu sync.Mutex // serializes reloads; guards lastHash
 	lastHash string
 	status   atomic.Pointer[reloadStatus]
@@ -198,11 +230,104 @@ func (s *Server) build(t *matcher.Table, version int64, now time.Time) *snapshot
 // Reload loads the scenarios again and makes them current. On error the
 // old snapshot keeps serving and the error is kept for the admin API. A
 // reload that reads exactly what the current snapshot was built from does
-// nothing.
-func (s *Server) Reload() error {
+// nothing. Reload returns when a reload that started after it was called
+// has finished, or when shutdown begins (errReloadPending). It is safe for
+// concurrent use: calls made while a reload runs share the next one.
+func (s *Server) Reload() error { return s.ReloadContext(context.Background()) }
+
+// ReloadContext is Reload, giving up (errReloadPending) when ctx ends; the
+// reload itself goes on and its outcome shows in the admin API.
+func (s *Server) ReloadContext(ctx context.Context) error {
+	c := s.requestReload()
+	select {
+	case <-c.done:
+		return c.err
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", errReloadPending, context.Cause(ctx))
+	case <-s.stopping.Done():
+		return fmt.Errorf("%w: %w", errReloadPending, context.Cause(s.stopping))
+	}
+}
+
+// errReloadPending: a caller stopped waiting for a reload that still runs.
+var errReloadPending = errors.New("reload still running")
+
+// reloads merges concurrent reload requests. At most one reload runs; a
+// request made while it runs joins the next one, which starts when it
+// ends, so that every caller sees the files as they were when it asked
+// (the running reload may have read them before) and twenty callers cost
+// two loads, not twenty. A goroutine of the server runs the reloads, not
+// a caller, so that a caller can stop waiting: a loader stuck on I/O then
+// holds only that goroutine, which ends once no reload is pending.
+type reloads struct {
+	mu      sync.Mutex // guards running and next
+	running bool
+	next    *reloadCall // the reload to start when the running one ends
+}
+
+// reloadCall is one reload and the callers waiting for it.
+type reloadCall struct {
+	done    chan struct{}
+	err     error // set before done is closed
+	callers int   // guarded by reloads.mu
+}
+
+// requestReload returns the reload that will run next, starting the
+// goroutine that runs reloads if none runs.
+func (s *Server) requestReload() *reloadCall {
+	rl := &s.reloads
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if rl.next == nil {
+		rl.next = &reloadCall{done: make(chan struct{})}
+	}
+	c := rl.next
+	c.callers++
+	if !rl.running {
+		rl.running = true
+		go s.runReloads()
+	}
+	return c
+}
+
+// runReloads runs pending reloads one after the other and ends when none
+// is pending.
+func (s *Server) runReloads() {
+	rl := &s.reloads
+	for {
+		rl.mu.Lock()
+		c := rl.next
+		rl.next = nil
+		if c == nil {
+			rl.running = false
+		}
+		callers := 0
+		if c != nil {
+			callers = c.callers
+		}
+		rl.mu.Unlock()
+		if c == nil {
+			return
+		}
+		if callers > 1 {
+			s.log.Debug("reload requests merged", "requests", callers)
+		}
+		c.err = s.reload()
+		close(c.done)
+	}
+}
+
+// reload is one reload; runReloads makes sure only one runs at a time.
+func (s *Server) reload() error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	now := s.opts.Clock.Now()
+	if s.opts.Hash != nil && s.status.Load().err == nil {
+		// Files unchanged since the current snapshot: nothing to parse.
+		if h, err := s.opts.Hash(); err == nil && h == s.lastHash {
+			return nil
+		}
+	}
 	set, err := s.opts.Load()
 	var t *matcher.Table
 	if err == nil {
@@ -275,17 +400,30 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	s.log.Info("shutting down", "timeout_ms", millis(s.opts.ShutdownTimeout))
+	// Delays end now (unless WaitDelaysOnShutdown), and so do waits for
+	// a reload: a loader stuck on I/O must not hold the process.
 	s.stop(errShutdown)
-	s.log.Info("shutting down", "timeout", s.opts.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
-		s.log.Warn("requests still running at the shutdown timeout; cancelling their delays")
+		s.log.Warn("requests still running at the shutdown timeout; cancelling them")
 		cancelDelays(errShutdown)
 		_ = hs.Close()
 	}
 	<-served
 	return nil
+}
+
+// delayContext is what a delay waits on: the request's context, ended
+// also when shutdown begins unless WaitDelaysOnShutdown.
+func (s *Server) delayContext(r *http.Request) (context.Context, func()) {
+	if s.opts.WaitDelaysOnShutdown {
+		return r.Context(), func() {}
+	}
+	ctx, cancel := context.WithCancelCause(r.Context())
+	stop := context.AfterFunc(s.stopping, func() { cancel(context.Cause(s.stopping)) })
+	return ctx, func() { stop(); cancel(nil) }
 }
 
 const adminPrefix = "/__admin"
@@ -307,17 +445,87 @@ var errShutdown = errors.New("shutdown")
 // ServeHTTP answers one request: the admin API under /__admin, otherwise
 // the scenarios.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if p := r.URL.Path; strings.HasPrefix(p, adminPrefix) && (len(p) == len(adminPrefix) || p[len(adminPrefix)] == '/') {
-		// The admin API reads no bodies, but one must still be read (and
-		// bounded), or net/http would wait to drain it after answering.
-		if _, err := s.readBody(w, r, nil); err != nil {
-			s.bodyProblem(w, r, err, s.opts.Clock.Now())
-			return
-		}
-		s.admin.ServeHTTP(w, r)
+	admin, canonical := adminTarget(r)
+	if !admin {
+		s.serveScenario(w, r)
 		return
 	}
-	s.serveScenario(w, r)
+	// The admin API reads no bodies, but one must still be read (and
+	// bounded), or net/http would wait to drain it after answering.
+	if _, err := s.readBody(w, r, nil); err != nil {
+		s.bodyProblem(w, r, err, s.opts.Clock.Now())
+		return
+	}
+	if !canonical {
+		writeProblem(w, newProblem(http.StatusBadRequest, fmt.Sprintf(
+			"%s is not the canonical spelling of an admin path; ask for %s exactly (no percent-encoding, dot segments, repeated slashes or absolute URL).",
+			strconv.Quote(r.RequestURI), path.Clean(r.URL.Path))))
+		return
+	}
+	if !s.adminHostAllowed(r.Host) {
+		writeProblem(w, newProblem(http.StatusForbidden, fmt.Sprintf(
+			"Host %q may not call the admin API, against DNS rebinding: only localhost names, IP addresses and the names given to --admin-hosts may.", r.Host)))
+		return
+	}
+	s.admin.ServeHTTP(w, r)
+}
+
+// adminTarget reports whether r is for the admin API and whether it came
+// in the canonical form. A request is for the admin API when its path,
+// percent-decoded, or decoded and cleaned of dot segments and repeated
+// slashes, is /__admin or under it. It is canonical when the request
+// target, as sent, is that cleaned path exactly (a query aside): origin
+// form, nothing encoded that need not be. Every other spelling
+// (/%5f_admin, //__admin, /./__admin, /__admin/../x, an absolute URL) is
+// refused rather than served: a proxy rule that keeps /__admin from the
+// outside matches the spelling it sees, so serving these would walk round
+// it, and handing them to the scenarios would make one path mean two things.
+func adminTarget(r *http.Request) (admin, canonical bool) {
+	p := r.URL.Path
+	if !strings.Contains(p, adminPrefix) { // the hot path: one scan, no allocation
+		return false, false
+	}
+	clean := path.Clean(p)
+	if !underAdmin(p) && !underAdmin(clean) {
+		return false, false
+	}
+	target := r.RequestURI
+	if target == "" { // a handler called directly, not by net/http's server
+		target = r.URL.RequestURI()
+	}
+	if i := strings.IndexByte(target, '?'); i >= 0 {
+		target = target[:i]
+	}
+	return true, target == clean
+}
+
+func underAdmin(p string) bool {
+	return strings.HasPrefix(p, adminPrefix) && (len(p) == len(adminPrefix) || p[len(adminPrefix)] == '/')
+}
+
+// adminHostAllowed checks the Host of an admin call: a web page whose
+// name an attacker points at 127.0.0.1 (DNS rebinding) sends its own name,
+// which is not on the list. IP addresses, localhost names and no Host at
+// all cannot come from such a page; names a container is reached by are
+// given to --admin-hosts ("*" allows any).
+func (s *Server) adminHostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if host == "" || host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	for _, h := range s.opts.AdminHosts {
+		if h == "*" || strings.EqualFold(strings.TrimSuffix(h, "."), host) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
@@ -343,6 +551,20 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 	}
 	in := matcher.NewRequest(r, body)
 	m, ok := snap.table.Match(in)
+	if !ok && r.Method == http.MethodHead {
+		// HEAD is GET without the body (RFC 9110 §9.3.2), as net/http's
+		// file server and most servers answer it: a GET route answers it
+		// unless a route matched HEAD itself. net/http drops the body we
+		// write and keeps the Content-Length we set, so the headers are
+		// GET's, Content-Length included. The call counts as the route's.
+		get := r.WithContext(r.Context())
+		get.Method = http.MethodGet
+		asGet := matcher.NewRequest(get, body)
+		if m, ok = snap.table.Match(asGet); ok {
+			asGet.HTTP = r // templates see the method that was sent
+			in = asGet
+		}
+	}
 	if !ok {
 		s.miss(w, r, snap, in, start)
 		return
@@ -403,16 +625,22 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 		route = m.Route.Name
 	}
 	delay := pickDelay(p.src.Delay, s.opts.Rand)
-	if delay > 0 && !s.opts.Clock.Wait(r.Context(), delay) {
-		// The client left, or shutdown cancelled the delay: drop the
-		// connection without an answer. Returning would let net/http send
-		// an empty 200 that no scenario says.
-		outcome := "client gone during delay"
-		if errors.Is(context.Cause(r.Context()), errShutdown) {
-			outcome = "delay cancelled by shutdown"
+	if delay > 0 {
+		ctx, release := s.delayContext(r)
+		waited := s.opts.Clock.Wait(ctx, delay)
+		cause := context.Cause(ctx)
+		release()
+		if !waited {
+			// The client left, or shutdown cancelled the delay: drop the
+			// connection without an answer. Returning would let net/http
+			// send an empty 200 that no scenario says.
+			outcome := "client gone during delay"
+			if errors.Is(cause, errShutdown) {
+				outcome = "delay cancelled by shutdown"
+			}
+			s.logRequest(r, route, 0, delay, start, slog.String("outcome", outcome))
+			panic(http.ErrAbortHandler)
 		}
-		s.logRequest(r, route, 0, delay, start, slog.String("outcome", outcome))
-		panic(http.ErrAbortHandler)
 	}
 	if p.src.Fault != scenarios.NoFault {
 		if err := fault(w, p.src.Fault); err != nil {
@@ -423,7 +651,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 		s.logRequest(r, route, 0, delay, start, slog.String("fault", string(p.src.Fault)))
 		return
 	}
-	err := p.write(w, func() *templateData { return newTemplateData(in, m, call, s.opts.Clock.Now()) })
+	err := p.write(w, s.opts.MaxTemplateOutput, s.templateData(r.Context(), in, m, call))
 	if err != nil {
 		err = fmt.Errorf("route %q: %w", route, err)
 		writeProblem(w, newProblem(statusOf(err), err.Error()))
@@ -431,6 +659,16 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 		return
 	}
 	s.logRequest(r, route, p.status, delay, start)
+}
+
+// templateData returns what a response template sees, made when a
+// template first needs it, bounded by ctx and the step budget.
+func (s *Server) templateData(ctx context.Context, in *matcher.Request, m matcher.Match, call int64) func() *templateData {
+	return func() *templateData {
+		d := newTemplateData(in, m, call, s.opts.Clock.Now())
+		d.ctx, d.maxSteps = ctx, s.opts.maxTemplateSteps
+		return d
+	}
 }
 
 // miss answers a request that no route matched: with the fallback if the
@@ -564,10 +802,10 @@ func (s *Server) logRequestAt(level slog.Level, r *http.Request, route string, s
 		slog.String("path", r.URL.Path),
 		slog.String("route", route),
 		slog.Int("status", status),
-		slog.Duration("duration", now.Sub(start)),
+		slog.Float64("duration_ms", millis(now.Sub(start))),
 	)
 	if delay > 0 {
-		rec.AddAttrs(slog.Duration("delay", delay))
+		rec.AddAttrs(slog.Float64("delay_ms", millis(delay)))
 	}
 	rec.AddAttrs(extra...)
 	_ = h.Handle(ctx, rec)

@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,18 +47,53 @@ func settledGoroutines(t *testing.T, n int) {
 
 // These tests count goroutines, so they do not run in parallel.
 
-func TestShutdownLetsRequestsFinish(t *testing.T) {
+// TestShutdownWaitsForDelaysWhenAsked: with WaitDelaysOnShutdown, a
+// request in its delay finishes it and gets its answer.
+func TestShutdownWaitsForDelaysWhenAsked(t *testing.T) {
 	before := runtime.NumGoroutine()
-	url, stop := serveReal(t, Options{ShutdownTimeout: 5 * time.Second}, "routes: [{ path: /slow, respond: { body: done, delay: 300ms } }]")
+	clock := &testClock{scale: 1, began: make(chan struct{}, 1)}
+	url, stop := serveReal(t, Options{ShutdownTimeout: 5 * time.Second, WaitDelaysOnShutdown: true, Clock: clock},
+		"routes: [{ path: /slow, respond: { body: done, delay: 300ms } }]")
+	waitListening(t, url)
 	got := make(chan response, 1)
 	go func() { got <- do(t, "GET", url+"/slow", "") }()
-	waitListening(t, url)
-	time.Sleep(50 * time.Millisecond) // the request is in its delay
+	<-clock.began // the request is in its delay
 	if err := stop(); err != nil {
 		t.Fatalf("Serve returned %v, want nil", err)
 	}
 	if r := <-got; r.status != 200 || r.body != "done" {
 		t.Errorf("in-flight request: %d %q, want it to finish", r.status, r.body)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	settledGoroutines(t, before)
+}
+
+// TestShutdownDropsDelaysAtOnce: by default a delay is not work to finish.
+// A client in a 10 minute delay used to hold SIGTERM for the whole
+// shutdown timeout; now its connection is closed at once, without an
+// answer, and the timeout (a minute here) bounds only real writes.
+func TestShutdownDropsDelaysAtOnce(t *testing.T) {
+	before := runtime.NumGoroutine()
+	clock := &testClock{scale: 1, began: make(chan struct{}, 1)}
+	logs := &syncBuffer{}
+	url, stop := serveReal(t, Options{ShutdownTimeout: time.Minute, Clock: clock, Logger: slog.New(slog.NewJSONHandler(logs, nil))},
+		"routes: [{ path: /slow, respond: { body: done, delay: 10m } }]")
+	waitListening(t, url)
+	errc := make(chan error, 1)
+	go func() { _, err := doCtx(context.Background(), "GET", url+"/slow", ""); errc <- err }()
+	<-clock.began
+	start := time.Now()
+	if err := stop(); err != nil {
+		t.Fatalf("Serve returned %v", err)
+	}
+	if el := time.Since(start); el > 30*time.Second {
+		t.Errorf("shutdown took %s: it waited for the delay", el)
+	}
+	if err := <-errc; err == nil {
+		t.Error("the request in a 10m delay got an answer; its connection should have been closed")
+	}
+	if !strings.Contains(logs.String(), "delay cancelled by shutdown") {
+		t.Errorf("no log line says the delay was cancelled by shutdown:\n%s", logs.String())
 	}
 	http.DefaultClient.CloseIdleConnections()
 	settledGoroutines(t, before)

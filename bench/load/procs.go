@@ -38,7 +38,7 @@ func (p *proc) logText() string {
 	return string(b)
 }
 
-var delayedLine = regexp.MustCompile(`path=(\S+) .*duration=(\S+) delay=(\S+)`)
+var delayedLine = regexp.MustCompile(`path=(\S+) .*duration_ms=(\S+) delay_ms=(\S+)`)
 
 // serverDelayErrors reads the request lines scenariomock logged for path
 // and returns how much longer than its delay each took, as the server saw
@@ -50,10 +50,10 @@ func (p *proc) serverDelayErrors(path string) samples {
 		if m == nil || m[1] != path {
 			continue
 		}
-		d, err1 := time.ParseDuration(m[2])
-		delay, err2 := time.ParseDuration(m[3])
+		d, err1 := strconv.ParseFloat(m[2], 64)
+		delay, err2 := strconv.ParseFloat(m[3], 64)
 		if err1 == nil && err2 == nil {
-			out = append(out, d-delay)
+			out = append(out, time.Duration((d-delay)*float64(time.Millisecond)))
 		}
 	}
 	return out
