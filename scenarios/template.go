@@ -145,8 +145,6 @@ func jsonOf(data any, args ...any) (string, error) {
 // body it was decoded from, by walking body and document together. It
 // compares by identity (the same map, the same slice), and checks what it
 // found, so that a body with duplicate keys cannot echo the wrong member.
-// A template defined with define and called with template has its own $,
-// not the request, so json there falls back to encoding/json's sorted keys.
 func rawJSON(src JSONSource, v any) (string, bool) {
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
