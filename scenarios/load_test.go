@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -419,5 +420,51 @@ func TestLiteralPrefix(t *testing.T) {
 		if !reflect.DeepEqual(segs, c.segs) || exact != c.exact {
 			t.Errorf("LiteralPrefix(%q) = %q, %v; want %q, %v", c.tpl, segs, exact, c.segs, c.exact)
 		}
+	}
+}
+
+// TestLinksInsideTheRoot keeps what os.Root alone would refuse: absolute
+// links and links through ".." that land inside the root, as in a
+// Kubernetes ConfigMap mount (s.yaml → ..data/s.yaml, ..data → ..v1). A
+// scenario file linked from outside the directory is refused.
+func TestLinksInsideTheRoot(t *testing.T) {
+	t.Parallel()
+	dir := write(t, map[string]string{
+		"..v1/s.yaml":    "routes: [{ path: /x, respond: { bodyFile: abs.json } }, { path: /y, respond: { bodyFile: up.json } }]",
+		"..v1/body.json": `{"ok":true}`,
+	})
+	links := [][2]string{
+		{"..v1", filepath.Join(dir, "..data")},
+		{filepath.Join("..data", "s.yaml"), filepath.Join(dir, "s.yaml")},
+		{filepath.Join(dir, "..data", "body.json"), filepath.Join(dir, "abs.json")},
+		{filepath.Join("..data", "..", "..v1", "body.json"), filepath.Join(dir, "up.json")},
+	}
+	for _, l := range links {
+		if err := os.Symlink(l[0], l[1]); err != nil {
+			t.Skip(err)
+		}
+	}
+	set, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range set.Routes() {
+		if got := string(r.Responses[0].Body); got != `{"ok":true}` {
+			t.Errorf("%s: body %q", r.Path, got)
+		}
+	}
+
+	outside := write(t, map[string]string{"o.yaml": "routes: [{ path: /o, respond: { status: 200 } }]"})
+	if err := os.Symlink(filepath.Join(outside, "o.yaml"), filepath.Join(dir, "o.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(dir)
+	want := filepath.Join(dir, "o.yaml") + ": a symbolic link to a file outside the scenario root " + strconv.Quote(dir)
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+	// Named on its own, the same link is the user's choice.
+	if _, err := Load(filepath.Join(dir, "o.yaml")); err != nil {
+		t.Errorf("the link named as a file: %v", err)
 	}
 }

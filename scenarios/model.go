@@ -21,8 +21,11 @@ type Set struct {
 	// Hash identifies the content of every file read (scenarios and body
 	// files); equal hashes mean nothing changed.
 	Hash string
-	// Deps are the body files the set read, for the watcher.
+	// Deps are the body files the set read, in the order read, for the
+	// watcher and for Hash.
 	Deps []string
+
+	paths []string // given to Load, for Rehash; nil for LoadBytes
 }
 
 // Routes returns every route of s in file order.
