@@ -468,3 +468,90 @@ func TestLinksInsideTheRoot(t *testing.T) {
 		t.Errorf("the link named as a file: %v", err)
 	}
 }
+
+// TestHash checks that Hash, which reads without parsing, agrees with the
+// Hash of the set Load builds, and changes with every file a load reads.
+func TestHash(t *testing.T) {
+	t.Parallel()
+	dir := write(t, map[string]string{
+		"a.yaml":      "routes: [{ path: /a, respond: { bodyFile: body.json } }, { path: /b, respond: { bodyFile: sub/b.txt } }]",
+		"sub/b.yaml":  "routes: [{ path: /c, respond: { bodyFile: b.txt } }]",
+		"sub/b.txt":   "b",
+		"body.json":   "{}",
+		"notes.txt":   "not read by a load",
+		".hidden.yml": "skipped: [",
+	})
+	set, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unchanged := func(t *testing.T, want bool) {
+		t.Helper()
+		h, err := set.Rehash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (h == set.Hash) != want {
+			t.Errorf("Rehash equal to the set's Hash: %v, want %v", h == set.Hash, want)
+		}
+		// Unchanged, Hash must be what Load gives; changed, it need only
+		// differ (the body files a new load reads may be others).
+		if again, err := Load(dir); want && err == nil && again.Hash != h {
+			t.Errorf("Hash %s, but Load now gives %s", h, again.Hash)
+		}
+	}
+	unchanged(t, true)
+	if h, err := Hash([]string{filepath.Join(dir, "sub", "b.yaml")}, nil); err != nil || h == set.Hash {
+		t.Errorf("Hash of one file = %s, %v; want another hash", h, err)
+	}
+
+	for _, edit := range []struct{ name, path, content string }{
+		{"unread file", "notes.txt", "edited"},
+		{"hidden file", ".hidden.yml", "edited"},
+	} {
+		writeAt(t, filepath.Join(dir, edit.path), edit.content)
+		t.Run(edit.name, func(t *testing.T) { unchanged(t, true) })
+	}
+	for _, edit := range []struct{ name, path, content string }{
+		{"body file", "sub/b.txt", "B"},
+		{"scenario file", "sub/b.yaml", "routes: [{ path: /c, respond: { status: 204 } }]"},
+		{"new scenario file", "sub/c.yml", "routes: []"},
+	} {
+		t.Run(edit.name, func(t *testing.T) {
+			writeAt(t, filepath.Join(dir, edit.path), edit.content)
+			unchanged(t, false)
+			var err error
+			if set, err = Load(dir); err != nil {
+				t.Fatal(err)
+			}
+			unchanged(t, true)
+		})
+	}
+
+	// Hash parses nothing: a syntax error is only content.
+	writeAt(t, filepath.Join(dir, "a.yaml"), "routes: [")
+	if _, err := Hash([]string{dir}, set.Deps); err != nil {
+		t.Errorf("Hash of a broken file: %v, want a hash", err)
+	}
+	if err := os.Remove(filepath.Join(dir, "body.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Hash([]string{dir}, set.Deps); err == nil {
+		t.Error("Hash with a body file gone: no error")
+	}
+
+	mem, err := LoadBytes("demo.yaml", []byte("routes: []"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := mem.Rehash(); err != nil || h != mem.Hash {
+		t.Errorf("Rehash of an in-memory set = %s, %v; want its own hash %s", h, err, mem.Hash)
+	}
+}
+
+func writeAt(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
