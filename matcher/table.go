@@ -56,9 +56,12 @@ func Compile(set *scenarios.Set) (*Table, error) {
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Priority > all[j].Priority })
 	t := &Table{set: set, routes: make([]*Route, len(all))}
 	for i, r := range all {
-		tpl, _, err := scenarios.CompilePath(r.Path)
-		if err != nil {
-			return nil, fmt.Errorf("%s: route %q: path: %w", r.PathPos, r.Name, err)
+		tpl := r.Template
+		if tpl == nil {
+			var err error
+			if tpl, _, err = scenarios.CompilePath(r.Path); err != nil {
+				return nil, fmt.Errorf("%s: route %q: path: %w", r.PathPos, r.Name, err)
+			}
 		}
 		literal, _, _ := strings.Cut(r.Path, "{")
 		t.routes[i] = &Route{Route: r, Index: i, re: tpl.Regexp, literal: literal}

@@ -55,6 +55,9 @@ type Route struct {
 	Methods  []string
 	Path     string // a gorilla/mux path template
 	PathPos  Pos
+	// Template is Path compiled, so that matcher.Compile need not compile
+	// it again; nil in a route not made by Load.
+	Template *PathTemplate
 	Vars     []string // the path's variable names
 	Priority int
 	When     When

@@ -270,7 +270,7 @@ func (d *fileDecoder) path(n *yaml.Node, r *Route) {
 		d.fail(&at, "path", "%v", err)
 		return
 	}
-	r.Vars = t.Vars
+	r.Vars, r.Template = t.Vars, t
 }
 
 func (d *fileDecoder) when(n *yaml.Node) When {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"unicode/utf8"
 )
@@ -76,7 +77,7 @@ func compilePath(tpl string) (*PathTemplate, *pathError) {
 		inner := tpl[idxs[i]+1 : end-1]
 		name, patt, hasPatt := strings.Cut(inner, ":")
 		if !hasPatt {
-			patt = "[^/]+"
+			patt = defaultVarPattern
 		}
 		if name == "" || patt == "" {
 			return nil, &pathError{idxs[i], fmt.Sprintf("missing name or pattern in %q", tpl[idxs[i]:end])}
@@ -85,20 +86,10 @@ func compilePath(tpl string) (*PathTemplate, *pathError) {
 			return nil, &pathError{idxs[i], fmt.Sprintf("variable %q appears twice", name)}
 		}
 		seen[name] = true
-		// The pattern must compile as mux compiles it (^patt$), and stand
-		// alone too: "?:x" passes mux's form, ")0\Q" passes the wrapped
-		// one, and each would change the pattern around it.
-		var re *regexp.Regexp
-		for _, form := range []string{"^" + patt + "$", "^(?:" + patt + ")$"} {
-			var err error
-			if re, err = regexp.Compile(form); err != nil {
-				msg := strings.Replace(regexpMessage(err), "`"+form+"`", "`"+patt+"`", 1) // show what the user wrote
-				return nil, &pathError{idxs[i] + len(name) + 2, fmt.Sprintf("variable %q: bad regex: %s", name, msg)}
+		if patt != defaultVarPattern {
+			if perr := checkVarPattern(name, patt, idxs[i]+len(name)+2); perr != nil {
+				return nil, perr
 			}
-		}
-		if re.NumSubexp() > 0 {
-			// mux panics on these; say how to write it instead.
-			return nil, &pathError{idxs[i] + len(name) + 2, fmt.Sprintf("variable %q: the pattern has a capturing group; write (?:…) instead of (…)", name)}
 		}
 		pattern.WriteString(regexp.QuoteMeta(raw))
 		pattern.WriteString("(" + patt + ")")
@@ -117,6 +108,32 @@ func compilePath(tpl string) (*PathTemplate, *pathError) {
 	}
 	t.Regexp = re
 	return t, nil
+}
+
+// defaultVarPattern is what {name} matches, as in mux. It is known to be
+// good, so most templates need no check of their variables' patterns.
+const defaultVarPattern = "[^/]+"
+
+// checkVarPattern checks the pattern of a variable written {name:patt}
+// whose pattern starts at offset off.
+func checkVarPattern(name, patt string, off int) *pathError {
+	// The pattern must compile as mux compiles it (^patt$), and stand
+	// alone too: "?:x" passes mux's form, ")0\Q" passes the wrapped
+	// one, and each would change the pattern around it. Parsing is
+	// enough: compiling to a program would find no other error.
+	var re *syntax.Regexp
+	for _, form := range []string{"^" + patt + "$", "^(?:" + patt + ")$"} {
+		var err error
+		if re, err = syntax.Parse(form, syntax.Perl); err != nil {
+			msg := strings.Replace(regexpMessage(err), "`"+form+"`", "`"+patt+"`", 1) // show what the user wrote
+			return &pathError{off, fmt.Sprintf("variable %q: bad regex: %s", name, msg)}
+		}
+	}
+	if re.MaxCap() > 0 {
+		// mux panics on these; say how to write it instead.
+		return &pathError{off, fmt.Sprintf("variable %q: the pattern has a capturing group; write (?:…) instead of (…)", name)}
+	}
+	return nil
 }
 
 // LiteralPrefix returns the leading segments of a path template that hold
