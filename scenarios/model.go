@@ -52,9 +52,9 @@ type Route struct {
 	// Named reports whether Name was written in the file.
 	Named bool
 	// Methods are upper-case; empty means any method.
-	Methods  []string
-	Path     string // a gorilla/mux path template
-	PathPos  Pos
+	Methods []string
+	Path    string // a gorilla/mux path template
+	PathPos Pos
 	// Template is Path compiled, so that matcher.Compile need not compile
 	// it again; nil in a route not made by Load.
 	Template *PathTemplate
