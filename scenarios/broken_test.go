@@ -265,7 +265,8 @@ func writeLarge(t testing.TB, path string, size int) {
 // outside file, whatever the timing between checking the path and reading
 // it.
 func TestBrokenSwappedBodyFile(t *testing.T) {
-	t.Parallel()
+	// Not parallel: the swapping goroutine keeps a core busy, which would
+	// slow the tests with deadlines around it on a 2-core machine.
 	outside := write(t, map[string]string{"secret.txt": "SECRET"})
 	dir := write(t, map[string]string{
 		"s.yaml": "routes: [{ path: /x, respond: { bodyFile: f.txt } }]\n",
