@@ -384,13 +384,6 @@ func TestBrokenNotRegularFiles(t *testing.T) {
 	}
 }
 
-func mkfifo(t *testing.T, path string) {
-	t.Helper()
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
-		t.Skipf("cannot make a named pipe here: %v", err)
-	}
-}
-
 func mksock(t *testing.T, path string) {
 	t.Helper()
 	ln, err := net.Listen("unix", path)
