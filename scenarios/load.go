@@ -160,9 +160,16 @@ type loader struct {
 	names       []nameAt // every route name written, in load order
 	hash        *contentHash
 	fallbackPos Pos
+	// whole turns decodeInChunks off, for tests that compare the two;
+	// sliced counts the files it decoded.
+	whole  bool
+	sliced int
 	// hashOnly reads and hashes the scenario files without parsing them,
 	// for Hash.
 	hashOnly bool
+	// bodies holds the content of each of set.Deps, hashed when the load
+	// ends: a file decoded in slices may be decoded again whole.
+	bodies [][]byte
 	// roots holds the scenario roots opened so far, by path; a nil root
 	// could not be opened. close releases them.
 	roots map[string]*os.Root
@@ -303,19 +310,34 @@ func (l *loader) loadFile(path, root string, walked bool) {
 // parse decodes one file's bytes into the set. dir is the file's directory
 // and root the directory body files must stay within; "" forbids them.
 func (l *loader) parse(path string, data []byte, dir, root string) {
-	doc, err := parseYAML(data)
-	if err != nil {
-		line, col, msg := locateSyntaxError(data, err)
-		l.failf(Pos{File: path, Line: line, Col: col}, "%s", msg)
-		return
+	newDecoder := func() *fileDecoder {
+		d := &fileDecoder{decoder: decoder{file: path, budget: nodeBudget, lines: splitLines(data)}}
+		d.readBody = func(rel string) ([]byte, string, error) {
+			data, msg, err := l.readBody(dir, root, rel)
+			d.bodies.Write(data)
+			return data, msg, err
+		}
+		return d
 	}
-	d := &fileDecoder{decoder: decoder{file: path, budget: nodeBudget, lines: splitLines(data)}}
-	d.readBody = func(rel string) ([]byte, string, error) {
-		data, msg, err := l.readBody(dir, root, rel)
-		d.bodies.Write(data)
-		return data, msg, err
+	d := newDecoder()
+	var p parsed
+	ok := false
+	if !l.whole {
+		p, ok = l.decodeInChunks(d, path, data)
 	}
-	p := d.decodeFile(doc, path)
+	if ok {
+		l.sliced++
+	}
+	if !ok {
+		doc, err := parseYAML(data)
+		if err != nil {
+			line, col, msg := locateSyntaxError(data, err)
+			l.failf(Pos{File: path, Line: line, Col: col}, "%s", msg)
+			return
+		}
+		d = newDecoder()
+		p = d.decodeFile(doc, path)
+	}
 	l.errs = append(l.errs, d.errs...)
 	l.names = append(l.names, d.names...)
 	l.set.Files = append(l.set.Files, p.file)
@@ -325,6 +347,150 @@ func (l *loader) parse(path string, data []byte, dir, root string) {
 		} else {
 			l.set.Fallback, l.fallbackPos = p.fallback, p.fallbackPos
 		}
+	}
+}
+
+// chunkRoutes is how many routes decodeInChunks parses at a time, and the
+// fewest routes a file needs for it to be worth it.
+const chunkRoutes = 1000
+
+// decodeInChunks decodes a large file a slice of routes at a time, so
+// that yaml.v3's node tree (some 4 KB per route) never holds the whole
+// file: at 100,000 routes the tree alone was some 400 MB. It applies to
+// the plain layout only: a top-level "routes:" line followed by its list
+// in block style, in a file with LF line breaks and no anchors (an alias
+// could point from one slice into another). The file is parsed as the
+// rest of the file with the list's lines blanked (keeping every line
+// number), then as one document per slice of list items, whose node lines
+// are shifted back to the file's. A slice that does not parse means the
+// lines were not what they seemed (a quoted or flow scalar across an item
+// boundary): then nothing is kept, and ok is false, and the caller parses
+// the file whole, which also gives syntax errors their usual positions.
+func (l *loader) decodeInChunks(d *fileDecoder, path string, data []byte) (p parsed, ok bool) {
+	if len(data) < 64*chunkRoutes || bytes.ContainsAny(data, "&\r\t") ||
+		bytes.Contains(data, []byte("\u0085")) || bytes.Contains(data, []byte("\u2028")) || bytes.Contains(data, []byte("\u2029")) {
+		return parsed{}, false
+	}
+	lines := d.lines
+	first, end, items := routeItems(lines)
+	if len(items) < chunkRoutes {
+		return parsed{}, false
+	}
+	head := make([]byte, 0, len(data))
+	for i, ln := range lines {
+		if i >= first && i < end {
+			head = append(head, '\n')
+			continue
+		}
+		head = append(head, ln...)
+	}
+	doc, err := parseYAML(head)
+	if err != nil {
+		return parsed{}, false
+	}
+	// Undo what the routes decoded so far added to the loader, should a
+	// slice not parse.
+	deps := len(l.set.Deps)
+	defer func() {
+		if !ok {
+			l.set.Deps = l.set.Deps[:deps]
+			l.bodies = l.bodies[:deps]
+		}
+	}()
+	p = d.decodeFile(doc, path)
+	if len(p.file.Routes) != 0 {
+		return parsed{}, false
+	}
+	var chunk []byte
+	for from := 0; from < len(items); from += chunkRoutes {
+		to := min(from+chunkRoutes, len(items))
+		last := end
+		if to < len(items) {
+			last = items[to]
+		}
+		chunk = append(chunk[:0], "routes:\n"...)
+		for _, ln := range lines[items[from]:last] {
+			chunk = append(chunk, ln...)
+		}
+		doc, err := parseYAML(chunk)
+		if err != nil || len(doc.Content) != 1 || len(doc.Content[0].Content) != 2 {
+			return parsed{}, false
+		}
+		list := doc.Content[0].Content[1]
+		if list.Kind != yaml.SequenceNode || len(list.Content) != to-from {
+			return parsed{}, false
+		}
+		shiftLines(list, items[from]-1) // the slice's line 2 is the file's line items[from]+1
+		for i, rn := range list.Content {
+			if r := d.route(rn, from+i); r != nil {
+				p.file.Routes = append(p.file.Routes, r)
+			}
+			list.Content[i] = nil
+		}
+	}
+	return p, true
+}
+
+// routeItems finds, in a file's lines, the block list that follows a
+// top-level "routes:" line: the index of its first line, the index just
+// past its last, and the index of the line where each item starts. None
+// when the layout is anything but plain.
+func routeItems(lines [][]byte) (first, end int, items []int) {
+	key := -1
+	for i, ln := range lines {
+		if bytes.HasPrefix(ln, []byte("---")) || bytes.HasPrefix(ln, []byte("...")) || bytes.HasPrefix(ln, []byte("%")) {
+			return 0, 0, nil // document markers and directives
+		}
+		if rest, ok := bytes.CutPrefix(ln, []byte("routes:")); ok {
+			if rest = bytes.TrimLeft(rest, " "); len(rest) > 0 && rest[0] != '\n' && rest[0] != '#' {
+				return 0, 0, nil // a value on the key's line: a flow list, an anchor or a tag
+			}
+			key = i
+			break
+		}
+	}
+	if key < 0 {
+		return 0, 0, nil
+	}
+	indent := -1
+	end = len(lines)
+	for i := key + 1; i < len(lines); i++ {
+		ln := lines[i]
+		text := bytes.TrimLeft(ln, " ")
+		if len(text) == 0 || text[0] == '\n' || text[0] == '#' {
+			continue // blank or a comment: part of whatever it is in
+		}
+		n := len(ln) - len(text)
+		isItem := text[0] == '-' && (len(text) == 1 || text[1] == ' ' || text[1] == '\n')
+		if indent < 0 {
+			if !isItem {
+				return 0, 0, nil
+			}
+			indent = n
+		}
+		switch {
+		case n == indent && isItem:
+			items = append(items, i)
+		case n > indent:
+			// inside the current item
+		default:
+			end = i
+			i = len(lines)
+		}
+	}
+	if len(items) == 0 {
+		return 0, 0, nil
+	}
+	// Comments and blank lines just before the next key stay with the
+	// list; they are nothing to either parse.
+	return items[0], end, items
+}
+
+// shiftLines adds by to the line of n and of every node below it.
+func shiftLines(n *yaml.Node, by int) {
+	n.Line += by
+	for _, c := range n.Content {
+		shiftLines(c, by)
 	}
 }
 
@@ -370,8 +536,8 @@ func (l *loader) readBody(dir, root, rel string) ([]byte, string, error) {
 	case err != nil:
 		return nil, fmt.Sprintf("bodyFile %q: %s", rel, osMessage(err)), err
 	}
-	l.hash.body(full, data)
 	l.set.Deps = append(l.set.Deps, full)
+	l.bodies = append(l.bodies, data)
 	return data, "", nil
 }
 
@@ -558,6 +724,9 @@ func (l *loader) finish() (*Set, error) {
 	}
 	if len(l.errs) > 0 {
 		return nil, joinErrors(l.errs)
+	}
+	for i, dep := range l.set.Deps {
+		l.hash.body(dep, l.bodies[i])
 	}
 	l.set.Hash = l.hash.sum()
 	return l.set, nil

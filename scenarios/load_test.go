@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -553,5 +554,60 @@ func writeAt(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDecodeInChunks loads large files in slices of routes and whole, and
+// wants the very same set or the very same problems.
+func TestDecodeInChunks(t *testing.T) {
+	t.Parallel()
+	routes := strings.TrimPrefix(benchRoutesYAML(1200), "routes:\n")
+	cases := []struct {
+		name    string
+		content string
+		// chunked says whether the file is decoded in slices; those that
+		// are not must still load as they always did.
+		chunked bool
+	}{
+		{"plain", "name: big\ndefaults: { headers: { X-D: d } }\nroutes:\n" + routes + "fallback: { status: 418 }\n", true},
+		{"comments between items", "routes: # all of them\n\n" + strings.ReplaceAll(routes, "\n  - { name: item 1", "\n# a comment\n\n  - { name: item 1") + "# trailing\n", true},
+		{"indentless list", "routes:\n" + strings.ReplaceAll(strings.ReplaceAll(routes, "\n    ", "\n  "), "\n  - ", "\n- ")[2:] + "fallback: { status: 404 }\n", true},
+		{"problems in items", "routes:\n" + strings.Replace(strings.Replace(routes, "status: 202", "status: 2020", 1), "path: /items/1102,", "path: items/1102, tpyo: 1,", 1), true},
+		{"quoted string across an item line", "routes:\n" + strings.Replace(routes, "body: { n: 1102, tags: [a, b] }", "body: \"a\n  - b\"", 1), false},
+		{"syntax error in a slice", "routes:\n" + strings.Replace(routes, "path: /items/1150,", "path: [/items/1150,", 1), false},
+		{"anchors", "x: &a { status: 200 }\nroutes:\n" + routes, false},
+		{"flow list", "routes: [\n" + strings.ReplaceAll(strings.TrimSuffix(strings.ReplaceAll(routes, "  - name: seq", "  - { name: seq"), "\n"), "\n  - {", ",\n  {")[4:] + "]\n", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(write(t, map[string]string{"big.yaml": tc.content}), "big.yaml")
+			sl := newLoader()
+			sl.loadPath(path)
+			inSlices, errSlices := sl.finish()
+			sl.close()
+			if (sl.sliced == 1) != tc.chunked {
+				t.Errorf("decoded in slices: %v, want %v", sl.sliced == 1, tc.chunked)
+			}
+			l := newLoader()
+			l.whole = true
+			l.loadPath(path)
+			whole, errWhole := l.finish()
+			l.close()
+			if fmt.Sprint(errSlices) != fmt.Sprint(errWhole) {
+				t.Fatalf("in slices: %v\nwhole: %v", errSlices, errWhole)
+			}
+			if errWhole == nil && !reflect.DeepEqual(inSlices, whole) {
+				for i, r := range whole.Routes() {
+					if s := inSlices.Routes()[i]; !reflect.DeepEqual(r, s) {
+						t.Fatalf("route %d: in slices %+v\nwhole %+v", i, s, r)
+					}
+				}
+				t.Fatalf("the sets differ: files %v fallback %v hash %v deps %v", reflect.DeepEqual(inSlices.Files, whole.Files), reflect.DeepEqual(inSlices.Fallback, whole.Fallback), inSlices.Hash == whole.Hash, reflect.DeepEqual(inSlices.Deps, whole.Deps))
+			}
+			if tc.chunked && errWhole == nil && len(whole.Routes()) != 1200 {
+				t.Errorf("%d routes, want 1200", len(whole.Routes()))
+			}
+		})
 	}
 }
