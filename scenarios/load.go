@@ -868,6 +868,10 @@ func splitLines(data []byte) [][]byte {
 	var lines [][]byte
 	start := 0
 	for i := 0; i < len(data); {
+		if c := data[i]; c != '\r' && c != '\n' && c != 0xc2 && c != 0xe2 {
+			i++ // not the first byte of any line break: most bytes
+			continue
+		}
 		n := 0
 		switch {
 		case data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n':
