@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,7 +45,7 @@ func Load(paths ...string) (*Set, error) {
 	for _, p := range paths {
 		l.loadPath(p)
 	}
-	l.set.paths = paths
+	l.set.paths = slices.Clone(paths)
 	return l.finish()
 }
 
