@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// exchange swaps the directory entries a and b atomically
+// exchangeNames swaps the directory entries a and b atomically
 // (renameat2 RENAME_EXCHANGE), so that at every instant each name exists.
 func exchangeNames(t testing.TB, a, b string) error {
 	t.Helper()
