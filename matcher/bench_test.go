@@ -3,8 +3,13 @@ package matcher
 import (
 	"fmt"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/scenariomock/scenariomock/scenarios"
 )
 
 // routesYAML returns n routes GET /items/0 … /items/n-1, plus the demo's
@@ -144,6 +149,56 @@ routes:
 				}
 				tab.Explain(in)
 			}
+		})
+	}
+}
+
+// loadRoutesYAML returns n routes in the shapes of scenarios'
+// BenchmarkLoad: literal paths with JSON bodies; every third with a path
+// variable and a header condition; every tenth in block style with a
+// sequence.
+func loadRoutesYAML(n int) string {
+	var b strings.Builder
+	b.WriteString("routes:\n")
+	for i := 0; i < n; i++ {
+		switch {
+		case i%10 == 9:
+			fmt.Fprintf(&b, "  - name: seq %d\n    method: POST\n    path: /orders/%d/pay\n    responses:\n      - { status: 202, body: { state: pending } }\n      - { status: 200, body: { state: paid, n: %d } }\n", i, i, i)
+		case i%3 == 2:
+			fmt.Fprintf(&b, "  - { name: user %d, method: GET, path: \"/users/{id}/orders/%d\", when: { headers: { X-Tenant: t%d } }, respond: { status: 200, headers: { X-N: \"%d\" }, body: { id: u, n: %d } } }\n", i, i, i, i, i)
+		default:
+			fmt.Fprintf(&b, "  - { name: item %d, method: GET, path: /items/%d, respond: { body: { n: %d, tags: [a, b] } } }\n", i, i, i)
+		}
+	}
+	return b.String()
+}
+
+// BenchmarkLoadCompile measures what startup and a changed reload cost:
+// scenarios.Load of one file of n routes, then Compile. live-MB is the
+// heap the table keeps.
+func BenchmarkLoadCompile(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "routes.yaml")
+			if err := os.WriteFile(path, []byte(loadRoutesYAML(n)), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			var tab *Table
+			for b.Loop() {
+				set, err := scenarios.Load(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if tab, err = Compile(set); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var m runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m)
+			b.ReportMetric(float64(m.HeapAlloc)/(1<<20), "live-MB")
+			runtime.KeepAlive(tab)
 		})
 	}
 }

@@ -94,9 +94,12 @@ func Compile(set *scenarios.Set) (*Table, error) {
 	t := &Table{set: set, routes: make([]*Route, len(all))}
 	templateIDs, condIDs := map[string]int32{}, map[string]int32{}
 	for i, r := range all {
-		tpl, _, err := scenarios.CompilePath(r.Path)
-		if err != nil {
-			return nil, fmt.Errorf("%s: route %q: path: %w", r.PathPos, r.Name, err)
+		tpl := r.Template
+		if tpl == nil {
+			var err error
+			if tpl, _, err = scenarios.CompilePath(r.Path); err != nil {
+				return nil, fmt.Errorf("%s: route %q: path: %w", r.PathPos, r.Name, err)
+			}
 		}
 		literal, _, _ := strings.Cut(r.Path, "{")
 		t.routes[i] = &Route{Route: r, Index: i, re: tpl.Regexp, literal: literal, table: t}

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -253,6 +255,148 @@ func writeLarge(t testing.TB, path string, size int) {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBrokenSwappedBodyFile swaps a body file with a symbolic link to a
+// file outside the scenario root, again and again, while loading: a load
+// either reads the file inside or refuses the link, and never serves the
+// outside file, whatever the timing between checking the path and reading
+// it.
+func TestBrokenSwappedBodyFile(t *testing.T) {
+	// Not parallel: the swapping goroutine keeps a core busy, which would
+	// slow the tests with deadlines around it on a 2-core machine.
+	outside := write(t, map[string]string{"secret.txt": "SECRET"})
+	dir := write(t, map[string]string{
+		"s.yaml": "routes: [{ path: /x, respond: { bodyFile: f.txt } }]\n",
+		"f.txt":  "inside",
+	})
+	swap := filepath.Join(dir, ".swap")
+	if err := os.Symlink(filepath.Join(outside, "secret.txt"), swap); err != nil {
+		t.Skipf("cannot make symbolic links here: %v", err)
+	}
+	if err := exchange(t, swap, filepath.Join(dir, "f.txt")); err != nil {
+		t.Skipf("cannot exchange names here: %v", err)
+	}
+	if err := exchange(t, swap, filepath.Join(dir, "f.txt")); err != nil {
+		t.Fatal(err)
+	}
+
+	stop, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if err := exchange(t, swap, filepath.Join(dir, "f.txt")); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		if err := <-done; err != nil {
+			t.Errorf("exchange: %v", err)
+		}
+	}()
+
+	var inside, refused int
+	for i := 0; i < 1000; i++ {
+		set, err := Load(dir)
+		if err != nil {
+			// A link swapped in while the open follows it can also fail
+			// as a loop: refused all the same.
+			if !strings.Contains(err.Error(), `bodyFile "f.txt" is outside the scenario root`) &&
+				!strings.HasSuffix(err.Error(), `bodyFile "f.txt": `+syscall.ELOOP.Error()) {
+				t.Fatalf("load %d: %v, want the body file or a refused link", i, err)
+			}
+			refused++
+			continue
+		}
+		switch body := string(set.Routes()[0].Responses[0].Body); body {
+		case "inside":
+			inside++
+		default:
+			t.Fatalf("load %d read %q from outside the scenario root (%d good loads and %d refusals before)", i, body, inside, refused)
+		}
+	}
+	t.Logf("%d loads read the file inside, %d refused the link", inside, refused)
+}
+
+// TestBrokenNotRegularFiles puts a named pipe, a socket and a directory
+// where a scenario file or a body file is expected. Each is refused with
+// its position, promptly: opening a named pipe for reading would otherwise
+// wait for a writer forever.
+func TestBrokenNotRegularFiles(t *testing.T) {
+	t.Parallel()
+	const bodyRoute = "routes:\n  - path: /x\n    respond: { bodyFile: %s }\n"
+	cases := []struct {
+		name string
+		// make creates the special file at path.
+		make func(t *testing.T, path string)
+		// asBody names it as a bodyFile of s.yaml; otherwise it is a
+		// scenario file of the directory, named b.yaml.
+		asBody bool
+		// at is the position the problem starts with, relative to the
+		// directory, and want the end of its message.
+		at, want string
+	}{
+		{"fifo scenario file", mkfifo, false, "b.yaml: ", "b.yaml: is a named pipe (FIFO), not a regular file"},
+		{"fifo body file", mkfifo, true, "s.yaml:3:26: ", `bodyFile: bodyFile "b.txt" is a named pipe (FIFO), not a regular file`},
+		{"socket scenario file", mksock, false, "b.yaml: ", "b.yaml: is a socket, not a regular file"},
+		{"socket body file", mksock, true, "s.yaml:3:26: ", `bodyFile: bodyFile "b.txt" is a socket, not a regular file`},
+		{"directory body file", mkdir, true, "s.yaml:3:26: ", `bodyFile: bodyFile "b.txt" is a directory`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := write(t, map[string]string{"s.yaml": fmt.Sprintf(bodyRoute, "ok.txt"), "ok.txt": "ok"})
+			special := filepath.Join(dir, "b.yaml")
+			if tc.asBody {
+				special = filepath.Join(dir, "b.txt")
+				if err := os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(fmt.Sprintf(bodyRoute, "b.txt")), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tc.make(t, special)
+			loaded := make(chan error, 1)
+			go func() {
+				_, err := Load(dir)
+				loaded <- err
+			}()
+			select {
+			case err := <-loaded:
+				at := filepath.Join(dir, tc.at)
+				if err == nil || !strings.HasPrefix(err.Error(), at) || !strings.HasSuffix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("err = %v\nwant one problem %s…%s", err, at, tc.want)
+				}
+			case <-time.After(loadDeadline):
+				// The goroutine stays blocked in open(2); the test binary
+				// ends with the failure.
+				t.Fatalf("Load still running after %s", loadDeadline)
+			}
+		})
+	}
+}
+
+func mksock(t *testing.T, path string) {
+	t.Helper()
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Skipf("cannot make a unix socket here: %v", err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	t.Cleanup(func() { ln.Close() })
+}
+
+func mkdir(t *testing.T, path string) {
+	t.Helper()
+	if err := os.Mkdir(path, 0o755); err != nil {
 		t.Fatal(err)
 	}
 }

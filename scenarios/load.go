@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,9 +13,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -37,16 +41,96 @@ func Load(paths ...string) (*Set, error) {
 		return nil, errors.New("no scenario files given")
 	}
 	l := newLoader()
+	defer l.close()
 	for _, p := range paths {
 		l.loadPath(p)
 	}
+	l.set.paths = slices.Clone(paths)
 	return l.finish()
+}
+
+// Hash returns the Hash that Load(paths...) would give its set, without
+// parsing anything: it lists and reads the scenario files as Load does and
+// reads deps, the body files in the order a load read them (a Set's Deps).
+// As long as the scenario files are unchanged they name the same body
+// files, so equal hashes mean a Load would build the same set; when a
+// scenario file changed, the hash differs whatever deps says. Any problem
+// reading a file is returned as an error: the caller should then Load,
+// which reports it with its position. Hash is safe for concurrent use.
+func Hash(paths []string, deps []string) (string, error) {
+	if len(paths) == 0 {
+		return "", errors.New("no scenario files given")
+	}
+	l := newLoader()
+	defer l.close()
+	l.hashOnly = true
+	for _, p := range paths {
+		l.loadPath(p)
+	}
+	if len(l.errs) > 0 {
+		return "", joinErrors(l.errs)
+	}
+	for _, dep := range deps {
+		f, err := os.OpenFile(dep, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return "", err
+		}
+		data, err := readRegular(f, MaxBodyFileSize)
+		f.Close()
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", dep, err)
+		}
+		l.hash.body(dep, data)
+	}
+	return l.hash.sum(), nil
+}
+
+// Rehash returns the hash the files s was loaded from have now, by Hash:
+// equal to s.Hash when a Load would give the same set again. A set from
+// LoadBytes has no files; its hash is its own.
+func (s *Set) Rehash() (string, error) {
+	if s.paths == nil {
+		return s.Hash, nil
+	}
+	return Hash(s.paths, s.Deps)
+}
+
+// contentHash is the one place the hash of a set's content is computed,
+// by Load and by Hash alike, so that the two cannot disagree. Scenario
+// files and body files go to separate hashes, each in the order read, so
+// that Hash can read the body files after the scenario files.
+type contentHash struct{ files, bodies hash.Hash }
+
+func newContentHash() *contentHash {
+	return &contentHash{files: sha256.New(), bodies: sha256.New()}
+}
+
+func (h *contentHash) file(path string, data []byte) { hashEntry(h.files, path, data) }
+func (h *contentHash) body(path string, data []byte) { hashEntry(h.bodies, path, data) }
+
+func hashEntry(h hash.Hash, path string, data []byte) {
+	// The lengths keep the boundaries unambiguous: a path with NULs, or
+	// bytes moved from one file to the next, change the hash.
+	var n [2 * binary.MaxVarintLen64]byte
+	b := binary.AppendUvarint(n[:0], uint64(len(path)))
+	b = binary.AppendUvarint(b, uint64(len(data)))
+	h.Write(b)
+	h.Write([]byte(path))
+	h.Write(data)
+}
+
+func (h *contentHash) sum() string {
+	all := sha256.New()
+	all.Write(h.files.Sum(nil))
+	all.Write(h.bodies.Sum(nil))
+	return hex.EncodeToString(all.Sum(nil))
 }
 
 // LoadBytes reads one scenario file held in memory, such as the built-in
 // demo; name is used in messages. bodyFile is not available.
 func LoadBytes(name string, data []byte) (*Set, error) {
 	l := newLoader()
+	l.hash.file(name, data)
 	l.parse(name, data, "", "")
 	return l.finish()
 }
@@ -75,12 +159,33 @@ type loader struct {
 	set         *Set
 	errs        []*Error
 	names       []nameAt // every route name written, in load order
-	hash        hash.Hash
+	hash        *contentHash
 	fallbackPos Pos
+	// whole turns decodeInChunks off, for tests that compare the two;
+	// sliced counts the files it decoded.
+	whole  bool
+	sliced int
+	// hashOnly reads and hashes the scenario files without parsing them,
+	// for Hash.
+	hashOnly bool
+	// bodies holds the content of each of set.Deps, hashed when the load
+	// ends: a file decoded in slices may be decoded again whole.
+	bodies [][]byte
+	// roots holds the scenario roots opened so far, by path; a nil root
+	// could not be opened. close releases them.
+	roots map[string]*os.Root
 }
 
 func newLoader() *loader {
-	return &loader{set: &Set{}, hash: sha256.New()}
+	return &loader{set: &Set{}, hash: newContentHash(), roots: map[string]*os.Root{}}
+}
+
+func (l *loader) close() {
+	for _, r := range l.roots {
+		if r != nil {
+			r.Close()
+		}
+	}
 }
 
 func (l *loader) failf(pos Pos, format string, args ...any) {
@@ -143,39 +248,61 @@ func isScenarioName(name string) bool {
 	return (ext == ".yaml" || ext == ".yml") && !strings.HasPrefix(name, ".")
 }
 
-// loadFile reads one scenario file; root bounds its body files. A file
-// found by walking a directory that is gone by the time it is read was
-// deleted mid-reload: it is skipped, and the deletion's own event reloads.
+// loadFile reads one scenario file; root bounds its body files and, for a
+// file found by walking root, the file itself. A walked file that is gone
+// by the time it is read was deleted mid-reload: it is skipped, and the
+// deletion's own event reloads. A file named on the command line is opened
+// as named, wherever its links lead: the user chose it.
 func (l *loader) loadFile(path, root string, walked bool) {
-	f, err := os.Open(path)
+	var f *os.File
+	var err error
+	if walked {
+		f, err = l.openWithin(root, path)
+	} else {
+		f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if errors.Is(err, syscall.ENXIO) {
+			err = explainENXIO(err, func() (fs.FileInfo, error) { return os.Stat(path) })
+		}
+	}
 	if err != nil {
 		if walked && errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		if errors.Is(err, errOutside) {
+			l.failf(Pos{File: path}, "a symbolic link to a file outside the scenario root %q", root)
+			return
+		}
+		var bad *irregularError
+		if errors.As(err, &bad) {
+			l.failf(Pos{File: path}, "is %s, not a regular file", bad.kind())
 			return
 		}
 		l.failf(Pos{File: path}, "%s", osMessage(err))
 		return
 	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		l.failf(Pos{File: path}, "%s", osMessage(err))
-		return
-	}
-	if info.IsDir() {
+	data, err := readRegular(f, MaxFileSize)
+	f.Close()
+	var bad *irregularError
+	var big *sizeError
+	switch {
+	case errors.As(err, &bad) && bad.mode.IsDir():
 		l.failf(Pos{File: path}, "is a directory, not a scenario file")
 		return
-	}
-	if info.Size() > MaxFileSize {
-		l.failf(Pos{File: path}, "the file is %d bytes (%s); a scenario file may be at most %s", info.Size(), size(info.Size()), size(MaxFileSize))
+	case errors.As(err, &bad):
+		l.failf(Pos{File: path}, "is %s, not a regular file", bad.kind())
 		return
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
+	case errors.As(err, &big):
+		l.failf(Pos{File: path}, "the file is %d bytes (%s); a scenario file may be at most %s", big.size, size(big.size), size(MaxFileSize))
+		return
+	case errors.Is(err, errGrew):
+		l.failf(Pos{File: path}, "the file grew past %s while being read", size(MaxFileSize))
+		return
+	case err != nil:
 		l.failf(Pos{File: path}, "%s", osMessage(err))
 		return
 	}
-	if len(data) > MaxFileSize {
-		l.failf(Pos{File: path}, "the file grew past %s while being read", size(MaxFileSize))
+	l.hash.file(path, data)
+	if l.hashOnly {
 		return
 	}
 	l.parse(path, data, filepath.Dir(path), root)
@@ -184,20 +311,34 @@ func (l *loader) loadFile(path, root string, walked bool) {
 // parse decodes one file's bytes into the set. dir is the file's directory
 // and root the directory body files must stay within; "" forbids them.
 func (l *loader) parse(path string, data []byte, dir, root string) {
-	l.hashFile(path, data)
-	doc, err := parseYAML(data)
-	if err != nil {
-		line, col, msg := locateSyntaxError(data, err)
-		l.failf(Pos{File: path, Line: line, Col: col}, "%s", msg)
-		return
+	newDecoder := func() *fileDecoder {
+		d := &fileDecoder{decoder: decoder{file: path, budget: nodeBudget, lines: splitLines(data)}}
+		d.readBody = func(rel string) ([]byte, string, error) {
+			data, msg, err := l.readBody(dir, root, rel)
+			d.bodies.Write(data)
+			return data, msg, err
+		}
+		return d
 	}
-	d := &fileDecoder{decoder: decoder{file: path, budget: nodeBudget, lines: splitLines(data)}}
-	d.readBody = func(rel string) ([]byte, string, error) {
-		data, msg, err := l.readBody(dir, root, rel)
-		d.bodies.Write(data)
-		return data, msg, err
+	d := newDecoder()
+	var p parsed
+	ok := false
+	if !l.whole {
+		p, ok = l.decodeInChunks(d, path, data)
 	}
-	p := d.decodeFile(doc, path)
+	if ok {
+		l.sliced++
+	}
+	if !ok {
+		doc, err := parseYAML(data)
+		if err != nil {
+			line, col, msg := locateSyntaxError(data, err)
+			l.failf(Pos{File: path, Line: line, Col: col}, "%s", msg)
+			return
+		}
+		d = newDecoder()
+		p = d.decodeFile(doc, path)
+	}
 	l.errs = append(l.errs, d.errs...)
 	l.names = append(l.names, d.names...)
 	l.set.Files = append(l.set.Files, p.file)
@@ -210,13 +351,152 @@ func (l *loader) parse(path string, data []byte, dir, root string) {
 	}
 }
 
-func (l *loader) hashFile(path string, data []byte) {
-	fmt.Fprintf(l.hash, "%s\x00%d\x00", path, len(data))
-	l.hash.Write(data)
+// chunkRoutes is how many routes decodeInChunks parses at a time, and the
+// fewest routes a file needs for it to be worth it.
+const chunkRoutes = 1000
+
+// decodeInChunks decodes a large file a slice of routes at a time, so
+// that yaml.v3's node tree (some 4 KB per route) never holds the whole
+// file: at 100,000 routes the tree alone was some 400 MB. It applies to
+// the plain layout only: a top-level "routes:" line followed by its list
+// in block style, in a file with LF line breaks and no anchors (an alias
+// could point from one slice into another). The file is parsed as the
+// rest of the file with the list's lines blanked (keeping every line
+// number), then as one document per slice of list items, whose node lines
+// are shifted back to the file's. A slice that does not parse means the
+// lines were not what they seemed (a quoted or flow scalar across an item
+// boundary): then nothing is kept, and ok is false, and the caller parses
+// the file whole, which also gives syntax errors their usual positions.
+func (l *loader) decodeInChunks(d *fileDecoder, path string, data []byte) (p parsed, ok bool) {
+	if len(data) < 64*chunkRoutes || bytes.ContainsAny(data, "&\r\t") ||
+		bytes.Contains(data, []byte("\u0085")) || bytes.Contains(data, []byte("\u2028")) || bytes.Contains(data, []byte("\u2029")) {
+		return parsed{}, false
+	}
+	lines := d.lines
+	first, end, items := routeItems(lines)
+	if len(items) < chunkRoutes {
+		return parsed{}, false
+	}
+	head := make([]byte, 0, len(data))
+	for i, ln := range lines {
+		if i >= first && i < end {
+			head = append(head, '\n')
+			continue
+		}
+		head = append(head, ln...)
+	}
+	doc, err := parseYAML(head)
+	if err != nil {
+		return parsed{}, false
+	}
+	// Undo what the routes decoded so far added to the loader, should a
+	// slice not parse.
+	deps := len(l.set.Deps)
+	defer func() {
+		if !ok {
+			l.set.Deps = l.set.Deps[:deps]
+			l.bodies = l.bodies[:deps]
+		}
+	}()
+	p = d.decodeFile(doc, path)
+	if len(p.file.Routes) != 0 {
+		return parsed{}, false
+	}
+	var chunk []byte
+	for from := 0; from < len(items); from += chunkRoutes {
+		to := min(from+chunkRoutes, len(items))
+		last := end
+		if to < len(items) {
+			last = items[to]
+		}
+		chunk = append(chunk[:0], "routes:\n"...)
+		for _, ln := range lines[items[from]:last] {
+			chunk = append(chunk, ln...)
+		}
+		doc, err := parseYAML(chunk)
+		if err != nil || len(doc.Content) != 1 || len(doc.Content[0].Content) != 2 {
+			return parsed{}, false
+		}
+		list := doc.Content[0].Content[1]
+		if list.Kind != yaml.SequenceNode || len(list.Content) != to-from {
+			return parsed{}, false
+		}
+		shiftLines(list, items[from]-1) // the slice's line 2 is the file's line items[from]+1
+		for i, rn := range list.Content {
+			if r := d.route(rn, from+i); r != nil {
+				p.file.Routes = append(p.file.Routes, r)
+			}
+			list.Content[i] = nil
+		}
+	}
+	return p, true
+}
+
+// routeItems finds, in a file's lines, the block list that follows a
+// top-level "routes:" line: the index of its first line, the index just
+// past its last, and the index of the line where each item starts. None
+// when the layout is anything but plain.
+func routeItems(lines [][]byte) (first, end int, items []int) {
+	key := -1
+	for i, ln := range lines {
+		if bytes.HasPrefix(ln, []byte("---")) || bytes.HasPrefix(ln, []byte("...")) || bytes.HasPrefix(ln, []byte("%")) {
+			return 0, 0, nil // document markers and directives
+		}
+		if rest, ok := bytes.CutPrefix(ln, []byte("routes:")); ok {
+			if rest = bytes.TrimLeft(rest, " "); len(rest) > 0 && rest[0] != '\n' && rest[0] != '#' {
+				return 0, 0, nil // a value on the key's line: a flow list, an anchor or a tag
+			}
+			key = i
+			break
+		}
+	}
+	if key < 0 {
+		return 0, 0, nil
+	}
+	indent := -1
+	end = len(lines)
+	for i := key + 1; i < len(lines); i++ {
+		ln := lines[i]
+		text := bytes.TrimLeft(ln, " ")
+		if len(text) == 0 || text[0] == '\n' || text[0] == '#' {
+			continue // blank or a comment: part of whatever it is in
+		}
+		n := len(ln) - len(text)
+		isItem := text[0] == '-' && (len(text) == 1 || text[1] == ' ' || text[1] == '\n')
+		if indent < 0 {
+			if !isItem {
+				return 0, 0, nil
+			}
+			indent = n
+		}
+		switch {
+		case n == indent && isItem:
+			items = append(items, i)
+		case n > indent:
+			// inside the current item
+		default:
+			end = i
+			i = len(lines)
+		}
+	}
+	if len(items) == 0 {
+		return 0, 0, nil
+	}
+	// Comments and blank lines just before the next key stay with the
+	// list; they are nothing to either parse.
+	return items[0], end, items
+}
+
+// shiftLines adds by to the line of n and of every node below it.
+func shiftLines(n *yaml.Node, by int) {
+	n.Line += by
+	for _, c := range n.Content {
+		shiftLines(c, by)
+	}
 }
 
 // readBody reads a bodyFile named relative to dir, refusing paths that
-// leave root, also through symbolic links.
+// leave root, also through symbolic links, and anything but a regular file.
 func (l *loader) readBody(dir, root, rel string) ([]byte, string, error) {
 	if root == "" {
 		err := errors.New("no root")
@@ -228,41 +508,184 @@ func (l *loader) readBody(dir, root, rel string) ([]byte, string, error) {
 	full := filepath.Join(dir, rel)
 	outside := fmt.Sprintf("bodyFile %q is outside the scenario root %q", rel, root)
 	if !within(root, full) {
-		return nil, outside, errors.New("outside")
+		return nil, outside, errOutside
 	}
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return nil, osMessage(err), err
-	}
-	real, err := filepath.EvalSymlinks(full)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Sprintf("bodyFile %q: no such file (looked for %s)", rel, full), err
-		}
+	f, err := l.openWithin(root, full)
+	switch {
+	case errors.Is(err, errOutside):
+		return nil, outside + " (through a symbolic link)", err
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Sprintf("bodyFile %q: no such file (looked for %s)", rel, full), err
+	case errors.As(err, new(*irregularError)):
+		return nil, fmt.Sprintf("bodyFile %q %s", rel, err), err
+	case err != nil:
 		return nil, fmt.Sprintf("bodyFile %q: %s", rel, osMessage(err)), err
 	}
-	if !within(realRoot, real) {
-		return nil, outside + " (through a symbolic link)", errors.New("outside")
-	}
-	info, err := os.Stat(real)
-	if err != nil {
+	data, err := readRegular(f, MaxBodyFileSize)
+	f.Close()
+	var bad *irregularError
+	var big *sizeError
+	switch {
+	case errors.As(err, &bad) && bad.mode.IsDir():
+		return nil, fmt.Sprintf("bodyFile %q is a directory", rel), err
+	case errors.As(err, &bad):
+		return nil, fmt.Sprintf("bodyFile %q is %s, not a regular file", rel, bad.kind()), err
+	case errors.As(err, &big):
+		return nil, fmt.Sprintf("bodyFile %q is %s; the limit is %s", rel, size(big.size), size(MaxBodyFileSize)), err
+	case errors.Is(err, errGrew):
+		return nil, fmt.Sprintf("bodyFile %q grew past %s while being read", rel, size(MaxBodyFileSize)), err
+	case err != nil:
 		return nil, fmt.Sprintf("bodyFile %q: %s", rel, osMessage(err)), err
 	}
-	if info.IsDir() {
-		return nil, fmt.Sprintf("bodyFile %q is a directory", rel), errors.New("directory")
-	}
-	if info.Size() > MaxBodyFileSize {
-		return nil, fmt.Sprintf("bodyFile %q is %s; the limit is %s", rel, size(info.Size()), size(MaxBodyFileSize)), errors.New("too large")
-	}
-	data, err := os.ReadFile(real)
-	if err != nil {
-		return nil, fmt.Sprintf("bodyFile %q: %s", rel, osMessage(err)), err
-	}
-	l.hashFile(full, data)
 	l.set.Deps = append(l.set.Deps, full)
+	l.bodies = append(l.bodies, data)
 	return data, "", nil
 }
 
+var (
+	errOutside = errors.New("outside the scenario root")
+	errGrew    = errors.New("grew while being read")
+)
+
+// root returns the scenario root at path, opened once per load.
+func (l *loader) root(path string) (*os.Root, error) {
+	if r, ok := l.roots[path]; ok && r != nil {
+		return r, nil
+	}
+	r, err := os.OpenRoot(path)
+	if err != nil {
+		return nil, err
+	}
+	l.roots[path] = r
+	return r, nil
+}
+
+// openWithin opens full, a path lexically inside root, for reading. The
+// open goes through an os.Root, so that no symbolic link followed during
+// the open itself can lead out of root: a check on the path followed by a
+// second open by path would follow whatever link has been swapped in
+// between. os.Root refuses every absolute link and every link through
+// "..", even those that land back inside root (Kubernetes mounts use
+// them), so on refusal the path is resolved and, if it stays inside the
+// real root, opened again through the root by its resolved relative path;
+// a link swapped after that resolution is confined all the same.
+func (l *loader) openWithin(root, full string) (*os.File, error) {
+	r, err := l.root(root)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := filepath.Rel(root, full)
+	if err != nil {
+		return nil, err
+	}
+	f, err := openNonblock(r, rel)
+	switch {
+	case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ELOOP):
+		return f, err
+	case errors.Is(err, syscall.ENXIO):
+		return nil, explainENXIO(err, func() (fs.FileInfo, error) { return r.Stat(rel) })
+	}
+	// What is left is the root's refusal of a link. From here on, every
+	// failure is reported as leaving the root: a link that cannot be
+	// resolved, or one swapped in after it was resolved, that the root
+	// refuses again.
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, errOutside
+	}
+	real, err := filepath.EvalSymlinks(full)
+	if err != nil || !within(realRoot, real) {
+		return nil, errOutside
+	}
+	realRel, err := filepath.Rel(realRoot, real)
+	if err != nil {
+		return nil, errOutside
+	}
+	f, err = openNonblock(r, realRel)
+	if err != nil {
+		return nil, errOutside
+	}
+	return f, nil
+}
+
+// openNonblock opens name in r for reading. O_NONBLOCK lets the open of a
+// named pipe return at once instead of waiting for a writer forever;
+// readRegular then refuses it.
+func openNonblock(r *os.Root, name string) (*os.File, error) {
+	return r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// explainENXIO turns the error of opening a socket (ENXIO, "no such device
+// or address") into an irregularError saying what the file is; stat tells
+// it, for the message only.
+func explainENXIO(err error, stat func() (fs.FileInfo, error)) error {
+	if info, serr := stat(); serr == nil && !info.Mode().IsRegular() {
+		return &irregularError{mode: info.Mode()}
+	}
+	return err
+}
+
+// irregularError is a file that is not a regular file: a directory, a
+// named pipe, a device or a socket.
+type irregularError struct{ mode fs.FileMode }
+
+func (e *irregularError) Error() string { return "is " + e.kind() + ", not a regular file" }
+
+func (e *irregularError) kind() string {
+	switch m := e.mode; {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0, m&fs.ModeCharDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
+}
+
+// sizeError is a file past its size limit.
+type sizeError struct{ size int64 }
+
+func (e *sizeError) Error() string { return "too large" }
+
+// readRegular reads f whole if it is a regular file of at most limit
+// bytes. The check is made on the open descriptor, the very file read,
+// never on a path that may name another file by then.
+func readRegular(f *os.File, limit int64) ([]byte, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, &irregularError{mode: info.Mode()}
+	}
+	if info.Size() > limit {
+		return nil, &sizeError{info.Size()}
+	}
+	// One read into a buffer of the size fstat gave (and a byte more, to
+	// see the end or a file that grew) instead of io.ReadAll's doubling.
+	data := make([]byte, 0, info.Size()+1)
+	r := io.LimitReader(f, limit+1)
+	for {
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
+	if int64(len(data)) > limit {
+		return nil, errGrew
+	}
+	return data, nil
+}
 func within(root, path string) bool {
 	r, err := filepath.Rel(root, path)
 	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
@@ -303,7 +726,10 @@ func (l *loader) finish() (*Set, error) {
 	if len(l.errs) > 0 {
 		return nil, joinErrors(l.errs)
 	}
-	l.set.Hash = hex.EncodeToString(l.hash.Sum(nil))
+	for i, dep := range l.set.Deps {
+		l.hash.body(dep, l.bodies[i])
+	}
+	l.set.Hash = l.hash.sum()
 	return l.set, nil
 }
 
@@ -318,30 +744,52 @@ func autoName(r *Route) string {
 // identity hashes a route's definition (its node tree, the file's
 // defaults and the body files it read), independent of where it stands.
 func (d *fileDecoder) identity(n *yaml.Node, bodies []byte) string {
-	h := sha256.New()
+	id := identities.Get().(*identityHasher)
+	defer identities.Put(id)
 	budget := nodeBudget
-	dump(h, n, &budget, 0)
-	h.Write([]byte{0})
+	id.buf = appendNode(id.buf[:0], n, &budget, 0)
+	id.buf = append(id.buf, 0)
 	if d.defaultsNode != nil {
-		dump(h, d.defaultsNode, &budget, 0)
+		id.buf = appendNode(id.buf, d.defaultsNode, &budget, 0)
 	}
-	h.Write(bodies)
-	return hex.EncodeToString(h.Sum(nil)[:12])
+	id.h.Reset()
+	id.h.Write(id.buf)
+	id.h.Write(bodies)
+	id.sum = id.h.Sum(id.sum[:0])
+	return hex.EncodeToString(id.sum[:12])
 }
 
-func dump(w io.Writer, n *yaml.Node, budget *int, depth int) {
+// identityHasher is the scratch space of identity, reused across routes:
+// at 100,000 routes, a hash and a buffer each were a good part of a load.
+type identityHasher struct {
+	h   hash.Hash
+	buf []byte
+	sum []byte
+}
+
+var identities = sync.Pool{New: func() any { return &identityHasher{h: sha256.New()} }}
+
+// appendNode appends an unambiguous serialization of n (kind, tag, value,
+// children) to buf, following aliases and spending one unit of budget per
+// node.
+func appendNode(buf []byte, n *yaml.Node, budget *int, depth int) []byte {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
 		n = n.Alias
 	}
 	*budget--
 	if n == nil || *budget < 0 || depth > maxDepth {
-		return
+		return buf
 	}
-	fmt.Fprintf(w, "%d%s\x00%d:%s", n.Kind, n.ShortTag(), len(n.Value), n.Value)
+	buf = strconv.AppendUint(buf, uint64(n.Kind), 10)
+	buf = append(buf, n.ShortTag()...)
+	buf = append(buf, 0)
+	buf = strconv.AppendInt(buf, int64(len(n.Value)), 10)
+	buf = append(buf, ':')
+	buf = append(buf, n.Value...)
 	for _, c := range n.Content {
-		dump(w, c, budget, depth+1)
+		buf = appendNode(buf, c, budget, depth+1)
 	}
-	w.Write([]byte{')'})
+	return append(buf, ')')
 }
 
 // parseYAML parses exactly one YAML document. yaml.v3 has panicked on
@@ -424,6 +872,10 @@ func splitLines(data []byte) [][]byte {
 	var lines [][]byte
 	start := 0
 	for i := 0; i < len(data); {
+		if c := data[i]; c != '\r' && c != '\n' && c != 0xc2 && c != 0xe2 {
+			i++ // not the first byte of any line break: most bytes
+			continue
+		}
 		n := 0
 		switch {
 		case data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n':

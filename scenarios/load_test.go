@@ -1,9 +1,11 @@
 package scenarios
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -436,5 +438,204 @@ func TestMethodTypoRuleSparesRegistered(t *testing.T) {
 		if msg := checkMethod(m); msg != "" {
 			t.Errorf("extension method %q refused: %s", m, msg)
 		}
+	}
+}
+
+// TestLinksInsideTheRoot keeps what os.Root alone would refuse: absolute
+// links and links through ".." that land inside the root, as in a
+// Kubernetes ConfigMap mount (s.yaml → ..data/s.yaml, ..data → ..v1). A
+// scenario file linked from outside the directory is refused.
+func TestLinksInsideTheRoot(t *testing.T) {
+	t.Parallel()
+	dir := write(t, map[string]string{
+		"..v1/s.yaml":    "routes: [{ path: /x, respond: { bodyFile: abs.json } }, { path: /y, respond: { bodyFile: up.json } }]",
+		"..v1/body.json": `{"ok":true}`,
+	})
+	links := [][2]string{
+		{"..v1", filepath.Join(dir, "..data")},
+		{filepath.Join("..data", "s.yaml"), filepath.Join(dir, "s.yaml")},
+		{filepath.Join(dir, "..data", "body.json"), filepath.Join(dir, "abs.json")},
+		{filepath.Join("..data", "..", "..v1", "body.json"), filepath.Join(dir, "up.json")},
+	}
+	for _, l := range links {
+		if err := os.Symlink(l[0], l[1]); err != nil {
+			t.Skip(err)
+		}
+	}
+	set, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range set.Routes() {
+		if got := string(r.Responses[0].Body); got != `{"ok":true}` {
+			t.Errorf("%s: body %q", r.Path, got)
+		}
+	}
+
+	outside := write(t, map[string]string{"o.yaml": "routes: [{ path: /o, respond: { status: 200 } }]"})
+	if err := os.Symlink(filepath.Join(outside, "o.yaml"), filepath.Join(dir, "o.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(dir)
+	want := filepath.Join(dir, "o.yaml") + ": a symbolic link to a file outside the scenario root " + strconv.Quote(dir)
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+	// Named on its own, the same link is the user's choice.
+	if _, err := Load(filepath.Join(dir, "o.yaml")); err != nil {
+		t.Errorf("the link named as a file: %v", err)
+	}
+}
+
+// TestHash checks that Hash, which reads without parsing, agrees with the
+// Hash of the set Load builds, and changes with every file a load reads.
+func TestHash(t *testing.T) {
+	t.Parallel()
+	dir := write(t, map[string]string{
+		"a.yaml":      "routes: [{ path: /a, respond: { bodyFile: body.json } }, { path: /b, respond: { bodyFile: sub/b.txt } }]",
+		"sub/b.yaml":  "routes: [{ path: /c, respond: { bodyFile: b.txt } }]",
+		"sub/b.txt":   "b",
+		"body.json":   "{}",
+		"notes.txt":   "not read by a load",
+		".hidden.yml": "skipped: [",
+	})
+	set, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unchanged := func(t *testing.T, want bool) {
+		t.Helper()
+		h, err := set.Rehash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (h == set.Hash) != want {
+			t.Errorf("Rehash equal to the set's Hash: %v, want %v", h == set.Hash, want)
+		}
+		// Unchanged, Hash must be what Load gives; changed, it need only
+		// differ (the body files a new load reads may be others).
+		if again, err := Load(dir); want && err == nil && again.Hash != h {
+			t.Errorf("Hash %s, but Load now gives %s", h, again.Hash)
+		}
+	}
+	unchanged(t, true)
+	if h, err := Hash([]string{filepath.Join(dir, "sub", "b.yaml")}, nil); err != nil || h == set.Hash {
+		t.Errorf("Hash of one file = %s, %v; want another hash", h, err)
+	}
+
+	for _, edit := range []struct{ name, path, content string }{
+		{"unread file", "notes.txt", "edited"},
+		{"hidden file", ".hidden.yml", "edited"},
+	} {
+		writeAt(t, filepath.Join(dir, edit.path), edit.content)
+		t.Run(edit.name, func(t *testing.T) { unchanged(t, true) })
+	}
+	for _, edit := range []struct{ name, path, content string }{
+		{"body file", "sub/b.txt", "B"},
+		{"scenario file", "sub/b.yaml", "routes: [{ path: /c, respond: { status: 204 } }]"},
+		{"new scenario file", "sub/c.yml", "routes: []"},
+	} {
+		t.Run(edit.name, func(t *testing.T) {
+			writeAt(t, filepath.Join(dir, edit.path), edit.content)
+			unchanged(t, false)
+			var err error
+			if set, err = Load(dir); err != nil {
+				t.Fatal(err)
+			}
+			unchanged(t, true)
+		})
+	}
+
+	// Hash parses nothing: a syntax error is only content.
+	writeAt(t, filepath.Join(dir, "a.yaml"), "routes: [")
+	if _, err := Hash([]string{dir}, set.Deps); err != nil {
+		t.Errorf("Hash of a broken file: %v, want a hash", err)
+	}
+	if err := os.Remove(filepath.Join(dir, "body.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Hash([]string{dir}, set.Deps); err == nil {
+		t.Error("Hash with a body file gone: no error")
+	}
+
+	mem, err := LoadBytes("demo.yaml", []byte("routes: []"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := mem.Rehash(); err != nil || h != mem.Hash {
+		t.Errorf("Rehash of an in-memory set = %s, %v; want its own hash %s", h, err, mem.Hash)
+	}
+}
+
+func writeAt(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDecodeInChunks loads large files in slices of routes and whole, and
+// wants the very same set or the very same problems.
+func TestDecodeInChunks(t *testing.T) {
+	t.Parallel()
+	routes := strings.TrimPrefix(benchRoutesYAML(1200), "routes:\n")
+	var flow []string // the one-line routes, as the items of a flow list
+	for _, line := range strings.Split(routes, "\n") {
+		if item, ok := strings.CutPrefix(line, "  - {"); ok {
+			flow = append(flow, "  {"+item)
+		}
+	}
+	cases := []struct {
+		name    string
+		content string
+		// chunked says whether the file is decoded in slices; those that
+		// are not must still load as they always did.
+		chunked bool
+	}{
+		{"plain", "name: big\ndefaults: { headers: { X-D: d } }\nroutes:\n" + routes + "fallback: { status: 418 }\n", true},
+		{"comments between items", "routes: # all of them\n\n" + strings.ReplaceAll(routes, "\n  - { name: item 1", "\n# a comment\n\n  - { name: item 1") + "# trailing\n", true},
+		{"indentless list", "routes:\n" + strings.ReplaceAll(strings.ReplaceAll(routes, "\n    ", "\n  "), "\n  - ", "\n- ")[2:] + "fallback: { status: 404 }\n", true},
+		{"problems in items", "routes:\n" + strings.Replace(strings.Replace(routes, "status: 202", "status: 2020", 1), "path: /items/1102,", "path: items/1102, tpyo: 1,", 1), true},
+		// A syntax error falls back the same way; its case is left out
+		// because locating the error in a file this size takes half a
+		// minute under -race.
+		{"quoted string across an item line", "routes:\n" + strings.Replace(routes, "body: { n: 1102, tags: [a, b] }", "body: \"a\n  - b\"", 1), false},
+		{"anchors", "defaults: &d { headers: { X-D: d } }\nroutes:\n" + routes, false},
+		{"flow list", "routes: [\n" + strings.Join(flow, ",\n") + "\n]\n", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(write(t, map[string]string{"big.yaml": tc.content}), "big.yaml")
+			sl := newLoader()
+			sl.loadPath(path)
+			inSlices, errSlices := sl.finish()
+			sl.close()
+			if (sl.sliced == 1) != tc.chunked {
+				t.Errorf("decoded in slices: %v, want %v", sl.sliced == 1, tc.chunked)
+			}
+			l := newLoader()
+			l.whole = true
+			l.loadPath(path)
+			whole, errWhole := l.finish()
+			l.close()
+			if fmt.Sprint(errSlices) != fmt.Sprint(errWhole) {
+				t.Fatalf("in slices: %v\nwhole: %v", errSlices, errWhole)
+			}
+			if errWhole == nil && !reflect.DeepEqual(inSlices, whole) {
+				for i, r := range whole.Routes() {
+					if s := inSlices.Routes()[i]; !reflect.DeepEqual(r, s) {
+						t.Fatalf("route %d: in slices %+v\nwhole %+v", i, s, r)
+					}
+				}
+				t.Fatalf("the sets differ: files %v fallback %v hash %v deps %v", reflect.DeepEqual(inSlices.Files, whole.Files), reflect.DeepEqual(inSlices.Fallback, whole.Fallback), inSlices.Hash == whole.Hash, reflect.DeepEqual(inSlices.Deps, whole.Deps))
+			}
+			if !strings.Contains(tc.name, "problems") && errWhole != nil {
+				t.Fatalf("want a set: %v", errWhole)
+			}
+			if tc.chunked && errWhole == nil && len(whole.Routes()) != 1200 {
+				t.Errorf("%d routes, want 1200", len(whole.Routes()))
+			}
+		})
 	}
 }

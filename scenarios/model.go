@@ -21,8 +21,11 @@ type Set struct {
 	// Hash identifies the content of every file read (scenarios and body
 	// files); equal hashes mean nothing changed.
 	Hash string
-	// Deps are the body files the set read, for the watcher.
+	// Deps are the body files the set read, in the order read, for the
+	// watcher and for Hash.
 	Deps []string
+
+	paths []string // given to Load, for Rehash; nil for LoadBytes
 }
 
 // Routes returns every route of s in file order.
@@ -50,9 +53,12 @@ type Route struct {
 	Named bool
 	// Methods are as written (methods are case-sensitive; see checkMethod);
 	// empty means any method.
-	Methods  []string
-	Path     string // a gorilla/mux path template
-	PathPos  Pos
+	Methods []string
+	Path    string // a gorilla/mux path template
+	PathPos Pos
+	// Template is Path compiled, so that matcher.Compile need not compile
+	// it again; nil in a route not made by Load.
+	Template *PathTemplate
 	Vars     []string // the path's variable names
 	Priority int
 	When     When

@@ -78,7 +78,7 @@ func compilePath(tpl string) (*PathTemplate, *pathError) {
 		inner := tpl[idxs[i]+1 : end-1]
 		name, patt, hasPatt := strings.Cut(inner, ":")
 		if !hasPatt {
-			patt = "[^/]+"
+			patt = defaultVarPattern
 		}
 		if name == "" || patt == "" {
 			return nil, &pathError{idxs[i], fmt.Sprintf("missing name or pattern in %q", tpl[idxs[i]:end])}
@@ -87,21 +87,10 @@ func compilePath(tpl string) (*PathTemplate, *pathError) {
 			return nil, &pathError{idxs[i], fmt.Sprintf("variable %q appears twice", name)}
 		}
 		seen[name] = true
-		// The pattern must compile as mux compiles it (^patt$), and stand
-		// alone too: "?:x" passes mux's form, ")0\Q" passes the wrapped
-		// one, and each would change the pattern around it.
-		var re *regexp.Regexp
-		for _, wrap := range [][2]string{{"^", "$"}, {"^(?:", ")$"}} {
-			form := wrap[0] + patt + wrap[1]
-			var err error
-			if re, err = regexp.Compile(form); err != nil {
-				msg := patternMessage(err, form, len(wrap[0]), len(wrap[0])+len(patt))
-				return nil, &pathError{idxs[i] + len(name) + 2, fmt.Sprintf("variable %q: bad regex: %s", name, msg)}
+		if patt != defaultVarPattern {
+			if perr := checkVarPattern(name, patt, idxs[i]+len(name)+2); perr != nil {
+				return nil, perr
 			}
-		}
-		if re.NumSubexp() > 0 {
-			// mux panics on these; say how to write it instead.
-			return nil, &pathError{idxs[i] + len(name) + 2, fmt.Sprintf("variable %q: the pattern has a capturing group; write (?:…) instead of (…)", name)}
 		}
 		pattern.WriteString(regexp.QuoteMeta(raw))
 		pattern.WriteString("(" + patt + ")")
@@ -120,6 +109,33 @@ func compilePath(tpl string) (*PathTemplate, *pathError) {
 	}
 	t.Regexp = re
 	return t, nil
+}
+
+// defaultVarPattern is what {name} matches, as in mux. It is known to be
+// good, so most templates need no check of their variables' patterns.
+const defaultVarPattern = "[^/]+"
+
+// checkVarPattern checks the pattern of a variable written {name:patt}
+// whose pattern starts at offset off.
+func checkVarPattern(name, patt string, off int) *pathError {
+	// The pattern must compile as mux compiles it (^patt$), and stand
+	// alone too: "?:x" passes mux's form, ")0\Q" passes the wrapped
+	// one, and each would change the pattern around it. Parsing is
+	// enough: compiling to a program would find no other error.
+	var re *syntax.Regexp
+	for _, wrap := range [][2]string{{"^", "$"}, {"^(?:", ")$"}} {
+		form := wrap[0] + patt + wrap[1]
+		var err error
+		if re, err = syntax.Parse(form, syntax.Perl); err != nil {
+			msg := patternMessage(err, form, len(wrap[0]), len(wrap[0])+len(patt)) // show what the user wrote
+			return &pathError{off, fmt.Sprintf("variable %q: bad regex: %s", name, msg)}
+		}
+	}
+	if re.MaxCap() > 0 {
+		// mux panics on these; say how to write it instead.
+		return &pathError{off, fmt.Sprintf("variable %q: the pattern has a capturing group; write (?:…) instead of (…)", name)}
+	}
+	return nil
 }
 
 // LiteralPrefix returns the leading segments of a path template that hold
