@@ -6,12 +6,15 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -118,15 +121,36 @@ func TestApplyEnv(t *testing.T) {
 	}
 }
 
-// binary builds scenariomock once for the end-to-end tests.
+var built struct {
+	once sync.Once
+	dir  string
+	err  error
+	out  []byte
+}
+
+// TestMain removes the binary the end-to-end tests share.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// binary builds scenariomock once for all the end-to-end tests: under
+// -race on a loaded machine each build takes many seconds.
 func binary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "scenariomock")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "scenariomock-test"); built.err != nil {
+			return
+		}
+		built.out, built.err = exec.Command("go", "build", "-o", filepath.Join(built.dir, "scenariomock"), ".").CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("go build: %v\n%s", built.err, built.out)
 	}
-	return bin
+	return filepath.Join(built.dir, "scenariomock")
 }
 
 // started runs `scenariomock serve args...` and returns the address from
@@ -276,5 +300,116 @@ func TestScenariosFromEnvironment(t *testing.T) {
 	t.Setenv("SCENARIOMOCK_SCENARIOS", "")
 	if _, _, err := runCmd(t, "validate"); err == nil {
 		t.Error("validate with no paths at all succeeded")
+	}
+}
+
+// TestExitCodes runs the binary into each documented exit code.
+func TestExitCodes(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	dir := t.TempDir()
+	invalid := filepath.Join(dir, "invalid.yaml")
+	if err := os.WriteFile(invalid, []byte("routes: [{ path: /v, respnd: {} }]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { taken.Close() }) // the subtests run after this function returns
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close() // nothing answers there now
+
+	cases := []struct {
+		name string
+		env  []string // SCENARIOMOCK_* variables for this run; the test's own are removed
+		args []string
+		code int
+		// stderr must contain this, and, unless "", stdout (want) too.
+		stderr, stdout string
+	}{
+		{name: "valid scenarios", args: []string{"validate", "examples/"}, code: 0, stdout: "ok: 1 file, 8 routes"},
+		{name: "version", args: []string{"--version"}, code: 0, stdout: "scenariomock "},
+		{name: "invalid scenarios, validate", args: []string{"validate", invalid}, code: 1, stderr: `unknown field "respnd"`},
+		{name: "invalid scenarios, serve", args: []string{"serve", "--addr", "127.0.0.1:0", invalid}, code: 1, stderr: `unknown field "respnd"`},
+		{name: "invalid scenarios, routes", args: []string{"routes", invalid}, code: 1, stderr: "1 problem in 1 file"},
+		{name: "missing file", args: []string{"validate", filepath.Join(dir, "nope.yaml")}, code: 1, stderr: "nope.yaml"},
+		{name: "unknown command", args: []string{"srve"}, code: 2, stderr: `unknown command "srve"`},
+		{name: "unknown flag", args: []string{"serve", "--adr", "127.0.0.1:0"}, code: 2, stderr: "unknown flag: --adr"},
+		{name: "bad flag value", args: []string{"serve", "--max-body", "lots"}, code: 2, stderr: "want a positive size"},
+		{name: "bad environment variable", env: []string{"SCENARIOMOCK_MAX_BODY=lots"}, args: []string{"serve"}, code: 2, stderr: "SCENARIOMOCK_MAX_BODY"},
+		{name: "bad log level", args: []string{"serve", "--addr", "127.0.0.1:0", "--log-level", "verbose"}, code: 2, stderr: `--log-level "verbose"`},
+		{name: "validate without paths", args: []string{"validate"}, code: 2, stderr: "validate needs files or directories"},
+		{name: "health with an argument", args: []string{"health", "extra"}, code: 2, stderr: "unknown command"},
+		{name: "health, bad address", args: []string{"health", "--addr", "nonsense"}, code: 2, stderr: `--addr "nonsense"`},
+		{name: "port in use", args: []string{"serve", "--addr", taken.Addr().String()}, code: 3, stderr: "address already in use"},
+		{name: "port in use, from the environment", env: []string{"SCENARIOMOCK_ADDR=" + taken.Addr().String()}, args: []string{"serve"}, code: 3, stderr: "address already in use"},
+		{name: "unhealthy", args: []string{"health", "--addr", closedAddr}, code: 4, stderr: "unhealthy"},
+		{name: "unhealthy, address from the environment", env: []string{"SCENARIOMOCK_ADDR=" + closedAddr}, args: []string{"health"}, code: 4, stderr: closedAddr},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			// A run that should have failed but serves instead is killed,
+			// and fails the test, after a minute.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, tc.args...)
+			for _, kv := range os.Environ() {
+				if !strings.HasPrefix(kv, envPrefix) {
+					cmd.Env = append(cmd.Env, kv)
+				}
+			}
+			cmd.Env = append(cmd.Env, tc.env...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout.String(), stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.stderr) {
+				t.Errorf("stderr %q, want it to contain %q", stderr.String(), tc.stderr)
+			}
+			if !strings.Contains(stdout.String(), tc.stdout) {
+				t.Errorf("stdout %q, want it to contain %q", stdout.String(), tc.stdout)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	vcs := func(rev, modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
+	}
+	const rev = "4e785266c1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6"
+	cases := []struct {
+		name string
+		info *debug.BuildInfo
+		want string
+	}{
+		{"no build information", nil, "(devel)"},
+		{"go install module@v1.2.3", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3"},
+		{"built from a clean checkout", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs(rev, "false")}, "revision " + rev},
+		{"built from a modified checkout", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs(rev, "true")}, "revision " + rev + ", modified"},
+		{"pseudo-version and revision", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261202223625-4e785266c1c2+dirty"}, Settings: vcs(rev, "true")},
+			"v0.0.0-20261202223625-4e785266c1c2+dirty (revision " + rev + ", modified)"},
+		{"-buildvcs=false", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "(devel)"},
+	}
+	for _, tc := range cases {
+		if got := version(tc.info, tc.info != nil); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
