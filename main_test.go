@@ -153,9 +153,33 @@ func binary(t *testing.T) string {
 	return filepath.Join(built.dir, "scenariomock")
 }
 
+// patience is how long a test waits for something that takes
+// milliseconds: generous, because the CI machine is a loaded 2-core box
+// running these tests under -race, and waiting costs nothing when the
+// condition holds early.
+const patience = 30 * time.Second
+
+// syncLog collects a server's log lines while the test reads them.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(line + "\n")
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // started runs `scenariomock serve args...` and returns the address from
 // its ready line.
-func started(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
+func started(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *syncLog) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
@@ -166,13 +190,13 @@ func started(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *byte
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	logs := &bytes.Buffer{}
+	logs := &syncLog{}
 	ready := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		addrRE := regexp.MustCompile(`msg=ready addr=(\S+)`)
 		for sc.Scan() {
-			logs.WriteString(sc.Text() + "\n")
+			logs.add(sc.Text())
 			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
 				ready <- m[1]
 			}
@@ -185,7 +209,7 @@ func started(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *byte
 			t.Fatalf("exited before ready:\n%s", logs)
 		}
 		return cmd, addr, logs
-	case <-time.After(20 * time.Second):
+	case <-time.After(patience):
 		t.Fatalf("no ready line:\n%s", logs)
 	}
 	return nil, "", nil
@@ -202,7 +226,7 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatalf("%v %v", err, resp)
 		}
 		resp.Body.Close()
-		if out, err := exec.Command(bin, "health", "--addr", addr).CombinedOutput(); err != nil || !strings.Contains(string(out), `"status": "ok"`) {
+		if out, err := exec.Command(bin, "health", "--addr", addr, "--timeout", patience.String()).CombinedOutput(); err != nil || !strings.Contains(string(out), `"status": "ok"`) {
 			t.Errorf("health: %v %s", err, out)
 		}
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -215,8 +239,8 @@ func TestEndToEnd(t *testing.T) {
 			if err != nil {
 				t.Errorf("exit after SIGTERM: %v, want 0", err)
 			}
-		case <-time.After(10 * time.Second):
-			t.Error("still running 10s after SIGTERM")
+		case <-time.After(patience):
+			t.Errorf("still running %s after SIGTERM", patience)
 		}
 		if out, err := exec.Command(bin, "health", "--addr", addr, "--timeout", "500ms").CombinedOutput(); err == nil {
 			t.Errorf("health of a stopped server succeeded: %s", out)
@@ -245,7 +269,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 		wait := func(want string) {
 			t.Helper()
-			deadline := time.Now().Add(5 * time.Second)
+			deadline := time.Now().Add(patience)
 			for get() != want {
 				if time.Now().After(deadline) {
 					t.Fatalf("GET /v = %q, want %q\n%s", get(), want, logs)
@@ -257,7 +281,14 @@ func TestEndToEnd(t *testing.T) {
 		write("routes: [{ path: /v, respond: { body: two } }]\n")
 		wait("two")
 		write("routes: [{ path: /v, respond: { body: three, delay: 1 } }]\n")
-		time.Sleep(300 * time.Millisecond)
+		// Check only once the broken edit was read, not after a fixed time.
+		deadline := time.Now().Add(patience)
+		for !strings.Contains(logs.String(), "reload failed") {
+			if time.Now().After(deadline) {
+				t.Fatalf("the broken edit was not reported:\n%s", logs)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 		wait("two")
 		write("routes: [{ path: /v, respond: { body: four } }]\n")
 		wait("four")
