@@ -207,7 +207,7 @@ separated by colons when none are given.`,
 	f.DurationVar(&opts.debounce, "debounce", 30*time.Millisecond, "how long file changes must settle before a reload")
 	f.Var(&opts.maxBody, "max-body", "largest request body accepted; larger ones get 413")
 	f.StringVar(&opts.logFormat, "log-format", "text", "log format: text or json")
-	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info (a line per request), warn or error")
+	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug (a request's line adds its query, headers and body), info (a line per request), warn or error")
 	f.DurationVar(&opts.shutdownTimeout, "shutdown-timeout", 5*time.Second, "how long requests in flight may finish after SIGINT/SIGTERM")
 	f.DurationVar(&opts.readHeaderTimeout, "read-header-timeout", 10*time.Second, "how long a client may take to send request headers")
 	f.DurationVar(&opts.readTimeout, "read-timeout", 30*time.Second, "how long a client may take to send a whole request, body included (then 408)")

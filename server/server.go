@@ -313,6 +313,7 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 		s.bodyProblem(w, r, err, start)
 		return
 	}
+	r = s.withDebugBody(r, body)
 	in := matcher.NewRequest(r, body)
 	m, ok := snap.table.Match(in)
 	if !ok {
@@ -508,7 +509,8 @@ func (s *Server) logRequestAt(level slog.Level, r *http.Request, route string, s
 		return
 	}
 	now := s.opts.Clock.Now()
-	if lh, ok := h.(*logHandler); ok && len(extra) == 0 && level == slog.LevelInfo {
+	debug := h.Enabled(ctx, slog.LevelDebug)
+	if lh, ok := h.(*logHandler); ok && len(extra) == 0 && level == slog.LevelInfo && !debug {
 		_ = lh.handleRequest(now, r.Method, r.URL.Path, route, status, now.Sub(start), delay)
 		return
 	}
@@ -524,6 +526,9 @@ func (s *Server) logRequestAt(level slog.Level, r *http.Request, route string, s
 		rec.AddAttrs(slog.Duration("delay", delay))
 	}
 	rec.AddAttrs(extra...)
+	if debug {
+		rec.AddAttrs(requestDetails(r)...)
+	}
 	_ = h.Handle(ctx, rec)
 }
 
