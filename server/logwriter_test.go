@@ -132,7 +132,7 @@ func TestLogWriterBackpressure(t *testing.T) {
 	close(dst.stall)
 	select {
 	case <-wrote:
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("the writer did not resume")
 	}
 	cancel()
