@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -348,12 +349,27 @@ func TestExitCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { taken.Close() }) // the subtests run after this function returns
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	// Servers that are up but unhealthy, held for the subtests: a port
+	// merely closed might be taken again by another test's server.
+	hangUp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	closedAddr := closed.Addr().String()
-	closed.Close() // nothing answers there now
+	t.Cleanup(func() { hangUp.Close() })
+	go func() { // ends when hangUp is closed
+		for {
+			c, err := hangUp.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	sick := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "starting", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(sick.Close)
+	sickAddr := strings.TrimPrefix(sick.URL, "http://")
 
 	cases := []struct {
 		name string
@@ -379,8 +395,9 @@ func TestExitCodes(t *testing.T) {
 		{name: "health, bad address", args: []string{"health", "--addr", "nonsense"}, code: 2, stderr: `--addr "nonsense"`},
 		{name: "port in use", args: []string{"serve", "--addr", taken.Addr().String()}, code: 3, stderr: "address already in use"},
 		{name: "port in use, from the environment", env: []string{"SCENARIOMOCK_ADDR=" + taken.Addr().String()}, args: []string{"serve"}, code: 3, stderr: "address already in use"},
-		{name: "unhealthy", args: []string{"health", "--addr", closedAddr}, code: 4, stderr: "unhealthy"},
-		{name: "unhealthy, address from the environment", env: []string{"SCENARIOMOCK_ADDR=" + closedAddr}, args: []string{"health"}, code: 4, stderr: closedAddr},
+		{name: "unhealthy: connection closed", args: []string{"health", "--addr", hangUp.Addr().String()}, code: 4, stderr: "unhealthy"},
+		{name: "unhealthy: not 200", args: []string{"health", "--addr", sickAddr}, code: 4, stderr: "503 Service Unavailable"},
+		{name: "unhealthy, address from the environment", env: []string{"SCENARIOMOCK_ADDR=" + sickAddr}, args: []string{"health"}, code: 4, stderr: sickAddr},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
