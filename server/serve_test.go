@@ -454,6 +454,7 @@ routes:
 		t.Errorf("template failure: %d %s", r.status, r.body)
 	}
 	do(t, "POST", hs.URL+"/ok", "far more than eight bytes")
+	hs.Close() // a handler logs after its answer is sent: wait for the last one
 	var paths []string
 	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		var rec struct{ Level, Path string }
