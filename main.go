@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -34,30 +35,134 @@ var demo []byte
 
 const demoName = "examples/payments-idempotency.yaml"
 
+// Exit codes. They are part of the interface (the README has the table):
+// a CI step tells a broken scenario file from a port already taken by
+// them.
+const (
+	exitOK        = 0
+	exitFailure   = 1 // the scenarios are invalid or unreadable, or another failure at run time
+	exitUsage     = 2 // a bad command, flag, argument or SCENARIOMOCK_* variable
+	exitListen    = 3 // serve cannot listen on --addr
+	exitUnhealthy = 4 // health: no healthy server answered
+)
+
+// exitError is an error with the code main exits with.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
 // errReported means the problem was already printed; exit 1 quietly.
-var errReported = errors.New("reported")
+var errReported = &exitError{code: exitFailure, err: errors.New("reported")}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := newRootCmd(os.Stdout, os.Stderr).ExecuteContext(ctx); err != nil {
-		if !errors.Is(err, errReported) {
-			fmt.Fprintln(os.Stderr, "scenariomock:", err)
-		}
-		os.Exit(1)
+	err := newRootCmd(os.Stdout, os.Stderr).ExecuteContext(ctx)
+	stop()
+	os.Exit(report(os.Stderr, err))
+}
+
+// report prints err, unless it was printed already, and returns the exit
+// code for it. An error without a code never reached a command's own work:
+// cobra refused the command line (an unknown command or flag, a bad flag
+// value, a wrong number of arguments), so it is a usage error.
+func report(w io.Writer, err error) int {
+	if err == nil {
+		return exitOK
 	}
+	code := exitUsage
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if !errors.Is(err, errReported) {
+		fmt.Fprintln(w, "scenariomock:", err)
+	}
+	if code == exitUsage {
+		fmt.Fprintln(w, "Run 'scenariomock --help' for usage.")
+	}
+	return code
+}
+
+// failing gives exitFailure to the errors of a command's own work that do
+// not carry a code yet, so that only cobra's own errors are left without
+// one.
+func failing(run func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		err := run(cmd, args)
+		var ee *exitError
+		if err != nil && !errors.As(err, &ee) {
+			return withCode(exitFailure, err)
+		}
+		return err
+	}
+}
+
+// version describes the build: the module version (a release, or the
+// pseudo-version go build derives from a checkout), the VCS revision and
+// whether the checkout had uncommitted changes, or "(devel)" when the
+// build recorded none of these.
+func version(info *debug.BuildInfo, ok bool) string {
+	if !ok || info == nil {
+		return "(devel)"
+	}
+	var revision, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	var parts []string
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		parts = append(parts, v)
+	}
+	if revision != "" {
+		r := "revision " + revision
+		if modified == "true" {
+			r += ", modified"
+		}
+		parts = append(parts, r)
+	}
+	switch len(parts) {
+	case 0:
+		return "(devel)"
+	case 1:
+		return parts[0]
+	}
+	return parts[0] + " (" + parts[1] + ")"
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "scenariomock",
-		Short:         "A configurable HTTP scenario mock server",
+		Use:   "scenariomock",
+		Short: "A configurable HTTP scenario mock server",
+		Long: `scenariomock serves HTTP scenarios written in YAML.
+
+Exit codes: 0 success; 1 invalid or unreadable scenarios (or another
+failure at run time); 2 usage: a bad command, flag, argument or
+SCENARIOMOCK_* variable; 3 serve cannot listen on --addr; 4 health found
+no healthy server.`,
+		Version:       version(debug.ReadBuildInfo()),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return applyEnv(cmd.Flags())
+			return withCode(exitUsage, applyEnv(cmd.Flags()))
 		},
 	}
+	root.SetVersionTemplate("scenariomock {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newServeCmd(stderr), newValidateCmd(stdout, stderr), newRoutesCmd(stdout, stderr), newHealthCmd(stdout))
@@ -95,10 +200,10 @@ change. With no path, the built-in demo examples/payments-idempotency.yaml
 is served. Every flag can also be set as SCENARIOMOCK_<FLAG>, e.g.
 SCENARIOMOCK_ADDR=0.0.0.0:8080; SCENARIOMOCK_SCENARIOS lists paths
 separated by colons when none are given.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: failing(func(cmd *cobra.Command, args []string) error {
 			opts.paths = pathsOrEnv(args)
 			return runServe(cmd.Context(), opts, stderr)
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:8080", "address to listen on (0.0.0.0:8080 in containers)")
@@ -106,7 +211,7 @@ separated by colons when none are given.`,
 	f.DurationVar(&opts.debounce, "debounce", 30*time.Millisecond, "how long file changes must settle before a reload")
 	f.Var(&opts.maxBody, "max-body", "largest request body accepted; larger ones get 413")
 	f.StringVar(&opts.logFormat, "log-format", "text", "log format: text or json")
-	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info (a line per request), warn or error")
+	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug (a request's line adds its query, headers and body), info (a line per request), warn or error")
 	f.DurationVar(&opts.shutdownTimeout, "shutdown-timeout", 5*time.Second, "how long requests in flight may finish writing after SIGINT/SIGTERM")
 	f.BoolVar(&opts.shutdownWaitDelay, "shutdown-wait-delays", false, "on SIGINT/SIGTERM, let requests in a delay finish it within --shutdown-timeout instead of dropping them at once")
 	f.DurationVar(&opts.readHeaderTimeout, "read-header-timeout", 10*time.Second, "how long a client may take to send request headers")
@@ -139,7 +244,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	logs := server.NewLogWriter(stderr)
 	log, err := newLogger(logs, opts.logFormat, opts.logLevel)
 	if err != nil {
-		return err
+		return withCode(exitUsage, err)
 	}
 	if opts.cpuProfile != "" {
 		stop, err := startCPUProfile(opts.cpuProfile)
@@ -181,7 +286,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	}
 	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
-		return err
+		return withCode(exitListen, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -232,10 +337,10 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate <file or directory> ...",
 		Short: "Check scenario files; print file:line:col problems and exit 1 if any",
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: failing(func(_ *cobra.Command, args []string) error {
 			paths := pathsOrEnv(args)
 			if len(paths) == 0 {
-				return errors.New("validate needs files or directories (or SCENARIOMOCK_SCENARIOS)")
+				return withCode(exitUsage, errors.New("validate needs files or directories (or SCENARIOMOCK_SCENARIOS)"))
 			}
 			set, err := scenarios.Load(paths...)
 			if err != nil {
@@ -245,7 +350,7 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 			n := len(set.Routes())
 			fmt.Fprintf(stdout, "ok: %d %s, %d %s\n", len(set.Files), plural(len(set.Files), "file"), n, plural(n, "route"))
 			return nil
-		},
+		}),
 	}
 }
 
@@ -253,7 +358,7 @@ func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "routes [file or directory ...]",
 		Short: "List the routes served, in match order (the built-in demo when no path is given)",
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: failing(func(_ *cobra.Command, args []string) error {
 			set, err := scenarios.LoadBytes(demoName, demo)
 			if paths := pathsOrEnv(args); len(paths) > 0 {
 				set, err = scenarios.Load(paths...)
@@ -268,7 +373,7 @@ func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			printRoutes(stdout, t)
 			return nil
-		},
+		}),
 	}
 }
 
@@ -324,9 +429,10 @@ func newHealthCmd(stdout io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "health",
 		Short: "Exit 0 when a scenariomock server answers its health check (for HEALTHCHECK)",
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args:  cobra.NoArgs,
+		RunE: failing(func(cmd *cobra.Command, _ []string) error {
 			return checkHealth(cmd.Context(), stdout, addr, timeout)
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address of the server (0.0.0.0 means this host)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "how long to wait for the answer")
@@ -336,7 +442,7 @@ func newHealthCmd(stdout io.Writer) *cobra.Command {
 func checkHealth(ctx context.Context, stdout io.Writer, addr string, timeout time.Duration) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("--addr %q: %w", addr, err)
+		return withCode(exitUsage, fmt.Errorf("--addr %q: %w", addr, err))
 	}
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		host = "127.0.0.1" // the server listens on all interfaces; ask it on loopback
@@ -350,12 +456,12 @@ func checkHealth(ctx context.Context, stdout io.Writer, addr string, timeout tim
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("unhealthy: %w", err)
+		return withCode(exitUnhealthy, fmt.Errorf("unhealthy: %w", err))
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("unhealthy: %s answered %s", url, resp.Status)
+		return withCode(exitUnhealthy, fmt.Errorf("unhealthy: %s answered %s", url, resp.Status))
 	}
 	fmt.Fprint(stdout, string(body))
 	return nil

@@ -6,12 +6,16 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -118,20 +122,65 @@ func TestApplyEnv(t *testing.T) {
 	}
 }
 
-// binary builds scenariomock once for the end-to-end tests.
+var built struct {
+	once sync.Once
+	dir  string
+	err  error
+	out  []byte
+}
+
+// TestMain removes the binary the end-to-end tests share.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// binary builds scenariomock once for all the end-to-end tests: under
+// -race on a loaded machine each build takes many seconds.
 func binary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "scenariomock")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "scenariomock-test"); built.err != nil {
+			return
+		}
+		built.out, built.err = exec.Command("go", "build", "-o", filepath.Join(built.dir, "scenariomock"), ".").CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("go build: %v\n%s", built.err, built.out)
 	}
-	return bin
+	return filepath.Join(built.dir, "scenariomock")
+}
+
+// patience is how long a test waits for something that takes
+// milliseconds: generous, because the CI machine is a loaded 2-core box
+// running these tests under -race, and waiting costs nothing when the
+// condition holds early.
+const patience = 30 * time.Second
+
+// syncLog collects a server's log lines while the test reads them.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(line + "\n")
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // started runs `scenariomock serve args...` and returns the address from
 // its ready line.
-func started(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
+func started(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *syncLog) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
@@ -142,13 +191,13 @@ func started(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *byte
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	logs := &bytes.Buffer{}
+	logs := &syncLog{}
 	ready := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		addrRE := regexp.MustCompile(`msg=ready addr=(\S+)`)
 		for sc.Scan() {
-			logs.WriteString(sc.Text() + "\n")
+			logs.add(sc.Text())
 			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
 				ready <- m[1]
 			}
@@ -161,7 +210,7 @@ func started(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *byte
 			t.Fatalf("exited before ready:\n%s", logs)
 		}
 		return cmd, addr, logs
-	case <-time.After(20 * time.Second):
+	case <-time.After(patience):
 		t.Fatalf("no ready line:\n%s", logs)
 	}
 	return nil, "", nil
@@ -178,7 +227,7 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatalf("%v %v", err, resp)
 		}
 		resp.Body.Close()
-		if out, err := exec.Command(bin, "health", "--addr", addr).CombinedOutput(); err != nil || !strings.Contains(string(out), `"status": "ok"`) {
+		if out, err := exec.Command(bin, "health", "--addr", addr, "--timeout", patience.String()).CombinedOutput(); err != nil || !strings.Contains(string(out), `"status": "ok"`) {
 			t.Errorf("health: %v %s", err, out)
 		}
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -191,8 +240,8 @@ func TestEndToEnd(t *testing.T) {
 			if err != nil {
 				t.Errorf("exit after SIGTERM: %v, want 0", err)
 			}
-		case <-time.After(10 * time.Second):
-			t.Error("still running 10s after SIGTERM")
+		case <-time.After(patience):
+			t.Errorf("still running %s after SIGTERM", patience)
 		}
 		if out, err := exec.Command(bin, "health", "--addr", addr, "--timeout", "500ms").CombinedOutput(); err == nil {
 			t.Errorf("health of a stopped server succeeded: %s", out)
@@ -221,7 +270,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 		wait := func(want string) {
 			t.Helper()
-			deadline := time.Now().Add(5 * time.Second)
+			deadline := time.Now().Add(patience)
 			for get() != want {
 				if time.Now().After(deadline) {
 					t.Fatalf("GET /v = %q, want %q\n%s", get(), want, logs)
@@ -233,7 +282,14 @@ func TestEndToEnd(t *testing.T) {
 		write("routes: [{ path: /v, respond: { body: two } }]\n")
 		wait("two")
 		write("routes: [{ path: /v, respond: { body: three, delay: 1 } }]\n")
-		time.Sleep(300 * time.Millisecond)
+		// Check only once the broken edit was read, not after a fixed time.
+		deadline := time.Now().Add(patience)
+		for !strings.Contains(logs.String(), "reload failed") {
+			if time.Now().After(deadline) {
+				t.Fatalf("the broken edit was not reported:\n%s", logs)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 		wait("two")
 		write("routes: [{ path: /v, respond: { body: four } }]\n")
 		wait("four")
@@ -360,5 +416,132 @@ func TestValidateNamedPipes(t *testing.T) {
 		// The goroutine is stuck in open(2); the test binary ends with
 		// the failure.
 		t.Fatal("validate still running after 30s")
+	}
+}
+
+// TestExitCodes runs the binary into each documented exit code.
+func TestExitCodes(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	dir := t.TempDir()
+	invalid := filepath.Join(dir, "invalid.yaml")
+	if err := os.WriteFile(invalid, []byte("routes: [{ path: /v, respnd: {} }]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { taken.Close() }) // the subtests run after this function returns
+	// Servers that are up but unhealthy, held for the subtests: a port
+	// merely closed might be taken again by another test's server.
+	hangUp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hangUp.Close() })
+	go func() { // ends when hangUp is closed
+		for {
+			c, err := hangUp.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	sick := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "starting", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(sick.Close)
+	sickAddr := strings.TrimPrefix(sick.URL, "http://")
+
+	cases := []struct {
+		name string
+		env  []string // SCENARIOMOCK_* variables for this run; the test's own are removed
+		args []string
+		code int
+		// stderr must contain this, and, unless "", stdout (want) too.
+		stderr, stdout string
+	}{
+		{name: "valid scenarios", args: []string{"validate", "examples/"}, code: 0, stdout: "ok: 1 file, 8 routes"},
+		{name: "version", args: []string{"--version"}, code: 0, stdout: "scenariomock "},
+		{name: "invalid scenarios, validate", args: []string{"validate", invalid}, code: 1, stderr: `unknown field "respnd"`},
+		{name: "invalid scenarios, serve", args: []string{"serve", "--addr", "127.0.0.1:0", invalid}, code: 1, stderr: `unknown field "respnd"`},
+		{name: "invalid scenarios, routes", args: []string{"routes", invalid}, code: 1, stderr: "1 problem in 1 file"},
+		{name: "missing file", args: []string{"validate", filepath.Join(dir, "nope.yaml")}, code: 1, stderr: "nope.yaml"},
+		{name: "unknown command", args: []string{"srve"}, code: 2, stderr: `unknown command "srve"`},
+		{name: "unknown flag", args: []string{"serve", "--adr", "127.0.0.1:0"}, code: 2, stderr: "unknown flag: --adr"},
+		{name: "bad flag value", args: []string{"serve", "--max-body", "lots"}, code: 2, stderr: "want a positive size"},
+		{name: "bad environment variable", env: []string{"SCENARIOMOCK_MAX_BODY=lots"}, args: []string{"serve"}, code: 2, stderr: "SCENARIOMOCK_MAX_BODY"},
+		{name: "bad log level", args: []string{"serve", "--addr", "127.0.0.1:0", "--log-level", "verbose"}, code: 2, stderr: `--log-level "verbose"`},
+		{name: "validate without paths", args: []string{"validate"}, code: 2, stderr: "validate needs files or directories"},
+		{name: "health with an argument", args: []string{"health", "extra"}, code: 2, stderr: "unknown command"},
+		{name: "health, bad address", args: []string{"health", "--addr", "nonsense"}, code: 2, stderr: `--addr "nonsense"`},
+		{name: "port in use", args: []string{"serve", "--addr", taken.Addr().String()}, code: 3, stderr: "address already in use"},
+		{name: "port in use, from the environment", env: []string{"SCENARIOMOCK_ADDR=" + taken.Addr().String()}, args: []string{"serve"}, code: 3, stderr: "address already in use"},
+		{name: "unhealthy: connection closed", args: []string{"health", "--addr", hangUp.Addr().String()}, code: 4, stderr: "unhealthy"},
+		{name: "unhealthy: not 200", args: []string{"health", "--addr", sickAddr}, code: 4, stderr: "503 Service Unavailable"},
+		{name: "unhealthy, address from the environment", env: []string{"SCENARIOMOCK_ADDR=" + sickAddr}, args: []string{"health"}, code: 4, stderr: sickAddr},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			// A run that should have failed but serves instead is killed,
+			// and fails the test, after a minute.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, tc.args...)
+			for _, kv := range os.Environ() {
+				if !strings.HasPrefix(kv, envPrefix) {
+					cmd.Env = append(cmd.Env, kv)
+				}
+			}
+			cmd.Env = append(cmd.Env, tc.env...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout.String(), stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.stderr) {
+				t.Errorf("stderr %q, want it to contain %q", stderr.String(), tc.stderr)
+			}
+			if !strings.Contains(stdout.String(), tc.stdout) {
+				t.Errorf("stdout %q, want it to contain %q", stdout.String(), tc.stdout)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	vcs := func(rev, modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
+	}
+	const rev = "4e785266c1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6"
+	cases := []struct {
+		name string
+		info *debug.BuildInfo
+		want string
+	}{
+		{"no build information", nil, "(devel)"},
+		{"go install module@v1.2.3", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3"},
+		{"built from a clean checkout", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs(rev, "false")}, "revision " + rev},
+		{"built from a modified checkout", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs(rev, "true")}, "revision " + rev + ", modified"},
+		{"pseudo-version and revision", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261202223625-4e785266c1c2+dirty"}, Settings: vcs(rev, "true")},
+			"v0.0.0-20261202223625-4e785266c1c2+dirty (revision " + rev + ", modified)"},
+		{"-buildvcs=false", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "(devel)"},
+	}
+	for _, tc := range cases {
+		if got := version(tc.info, tc.info != nil); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

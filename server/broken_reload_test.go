@@ -46,7 +46,7 @@ func (l *live) state() (reloadState, error) {
 func (l *live) reloaded(t *testing.T, since time.Time, check func(st reloadState) string) reloadState {
 	t.Helper()
 	var st reloadState
-	eventually(t, 5*time.Second, func() string {
+	eventually(t, patience, func() string {
 		var err error
 		if st, err = l.state(); err != nil {
 			return err.Error()

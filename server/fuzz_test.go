@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/scenariomock/scenariomock/scenarios"
@@ -81,7 +80,7 @@ func FuzzTemplate(f *testing.F) {
 		if !validHeaderValue(header) {
 			t.Skip("not a header value net/http would send")
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), patience)
 		defer cancel()
 
 		body, err := json.Marshal(map[string]string{"field": field})

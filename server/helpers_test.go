@@ -154,6 +154,12 @@ func doCtx(ctx context.Context, method, url, body string, headers ...string) (re
 	return response{status: resp.StatusCode, header: resp.Header, body: string(b)}, err
 }
 
+// patience is how long a test waits for something that takes
+// milliseconds: generous, because the CI machine is a loaded 2-core box
+// running these tests under -race, and waiting costs nothing when the
+// condition holds early.
+const patience = 30 * time.Second
+
 // eventually retries check until it returns "" or the deadline passes.
 func eventually(t *testing.T, within time.Duration, check func() string) {
 	t.Helper()

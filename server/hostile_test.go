@@ -48,8 +48,9 @@ routes:
 `
 
 // rawDeadline bounds every raw connection: a server that neither answers
-// nor closes within it has hung.
-const rawDeadline = 5 * time.Second
+// nor closes within it has hung. It is generous: on a loaded machine under
+// -race an answer may take seconds.
+const rawDeadline = 20 * time.Second
 
 // closedConn in a list of expected answers means the server closes the
 // connection there without answering.
@@ -391,7 +392,7 @@ func TestHostileProtocol(t *testing.T) {
 func TestHostilePipelining(t *testing.T) {
 	t.Parallel()
 	addr := startRaw(t, Options{})
-	conn := dialRaw(t, addr, 20*time.Second)
+	conn := dialRaw(t, addr, 60*time.Second)
 	const n = 1000
 	var reqs bytes.Buffer
 	for i := range n {
@@ -423,7 +424,7 @@ func TestHostileIdleConnections(t *testing.T) {
 	idle := make([]*bufio.Reader, n)
 	conns := make([]net.Conn, n)
 	for i := range n {
-		conns[i] = dialRaw(t, addr, 20*time.Second)
+		conns[i] = dialRaw(t, addr, 60*time.Second)
 		idle[i] = bufio.NewReader(conns[i])
 		if _, err := io.WriteString(conns[i], followUp); err != nil {
 			t.Fatal(err)
@@ -436,8 +437,10 @@ func TestHostileIdleConnections(t *testing.T) {
 	if a := exchange(t, addr, followUp, 1); a[0].status != http.StatusOK {
 		t.Errorf("new connection beside %d idle ones: %s", n, a[0])
 	}
-	if el := time.Since(start); el > time.Second {
-		t.Errorf("new connection beside %d idle ones answered after %s, want well under a second", n, el)
+	// A server that held idle connections against new ones would not answer
+	// at all; the bound leaves room for a loaded machine.
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("new connection beside %d idle ones answered after %s, want at once", n, el)
 	} else {
 		t.Logf("new connection beside %d idle ones answered in %s", n, el.Round(time.Microsecond))
 	}
@@ -506,7 +509,7 @@ func TestHostileSlowloris(t *testing.T) {
 				got := readUntilClosed(t, conn)
 				el := time.Since(start)
 				t.Logf("closed after %s, having sent %q", el.Round(time.Millisecond), got)
-				if el > timeout+2*time.Second {
+				if el > timeout+10*time.Second {
 					t.Errorf("closed after %s with ReadHeaderTimeout %s", el, timeout)
 				}
 			})
@@ -515,8 +518,9 @@ func TestHostileSlowloris(t *testing.T) {
 
 	t.Run("200 open, a new client is served", func(t *testing.T) {
 		// Long enough that all 200 are surely still open while the new
-		// client is served; the check below makes sure of it.
-		const timeout, n = 1500 * time.Millisecond, 200
+		// client is served, even on a loaded machine; the check below makes
+		// sure of it.
+		const timeout, n = 5 * time.Second, 200
 		addr := startRaw(t, Options{ReadHeaderTimeout: timeout})
 		first := time.Now()
 		conns := make([]net.Conn, n)
@@ -546,8 +550,10 @@ func TestHostileSlowloris(t *testing.T) {
 		if since := time.Since(first); since >= timeout {
 			t.Fatalf("inconclusive: opening %d connections took %s, past the %s timeout", n, since, timeout)
 		}
-		if a.status != http.StatusOK || served > time.Second {
-			t.Errorf("new client beside %d slowloris connections: %s after %s, want 200 at once", n, a, served)
+		// A server that served clients one at a time would answer only once
+		// the slowloris connections time out, past the check above.
+		if a.status != http.StatusOK {
+			t.Errorf("new client beside %d slowloris connections: %s after %s, want 200", n, a, served)
 		}
 		t.Logf("new client beside %d slowloris connections: %d in %s", n, a.status, served.Round(time.Microsecond))
 		var last time.Duration
@@ -556,7 +562,7 @@ func TestHostileSlowloris(t *testing.T) {
 			last = time.Since(first)
 		}
 		t.Logf("all %d closed by %s after the first was opened (ReadHeaderTimeout %s)", n, last.Round(time.Millisecond), timeout)
-		if last > timeout+2*time.Second {
+		if last > timeout+10*time.Second {
 			t.Errorf("the last slowloris connection closed %s after the first opened, with ReadHeaderTimeout %s", last, timeout)
 		}
 	})
@@ -625,7 +631,7 @@ func TestHostileMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, 5*time.Second, func() string { // the server has accepted each
+	eventually(t, patience, func() string { // the server has accepted each
 		if g := runtime.NumGoroutine(); g < before.goroutines+conns {
 			return fmt.Sprintf("%d goroutines, want at least %d", g, before.goroutines+conns)
 		}
@@ -690,7 +696,9 @@ func TestHostileMemoryPartialHeaders(t *testing.T) {
 // ReadTimeout bounds the whole request, and the answer is a 408 problem.
 func TestHostileStalledBody(t *testing.T) {
 	t.Parallel()
-	const timeout = 300 * time.Millisecond
+	// Long enough that a client a loaded machine schedules late still sends
+	// its headers in time: the 408 is for the body only.
+	const timeout = 2 * time.Second
 	addr := startRaw(t, Options{ReadHeaderTimeout: timeout, ReadTimeout: timeout})
 	cases := []struct{ name, raw string }{
 		{"Content-Length", "POST /payments HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab"},

@@ -28,6 +28,12 @@ type live struct {
 
 func startLive(t *testing.T, files map[string]string, paths func(dir string) []string) *live {
 	t.Helper()
+	return startLiveOpts(t, Options{}, files, paths)
+}
+
+// startLiveOpts is startLive with options, such as a test clock.
+func startLiveOpts(t *testing.T, opts Options, files map[string]string, paths func(dir string) []string) *live {
+	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
 		writeFile(t, filepath.Join(dir, name), content)
@@ -39,7 +45,8 @@ func startLive(t *testing.T, files map[string]string, paths func(dir string) []s
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Options{Load: func() (*scenarios.Set, error) { return scenarios.Load(ps...) }, Logger: log})
+	opts.Load, opts.Logger = func() (*scenarios.Set, error) { return scenarios.Load(ps...) }, log
+	s, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +82,7 @@ func route(path, body string) string {
 // serves waits until GET path answers body.
 func (l *live) serves(t *testing.T, path, body string) {
 	t.Helper()
-	eventually(t, 5*time.Second, func() string {
+	eventually(t, patience, func() string {
 		r, err := doCtx(context.Background(), "GET", l.url+path, "")
 		if err != nil {
 			return err.Error()
@@ -89,7 +96,7 @@ func (l *live) serves(t *testing.T, path, body string) {
 
 func (l *live) missing(t *testing.T, path string) {
 	t.Helper()
-	eventually(t, 5*time.Second, func() string {
+	eventually(t, patience, func() string {
 		if r := do(t, "GET", l.url+path, ""); r.status != 404 {
 			return fmt.Sprintf("GET %s = %d, want 404", path, r.status)
 		}
@@ -154,7 +161,7 @@ func TestReloadInvalidEditKeepsServing(t *testing.T) {
 	l := startLive(t, map[string]string{"s.yaml": route("/x", "good")}, func(dir string) []string { return []string{dir} })
 	path := filepath.Join(l.dir, "s.yaml")
 	writeFile(t, path, "routes:\n  - name: broken\n    path: /x\n    respond: { body: oops, delay: 10 }\n")
-	eventually(t, 5*time.Second, func() string {
+	eventually(t, patience, func() string {
 		var st struct {
 			Version    int
 			LastReload struct {
@@ -175,12 +182,17 @@ func TestReloadInvalidEditKeepsServing(t *testing.T) {
 		return ""
 	})
 	l.serves(t, "/x", "good")
-	if !strings.Contains(l.logs.String(), `bad duration \"10\"`) {
-		t.Errorf("the error with its position is not in the log:\n%s", l.logs.String())
-	}
+	// The admin API shows a failed reload a moment before its log lines
+	// are written.
+	eventually(t, patience, func() string {
+		if !strings.Contains(l.logs.String(), `bad duration \"10\"`) {
+			return "the error with its position is not in the log:\n" + l.logs.String()
+		}
+		return ""
+	})
 	// Half-written YAML, then the fix.
 	writeFile(t, path, "routes:\n  - name: [unclosed\n")
-	eventually(t, 5*time.Second, func() string {
+	eventually(t, patience, func() string {
 		if !strings.Contains(do(t, "GET", l.url+"/__admin/scenarios", "").body, "s.yaml:2:") {
 			return "syntax error not reported"
 		}
@@ -259,10 +271,11 @@ func TestReloadInFlight(t *testing.T) {
 	slow := func(v string) string {
 		return fmt.Sprintf("routes:\n  - { path: /slow, respond: { body: %q, delay: 300ms } }\n  - { path: /fast, respond: { body: %q } }\n", v, v)
 	}
-	l := startLive(t, map[string]string{"s.yaml": slow("v0")}, func(dir string) []string { return []string{dir} })
+	clock := &testClock{scale: 1, began: make(chan struct{}, 1)}
+	l := startLiveOpts(t, Options{Clock: clock}, map[string]string{"s.yaml": slow("v0")}, func(dir string) []string { return []string{dir} })
 	inflight := make(chan string, 1)
 	go func() { inflight <- do(t, "GET", l.url+"/slow", "").body }()
-	time.Sleep(50 * time.Millisecond) // let the request reach its delay (a slower start only makes the check weaker)
+	inDelay(t, clock) // had it not loaded its snapshot yet, v1 would be the right answer
 	writeFile(t, filepath.Join(l.dir, "s.yaml"), slow("v1"))
 	l.serves(t, "/fast", "v1")
 	if got := <-inflight; got != "v0" {

@@ -150,7 +150,7 @@ routes:
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
-	eventually(t, 5*time.Second, func() string {
+	eventually(t, patience, func() string {
 		if clock.cutShort(1) && strings.Contains(logs.String(), "client gone during delay") {
 			return ""
 		}
@@ -354,21 +354,27 @@ routes:
 
 // TestReadTimeoutDoesNotCutDelays relies on net/http clearing the read
 // deadline once a request's body has been read: a delay may outlast the
-// read timeout, with a body and without one.
+// read timeout, with a body and without one. The read timeout is long
+// enough that a client a loaded machine schedules late still sends its
+// request within it.
 func TestReadTimeoutDoesNotCutDelays(t *testing.T) {
 	t.Parallel()
-	url, stop := serveReal(t, Options{ReadTimeout: 200 * time.Millisecond}, `
+	url, stop := serveReal(t, Options{ReadTimeout: 2 * time.Second}, `
 routes:
-  - { method: POST, path: /slow, respond: { status: 201, delay: 600ms } }
-  - { method: GET, path: /slow, respond: { status: 200, delay: 600ms } }
+  - { method: POST, path: /slow, respond: { status: 201, delay: 5s } }
+  - { method: GET, path: /slow, respond: { status: 200, delay: 5s } }
 `)
 	defer stop()
+	var wg sync.WaitGroup
 	for _, c := range []struct{ method, body string }{{"POST", `{"amount":1}`}, {"GET", ""}} {
-		r, err := doCtx(context.Background(), c.method, url+"/slow", c.body)
-		if err != nil || (r.status != 201 && r.status != 200) {
-			t.Errorf("%s with a 600ms delay and a 200ms read timeout: %v %d", c.method, err, r.status)
-		}
+		wg.Go(func() {
+			r, err := doCtx(context.Background(), c.method, url+"/slow", c.body)
+			if err != nil || (r.status != 201 && r.status != 200) {
+				t.Errorf("%s with a 5s delay and a 2s read timeout: %v %d", c.method, err, r.status)
+			}
+		})
 	}
+	wg.Wait()
 }
 
 // TestDelayEndsWhenPostClientLeaves: net/http only notices a client going
@@ -376,9 +382,10 @@ routes:
 // short of that would leave a delay running for a client long gone.
 func TestDelayEndsWhenPostClientLeaves(t *testing.T) {
 	t.Parallel()
-	// 24h scaled to 8s: long enough to tell, short enough that a broken
-	// server fails the test instead of hanging it.
-	clock := &testClock{scale: 8.0 / (24 * 3600), began: make(chan struct{}, 4)}
+	// 24h scaled to a minute: far longer than a loaded machine may take to
+	// notice the client leave, short enough that a broken server fails the
+	// test instead of hanging it.
+	clock := &testClock{scale: 60.0 / (24 * 3600), began: make(chan struct{}, 4)}
 	_, hs, _ := serveYAML(t, Options{Clock: clock}, `
 routes:
   - { method: POST, path: /slow, respond: { status: 201, delay: 24h } }
@@ -391,7 +398,7 @@ routes:
 		cancel()
 		<-errc
 	}
-	eventually(t, 4*time.Second, func() string {
+	eventually(t, patience, func() string {
 		if clock.cutShort(0) && clock.cutShort(1) {
 			return ""
 		}
@@ -447,6 +454,7 @@ routes:
 		t.Errorf("template failure: %d %s", r.status, r.body)
 	}
 	do(t, "POST", hs.URL+"/ok", "far more than eight bytes")
+	hs.Close() // a handler logs after its answer is sent: wait for the last one
 	var paths []string
 	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		var rec struct{ Level, Path string }

@@ -549,6 +549,7 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 		s.bodyProblem(w, r, err, start)
 		return
 	}
+	r = s.withDebugBody(r, body)
 	in := matcher.NewRequest(r, body)
 	m, ok := snap.table.Match(in)
 	if !ok && r.Method == http.MethodHead {
@@ -792,7 +793,8 @@ func (s *Server) logRequestAt(level slog.Level, r *http.Request, route string, s
 		return
 	}
 	now := s.opts.Clock.Now()
-	if lh, ok := h.(*logHandler); ok && len(extra) == 0 && level == slog.LevelInfo {
+	debug := h.Enabled(ctx, slog.LevelDebug)
+	if lh, ok := h.(*logHandler); ok && len(extra) == 0 && level == slog.LevelInfo && !debug {
 		_ = lh.handleRequest(now, r.Method, r.URL.Path, route, status, now.Sub(start), delay)
 		return
 	}
@@ -808,6 +810,9 @@ func (s *Server) logRequestAt(level slog.Level, r *http.Request, route string, s
 		rec.AddAttrs(slog.Float64("delay_ms", millis(delay)))
 	}
 	rec.AddAttrs(extra...)
+	if debug {
+		rec.AddAttrs(requestDetails(r)...)
+	}
 	_ = h.Handle(ctx, rec)
 }
 
