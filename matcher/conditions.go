@@ -15,12 +15,16 @@ import (
 // report. Checks return the zero failure when they pass; building the text
 // is left to explain, so that the matching path allocates nothing.
 type failure struct {
-	kind  string // "header", "query", "body"
+	kind  string // "header", "query", "body", "form"
 	name  string
 	cond  *scenarios.Condition
 	got   []string
 	found bool
 	json  string // for body JSON failures: the path and what differed
+	// For form failures: whether the body is a form, and its
+	// Content-Type, to say why a field is absent.
+	isForm      bool
+	contentType string
 }
 
 // testValues checks a condition against the values of a header or query
@@ -54,6 +58,12 @@ func (f failure) String() string {
 		subject = "body"
 	}
 	if !f.found {
+		if f.kind == "form" && !f.isForm {
+			if f.contentType == "" {
+				return subject + " is absent (the body is not a form: no Content-Type, want application/x-www-form-urlencoded)"
+			}
+			return fmt.Sprintf("%s is absent (the body is not a form: Content-Type is %s, want application/x-www-form-urlencoded)", subject, quoteValues([]string{f.contentType}))
+		}
 		return subject + " is absent"
 	}
 	got := quoteValues(f.got)
@@ -76,7 +86,8 @@ func quoteValues(vals []string) string {
 	return strings.Join(q, ", ")
 }
 
-// testBody checks a body condition: the raw tests, then the partial JSON.
+// testBody checks a body condition: the raw tests, then the partial JSON,
+// then the form's fields.
 func testBody(b *scenarios.BodyCondition, in *Request) (failure, bool) {
 	if c := b.Raw; c != nil {
 		ok := (c.Equals == nil || bytes.Equal(in.Body, []byte(*c.Equals))) &&
@@ -96,6 +107,17 @@ func testBody(b *scenarios.BodyCondition, in *Request) (failure, bool) {
 		}
 		if why, ok := matchJSON(b.JSON, doc, "json"); !ok {
 			return failure{json: "body " + why}, false
+		}
+	}
+	if len(b.Form) > 0 {
+		form := in.FormValues() // nil when the body is not a form: every field is absent
+		for i := range b.Form {
+			c := &b.Form[i]
+			vals := form[c.Name]
+			if !testValues(&c.Cond, vals) {
+				return failure{kind: "form", name: c.Name, cond: &c.Cond, got: vals, found: len(vals) > 0,
+					isForm: form != nil, contentType: in.HTTP.Header.Get("Content-Type")}, false
+			}
 		}
 	}
 	return failure{}, true

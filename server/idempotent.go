@@ -115,7 +115,7 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in *mat
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, in *matcher.Request, m matcher.Match, own *prepared, status int, outcome string, start time.Time, title, detail string) {
 	route := m.Route.Name
 	if own != nil {
-		if err := own.write(w, func() *templateData { return newTemplateData(in, m, 0, s.opts.Clock.Now()) }); err != nil {
+		if err := own.write(w, func() *templateData { return newTemplateData(in, m, 0, s.opts.Clock.Now(), s.env(r.Context())) }); err != nil {
 			err = fmt.Errorf("route %q: idempotency answer: %w", route, err)
 			writeProblem(w, newProblem(statusOf(err), err.Error()))
 			s.logProblem(r, route, statusOf(err), 0, start, slog.String("idempotency", outcome), slog.String("error", err.Error()))
@@ -206,7 +206,7 @@ func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, in *matcher.
 		return
 	}
 	rec := &recorder{header: http.Header{}}
-	if err := p.write(rec, func() *templateData { return newTemplateData(in, m, call, s.opts.Clock.Now()) }); err != nil {
+	if err := p.write(rec, func() *templateData { return newTemplateData(in, m, call, s.opts.Clock.Now(), s.env(ctx)) }); err != nil {
 		release()
 		err = fmt.Errorf("route %q: %w", route, err)
 		writeProblem(w, newProblem(statusOf(err), err.Error()))

@@ -296,6 +296,7 @@ var adminMethods = map[string]string{
 	adminPrefix + "/reload":             "POST",
 	adminPrefix + "/idempotency":        "GET, DELETE",
 	adminPrefix + "/idempotency/expire": "POST",
+	adminPrefix + "/counters":           "GET",
 }
 
 // errShutdown is the cause of the delays cancelled at the shutdown timeout.
@@ -420,7 +421,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 		s.logRequest(r, route, 0, delay, start, slog.String("fault", string(p.src.Fault)))
 		return
 	}
-	err := p.write(w, func() *templateData { return newTemplateData(in, m, call, s.opts.Clock.Now()) })
+	err := p.write(w, func() *templateData { return newTemplateData(in, m, call, s.opts.Clock.Now(), s.env(r.Context())) })
 	if err != nil {
 		err = fmt.Errorf("route %q: %w", route, err)
 		writeProblem(w, newProblem(statusOf(err), err.Error()))
@@ -577,7 +578,7 @@ func (s *Server) adminRouter() http.Handler {
 	r := mux.NewRouter()
 	for path, h := range map[string]http.HandlerFunc{
 		"/health": s.handleHealth, "/scenarios": s.handleScenarios, "/reset": s.handleReset, "/reload": s.handleReload,
-		"/idempotency/expire": s.handleIdempotencyExpire,
+		"/idempotency/expire": s.handleIdempotencyExpire, "/counters": s.handleCounters,
 	} {
 		r.HandleFunc(adminPrefix+path, h).Methods(strings.Split(adminMethods[adminPrefix+path], ", ")...)
 	}
