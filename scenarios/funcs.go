@@ -330,7 +330,7 @@ func checkCalls(tree *parse.Tree, n parse.Node) error {
 				err = fmt.Errorf("template: %s: %s", loc, fmt.Sprintf(format, args...))
 			}
 			if got != want {
-				fail("%s takes %d value(s), got %d", id.Ident, want, got)
+				fail("%s takes %s, got %d", id.Ident, [...]string{"no values", "one value"}[want], got)
 				continue
 			}
 			if len(c.Args) < 2 {

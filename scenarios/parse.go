@@ -961,7 +961,8 @@ func (d *fileDecoder) attribute(n *yaml.Node, field string, vars []string) *Attr
 		return nil
 	}
 	if name == "" {
-		d.fail(n, field, "%q needs a name after the dot, e.g. %s.Idempotency-Key", s, kind)
+		example := map[string]string{"header": "Idempotency-Key", "query": "page", "path": "id", "body": "customer.id", "form": "metadata[order_id]"}[kind]
+		d.fail(n, field, "%q needs a name after the dot, e.g. %s.%s", s, kind, example)
 		return nil
 	}
 	a := &Attribute{Kind: AttributeKind(kind), Name: name}
