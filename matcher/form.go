@@ -129,7 +129,7 @@ func splitKey(key string) []string {
 func insert(o *formObject, segs []string, val string) {
 	for i, seg := range segs {
 		last := i == len(segs)-1
-		if seg == "" { // []: a new element, or for a[][x] the last element while it has no x
+		if seg == "" && i > 0 { // []: a new element, or for a[][x] the last element while it has no x
 			seg = strconv.Itoa(o.next)
 			if !last && o.next > 0 {
 				prev := strconv.Itoa(o.next - 1)
