@@ -91,3 +91,25 @@ func TestFormAttribute(t *testing.T) {
 }
 
 const formCT = "application/x-www-form-urlencoded"
+
+// FuzzForm checks that any body parses without a panic into values that
+// encode as JSON.
+func FuzzForm(f *testing.F) {
+	for _, s := range []string{
+		"amount=2000&currency=usd&metadata[order_id]=6735&expand[0]=customer",
+		"a[][x]=1&a[][y]=2&a[][x]=3", "a[b]=1&a=2&a[]=3", "[]=1&a[]]=2&a[[b]]=3", "a[999999999]=1&a[]=2",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		in := formRequest(body, formCT)
+		form := in.Form()
+		if form == nil {
+			t.Fatal("a form body gave no form")
+		}
+		if _, err := json.Marshal(form); err != nil {
+			t.Fatalf("%q: %v", body, err)
+		}
+		_ = in.FormValues()
+	})
+}

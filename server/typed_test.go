@@ -70,6 +70,7 @@ routes:
         text: 'amount={{ int .Request.Form.amount }}'
         query: '{{ .Request.Query.Get "page" | int }}'
         json: '{{ int .Request.JSON.n }}'
+        now: '{{ .Now }}'
   - method: POST
     path: /bad
     respond:
@@ -83,7 +84,7 @@ routes:
 `)
 	r := do(t, "POST", hs.URL+"/charges?page=3", "amount=2000&rate=0.25&capture=true", "Content-Type", formCT)
 	want := `{"id":"ch_bbbbbbbbbbbbbbbbbbbbbbbb","hex":"bbb","created":` + "1796252400" +
-		`,"amount":2000,"rate":0.25,"capture":true,"absent":null,"text":"amount=2000","query":3,"json":null}`
+		`,"amount":2000,"rate":0.25,"capture":true,"absent":null,"text":"amount=2000","query":3,"json":null,"now":"2026-12-02 23:00:00 +0000 UTC"}`
 	if r.status != 200 || r.body != want {
 		t.Fatalf("%d\n got %s\nwant %s", r.status, r.body, want)
 	}
