@@ -1,12 +1,16 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scenariomock/scenariomock/state"
 )
 
 const formCT = "application/x-www-form-urlencoded"
@@ -332,4 +336,37 @@ func compact(t *testing.T, s string) string {
 		t.Fatalf("%v: %s", err, s)
 	}
 	return mustJSON(t, v)
+}
+
+// brokenCounters is a store whose counters fail, as a remote store's do
+// when its connection is lost.
+type brokenCounters struct{ *state.Memory }
+
+func (brokenCounters) Counters() state.Counters { return failingCounters{} }
+
+type failingCounters struct{}
+
+var errCountersDown = errors.New("connection refused")
+
+func (failingCounters) Next(context.Context, string) (int64, error)   { return 0, errCountersDown }
+func (failingCounters) List(context.Context) ([]state.Counter, error) { return nil, errCountersDown }
+func (failingCounters) Reset(context.Context, string) error           { return errCountersDown }
+
+func TestSeqCounterError(t *testing.T) {
+	t.Parallel()
+	store := brokenCounters{state.NewMemory(state.Options{})}
+	t.Cleanup(func() { _ = store.Close() })
+	_, hs, _ := serveYAML(t, Options{State: store}, `
+routes:
+  - method: POST
+    path: /orders
+    respond: { status: 201, template: true, body: { id: 'ord_{{ seq "orders" }}' } }
+`)
+	r := do(t, "POST", hs.URL+"/orders", "")
+	if r.status != 500 || !strings.Contains(r.body, `body.id: at <seq $ \"orders\">: error calling seq: connection refused`) {
+		t.Errorf("counter down: %d %s, want a 500 problem naming the field and the error", r.status, r.body)
+	}
+	if r := do(t, "GET", hs.URL+"/__admin/counters", ""); r.status != 503 {
+		t.Errorf("GET /__admin/counters with the store down: %d %s, want 503", r.status, r.body)
+	}
 }
