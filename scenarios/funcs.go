@@ -223,19 +223,15 @@ func jsonLeaf(data any, args ...any) (string, error) {
 	if len(args) != 1 {
 		return "", fmt.Errorf("jsonLeaf takes one value, got %d", len(args))
 	}
-	var buf bytes.Buffer
 	switch v := args[0].(type) {
 	case nil:
 		return "null", nil
 	case string:
-		writeJSONString(&buf, v)
-		return buf.String(), nil
+		return quoteJSON(v), nil
 	case json.Number:
-		if json.Valid([]byte(v)) {
-			return string(v), nil
-		}
-		writeJSONString(&buf, string(v))
-		return buf.String(), nil
+		// Only a JSON decoder makes one (.Request.JSON), and it checked
+		// the number's syntax.
+		return string(v), nil
 	case bool:
 		return strconv.FormatBool(v), nil
 	case float64:
@@ -256,8 +252,13 @@ func jsonLeaf(data any, args ...any) (string, error) {
 		return jsonOf(data, args[0])
 	}
 	// Anything else (a time) is the text text/template would print.
-	writeJSONString(&buf, fmt.Sprint(args[0]))
-	return buf.String(), nil
+	return quoteJSON(fmt.Sprint(args[0])), nil
+}
+
+func quoteJSON(s string) string {
+	var buf bytes.Buffer
+	writeJSONString(&buf, s)
+	return buf.String()
 }
 
 func formatFloat(f float64) (string, error) {
