@@ -203,6 +203,12 @@ routes:
 	if ok.status != 201 {
 		t.Fatalf("matching form: %d %s", ok.status, ok.body)
 	}
+	listing := do(t, "GET", hs.URL+"/__admin/scenarios", "")
+	for _, want := range []string{`"body form currency = \"usd\""`, `"body form metadata[order_id] present"`, `"body form email absent"`} {
+		if !strings.Contains(listing.body, want) {
+			t.Errorf("the admin listing lacks %s: %s", want, listing.body)
+		}
+	}
 	cases := []struct{ name, body, contentType, reason string }{
 		{"regex fails", "amount=20&currency=usd&metadata[order_id]=1&expand[0]=customer", formCT,
 			`form amount is "20", want matches /^[0-9]{4,}$/`},
