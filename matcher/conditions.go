@@ -16,7 +16,7 @@ import (
 // is left to text, so that the matching path allocates nothing and a miss
 // describes only the few routes it shows.
 type failure struct {
-	kind  string // "header", "query", "body"
+	kind  string // "header", "query", "body", "form"
 	name  string
 	cond  *scenarios.Condition
 	got   []string
@@ -25,6 +25,10 @@ type failure struct {
 	// say what differed when the failure is shown.
 	body *scenarios.BodyCondition
 	in   *Request
+	// For form failures: whether the body is a form, and its
+	// Content-Type, to say why a field is absent.
+	isForm      bool
+	contentType string
 }
 
 // testValues checks a condition against the values of a header or query
@@ -72,6 +76,12 @@ func (f failure) text(redact bool) string {
 		subject = "body"
 	}
 	if !f.found {
+		if f.kind == "form" && !f.isForm {
+			if f.contentType == "" {
+				return subject + " is absent (the body is not a form: no Content-Type, want application/x-www-form-urlencoded)"
+			}
+			return fmt.Sprintf("%s is absent (the body is not a form: Content-Type is %s, want application/x-www-form-urlencoded)", subject, quoteValues([]string{f.contentType}))
+		}
 		return subject + " is absent"
 	}
 	got := quoteValues(f.got)
@@ -130,9 +140,11 @@ const (
 	bodyOK = iota
 	bodyRawFailed
 	bodyJSONFailed
+	bodyFormFailed
 )
 
-// testBody checks a body condition: the raw tests, then the partial JSON.
+// testBody checks a body condition: the raw tests, then the partial JSON,
+// then the form's fields.
 func testBody(b *scenarios.BodyCondition, in *Request) int {
 	in.evals++
 	if c := b.Raw; c != nil {
@@ -153,13 +165,36 @@ func testBody(b *scenarios.BodyCondition, in *Request) int {
 			return bodyJSONFailed
 		}
 	}
+	if len(b.Form) > 0 {
+		if _, ok := formFailure(b, in); !ok {
+			return bodyFormFailed
+		}
+	}
 	return bodyOK
+}
+
+// formFailure tests the form fields of b and describes the first that fails.
+func formFailure(b *scenarios.BodyCondition, in *Request) (failure, bool) {
+	form := in.FormValues() // nil when the body is not a form: every field is absent
+	for i := range b.Form {
+		c := &b.Form[i]
+		vals := form[c.Name]
+		if !testValues(&c.Cond, vals) {
+			return failure{kind: "form", name: c.Name, cond: &c.Cond, got: vals, found: len(vals) > 0,
+				isForm: form != nil, contentType: in.HTTP.Header.Get("Content-Type")}, false
+		}
+	}
+	return failure{}, true
 }
 
 // bodyFailure describes a body condition that failed.
 func bodyFailure(b *scenarios.BodyCondition, in *Request, outcome int) failure {
-	if outcome == bodyJSONFailed {
+	switch outcome {
+	case bodyJSONFailed:
 		return failure{kind: "body", body: b, in: in}
+	case bodyFormFailed:
+		f, _ := formFailure(b, in)
+		return f
 	}
 	// Only the first maxShown bytes are shown: a copy of the whole body
 	// would cost as much as the body.

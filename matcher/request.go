@@ -22,6 +22,11 @@ type Request struct {
 	json        any
 	jsonErr     error
 	jsonParsed  bool
+	// The form, by key as sent and nested; each parsed on first use.
+	formValues   url.Values
+	formParsed   bool
+	nested       map[string]any
+	nestedParsed bool
 	// The last header looked up: routes tried in turn usually test the
 	// same header (the demo's four POST /payments routes all read
 	// Idempotency-Key, and so does its sequence).
@@ -140,6 +145,12 @@ func (q *Request) Attribute(a *scenarios.Attribute, vars map[string]string) (str
 	case scenarios.PathAttr:
 		v, ok := vars[a.Name]
 		return v, ok
+	case scenarios.FormAttr:
+		v := q.FormValues()[a.Name]
+		if len(v) == 0 {
+			return "", false
+		}
+		return v[0], true
 	case scenarios.BodyAttr:
 		doc, err := q.JSON()
 		if err != nil {

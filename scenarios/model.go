@@ -172,8 +172,9 @@ func (c *Condition) String() string {
 	return strings.Join(parts, " and ")
 }
 
-// BodyCondition tests the request body: raw text tests and a partial JSON
-// match. Every part that is set must hold.
+// BodyCondition tests the request body: raw text tests, a partial JSON
+// match, or conditions on the fields of a form. Every part that is set
+// must hold.
 type BodyCondition struct {
 	Pos Pos
 	Raw *Condition // equals, contains, regex on the raw body
@@ -182,6 +183,9 @@ type BodyCondition struct {
 	JSON    any
 	HasJSON bool
 	JSONPos Pos
+	// Form tests the fields of an application/x-www-form-urlencoded body,
+	// by their keys as sent (metadata[order_id]), like query parameters.
+	Form []Field
 }
 
 // Response is one canned answer, with the file's defaults already merged.
@@ -310,14 +314,17 @@ const (
 	QueryAttr  AttributeKind = "query"
 	PathAttr   AttributeKind = "path"
 	BodyAttr   AttributeKind = "body"
+	// FormAttr reads a field of a form body by its key as sent, brackets
+	// included: form.metadata[order_id].
+	FormAttr AttributeKind = "form"
 )
 
 // Attribute is one value of a request: a header, a query parameter, a path
-// variable, or a field of the JSON body (a dotted path, numbers index
-// arrays).
+// variable, a field of the JSON body (a dotted path, numbers index
+// arrays) or a field of a form body.
 type Attribute struct {
 	Kind AttributeKind
-	Name string   // header (canonical), query parameter or path variable
+	Name string   // header (canonical), query parameter, path variable or form key
 	Path []string // body field path
 }
 
@@ -346,6 +353,9 @@ func (w When) Describe() []string {
 		if b.HasJSON {
 			j, _ := json.Marshal(b.JSON)
 			out = append(out, "body json "+string(j))
+		}
+		for _, f := range b.Form {
+			out = append(out, "body form "+f.Name+" "+f.Cond.String())
 		}
 	}
 	return out

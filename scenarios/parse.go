@@ -23,12 +23,12 @@ var (
 	routeFields     = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency"}
 	whenFields      = []string{"headers", "query", "body"}
 	conditionKinds  = []string{"equals", "contains", "regex", "oneOf", "present", "absent"}
-	bodyKinds       = []string{"json", "equals", "contains", "regex"}
+	bodyKinds       = []string{"json", "form", "equals", "contains", "regex"}
 	responseFields  = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template"}
 	delayFields     = []string{"min", "max", "median", "sigma"}
 	sequenceFields  = []string{"per", "after"}
 	afterValues     = []string{string(RepeatLast), string(Cycle)}
-	attributeKinds  = []string{string(HeaderAttr), string(QueryAttr), string(PathAttr), string(BodyAttr)}
+	attributeKinds  = []string{string(HeaderAttr), string(QueryAttr), string(PathAttr), string(BodyAttr), string(FormAttr)}
 	adminPathPrefix = "/__admin"
 )
 
@@ -375,10 +375,10 @@ func (d *fileDecoder) when(n *yaml.Node) When {
 		return w
 	}
 	if p, ok := fs["headers"]; ok {
-		w.Headers = d.fieldConditions(p.val, "when.headers", true)
+		w.Headers = d.fieldConditions(p.val, "when.headers", "header")
 	}
 	if p, ok := fs["query"]; ok {
-		w.Query = d.fieldConditions(p.val, "when.query", false)
+		w.Query = d.fieldConditions(p.val, "when.query", "query parameter")
 	}
 	if p, ok := fs["body"]; ok {
 		w.Body = d.bodyCondition(p.val, "when.body")
@@ -402,9 +402,10 @@ func (d *fileDecoder) headerName(key *yaml.Node, field string, seen map[string]b
 	return name, true
 }
 
-// fieldConditions decodes name → condition; header names are matched
-// without regard to case, so two spellings of one header are a duplicate.
-func (d *fileDecoder) fieldConditions(n *yaml.Node, field string, headers bool) []Field {
+// fieldConditions decodes name → condition for what: "header", "query
+// parameter" or "form field". Header names are matched without regard to
+// case, so two spellings of one header are a duplicate.
+func (d *fileDecoder) fieldConditions(n *yaml.Node, field, what string) []Field {
 	ps, ok := d.pairs(n, field)
 	if !ok {
 		return nil
@@ -414,13 +415,13 @@ func (d *fileDecoder) fieldConditions(n *yaml.Node, field string, headers bool) 
 	for _, p := range ps {
 		name := p.key.Value
 		f := join(field, name)
-		if headers {
+		if what == "header" {
 			var ok bool
 			if name, ok = d.headerName(p.key, f, seen); !ok {
 				continue
 			}
 		} else if name == "" {
-			d.fail(p.key, f, "empty query parameter name")
+			d.fail(p.key, f, "empty %s name", what)
 			continue
 		}
 		if c, ok := d.condition(p.val, f); ok {
@@ -539,6 +540,7 @@ func (d *fileDecoder) bodyCondition(n *yaml.Node, field string) *BodyCondition {
 	}
 	raw := Condition{Pos: b.Pos}
 	hasRaw, good := false, true
+	var jsonKey, formKey *yaml.Node
 	for _, p := range ps {
 		kind, f := p.key.Value, join(field, p.key.Value)
 		switch kind {
@@ -552,7 +554,16 @@ func (d *fileDecoder) bodyCondition(n *yaml.Node, field string) *BodyCondition {
 			}
 			v, ok := d.value(p.val, f, 0)
 			b.JSON, b.HasJSON, b.JSONPos = v, ok, d.pos(d.resolve(p.val))
-			good = good && ok
+			good, jsonKey = good && ok, p.key
+		case "form":
+			before := len(d.errs)
+			b.Form, formKey = d.fieldConditions(p.val, f, "form field"), p.key
+			if len(d.errs) > before {
+				good = false
+			} else if len(b.Form) == 0 {
+				d.fail(d.resolve(p.val), f, "no fields; want form fields and their conditions, e.g. form: { currency: usd }")
+				good = false
+			}
 		case "equals", "contains":
 			s, ok := d.str(p.val, f)
 			good = good && ok
@@ -569,6 +580,10 @@ func (d *fileDecoder) bodyCondition(n *yaml.Node, field string) *BodyCondition {
 			d.unknown(p.key, field, "body condition", kind, bodyKinds)
 			good = false
 		}
+	}
+	if jsonKey != nil && formKey != nil {
+		d.fail(formKey, join(field, "form"), "json: and form: exclude each other (a body is JSON or a form, never both)")
+		good = false
 	}
 	if !good {
 		return nil
@@ -932,7 +947,8 @@ func (d *fileDecoder) sequence(n *yaml.Node, r *Route) {
 	}
 }
 
-// attribute parses header.Name, query.name, path.var or body.a.b.
+// attribute parses header.Name, query.name, path.var, body.a.b or
+// form.key (the key as sent: form.metadata[order_id]).
 func (d *fileDecoder) attribute(n *yaml.Node, field string, vars []string) *Attribute {
 	s, ok := d.str(n, field)
 	if !ok {
@@ -944,12 +960,13 @@ func (d *fileDecoder) attribute(n *yaml.Node, field string, vars []string) *Attr
 		if sg := suggest(kind, attributeKinds); sg != "" {
 			d.fail(n, field, "unknown request attribute %q (did you mean %q?)", s, sg+"."+name)
 		} else {
-			d.fail(n, field, "unknown request attribute %q (want header.<name>, query.<name>, path.<variable> or body.<field>)", s)
+			d.fail(n, field, "unknown request attribute %q (want header.<name>, query.<name>, path.<variable>, body.<field> or form.<field>)", s)
 		}
 		return nil
 	}
 	if name == "" {
-		d.fail(n, field, "%q needs a name after the dot, e.g. %s.Idempotency-Key", s, kind)
+		example := map[string]string{"header": "Idempotency-Key", "query": "page", "path": "id", "body": "customer.id", "form": "metadata[order_id]"}[kind]
+		d.fail(n, field, "%q needs a name after the dot, e.g. %s.%s", s, kind, example)
 		return nil
 	}
 	a := &Attribute{Kind: AttributeKind(kind), Name: name}

@@ -79,6 +79,19 @@ var TemplateFuncs = template.FuncMap{
 		}
 		return lo + int(n.Int64()), nil
 	},
+	// seq, randomHex and unix take the template's data first (see
+	// passData), which lends them the server's counters, randomness and
+	// clock (Runtime).
+	"seq":       seq,
+	"randomHex": randomHex,
+	"unix":      unixTime,
+	// int, float and bool turn form and query strings into typed values,
+	// which a typed leaf writes as JSON numbers and booleans.
+	"int":   toInt,
+	"float": toFloat,
+	"bool":  toBool,
+	// jsonLeaf ends every typed leaf (see makeTyped).
+	"jsonLeaf": jsonLeaf,
 }
 
 // parseTemplate compiles text as a response template. The template's name
@@ -99,6 +112,9 @@ func parseTemplate(text string) (*template.Template, error) {
 			// a one-string response template has little use for them.
 			loc, _ := tt.Tree.ErrorContext(tt.Tree.Root)
 			return nil, fmt.Errorf("template: %s: a response template cannot define templates (%q)", loc, tt.Name())
+		}
+		if err := checkCalls(tt.Tree, tt.Tree.Root); err != nil {
+			return nil, err
 		}
 		renderMissingEmpty(tt.Tree.Root)
 		passData(tt.Tree.Root)
@@ -252,8 +268,10 @@ var jsonOfArgs = func() []parse.Node {
 
 // passData rewrites every call of json into jsonOf $, handing the function
 // the template's data, which a template function cannot otherwise see and
-// from which it finds the bytes a request value came from. A piped value
-// (.x | json) is appended after the rewrite, so it stays the last argument.
+// from which it finds the bytes a request value came from; calls of seq,
+// randomHex and unix get $ as their first argument in the same way. A
+// piped value (.x | json) is appended after the rewrite, so it stays the
+// last argument.
 func passData(n parse.Node) {
 	switch n := n.(type) {
 	case *parse.ListNode:
@@ -288,8 +306,13 @@ func passData(n parse.Node) {
 			for _, a := range c.Args {
 				passData(a)
 			}
-			if id, ok := c.Args[0].(*parse.IdentifierNode); ok && id.Ident == "json" {
+			id, ok := c.Args[0].(*parse.IdentifierNode)
+			switch {
+			case !ok:
+			case id.Ident == "json":
 				c.Args = append(jsonOfArgs[:2:2], c.Args[1:]...)
+			case dataFuncs[id.Ident]:
+				c.Args = append([]parse.Node{id, dollar}, c.Args[1:]...)
 			}
 		}
 	}
@@ -462,8 +485,9 @@ func (d *decoder) templateError(n *yaml.Node, field string, err error) {
 
 // JSONTemplate is a JSON document whose string leaves may be templates. It
 // renders leaf by leaf, so a request value that holds quotes or newlines
-// is always escaped and the body stays valid JSON. It is immutable and safe
-// for concurrent use.
+// is always escaped and the body stays valid JSON. A leaf that is exactly
+// one action is typed: it writes its value's JSON (a number, an object,
+// null) rather than its text. It is immutable and safe for concurrent use.
 type JSONTemplate struct {
 	root jsonNode
 }
@@ -471,16 +495,30 @@ type JSONTemplate struct {
 type jsonNode struct {
 	literal []byte             // pre-encoded value, when no template is inside
 	tmpl    *template.Template // a string leaf that is a template
+	typed   bool               // tmpl is one action ending in jsonLeaf: its output is JSON
+	field   string             // where tmpl is, from the body: ".amount", "[0].id"
 	object  bool
 	keys    [][]byte // encoded member names of an object
 	kids    []jsonNode
 }
 
+// LeafError is a string of a JSON template that failed to render.
+type LeafError struct {
+	// Field is the leaf's path from the body, as in ".amount" or
+	// "[0].id"; empty for a body that is one string.
+	Field string
+	Err   error
+}
+
+func (e *LeafError) Error() string { return "body" + e.Field + ": " + e.Err.Error() }
+
+func (e *LeafError) Unwrap() error { return e.Err }
+
 // Execute renders the document with data into buf. A string leaf renders
 // into a buffer of its own before it is escaped; when buf's owner bounds
 // it, limit is the most buf may still take (negative for no limit), so
 // that a leaf stops rendering with ErrOutputLimit once it alone would not
-// fit.
+// fit. A leaf that fails gives a *LeafError.
 func (t *JSONTemplate) Execute(buf *bytes.Buffer, data any, limit int) error {
 	return t.root.execute(buf, data, limit)
 }
@@ -504,13 +542,17 @@ func (n *jsonNode) execute(buf *bytes.Buffer, data any, limit int) error {
 	switch {
 	case n.literal != nil:
 		buf.Write(n.literal)
+	case n.typed:
+		if err := n.tmpl.Execute(buf, data); err != nil {
+			return &LeafError{Field: n.field, Err: err}
+		}
 	case n.tmpl != nil:
 		s := leafBuffer{max: -1}
 		if limit >= 0 {
 			s.max = max(limit-buf.Len(), 0)
 		}
 		if err := n.tmpl.Execute(&s, data); err != nil {
-			return err
+			return &LeafError{Field: n.field, Err: err}
 		}
 		writeJSONString(buf, s.String())
 	case n.object:
@@ -543,14 +585,16 @@ func (n *jsonNode) execute(buf *bytes.Buffer, data any, limit int) error {
 
 // jsonTemplate builds a JSONTemplate from a mapping or list node.
 func (d *decoder) jsonTemplate(n *yaml.Node, field string) (*JSONTemplate, bool) {
-	root, ok := d.jsonTemplateNode(n, field, 0)
+	root, ok := d.jsonTemplateNode(n, field, len(field), 0)
 	if !ok {
 		return nil, false
 	}
 	return &JSONTemplate{root: root}, true
 }
 
-func (d *decoder) jsonTemplateNode(n *yaml.Node, field string, depth int) (jsonNode, bool) {
+// jsonTemplateNode builds the node for n at field; field[rel:] is its
+// path from the body.
+func (d *decoder) jsonTemplateNode(n *yaml.Node, field string, rel, depth int) (jsonNode, bool) {
 	if depth > maxDepth {
 		d.fail(n, field, "nested more than %d levels deep", maxDepth)
 		return jsonNode{}, false
@@ -566,7 +610,7 @@ func (d *decoder) jsonTemplateNode(n *yaml.Node, field string, depth int) (jsonN
 		for _, p := range d.pairsDepth(n, field, 0) {
 			var key bytes.Buffer
 			writeJSONString(&key, p.key.Value)
-			kid, ok := d.jsonTemplateNode(p.val, join(field, p.key.Value), depth+1)
+			kid, ok := d.jsonTemplateNode(p.val, join(field, p.key.Value), rel, depth+1)
 			if !ok {
 				return jsonNode{}, false
 			}
@@ -577,7 +621,7 @@ func (d *decoder) jsonTemplateNode(n *yaml.Node, field string, depth int) (jsonN
 	case yaml.SequenceNode:
 		out := jsonNode{}
 		for i, e := range n.Content {
-			kid, ok := d.jsonTemplateNode(e, field+"["+strconv.Itoa(i)+"]", depth+1)
+			kid, ok := d.jsonTemplateNode(e, field+"["+strconv.Itoa(i)+"]", rel, depth+1)
 			if !ok {
 				return jsonNode{}, false
 			}
@@ -591,7 +635,7 @@ func (d *decoder) jsonTemplateNode(n *yaml.Node, field string, depth int) (jsonN
 				d.templateError(n, field, err)
 				return jsonNode{}, false
 			}
-			return jsonNode{tmpl: t}, true
+			return jsonNode{tmpl: t, typed: makeTyped(t), field: field[rel:]}, true
 		}
 		var buf bytes.Buffer
 		if !d.encodeScalar(&buf, n, field) {

@@ -1,9 +1,13 @@
 package scenarios
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 // requestData stands for the server's template data: a body and the
@@ -69,5 +73,38 @@ func TestJSONFunctionArity(t *testing.T) {
 	err = tmpl.Execute(&strings.Builder{}, newRequestData(t, `{}`))
 	if err == nil || !strings.Contains(err.Error(), "json takes one value, got 0") {
 		t.Errorf("error = %v, want json's own arity message", err)
+	}
+}
+
+// BenchmarkJSONTemplate renders a body of n leaves, each echoing a request
+// value, as text leaves ('v{{ ... }}') and as typed leaves ('{{ ... }}').
+func BenchmarkJSONTemplate(b *testing.B) {
+	for _, n := range []int{1, 10} {
+		for _, kind := range []struct{ name, before string }{{"text", "v"}, {"typed", ""}} {
+			b.Run(fmt.Sprintf("leaves=%d/%s", n, kind.name), func(b *testing.B) {
+				var src strings.Builder
+				for i := range n {
+					fmt.Fprintf(&src, "k%d: '%s{{ .JSON.amount }}'\n", i, kind.before)
+				}
+				var doc yaml.Node
+				if err := yaml.Unmarshal([]byte(src.String()), &doc); err != nil {
+					b.Fatal(err)
+				}
+				d := &decoder{file: "bench.yaml", budget: nodeBudget}
+				tmpl, ok := d.jsonTemplate(doc.Content[0], "body")
+				if !ok {
+					b.Fatal(d.errs)
+				}
+				data := &requestData{body: `{"amount":2000}`, JSON: map[string]any{"amount": json.Number("2000")}}
+				var buf bytes.Buffer
+				b.ReportAllocs()
+				for b.Loop() {
+					buf.Reset()
+					if err := tmpl.Execute(&buf, data, -1); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -259,3 +259,24 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"version": s.Version(), "routes": s.Routes()})
 }
+
+type adminCounter struct {
+	Name  string `json:"name"`
+	Value int64  `json:"value"`
+}
+
+// handleCounters lists the named counters of seq by name, each with the
+// value it last returned (the next call gets one more). POST
+// /__admin/reset sets them all back to start from 1.
+func (s *Server) handleCounters(w http.ResponseWriter, r *http.Request) {
+	list, err := s.state.Counters().List(r.Context())
+	if err != nil {
+		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		return
+	}
+	out := make([]adminCounter, len(list))
+	for i, c := range list {
+		out[i] = adminCounter{Name: c.Name, Value: c.Value}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"counters": out})
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/state"
 )
 
 // prepared is a response made ready to write: static headers with their
@@ -67,6 +68,7 @@ type templateData struct {
 	// when the sequence is per key.
 	Call int64
 	Now  time.Time
+	env  templateEnv
 
 	// ctx and maxSteps bound the render (see Step); steps counts.
 	ctx             context.Context
@@ -123,6 +125,32 @@ func (b *renderBuffer) WriteString(s string) (int, error) {
 	return b.Buffer.WriteString(s)
 }
 
+// templateEnv is what seq, randomHex and unix take from the server
+// (scenarios.Runtime).
+type templateEnv struct {
+	ctx      context.Context
+	counters state.Counters
+	rand     func() float64
+}
+
+// env returns what a template rendered for a request with context ctx
+// needs of the server.
+func (s *Server) env(ctx context.Context) templateEnv {
+	return templateEnv{ctx: ctx, counters: s.state.Counters(), rand: s.opts.Rand}
+}
+
+// NextCount gives seq the server's named counters, which all routes share
+// and reloads keep.
+func (d *templateData) NextCount(name string) (int64, error) {
+	return d.env.counters.Next(d.env.ctx, name)
+}
+
+// RandomFloat gives randomHex the server's randomness (Options.Rand).
+func (d *templateData) RandomFloat() float64 { return d.env.rand() }
+
+// Time gives unix the time the answer is made at, which .Now shows too.
+func (d *templateData) Time() time.Time { return d.Now }
+
 type templateRequest struct {
 	Method  string
 	Path    string
@@ -135,6 +163,9 @@ type templateRequest struct {
 	// empty object, so that .Request.JSON.field renders empty rather than
 	// failing for a body that is missing or not an object.
 	JSON map[string]any
+	// Form is a form body with its bracket keys nested
+	// (matcher.Request.Form), or an empty object, as JSON is.
+	Form map[string]any
 }
 
 // RequestJSON hands the json template function the body and the document
@@ -142,11 +173,15 @@ type templateRequest struct {
 // (scenarios.JSONSource).
 func (d *templateData) RequestJSON() (string, any) { return d.Request.Body, d.Request.JSON }
 
-func newTemplateData(in *matcher.Request, m matcher.Match, call int64, now time.Time) *templateData {
+func newTemplateData(in *matcher.Request, m matcher.Match, call int64, now time.Time, env templateEnv) *templateData {
 	parsed, _ := in.JSON()
 	doc, ok := parsed.(map[string]any)
 	if !ok {
 		doc = map[string]any{}
+	}
+	form := in.Form()
+	if form == nil {
+		form = map[string]any{}
 	}
 	route := ""
 	if m.Route != nil {
@@ -162,10 +197,12 @@ func newTemplateData(in *matcher.Request, m matcher.Match, call int64, now time.
 			Headers: in.HTTP.Header,
 			Body:    string(in.Body),
 			JSON:    doc,
+			Form:    form,
 		},
 		Route: route,
 		Call:  call + 1,
 		Now:   now,
+		env:   env,
 	}
 }
 
@@ -205,7 +242,12 @@ func (p *prepared) write(w http.ResponseWriter, limit int, data func() *template
 				err = scenarios.ErrOutputLimit // escaping made it longer than its leaves
 			}
 			if err != nil {
-				return renderError("body", limit, err)
+				where := "body"
+				var le *scenarios.LeafError
+				if errors.As(err, &le) {
+					where, err = where+le.Field, le.Err // the field that failed: body.amount
+				}
+				return renderError(where, limit, err)
 			}
 			body = buf.Bytes()
 		case p.src.BodyTemplate != nil:

@@ -437,6 +437,7 @@ var adminMethods = map[string]string{
 	adminPrefix + "/reload":             "POST",
 	adminPrefix + "/idempotency":        "GET, DELETE",
 	adminPrefix + "/idempotency/expire": "POST",
+	adminPrefix + "/counters":           "GET",
 }
 
 // errShutdown is the cause of the delays cancelled at the shutdown timeout.
@@ -666,7 +667,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 // template first needs it, bounded by ctx and the step budget.
 func (s *Server) templateData(ctx context.Context, in *matcher.Request, m matcher.Match, call int64) func() *templateData {
 	return func() *templateData {
-		d := newTemplateData(in, m, call, s.opts.Clock.Now())
+		d := newTemplateData(in, m, call, s.opts.Clock.Now(), s.env(ctx))
 		d.ctx, d.maxSteps = ctx, s.opts.maxTemplateSteps
 		return d
 	}
@@ -823,7 +824,7 @@ func (s *Server) adminRouter() http.Handler {
 	r := mux.NewRouter()
 	for path, h := range map[string]http.HandlerFunc{
 		"/health": s.handleHealth, "/scenarios": s.handleScenarios, "/reset": s.handleReset, "/reload": s.handleReload,
-		"/idempotency/expire": s.handleIdempotencyExpire,
+		"/idempotency/expire": s.handleIdempotencyExpire, "/counters": s.handleCounters,
 	} {
 		r.HandleFunc(adminPrefix+path, h).Methods(strings.Split(adminMethods[adminPrefix+path], ", ")...)
 	}

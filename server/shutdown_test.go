@@ -129,3 +129,14 @@ func inDelay(t *testing.T, clock *testClock) {
 		t.Fatal("no request reached its delay")
 	}
 }
+
+// waitListening waits until the server at url answers its health check.
+func waitListening(t *testing.T, url string) {
+	t.Helper()
+	eventually(t, patience, func() string {
+		if _, err := doCtx(context.Background(), "GET", url+"/__admin/health", ""); err != nil {
+			return err.Error()
+		}
+		return ""
+	})
+}

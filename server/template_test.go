@@ -21,11 +21,12 @@ routes:
       body: "field=[{{ .Request.JSON.field }}] {{ $x := 1 }}x={{ $x }}{{ if .Request.JSON.field }} set{{ end }}"
 `)
 	cases := []struct{ name, path, body, want string }{
-		{"missing field", "/f", `{}`, `{"field":"","nested":"","q":"","var":""}`},
-		{"null field", "/f", `{"field":null}`, `{"field":"","nested":"","q":"","var":""}`},
-		{"no body", "/f", ``, `{"field":"","nested":"","q":"","var":""}`},
-		{"not JSON", "/f", `amount=1`, `{"field":"","nested":"","q":"","var":""}`},
-		{"an array", "/f", `[1]`, `{"field":"","nested":"","q":"","var":""}`},
+		// A leaf that is one action is typed: a missing value is null.
+		{"missing field", "/f", `{}`, `{"field":null,"nested":"","q":"","var":""}`},
+		{"null field", "/f", `{"field":null}`, `{"field":null,"nested":"","q":"","var":""}`},
+		{"no body", "/f", ``, `{"field":null,"nested":"","q":"","var":""}`},
+		{"not JSON", "/f", `amount=1`, `{"field":null,"nested":"","q":"","var":""}`},
+		{"an array", "/f", `[1]`, `{"field":null,"nested":"","q":"","var":""}`},
 		{"present", "/f", `{"field":"v","a":{"b":2}}`, `{"field":"v","nested":"2","q":"","var":""}`},
 		{"text missing", "/t", `{}`, `field=[] x=1`},
 		{"text present", "/t", `{"field":7}`, `field=[7] x=1 set`},

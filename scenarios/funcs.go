@@ -1,0 +1,399 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"strings"
+	"text/template"
+	"text/template/parse"
+	"time"
+)
+
+// Runtime is implemented by template data that lends seq, randomHex and
+// unix what they need from the server: its named counters, its randomness
+// and its clock. Template functions are bound when a file is loaded, long
+// before there is a server, so each call of these three is rewritten to
+// take the template's data first (see passData), the way json takes it.
+type Runtime interface {
+	// NextCount increments the named counter and returns its value, 1 on
+	// first use.
+	NextCount(name string) (int64, error)
+	// RandomFloat returns a uniform number in [0, 1).
+	RandomFloat() float64
+	// Time returns the time the answer is made at.
+	Time() time.Time
+}
+
+// MaxRandomHex bounds randomHex's length, so that a template cannot ask
+// for a megabyte of randomness per request.
+const MaxRandomHex = 64
+
+// dataFuncs are the functions whose calls get the template's data as a
+// first argument; the user writes them without it.
+var dataFuncs = map[string]bool{"seq": true, "randomHex": true, "unix": true}
+
+// seq returns the next value of a named counter: {{ seq "order" }}.
+func seq(data any, args ...any) (int64, error) {
+	if len(args) != 1 {
+		return 0, fmt.Errorf("seq takes a counter name, got %d values", len(args))
+	}
+	name, ok := args[0].(string)
+	if !ok || name == "" {
+		return 0, fmt.Errorf("seq takes a counter name (a non-empty string), got %s", describeValue(args[0]))
+	}
+	rt, ok := data.(Runtime)
+	if !ok {
+		// A template called with {{ template "x" . }} has its own $.
+		return 0, errors.New(`seq needs the request's data as $: call the template with {{ template "name" $ }}`)
+	}
+	return rt.NextCount(name)
+}
+
+// randomHex returns n random lowercase hexadecimal digits, from the
+// server's randomness so that a seeded server repeats them.
+func randomHex(data any, args ...any) (string, error) {
+	if len(args) != 1 {
+		return "", fmt.Errorf("randomHex takes a length, got %d values", len(args))
+	}
+	n, err := toInt(args[0])
+	if err != nil || n == nil {
+		return "", fmt.Errorf("randomHex takes a length, got %s", describeValue(args[0]))
+	}
+	size := n.(int64)
+	if size < 1 || size > MaxRandomHex {
+		return "", fmt.Errorf("randomHex %d: the length must be between 1 and %d", size, MaxRandomHex)
+	}
+	u := rand.Float64
+	if rt, ok := data.(Runtime); ok {
+		u = rt.RandomFloat
+	}
+	const digits = "0123456789abcdef"
+	b := make([]byte, size)
+	for i := range b {
+		b[i] = digits[min(int(u()*16), 15)]
+	}
+	return string(b), nil
+}
+
+// unixTime (unix in templates) returns the answer's time in seconds since 1970, as Stripe's
+// created fields are: {{ unix }} is {{ .Now.Unix }}.
+func unixTime(data any, args ...any) (int64, error) {
+	if len(args) != 0 {
+		return 0, fmt.Errorf("unix takes no values, got %d", len(args))
+	}
+	if rt, ok := data.(Runtime); ok {
+		return rt.Time().Unix(), nil
+	}
+	return time.Now().Unix(), nil
+}
+
+// toInt turns a form or query string (or a JSON number) into an integer.
+// A missing value stays missing, so that it renders empty, or null in a
+// typed leaf; anything that is not an integer is an error.
+func toInt(v any) (any, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		i, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not an integer", describeValue(x))
+		}
+		return i, nil
+	case []string: // url.Values' own form: the first value, as Get reads it
+		if len(x) == 0 {
+			return nil, nil
+		}
+		return toInt(x[0])
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i, nil
+		}
+		if f, err := x.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<63 {
+			return int64(f), nil // 2e3 or 2000.0
+		}
+		return nil, fmt.Errorf("%s is not an integer", x)
+	case bool:
+		return nil, fmt.Errorf("%t is not an integer", x)
+	}
+	rv := reflect.ValueOf(v)
+	switch {
+	case rv.CanInt():
+		return rv.Int(), nil
+	case rv.CanUint() && rv.Uint() <= math.MaxInt64:
+		return int64(rv.Uint()), nil
+	case rv.CanFloat():
+		if f := rv.Float(); f == math.Trunc(f) && math.Abs(f) < 1<<63 {
+			return int64(f), nil
+		}
+	}
+	return nil, fmt.Errorf("%s is not an integer", describeValue(v))
+}
+
+// toFloat turns a string or number into a finite float64.
+func toFloat(v any) (any, error) {
+	var f float64
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		var err error
+		if f, err = strconv.ParseFloat(x, 64); err != nil {
+			return nil, fmt.Errorf("%s is not a number", describeValue(x))
+		}
+	case []string:
+		if len(x) == 0 {
+			return nil, nil
+		}
+		return toFloat(x[0])
+	case json.Number:
+		var err error
+		if f, err = x.Float64(); err != nil {
+			return nil, fmt.Errorf("%s is not a number", x)
+		}
+	default:
+		rv := reflect.ValueOf(v)
+		switch {
+		case rv.CanInt():
+			f = float64(rv.Int())
+		case rv.CanUint():
+			f = float64(rv.Uint())
+		case rv.CanFloat():
+			f = rv.Float()
+		default:
+			return nil, fmt.Errorf("%s is not a number", describeValue(v))
+		}
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, fmt.Errorf("%s is not a finite number", describeValue(v))
+	}
+	return f, nil
+}
+
+// toBool turns "true" or "false" (and strconv's 1, t, T, TRUE, True, 0, f,
+// F, FALSE, False) into a boolean.
+func toBool(v any) (any, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case bool:
+		return x, nil
+	case string:
+		b, err := strconv.ParseBool(x)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not a boolean (want true or false)", describeValue(x))
+		}
+		return b, nil
+	case []string:
+		if len(x) == 0 {
+			return nil, nil
+		}
+		return toBool(x[0])
+	}
+	return nil, fmt.Errorf("%s is not a boolean (want true or false)", describeValue(v))
+}
+
+// describeValue names a value in an error: strings quoted (and clipped),
+// anything else with its type.
+func describeValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "nothing"
+	case string:
+		if len(x) > 40 {
+			x = x[:40] + "…"
+		}
+		return strconv.Quote(x)
+	case json.Number:
+		return string(x)
+	}
+	return fmt.Sprintf("%v (%T)", v, v)
+}
+
+// jsonLeaf ends the pipeline of a typed leaf: a string of a mapping body
+// that is exactly one action. It hands back the value's JSON, which the
+// leaf writes as it is, so that the value keeps its JSON type.
+func jsonLeaf(data any, args ...any) (string, error) {
+	if len(args) != 1 {
+		return "", fmt.Errorf("jsonLeaf takes one value, got %d", len(args))
+	}
+	switch v := args[0].(type) {
+	case nil:
+		return "null", nil
+	case string:
+		return quoteJSON(v), nil
+	case json.Number:
+		// Only a JSON decoder makes one (.Request.JSON), and it checked
+		// the number's syntax.
+		return string(v), nil
+	case bool:
+		return strconv.FormatBool(v), nil
+	case float64:
+		return formatFloat(v)
+	case float32:
+		return formatFloat(float64(v))
+	}
+	rv := reflect.ValueOf(args[0])
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if rv.Type() == reflect.TypeFor[time.Duration]() {
+			break // a duration reads as its text, 1.5s
+		}
+		return strconv.FormatInt(rv.Int(), 10), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return strconv.FormatUint(rv.Uint(), 10), nil
+	case reflect.Map, reflect.Slice, reflect.Array:
+		return jsonOf(data, args[0])
+	}
+	// Anything else (a time) is the text text/template would print.
+	return quoteJSON(fmt.Sprint(args[0])), nil
+}
+
+func quoteJSON(s string) string {
+	var buf bytes.Buffer
+	writeJSONString(&buf, s)
+	return buf.String()
+}
+
+func formatFloat(f float64) (string, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "", fmt.Errorf("%v has no JSON form", f)
+	}
+	b, _ := json.Marshal(f) // finite: never fails; the shortest text, as encoding/json writes it
+	return string(b), nil
+}
+
+// leafCmd is the pipeline step "| jsonLeaf $", taken from a parsed
+// template so that it carries a tree for error messages.
+var leafCmd = func() *parse.CommandNode {
+	t := template.Must(template.New("").Funcs(TemplateFuncs).Parse("{{ . | jsonLeaf $ }}"))
+	return t.Tree.Root.Nodes[0].(*parse.ActionNode).Pipe.Cmds[1]
+}()
+
+// dollar is the node "$", for the rewrite of dataFuncs.
+var dollar = func() parse.Node {
+	t := template.Must(template.New("").Funcs(TemplateFuncs).Parse("{{ jsonLeaf $ . }}"))
+	return t.Tree.Root.Nodes[0].(*parse.ActionNode).Pipe.Cmds[0].Args[1]
+}()
+
+// makeTyped turns t, a template that is exactly one printing action, into
+// a typed leaf: its pipeline ends in jsonLeaf instead of orEmpty. It
+// reports whether t had that shape.
+func makeTyped(t *template.Template) bool {
+	root := t.Tree.Root
+	if len(root.Nodes) != 1 {
+		return false
+	}
+	a, ok := root.Nodes[0].(*parse.ActionNode)
+	if !ok || len(a.Pipe.Decl) > 0 {
+		return false
+	}
+	cmds := a.Pipe.Cmds
+	if cmds[len(cmds)-1] != orEmptyCmd {
+		return false
+	}
+	cmds[len(cmds)-1] = leafCmd
+	return true
+}
+
+// funcArity is how many values the user passes to each function checked
+// at load time.
+var funcArity = map[string]int{"seq": 1, "randomHex": 1, "unix": 0, "int": 1, "float": 1, "bool": 1}
+
+// checkCalls finds, at load time, the mistakes text/template would only
+// report when a request comes: a wrong number of values for the functions
+// above, a literal length out of randomHex's bounds, an empty counter
+// name. The error reads like a text/template parse error, with the line.
+func checkCalls(tree *parse.Tree, n parse.Node) error {
+	var err error
+	walkPipes(n, func(p *parse.PipeNode) {
+		for i, c := range p.Cmds {
+			id, ok := c.Args[0].(*parse.IdentifierNode)
+			if !ok || err != nil {
+				continue
+			}
+			want, checked := funcArity[id.Ident]
+			if !checked {
+				continue
+			}
+			got := len(c.Args) - 1
+			if i > 0 {
+				got++ // the piped value
+			}
+			fail := func(format string, args ...any) {
+				loc, _ := tree.ErrorContext(c)
+				err = fmt.Errorf("template: %s: %s", loc, fmt.Sprintf(format, args...))
+			}
+			if got != want {
+				fail("%s takes %s, got %d", id.Ident, [...]string{"no values", "one value"}[want], got)
+				continue
+			}
+			if len(c.Args) < 2 {
+				continue
+			}
+			switch arg := c.Args[1].(type) {
+			case *parse.NumberNode:
+				if id.Ident == "randomHex" && (!arg.IsInt || arg.Int64 < 1 || arg.Int64 > MaxRandomHex) {
+					fail("randomHex %s: the length must be between 1 and %d", arg.Text, MaxRandomHex)
+				}
+				if id.Ident == "seq" {
+					fail("seq %s: the counter name must be a string, e.g. seq %q", arg.Text, "orders")
+				}
+			case *parse.StringNode:
+				switch {
+				case id.Ident == "seq" && strings.TrimSpace(arg.Text) == "":
+					fail("seq %s: the counter name must not be empty", arg.Quoted)
+				case id.Ident == "randomHex":
+					fail("randomHex %s: the length must be a number", arg.Quoted)
+				}
+			}
+		}
+	})
+	return err
+}
+
+// walkPipes calls f for every pipeline under n.
+func walkPipes(n parse.Node, f func(*parse.PipeNode)) {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n != nil {
+			for _, c := range n.Nodes {
+				walkPipes(c, f)
+			}
+		}
+	case *parse.ActionNode:
+		walkPipes(n.Pipe, f)
+	case *parse.IfNode:
+		walkPipes(n.Pipe, f)
+		walkPipes(n.List, f)
+		walkPipes(n.ElseList, f)
+	case *parse.RangeNode:
+		walkPipes(n.Pipe, f)
+		walkPipes(n.List, f)
+		walkPipes(n.ElseList, f)
+	case *parse.WithNode:
+		walkPipes(n.Pipe, f)
+		walkPipes(n.List, f)
+		walkPipes(n.ElseList, f)
+	case *parse.TemplateNode:
+		walkPipes(n.Pipe, f)
+	case *parse.ChainNode:
+		walkPipes(n.Node, f)
+	case *parse.PipeNode:
+		if n == nil {
+			return
+		}
+		f(n)
+		for _, c := range n.Cmds {
+			for _, a := range c.Args {
+				walkPipes(a, f)
+			}
+		}
+	}
+}
