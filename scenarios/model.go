@@ -23,6 +23,9 @@ type Set struct {
 	Hash string
 	// Deps are the body files the set read, for the watcher.
 	Deps []string
+	// Seeds are the collections the files fill, in file order; a
+	// collection is seeded by one file only.
+	Seeds []*Seed
 }
 
 // Routes returns every route of s in file order.
@@ -195,6 +198,16 @@ type Response struct {
 	Fault        Fault
 	// Template reports whether headers and body are templates.
 	Template bool
+	// Save, when set, stores the rendered body as an item once the answer
+	// is produced (not on an idempotent replay, not when it is released).
+	Save *ItemRef
+	// Op and Ref, when Op is set, read or delete stored items: Ref names
+	// the collection (and the item, for load and delete).
+	Op  CollectionOp
+	Ref *ItemRef
+	// Missing answers a load or delete that finds no item; nil means a 404
+	// problem naming the collection and the id.
+	Missing *Response
 }
 
 // Header is one response header value; Template is set when it is
