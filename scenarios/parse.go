@@ -673,7 +673,9 @@ func (d *fileDecoder) response(n *yaml.Node, field string, vars []string) *Respo
 	case hasFile:
 		contentType = d.bodyFile(file.val, join(field, "bodyFile"), r)
 	}
-	d.collectionOps(fs, field, r, hasBody || hasFile, vars)
+	if r.Fault == NoFault { // with a fault, each of these is reported above
+		d.collectionOps(fs, field, r, hasBody || hasFile, vars)
+	}
 	if len(r.Body) > 0 || r.BodyTemplate != nil || r.JSONTemplate != nil {
 		if r.Status == http.StatusNoContent || r.Status == http.StatusNotModified {
 			d.fail(d.resolve(n), field, "a %d response cannot have a body", r.Status)
