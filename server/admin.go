@@ -170,6 +170,13 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 			s.unavailable(w, r, "", err, s.opts.Clock.Now())
 			return
 		}
+		s.reloadMu.Lock()
+		err := s.seed(r.Context(), snap.table.Set(), true)
+		s.reloadMu.Unlock()
+		if err != nil {
+			writeProblem(w, newProblem(http.StatusInsufficientStorage, err.Error()))
+			return
+		}
 		s.unmatched.Store(0)
 		s.log.Info("state reset", "routes", len(snap.routes))
 		writeJSON(w, http.StatusOK, map[string]any{"reset": len(snap.routes)})

@@ -54,6 +54,9 @@ type Options struct {
 	// MaxIdempotencyKeys bounds the idempotency keys kept (default
 	// 100,000): expired keys go first, then the least recently used.
 	MaxIdempotencyKeys int
+	// MaxCollectionItems bounds the items of all collections together
+	// (default 100,000); a save past it gets 507.
+	MaxCollectionItems int
 	// State holds what outlives a request: sequence positions, idempotency
 	// keys, counters, collections. Default: an in-memory store built from
 	// the bounds above. A store passed in is the caller's to close.
@@ -95,8 +98,11 @@ func (o *Options) setDefaults() {
 	if o.Rand == nil {
 		o.Rand = rand.Float64
 	}
+	if o.MaxCollectionItems <= 0 {
+		o.MaxCollectionItems = state.DefaultMaxItems
+	}
 	if o.State == nil {
-		o.State = state.NewMemory(state.Options{Now: o.Clock.Now, MaxKeys: o.MaxIdempotencyKeys, MaxSequenceKeys: o.MaxSequenceKeys})
+		o.State = state.NewMemory(state.Options{Now: o.Clock.Now, MaxKeys: o.MaxIdempotencyKeys, MaxSequenceKeys: o.MaxSequenceKeys, MaxItems: o.MaxCollectionItems})
 	}
 }
 
@@ -113,9 +119,12 @@ type Server struct {
 	stopping context.Context
 	stop     context.CancelCauseFunc
 
-	reloadMu sync.Mutex // serializes reloads; guards lastHash
+	reloadMu sync.Mutex // serializes reloads and seeding; guards lastHash and seeded
 	lastHash string
-	status   atomic.Pointer[reloadStatus]
+	// seeded identifies the seed each seeded collection was last filled
+	// from (see seed).
+	seeded map[string]string
+	status atomic.Pointer[reloadStatus]
 	// unmatched counts requests no route matched (answered by the fallback
 	// or a 404), so that a CI job can assert that nothing unmocked was
 	// called. POST /__admin/reset zeroes it.
@@ -164,6 +173,9 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.seed(context.Background(), set, true); err != nil {
+		return nil, err
+	}
 	s.lastHash = set.Hash
 	now := opts.Clock.Now()
 	s.snap.Store(s.build(t, 1, now))
@@ -207,6 +219,9 @@ func (s *Server) Reload() error {
 			return nil
 		}
 		t, err = matcher.Compile(set)
+	}
+	if err == nil {
+		err = s.seed(context.Background(), set, false)
 	}
 	old := s.snap.Load()
 	if err != nil {
@@ -296,6 +311,8 @@ var adminMethods = map[string]string{
 	adminPrefix + "/reload":             "POST",
 	adminPrefix + "/idempotency":        "GET, DELETE",
 	adminPrefix + "/idempotency/expire": "POST",
+	adminPrefix + "/collections":        "GET, DELETE",
+	adminPrefix + "/collections/{name}": "GET, DELETE",
 }
 
 // errShutdown is the cause of the delays cancelled at the shutdown timeout.
@@ -420,14 +437,20 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 		s.logRequest(r, route, 0, delay, start, slog.String("fault", string(p.src.Fault)))
 		return
 	}
-	err := p.write(w, func() *templateData { return newTemplateData(in, m, call, s.opts.Clock.Now()) })
+	var err error
+	status := p.status
+	if p.src.Op != "" || p.src.Save != nil {
+		status, err = s.respondStored(r.Context(), w, p, newTemplateData(in, m, call, s.opts.Clock.Now()))
+	} else {
+		err = p.write(w, func() *templateData { return newTemplateData(in, m, call, s.opts.Clock.Now()) })
+	}
 	if err != nil {
 		err = fmt.Errorf("route %q: %w", route, err)
 		writeProblem(w, newProblem(statusOf(err), err.Error()))
 		s.logProblem(r, route, statusOf(err), delay, start, slog.String("error", err.Error()))
 		return
 	}
-	s.logRequest(r, route, p.status, delay, start)
+	s.logRequest(r, route, status, delay, start)
 }
 
 // miss answers a request that no route matched: with the fallback if the
@@ -583,12 +606,17 @@ func (s *Server) adminRouter() http.Handler {
 	}
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotency).Methods(http.MethodGet)
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotencyDelete).Methods(http.MethodDelete)
+	s.collectionRoutes(r)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("The admin API has no %s; see GET %s/scenarios.", r.URL.Path, adminPrefix)))
 	})
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", adminMethods[r.URL.Path]) // RFC 9110 asks a 405 for it
-		writeProblem(w, newProblem(http.StatusMethodNotAllowed, fmt.Sprintf("%s takes %s, not %s.", r.URL.Path, adminMethods[r.URL.Path], r.Method)))
+		allow := adminMethods[r.URL.Path]
+		if strings.HasPrefix(r.URL.Path, adminPrefix+"/collections/") {
+			allow = adminMethods[adminPrefix+"/collections/{name}"]
+		}
+		w.Header().Set("Allow", allow) // RFC 9110 asks a 405 for it
+		writeProblem(w, newProblem(http.StatusMethodNotAllowed, fmt.Sprintf("%s takes %s, not %s.", r.URL.Path, allow, r.Method)))
 	})
 	return r
 }
