@@ -23,7 +23,6 @@ const (
 	OpDelete CollectionOp = "delete"
 )
 
-
 // ItemRef names a collection and, except for list, one item of it.
 type ItemRef struct {
 	Pos        Pos
