@@ -318,3 +318,18 @@ func compact(t *testing.T, b []byte) string {
 	}
 	return buf.String()
 }
+
+// TestCollectionsSeedPastBound: seeds that do not fit fail the first load
+// with the file's position, as any scenario problem does.
+func TestCollectionsSeedPastBound(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(path, []byte(paymentsScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(Options{MaxCollectionItems: 1, Load: func() (*scenarios.Set, error) { return scenarios.Load(path) }})
+	ps := scenarios.Problems(err)
+	if len(ps) != 1 || !strings.HasSuffix(ps[0].Error(), `s.yaml:3:3: collections: customers: not seeded: its 2 items would pass the limit of 1 items in all collections (--max-collection-items)`) {
+		t.Errorf("New: %v", err)
+	}
+}
