@@ -79,6 +79,9 @@ type adminOutcome struct {
 	Delay    string `json:"delay,omitempty"`
 	Fault    string `json:"fault,omitempty"`
 	Template bool   `json:"template,omitempty"`
+	// Collection says what the response does with stored items, as in
+	// "save payments" or "load payments".
+	Collection string `json:"collection,omitempty"`
 }
 
 type adminSequence struct {
@@ -91,6 +94,12 @@ type adminSequence struct {
 
 func outcome(r *scenarios.Response) adminOutcome {
 	o := adminOutcome{Status: r.Status, Fault: string(r.Fault), Template: r.Template}
+	switch {
+	case r.Save != nil:
+		o.Collection = "save " + r.Save.Collection
+	case r.Op != "":
+		o.Collection = string(r.Op) + " " + r.Ref.Collection
+	}
 	if r.Fault != scenarios.NoFault {
 		o.Status = 0 // a fault sends no status
 	}

@@ -296,6 +296,9 @@ func TestCollectionsAdmin(t *testing.T) {
 	if r := do(t, "POST", hs.URL+"/__admin/collections/payments", ""); r.status != 405 || r.header.Get("Allow") != "GET, DELETE" {
 		t.Errorf("405: %d %v", r.status, r.header)
 	}
+	if r := do(t, "GET", hs.URL+"/__admin/scenarios", ""); !strings.Contains(r.body, `"collection": "save payments"`) || !strings.Contains(r.body, `"collection": "load payments"`) {
+		t.Errorf("scenarios listing does not say what responses do with collections: %s", r.body)
+	}
 	if r := do(t, "DELETE", hs.URL+"/__admin/collections/payments", ""); r.status != 200 || !strings.Contains(r.body, `"deleted": 3`) {
 		t.Errorf("delete one: %d %s", r.status, r.body)
 	}
