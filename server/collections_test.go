@@ -130,7 +130,7 @@ func TestCollectionsSeedListAndReset(t *testing.T) {
 	if l := do(t, "GET", hs.URL+"/v1/customers", ""); l.status != 200 || l.body != seeded {
 		t.Fatalf("seeded list: %d %s", l.status, l.body)
 	}
-	if d := do(t, "DELETE", hs.URL+"/v1/customers/cus_1", ""); d.status != 204 || d.body != "" {
+	if d := do(t, "DELETE", hs.URL+"/v1/customers/cus_1", ""); d.status != 204 || d.body != "" || d.header.Get("Content-Type") != "" {
 		t.Errorf("delete 204: %d %q", d.status, d.body)
 	}
 	if g := do(t, "GET", hs.URL+"/v1/customers/cus_1", ""); g.status != 404 {

@@ -55,7 +55,7 @@ func prepare(r *scenarios.Response) *prepared {
 	if r.Missing != nil {
 		p.missing = prepare(r.Missing)
 	}
-	if _, set := r.Header("Content-Type"); !set && (r.Op == scenarios.OpLoad || r.Op != "" && len(r.Body) == 0 && r.BodyTemplate == nil && r.JSONTemplate == nil) {
+	if _, set := r.Header("Content-Type"); !set && (r.Op == scenarios.OpLoad || r.Op != "" && r.Status != http.StatusNoContent && len(r.Body) == 0 && r.BodyTemplate == nil && r.JSONTemplate == nil) {
 		p.header = append(p.header, headerValue{"Content-Type", []string{"application/json"}}) // the stored item
 	}
 	// A collection operation's body is known only per request.
