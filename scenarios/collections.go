@@ -30,6 +30,9 @@ type ItemRef struct {
 	// ID renders the item's id; it is always a template, whether or not
 	// the response is one.
 	ID *template.Template
+	// Paged, on list:, pages as Stripe does: ?limit= (1 to 100, default
+	// 10), ?starting_after= and ?ending_before= an item's id.
+	Paged bool
 }
 
 // Seed is a collection a file fills at load and POST /__admin/reset
@@ -50,7 +53,7 @@ type SeedItem struct {
 func (d *fileDecoder) itemRef(n *yaml.Node, field string, withID bool) *ItemRef {
 	known := []string{"collection", "id"}
 	if !withID {
-		known = known[:1]
+		known = []string{"collection", "paged"}
 	}
 	fs, ok := d.fields(n, field, known...)
 	if !ok {
@@ -72,6 +75,9 @@ func (d *fileDecoder) itemRef(n *yaml.Node, field string, withID bool) *ItemRef 
 	}
 	ref.Collection = name
 	if !withID {
+		if p, ok := fs["paged"]; ok {
+			ref.Paged, _ = d.boolean(p.val, join(field, "paged"))
+		}
 		return ref
 	}
 	p, ok = fs["id"]

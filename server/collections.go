@@ -9,12 +9,18 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"text/template"
 
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
 )
+
+// errPage is a paging parameter of a paged list: that is not usable: a
+// 400, as Stripe answers.
+var errPage = errors.New("bad paging parameter")
 
 // errStore wraps a failure of the state store itself (not ErrFull): the
 // answer is a 503, as for idempotency keys.
@@ -80,6 +86,11 @@ func (s *Server) runOp(ctx context.Context, p *prepared, d *templateData) (bool,
 		if err != nil {
 			return false, fmt.Errorf("%w: %v", errStore, err)
 		}
+		if ref.Paged {
+			if items, d.HasMore, err = page(items, d.Request.Query, ref.Collection); err != nil {
+				return false, err
+			}
+		}
 		d.Items, d.items = make([]any, len(items)), make([][]byte, len(items))
 		for i, it := range items {
 			d.Items[i], d.items[i] = parseItem(it.Body), it.Body
@@ -113,6 +124,51 @@ func (s *Server) runOp(ctx context.Context, p *prepared, d *templateData) (bool,
 	}
 	d.item, d.Item = body, parseItem(body)
 	return true, nil
+}
+
+// page cuts a paged list: as Stripe does. ?limit= is 1 to 100 (default
+// 10); ?starting_after= gives the items after that id, ?ending_before=
+// the items before it (the last limit of them); more says whether items
+// lie beyond the page in the direction of travel.
+func page(items []state.Item, q url.Values, collection string) (out []state.Item, more bool, err error) {
+	limit := 10
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return nil, false, fmt.Errorf("%w: ?limit= takes a whole number from 1 to 100, got %q", errPage, v)
+		}
+		limit = n
+	}
+	index := func(param string) (int, error) {
+		id := q.Get(param)
+		for i, it := range items {
+			if it.ID == id {
+				return i, nil
+			}
+		}
+		return 0, fmt.Errorf("%w: ?%s= names no item of collection %q: %q", errPage, param, collection, id)
+	}
+	switch {
+	case q.Has("starting_after") && q.Has("ending_before"):
+		return nil, false, fmt.Errorf("%w: ?starting_after= and ?ending_before= exclude each other", errPage)
+	case q.Has("ending_before"):
+		end, err := index("ending_before")
+		if err != nil {
+			return nil, false, err
+		}
+		start := max(0, end-limit)
+		return items[start:end], start > 0, nil
+	case q.Has("starting_after"):
+		i, err := index("starting_after")
+		if err != nil {
+			return nil, false, err
+		}
+		items = items[i+1:]
+	}
+	if len(items) > limit {
+		return items[:limit], true, nil
+	}
+	return items, false, nil
 }
 
 // produce renders the answer of p into rec: it runs the collection

@@ -44,6 +44,13 @@ routes:
       template: true
       body: '{"object":"list","data":{{ json .Items }},"has_more":false,"url":"{{ .Request.Path }}"}'
       list: { collection: customers }
+  - name: list payments, paged
+    method: GET
+    path: /v2/payments
+    respond:
+      template: true
+      list: { collection: payments, paged: true }
+      body: '{"object":"list","data":{{ json .Items }},"has_more":{{ .HasMore }}}'
   - name: delete payment
     method: DELETE
     path: /v1/payments/{id}
@@ -334,5 +341,47 @@ func TestCollectionsSeedPastBound(t *testing.T) {
 	ps := scenarios.Problems(err)
 	if len(ps) != 1 || !strings.HasSuffix(ps[0].Error(), `s.yaml:3:3: collections: customers: not seeded: its 2 items would pass the limit of 1 items in all collections (--max-collection-items)`) {
 		t.Errorf("New: %v", err)
+	}
+}
+
+func TestCollectionsPaged(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, paymentsScenario)
+	for i := 1; i <= 5; i++ {
+		do(t, "POST", hs.URL+"/v1/payments", fmt.Sprintf(`{"n":%d}`, i), "Content-Type", jsonCT)
+	}
+	for _, tc := range []struct{ query, want string }{
+		{"", "pay_1 pay_2 pay_3 pay_4 pay_5 more=false"},
+		{"?limit=2", "pay_1 pay_2 more=true"},
+		{"?limit=2&starting_after=pay_2", "pay_3 pay_4 more=true"},
+		{"?limit=2&starting_after=pay_4", "pay_5 more=false"},
+		{"?limit=2&starting_after=pay_5", "more=false"},
+		{"?limit=2&ending_before=pay_5", "pay_3 pay_4 more=true"},
+		{"?limit=5&ending_before=pay_3", "pay_1 pay_2 more=false"},
+	} {
+		r := do(t, "GET", hs.URL+"/v2/payments"+tc.query, "")
+		var page struct {
+			Data []struct {
+				ID string
+			}
+			HasMore bool `json:"has_more"`
+		}
+		if err := json.Unmarshal([]byte(r.body), &page); err != nil || r.status != 200 {
+			t.Errorf("%s: %d %s %v", tc.query, r.status, r.body, err)
+			continue
+		}
+		var got []string
+		for _, it := range page.Data {
+			got = append(got, it.ID)
+		}
+		got = append(got, fmt.Sprint("more=", page.HasMore))
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.query, strings.Join(got, " "), tc.want)
+		}
+	}
+	for _, q := range []string{"?limit=0", "?limit=101", "?limit=x", "?starting_after=nope", "?starting_after=pay_1&ending_before=pay_3"} {
+		if r := do(t, "GET", hs.URL+"/v2/payments"+q, ""); r.status != 400 || r.header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%s: %d %s", q, r.status, r.body)
+		}
 	}
 }

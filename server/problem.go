@@ -65,6 +65,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, errBodyTimeout):
 		return http.StatusRequestTimeout
+	case errors.Is(err, errPage):
+		return http.StatusBadRequest
 	case errors.Is(err, state.ErrFull):
 		return http.StatusInsufficientStorage
 	case errors.Is(err, errStore):

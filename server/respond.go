@@ -79,6 +79,8 @@ type templateData struct {
 	// found, parsed from JSON (numbers as written).
 	Item  any
 	Items []any
+	// HasMore says whether a paged list: has items past this page.
+	HasMore bool
 	// Response is the answer just rendered; only save's id sees it.
 	Response *templateResponse
 
