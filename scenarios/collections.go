@@ -221,3 +221,28 @@ func (d *fileDecoder) collectionOps(fs map[string]pair, field string, r *Respons
 		r.Missing = m
 	}
 }
+
+// routeMissing decodes a route's missing:, the answer of each of its
+// load: and delete: responses that has none of its own.
+func (d *fileDecoder) routeMissing(p pair, r *Route) {
+	m := d.response(p.val, "missing", r.Vars)
+	if m == nil {
+		return
+	}
+	if m.Op != "" || m.Save != nil {
+		d.fail(p.key, "missing", "cannot itself save, load, list or delete")
+		return
+	}
+	used := false
+	for _, resp := range r.Responses {
+		if resp.Op == OpLoad || resp.Op == OpDelete {
+			used = true
+			if resp.Missing == nil {
+				resp.Missing = m
+			}
+		}
+	}
+	if !used && len(r.Responses) > 0 {
+		d.fail(p.key, "missing", "is the answer when load: or delete: finds no item; no response of this route has either")
+	}
+}

@@ -20,7 +20,7 @@ import (
 var (
 	fileFields      = []string{"name", "description", "defaults", "collections", "routes", "fallback"}
 	defaultsFields  = []string{"headers", "delay", "idempotency"}
-	routeFields     = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency"}
+	routeFields     = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency", "missing"}
 	whenFields      = []string{"headers", "query", "body"}
 	conditionKinds  = []string{"equals", "contains", "regex", "oneOf", "present", "absent"}
 	bodyKinds       = []string{"json", "equals", "contains", "regex"}
@@ -210,6 +210,9 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 		}
 	case !misspelt:
 		d.fail(d.resolve(n), "", "needs respond: (one response) or responses: (a sequence)")
+	}
+	if p, ok := fs["missing"]; ok {
+		d.routeMissing(p, r)
 	}
 	if p, ok := fs["idempotency"]; ok {
 		r.Idempotency = d.idempotency(p.val, "idempotency", r.Vars)

@@ -68,6 +68,7 @@ routes:
   - name: get customer
     method: GET
     path: /v1/customers/{id}
+    missing: { status: 404, body: { error: no such customer } }
     respond:
       load: { collection: customers, id: '{{ .Request.Vars.id }}' }
   - name: idempotent charge
@@ -140,8 +141,8 @@ func TestCollectionsSeedListAndReset(t *testing.T) {
 	if d := do(t, "DELETE", hs.URL+"/v1/customers/cus_1", ""); d.status != 204 || d.body != "" || d.header.Get("Content-Type") != "" {
 		t.Errorf("delete 204: %d %q", d.status, d.body)
 	}
-	if g := do(t, "GET", hs.URL+"/v1/customers/cus_1", ""); g.status != 404 {
-		t.Errorf("deleted seed: %d", g.status)
+	if g := do(t, "GET", hs.URL+"/v1/customers/cus_1", ""); g.status != 404 || g.body != `{"error":"no such customer"}` {
+		t.Errorf("deleted seed (the route's missing answer): %d %s", g.status, g.body)
 	}
 	do(t, "POST", hs.URL+"/v1/payments", `{"n":1,"amount":100}`, "Content-Type", jsonCT)
 	if r := do(t, "POST", hs.URL+"/__admin/reset", ""); r.status != 200 {
