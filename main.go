@@ -185,6 +185,7 @@ type serveOptions struct {
 	maxTemplateOutput byteSize
 	adminHosts        []string
 	shutdownWaitDelay bool
+	maxItems          int
 	cpuProfile        string
 	explain           explainFlag
 }
@@ -221,6 +222,7 @@ separated by colons when none are given.`,
 	f.Var(&opts.explain, "explain", "what a 404 tells the client of the closest routes: redacted (no wanted values of secret-looking headers, query parameters or JSON keys), full or off; the log has all")
 	f.Var(&opts.maxTemplateOutput, "max-template-output", "largest header or body a response template may render; larger ones get a 500 problem")
 	f.StringSliceVar(&opts.adminHosts, "admin-hosts", nil, "host names besides localhost and IP addresses that admin calls may use (the names a container is reached by; * for any)")
+	f.IntVar(&opts.maxItems, "max-collection-items", 100_000, "items all stored collections may hold together; a save past it gets 507")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
 	_ = f.MarkHidden("cpuprofile")
 	return cmd
@@ -278,7 +280,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
 		MaxSequenceKeys: opts.maxSequenceKeys, Explain: server.ExplainMode(opts.explain),
 		MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts,
-		WaitDelaysOnShutdown: opts.shutdownWaitDelay,
+		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems,
 	})
 	if err != nil {
 		printProblems(stderr, err)

@@ -342,6 +342,14 @@ func (l *loader) parse(path string, data []byte, dir, root string) {
 	l.errs = append(l.errs, d.errs...)
 	l.names = append(l.names, d.names...)
 	l.set.Files = append(l.set.Files, p.file)
+	for _, sd := range p.seeds {
+		for _, other := range l.set.Seeds {
+			if other.Name == sd.Name {
+				l.failf(sd.Pos, "collections: %s is seeded twice (first at %s); seed a collection in one file", strconv.Quote(sd.Name), other.Pos)
+			}
+		}
+		l.set.Seeds = append(l.set.Seeds, sd)
+	}
 	if p.fallback != nil {
 		if l.set.Fallback != nil {
 			l.failf(p.fallbackPos, "a second fallback (the first is at %s); only one file may define it", l.fallbackPos)

@@ -26,6 +26,9 @@ type Set struct {
 	Deps []string
 
 	paths []string // given to Load, for Rehash; nil for LoadBytes
+	// Seeds are the collections the files fill, in file order; a
+	// collection is seeded by one file only.
+	Seeds []*Seed
 }
 
 // Routes returns every route of s in file order.
@@ -205,6 +208,16 @@ type Response struct {
 	Fault        Fault
 	// Template reports whether headers and body are templates.
 	Template bool
+	// Save, when set, stores the rendered body as an item once the answer
+	// is produced (not on an idempotent replay, not when it is released).
+	Save *ItemRef
+	// Op and Ref, when Op is set, read or delete stored items: Ref names
+	// the collection (and the item, for load and delete).
+	Op  CollectionOp
+	Ref *ItemRef
+	// Missing answers a load or delete that finds no item; nil means a 404
+	// problem naming the collection and the id.
+	Missing *Response
 }
 
 // Header is one response header value; Template is set when it is

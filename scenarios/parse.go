@@ -18,13 +18,13 @@ import (
 // The fields of each mapping in the format, in the order the README lists
 // them (also the order "did you mean" considers them).
 var (
-	fileFields      = []string{"name", "description", "defaults", "routes", "fallback"}
+	fileFields      = []string{"name", "description", "defaults", "collections", "routes", "fallback"}
 	defaultsFields  = []string{"headers", "delay", "idempotency"}
-	routeFields     = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency"}
+	routeFields     = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency", "missing"}
 	whenFields      = []string{"headers", "query", "body"}
 	conditionKinds  = []string{"equals", "contains", "regex", "oneOf", "present", "absent"}
 	bodyKinds       = []string{"json", "form", "equals", "contains", "regex"}
-	responseFields  = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template"}
+	responseFields  = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template", "save", "load", "list", "delete", "missing"}
 	delayFields     = []string{"min", "max", "median", "sigma"}
 	sequenceFields  = []string{"per", "after"}
 	afterValues     = []string{string(RepeatLast), string(Cycle)}
@@ -67,6 +67,7 @@ type parsed struct {
 	file        *File
 	fallback    *Response
 	fallbackPos Pos
+	seeds       []*Seed
 }
 
 func (d *fileDecoder) decodeFile(doc *yaml.Node, path string) parsed {
@@ -92,6 +93,9 @@ func (d *fileDecoder) decodeFile(doc *yaml.Node, path string) parsed {
 	if p, ok := fs["defaults"]; ok {
 		d.decodeDefaults(p.val)
 		d.defaultsNode = p.val
+	}
+	if p, ok := fs["collections"]; ok {
+		out.seeds = d.seeds(p.val)
 	}
 	if p, ok := fs["fallback"]; ok {
 		d.prefix = "fallback: "
@@ -210,6 +214,9 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 		}
 	case !misspelt:
 		d.fail(d.resolve(n), "", "needs respond: (one response) or responses: (a sequence)")
+	}
+	if p, ok := fs["missing"]; ok {
+		d.routeMissing(p, r)
 	}
 	if p, ok := fs["idempotency"]; ok {
 		r.Idempotency = d.idempotency(p.val, "idempotency", r.Vars)
@@ -670,7 +677,7 @@ func (d *fileDecoder) response(n *yaml.Node, field string, vars []string) *Respo
 		}
 		if ok {
 			r.Fault = Fault(s)
-			for _, other := range []string{"status", "headers", "body", "bodyFile", "template"} {
+			for _, other := range []string{"status", "headers", "body", "bodyFile", "template", "save", "load", "list", "delete", "missing"} {
 				if q, ok := fs[other]; ok {
 					d.fail(q.key, join(field, other), "does not go with fault: (a fault sends no HTTP response; only delay: does)")
 				}
@@ -687,6 +694,9 @@ func (d *fileDecoder) response(n *yaml.Node, field string, vars []string) *Respo
 		contentType = d.body(body.val, join(field, "body"), r)
 	case hasFile:
 		contentType = d.bodyFile(file.val, join(field, "bodyFile"), r)
+	}
+	if r.Fault == NoFault { // with a fault, each of these is reported above
+		d.collectionOps(fs, field, r, hasBody || hasFile, vars)
 	}
 	if len(r.Body) > 0 || r.BodyTemplate != nil || r.JSONTemplate != nil {
 		if r.Status == http.StatusNoContent || r.Status == http.StatusNotModified {

@@ -113,6 +113,9 @@ type adminOutcome struct {
 	Delay    string `json:"delay,omitempty"`
 	Fault    string `json:"fault,omitempty"`
 	Template bool   `json:"template,omitempty"`
+	// Collection says what the response does with stored items, as in
+	// "save payments" or "load payments".
+	Collection string `json:"collection,omitempty"`
 }
 
 type adminSequence struct {
@@ -125,6 +128,12 @@ type adminSequence struct {
 
 func outcome(r *scenarios.Response) adminOutcome {
 	o := adminOutcome{Status: r.Status, Fault: string(r.Fault), Template: r.Template}
+	switch {
+	case r.Save != nil:
+		o.Collection = "save " + r.Save.Collection
+	case r.Op != "":
+		o.Collection = string(r.Op) + " " + r.Ref.Collection
+	}
 	if r.Fault != scenarios.NoFault {
 		o.Status = 0 // a fault sends no status
 	}
@@ -218,6 +227,13 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	if name == "" {
 		if err := s.state.Reset(r.Context()); err != nil {
 			s.unavailable(w, r, "", err, s.opts.Clock.Now())
+			return
+		}
+		s.reloadMu.Lock()
+		err := s.seed(r.Context(), snap.table.Set(), true)
+		s.reloadMu.Unlock()
+		if err != nil {
+			writeProblem(w, newProblem(http.StatusInsufficientStorage, err.Error()))
 			return
 		}
 		s.unmatched.Store(0)

@@ -206,7 +206,14 @@ func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, in *matcher.
 		return
 	}
 	rec := &recorder{header: http.Header{}}
-	if err := p.write(rec, s.opts.MaxTemplateOutput, s.templateData(ctx, in, m, call)); err != nil {
+	var d *templateData
+	if p.src.Op != "" || p.src.Save != nil {
+		d = s.templateData(ctx, in, m, call)()
+		err = s.produce(bg, rec, p, d)
+	} else {
+		err = p.write(rec, s.opts.MaxTemplateOutput, s.templateData(ctx, in, m, call))
+	}
+	if err != nil {
 		release()
 		err = fmt.Errorf("route %q: %w", route, err)
 		writeProblem(w, newProblem(statusOf(err), err.Error()))
@@ -214,6 +221,20 @@ func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, in *matcher.
 		return
 	}
 	if cfg.Store.Has(rec.status) {
+		// The item is saved before the key is completed, and only for an
+		// answer that is stored: a replay then finds both, a released
+		// answer (5xx, fault, template failure) saves nothing, and a save
+		// that fails (507) releases the key instead of storing a 201 whose
+		// item does not exist.
+		if p.src.Save != nil {
+			if err := s.save(bg, p, d, rec); err != nil {
+				release()
+				err = fmt.Errorf("route %q: %w", route, err)
+				writeProblem(w, newProblem(statusOf(err), err.Error()))
+				s.logProblem(r, route, statusOf(err), delay, start, slog.String("idempotency", idemNew), slog.String("error", err.Error()))
+				return
+			}
+		}
 		if err := s.state.Idempotency().Complete(bg, tok, rec.response()); err != nil {
 			// The answer still goes out; a retry runs the route again.
 			s.log.Warn("idempotent response not stored", "route", route, "error", err.Error())

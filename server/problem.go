@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+
+	"github.com/scenariomock/scenariomock/state"
 )
 
 // Problem is an RFC 9457 problem details object. Extensions carry the
@@ -69,6 +71,12 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, errBodyTimeout):
 		return http.StatusRequestTimeout
+	case errors.Is(err, errPage):
+		return http.StatusBadRequest
+	case errors.Is(err, state.ErrFull):
+		return http.StatusInsufficientStorage
+	case errors.Is(err, errStore):
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }

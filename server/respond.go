@@ -32,6 +32,9 @@ type prepared struct {
 	// templates are the headers rendered per request.
 	templates []scenarios.Header
 	templated bool
+	// missing answers a load or delete that finds nothing (nil: a 404
+	// problem).
+	missing *prepared
 }
 
 type headerValue struct {
@@ -52,7 +55,14 @@ func prepare(r *scenarios.Response) *prepared {
 		}
 		p.header = append(p.header, headerValue{h.Name, []string{h.Value}})
 	}
-	p.templated = r.BodyTemplate != nil || r.JSONTemplate != nil || len(p.templates) > 0
+	if r.Missing != nil {
+		p.missing = prepare(r.Missing)
+	}
+	if _, set := r.Header("Content-Type"); !set && (r.Op == scenarios.OpLoad || r.Op != "" && r.Status != http.StatusNoContent && len(r.Body) == 0 && r.BodyTemplate == nil && r.JSONTemplate == nil) {
+		p.header = append(p.header, headerValue{"Content-Type", []string{"application/json"}}) // the stored item
+	}
+	// A collection operation's body is known only per request.
+	p.templated = r.BodyTemplate != nil || r.JSONTemplate != nil || len(p.templates) > 0 || r.Op != ""
 	if !p.templated {
 		p.header = append(p.header, headerValue{"Content-Length", []string{strconv.Itoa(len(r.Body))}})
 	}
@@ -73,6 +83,21 @@ type templateData struct {
 	// ctx and maxSteps bound the render (see Step); steps counts.
 	ctx             context.Context
 	steps, maxSteps int
+	// Item is the item load: or delete: found, and Items the items list:
+	// found, parsed from JSON (numbers as written).
+	Item  any
+	Items []any
+	// HasMore says whether a paged list: has items past this page.
+	HasMore bool
+	// Response is the answer just rendered; only save's id sees it.
+	Response *templateResponse
+
+	// What the collection operation found, as stored: the answer of a
+	// load, list or delete without a body of its own.
+	item       []byte
+	items      [][]byte
+	collection string
+	id         string
 }
 
 // Step is called by every range iteration of a render (the check
@@ -255,6 +280,11 @@ func (p *prepared) write(w http.ResponseWriter, limit int, data func() *template
 				return renderError("body", limit, err)
 			}
 			body = buf.Bytes()
+		case len(p.body) > 0: // a body of its own
+		case p.src.Op == scenarios.OpList:
+			body = joinItems(d.items)
+		case p.src.Op == scenarios.OpLoad || p.src.Op == scenarios.OpDelete && p.status != http.StatusNoContent:
+			body = d.item
 		}
 		h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	}

@@ -75,6 +75,9 @@ type Options struct {
 	// MaxIdempotencyKeys bounds the idempotency keys kept (default
 	// 100,000): expired keys go first, then the least recently used.
 	MaxIdempotencyKeys int
+	// MaxCollectionItems bounds the items of all collections together
+	// (default 100,000); a save past it gets 507.
+	MaxCollectionItems int
 	// State holds what outlives a request: sequence positions, idempotency
 	// keys, counters, collections. Default: an in-memory store built from
 	// the bounds above. A store passed in is the caller's to close.
@@ -128,8 +131,11 @@ func (o *Options) setDefaults() {
 	if o.Rand == nil {
 		o.Rand = rand.Float64
 	}
+	if o.MaxCollectionItems <= 0 {
+		o.MaxCollectionItems = state.DefaultMaxItems
+	}
 	if o.State == nil {
-		o.State = state.NewMemory(state.Options{Now: o.Clock.Now, MaxKeys: o.MaxIdempotencyKeys, MaxSequenceKeys: o.MaxSequenceKeys})
+		o.State = state.NewMemory(state.Options{Now: o.Clock.Now, MaxKeys: o.MaxIdempotencyKeys, MaxSequenceKeys: o.MaxSequenceKeys, MaxItems: o.MaxCollectionItems})
 	}
 }
 
@@ -148,9 +154,12 @@ type Server struct {
 	stop     context.CancelCauseFunc
 
 	reloads  reloads
-	reloadMu sync.Mutex // serializes reloads; guards lastHash
+	reloadMu sync.Mutex // serializes reloads and seeding; guards lastHash and seeded
 	lastHash string
-	status   atomic.Pointer[reloadStatus]
+	// seeded identifies the seed each seeded collection was last filled
+	// from (see seed).
+	seeded map[string]string
+	status atomic.Pointer[reloadStatus]
 	// unmatched counts requests no route matched (answered by the fallback
 	// or a 404), so that a CI job can assert that nothing unmocked was
 	// called. POST /__admin/reset zeroes it.
@@ -197,6 +206,9 @@ func New(opts Options) (*Server, error) {
 	}
 	t, err := matcher.Compile(set)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.seed(context.Background(), set, true); err != nil {
 		return nil, err
 	}
 	s.lastHash = set.Hash
@@ -336,6 +348,9 @@ func (s *Server) reload() error {
 		}
 		t, err = matcher.Compile(set)
 	}
+	if err == nil {
+		err = s.seed(context.Background(), set, false)
+	}
 	old := s.snap.Load()
 	if err != nil {
 		st := &reloadStatus{at: now, err: err}
@@ -438,6 +453,8 @@ var adminMethods = map[string]string{
 	adminPrefix + "/idempotency":        "GET, DELETE",
 	adminPrefix + "/idempotency/expire": "POST",
 	adminPrefix + "/counters":           "GET",
+	adminPrefix + "/collections":        "GET, DELETE",
+	adminPrefix + "/collections/{name}": "GET, DELETE",
 }
 
 // errShutdown is the cause of the delays cancelled at the shutdown timeout.
@@ -653,14 +670,20 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 		s.logRequest(r, route, 0, delay, start, slog.String("fault", string(p.src.Fault)))
 		return
 	}
-	err := p.write(w, s.opts.MaxTemplateOutput, s.templateData(r.Context(), in, m, call))
+	var err error
+	status := p.status
+	if p.src.Op != "" || p.src.Save != nil {
+		status, err = s.respondStored(r.Context(), w, p, s.templateData(r.Context(), in, m, call)())
+	} else {
+		err = p.write(w, s.opts.MaxTemplateOutput, s.templateData(r.Context(), in, m, call))
+	}
 	if err != nil {
 		err = fmt.Errorf("route %q: %w", route, err)
 		writeProblem(w, newProblem(statusOf(err), err.Error()))
 		s.logProblem(r, route, statusOf(err), delay, start, slog.String("error", err.Error()))
 		return
 	}
-	s.logRequest(r, route, p.status, delay, start)
+	s.logRequest(r, route, status, delay, start)
 }
 
 // templateData returns what a response template sees, made when a
@@ -830,12 +853,17 @@ func (s *Server) adminRouter() http.Handler {
 	}
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotency).Methods(http.MethodGet)
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotencyDelete).Methods(http.MethodDelete)
+	s.collectionRoutes(r)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("The admin API has no %s; see GET %s/scenarios.", r.URL.Path, adminPrefix)))
 	})
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", adminMethods[r.URL.Path]) // RFC 9110 asks a 405 for it
-		writeProblem(w, newProblem(http.StatusMethodNotAllowed, fmt.Sprintf("%s takes %s, not %s.", r.URL.Path, adminMethods[r.URL.Path], r.Method)))
+		allow := adminMethods[r.URL.Path]
+		if strings.HasPrefix(r.URL.Path, adminPrefix+"/collections/") {
+			allow = adminMethods[adminPrefix+"/collections/{name}"]
+		}
+		w.Header().Set("Allow", allow) // RFC 9110 asks a 405 for it
+		writeProblem(w, newProblem(http.StatusMethodNotAllowed, fmt.Sprintf("%s takes %s, not %s.", r.URL.Path, allow, r.Method)))
 	})
 	return r
 }

@@ -323,7 +323,7 @@ routes:
 	check("after reload", do(t, "GET", hs.URL+"/next", ""), `next=4 (reloaded)`)
 
 	list := do(t, "GET", hs.URL+"/__admin/counters", "")
-	if list.status != 200 || compact(t, list.body) != `{"counters":[{"name":"orders","value":4},{"name":"other","value":1}]}` {
+	if list.status != 200 || normalJSON(t, list.body) != `{"counters":[{"name":"orders","value":4},{"name":"other","value":1}]}` {
 		t.Errorf("counters: %d %s", list.status, list.body)
 	}
 	if r := do(t, "POST", hs.URL+"/__admin/reset", ""); r.status != 200 {
@@ -335,7 +335,7 @@ routes:
 	}
 }
 
-func compact(t *testing.T, s string) string {
+func normalJSON(t *testing.T, s string) string {
 	t.Helper()
 	var v any
 	if err := json.Unmarshal([]byte(s), &v); err != nil {

@@ -1,0 +1,248 @@
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"text/template"
+
+	"gopkg.in/yaml.v3"
+)
+
+// CollectionOp is what a response does with a stored collection, besides
+// (or instead of) rendering its body.
+type CollectionOp string
+
+// The collection operations of a response.
+const (
+	// OpLoad answers the saved body of one item.
+	OpLoad CollectionOp = "load"
+	// OpList answers a collection's items, in the order they were created.
+	OpList CollectionOp = "list"
+	// OpDelete removes one item.
+	OpDelete CollectionOp = "delete"
+)
+
+// ItemRef names a collection and, except for list, one item of it.
+type ItemRef struct {
+	Pos        Pos
+	Collection string
+	// ID renders the item's id; it is always a template, whether or not
+	// the response is one.
+	ID *template.Template
+	// Paged, on list:, pages as Stripe does: ?limit= (1 to 100, default
+	// 10), ?starting_after= and ?ending_before= an item's id.
+	Paged bool
+}
+
+// Seed is a collection a file fills at load and POST /__admin/reset
+// fills again.
+type Seed struct {
+	Pos   Pos
+	Name  string
+	Items []SeedItem
+}
+
+// SeedItem is one seeded item: its id and its JSON body.
+type SeedItem struct {
+	ID   string
+	Body []byte
+}
+
+// itemRef decodes save:, load: or delete: (withID) or list: (without).
+func (d *fileDecoder) itemRef(n *yaml.Node, field string, withID bool) *ItemRef {
+	known := []string{"collection", "id"}
+	if !withID {
+		known = []string{"collection", "paged"}
+	}
+	fs, ok := d.fields(n, field, known...)
+	if !ok {
+		return nil
+	}
+	ref := &ItemRef{Pos: d.pos(d.resolve(n))}
+	p, ok := fs["collection"]
+	if !ok {
+		d.fail(d.resolve(n), field, "collection: is required (the name of the collection)")
+		return nil
+	}
+	name, ok := d.str(p.val, join(field, "collection"))
+	if !ok {
+		return nil
+	}
+	if !validCollectionName(name) {
+		d.fail(d.resolve(p.val), join(field, "collection"), "%s is not a collection name: use letters, digits, '-', '_' and '.'", strconv.Quote(name))
+		return nil
+	}
+	ref.Collection = name
+	if !withID {
+		if p, ok := fs["paged"]; ok {
+			ref.Paged, _ = d.boolean(p.val, join(field, "paged"))
+		}
+		return ref
+	}
+	p, ok = fs["id"]
+	if !ok {
+		d.fail(d.resolve(n), field, "id: is required (a template such as '{{ .Request.Vars.id }}')")
+		return nil
+	}
+	text, ok := d.str(p.val, join(field, "id"))
+	if !ok {
+		return nil
+	}
+	t, err := parseTemplate(text)
+	if err != nil {
+		d.templateError(d.resolve(p.val), join(field, "id"), err)
+		return nil
+	}
+	ref.ID = t
+	return ref
+}
+
+// validCollectionName keeps names usable as one admin path segment.
+func validCollectionName(s string) bool {
+	if s == "" || len(s) > 100 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// seeds decodes the file-level collections: mapping, name → list of
+// items, each a mapping whose id: field (a string or an integer) is its id.
+func (d *fileDecoder) seeds(n *yaml.Node) []*Seed {
+	ps, ok := d.pairs(n, "collections")
+	if !ok {
+		return nil
+	}
+	var out []*Seed
+	for _, p := range ps {
+		f := join("collections", p.key.Value)
+		if !validCollectionName(p.key.Value) {
+			d.fail(p.key, f, "%s is not a collection name: use letters, digits, '-', '_' and '.'", strconv.Quote(p.key.Value))
+			continue
+		}
+		list := d.resolve(p.val)
+		if list.Kind == yaml.ScalarNode && list.ShortTag() == "!!null" {
+			out = append(out, &Seed{Pos: d.pos(p.key), Name: p.key.Value})
+			continue
+		}
+		if list.Kind != yaml.SequenceNode {
+			d.fail(list, f, "want a list of items, got %s", describe(list))
+			continue
+		}
+		s := &Seed{Pos: d.pos(p.key), Name: p.key.Value}
+		seen := map[string]int{}
+		for i, in := range list.Content {
+			itf := fmt.Sprintf("%s[%d]", f, i)
+			item := d.resolve(in)
+			if item.Kind != yaml.MappingNode {
+				d.fail(item, itf, "want a mapping with an id: field, got %s", describe(item))
+				continue
+			}
+			var idNode *yaml.Node
+			for j := 0; j+1 < len(item.Content); j += 2 {
+				if item.Content[j].Value == "id" {
+					idNode = d.resolve(item.Content[j+1])
+				}
+			}
+			if idNode == nil {
+				d.fail(item, itf, "id: is required (the item's id, used by load: and delete:)")
+				continue
+			}
+			if idNode.Kind != yaml.ScalarNode || (idNode.ShortTag() != "!!str" && idNode.ShortTag() != "!!int") || idNode.Value == "" {
+				d.fail(idNode, join(itf, "id"), "want a non-empty string or integer, got %s", describe(idNode))
+				continue
+			}
+			if first, dup := seen[idNode.Value]; dup {
+				d.fail(idNode, join(itf, "id"), "duplicate id %s (first at %s[%d])", strconv.Quote(idNode.Value), f, first)
+				continue
+			}
+			seen[idNode.Value] = i
+			var buf bytes.Buffer
+			if !d.encodeJSON(&buf, item, itf, 0) {
+				continue
+			}
+			s.Items = append(s.Items, SeedItem{ID: idNode.Value, Body: buf.Bytes()})
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// collectionOps decodes save:, load:, list:, delete: and missing: of a
+// response and checks that they go together.
+func (d *fileDecoder) collectionOps(fs map[string]pair, field string, r *Response, hasBody bool, vars []string) {
+	var ops []pair
+	for _, op := range []string{string(OpLoad), string(OpList), string(OpDelete)} {
+		p, ok := fs[op]
+		if !ok {
+			continue
+		}
+		ops = append(ops, p)
+		if len(ops) > 1 {
+			d.fail(p.key, join(field, op), "load:, list: and delete: exclude each other (a response does one of them)")
+			continue
+		}
+		r.Op = CollectionOp(op)
+		r.Ref = d.itemRef(p.val, join(field, op), r.Op != OpList)
+	}
+	if p, ok := fs["save"]; ok {
+		switch {
+		case r.Op != "":
+			d.fail(p.key, join(field, "save"), "does not go with %s: (save: stores the body this response renders)", r.Op)
+		case !hasBody:
+			d.fail(p.key, join(field, "save"), "needs a body: (or bodyFile:) to save")
+		default:
+			r.Save = d.itemRef(p.val, join(field, "save"), true)
+		}
+	}
+	if r.Op == OpLoad && hasBody {
+		for _, b := range []string{"body", "bodyFile"} {
+			if p, ok := fs[b]; ok {
+				d.fail(p.key, join(field, b), "does not go with load: (load: answers the saved body; to wrap items, use list: with a template)")
+			}
+		}
+	}
+	if p, ok := fs["missing"]; ok {
+		f := join(field, "missing")
+		if r.Op != OpLoad && r.Op != OpDelete {
+			d.fail(p.key, f, "is the answer when load: or delete: finds no item; this response has neither")
+			return
+		}
+		m := d.response(p.val, f, vars)
+		if m != nil && (m.Op != "" || m.Save != nil) {
+			d.fail(p.key, f, "cannot itself save, load, list or delete")
+			return
+		}
+		r.Missing = m
+	}
+}
+
+// routeMissing decodes a route's missing:, the answer of each of its
+// load: and delete: responses that has none of its own.
+func (d *fileDecoder) routeMissing(p pair, r *Route) {
+	m := d.response(p.val, "missing", r.Vars)
+	if m == nil {
+		return
+	}
+	if m.Op != "" || m.Save != nil {
+		d.fail(p.key, "missing", "cannot itself save, load, list or delete")
+		return
+	}
+	used := false
+	for _, resp := range r.Responses {
+		if resp.Op == OpLoad || resp.Op == OpDelete {
+			used = true
+			if resp.Missing == nil {
+				resp.Missing = m
+			}
+		}
+	}
+	if !used && len(r.Responses) > 0 {
+		d.fail(p.key, "missing", "is the answer when load: or delete: finds no item; no response of this route has either")
+	}
+}

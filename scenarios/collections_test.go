@@ -1,0 +1,45 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSeeds(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files := map[string]string{
+		"a.yaml": "collections:\n  customers:\n    - { id: cus_1, name: Ada, tags: [a, b] }\n    - { id: 7, name: Grace }\n  empty:\nroutes: []\n",
+		"b.yaml": "collections:\n  other: []\nroutes: []\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, sd := range set.Seeds {
+		got = append(got, sd.Name+":")
+		for _, it := range sd.Items {
+			got = append(got, it.ID+"="+string(it.Body))
+		}
+	}
+	want := `customers: cus_1={"id":"cus_1","name":"Ada","tags":["a","b"]} 7={"id":7,"name":"Grace"} empty: other:`
+	if strings.Join(got, " ") != want {
+		t.Errorf("seeds:\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+	// A collection is seeded by one file: two would race for its items.
+	if err := os.WriteFile(filepath.Join(dir, "c.yaml"), []byte("collections:\n  customers: []\nroutes: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(dir)
+	if err == nil || !strings.Contains(err.Error(), `c.yaml:2:3: collections: "customers" is seeded twice (first at `) {
+		t.Errorf("seeded twice: %v", err)
+	}
+}

@@ -1,0 +1,300 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// errPage is a paging parameter of a paged list: that is not usable: a
+// 400, as Stripe answers.
+var errPage = errors.New("bad paging parameter")
+
+// errStore wraps a failure of the state store itself (not ErrFull): the
+// answer is a 503, as for idempotency keys.
+var errStore = errors.New("the state store did not answer")
+
+// templateResponse is .Response in the id template of save: the answer
+// just rendered.
+type templateResponse struct {
+	Status  int
+	Headers http.Header
+	Body    string
+	// JSON is the body parsed when it is an object, else an empty object.
+	JSON map[string]any
+}
+
+// parseItem decodes a stored body for templates: numbers stay as written
+// (json.Number), and a body that is not JSON is its text.
+func parseItem(b []byte) any {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return string(b)
+	}
+	return v
+}
+
+// joinItems is the JSON array of the items as saved.
+func joinItems(items [][]byte) []byte {
+	n := 2
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i, it := range items {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, it...)
+	}
+	return append(out, ']')
+}
+
+// renderID renders an id template of save:, load: or delete:. An id that
+// renders empty names nothing.
+func renderID(t *template.Template, d *templateData, field string) (string, error) {
+	var b strings.Builder
+	if err := t.Execute(&b, d); err != nil {
+		return "", fmt.Errorf("%w: %s.id: %s", errTemplate, field, templateMessage(err))
+	}
+	return b.String(), nil
+}
+
+// runOp runs the load, list or delete of p and puts what it found into d.
+// It reports false when load or delete finds no item.
+func (s *Server) runOp(ctx context.Context, p *prepared, d *templateData) (bool, error) {
+	ref := p.src.Ref
+	cols := s.state.Collections()
+	d.collection = ref.Collection
+	if p.src.Op == scenarios.OpList {
+		items, _, err := cols.List(ctx, ref.Collection, 0, 0)
+		if err != nil {
+			return false, fmt.Errorf("%w: %v", errStore, err)
+		}
+		if ref.Paged {
+			if items, d.HasMore, err = page(items, d.Request.Query, ref.Collection); err != nil {
+				return false, err
+			}
+		}
+		d.Items, d.items = make([]any, len(items)), make([][]byte, len(items))
+		for i, it := range items {
+			d.Items[i], d.items[i] = parseItem(it.Body), it.Body
+		}
+		return true, nil
+	}
+	id, err := renderID(ref.ID, d, string(p.src.Op))
+	if err != nil {
+		return false, err
+	}
+	d.id = id
+	if id == "" {
+		return false, nil
+	}
+	body, ok, err := cols.Load(ctx, ref.Collection, id)
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", errStore, err)
+	}
+	if !ok {
+		return false, nil
+	}
+	if p.src.Op == scenarios.OpDelete {
+		// Two deletes of one item race; the one that removes it wins and
+		// the other finds nothing, as on a real API.
+		if ok, err = cols.Delete(ctx, ref.Collection, id); err != nil || !ok {
+			if err != nil {
+				err = fmt.Errorf("%w: %v", errStore, err)
+			}
+			return false, err
+		}
+	}
+	d.item, d.Item = body, parseItem(body)
+	return true, nil
+}
+
+// page cuts a paged list: as Stripe does. ?limit= is 1 to 100 (default
+// 10); ?starting_after= gives the items after that id, ?ending_before=
+// the items before it (the last limit of them); more says whether items
+// lie beyond the page in the direction of travel.
+func page(items []state.Item, q url.Values, collection string) (out []state.Item, more bool, err error) {
+	limit := 10
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return nil, false, fmt.Errorf("%w: ?limit= takes a whole number from 1 to 100, got %q", errPage, v)
+		}
+		limit = n
+	}
+	index := func(param string) (int, error) {
+		id := q.Get(param)
+		for i, it := range items {
+			if it.ID == id {
+				return i, nil
+			}
+		}
+		return 0, fmt.Errorf("%w: ?%s= names no item of collection %q: %q", errPage, param, collection, id)
+	}
+	switch {
+	case q.Has("starting_after") && q.Has("ending_before"):
+		return nil, false, fmt.Errorf("%w: ?starting_after= and ?ending_before= exclude each other", errPage)
+	case q.Has("ending_before"):
+		end, err := index("ending_before")
+		if err != nil {
+			return nil, false, err
+		}
+		start := max(0, end-limit)
+		return items[start:end], start > 0, nil
+	case q.Has("starting_after"):
+		i, err := index("starting_after")
+		if err != nil {
+			return nil, false, err
+		}
+		items = items[i+1:]
+	}
+	if len(items) > limit {
+		return items[:limit], true, nil
+	}
+	return items, false, nil
+}
+
+// produce renders the answer of p into rec: it runs the collection
+// operation first, and answers a load or delete that finds nothing with
+// the response's missing: answer or a 404 problem. It saves nothing; the
+// caller saves once it knows the answer is produced (see save).
+func (s *Server) produce(ctx context.Context, rec *recorder, p *prepared, d *templateData) error {
+	data := func() *templateData { return d }
+	if p.src.Op != "" {
+		found, err := s.runOp(ctx, p, d)
+		if err != nil {
+			return err
+		}
+		if !found {
+			if p.missing != nil {
+				return p.missing.write(rec, s.opts.MaxTemplateOutput, data)
+			}
+			writeProblem(rec, newProblem(http.StatusNotFound, fmt.Sprintf("No item %q in collection %q.", d.id, d.collection)))
+			return nil
+		}
+	}
+	return p.write(rec, s.opts.MaxTemplateOutput, data)
+}
+
+// save stores the answer in rec as the item save: names. The id template
+// sees the answer as .Response.
+func (s *Server) save(ctx context.Context, p *prepared, d *templateData, rec *recorder) error {
+	ref := p.src.Save
+	body := rec.body.Bytes()
+	resp := &templateResponse{Status: rec.status, Headers: rec.header, Body: string(body), JSON: map[string]any{}}
+	if m, ok := parseItem(body).(map[string]any); ok {
+		resp.JSON = m
+	}
+	d.Response = resp
+	id, err := renderID(ref.ID, d, "save")
+	if err != nil {
+		return err
+	}
+	if id == "" {
+		return fmt.Errorf("%w: save.id: rendered empty; an item needs an id", errTemplate)
+	}
+	if !json.Valid(body) {
+		return fmt.Errorf("%w: save: the body is not JSON, and collections hold JSON", errTemplate)
+	}
+	if _, err := s.state.Collections().Save(ctx, ref.Collection, id, body); err != nil {
+		if errors.Is(err, state.ErrFull) {
+			return fmt.Errorf("%w: item %q not saved in collection %q: the collections hold %d items, the limit (--max-collection-items)", err, id, ref.Collection, s.opts.MaxCollectionItems)
+		}
+		return fmt.Errorf("%w: %v", errStore, err)
+	}
+	return nil
+}
+
+// seedHashes identifies each seeded collection's items, so that a reload
+// re-seeds only a collection whose seed changed.
+func seedHashes(set *scenarios.Set) map[string]string {
+	out := map[string]string{}
+	for _, sd := range set.Seeds {
+		h := sha256.New()
+		for _, it := range sd.Items {
+			fmt.Fprintf(h, "%d:%s%d:", len(it.ID), it.ID, len(it.Body))
+			h.Write(it.Body)
+		}
+		out[sd.Name] = hex.EncodeToString(h.Sum(nil))
+	}
+	return out
+}
+
+// seed fills the seeded collections of set. With replace (startup and
+// POST /__admin/reset) each collection becomes exactly its seed. Otherwise
+// (a reload) only a collection whose seed changed since the last seeding
+// is touched, and then its seeded items are saved again over whatever
+// they became, while items created at run time stay: a reload after
+// editing an unrelated route must not undo a test's payments. The caller
+// holds reloadMu.
+func (s *Server) seed(ctx context.Context, set *scenarios.Set, replace bool) error {
+	hashes := seedHashes(set)
+	cols := s.state.Collections()
+	var errs []error
+	for _, sd := range set.Seeds {
+		if !replace && s.seeded[sd.Name] == hashes[sd.Name] {
+			continue
+		}
+		var err error
+		if replace {
+			items := make([]state.Item, len(sd.Items))
+			for i, it := range sd.Items {
+				items[i] = state.Item{ID: it.ID, Body: it.Body}
+			}
+			err = cols.Seed(ctx, sd.Name, items)
+		} else {
+			for _, it := range sd.Items {
+				if _, err = cols.Save(ctx, sd.Name, it.ID, it.Body); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			if errors.Is(err, state.ErrFull) {
+				err = fmt.Errorf("its %d items would pass the limit of %d items in all collections (--max-collection-items)", len(sd.Items), s.opts.MaxCollectionItems)
+			}
+			// A scenario error, so that the admin API and the log show it
+			// with the file's other problems.
+			errs = append(errs, &scenarios.Error{Pos: sd.Pos, Msg: fmt.Sprintf("collections: %s: not seeded: %v", sd.Name, err)})
+			delete(hashes, sd.Name) // try again at the next reload
+		}
+	}
+	s.seeded = hashes
+	return errors.Join(errs...)
+}
+
+// respondStored answers a response that loads, lists, deletes or saves
+// items, on a route without an idempotency block: the answer is rendered
+// first, and saved before it is sent, so that a save that fails (507)
+// answers instead of it. Nothing is written to w on error.
+func (s *Server) respondStored(ctx context.Context, w http.ResponseWriter, p *prepared, d *templateData) (int, error) {
+	rec := &recorder{header: http.Header{}}
+	if err := s.produce(ctx, rec, p, d); err != nil {
+		return 0, err
+	}
+	if p.src.Save != nil {
+		// Saving outlives a client that hangs up now: the answer exists.
+		if err := s.save(context.WithoutCancel(ctx), p, d, rec); err != nil {
+			return 0, err
+		}
+	}
+	rec.writeTo(w)
+	return rec.status, nil
+}
