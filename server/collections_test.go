@@ -95,7 +95,7 @@ func TestCollectionsLifecycle(t *testing.T) {
 	t.Parallel()
 	_, hs, _ := serveYAML(t, Options{}, paymentsScenario)
 	created := do(t, "POST", hs.URL+"/v1/payments", `{"n":1,"amount":100}`, "Content-Type", jsonCT)
-	const want1 = `{"id":"pay_1","amount":"100","status":"succeeded"}`
+	const want1 = `{"id":"pay_1","amount":100,"status":"succeeded"}`
 	if created.status != 201 || created.body != want1 {
 		t.Fatalf("create: %d %s", created.status, created.body)
 	}
@@ -105,7 +105,7 @@ func TestCollectionsLifecycle(t *testing.T) {
 		t.Errorf("load: %d %q %v", got.status, got.body, got.header)
 	}
 	list := do(t, "GET", hs.URL+"/v1/payments", "")
-	if list.status != 200 || list.body != `[`+want1+`,{"id":"pay_2","amount":"200","status":"succeeded"}]` {
+	if list.status != 200 || list.body != `[`+want1+`,{"id":"pay_2","amount":200,"status":"succeeded"}]` {
 		t.Errorf("list: %d %s", list.status, list.body)
 	}
 	del := do(t, "DELETE", hs.URL+"/v1/payments/pay_1", "")
@@ -121,12 +121,12 @@ func TestCollectionsLifecycle(t *testing.T) {
 	if again.status != 404 || again.body != `{"error":{"type":"invalid_request_error","message":"No such payment: pay_1"}}` {
 		t.Errorf("second delete (own missing answer): %d %s", again.status, again.body)
 	}
-	if l := do(t, "GET", hs.URL+"/v1/payments", ""); l.body != `[{"id":"pay_2","amount":"200","status":"succeeded"}]` {
+	if l := do(t, "GET", hs.URL+"/v1/payments", ""); l.body != `[{"id":"pay_2","amount":200,"status":"succeeded"}]` {
 		t.Errorf("list after delete: %s", l.body)
 	}
 	// Saving the same id again replaces the item in place.
 	do(t, "POST", hs.URL+"/v1/payments", `{"n":2,"amount":250}`, "Content-Type", jsonCT)
-	if l := do(t, "GET", hs.URL+"/v1/payments", ""); l.body != `[{"id":"pay_2","amount":"250","status":"succeeded"}]` {
+	if l := do(t, "GET", hs.URL+"/v1/payments", ""); l.body != `[{"id":"pay_2","amount":250,"status":"succeeded"}]` {
 		t.Errorf("list after replacing: %s", l.body)
 	}
 }
@@ -205,7 +205,7 @@ func TestCollectionsFull(t *testing.T) {
 	if r.status != 507 || r.header.Get("Content-Type") != "application/problem+json" || !strings.Contains(r.body, "--max-collection-items") {
 		t.Fatalf("past the bound: %d %s", r.status, r.body)
 	}
-	if l := do(t, "GET", hs.URL+"/v1/payments", ""); l.body != `[{"id":"pay_1","amount":"","status":"succeeded"}]` {
+	if l := do(t, "GET", hs.URL+"/v1/payments", ""); l.body != `[{"id":"pay_1","amount":null,"status":"succeeded"}]` {
 		t.Errorf("after 507: %s", l.body)
 	}
 	// Replacing an item needs no room.
@@ -295,7 +295,7 @@ func TestCollectionsAdmin(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.body), &page); err != nil {
 		t.Fatal(err)
 	}
-	if page.Total != 3 || len(page.Items) != 1 || page.Items[0].ID != "pay_1" || compact(t, page.Items[0].Body) != `{"id":"pay_1","amount":"","status":"succeeded"}` {
+	if page.Total != 3 || len(page.Items) != 1 || page.Items[0].ID != "pay_1" || compact(t, page.Items[0].Body) != `{"id":"pay_1","amount":null,"status":"succeeded"}` {
 		t.Errorf("page: %s", r.body)
 	}
 	if r := do(t, "GET", hs.URL+"/__admin/collections/payments?limit=x", ""); r.status != 400 {
