@@ -182,6 +182,7 @@ type serveOptions struct {
 	readTimeout       time.Duration
 	maxHeaderBytes    byteSize
 	maxSequenceKeys   int
+	maxIdemKeys       int
 	maxTemplateOutput byteSize
 	adminHosts        []string
 	shutdownWaitDelay bool
@@ -218,6 +219,7 @@ separated by colons when none are given.`,
 	f.DurationVar(&opts.readHeaderTimeout, "read-header-timeout", 10*time.Second, "how long a client may take to send request headers")
 	f.DurationVar(&opts.readTimeout, "read-timeout", 30*time.Second, "how long a client may take to send a whole request, body included (then 408)")
 	f.Var(&opts.maxHeaderBytes, "max-header-bytes", "largest request header block accepted; larger ones get 431")
+	f.IntVar(&opts.maxIdemKeys, "idempotency-max-keys", 100_000, "idempotency keys kept; past it expired keys go first, then the least recently used (keys in flight are never dropped)")
 	f.IntVar(&opts.maxSequenceKeys, "max-sequence-keys", 100_000, "distinct keys a per-key sequence remembers per route before forgetting the oldest")
 	f.Var(&opts.explain, "explain", "what a 404 tells the client of the closest routes: redacted (no wanted values of secret-looking headers, query parameters or JSON keys), full or off; the log has all")
 	f.Var(&opts.maxTemplateOutput, "max-template-output", "largest header or body a response template may render; larger ones get a 500 problem")
@@ -274,11 +276,19 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if host, _, err := net.SplitHostPort(opts.addr); err == nil && host != "" {
 		adminHosts = append(adminHosts, host)
 	}
-	srv, err := server.New(server.Options{
-		Load: load, Source: source, Logger: log,
+	// hash reads the files a reload would load, without parsing them, so
+	// that a reload of unchanged files (a watcher event for a file that
+	// was only touched, an admin reload) costs a read, not a parse.
+	var srv *server.Server
+	var hash func() (string, error)
+	if len(opts.paths) > 0 {
+		hash = func() (string, error) { return scenarios.Hash(opts.paths, srv.Deps()) }
+	}
+	srv, err = server.New(server.Options{
+		Load: load, Hash: hash, Source: source, Logger: log,
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
 		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
-		MaxSequenceKeys: opts.maxSequenceKeys, Explain: server.ExplainMode(opts.explain),
+		MaxSequenceKeys: opts.maxSequenceKeys, MaxIdempotencyKeys: opts.maxIdemKeys, Explain: server.ExplainMode(opts.explain),
 		MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts,
 		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems,
 	})
