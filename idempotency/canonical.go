@@ -78,8 +78,11 @@ type member struct {
 
 func (p *canonParser) object(dst []byte, depth int) ([]byte, bool) {
 	p.i++ // {
-	var members []member
-	var scratch []byte
+	// Room for the common small object without growing: the members on
+	// the stack, the values' bytes in one buffer the size of the rest.
+	var room [16]member
+	members := room[:0]
+	scratch := make([]byte, 0, len(p.src)-p.i)
 	p.space()
 	if p.i < len(p.src) && p.src[p.i] == '}' {
 		p.i++
@@ -199,11 +202,35 @@ func (p *canonParser) number(dst []byte) ([]byte, bool) {
 		}
 		break
 	}
-	n := json.Number(p.src[start:p.i])
+	raw := p.src[start:p.i]
+	if plainInt(raw) {
+		// Already in its one spelling: no parse, no allocation.
+		return append(append(dst, 'n'), raw...), true
+	}
+	n := json.Number(raw)
 	if !validNumber(string(n)) {
 		return dst, false
 	}
 	return appendNumber(append(dst, 'n'), n), true
+}
+
+// plainInt reports whether b is an integer as appendNumber would write it:
+// digits without a leading zero, an optional minus, short enough for int64
+// and not negative zero.
+func plainInt(b []byte) bool {
+	digits := b
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 || digits[0] == '0' && (len(digits) > 1 || len(b) > 1) {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // validNumber reports whether s is a JSON number (RFC 8259 section 6).

@@ -4,9 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
-	"hash"
 	"math"
-	"mime"
 	"net/url"
 	"strconv"
 	"strings"
@@ -26,57 +24,76 @@ type Fingerprint [sha256.Size]byte
 // (1, 1.0 and 1e0 are one value); the order of form parameters. Any other
 // body is its bytes.
 func FingerprintOf(in *matcher.Request, parts []scenarios.FingerprintPart, vars map[string]string) Fingerprint {
-	h := sha256.New()
+	// One buffer, hashed once: a sha256 hash object and a write per value
+	// would allocate on every request.
+	b := make([]byte, 0, len(in.Body)+64)
 	for _, p := range parts {
 		switch {
 		case p.Attr != nil:
 			v, ok := in.Attribute(p.Attr, vars)
-			field(h, p.Attr.String(), v, ok)
+			b = field(b, p.Attr.String(), v, ok)
 		case p.Whole == "method":
-			field(h, "method", in.HTTP.Method, true)
+			b = field(b, "method", in.HTTP.Method, true)
 		case p.Whole == "path":
-			field(h, "path", in.HTTP.URL.Path, true)
+			b = field(b, "path", in.HTTP.URL.Path, true)
 		case p.Whole == "body":
-			field(h, "body", string(canonicalBody(in)), true)
+			b = append(b, "body"...)
+			at := len(b)
+			b = append(b, 0, 0, 0, 0, 0, 0, 0, 0) // the body's length, once known
+			b = appendCanonicalBody(b, in)
+			binary.BigEndian.PutUint64(b[at:], uint64(len(b)-at-8))
 		}
 	}
-	var f Fingerprint
-	h.Sum(f[:0])
-	return f
+	return sha256.Sum256(b)
 }
 
-// field writes one named value, length-prefixed so that no two different
-// lists of values hash the same bytes.
-func field(h hash.Hash, name, v string, present bool) {
-	var n [8]byte
+// field appends one named value, length-prefixed so that no two different
+// lists of values give the same bytes.
+func field(b []byte, name, v string, present bool) []byte {
 	for _, s := range []string{name, v} {
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
+		b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
+		b = append(b, s...)
 	}
 	if !present {
-		h.Write([]byte{0}) // an absent value differs from an empty one
+		b = append(b, 0) // an absent value differs from an empty one
 	}
+	return b
 }
 
-// canonicalBody returns the body in a form where equal requests are equal
-// bytes.
-func canonicalBody(in *matcher.Request) []byte {
+// appendCanonicalBody appends the body in a form where equal requests are
+// equal bytes.
+func appendCanonicalBody(b []byte, in *matcher.Request) []byte {
 	if len(in.Body) == 0 {
-		return nil
+		return b
 	}
-	mt, _, _ := mime.ParseMediaType(in.HTTP.Header.Get("Content-Type"))
+	mt := mediaType(in.HTTP.Header.Get("Content-Type"))
 	switch {
 	case mt == "application/x-www-form-urlencoded":
 		if vals, err := url.ParseQuery(string(in.Body)); err == nil {
-			return []byte("form:" + vals.Encode()) // Encode sorts by key, keeps each key's values in order
+			return append(append(b, "form:"...), vals.Encode()...) // Encode sorts by key, keeps each key's values in order
 		}
 	case mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "":
-		if out, ok := canonicalJSON([]byte("json:"), in.Body); ok {
+		if out, ok := canonicalJSON(append(b, "json:"...), in.Body); ok {
 			return out
 		}
 	}
-	return append([]byte("raw:"), in.Body...)
+	return append(append(b, "raw:"...), in.Body...)
+}
+
+// mediaType returns a Content-Type's media type in lower case, without
+// its parameters: what mime.ParseMediaType gives for a valid one, without
+// its allocations on every request.
+func mediaType(ct string) string {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	ct = strings.TrimSpace(ct)
+	for i := 0; i < len(ct); i++ {
+		if c := ct[i]; 'A' <= c && c <= 'Z' {
+			return strings.ToLower(ct)
+		}
+	}
+	return ct
 }
 
 // appendNumber writes a number by value, as the matcher compares numbers:

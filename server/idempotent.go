@@ -178,13 +178,21 @@ func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, in *matcher.
 	// A real server that has started the work finishes it when the client
 	// hangs up; the retry then finds the stored answer. Only shutdown
 	// stops it (onClientAbort: discard stops with the client instead).
-	ctx, stop := s.delayContext(r)
-	if cfg.OnClientAbort == scenarios.Complete {
-		stop()
-		ctx, stop = s.detach(r.Context())
-	}
-	defer stop()
+	ctx := r.Context()
 	delay := pickDelay(p.src.Delay, s.opts.Rand)
+	if delay > 0 {
+		// Contexts only for a delay: they cost allocations and a
+		// registration with the shutdown signal.
+		var stop func()
+		if cfg.OnClientAbort == scenarios.Complete {
+			ctx, stop = s.detach(r.Context())
+		} else {
+			ctx, stop = s.delayContext(r)
+		}
+		defer stop()
+	} else if cfg.OnClientAbort == scenarios.Complete {
+		ctx = context.WithoutCancel(ctx)
+	}
 	if delay > 0 && !s.opts.Clock.Wait(ctx, delay) {
 		release()
 		outcome := "client gone during delay"

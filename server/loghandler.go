@@ -96,7 +96,9 @@ func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
 // for the record Server.logRequest would build (a test holds them equal),
 // formatted with the same helpers but without building the record, and
 // with its constant parts (level, message, keys) formatted once.
-func (h *logHandler) handleRequest(t time.Time, method, path, route string, status int, duration, delay time.Duration) error {
+// idem, when not empty, is the idempotency outcome, the attribute a
+// request to an idempotent route adds after the others.
+func (h *logHandler) handleRequest(t time.Time, method, path, route string, status int, duration, delay time.Duration, idem string) error {
 	bp, b := h.open()
 	first := true
 	b = h.key(b, slog.TimeKey, &first)
@@ -116,6 +118,10 @@ func (h *logHandler) handleRequest(t time.Time, method, path, route string, stat
 		b = append(b, k.delay...)
 		b = h.float(b, millis(delay))
 	}
+	if idem != "" {
+		b = append(b, k.idem...)
+		b = h.str(b, idem)
+	}
 	return h.close(bp, b)
 }
 
@@ -129,7 +135,7 @@ func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisec
 // requestKeys are the request line's constant parts, each with the
 // separator before it; method's carries level, message and the attributes
 // from WithAttrs.
-type requestKeys struct{ method, path, route, status, duration, delay []byte }
+type requestKeys struct{ method, path, route, status, duration, delay, idem []byte }
 
 // requestKeys formats the constant parts for h's format and attributes.
 func (h *logHandler) requestKeys() requestKeys {
@@ -144,7 +150,7 @@ func (h *logHandler) requestKeys() requestKeys {
 	for _, f := range []struct {
 		dst *[]byte
 		key string
-	}{{&k.path, "path"}, {&k.route, "route"}, {&k.status, "status"}, {&k.duration, "duration_ms"}, {&k.delay, "delay_ms"}} {
+	}{{&k.path, "path"}, {&k.route, "route"}, {&k.status, "status"}, {&k.duration, "duration_ms"}, {&k.delay, "delay_ms"}, {&k.idem, "idempotency"}} {
 		*f.dst = h.key(nil, f.key, &first)
 	}
 	return k

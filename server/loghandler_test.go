@@ -147,21 +147,28 @@ func TestRequestLineMatchesRecord(t *testing.T) {
 			method, path, route string
 			status              int
 			duration, delay     time.Duration
+			idem                string // the idempotency outcome, if any
 		}{
-			{"GET", "/payments/pay_demo_0001", "payment found", 200, 24897 * time.Nanosecond, 0},
-			{"POST", "/transfers", "transfer created", 0, 3 * time.Second, 10 * time.Second},
-			{"BREW", "/a b=\"c\"\n\xff", "", 404, 0, time.Millisecond},
-			{"GET", "/x", "tiny", 200, time.Nanosecond, 25 * time.Minute},
+			{"GET", "/payments/pay_demo_0001", "payment found", 200, 24897 * time.Nanosecond, 0, ""},
+			{"POST", "/transfers", "transfer created", 0, 3 * time.Second, 10 * time.Second, ""},
+			{"BREW", "/a b=\"c\"\n\xff", "", 404, 0, time.Millisecond, ""},
+			{"GET", "/x", "tiny", 200, time.Nanosecond, 25 * time.Minute, ""},
+			{"POST", "/payments", "create payment", 201, 51 * time.Microsecond, 0, "replayed"},
+			{"POST", "/transfers", "transfer", 409, time.Millisecond, 2 * time.Second, "in-flight"},
 		} {
 			var direct, viaRecord bytes.Buffer
 			h := NewLogHandler(&direct, asJSON, nil).WithAttrs([]slog.Attr{slog.String("pid", "7")}).(*logHandler)
-			_ = h.handleRequest(at.Add(c.duration), c.method, c.path, c.route, c.status, c.duration, c.delay)
+			_ = h.handleRequest(at.Add(c.duration), c.method, c.path, c.route, c.status, c.duration, c.delay, c.idem)
 			s := &Server{log: slog.New(NewLogHandler(&viaRecord, asJSON, nil).WithAttrs([]slog.Attr{slog.String("pid", "7")})),
 				opts: Options{Clock: fixedClock{at.Add(c.duration)}}}
 			r := httptest.NewRequest(c.method, "/", nil)
 			r.URL.Path = c.path
 			// An extra attribute forces the record path; strip it to compare.
-			s.logRequest(r, c.route, c.status, c.delay, at, slog.String("zz", "x"))
+			extra := []slog.Attr{slog.String("zz", "x")}
+			if c.idem != "" {
+				extra = append([]slog.Attr{slog.String("idempotency", c.idem)}, extra...)
+			}
+			s.logRequest(r, c.route, c.status, c.delay, at, extra...)
 			want := strings.Replace(viaRecord.String(), " zz=x", "", 1)
 			want = strings.Replace(want, `,"zz":"x"`, "", 1)
 			if direct.String() != want {

@@ -818,9 +818,17 @@ func (s *Server) logRequestAt(level slog.Level, r *http.Request, route string, s
 	}
 	now := s.opts.Clock.Now()
 	debug := h.Enabled(ctx, slog.LevelDebug)
-	if lh, ok := h.(*logHandler); ok && len(extra) == 0 && level == slog.LevelInfo && !debug {
-		_ = lh.handleRequest(now, r.Method, r.URL.Path, route, status, now.Sub(start), delay)
-		return
+	if lh, ok := h.(*logHandler); ok && level == slog.LevelInfo && !debug {
+		switch {
+		case len(extra) == 0:
+			_ = lh.handleRequest(now, r.Method, r.URL.Path, route, status, now.Sub(start), delay, "")
+			return
+		case len(extra) == 1 && extra[0].Key == "idempotency" && extra[0].Value.Kind() == slog.KindString:
+			// The idempotency outcome is on every request to an
+			// idempotent route: keep those on the fast path too.
+			_ = lh.handleRequest(now, r.Method, r.URL.Path, route, status, now.Sub(start), delay, extra[0].Value.String())
+			return
+		}
 	}
 	rec := slog.NewRecord(now, level, requestMsg, 0)
 	rec.AddAttrs(
