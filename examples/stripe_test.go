@@ -299,6 +299,51 @@ func TestStripeConcurrentCreates(t *testing.T) {
 	t.Logf("%d answers were 409 idempotency_key_in_use", inFlight)
 }
 
+// loseFirstAnswer delivers the first request and then reports a broken
+// connection instead of its answer: the payment went through while the
+// client was not listening.
+type loseFirstAnswer struct {
+	next http.RoundTripper
+	once sync.Once
+}
+
+func (l *loseFirstAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := l.next.RoundTrip(req)
+	lost := false
+	l.once.Do(func() { lost = true })
+	if err != nil || !lost {
+		return res, err
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return nil, errors.New("connection reset by peer (the test lost the answer)")
+}
+
+// TestStripeLostAnswerRetried lets stripe-go's automatic retry resend a
+// create whose answer was lost, with the same Idempotency-Key: the retry
+// is a replay of the first answer, and one customer exists.
+func TestStripeLostAnswerRetried(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	retries := int64(2)
+	sc := stripe.NewClient(testKey, stripe.WithBackends(stripe.NewBackendsWithConfig(&stripe.BackendConfig{
+		URL:               stripe.String(hs.URL),
+		HTTPClient:        &http.Client{Transport: &loseFirstAnswer{next: hs.Client().Transport}},
+		MaxNetworkRetries: &retries,
+		LeveledLogger:     &stripe.LeveledLogger{Level: stripe.LevelNull},
+	})))
+	c, err := sc.V1Customers.Create(context.Background(), &stripe.CustomerCreateParams{Email: stripe.String("lost@example.com")})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if c.LastResponse.Header.Get("Idempotent-Replayed") != "true" || c.Email != "lost@example.com" {
+		t.Errorf("the retry was not a replay: %v %+v", c.LastResponse.Header, c)
+	}
+	if n := collectionTotal(t, hs, "customers"); n != 1 {
+		t.Errorf("%d customers stored, want 1", n)
+	}
+}
+
 // collectionTotal asks the admin API how many items a collection holds.
 func collectionTotal(t *testing.T, hs *httptest.Server, name string) int {
 	t.Helper()
