@@ -299,6 +299,37 @@ func TestStripeConcurrentCreates(t *testing.T) {
 	t.Logf("%d answers were 409 idempotency_key_in_use", inFlight)
 }
 
+// TestStripeParameterErrors sends what stripe-go's types cannot: an
+// amount that is not an integer, and no currency.
+func TestStripeParameterErrors(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	for _, tc := range []struct{ form, code, param string }{
+		{"amount=20.00&currency=usd", "parameter_invalid_integer", "amount"},
+		{"amount=&currency=usd", "parameter_invalid_integer", "amount"},
+		{"amount=2000", "parameter_missing", "currency"},
+		{"currency=usd", "parameter_missing", "amount"},
+	} {
+		req, _ := http.NewRequest("POST", hs.URL+"/v1/payment_intents", strings.NewReader(tc.form))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		req.Header.Set("Idempotency-Key", "same-key-for-all") // validation failures are not stored
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct{ Error struct{ Code, Param, Type string } }
+		err = json.NewDecoder(res.Body).Decode(&v)
+		res.Body.Close()
+		if err != nil || res.StatusCode != 400 || v.Error.Code != tc.code || v.Error.Param != tc.param || v.Error.Type != "invalid_request_error" {
+			t.Errorf("%s: %d %+v %v", tc.form, res.StatusCode, v, err)
+		}
+	}
+	if n := collectionTotal(t, hs, "payment_intents"); n != 0 {
+		t.Errorf("%d payment intents after refused requests", n)
+	}
+}
+
 // loseFirstAnswer delivers the first request and then reports a broken
 // connection instead of its answer: the payment went through while the
 // client was not listening.
