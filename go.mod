@@ -7,6 +7,7 @@ require (
 	github.com/gorilla/mux v1.8.1
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
+	github.com/stripe/stripe-go/v85 v85.0.0 // only examples/stripe_test.go imports it
 	gopkg.in/yaml.v3 v3.0.1
 )
 
