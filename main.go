@@ -4,15 +4,17 @@ package main
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"path"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -28,12 +30,54 @@ import (
 	"github.com/scenariomock/scenariomock/server"
 )
 
-// The built-in demo, served when serve is given no path.
+// The examples built into the binary: serve and routes use one of them
+// when given no path, the demo unless --example names another. The list
+// comes from the directory, so a new example needs no code.
 //
-//go:embed examples/payments-idempotency.yaml
-var demo []byte
+//go:embed examples/*.yaml
+var examples embed.FS
 
-const demoName = "examples/payments-idempotency.yaml"
+// demoExample is the fixed demo, served when serve is given no path.
+const demoExample = "payments-idempotency"
+
+// exampleNames lists the built-in examples by name (the file name without
+// .yaml), sorted.
+func exampleNames() []string {
+	files, _ := fs.Glob(examples, "examples/*.yaml") // the pattern is valid
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = strings.TrimSuffix(path.Base(f), ".yaml")
+	}
+	return names
+}
+
+// example returns a built-in example's file name, as positions name it,
+// and its contents. An unknown name is a usage error listing the known.
+func example(name string) (file string, data []byte, err error) {
+	file = "examples/" + name + ".yaml"
+	if !strings.ContainsAny(name, "/\\*?[") {
+		if data, err = examples.ReadFile(file); err == nil {
+			return file, data, nil
+		}
+	}
+	return "", nil, withCode(exitUsage, fmt.Errorf("--example %q: no such example; the built-in examples are %s", name, strings.Join(exampleNames(), ", ")))
+}
+
+// scenarioSource says where the scenarios come from: the paths given, or a
+// built-in example, which cannot go with them.
+func scenarioSource(paths []string, exampleName string, exampleSet bool) (file string, data []byte, err error) {
+	if len(paths) > 0 {
+		if exampleSet {
+			return "", nil, withCode(exitUsage, fmt.Errorf("--example %q and the paths %s: give one or the other", exampleName, strings.Join(paths, " ")))
+		}
+		return "", nil, nil
+	}
+	return example(exampleName)
+}
+
+func exampleFlagUsage() string {
+	return "serve this built-in example when no path is given: " + strings.Join(exampleNames(), ", ")
+}
 
 // Exit codes. They are part of the interface (the README has the table):
 // a CI step tells a broken scenario file from a port already taken by
@@ -171,6 +215,8 @@ no healthy server.`,
 
 type serveOptions struct {
 	paths             []string
+	example           string
+	exampleSet        bool
 	addr              string
 	watch             bool
 	debounce          time.Duration
@@ -199,15 +245,17 @@ func newServeCmd(stderr io.Writer) *cobra.Command {
 		Long: `Serve the scenarios in the given YAML files and directories (searched
 recursively for *.yaml and *.yml, in lexical order), reloading them as they
 change. With no path, the built-in demo examples/payments-idempotency.yaml
-is served. Every flag can also be set as SCENARIOMOCK_<FLAG>, e.g.
+is served, or the built-in example --example names. Every flag can also be set as SCENARIOMOCK_<FLAG>, e.g.
 SCENARIOMOCK_ADDR=0.0.0.0:8080; SCENARIOMOCK_SCENARIOS lists paths
 separated by colons when none are given.`,
 		RunE: failing(func(cmd *cobra.Command, args []string) error {
 			opts.paths = pathsOrEnv(args)
+			opts.exampleSet = cmd.Flags().Changed("example")
 			return runServe(cmd.Context(), opts, stderr)
 		}),
 	}
 	f := cmd.Flags()
+	f.StringVar(&opts.example, "example", demoExample, exampleFlagUsage())
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:8080", "address to listen on (0.0.0.0:8080 in containers)")
 	f.BoolVar(&opts.watch, "watch", true, "reload the scenarios when their files change")
 	f.DurationVar(&opts.debounce, "debounce", 30*time.Millisecond, "how long file changes must settle before a reload")
@@ -257,11 +305,19 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		}
 		defer stop()
 	}
+	file, data, err := scenarioSource(opts.paths, opts.example, opts.exampleSet)
+	if err != nil {
+		return err
+	}
 	load := func() (*scenarios.Set, error) { return scenarios.Load(opts.paths...) }
 	source := strings.Join(opts.paths, " ")
 	if len(opts.paths) == 0 {
-		load = func() (*scenarios.Set, error) { return scenarios.LoadBytes(demoName, demo) }
-		source = "built-in demo " + demoName + " (run `scenariomock serve <path>` to serve your own)"
+		load = func() (*scenarios.Set, error) { return scenarios.LoadBytes(file, data) }
+		what := "built-in example "
+		if opts.example == demoExample {
+			what = "built-in demo "
+		}
+		source = what + file + " (run `scenariomock serve <path>` to serve your own)"
 		opts.watch = false
 	}
 	var watcher *scenarios.Watcher
@@ -367,13 +423,21 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
-	return &cobra.Command{
+	var exampleName string
+	cmd := &cobra.Command{
 		Use:   "routes [file or directory ...]",
 		Short: "List the routes served, in match order (the built-in demo when no path is given)",
-		RunE: failing(func(_ *cobra.Command, args []string) error {
-			set, err := scenarios.LoadBytes(demoName, demo)
-			if paths := pathsOrEnv(args); len(paths) > 0 {
+		RunE: failing(func(cmd *cobra.Command, args []string) error {
+			paths := pathsOrEnv(args)
+			file, data, err := scenarioSource(paths, exampleName, cmd.Flags().Changed("example"))
+			if err != nil {
+				return err
+			}
+			var set *scenarios.Set
+			if len(paths) > 0 {
 				set, err = scenarios.Load(paths...)
+			} else {
+				set, err = scenarios.LoadBytes(file, data)
 			}
 			if err != nil {
 				printProblems(stderr, err)
@@ -387,6 +451,8 @@ func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		}),
 	}
+	cmd.Flags().StringVar(&exampleName, "example", demoExample, "list this built-in example's routes when no path is given: "+strings.Join(exampleNames(), ", "))
+	return cmd
 }
 
 func printRoutes(w io.Writer, t *matcher.Table) {

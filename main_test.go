@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -72,6 +73,60 @@ func TestRoutes(t *testing.T) {
 	} {
 		if !regexp.MustCompile(want).MatchString(lines[i]) {
 			t.Errorf("line %d = %q, want it to match %s", i, lines[i], want)
+		}
+	}
+}
+
+// TestExamples checks that every example file is built in under its name,
+// loads, and is what routes --example lists; and that a name that is not
+// one, or a name with a path, is a usage error that lists the names.
+func TestExamples(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("examples/*.yaml")
+	if err != nil || len(files) < 2 {
+		t.Fatalf("examples: %v %v", files, err)
+	}
+	names := exampleNames()
+	if len(names) != len(files) || !slices.Contains(names, demoExample) || !slices.Contains(names, "payments-stateful") {
+		t.Fatalf("built-in examples %v, files %v", names, files)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			onDisk, _, err := runCmd(t, "routes", f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			builtIn, _, err := runCmd(t, "routes", "--example", name)
+			if err != nil || builtIn != onDisk || !strings.Contains(builtIn, f+":") {
+				t.Errorf("routes --example %s: %v\n%s\nwant\n%s", name, err, builtIn, onDisk)
+			}
+		})
+	}
+	if out, _, err := runCmd(t, "routes"); err != nil || !strings.Contains(out, "examples/payments-idempotency.yaml:") {
+		t.Errorf("routes without a path lists the demo: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{
+		{"routes", "--example", "nope"},
+		{"routes", "--example", "../examples/payments-stateful"},
+		{"routes", "--example", "*"},
+		{"serve", "--addr", "127.0.0.1:0", "--example", "payments-stateful.yaml"},
+	} {
+		_, _, err := runCmd(t, args...)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), "the built-in examples are "+strings.Join(names, ", ")) {
+			t.Errorf("%v: %v, want a usage error listing %v", args, err, names)
+		}
+	}
+	for _, args := range [][]string{
+		{"routes", "--example", "payments-stateful", "examples/payments-idempotency.yaml"},
+		{"serve", "--addr", "127.0.0.1:0", "--example", demoExample, "examples/"},
+	} {
+		_, _, err := runCmd(t, args...)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), "give one or the other") {
+			t.Errorf("%v: %v, want a usage error", args, err)
 		}
 	}
 }
@@ -219,6 +274,22 @@ func started(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *sync
 func TestEndToEnd(t *testing.T) {
 	t.Parallel()
 	bin := binary(t)
+
+	t.Run("built-in example", func(t *testing.T) {
+		_, addr, logs := started(t, bin, "--example", "payments-stateful")
+		if !strings.Contains(logs.String(), "built-in example examples/payments-stateful.yaml") {
+			t.Errorf("ready line does not name the example:\n%s", logs)
+		}
+		resp, err := http.Get("http://" + addr + "/payments")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(body) != "[]" {
+			t.Errorf("GET /payments: %d %s", resp.StatusCode, body)
+		}
+	})
 
 	t.Run("built-in demo, health, SIGTERM", func(t *testing.T) {
 		cmd, addr, _ := started(t, bin)
@@ -464,6 +535,9 @@ func TestExitCodes(t *testing.T) {
 		stderr, stdout string
 	}{
 		{name: "valid scenarios", args: []string{"validate", "examples/payments-idempotency.yaml"}, code: 0, stdout: "ok: 1 file, 8 routes"},
+		{name: "unknown example", args: []string{"serve", "--addr", "127.0.0.1:0", "--example", "nope"}, code: 2, stderr: "the built-in examples are payments-idempotency, payments-stateful, stripe"},
+		{name: "example and a path", args: []string{"routes", "--example", "payments-stateful", "examples/"}, code: 2, stderr: "give one or the other"},
+		{name: "unknown example, from the environment", env: []string{"SCENARIOMOCK_EXAMPLE=nope"}, args: []string{"serve", "--addr", "127.0.0.1:0"}, code: 2, stderr: `--example "nope"`},
 		{name: "version", args: []string{"--version"}, code: 0, stdout: "scenariomock "},
 		{name: "invalid scenarios, validate", args: []string{"validate", invalid}, code: 1, stderr: `unknown field "respnd"`},
 		{name: "invalid scenarios, serve", args: []string{"serve", "--addr", "127.0.0.1:0", invalid}, code: 1, stderr: `unknown field "respnd"`},
