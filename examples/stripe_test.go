@@ -318,7 +318,9 @@ func TestStripeParameterErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var v struct{ Error struct{ Code, Param, Type string } }
+		var v struct {
+			Error struct{ Code, Param, Type string }
+		}
 		err = json.NewDecoder(res.Body).Decode(&v)
 		res.Body.Close()
 		if err != nil || res.StatusCode != 400 || v.Error.Code != tc.code || v.Error.Param != tc.param || v.Error.Type != "invalid_request_error" {
