@@ -67,6 +67,22 @@ const (
 	maxRoutePage     = 10000
 )
 
+// listPage reads ?offset= and ?limit= for an admin listing of stored
+// items: limit defaults to, and 0 means, one page of defaultRoutePage (a
+// store's List reads 0 as "all", which a listing must not ask for).
+func listPage(r *http.Request) (offset, limit int, err error) {
+	if offset, err = pageParam(r, "offset", 0, math.MaxInt32); err != nil {
+		return 0, 0, err
+	}
+	if limit, err = pageParam(r, "limit", defaultRoutePage, maxRoutePage); err != nil {
+		return 0, 0, err
+	}
+	if limit == 0 {
+		limit = defaultRoutePage
+	}
+	return offset, limit, nil
+}
+
 // pageParam reads a non-negative integer query parameter.
 func pageParam(r *http.Request, name string, def, max int) (int, error) {
 	v := r.URL.Query().Get(name)

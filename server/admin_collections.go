@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 
 	"github.com/gorilla/mux"
 )
@@ -49,20 +48,10 @@ type adminItem struct {
 // that holds nothing is empty, not missing: collections exist by name.
 func (s *Server) handleCollection(w http.ResponseWriter, r *http.Request) {
 	name := mux.Vars(r)["name"]
-	q := r.URL.Query()
-	offset, limit := 0, 1000
-	for k, dst := range map[string]*int{"offset": &offset, "limit": &limit} {
-		if v := q.Get(k); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				writeProblem(w, newProblem(http.StatusBadRequest, "?"+k+"= takes a whole number, 0 or more."))
-				return
-			}
-			*dst = n
-		}
-	}
-	if limit == 0 {
-		limit = 1000 // List reads 0 as "all"; a page is bounded
+	offset, limit, err := listPage(r)
+	if err != nil {
+		writeProblem(w, newProblem(http.StatusBadRequest, err.Error()))
+		return
 	}
 	items, total, err := s.state.Collections().List(r.Context(), name, offset, limit)
 	if err != nil {

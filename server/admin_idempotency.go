@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/scenariomock/scenariomock/state"
@@ -24,20 +23,14 @@ type adminKey struct {
 
 // handleIdempotency lists the idempotency keys that have not expired,
 // oldest first: ?group= selects one group, ?offset= and ?limit= (default
-// 1,000) page through them.
+// and at most one page, see listPage) page through them.
 func (s *Server) handleIdempotency(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	o := state.ListOptions{Group: q.Get("group"), Limit: 1000}
-	for name, dst := range map[string]*int{"offset": &o.Offset, "limit": &o.Limit} {
-		if v := q.Get(name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				writeProblem(w, newProblem(http.StatusBadRequest, "?"+name+"= takes a whole number, 0 or more."))
-				return
-			}
-			*dst = n
-		}
+	offset, limit, err := listPage(r)
+	if err != nil {
+		writeProblem(w, newProblem(http.StatusBadRequest, err.Error()))
+		return
 	}
+	o := state.ListOptions{Group: r.URL.Query().Get("group"), Offset: offset, Limit: limit}
 	records, total, err := s.state.Idempotency().List(r.Context(), o)
 	if err != nil {
 		s.unavailable(w, r, "", err, s.opts.Clock.Now())

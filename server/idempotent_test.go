@@ -422,8 +422,14 @@ func TestIdempotencyAdmin(t *testing.T) {
 	if r := do(t, "GET", hs.URL+"/__admin/idempotency?group=POST+/optional&limit=1", ""); !strings.Contains(r.body, `"key": "b"`) || strings.Contains(r.body, `"key": "a"`) {
 		t.Errorf("by group: %s", r.body)
 	}
-	if r := do(t, "GET", hs.URL+"/__admin/idempotency?limit=x", ""); r.status != 400 {
-		t.Errorf("bad limit: %d", r.status)
+	for _, q := range []string{"?limit=x", "?limit=-1", "?limit=10001", "?offset=x"} {
+		if r := do(t, "GET", hs.URL+"/__admin/idempotency"+q, ""); r.status != 400 {
+			t.Errorf("%s: %d, want 400", q, r.status)
+		}
+	}
+	// limit=0 is one page, never the whole store at once.
+	if r := do(t, "GET", hs.URL+"/__admin/idempotency?limit=0", ""); r.status != 200 || !strings.Contains(r.body, `"key": "b"`) {
+		t.Errorf("limit=0: %d %s", r.status, r.body)
 	}
 	// Expire one key now: its retry runs the route again.
 	if r := do(t, "POST", hs.URL+"/__admin/idempotency/expire?group=POST+/optional&key=b", ""); r.status != 200 || r.json(t)["expired"] != float64(1) {
