@@ -342,6 +342,9 @@ func (l *loader) parse(path string, data []byte, dir, root string) {
 	l.errs = append(l.errs, d.errs...)
 	l.names = append(l.names, d.names...)
 	l.set.Files = append(l.set.Files, p.file)
+	for _, r := range p.file.Routes {
+		r.CORS = p.file.CORS // a route answers browsers as its own file says
+	}
 	for _, sd := range p.seeds {
 		for _, other := range l.set.Seeds {
 			if other.Name == sd.Name {

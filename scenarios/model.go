@@ -45,6 +45,8 @@ type File struct {
 	Path   string // as the user named it, for messages
 	Name   string // the file's name: field
 	Routes []*Route
+	// CORS is the file's cors: block; nil when it has none.
+	CORS *CORS
 }
 
 // Route maps a method, a path and conditions to one response or a sequence
@@ -74,6 +76,8 @@ type Route struct {
 	// Identity stays the same across reloads exactly when the route's name
 	// and definition do, so that its sequence state can be kept.
 	Identity string
+	// CORS is the cors: block of the route's file; nil when it has none.
+	CORS *CORS
 }
 
 // When holds a route's conditions; all of them must hold.

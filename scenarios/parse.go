@@ -18,7 +18,7 @@ import (
 // The fields of each mapping in the format, in the order the README lists
 // them (also the order "did you mean" considers them).
 var (
-	fileFields      = []string{"name", "description", "defaults", "collections", "routes", "fallback"}
+	fileFields      = []string{"name", "description", "defaults", "cors", "collections", "routes", "fallback"}
 	defaultsFields  = []string{"headers", "delay", "idempotency"}
 	routeFields     = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency", "missing"}
 	whenFields      = []string{"headers", "query", "body"}
@@ -93,6 +93,9 @@ func (d *fileDecoder) decodeFile(doc *yaml.Node, path string) parsed {
 	if p, ok := fs["defaults"]; ok {
 		d.decodeDefaults(p.val)
 		d.defaultsNode = p.val
+	}
+	if p, ok := fs["cors"]; ok {
+		out.file.CORS = d.cors(p.val)
 	}
 	if p, ok := fs["collections"]; ok {
 		out.seeds = d.seeds(p.val)
