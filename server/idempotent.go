@@ -205,12 +205,13 @@ func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, in *matcher.
 	if p.src.Fault != scenarios.NoFault {
 		// Nothing was processed: the key is free for the retry.
 		release()
-		if err := fault(w, p.src.Fault); err != nil {
+		if err := fault(w, r, p.src.Fault); err != nil {
 			writeProblem(w, newProblem(http.StatusInternalServerError, err.Error()))
 			s.logProblem(r, route, http.StatusInternalServerError, delay, start, slog.String("error", err.Error()))
 			return
 		}
 		s.logRequest(r, route, 0, delay, start, slog.String("idempotency", idemNew), slog.String("fault", string(p.src.Fault)))
+		endFault(r)
 		return
 	}
 	rec := &recorder{header: http.Header{}}

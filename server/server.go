@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/scenariomock/scenariomock/certs"
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
@@ -82,6 +84,13 @@ type Options struct {
 	// keys, counters, collections. Default: an in-memory store built from
 	// the bounds above. A store passed in is the caller's to close.
 	State state.Store
+	// CORS answers browsers from any origin: preflights, and the CORS
+	// headers on every answer of a route whose file has no cors: block
+	// (--cors). The admin API never gets them.
+	CORS bool
+	// TLS, when set, serves HTTPS (HTTP/2 and HTTP/1.1) with its
+	// certificates instead of plain HTTP.
+	TLS *tls.Config
 	// Explain is how much a 404 tells the client of the closest routes
 	// (default ExplainRedacted); the log line has the whole report.
 	Explain ExplainMode
@@ -171,6 +180,7 @@ type snapshot struct {
 	table    *matcher.Table
 	routes   []*routeRuntime // by matcher.Route.Index
 	fallback *prepared
+	cors     *corsRuntime // nil when CORS is off
 	version  int64
 	loadedAt time.Time
 }
@@ -181,6 +191,10 @@ type routeRuntime struct {
 	route     *matcher.Route
 	responses []*prepared
 	idem      *idemRuntime // nil without an idempotency block
+	// cors is the route's CORS policy (nil: none), and corsExpose its
+	// Access-Control-Expose-Headers.
+	cors       *corsPolicy
+	corsExpose []string
 }
 
 // reloadStatus records the last reload attempt, for the admin API.
@@ -236,6 +250,7 @@ func (s *Server) build(t *matcher.Table, version int64, now time.Time) *snapshot
 	if fb := t.Fallback(); fb != nil {
 		snap.fallback = prepare(fb)
 	}
+	snap.cors = buildCORS(t.Set(), s.opts.CORS, snap.routes)
 	return snap
 }
 
@@ -408,8 +423,20 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	s.log.Info("ready", "addr", ln.Addr().String(), "routes", s.Routes(), "scenarios", s.opts.Source)
+	ready := []any{"addr", ln.Addr().String(), "routes", s.Routes(), "scenarios", s.opts.Source}
+	if s.opts.TLS != nil {
+		// ServeTLS adds h2 to the protocols offered: HTTP/2 for clients
+		// that ask for it, HTTP/1.1 for the others.
+		hs.TLSConfig = s.opts.TLS
+		go func() { served <- hs.ServeTLS(ln, "", "") }()
+		ready = append(ready, "scheme", "https")
+		if fp := certFingerprint(s.opts.TLS); fp != "" {
+			ready = append(ready, "sha256", fp)
+		}
+	} else {
+		go func() { served <- hs.Serve(ln) }()
+	}
+	s.log.Info("ready", ready...)
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)
@@ -564,6 +591,9 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 		}()
 	}
 	if err != nil {
+		if snap.cors != nil {
+			snap.cors.corsHeaders(w.Header(), r, nil)
+		}
 		s.bodyProblem(w, r, err, start)
 		return
 	}
@@ -583,6 +613,19 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 			asGet.HTTP = r // templates see the method that was sent
 			in = asGet
 		}
+	}
+	if snap.cors != nil {
+		// Preflights are answered here, before any route runs, unless a
+		// route was written for OPTIONS.
+		if isPreflight(r) && (!ok || !explicitOptions(m.Route.Route)) {
+			s.preflight(w, r, snap.cors, start)
+			return
+		}
+		var rt *routeRuntime
+		if ok {
+			rt = snap.routes[m.Route.Index]
+		}
+		snap.cors.corsHeaders(w.Header(), r, rt)
 	}
 	if !ok {
 		s.miss(w, r, snap, in, start)
@@ -662,12 +705,13 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 		}
 	}
 	if p.src.Fault != scenarios.NoFault {
-		if err := fault(w, p.src.Fault); err != nil {
+		if err := fault(w, r, p.src.Fault); err != nil {
 			writeProblem(w, newProblem(http.StatusInternalServerError, err.Error()))
 			s.logProblem(r, route, http.StatusInternalServerError, delay, start, slog.String("error", err.Error()))
 			return
 		}
 		s.logRequest(r, route, 0, delay, start, slog.String("fault", string(p.src.Fault)))
+		endFault(r)
 		return
 	}
 	var err error
@@ -874,4 +918,14 @@ func (s *Server) adminRouter() http.Handler {
 		writeProblem(w, newProblem(http.StatusMethodNotAllowed, fmt.Sprintf("%s takes %s, not %s.", r.URL.Path, allow, r.Method)))
 	})
 	return r
+}
+
+// certFingerprint returns the SHA-256 fingerprint of the first
+// certificate cfg serves, for the ready log; "" when it has none set up
+// front (GetCertificate).
+func certFingerprint(cfg *tls.Config) string {
+	if len(cfg.Certificates) == 0 || len(cfg.Certificates[0].Certificate) == 0 {
+		return ""
+	}
+	return certs.Fingerprint(cfg.Certificates[0].Certificate[0])
 }
