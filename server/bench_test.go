@@ -48,17 +48,22 @@ func bareHandler() http.Handler {
 // writing the same bytes; the difference is what scenariomock adds per
 // request on top of net/http.
 func BenchmarkServeHTTP(b *testing.B) {
-	demo := func(level slog.Level) *Server {
+	demoWith := func(level slog.Level, cors bool) *Server {
 		s, err := New(Options{
 			Load:   func() (*scenarios.Set, error) { return scenarios.Load(demoFile) },
 			Logger: slog.New(NewLogHandler(io.Discard, false, level)), // as the command line sets it up
+			CORS:   cors,
 		})
 		if err != nil {
 			b.Fatal(err)
 		}
 		return s
 	}
+	demo := func(level slog.Level) *Server { return demoWith(level, false) }
 	get := httptest.NewRequest("GET", "/payments/pay_demo_0001", nil)
+	// A browser's GET: with --cors it gets its CORS headers.
+	getOrigin := httptest.NewRequest("GET", "/payments/pay_demo_0001", nil)
+	getOrigin.Header.Set("Origin", "http://localhost:5173")
 	postBody := []byte(`{"amount":9800,"currency":"JPY"}`)
 	post := httptest.NewRequest("POST", "/payments", bytes.NewReader(postBody))
 	post.Header.Set("Idempotency-Key", "k")
@@ -75,6 +80,8 @@ func BenchmarkServeHTTP(b *testing.B) {
 		{"get/log=warn", demo(slog.LevelWarn), get, 200},
 		{"post-key/log=info", demo(slog.LevelInfo), post, 201},
 		{"post-key/log=warn", demo(slog.LevelWarn), post, 201},
+		{"get/log=warn/cors=on", demoWith(slog.LevelWarn, true), get, 200},
+		{"get/log=warn/cors=on/origin", demoWith(slog.LevelWarn, true), getOrigin, 200},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
