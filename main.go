@@ -209,7 +209,7 @@ no healthy server.`,
 	root.SetVersionTemplate("scenariomock {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(stderr), newValidateCmd(stdout, stderr), newRoutesCmd(stdout, stderr), newHealthCmd(stdout))
+	root.AddCommand(newServeCmd(stderr), newValidateCmd(stdout, stderr), newRoutesCmd(stdout, stderr), newHealthCmd(stdout), newCertCmd(stdout))
 	return root
 }
 
@@ -235,6 +235,8 @@ type serveOptions struct {
 	maxItems          int
 	cpuProfile        string
 	explain           explainFlag
+	cors              bool
+	tls               tlsOptions
 }
 
 func newServeCmd(stderr io.Writer) *cobra.Command {
@@ -273,6 +275,8 @@ separated by colons when none are given.`,
 	f.Var(&opts.maxTemplateOutput, "max-template-output", "largest header or body a response template may render; larger ones get a 500 problem")
 	f.StringSliceVar(&opts.adminHosts, "admin-hosts", nil, "host names besides localhost and IP addresses that admin calls may use (the names a container is reached by; * for any)")
 	f.IntVar(&opts.maxItems, "max-collection-items", 100_000, "items all stored collections may hold together; a save past it gets 507")
+	f.BoolVar(&opts.cors, "cors", false, "answer browsers from any origin (CORS preflights and headers, credentials allowed) on routes whose file has no cors: block; not the admin API")
+	opts.tls.flags(f, true)
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
 	_ = f.MarkHidden("cpuprofile")
 	return cmd
@@ -306,6 +310,10 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		defer stop()
 	}
 	file, data, err := scenarioSource(opts.paths, opts.example, opts.exampleSet)
+	if err != nil {
+		return err
+	}
+	tlsConfig, err := opts.tls.config(opts.addr, time.Now())
 	if err != nil {
 		return err
 	}
@@ -347,6 +355,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		MaxSequenceKeys: opts.maxSequenceKeys, MaxIdempotencyKeys: opts.maxIdemKeys, Explain: server.ExplainMode(opts.explain),
 		MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts,
 		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems,
+		CORS: opts.cors, TLS: tlsConfig,
 	})
 	if err != nil {
 		printProblems(stderr, err)
@@ -504,20 +513,24 @@ func describeResponses(r *scenarios.Route) string {
 func newHealthCmd(stdout io.Writer) *cobra.Command {
 	var addr string
 	var timeout time.Duration
+	var tlsOpts tlsOptions
 	cmd := &cobra.Command{
 		Use:   "health",
 		Short: "Exit 0 when a scenariomock server answers its health check (for HEALTHCHECK)",
 		Args:  cobra.NoArgs,
 		RunE: failing(func(cmd *cobra.Command, _ []string) error {
-			return checkHealth(cmd.Context(), stdout, addr, timeout)
+			return checkHealth(cmd.Context(), stdout, addr, timeout, tlsOpts)
 		}),
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address of the server (0.0.0.0 means this host)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "how long to wait for the answer")
+	// The same flags and variables as serve, so that a bare health in a
+	// container that sets SCENARIOMOCK_TLS_* speaks HTTPS to it.
+	tlsOpts.flags(cmd.Flags(), false)
 	return cmd
 }
 
-func checkHealth(ctx context.Context, stdout io.Writer, addr string, timeout time.Duration) error {
+func checkHealth(ctx context.Context, stdout io.Writer, addr string, timeout time.Duration, tlsOpts tlsOptions) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return withCode(exitUsage, fmt.Errorf("--addr %q: %w", addr, err))
@@ -527,18 +540,25 @@ func checkHealth(ctx context.Context, stdout io.Writer, addr string, timeout tim
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	url := "http://" + net.JoinHostPort(host, port) + "/__admin/health"
+	client, scheme, err := tlsOpts.healthClient()
+	if err != nil {
+		return err
+	}
+	url := scheme + "://" + net.JoinHostPort(host, port) + "/__admin/health"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return withCode(exitUnhealthy, fmt.Errorf("unhealthy: %w", err))
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode != http.StatusOK {
+		if strings.Contains(string(body), "HTTP request to an HTTPS server") {
+			return withCode(exitUnhealthy, fmt.Errorf("unhealthy: %s answered %s: the server speaks HTTPS; pass --tls-cert or --tls-self-signed as to serve", url, resp.Status))
+		}
 		return withCode(exitUnhealthy, fmt.Errorf("unhealthy: %s answered %s", url, resp.Status))
 	}
 	fmt.Fprint(stdout, string(body))

@@ -1,0 +1,140 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scenariomock/scenariomock/certs"
+	"github.com/scenariomock/scenariomock/scenarios"
+)
+
+const faultScenario = `
+routes:
+  - { path: /reset, respond: { fault: connection-reset } }
+  - { path: /empty, respond: { fault: empty-response } }
+  - { path: /chunk, respond: { fault: malformed-chunk } }
+  - { path: /random, respond: { fault: random-data } }
+  - { path: /ok, respond: { status: 200, body: fine } }
+`
+
+// serveTLS runs Serve with a self-signed certificate, as --tls-self-signed
+// does, and returns its URL and a client that trusts the certificate.
+func serveTLS(t *testing.T, opts Options, content string) (string, *http.Client, *syncBuffer) {
+	t.Helper()
+	cert, err := certs.SelfSigned(nil, time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	opts.Load = func() (*scenarios.Set, error) { return scenarios.Load(path) }
+	opts.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	pool := x509.NewCertPool()
+	pool.AddCert(cert.Leaf)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	return "https://localhost:" + fmt.Sprint(ln.Addr().(*net.TCPAddr).Port), &http.Client{Transport: tr}, logs
+}
+
+// TestFaultsHTTP2: on HTTP/2 a fault resets the request's stream (there
+// is no connection of its own to break); malformed-chunk first sends its
+// status and the start of a body. The connection goes on serving.
+func TestFaultsHTTP2(t *testing.T) {
+	t.Parallel()
+	url, client, logs := serveTLS(t, Options{CORS: true}, faultScenario)
+	get := func(path string) (*http.Response, error) {
+		req, _ := http.NewRequest("GET", url+path, nil)
+		req.Header.Set("Origin", appOrigin)
+		return client.Do(req)
+	}
+	for _, path := range []string{"/reset", "/empty", "/random"} {
+		resp, err := get(path)
+		if err == nil {
+			resp.Body.Close()
+			t.Errorf("%s: %s, want the stream reset", path, resp.Status)
+			continue
+		}
+		if !strings.Contains(err.Error(), "INTERNAL_ERROR") {
+			t.Errorf("%s: %v, want a stream error (RST_STREAM INTERNAL_ERROR)", path, err)
+		}
+	}
+	resp, err := get("/chunk")
+	if err != nil {
+		t.Fatalf("/chunk: %v, want the status and headers first", err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.StatusCode != 200 || err == nil || string(body) != `{"partial` {
+		t.Errorf("/chunk: %s %d %q %v, want 200, a partial body, then a stream error", resp.Proto, resp.StatusCode, body, err)
+	}
+	if resp.Header.Get("Access-Control-Allow-Origin") != appOrigin {
+		t.Errorf("/chunk: headers %v, want the CORS headers", resp.Header)
+	}
+	resp, err = get("/ok")
+	if err != nil {
+		t.Fatalf("/ok after the faults: %v", err)
+	}
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.StatusCode != 200 {
+		t.Errorf("/ok after the faults: %s %s", resp.Proto, resp.Status)
+	}
+	for _, f := range []string{"connection-reset", "empty-response", "malformed-chunk", "random-data"} {
+		if !strings.Contains(logs.String(), `"fault":"`+f+`"`) {
+			t.Errorf("no log line for the %s fault:\n%s", f, logs)
+		}
+	}
+}
+
+// TestMalformedChunkCORS: the status line malformed-chunk writes itself on
+// HTTP/1.1 carries the CORS headers, so that a browser's fetch sees the
+// broken body rather than a CORS error.
+func TestMalformedChunkCORS(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{CORS: true}, faultScenario)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(hs.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(patience))
+	fmt.Fprintf(conn, "GET /chunk HTTP/1.1\r\nHost: x\r\nOrigin: %s\r\n\r\n", appOrigin)
+	raw, _ := io.ReadAll(conn)
+	head, _, _ := strings.Cut(string(raw), "\r\n\r\n")
+	for _, want := range []string{"HTTP/1.1 200 OK\r\n", "\r\nAccess-Control-Allow-Origin: " + appOrigin + "\r\n", "\r\nVary: Origin"} {
+		if !strings.Contains(head+"\r\n", want) {
+			t.Errorf("head %q, want %q in it", head, want)
+		}
+	}
+}

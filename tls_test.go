@@ -1,0 +1,138 @@
+package main
+
+import (
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/scenariomock/scenariomock/certs"
+)
+
+// TestTLSCertCommand: a certificate written by `scenariomock cert`, given
+// to serve --tls-cert/--tls-key and to a Go client's trust store, serves
+// HTTP/2 for every loopback name; health asks it over HTTPS.
+func TestTLSCertCommand(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	out, err := exec.Command(bin, "cert", "--host", "mock.test", "--out", certFile, "--key-out", keyFile).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cert: %v\n%s", err, out)
+	}
+	if st, err := os.Stat(keyFile); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("key file: %v %v, want mode 0600", st, err)
+	}
+	if out, err := exec.Command(bin, "cert", "--out", certFile, "--key-out", keyFile).CombinedOutput(); err == nil || !strings.Contains(string(out), "exists") {
+		t.Errorf("cert over existing files: %v %s, want a refusal", err, out)
+	}
+	_, addr, logs := started(t, bin, "--tls-cert", certFile, "--tls-key", keyFile)
+	pem, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatal("no certificate in cert.pem")
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+	_, port, _ := net.SplitHostPort(addr)
+	// serve listens on 127.0.0.1 only; ::1 is in certs' own test.
+	for _, host := range []string{"localhost", "127.0.0.1"} {
+		url := "https://" + host + ":" + port + "/payments/pay_demo_0001"
+		resp, err := client.Get(url)
+		if err != nil {
+			t.Fatalf("GET %s: %v\n%s", url, err, logs)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.ProtoMajor != 2 || !strings.Contains(string(body), "pay_demo_0001") {
+			t.Errorf("GET %s: %s %s %s, want 200 over HTTP/2", url, resp.Proto, resp.Status, body)
+		}
+	}
+	// An untrusting client is refused: the server really presents this
+	// certificate, not one any client accepts.
+	if _, err := http.Get("https://" + addr + "/payments/pay_demo_0001"); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("client without the certificate: %v, want a certificate error", err)
+	}
+	if out, err := exec.Command(bin, "health", "--addr", addr, "--tls-cert", certFile, "--timeout", patience.String()).CombinedOutput(); err != nil || !strings.Contains(string(out), `"status": "ok"`) {
+		t.Errorf("health --tls-cert: %v %s", err, out)
+	}
+	out, err = exec.Command(bin, "health", "--addr", addr, "--timeout", patience.String()).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "speaks HTTPS") {
+		t.Errorf("health over plain HTTP: %v %s, want a failure that says why", err, out)
+	}
+}
+
+// TestTLSSelfSigned: --tls-self-signed serves a certificate whose SHA-256
+// is the one in the ready line, for the loopback names.
+func TestTLSSelfSigned(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	_, addr, logs := started(t, bin, "--tls-self-signed", "--cors")
+	m := regexp.MustCompile(`msg=ready .*scheme=https sha256=([0-9A-F:]{95})`).FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no fingerprint in the ready line:\n%s", logs)
+	}
+	var served *x509.Certificate
+	client := &http.Client{Transport: &http.Transport{ForceAttemptHTTP2: true, TLSClientConfig: &tls.Config{
+		InsecureSkipVerify: true, // checked below, against the logged fingerprint
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			served = cs.PeerCertificates[0]
+			return nil
+		},
+	}}}
+	resp, err := client.Get("https://" + addr + "/payments/pay_demo_0001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 {
+		t.Errorf("protocol %s, want HTTP/2", resp.Proto)
+	}
+	if got := certs.Fingerprint(served.Raw); got != m[1] {
+		t.Errorf("served certificate's SHA-256 %s, logged %s", got, m[1])
+	}
+	if fmt.Sprintf("%X", sha256.Sum256(served.Raw)) != strings.ReplaceAll(m[1], ":", "") {
+		t.Errorf("the logged fingerprint is not the SHA-256 of the certificate")
+	}
+	if err := served.VerifyHostname("localhost"); err != nil {
+		t.Errorf("not valid for localhost: %v", err)
+	}
+	if err := served.VerifyHostname("127.0.0.1"); err != nil {
+		t.Errorf("not valid for 127.0.0.1: %v", err)
+	}
+}
+
+// TestTLSFlags: the TLS flags that do not go together are usage errors.
+func TestTLSFlags(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	for _, args := range [][]string{
+		{"--tls-cert", "c.pem"},
+		{"--tls-key", "k.pem"},
+		{"--tls-self-signed", "--tls-cert", "c.pem", "--tls-key", "k.pem"},
+	} {
+		out, err := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitUsage {
+			t.Errorf("serve %v: %v %s, want exit %d", args, err, out, exitUsage)
+		}
+	}
+	out, err := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--tls-cert", "/nonexistent.pem", "--tls-key", "/nonexistent.pem").CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitFailure || !strings.Contains(string(out), "/nonexistent.pem") {
+		t.Errorf("unreadable certificate: %v %s, want exit 1 naming the file", err, out)
+	}
+}
