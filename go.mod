@@ -3,6 +3,7 @@ module github.com/scenariomock/scenariomock
 go 1.26
 
 require (
+	github.com/chromedp/chromedp v0.23.1 // test-only: internal/browsertest drives Chromium
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/gorilla/mux v1.8.1
 	github.com/spf13/cobra v1.10.2
@@ -14,4 +15,9 @@ require (
 require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	golang.org/x/sys v0.13.0
+)
+
+require (
+	github.com/chromedp/cdproto v0.160.1 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 )
