@@ -214,3 +214,58 @@ func TestCORSAdmin(t *testing.T) {
 		t.Errorf("admin: %d %v, want no CORS headers", r.status, r.header)
 	}
 }
+
+// TestCORSSeveralFiles: a preflight comes before routing, so it gets what
+// every block that allows the origin allows together; the answer to the
+// request itself still follows its own route's file. A reload swaps the
+// blocks with the routes.
+func TestCORSSeveralFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.yaml"), `
+cors: { origins: ["http://localhost:*"], methods: [GET], maxAge: 60s }
+routes: [{ path: /a, respond: { status: 200 } }]
+`)
+	writeFile(t, filepath.Join(dir, "b.yaml"), `
+cors: { origins: ["http://localhost:5173"], methods: [POST], headers: [Idempotency-Key], maxAge: 10s, credentials: true }
+routes: [{ path: /b, respond: { status: 200 } }]
+`)
+	s, hs, _ := newTestServer(t, Options{}, dir)
+	pf := do(t, "OPTIONS", hs.URL+"/a", "", "Origin", appOrigin, "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "idempotency-key")
+	for k, v := range map[string]string{
+		"Access-Control-Allow-Methods": "GET, POST", "Access-Control-Max-Age": "10",
+		"Access-Control-Allow-Credentials": "true", "Access-Control-Allow-Headers": "idempotency-key",
+	} {
+		if got := pf.header.Get(k); got != v {
+			t.Errorf("preflight: %s = %q, want %q", k, got, v)
+		}
+	}
+	// Only the first block allows this origin.
+	pf = do(t, "OPTIONS", hs.URL+"/a", "", "Origin", "http://localhost:3000", "Access-Control-Request-Method", "GET")
+	if pf.header.Get("Access-Control-Allow-Methods") != "GET" || pf.header.Get("Access-Control-Allow-Credentials") != "" {
+		t.Errorf("preflight of the other origin: %v", pf.header)
+	}
+	if r := do(t, "GET", hs.URL+"/a", "", "Origin", appOrigin); r.header.Get("Access-Control-Allow-Credentials") != "" {
+		t.Errorf("a.yaml's route: %v, want its own block's answer (no credentials)", r.header)
+	}
+	if r := do(t, "GET", hs.URL+"/b", "", "Origin", appOrigin); r.header.Get("Access-Control-Allow-Credentials") != "true" {
+		t.Errorf("b.yaml's route: %v, want its own block's answer (credentials)", r.header)
+	}
+	if r := do(t, "GET", hs.URL+"/b", "", "Origin", "http://localhost:3000"); r.header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("b.yaml's route, an origin only a.yaml allows: %v, want no Allow-Origin", r.header)
+	}
+
+	writeFile(t, filepath.Join(dir, "b.yaml"), `
+cors: { origins: ["https://app.example.com"] }
+routes: [{ path: /b, respond: { status: 200 } }]
+`)
+	if err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if r := do(t, "GET", hs.URL+"/b", "", "Origin", appOrigin); r.header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("after the reload: %v, want the new block's origins only", r.header)
+	}
+	if r := do(t, "GET", hs.URL+"/b", "", "Origin", "https://app.example.com"); r.header.Get("Access-Control-Allow-Origin") != "https://app.example.com" {
+		t.Errorf("after the reload, the new origin: %v", r.header)
+	}
+}

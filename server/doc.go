@@ -8,4 +8,12 @@
 // the current snapshot (table plus prepared responses); a reload builds a
 // new snapshot and swaps it in, and requests in flight finish on the one
 // they started with.
+//
+// CORS (cors.go) is part of the snapshot: each route answers browsers as
+// its file's cors: block says (or --cors, for files without one), and
+// preflights are answered before routing. With CORS off the hot path
+// pays one nil check. The admin API never gets CORS headers: a dashboard
+// is served from the same origin. With Options.TLS the server speaks
+// HTTPS, HTTP/2 included; faults need a connection of their own, which
+// HTTP/2 does not give a request, so there they reset the stream.
 package server
