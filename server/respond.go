@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -373,9 +374,14 @@ func fault(w http.ResponseWriter, r *http.Request, f scenarios.Fault) error {
 	defer conn.Close()
 	switch f {
 	case scenarios.ConnectionReset:
-		if tc, ok := conn.(*net.TCPConn); ok {
+		raw := conn
+		if tc, ok := conn.(*tls.Conn); ok {
+			raw = tc.NetConn() // over TLS, close the TCP connection itself: no close_notify before the RST
+		}
+		if tc, ok := raw.(*net.TCPConn); ok {
 			_ = tc.SetLinger(0) // close sends RST instead of FIN
 		}
+		_ = raw.Close()
 	case scenarios.MalformedChunk:
 		_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n")
 		_, _ = buf.Write(head)

@@ -138,3 +138,36 @@ func TestMalformedChunkCORS(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultsHTTPS1: over TLS with HTTP/1.1 a fault still breaks the
+// connection; connection-reset is a TCP RST, not a TLS close_notify. A
+// refused body over HTTP/2 is a 413 problem like over HTTP/1.1.
+func TestFaultsHTTPS1(t *testing.T) {
+	t.Parallel()
+	url, client, _ := serveTLS(t, Options{MaxBody: 16}, faultScenario)
+	tr := client.Transport.(*http.Transport)
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(url, "https://"), &tls.Config{RootCAs: tr.TLSClientConfig.RootCAs, ServerName: "localhost", NextProtos: []string{"http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(patience))
+	fmt.Fprintf(conn, "GET /reset HTTP/1.1\r\nHost: x\r\n\r\n")
+	_, err = io.ReadAll(conn)
+	if err == nil || !strings.Contains(err.Error(), "reset") {
+		t.Errorf("raw read after connection-reset over TLS: %v, want connection reset by peer", err)
+	}
+	resp, err := client.Post(url+"/ok", "text/plain", strings.NewReader(strings.Repeat("x", 100)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("oversized body over HTTP/2: %s %s, want 413", resp.Proto, resp.Status)
+	}
+	resp, err = client.Get(url + "/ok")
+	if err != nil {
+		t.Fatalf("after the 413: %v", err)
+	}
+	resp.Body.Close()
+}
