@@ -107,6 +107,18 @@ func TestTLSSelfSigned(t *testing.T) {
 	if fmt.Sprintf("%X", sha256.Sum256(served.Raw)) != strings.ReplaceAll(m[1], ":", "") {
 		t.Errorf("the logged fingerprint is not the SHA-256 of the certificate")
 	}
+	// --cors reaches the server: a preflight is answered before routing.
+	req, _ := http.NewRequest("OPTIONS", "https://"+addr+"/payments", nil)
+	req.Header.Set("Origin", "http://localhost:5173")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	if resp, err := client.Do(req); err != nil {
+		t.Error(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "http://localhost:5173" {
+			t.Errorf("preflight with --cors: %s %v", resp.Status, resp.Header)
+		}
+	}
 	if err := served.VerifyHostname("localhost"); err != nil {
 		t.Errorf("not valid for localhost: %v", err)
 	}
