@@ -427,7 +427,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.opts.TLS != nil {
 		// ServeTLS adds h2 to the protocols offered: HTTP/2 for clients
 		// that ask for it, HTTP/1.1 for the others.
-		hs.TLSConfig = s.opts.TLS
+		hs.TLSConfig = s.opts.TLS.Clone() // ServeTLS adds to its NextProtos
 		go func() { served <- hs.ServeTLS(ln, "", "") }()
 		ready = append(ready, "scheme", "https")
 		if fp := certFingerprint(s.opts.TLS); fp != "" {
