@@ -1,0 +1,186 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scenariomock/scenariomock/scenarios"
+)
+
+// splitServer is a server serving scenarios and its admin API on two
+// real listeners (ServeSplit).
+type splitServer struct {
+	srv        *Server
+	url, admin string // base URLs of the scenario and the admin listener
+	logs       *syncBuffer
+	stop       func() error // cancels Serve and returns its result
+}
+
+func serveSplit(t *testing.T, opts Options, yaml string) *splitServer {
+	t.Helper()
+	logs := &syncBuffer{}
+	opts.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	opts.Load = func() (*scenarios.Set, error) { return scenarios.LoadBytes("s.yaml", []byte(yaml)) }
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := listen(t)
+	adminLn := listen(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ServeSplit(ctx, ln, adminLn) }()
+	var result error
+	stopped := false
+	stop := func() error {
+		if !stopped {
+			cancel()
+			result, stopped = <-done, true
+		}
+		return result
+	}
+	t.Cleanup(func() { _ = stop() })
+	return &splitServer{srv: s, url: "http://" + ln.Addr().String(), admin: "http://" + adminLn.Addr().String(), logs: logs, stop: stop}
+}
+
+func listen(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+const splitYAML = `
+routes:
+  - { name: counted, path: /n, responses: [ { body: one }, { body: two } ] }
+  - { name: slow, path: /slow, respond: { body: late, delay: 10m } }
+`
+
+// TestAdminOwnListener: with the admin API on a listener of its own, the
+// scenario port has no /__admin at all (a request there is a scenario
+// request like any other, and misses), and the admin listener answers
+// only the admin API.
+func TestAdminOwnListener(t *testing.T) {
+	t.Parallel()
+	ss := serveSplit(t, Options{}, splitYAML)
+	waitListening(t, ss.admin)
+
+	for _, p := range []string{"/__admin/health", "/__admin/scenarios", "/%5f_admin/health", "//__admin/health"} {
+		r := do(t, "GET", ss.url+p, "")
+		var prob Problem
+		if err := json.Unmarshal([]byte(r.body), &prob); err != nil || r.status != 404 || !strings.HasPrefix(prob.Detail, "No route matches GET ") {
+			t.Errorf("GET %s on the scenario port: %d %s, want the scenarios' 404", p, r.status, r.body)
+		}
+	}
+	if r := do(t, "POST", ss.url+"/__admin/reset", ""); r.status != 404 || !strings.Contains(r.body, "No route matches POST /__admin/reset") {
+		t.Errorf("POST /__admin/reset on the scenario port: %d %s, want the scenarios' 404", r.status, r.body)
+	}
+	if r := do(t, "GET", ss.url+"/n", ""); r.status != 200 || r.body != "one" {
+		t.Errorf("GET /n: %d %q", r.status, r.body)
+	}
+
+	if r := do(t, "GET", ss.admin+"/__admin/health", ""); r.status != 200 || r.json(t)["status"] != "ok" {
+		t.Errorf("GET /__admin/health on the admin port: %d %s", r.status, r.body)
+	}
+	doc := do(t, "GET", ss.admin+"/__admin/scenarios", "").json(t)
+	if doc["unmatched"] != float64(5) {
+		t.Errorf("unmatched = %v, want the 5 /__admin requests sent to the scenario port", doc["unmatched"])
+	}
+	if r := do(t, "GET", ss.admin+"/n", ""); r.status != 404 || !strings.Contains(r.body, "The admin API has no /n") {
+		t.Errorf("GET /n on the admin port: %d %s, want the admin API's 404", r.status, r.body)
+	}
+	if r := do(t, "GET", ss.admin+"/%5f_admin/health", ""); r.status != 400 {
+		t.Errorf("a non-canonical admin path on the admin port: %d %s, want 400", r.status, r.body)
+	}
+	if r := do(t, "POST", ss.admin+"/__admin/reset", ""); r.status != 200 {
+		t.Errorf("POST /__admin/reset on the admin port: %d %s", r.status, r.body)
+	}
+	if r := do(t, "GET", ss.url+"/n", ""); r.body != "one" {
+		t.Errorf("GET /n after the reset: %q, want the sequence started over", r.body)
+	}
+	var ready struct{ Addr, AdminAddr string }
+	for line := range strings.SplitSeq(ss.logs.String(), "\n") {
+		if strings.Contains(line, `"msg":"ready"`) {
+			var v map[string]any
+			_ = json.Unmarshal([]byte(line), &v)
+			ready.Addr, _ = v["addr"].(string)
+			ready.AdminAddr, _ = v["admin_addr"].(string)
+		}
+	}
+	if "http://"+ready.Addr != ss.url || "http://"+ready.AdminAddr != ss.admin {
+		t.Errorf("ready line names %+v, want both addresses\n%s", ready, ss.logs)
+	}
+}
+
+// TestAdminOwnListenerShutdown: shutdown ends both listeners, at once
+// even with a request held in a delay and an idle connection on each, and
+// leaves no goroutine behind. Not parallel: it counts goroutines.
+func TestAdminOwnListenerShutdown(t *testing.T) {
+	before := runtime.NumGoroutine()
+	clock := &testClock{scale: 1, began: make(chan struct{}, 1)}
+	// A shutdown that waited for the delay or the timeout would take
+	// minutes; the test gives it patience.
+	ss := serveSplit(t, Options{ShutdownTimeout: 10 * time.Minute, Clock: clock}, splitYAML)
+	waitListening(t, ss.admin)
+	do(t, "GET", ss.url+"/n", "")                // an idle keep-alive connection on each
+	do(t, "GET", ss.admin+"/__admin/health", "") // listener, kept by the default client
+	held := make(chan error, 1)
+	go func() { _, err := doCtx(context.Background(), "GET", ss.url+"/slow", ""); held <- err }()
+	inDelay(t, clock)
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- ss.stop() }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Errorf("ServeSplit returned %v, want nil", err)
+		}
+	case <-time.After(patience):
+		t.Fatalf("ServeSplit still running %s after shutdown began", patience)
+	}
+	if err := <-held; err == nil {
+		t.Error("the request held in a delay got an answer, want its connection closed")
+	}
+	for _, u := range []string{ss.url, ss.admin} {
+		if _, err := net.Dial("tcp", strings.TrimPrefix(u, "http://")); err == nil {
+			t.Errorf("%s still accepts connections after shutdown", u)
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
+	settledGoroutines(t, before)
+}
+
+// TestAdminOwnListenerFails: a listener that fails stops the other one
+// too, and ServeSplit says why. Not parallel: it counts goroutines.
+func TestAdminOwnListenerFails(t *testing.T) {
+	before := runtime.NumGoroutine()
+	s, err := New(Options{Load: func() (*scenarios.Set, error) { return scenarios.LoadBytes("s.yaml", []byte(splitYAML)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, adminLn := listen(t), listen(t)
+	adminLn.Close() // its Accept fails at once
+	done := make(chan error, 1)
+	go func() { done <- s.ServeSplit(context.Background(), ln, adminLn) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "closed") {
+			t.Errorf("ServeSplit returned %v, want the admin listener's error", err)
+		}
+	case <-time.After(patience):
+		t.Fatal("ServeSplit still serves the scenarios with its admin listener gone")
+	}
+	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		t.Error("the scenario listener still accepts connections")
+	}
+	settledGoroutines(t, before)
+}
