@@ -219,6 +219,7 @@ type serveOptions struct {
 	exampleSet        bool
 	addr              string
 	adminAddr         string
+	adminToken        string
 	watch             bool
 	debounce          time.Duration
 	maxBody           byteSize
@@ -259,6 +260,7 @@ separated by colons when none are given.`,
 	f.StringVar(&opts.example, "example", demoExample, exampleFlagUsage())
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:8080", "address to listen on (0.0.0.0:8080 in containers)")
 	f.StringVar(&opts.adminAddr, "admin-addr", "", "serve the admin API on this address of its own (127.0.0.1:9090), and not under /__admin of --addr")
+	f.StringVar(&opts.adminToken, "admin-token", "", "require Authorization: Bearer <token> on every admin call but /__admin/health (prefer SCENARIOMOCK_ADMIN_TOKEN: a flag shows in ps)")
 	f.BoolVar(&opts.watch, "watch", true, "reload the scenarios when their files change")
 	f.DurationVar(&opts.debounce, "debounce", 30*time.Millisecond, "how long file changes must settle before a reload")
 	f.Var(&opts.maxBody, "max-body", "largest request body accepted; larger ones get 413")
@@ -311,6 +313,9 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := server.CheckAdminToken(opts.adminToken); err != nil {
+		return withCode(exitUsage, fmt.Errorf("--admin-token (or SCENARIOMOCK_ADMIN_TOKEN): %w", err))
+	}
 	load := func() (*scenarios.Set, error) { return scenarios.Load(opts.paths...) }
 	source := strings.Join(opts.paths, " ")
 	if len(opts.paths) == 0 {
@@ -350,7 +355,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
 		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
 		MaxSequenceKeys: opts.maxSequenceKeys, MaxIdempotencyKeys: opts.maxIdemKeys, Explain: server.ExplainMode(opts.explain),
-		MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts,
+		MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts, AdminToken: opts.adminToken,
 		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems,
 	})
 	if err != nil {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -183,4 +184,109 @@ func TestAdminOwnListenerFails(t *testing.T) {
 		t.Error("the scenario listener still accepts connections")
 	}
 	settledGoroutines(t, before)
+}
+
+// TestAdminToken: with an admin token, every admin call but
+// /__admin/health needs it as a bearer token, on the shared port and on
+// the admin port alike. A refused call changes nothing, gets a 401 problem
+// with a challenge, and is logged as refused, not as a mock request, and
+// without the token tried.
+func TestAdminToken(t *testing.T) {
+	t.Parallel()
+	const token = "s3cret-Token_42"
+	const yaml = `routes: [{ name: counted, path: /n, responses: [ { body: one }, { body: two } ] }]`
+	_, hs, sharedLogs := serveYAML(t, Options{AdminToken: token}, yaml)
+	split := serveSplit(t, Options{AdminToken: token}, yaml)
+	for _, port := range []struct {
+		name       string
+		url, admin string
+		logs       *syncBuffer
+	}{
+		{"shared port", hs.URL, hs.URL, sharedLogs},
+		{"admin port", split.url, split.admin, split.logs},
+	} {
+		t.Run(port.name, func(t *testing.T) {
+			cases := []struct {
+				name, method, path string
+				auth               string // the Authorization header, if any
+				want               int
+			}{
+				{name: "no token", method: "GET", path: "/__admin/scenarios", want: 401},
+				{name: "wrong token", method: "GET", path: "/__admin/scenarios", auth: "Bearer nope", want: 401},
+				{name: "token cut short", method: "GET", path: "/__admin/scenarios", auth: "Bearer " + token[:len(token)-1], want: 401},
+				{name: "token and more", method: "GET", path: "/__admin/scenarios", auth: "Bearer " + token + "x", want: 401},
+				{name: "token under another scheme", method: "GET", path: "/__admin/scenarios", auth: "Basic " + token, want: 401},
+				{name: "token alone", method: "GET", path: "/__admin/scenarios", auth: token, want: 401},
+				{name: "token in the query", method: "GET", path: "/__admin/scenarios?token=" + token, want: 401},
+				{name: "access_token in the query", method: "GET", path: "/__admin/scenarios?access_token=" + token, want: 401},
+				{name: "unknown admin path", method: "GET", path: "/__admin/nope", want: 401},
+				{name: "reset without token", method: "POST", path: "/__admin/reset", want: 401},
+				{name: "right token", method: "GET", path: "/__admin/scenarios", auth: "Bearer " + token, want: 200},
+				{name: "scheme in lower case", method: "GET", path: "/__admin/counters", auth: "bearer " + token, want: 200},
+				{name: "health without token", method: "GET", path: "/__admin/health", want: 200},
+				{name: "health, HEAD", method: "HEAD", path: "/__admin/health", want: 200},
+				{name: "health with a wrong token", method: "GET", path: "/__admin/health", auth: "Bearer nope", want: 200},
+			}
+			if r := do(t, "GET", port.url+"/n", ""); r.body != "one" {
+				t.Fatalf("GET /n: %d %q", r.status, r.body)
+			}
+			for _, tc := range cases {
+				var headers []string
+				if tc.auth != "" {
+					headers = []string{"Authorization", tc.auth}
+				}
+				r := do(t, tc.method, port.admin+tc.path, "", headers...)
+				if r.status != tc.want {
+					t.Errorf("%s: %s %s: %d %s, want %d", tc.name, tc.method, tc.path, r.status, r.body, tc.want)
+					continue
+				}
+				if tc.want != 401 {
+					continue
+				}
+				if got := r.header.Get("WWW-Authenticate"); got != `Bearer realm="scenariomock admin"` {
+					t.Errorf("%s: WWW-Authenticate %q", tc.name, got)
+				}
+				var p Problem
+				if r.header.Get("Content-Type") != "application/problem+json" || json.Unmarshal([]byte(r.body), &p) != nil || p.Status != 401 || !strings.Contains(p.Detail, "Authorization: Bearer <token>") {
+					t.Errorf("%s: %v %s, want a 401 problem naming the header", tc.name, r.header, r.body)
+				}
+			}
+			if r := do(t, "GET", port.url+"/n", ""); r.body != "two" {
+				t.Errorf("GET /n after refused resets: %q, want the sequence not started over", r.body)
+			}
+			doc := do(t, "GET", port.admin+"/__admin/scenarios", "", "Authorization", "Bearer "+token).json(t)
+			if doc["unmatched"] != float64(0) {
+				t.Errorf("unmatched = %v: refused admin calls were counted as scenario requests", doc["unmatched"])
+			}
+			logs := port.logs.String()
+			if strings.Contains(logs, token) {
+				t.Errorf("the token is in the logs:\n%s", logs)
+			}
+			if n := strings.Count(logs, `"msg":"admin call refused"`); n != 10 {
+				t.Errorf("%d refusals logged, want 10:\n%s", n, logs)
+			}
+			for line := range strings.SplitSeq(logs, "\n") {
+				if strings.Contains(line, `"msg":"request"`) && strings.Contains(line, "/__admin") {
+					t.Errorf("an admin call logged as a mock request: %s", line)
+				}
+			}
+		})
+	}
+}
+
+// TestAdminTokenChecked: a token that no client could send as it is in a
+// header is refused when the server is made, not at the first call.
+func TestAdminTokenChecked(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ token, err string }{
+		{"two words", `byte 4 is " "`},
+		{"line\nbreak", `byte 5 is "\n"`},
+		{"tök", `byte 2 is "\xc3"`},
+		{"ok-" + strings.Repeat("x", 100), ""},
+	} {
+		_, err := New(Options{AdminToken: tc.token, Load: func() (*scenarios.Set, error) { return scenarios.LoadBytes("s.yaml", []byte("routes: []")) }})
+		if got := fmt.Sprint(err); (tc.err == "" && err != nil) || !strings.Contains(got, tc.err) {
+			t.Errorf("New with token %q: %v, want %q", tc.token, err, tc.err)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -64,6 +65,10 @@ type Options struct {
 	// addresses, that admin calls may carry in Host: the names a
 	// container is reached by. "*" allows any name.
 	AdminHosts []string
+	// AdminToken, if set, is the bearer token every admin call but
+	// /__admin/health must carry (Authorization: Bearer <token>); see
+	// CheckAdminToken for what a token may be.
+	AdminToken string
 	// MaxTemplateOutput bounds what one template renders, a header or
 	// the body (default 4 MiB); a render that would pass it gets a 500
 	// problem naming the limit.
@@ -146,6 +151,8 @@ type Server struct {
 	snap  atomic.Pointer[snapshot]
 	admin http.Handler
 	state state.Store
+	// adminToken is the SHA-256 of Options.AdminToken, nil without one.
+	adminToken []byte
 
 	// stopping ends when Serve begins to shut down (its cause is
 	// errShutdown): delays and callers waiting for a reload watch it.
@@ -196,7 +203,14 @@ func New(opts Options) (*Server, error) {
 		return nil, errors.New("server: Options.Load is required")
 	}
 	opts.setDefaults()
+	if err := CheckAdminToken(opts.AdminToken); err != nil {
+		return nil, fmt.Errorf("server: Options.AdminToken: %w", err)
+	}
 	s := &Server{opts: opts, log: opts.Logger, state: opts.State}
+	if opts.AdminToken != "" {
+		sum := sha256.Sum256([]byte(opts.AdminToken))
+		s.adminToken = sum[:]
+	}
 	s.stopping, s.stop = context.WithCancelCause(context.Background())
 	s.admin = s.adminRouter()
 	set, err := opts.Load()
