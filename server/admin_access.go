@@ -30,7 +30,7 @@ func (s *Server) AdminHandler() http.Handler {
 
 // serveAdmin answers an admin call once it has passed the guards, in this
 // order: a bounded body, the canonical spelling, a Host no DNS-rebinding
-// page can send, the admin token. Routes are registered in adminRouter and
+// page can send, no cross-site request forgery, the admin token. Routes are registered in adminRouter and
 // nowhere else. A refused call is logged as such, never as a request to
 // the scenarios.
 func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request, canonical bool) {
@@ -56,11 +56,65 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request, canonical bo
 			"Host %q may not call the admin API, against DNS rebinding: only localhost names, IP addresses and the names given to --admin-hosts may.", r.Host)))
 		return
 	}
+	// Before the token, so that a page on another site learns nothing,
+	// not even whether there is one.
+	if why := s.crossSite(r, len(body) > 0); why != "" {
+		writeProblem(w, newProblem(http.StatusForbidden, why))
+		s.log.Warn("admin call refused", "method", r.Method, "path", r.URL.Path, "status", http.StatusForbidden, "reason", "cross-site request")
+		return
+	}
 	if r.URL.Path != adminHealth && !s.adminAuthorized(r) {
 		s.unauthorized(w, r)
 		return
 	}
 	s.admin.ServeHTTP(w, r)
+}
+
+// crossSite says why r is refused as a cross-site request forgery, or ""
+// if it is not one. A web page on any site can make its visitor's browser
+// send a form or fetch() to 127.0.0.1 without asking the server first (no
+// CORS preflight), and nothing keeps the request from changing state even
+// though the page cannot read the answer. So calls that change state are
+// refused when
+//   - the browser says they come from another origin (Sec-Fetch-Site, or
+//     an Origin that is not the Host: net/http's CrossOriginProtection), or
+//   - they carry a body a browser sends without a preflight (text/plain, a
+//     form, multipart, or no type at all), which catches browsers that send
+//     neither header. No admin call reads such a body; a JSON one
+//     (application/json) needs a preflight, which the admin API never
+//     grants, and is let through for the calls that take one.
+//
+// Clients that are not browsers (curl, a test's HTTP client) send neither
+// Origin nor Sec-Fetch-Site and pass; so do pages the admin API serves
+// itself (same origin).
+func (s *Server) crossSite(r *http.Request, hasBody bool) string {
+	if err := s.crossOrigin.Check(r); err != nil {
+		from := "Sec-Fetch-Site: " + r.Header.Get("Sec-Fetch-Site")
+		if r.Header.Get("Sec-Fetch-Site") == "" {
+			from = fmt.Sprintf("Origin %q, Host %q", r.Header.Get("Origin"), r.Host)
+		}
+		return fmt.Sprintf("%s %s comes from a page on another site (%s): a web page may not change the admin API's state, against cross-site request forgery. Call it from curl or a program (they send no Origin), or from a page on the admin API's own origin.",
+			r.Method, r.URL.Path, from)
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return ""
+	}
+	ct := r.Header.Get("Content-Type")
+	// The essence, as a browser parses it, or more: anything before ";".
+	essence, _, _ := strings.Cut(ct, ";")
+	switch strings.ToLower(strings.TrimSpace(essence)) {
+	case "", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data":
+		if !hasBody {
+			return ""
+		}
+		if ct == "" {
+			ct = "no Content-Type"
+		}
+		return fmt.Sprintf("%s %s has a body (%s) that any web page can make a browser send without asking first (a CORS-safelisted type): calls that change the admin API's state refuse it, against cross-site request forgery. Send no body, or send JSON as application/json.",
+			r.Method, r.URL.Path, ct)
+	}
+	return ""
 }
 
 // adminHealth needs no token: health checks (a container's HEALTHCHECK,

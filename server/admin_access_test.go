@@ -290,3 +290,66 @@ func TestAdminTokenChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminCrossSite: what a web page on another site can make a browser
+// send without a preflight may not change the admin API's state: a
+// cross-site fetch or form (Sec-Fetch-Site, or an Origin that is not the
+// Host), and a text/plain, form or untyped body from a browser that sends
+// neither header. curl-style calls, same-origin pages and JSON bodies pass,
+// and so do reads. Refusals are 403 problems and change nothing.
+func TestAdminCrossSite(t *testing.T) {
+	t.Parallel()
+	const yaml = `routes: [{ name: counted, path: /n, responses: [ { body: one }, { body: two } ] }]`
+	_, hs, _ := serveYAML(t, Options{}, yaml)
+	split := serveSplit(t, Options{}, yaml)
+	for _, port := range []struct{ name, url, admin string }{
+		{"shared port", hs.URL, hs.URL},
+		{"admin port", split.url, split.admin},
+	} {
+		t.Run(port.name, func(t *testing.T) {
+			own := port.admin // the admin API's own origin
+			evil := "http://evil.example"
+			cases := []struct {
+				name, method, path, body string
+				headers                  []string
+				want                     int
+				resets                   bool // whether the call, if served, starts /n over
+			}{
+				{name: "cross-site POST", method: "POST", path: "/__admin/reset", headers: []string{"Origin", evil, "Sec-Fetch-Site", "cross-site"}, want: 403, resets: true},
+				{name: "text/plain from a foreign Origin", method: "POST", path: "/__admin/reset", body: "x", headers: []string{"Origin", evil, "Content-Type", "text/plain;charset=UTF-8"}, want: 403, resets: true},
+				{name: "same-site, another origin", method: "POST", path: "/__admin/reset", headers: []string{"Origin", "http://app.localhost", "Sec-Fetch-Site", "same-site"}, want: 403, resets: true},
+				{name: "Origin null", method: "POST", path: "/__admin/reset", headers: []string{"Origin", "null"}, want: 403, resets: true},
+				{name: "cross-site DELETE", method: "DELETE", path: "/__admin/idempotency", headers: []string{"Origin", evil, "Sec-Fetch-Site", "cross-site"}, want: 403},
+				{name: "text/plain, no Origin", method: "POST", path: "/__admin/reset", body: "x", headers: []string{"Content-Type", "Text/Plain; charset=utf-8"}, want: 403, resets: true},
+				{name: "form, no Origin", method: "POST", path: "/__admin/reset", body: "a=b", headers: []string{"Content-Type", "application/x-www-form-urlencoded"}, want: 403, resets: true},
+				{name: "multipart, no Origin", method: "POST", path: "/__admin/reset", body: "--x--\r\n", headers: []string{"Content-Type", "multipart/form-data; boundary=x"}, want: 403, resets: true},
+				{name: "untyped body, no Origin", method: "POST", path: "/__admin/reset", body: "x", want: 403, resets: true},
+				{name: "form body, same origin", method: "POST", path: "/__admin/reset", body: "a=b", headers: []string{"Origin", own, "Sec-Fetch-Site", "same-origin", "Content-Type", "application/x-www-form-urlencoded"}, want: 403, resets: true},
+				{name: "curl-style POST", method: "POST", path: "/__admin/reset", want: 200, resets: true},
+				{name: "curl-style DELETE", method: "DELETE", path: "/__admin/idempotency", want: 200},
+				{name: "same-origin page", method: "POST", path: "/__admin/reset", headers: []string{"Origin", own, "Sec-Fetch-Site", "same-origin"}, want: 200, resets: true},
+				{name: "Origin is the Host", method: "POST", path: "/__admin/reset", headers: []string{"Origin", own}, want: 200, resets: true},
+				{name: "typed by the user", method: "POST", path: "/__admin/reset", headers: []string{"Sec-Fetch-Site", "none"}, want: 200, resets: true},
+				{name: "JSON body, no Origin", method: "POST", path: "/__admin/reset", body: "{}", headers: []string{"Content-Type", "application/json"}, want: 200, resets: true},
+				{name: "empty form body", method: "POST", path: "/__admin/reset", headers: []string{"Content-Type", "application/x-www-form-urlencoded"}, want: 200, resets: true},
+				{name: "cross-site read", method: "GET", path: "/__admin/scenarios", headers: []string{"Origin", evil, "Sec-Fetch-Site", "cross-site"}, want: 200},
+			}
+			for _, tc := range cases {
+				do(t, "GET", port.url+"/n", "") // the next call gets "two" unless a reset comes between
+				r := do(t, tc.method, port.admin+tc.path, tc.body, tc.headers...)
+				if r.status != tc.want {
+					t.Errorf("%s: %s %s: %d %s, want %d", tc.name, tc.method, tc.path, r.status, r.body, tc.want)
+				}
+				if tc.want == 403 {
+					var p Problem
+					if r.header.Get("Content-Type") != "application/problem+json" || json.Unmarshal([]byte(r.body), &p) != nil || !strings.Contains(p.Detail, "cross-site request forgery") {
+						t.Errorf("%s: %v %s, want a 403 problem saying why", tc.name, r.header, r.body)
+					}
+				}
+				if got := do(t, "GET", port.url+"/n", "").body; tc.resets && (got == "one") != (tc.want == 200) {
+					t.Errorf("%s: GET /n after the call = %q; the reset was served: %v, want %v", tc.name, got, got == "one", tc.want == 200)
+				}
+			}
+		})
+	}
+}

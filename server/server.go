@@ -153,6 +153,9 @@ type Server struct {
 	state state.Store
 	// adminToken is the SHA-256 of Options.AdminToken, nil without one.
 	adminToken []byte
+	// crossOrigin refuses admin calls that change state from another
+	// origin (see crossSite).
+	crossOrigin *http.CrossOriginProtection
 
 	// stopping ends when Serve begins to shut down (its cause is
 	// errShutdown): delays and callers waiting for a reload watch it.
@@ -206,7 +209,7 @@ func New(opts Options) (*Server, error) {
 	if err := CheckAdminToken(opts.AdminToken); err != nil {
 		return nil, fmt.Errorf("server: Options.AdminToken: %w", err)
 	}
-	s := &Server{opts: opts, log: opts.Logger, state: opts.State}
+	s := &Server{opts: opts, log: opts.Logger, state: opts.State, crossOrigin: http.NewCrossOriginProtection()}
 	if opts.AdminToken != "" {
 		sum := sha256.Sum256([]byte(opts.AdminToken))
 		s.adminToken = sum[:]
