@@ -63,7 +63,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request, canonical bo
 		s.log.Warn("admin call refused", "method", r.Method, "path", r.URL.Path, "status", http.StatusForbidden, "reason", "cross-site request")
 		return
 	}
-	if r.URL.Path != adminHealth && !s.adminAuthorized(r) {
+	if !adminOpen(r.URL.Path) && !s.adminAuthorized(r) {
 		s.unauthorized(w, r)
 		return
 	}
@@ -120,6 +120,14 @@ func (s *Server) crossSite(r *http.Request, hasBody bool) string {
 // adminHealth needs no token: health checks (a container's HEALTHCHECK,
 // a load balancer's probe) carry none, and it tells nothing but "up".
 const adminHealth = adminPrefix + "/health"
+
+// adminOpen reports whether an admin path is served without the bearer
+// token. A page a browser navigates to cannot send one; such a handler
+// is listed here and checks the token its own way (a login form's field
+// or a cookie, with adminTokenValid) before it shows or changes anything.
+func adminOpen(path string) bool {
+	return path == adminHealth
+}
 
 // CheckAdminToken says whether token can be an admin token: empty (no
 // token), or visible ASCII without spaces, which every client can send in
