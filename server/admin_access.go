@@ -30,9 +30,9 @@ func (s *Server) AdminHandler() http.Handler {
 
 // serveAdmin answers an admin call once it has passed the guards, in this
 // order: a bounded body, the canonical spelling, a Host no DNS-rebinding
-// page can send, no cross-site request forgery, the admin token. Routes are registered in adminRouter and
-// nowhere else. A refused call is logged as such, never as a request to
-// the scenarios.
+// page can send, no cross-site request forgery, the admin token. Routes
+// are registered in adminRouter and nowhere else. A refused call is never
+// logged as a request to the scenarios.
 func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request, canonical bool) {
 	// The body must be read (and bounded) even where no handler wants it,
 	// or net/http would wait to drain it after answering. It is handed on,
