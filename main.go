@@ -341,7 +341,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		hash = func() (string, error) { return scenarios.Hash(opts.paths, srv.Deps()) }
 	}
 	srv, err = server.New(server.Options{
-		Load: load, Hash: hash, Source: source, Logger: log,
+		Load: load, Hash: hash, Source: source, Logger: log, Build: version(debug.ReadBuildInfo()),
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
 		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
 		MaxSequenceKeys: opts.maxSequenceKeys, MaxIdempotencyKeys: opts.maxIdemKeys, Explain: server.ExplainMode(opts.explain),

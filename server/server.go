@@ -35,6 +35,12 @@ type Options struct {
 	Hash func() (string, error)
 	// Source says where the scenarios come from, for the logs.
 	Source string
+	// Build describes the scenariomock binary (its module version, or
+	// "(devel)" and its VCS revision), for the ready log line and GET
+	// /__admin/health, so that a bug report or a CI log says which build
+	// answered. Default "(devel)".
+	Build string
+
 	Logger *slog.Logger
 	// MaxBody bounds request bodies (default 10 MiB); larger ones get 413.
 	MaxBody int64
@@ -97,6 +103,9 @@ type Options struct {
 func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Build == "" {
+		o.Build = "(devel)"
 	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = 10 << 20
@@ -409,7 +418,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	s.log.Info("ready", "addr", ln.Addr().String(), "routes", s.Routes(), "scenarios", s.opts.Source)
+	s.log.Info("ready", "addr", ln.Addr().String(), "routes", s.Routes(), "scenarios", s.opts.Source, "build", s.opts.Build)
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)
