@@ -54,13 +54,19 @@ func exampleNames() []string {
 // example returns a built-in example's file name, as positions name it,
 // and its contents. An unknown name is a usage error listing the known.
 func example(name string) (file string, data []byte, err error) {
+	return exampleNamed("--example", name)
+}
+
+// exampleNamed is example for a name given as what: the --example flag,
+// or the argument of the examples command.
+func exampleNamed(what, name string) (file string, data []byte, err error) {
 	file = "examples/" + name + ".yaml"
 	if !strings.ContainsAny(name, "/\\*?[") {
 		if data, err = examples.ReadFile(file); err == nil {
 			return file, data, nil
 		}
 	}
-	return "", nil, withCode(exitUsage, fmt.Errorf("--example %q: no such example; the built-in examples are %s", name, strings.Join(exampleNames(), ", ")))
+	return "", nil, withCode(exitUsage, fmt.Errorf("%s %q: no such example; the built-in examples are %s", what, name, strings.Join(exampleNames(), ", ")))
 }
 
 // scenarioSource says where the scenarios come from: the paths given, or a
@@ -209,7 +215,10 @@ no healthy server.`,
 	root.SetVersionTemplate("scenariomock {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(stderr), newValidateCmd(stdout, stderr), newRoutesCmd(stdout, stderr), newHealthCmd(stdout))
+	root.AddCommand(newServeCmd(stderr), newValidateCmd(stdout, stderr), newRoutesCmd(stdout, stderr), newHealthCmd(stdout),
+		newInitCmd(stdout), newExamplesCmd(stdout), newSchemaCmd(stdout))
+	// cobra adds its completion command (bash, zsh, fish, powershell) to a
+	// root with subcommands; the README says how to install each script.
 	return root
 }
 
@@ -256,6 +265,7 @@ separated by colons when none are given.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.example, "example", demoExample, exampleFlagUsage())
+	_ = cmd.RegisterFlagCompletionFunc("example", completeExamples) // the flag exists
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:8080", "address to listen on (0.0.0.0:8080 in containers)")
 	f.BoolVar(&opts.watch, "watch", true, "reload the scenarios when their files change")
 	f.DurationVar(&opts.debounce, "debounce", 30*time.Millisecond, "how long file changes must settle before a reload")
@@ -452,6 +462,7 @@ func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&exampleName, "example", demoExample, "list this built-in example's routes when no path is given: "+strings.Join(exampleNames(), ", "))
+	_ = cmd.RegisterFlagCompletionFunc("example", completeExamples) // the flag exists
 	return cmd
 }
 

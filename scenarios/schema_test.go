@@ -99,13 +99,14 @@ func validateYAML(sch *jsonschema.Schema, data []byte) error {
 	return sch.Validate(v)
 }
 
-// TestSchemaAcceptsValidFiles validates every example and every valid
-// fixture against the schema; each must also load.
+// TestSchemaAcceptsValidFiles validates every example, the starter that
+// `scenariomock init` writes and every valid fixture against the schema;
+// each must also load.
 func TestSchemaAcceptsValidFiles(t *testing.T) {
 	t.Parallel()
 	sch, _ := readSchema(t)
 	var files []string
-	for _, pattern := range []string{"../examples/*.yaml", "testdata/valid/*.yaml"} {
+	for _, pattern := range []string{"../examples/*.yaml", "../starter/*.yaml", "testdata/valid/*.yaml"} {
 		found, err := filepath.Glob(pattern)
 		if err != nil || len(found) == 0 {
 			t.Fatalf("%s: no files (%v)", pattern, err)
