@@ -51,6 +51,16 @@ func pendingFor(id string) string {
 type schemaDoc map[string]any
 
 func readSchema(t *testing.T) (*jsonschema.Schema, schemaDoc) {
+	return readSchemaAs(t, "")
+}
+
+// draft7 is how the YAML language server reads the schema: it validates
+// with draft-07 rules whatever $schema says.
+const draft7 = "http://json-schema.org/draft-07/schema#"
+
+// readSchemaAs compiles the schema, as the dialect metaschema names if it
+// is not "".
+func readSchemaAs(t *testing.T, metaschema string) (*jsonschema.Schema, schemaDoc) {
 	t.Helper()
 	data, err := os.ReadFile(schemaFile)
 	if err != nil {
@@ -59,6 +69,9 @@ func readSchema(t *testing.T) (*jsonschema.Schema, schemaDoc) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		t.Fatalf("%s: %v", schemaFile, err)
+	}
+	if metaschema != "" {
+		doc.(map[string]any)["$schema"] = metaschema
 	}
 	id, _ := doc.(map[string]any)["$id"].(string)
 	c := jsonschema.NewCompiler()
@@ -105,6 +118,7 @@ func validateYAML(sch *jsonschema.Schema, data []byte) error {
 func TestSchemaAcceptsValidFiles(t *testing.T) {
 	t.Parallel()
 	sch, _ := readSchema(t)
+	editor, _ := readSchemaAs(t, draft7)
 	var files []string
 	for _, pattern := range []string{"../examples/*.yaml", "../starter/*.yaml", "testdata/valid/*.yaml"} {
 		found, err := filepath.Glob(pattern)
@@ -125,6 +139,9 @@ func TestSchemaAcceptsValidFiles(t *testing.T) {
 			}
 			if err := validateYAML(sch, data); err != nil {
 				t.Errorf("loads, but the schema refuses it:\n%v", err)
+			}
+			if err := validateYAML(editor, data); err != nil {
+				t.Errorf("loads, but the schema read with draft-07 rules (as editors do) refuses it:\n%v", err)
 			}
 		})
 	}
@@ -382,6 +399,10 @@ func enums(doc schemaDoc, node map[string]any, depth int) []any {
 func TestSchemaAndLoaderRefuse(t *testing.T) {
 	t.Parallel()
 	sch, _ := readSchema(t)
+	editor, _ := readSchemaAs(t, draft7)
+	// editorMisses are the cases an editor does not flag: draft-07 has no
+	// dependentRequired (the README says so).
+	editorMisses := []string{"sequence with respond"}
 	const route = "routes:\n  - path: /x/{id}\n"
 	cases := []struct{ name, yaml string }{
 		{"unknown file field", "rotes: []\n"},
@@ -477,6 +498,10 @@ func TestSchemaAndLoaderRefuse(t *testing.T) {
 			t.Parallel()
 			if err := validateYAML(sch, []byte(tc.yaml)); err == nil {
 				t.Errorf("the schema accepts\n%s", tc.yaml)
+			}
+			err := validateYAML(editor, []byte(tc.yaml))
+			if missed := slices.Contains(editorMisses, tc.name); (err == nil) != missed {
+				t.Errorf("read with draft-07 rules, as editors do, the schema refuses it: %v; want %v (editorMisses)", err != nil, !missed)
 			}
 			if _, err := LoadBytes("s.yaml", []byte(tc.yaml)); err == nil {
 				t.Errorf("the loader accepts\n%s", tc.yaml)
