@@ -52,7 +52,7 @@ func TestAdminScenarios(t *testing.T) {
 		t.Errorf("routes in match order = %v", names)
 	}
 	created := routes[3].(map[string]any)
-	if created["hits"] != float64(2) || created["keys"] != float64(1) || created["source"] != demoFile+":65:5" {
+	if created["hits"] != float64(2) || created["keys"] != float64(1) || created["source"] != demoFile+":67:5" {
 		t.Errorf("payment created = %v", created)
 	}
 	seq := created["sequence"].(map[string]any)
