@@ -354,7 +354,7 @@ func ref(doc schemaDoc, node map[string]any) map[string]any {
 
 // samples returns the values to test a field with: its examples (or those
 // of the definition it refers to, or that definition's smallest object),
-// and every value of the enums it allows.
+// every value of the enums it allows, and its default.
 func samples(doc schemaDoc, node map[string]any) []any {
 	out := slices.Clone(asList(node["examples"]))
 	if d := ref(doc, node); d != nil && len(out) == 0 {
@@ -368,7 +368,11 @@ func samples(doc schemaDoc, node map[string]any) []any {
 			out = append(out, min)
 		}
 	}
-	for _, e := range enums(doc, node, 0) {
+	more := enums(doc, node, 0)
+	if def, ok := node["default"]; ok {
+		more = append(more, def)
+	}
+	for _, e := range more {
 		if !slices.ContainsFunc(out, func(o any) bool { return fmt.Sprint(o) == fmt.Sprint(e) }) {
 			out = append(out, e)
 		}
