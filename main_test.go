@@ -68,7 +68,7 @@ func TestRoutes(t *testing.T) {
 	}
 	for i, want := range map[int]string{
 		0: `^#\s+NAME\s+METHOD\s+PATH\s+WHEN\s+RESPONDS\s+SOURCE$`,
-		1: `^1\s+payment without key\s+POST\s+/payments\s+header Idempotency-Key absent\s+400\s+examples/payments-idempotency.yaml:17:5$`,
+		1: `^1\s+payment without key\s+POST\s+/payments\s+header Idempotency-Key absent\s+400\s+examples/payments-idempotency.yaml:19:5$`,
 		8: `^8\s+transfer created\s+POST\s+/transfers\s+header Idempotency-Key present\s+201 after 10s → 201 \(per header.Idempotency-Key\)\s+examples/payments-idempotency.yaml:\d+:5$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(lines[i]) {

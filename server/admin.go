@@ -30,10 +30,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	snap := s.snap.Load()
 	writeJSON(w, http.StatusOK, struct {
-		Status  string `json:"status"`
+		Status string `json:"status"`
+		// Version counts the scenario swaps (as in GET /__admin/scenarios);
+		// Build is the binary's own version.
 		Version int64  `json:"version"`
 		Routes  int    `json:"routes"`
-	}{"ok", snap.version, len(snap.routes)})
+		Build   string `json:"build"`
+	}{"ok", snap.version, len(snap.routes), s.opts.Build})
 }
 
 type adminStatus struct {

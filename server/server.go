@@ -35,6 +35,12 @@ type Options struct {
 	Hash func() (string, error)
 	// Source says where the scenarios come from, for the logs.
 	Source string
+	// Build describes the scenariomock binary (its module version, or
+	// "(devel)" and its VCS revision), for the ready log line and GET
+	// /__admin/health, so that a bug report or a CI log says which build
+	// answered. Default "(devel)".
+	Build string
+
 	Logger *slog.Logger
 	// MaxBody bounds request bodies (default 10 MiB); larger ones get 413.
 	MaxBody int64
@@ -101,6 +107,9 @@ type Options struct {
 func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Build == "" {
+		o.Build = "(devel)"
 	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = 10 << 20
@@ -436,7 +445,7 @@ func (s *Server) ServeSplit(ctx context.Context, ln, adminLn net.Listener) error
 	for i, hs := range servers {
 		go func() { served <- hs.Serve(listeners[i]) }()
 	}
-	s.log.Info("ready", append(ready, "routes", s.Routes(), "scenarios", s.opts.Source)...)
+	s.log.Info("ready", append(ready, "routes", s.Routes(), "scenarios", s.opts.Source, "build", s.opts.Build)...)
 	running := len(servers)
 	var err error
 	select {
