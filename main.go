@@ -481,8 +481,11 @@ func describeResponses(r *scenarios.Route) string {
 	parts := make([]string, len(r.Responses))
 	for i, resp := range r.Responses {
 		s := fmt.Sprint(resp.Status)
-		if resp.Fault != scenarios.NoFault {
-			s = string(resp.Fault)
+		if f := resp.Fault; f != nil {
+			s = f.String()
+			if !f.Always() || f.After == scenarios.AfterProcessing || f.SendsAnswer() {
+				s = fmt.Sprint(resp.Status) + " with " + s
+			}
 		}
 		if resp.Delay.Kind != scenarios.NoDelay {
 			s += " after " + resp.Delay.String()

@@ -433,7 +433,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // delayContext is what a delay waits on: the request's context, ended
 // also when shutdown begins unless WaitDelaysOnShutdown.
 func (s *Server) delayContext(r *http.Request) (context.Context, func()) {
-	if s.opts.WaitDelaysOnShutdown {
+	return s.stopContext(r, s.opts.WaitDelaysOnShutdown)
+}
+
+// stopContext is the request's context, ended also when shutdown begins
+// unless outlast is set.
+func (s *Server) stopContext(r *http.Request, outlast bool) (context.Context, func()) {
+	if outlast {
 		return r.Context(), func() {}
 	}
 	ctx, cancel := context.WithCancelCause(r.Context())
@@ -643,6 +649,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 	if m.Route != nil {
 		route = m.Route.Name
 	}
+	f := s.faultFor(p)
 	delay := pickDelay(p.src.Delay, s.opts.Rand)
 	if delay > 0 {
 		ctx, release := s.delayContext(r)
@@ -661,13 +668,8 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 			panic(http.ErrAbortHandler)
 		}
 	}
-	if p.src.Fault != scenarios.NoFault {
-		if err := fault(w, p.src.Fault); err != nil {
-			writeProblem(w, newProblem(http.StatusInternalServerError, err.Error()))
-			s.logProblem(r, route, http.StatusInternalServerError, delay, start, slog.String("error", err.Error()))
-			return
-		}
-		s.logRequest(r, route, 0, delay, start, slog.String("fault", string(p.src.Fault)))
+	if f != nil {
+		s.respondFaulted(w, r, in, m, p, call, f, route, delay, start)
 		return
 	}
 	var err error
