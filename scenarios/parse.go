@@ -18,14 +18,14 @@ import (
 // The fields of each mapping in the format, in the order the README lists
 // them (also the order "did you mean" considers them).
 var (
-	fileFields      = []string{"name", "description", "defaults", "collections", "routes", "fallback"}
-	defaultsFields  = []string{"headers", "delay", "idempotency"}
-	routeFields     = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency", "missing"}
-	whenFields      = []string{"headers", "query", "body"}
-	conditionKinds  = []string{"equals", "contains", "regex", "oneOf", "present", "absent"}
-	bodyKinds       = []string{"json", "form", "equals", "contains", "regex"}
-	responseFields  = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template", "save", "load", "list", "delete", "missing"}
-	delayFields     = []string{"min", "max", "median", "sigma"}
+	fileFields     = []string{"name", "description", "defaults", "collections", "routes", "fallback"}
+	defaultsFields = []string{"headers", "delay", "idempotency"}
+	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency", "missing"}
+	whenFields     = []string{"headers", "query", "body"}
+	conditionKinds = []string{"equals", "contains", "regex", "oneOf", "present", "absent"}
+	bodyKinds      = []string{"json", "form", "equals", "contains", "regex"}
+	responseFields = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template", "save", "load", "list", "delete", "missing"}
+	delayFields    = []string{"min", "max", "median", "sigma"}
 	// faultFields and faultStages are in model.go, next to the kinds.
 	sequenceFields  = []string{"per", "after"}
 	afterValues     = []string{string(RepeatLast), string(Cycle)}
