@@ -85,10 +85,14 @@ type Options struct {
 	// Explain is how much a 404 tells the client of the closest routes
 	// (default ExplainRedacted); the log line has the whole report.
 	Explain ExplainMode
-	// Clock and Rand are injected by tests; defaults are the real clock
-	// and math/rand/v2.
+	// Clock is the source of time, injected by tests; default the real
+	// clock.
 	Clock Clock
-	Rand  func() float64
+	// Rand is the source of every random choice: a fault's chance, delay
+	// ranges, and the template functions randomInt, randomHex and uuid.
+	// It must be safe for concurrent use. Default math/rand/v2's global
+	// source; SeededRand makes the choices repeatable (serve --seed).
+	Rand func() float64
 	// maxTemplateSteps replaces scenarios.MaxRangeSteps, for tests that
 	// would otherwise spend seconds reaching it under the race detector.
 	maxTemplateSteps int
