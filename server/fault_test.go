@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -333,4 +335,147 @@ routes:
 	if got := items(); strings.Contains(got, `"b"`) {
 		t.Errorf("a delete with a fault after processing kept the item: %s", got)
 	}
+}
+
+// faultPattern sends n GETs to path and returns which failed, as a string
+// of 'x' (fault) and '.' (answer).
+func faultPattern(t *testing.T, url string, n int) string {
+	t.Helper()
+	var b strings.Builder
+	for range n {
+		ex := fresh("GET", url, "", 0)
+		switch {
+		case ex.err == nil && ex.resp.StatusCode == 200 && string(ex.body) == "ok":
+			b.WriteByte('.')
+		case errors.Is(ex.err, io.EOF):
+			b.WriteByte('x')
+		default:
+			t.Fatalf("request %d: neither the answer nor the fault: %+v", b.Len(), ex)
+		}
+	}
+	return b.String()
+}
+
+// TestFaultChance: chance faults that fraction of the requests, and the
+// others get the answer. With a seed the pattern is the same on every
+// server; the fraction over 200 requests is plausible for 0.3 (60 expected,
+// a standard deviation of 6.5: 35 to 85 is nearly four of them).
+func TestFaultChance(t *testing.T) {
+	t.Parallel()
+	const yaml = `
+routes:
+  - { path: /some, respond: { body: ok, fault: { kind: empty-response, chance: 0.3 } } }
+  - { path: /never, respond: { body: ok, fault: { kind: empty-response, chance: 0 } } }
+  - { path: /always, respond: { body: ok, fault: { kind: empty-response, chance: 1 } } }
+`
+	const n = 200
+	var patterns [2]string
+	for i := range patterns {
+		_, hs, _ := serveYAML(t, Options{Rand: SeededRand(42)}, yaml)
+		patterns[i] = faultPattern(t, hs.URL+"/some", n)
+		if i == 0 {
+			if p := faultPattern(t, hs.URL+"/never", 20); strings.Contains(p, "x") {
+				t.Errorf("chance 0 faulted: %s", p)
+			}
+			if p := faultPattern(t, hs.URL+"/always", 20); strings.Contains(p, ".") {
+				t.Errorf("chance 1 answered: %s", p)
+			}
+		}
+	}
+	if patterns[0] != patterns[1] {
+		t.Errorf("two servers with seed 42 faulted differently:\n%s\n%s", patterns[0], patterns[1])
+	}
+	if k := strings.Count(patterns[0], "x"); k < 35 || k > 85 {
+		t.Errorf("chance 0.3 faulted %d of %d requests: %s", k, n, patterns[0])
+	}
+	_, hs, _ := serveYAML(t, Options{Rand: SeededRand(43)}, yaml)
+	if other := faultPattern(t, hs.URL+"/some", n); other == patterns[0] {
+		t.Errorf("seeds 42 and 43 gave the same pattern %s", other)
+	}
+}
+
+// TestSeedRepeatable: two servers with the same seed render the same
+// randomInt, randomHex and uuid values, save the same ids and draw the
+// same delays; another seed does not.
+func TestSeedRepeatable(t *testing.T) {
+	t.Parallel()
+	const yaml = `
+routes:
+  - path: /dice
+    respond:
+      template: true
+      delay: { min: 1ms, max: 2s }
+      body: '{{ randomInt 1 1000000 }} {{ randomHex 16 }} {{ uuid }} {{ randomInt -9223372036854775808 9223372036854775807 }}'
+  - method: POST
+    path: /things
+    respond:
+      status: 201
+      template: true
+      delay: { median: 10ms, sigma: 1 }
+      body: { id: '{{ uuid }}' }
+      save: { collection: things, id: '{{ .Response.JSON.id }}' }
+  - { path: /things, respond: { list: { collection: things } } }
+`
+	run := func(seed uint64) (string, []time.Duration) {
+		clock := &testClock{scale: 0} // record the delays, wait none
+		_, hs, _ := serveYAML(t, Options{Rand: SeededRand(seed), Clock: clock}, yaml)
+		var out strings.Builder
+		for range 5 {
+			out.WriteString(do(t, "GET", hs.URL+"/dice", "").body + "\n")
+			do(t, "POST", hs.URL+"/things", "")
+		}
+		out.WriteString(do(t, "GET", hs.URL+"/things", "").body)
+		waits, _ := clock.recorded()
+		return out.String(), waits
+	}
+	a, aw := run(7)
+	b, bw := run(7)
+	if a != b || fmt.Sprint(aw) != fmt.Sprint(bw) {
+		t.Errorf("seed 7 twice:\n%s\n%v\n---\n%s\n%v", a, aw, b, bw)
+	}
+	if len(aw) != 10 {
+		t.Errorf("%d delays drawn, want 10", len(aw))
+	}
+	if c, cw := run(8); c == a || fmt.Sprint(cw) == fmt.Sprint(aw) {
+		t.Errorf("seeds 7 and 8 gave the same values:\n%s\n%v", c, cw)
+	}
+	if !strings.Contains(a, "-4") || strings.Count(a, "-4") < 5 { // the uuid's version digit, once per line at least
+		t.Errorf("no version 4 uuids in:\n%s", a)
+	}
+}
+
+// TestHangEndsAtShutdown: a hang ends when shutdown begins, even with
+// WaitDelaysOnShutdown (a hang is not work to finish), and leaves no
+// goroutine behind.
+func TestHangEndsAtShutdown(t *testing.T) {
+	before := runtime.NumGoroutine()
+	logs := &syncBuffer{}
+	url, stop := serveReal(t, Options{ShutdownTimeout: time.Minute, WaitDelaysOnShutdown: true, Logger: slog.New(slog.NewJSONHandler(logs, nil))},
+		"routes: [{ path: /hang, respond: { fault: hang } }]")
+	waitListening(t, url)
+	errc := make(chan error, 1)
+	go func() { errc <- fresh("GET", url+"/hang", "", 0).err }()
+	// The route counts the request when it arrives; it then hangs.
+	eventually(t, patience, func() string {
+		r := do(t, "GET", url+"/__admin/scenarios", "")
+		if !strings.Contains(r.body, `"hits": 1`) {
+			return "the request has not arrived: " + r.body
+		}
+		return ""
+	})
+	start := time.Now()
+	if err := stop(); err != nil {
+		t.Fatalf("Serve returned %v", err)
+	}
+	if el := time.Since(start); el > 30*time.Second {
+		t.Errorf("shutdown took %s: it waited for the hang", el)
+	}
+	if err := <-errc; err == nil {
+		t.Error("the hanging request got an answer")
+	}
+	if !strings.Contains(logs.String(), "hang ended by shutdown") {
+		t.Errorf("no log line says shutdown ended the hang:\n%s", logs.String())
+	}
+	http.DefaultClient.CloseIdleConnections()
+	settledGoroutines(t, before)
 }
