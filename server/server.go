@@ -89,7 +89,8 @@ type Options struct {
 	// clock.
 	Clock Clock
 	// Rand is the source of every random choice: a fault's chance, delay
-	// ranges, and the template functions randomInt, randomHex and uuid.
+	// ranges, random-data's bytes, and the template functions randomInt,
+	// randomHex and uuid.
 	// It must be safe for concurrent use. Default math/rand/v2's global
 	// source; SeededRand makes the choices repeatable (serve --seed).
 	Rand func() float64
