@@ -246,6 +246,8 @@ type serveOptions struct {
 	maxItems          int
 	cpuProfile        string
 	explain           explainFlag
+	seed              uint64
+	seedSet           bool
 }
 
 func newServeCmd(stderr io.Writer) *cobra.Command {
@@ -262,6 +264,7 @@ separated by colons when none are given.`,
 		RunE: failing(func(cmd *cobra.Command, args []string) error {
 			opts.paths = pathsOrEnv(args)
 			opts.exampleSet = cmd.Flags().Changed("example")
+			opts.seedSet = cmd.Flags().Changed("seed")
 			return runServe(cmd.Context(), opts, stderr)
 		}),
 	}
@@ -287,6 +290,7 @@ separated by colons when none are given.`,
 	f.Var(&opts.maxTemplateOutput, "max-template-output", "largest header or body a response template may render; larger ones get a 500 problem")
 	f.StringSliceVar(&opts.adminHosts, "admin-hosts", nil, "host names besides localhost and IP addresses that admin calls may use (the names a container is reached by; * for any)")
 	f.IntVar(&opts.maxItems, "max-collection-items", 100_000, "items all stored collections may hold together; a save past it gets 507")
+	f.Uint64Var(&opts.seed, "seed", 0, "make every random choice repeatable (fault chances, delay ranges, randomInt, randomHex, uuid) for the same requests in the same order")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
 	_ = f.MarkHidden("cpuprofile")
 	return cmd
@@ -360,13 +364,17 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if len(opts.paths) > 0 {
 		hash = func() (string, error) { return scenarios.Hash(opts.paths, srv.Deps()) }
 	}
+	var random func() float64 // nil: math/rand/v2's own seeding
+	if opts.seedSet {
+		random = server.SeededRand(opts.seed)
+	}
 	srv, err = server.New(server.Options{
 		Load: load, Hash: hash, Source: source, Logger: log, Build: version(debug.ReadBuildInfo()),
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
 		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
 		MaxSequenceKeys: opts.maxSequenceKeys, MaxIdempotencyKeys: opts.maxIdemKeys, Explain: server.ExplainMode(opts.explain),
 		MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts, AdminToken: opts.adminToken,
-		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems,
+		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems, Rand: random,
 	})
 	if err != nil {
 		printProblems(stderr, err)
@@ -509,8 +517,11 @@ func describeResponses(r *scenarios.Route) string {
 	parts := make([]string, len(r.Responses))
 	for i, resp := range r.Responses {
 		s := fmt.Sprint(resp.Status)
-		if resp.Fault != scenarios.NoFault {
-			s = string(resp.Fault)
+		if f := resp.Fault; f != nil {
+			s = f.String()
+			if !f.Always() || f.After == scenarios.AfterProcessing || f.SendsAnswer() {
+				s = fmt.Sprint(resp.Status) + " with " + s
+			}
 		}
 		if resp.Delay.Kind != scenarios.NoDelay {
 			s += " after " + resp.Delay.String()
