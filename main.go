@@ -54,13 +54,19 @@ func exampleNames() []string {
 // example returns a built-in example's file name, as positions name it,
 // and its contents. An unknown name is a usage error listing the known.
 func example(name string) (file string, data []byte, err error) {
+	return exampleNamed("--example", name)
+}
+
+// exampleNamed is example for a name given as what: the --example flag,
+// or the argument of the examples command.
+func exampleNamed(what, name string) (file string, data []byte, err error) {
 	file = "examples/" + name + ".yaml"
 	if !strings.ContainsAny(name, "/\\*?[") {
 		if data, err = examples.ReadFile(file); err == nil {
 			return file, data, nil
 		}
 	}
-	return "", nil, withCode(exitUsage, fmt.Errorf("--example %q: no such example; the built-in examples are %s", name, strings.Join(exampleNames(), ", ")))
+	return "", nil, withCode(exitUsage, fmt.Errorf("%s %q: no such example; the built-in examples are %s", what, name, strings.Join(exampleNames(), ", ")))
 }
 
 // scenarioSource says where the scenarios come from: the paths given, or a
@@ -86,7 +92,7 @@ const (
 	exitOK        = 0
 	exitFailure   = 1 // the scenarios are invalid or unreadable, or another failure at run time
 	exitUsage     = 2 // a bad command, flag, argument or SCENARIOMOCK_* variable
-	exitListen    = 3 // serve cannot listen on --addr
+	exitListen    = 3 // serve cannot listen on --addr or --admin-addr
 	exitUnhealthy = 4 // health: no healthy server answered
 )
 
@@ -197,8 +203,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 
 Exit codes: 0 success; 1 invalid or unreadable scenarios (or another
 failure at run time); 2 usage: a bad command, flag, argument or
-SCENARIOMOCK_* variable; 3 serve cannot listen on --addr; 4 health found
-no healthy server.`,
+SCENARIOMOCK_* variable; 3 serve cannot listen on --addr or --admin-addr;
+4 health found no healthy server.`,
 		Version:       version(debug.ReadBuildInfo()),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -209,7 +215,10 @@ no healthy server.`,
 	root.SetVersionTemplate("scenariomock {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(stderr), newValidateCmd(stdout, stderr), newRoutesCmd(stdout, stderr), newHealthCmd(stdout), newCertCmd(stdout))
+	root.AddCommand(newServeCmd(stderr), newValidateCmd(stdout, stderr), newRoutesCmd(stdout, stderr), newHealthCmd(stdout),
+		newInitCmd(stdout), newExamplesCmd(stdout), newSchemaCmd(stdout), newCertCmd(stdout))
+	// cobra adds its completion command (bash, zsh, fish, powershell) to a
+	// root with subcommands; the README says how to install each script.
 	return root
 }
 
@@ -218,6 +227,8 @@ type serveOptions struct {
 	example           string
 	exampleSet        bool
 	addr              string
+	adminAddr         string
+	adminToken        string
 	watch             bool
 	debounce          time.Duration
 	maxBody           byteSize
@@ -235,6 +246,8 @@ type serveOptions struct {
 	maxItems          int
 	cpuProfile        string
 	explain           explainFlag
+	seed              uint64
+	seedSet           bool
 	cors              bool
 	tls               tlsOptions
 }
@@ -253,12 +266,16 @@ separated by colons when none are given.`,
 		RunE: failing(func(cmd *cobra.Command, args []string) error {
 			opts.paths = pathsOrEnv(args)
 			opts.exampleSet = cmd.Flags().Changed("example")
+			opts.seedSet = cmd.Flags().Changed("seed")
 			return runServe(cmd.Context(), opts, stderr)
 		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.example, "example", demoExample, exampleFlagUsage())
+	_ = cmd.RegisterFlagCompletionFunc("example", completeExamples) // the flag exists
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:8080", "address to listen on (0.0.0.0:8080 in containers)")
+	f.StringVar(&opts.adminAddr, "admin-addr", "", "serve the admin API on this address of its own (127.0.0.1:9090), and not under /__admin of --addr")
+	f.StringVar(&opts.adminToken, "admin-token", "", "require Authorization: Bearer <token> on every admin call but /__admin/health (prefer SCENARIOMOCK_ADMIN_TOKEN: a flag shows in ps)")
 	f.BoolVar(&opts.watch, "watch", true, "reload the scenarios when their files change")
 	f.DurationVar(&opts.debounce, "debounce", 30*time.Millisecond, "how long file changes must settle before a reload")
 	f.Var(&opts.maxBody, "max-body", "largest request body accepted; larger ones get 413")
@@ -275,6 +292,7 @@ separated by colons when none are given.`,
 	f.Var(&opts.maxTemplateOutput, "max-template-output", "largest header or body a response template may render; larger ones get a 500 problem")
 	f.StringSliceVar(&opts.adminHosts, "admin-hosts", nil, "host names besides localhost and IP addresses that admin calls may use (the names a container is reached by; * for any)")
 	f.IntVar(&opts.maxItems, "max-collection-items", 100_000, "items all stored collections may hold together; a save past it gets 507")
+	f.Uint64Var(&opts.seed, "seed", 0, "make every random choice repeatable (fault chances, delay ranges, randomInt, randomHex, uuid) for the same requests in the same order")
 	f.BoolVar(&opts.cors, "cors", false, "answer browsers from any origin (CORS preflights and headers, credentials allowed) on routes whose file has no cors: block; not the admin API")
 	opts.tls.flags(f, true)
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
@@ -313,7 +331,12 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tlsConfig, err := opts.tls.config(opts.addr, time.Now())
+	if err := server.CheckAdminToken(opts.adminToken); err != nil {
+		return withCode(exitUsage, fmt.Errorf("--admin-token (or SCENARIOMOCK_ADMIN_TOKEN): %w", err))
+	}
+	// With --admin-addr the admin listener speaks HTTPS too, with the same
+	// certificate, so a self-signed one names its host as well.
+	tlsConfig, err := opts.tls.config([]string{opts.addr, opts.adminAddr}, time.Now())
 	if err != nil {
 		return err
 	}
@@ -335,10 +358,13 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 			log.Warn("hot reload is off", "error", err)
 		}
 	}
-	// The name --addr listens on is one the admin API is reached by.
+	// The names --addr and --admin-addr listen on are ones the admin API
+	// is reached by.
 	adminHosts := opts.adminHosts
-	if host, _, err := net.SplitHostPort(opts.addr); err == nil && host != "" {
-		adminHosts = append(adminHosts, host)
+	for _, addr := range []string{opts.addr, opts.adminAddr} {
+		if host, _, err := net.SplitHostPort(addr); err == nil && host != "" {
+			adminHosts = append(adminHosts, host)
+		}
 	}
 	// hash reads the files a reload would load, without parsing them, so
 	// that a reload of unchanged files (a watcher event for a file that
@@ -348,13 +374,17 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if len(opts.paths) > 0 {
 		hash = func() (string, error) { return scenarios.Hash(opts.paths, srv.Deps()) }
 	}
+	var random func() float64 // nil: math/rand/v2's own seeding
+	if opts.seedSet {
+		random = server.SeededRand(opts.seed)
+	}
 	srv, err = server.New(server.Options{
-		Load: load, Hash: hash, Source: source, Logger: log,
+		Load: load, Hash: hash, Source: source, Logger: log, Build: version(debug.ReadBuildInfo()),
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
 		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
 		MaxSequenceKeys: opts.maxSequenceKeys, MaxIdempotencyKeys: opts.maxIdemKeys, Explain: server.ExplainMode(opts.explain),
-		MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts,
-		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems,
+		MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts, AdminToken: opts.adminToken,
+		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems, Rand: random,
 		CORS: opts.cors, TLS: tlsConfig,
 	})
 	if err != nil {
@@ -365,6 +395,13 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if err != nil {
 		return withCode(exitListen, err)
 	}
+	var adminLn net.Listener
+	if opts.adminAddr != "" {
+		if adminLn, err = net.Listen("tcp", opts.adminAddr); err != nil {
+			ln.Close()
+			return withCode(exitListen, fmt.Errorf("--admin-addr: %w", err))
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -374,7 +411,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 			_ = watcher.Run(ctx, srv.Deps(), func() []string { _ = srv.Reload(); return srv.Deps() })
 		})
 	}
-	err = srv.Serve(ctx, ln)
+	err = srv.ServeSplit(ctx, ln, adminLn)
 	cancel()
 	wg.Wait()
 	return err
@@ -461,6 +498,7 @@ func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&exampleName, "example", demoExample, "list this built-in example's routes when no path is given: "+strings.Join(exampleNames(), ", "))
+	_ = cmd.RegisterFlagCompletionFunc("example", completeExamples) // the flag exists
 	return cmd
 }
 
@@ -490,8 +528,11 @@ func describeResponses(r *scenarios.Route) string {
 	parts := make([]string, len(r.Responses))
 	for i, resp := range r.Responses {
 		s := fmt.Sprint(resp.Status)
-		if resp.Fault != scenarios.NoFault {
-			s = string(resp.Fault)
+		if f := resp.Fault; f != nil {
+			s = f.String()
+			if !f.Always() || f.After == scenarios.AfterProcessing || f.SendsAnswer() {
+				s = fmt.Sprint(resp.Status) + " with " + s
+			}
 		}
 		if resp.Delay.Kind != scenarios.NoDelay {
 			s += " after " + resp.Delay.String()
@@ -511,7 +552,7 @@ func describeResponses(r *scenarios.Route) string {
 }
 
 func newHealthCmd(stdout io.Writer) *cobra.Command {
-	var addr string
+	var addr, adminAddr string
 	var timeout time.Duration
 	var tlsOpts tlsOptions
 	cmd := &cobra.Command{
@@ -519,10 +560,14 @@ func newHealthCmd(stdout io.Writer) *cobra.Command {
 		Short: "Exit 0 when a scenariomock server answers its health check (for HEALTHCHECK)",
 		Args:  cobra.NoArgs,
 		RunE: failing(func(cmd *cobra.Command, _ []string) error {
+			if adminAddr != "" {
+				addr = adminAddr // the admin API, health included, is there
+			}
 			return checkHealth(cmd.Context(), stdout, addr, timeout, tlsOpts)
 		}),
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address of the server (0.0.0.0 means this host)")
+	cmd.Flags().StringVar(&adminAddr, "admin-addr", "", "address of the server's admin API when serve has it on one of its own (--admin-addr); asked instead of --addr")
 	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "how long to wait for the answer")
 	// The same flags and variables as serve, so that a bare health in a
 	// container that sets SCENARIOMOCK_TLS_* speaks HTTPS to it.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,7 +44,7 @@ func (o *tlsOptions) flags(f *pflag.FlagSet, serve bool) {
 const selfSignedValidity = 365 * 24 * time.Hour
 
 // config returns the TLS configuration serve uses, or nil for plain HTTP.
-func (o tlsOptions) config(addr string, now time.Time) (*tls.Config, error) {
+func (o tlsOptions) config(addrs []string, now time.Time) (*tls.Config, error) {
 	switch {
 	case o.selfSigned && (o.cert != "" || o.key != ""):
 		return nil, withCode(exitUsage, errors.New("--tls-self-signed makes its own certificate: give it or --tls-cert and --tls-key, not both"))
@@ -58,7 +59,7 @@ func (o tlsOptions) config(addr string, now time.Time) (*tls.Config, error) {
 		}
 		return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
 	case o.selfSigned:
-		pair, err := certs.SelfSigned(listenHosts(addr), now, selfSignedValidity)
+		pair, err := certs.SelfSigned(listenHosts(addrs), now, selfSignedValidity)
 		if err != nil {
 			return nil, fmt.Errorf("--tls-self-signed: %w", err)
 		}
@@ -68,20 +69,28 @@ func (o tlsOptions) config(addr string, now time.Time) (*tls.Config, error) {
 }
 
 // listenHosts are the names a self-signed certificate is made for besides
-// the loopback ones: the host of --addr, or this machine's name when it
-// listens on every interface.
-func listenHosts(addr string) []string {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil
-	}
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		if name, err := os.Hostname(); err == nil {
-			return []string{name}
+// the loopback ones: the hosts of --addr and --admin-addr (empty ones are
+// skipped), or this machine's name for one that listens on every
+// interface.
+func listenHosts(addrs []string) []string {
+	var hosts []string
+	for _, addr := range addrs {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			continue
 		}
-		return nil
+		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+			name, err := os.Hostname()
+			if err != nil {
+				continue
+			}
+			host = name
+		}
+		if !slices.Contains(hosts, host) {
+			hosts = append(hosts, host)
+		}
 	}
-	return []string{host}
+	return hosts
 }
 
 // healthClient returns the client health asks with and its scheme.

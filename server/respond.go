@@ -3,16 +3,11 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -340,88 +335,4 @@ func pickDelay(d scenarios.Delay, u func() float64) time.Duration {
 		return time.Duration(math.Min(v, limit))
 	}
 	return 0
-}
-
-// fault fails the connection instead of answering. The request was
-// matched and counted, so a fault after a delay is the "processed, but the
-// answer was lost" case.
-//
-// HTTP/2 has no connection of a request's own to fail: the nearest is to
-// reset the request's stream, which endFault does once the fault is
-// logged. malformed-chunk first sends its status, headers and the start
-// of a body (HTTP/2 has no chunks to break), so that the client sees an
-// answer that starts and breaks; the others send nothing.
-func fault(w http.ResponseWriter, r *http.Request, f scenarios.Fault) error {
-	if r.ProtoMajor >= 2 {
-		if f == scenarios.MalformedChunk {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusOK)
-			_, _ = io.WriteString(w, `{"partial`)
-			_ = http.NewResponseController(w).Flush()
-		}
-		return nil
-	}
-	// The headers set so far (CORS) go with the status line a fault
-	// writes itself; they cannot be read once the connection is taken.
-	var head []byte
-	if f == scenarios.MalformedChunk {
-		head = appendHeaderLines(nil, w.Header())
-	}
-	conn, buf, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		return fmt.Errorf("fault %s: %w", f, err)
-	}
-	defer conn.Close()
-	switch f {
-	case scenarios.ConnectionReset:
-		raw := conn
-		if tc, ok := conn.(*tls.Conn); ok {
-			raw = tc.NetConn() // over TLS, close the TCP connection itself: no close_notify before the RST
-		}
-		if tc, ok := raw.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0) // close sends RST instead of FIN
-		}
-		_ = raw.Close()
-	case scenarios.MalformedChunk:
-		_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n")
-		_, _ = buf.Write(head)
-		_, _ = buf.WriteString("\r\nzz\r\n{\"partial\r\n")
-		_ = buf.Flush()
-	case scenarios.RandomData:
-		junk := make([]byte, 512)
-		for i := range junk {
-			junk[i] = byte(rand.Uint32())
-		}
-		_, _ = buf.Write(junk)
-		_ = buf.Flush()
-	}
-	return nil
-}
-
-// endFault ends the handler of a request that got a fault: on HTTP/2 the
-// panic resets the request's stream (RST_STREAM, INTERNAL_ERROR), the
-// nearest HTTP/2 has to a connection that fails; on HTTP/1.1 the
-// connection is already gone.
-func endFault(r *http.Request) {
-	if r.ProtoMajor >= 2 {
-		panic(http.ErrAbortHandler)
-	}
-}
-
-// appendHeaderLines writes h as header lines, sorted as net/http does.
-func appendHeaderLines(b []byte, h http.Header) []byte {
-	names := make([]string, 0, len(h))
-	for name := range h {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		for _, v := range h[name] {
-			b = append(b, name...)
-			b = append(b, ": "...)
-			b = append(b, v...)
-			b = append(b, "\r\n"...)
-		}
-	}
-	return b
 }

@@ -23,8 +23,11 @@ const faultScenario = `
 routes:
   - { path: /reset, respond: { fault: connection-reset } }
   - { path: /empty, respond: { fault: empty-response } }
-  - { path: /chunk, respond: { fault: malformed-chunk } }
+  - { path: /chunk, respond: { body: '{"partial":"answer"}', fault: malformed-chunk } }
+  - { path: /part, respond: { body: '{"partial":"answer"}', fault: { kind: partial-body, bytes: 9 } } }
+  - { path: /slow, respond: { body: '{"slow":"answer"}', fault: { kind: slow-body, over: 10ms, chunks: 2 } } }
   - { path: /random, respond: { fault: random-data } }
+  - { path: /late, respond: { status: 201, body: '{"id":1}', fault: { kind: partial-body, after: processing } } }
   - { path: /ok, respond: { status: 200, body: fine } }
 `
 
@@ -69,8 +72,10 @@ func serveTLS(t *testing.T, opts Options, content string) (string, *http.Client,
 }
 
 // TestFaultsHTTP2: on HTTP/2 a fault resets the request's stream (there
-// is no connection of its own to break); malformed-chunk first sends its
-// status and the start of a body. The connection goes on serving.
+// is no connection of its own to break); malformed-chunk and partial-body
+// first send their status, headers (the CORS ones too) and the start of
+// the body, and slow-body needs no connection of its own. The connection
+// goes on serving.
 func TestFaultsHTTP2(t *testing.T) {
 	t.Parallel()
 	url, client, logs := serveTLS(t, Options{CORS: true}, faultScenario)
@@ -96,11 +101,35 @@ func TestFaultsHTTP2(t *testing.T) {
 	}
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.ProtoMajor != 2 || resp.StatusCode != 200 || err == nil || string(body) != `{"partial` {
-		t.Errorf("/chunk: %s %d %q %v, want 200, a partial body, then a stream error", resp.Proto, resp.StatusCode, body, err)
+	if resp.ProtoMajor != 2 || resp.StatusCode != 200 || err == nil || string(body) != `{"partial"` {
+		t.Errorf("/chunk: %s %d %q %v, want 200, half the body, then a stream error", resp.Proto, resp.StatusCode, body, err)
 	}
 	if resp.Header.Get("Access-Control-Allow-Origin") != appOrigin {
 		t.Errorf("/chunk: headers %v, want the CORS headers", resp.Header)
+	}
+	resp, err = get("/part")
+	if err != nil {
+		t.Fatalf("/part: %v, want the status and headers first", err)
+	}
+	body, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.StatusCode != 200 || resp.ContentLength != 20 || err == nil || string(body) != `{"partial` {
+		t.Errorf("/part: %s %d length %d %q %v, want 200, length 20, 9 bytes, then a stream error", resp.Proto, resp.StatusCode, resp.ContentLength, body, err)
+	}
+	if resp.Header.Get("Access-Control-Allow-Origin") != appOrigin {
+		t.Errorf("/part: headers %v, want the CORS headers", resp.Header)
+	}
+	resp, err = get("/slow")
+	if err != nil {
+		t.Fatalf("/slow: %v", err)
+	}
+	body, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.StatusCode != 200 || err != nil || string(body) != `{"slow":"answer"}` {
+		t.Errorf("/slow: %s %d %q %v, want 200 and the whole body", resp.Proto, resp.StatusCode, body, err)
+	}
+	if resp.Header.Get("Access-Control-Allow-Origin") != appOrigin {
+		t.Errorf("/slow: headers %v, want the CORS headers", resp.Header)
 	}
 	resp, err = get("/ok")
 	if err != nil {
@@ -110,32 +139,41 @@ func TestFaultsHTTP2(t *testing.T) {
 	if resp.ProtoMajor != 2 || resp.StatusCode != 200 {
 		t.Errorf("/ok after the faults: %s %s", resp.Proto, resp.Status)
 	}
-	for _, f := range []string{"connection-reset", "empty-response", "malformed-chunk", "random-data"} {
+	for _, f := range []string{"connection-reset", "empty-response", "malformed-chunk", "random-data", "partial-body", "slow-body"} {
 		if !strings.Contains(logs.String(), `"fault":"`+f+`"`) {
 			t.Errorf("no log line for the %s fault:\n%s", f, logs)
 		}
 	}
 }
 
-// TestMalformedChunkCORS: the status line malformed-chunk writes itself on
-// HTTP/1.1 carries the CORS headers, so that a browser's fetch sees the
-// broken body rather than a CORS error.
+// TestMalformedChunkCORS: the status line a fault writes itself on
+// HTTP/1.1 (malformed-chunk, partial-body, after arrival or processing)
+// carries the CORS headers, so that a browser's fetch sees the broken
+// body rather than a CORS error.
 func TestMalformedChunkCORS(t *testing.T) {
 	t.Parallel()
 	_, hs, _ := serveYAML(t, Options{CORS: true}, faultScenario)
-	conn, err := net.Dial("tcp", strings.TrimPrefix(hs.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(patience))
-	fmt.Fprintf(conn, "GET /chunk HTTP/1.1\r\nHost: x\r\nOrigin: %s\r\n\r\n", appOrigin)
-	raw, _ := io.ReadAll(conn)
-	head, _, _ := strings.Cut(string(raw), "\r\n\r\n")
-	for _, want := range []string{"HTTP/1.1 200 OK\r\n", "\r\nAccess-Control-Allow-Origin: " + appOrigin + "\r\n", "\r\nVary: Origin"} {
-		if !strings.Contains(head+"\r\n", want) {
-			t.Errorf("head %q, want %q in it", head, want)
-		}
+	for _, tc := range []struct{ path, status string }{
+		{"/chunk", "200 OK"},
+		{"/part", "200 OK"},
+		{"/late", "201 Created"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			conn, err := net.Dial("tcp", strings.TrimPrefix(hs.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(patience))
+			fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nOrigin: %s\r\n\r\n", tc.path, appOrigin)
+			raw, _ := io.ReadAll(conn)
+			head, _, _ := strings.Cut(string(raw), "\r\n\r\n")
+			for _, want := range []string{"HTTP/1.1 " + tc.status + "\r\n", "\r\nAccess-Control-Allow-Origin: " + appOrigin + "\r\n", "\r\nVary: Origin"} {
+				if !strings.Contains(head+"\r\n", want) {
+					t.Errorf("head %q, want %q in it", head, want)
+				}
+			}
+		})
 	}
 }
 
@@ -170,4 +208,54 @@ func TestFaultsHTTPS1(t *testing.T) {
 		t.Fatalf("after the 413: %v", err)
 	}
 	resp.Body.Close()
+}
+
+// TestTLSAdminOwnListener: with TLS, the admin listener of ServeSplit
+// speaks HTTPS with the same certificate (a plain one would carry the
+// admin token in the clear), and the ready line says so.
+func TestTLSAdminOwnListener(t *testing.T) {
+	t.Parallel()
+	cert, err := certs.SelfSigned(nil, time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := serveSplit(t, Options{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}}, splitYAML)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert.Leaf)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	client := &http.Client{Transport: tr}
+	get := func(url string) (*http.Response, string, error) {
+		url = strings.Replace(url, "http://127.0.0.1", "https://localhost", 1)
+		var resp *http.Response
+		var body []byte
+		var err error
+		eventually(t, patience, func() string {
+			if resp, err = client.Get(url); err != nil {
+				return err.Error()
+			}
+			body, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return ""
+		})
+		return resp, string(body), err
+	}
+	if resp, body, err := get(ss.admin + "/__admin/health"); err != nil || resp.StatusCode != 200 || resp.ProtoMajor != 2 || !strings.Contains(body, `"ok"`) {
+		t.Errorf("admin health over HTTPS: %v %v %q", err, resp, body)
+	}
+	if resp, body, err := get(ss.url + "/n"); err != nil || resp.StatusCode != 200 || body != "one" {
+		t.Errorf("scenario over HTTPS: %v %v %q", err, resp, body)
+	}
+	resp, err := http.Get(ss.admin + "/__admin/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("plain HTTP to the admin listener: %s, want net/http's 400 for HTTP to an HTTPS server", resp.Status)
+	}
+	fp := certs.Fingerprint(cert.Certificate[0])
+	if !strings.Contains(ss.logs.String(), `"scheme":"https","sha256":"`+fp+`"`) {
+		t.Errorf("ready line lacks scheme and fingerprint:\n%s", ss.logs)
+	}
 }

@@ -13,6 +13,7 @@ type Memory struct {
 	seqs *memSequences
 	ctrs *memCounters
 	cols *memCollections
+	jrnl *memJournal
 }
 
 var _ Store = (*Memory)(nil)
@@ -25,6 +26,7 @@ func NewMemory(o Options) *Memory {
 		seqs: &memSequences{limit: o.MaxSequenceKeys},
 		ctrs: &memCounters{},
 		cols: &memCollections{limit: o.MaxItems, byName: map[string]*collection{}},
+		jrnl: newMemJournal(o.JournalSize),
 	}
 }
 
@@ -40,6 +42,9 @@ func (m *Memory) Counters() Counters { return m.ctrs }
 // Collections returns the stored resources.
 func (m *Memory) Collections() Collections { return m.cols }
 
+// Journal returns the request journal.
+func (m *Memory) Journal() Journal { return m.jrnl }
+
 // Reset forgets everything.
 func (m *Memory) Reset(ctx context.Context) error {
 	return errors.Join(
@@ -47,6 +52,7 @@ func (m *Memory) Reset(ctx context.Context) error {
 		m.seqs.Reset(ctx, ""),
 		m.ctrs.Reset(ctx, ""),
 		m.cols.Reset(ctx, ""),
+		m.jrnl.Clear(ctx),
 	)
 }
 

@@ -13,7 +13,9 @@ type Store interface {
 	Sequences() Sequences
 	Counters() Counters
 	Collections() Collections
-	// Reset forgets everything: keys, positions, counters and items.
+	Journal() Journal
+	// Reset forgets everything: keys, positions, counters, items and the
+	// journal.
 	Reset(ctx context.Context) error
 	// Close releases what the store holds (connections, goroutines).
 	// Nothing may be called after Close.
@@ -52,6 +54,9 @@ type Options struct {
 	// MaxItems bounds the items of all collections together (default
 	// 100,000); past it Save and Seed fail with ErrFull.
 	MaxItems int
+	// JournalSize is how many requests the journal keeps (default
+	// 10,000); the oldest go first.
+	JournalSize int
 }
 
 // Defaults of Options.
@@ -76,6 +81,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxItems <= 0 {
 		o.MaxItems = DefaultMaxItems
+	}
+	if o.JournalSize <= 0 {
+		o.JournalSize = DefaultJournalSize
 	}
 	return o
 }

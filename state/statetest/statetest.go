@@ -29,6 +29,7 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("Counters", h.counters)
 	t.Run("Collections", h.collections)
 	t.Run("StoreReset", h.storeReset)
+	t.Run("Journal", h.journal)
 }
 
 type harness struct{ newStore NewStore }

@@ -1,0 +1,204 @@
+package state
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Journal records the requests the server answered, for verification
+// (WireMock's request journal). It keeps the newest entries up to a cap:
+// a CI job asks what was received, a dashboard tails it live.
+// Implementations are safe for concurrent use.
+type Journal interface {
+	// Append records e and sets e.ID: 1, 2, 3, ... in the order entries
+	// are appended, never reused (not even after Clear or Reset), so a
+	// live tail never sees an ID twice. Past the cap the oldest entries
+	// are dropped. The store keeps e's Headers and Body: the caller must
+	// not modify them afterwards.
+	Append(ctx context.Context, e *Entry) error
+	// Entries returns the entries kept with an ID above after, oldest
+	// first (after = 0: all of them). They are shared: read, never modify.
+	Entries(ctx context.Context, after int64) ([]Entry, error)
+	// Clear drops every entry.
+	Clear(ctx context.Context) error
+	// Wait returns nil once an entry with an ID above after exists, or
+	// ctx's error when ctx ends first. It never spins.
+	Wait(ctx context.Context, after int64) error
+}
+
+// DefaultJournalSize is how many entries a journal keeps by default.
+const DefaultJournalSize = 10_000
+
+// Entry is one request as the journal records it.
+type Entry struct {
+	ID     int64     `json:"id"`
+	Time   time.Time `json:"time"` // when the request arrived
+	Method string    `json:"method"`
+	Path   string    `json:"path"`
+	// Query is the raw query string, without '?'.
+	Query   string              `json:"query,omitempty"`
+	Headers map[string][]string `json:"headers"`
+	// Body is the request body up to the journal's body limit; in JSON it
+	// is "body" when it is valid UTF-8, else "bodyBase64".
+	Body []byte `json:"-"`
+	// BodySize is the size received, before the cut.
+	BodySize      int64 `json:"bodySize"`
+	BodyTruncated bool  `json:"bodyTruncated,omitempty"`
+	// Route is the route that answered: "" when none matched,
+	// "(fallback)" when the fallback answered.
+	Route   string `json:"route,omitempty"`
+	Matched bool   `json:"matched"`
+	// NearMisses is the near-miss report of a request no route matched.
+	NearMisses []NearMiss `json:"nearMisses,omitempty"`
+	// Status is 0 when no HTTP answer was sent (a fault, the client left).
+	Status  int     `json:"status"`
+	DelayMs float64 `json:"delayMs,omitempty"`
+	Fault   string  `json:"fault,omitempty"`
+	// FaultAfter is "arrival" or "processing".
+	FaultAfter string `json:"faultAfter,omitempty"`
+	// Idempotency is the idempotency outcome: new, replayed, mismatch,
+	// in-flight, missing-key, invalid-key, or "" for none.
+	Idempotency string  `json:"idempotency,omitempty"`
+	DurationMs  float64 `json:"durationMs"`
+	// Version is the version of the scenarios that answered.
+	Version int64 `json:"version"`
+}
+
+// NearMiss is one route a request came close to matching, and why it did
+// not.
+type NearMiss struct {
+	Route  string `json:"route"`
+	Reason string `json:"reason"`
+}
+
+// entryJSON is Entry's JSON form without its methods.
+type entryJSON Entry
+
+// MarshalJSON writes the body as text when it is valid UTF-8, else as
+// base64, so that a JSON body reads as itself.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	out := struct {
+		entryJSON
+		Body       *string `json:"body,omitempty"`
+		BodyBase64 *string `json:"bodyBase64,omitempty"`
+	}{entryJSON: entryJSON(e)}
+	if len(e.Body) > 0 {
+		if utf8.Valid(e.Body) {
+			s := string(e.Body)
+			out.Body = &s
+		} else {
+			s := base64.StdEncoding.EncodeToString(e.Body)
+			out.BodyBase64 = &s
+		}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (e *Entry) UnmarshalJSON(b []byte) error {
+	var in struct {
+		entryJSON
+		Body       *string `json:"body"`
+		BodyBase64 *string `json:"bodyBase64"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*e = Entry(in.entryJSON)
+	switch {
+	case in.Body != nil:
+		e.Body = []byte(*in.Body)
+	case in.BodyBase64 != nil:
+		body, err := base64.StdEncoding.DecodeString(*in.BodyBase64)
+		if err != nil {
+			return err
+		}
+		e.Body = body
+	}
+	return nil
+}
+
+// memJournal is a ring of the newest entries.
+type memJournal struct {
+	mu     sync.Mutex // guards all below
+	ring   []Entry    // allocated as it fills, up to size
+	size   int
+	start  int   // index in ring of the oldest entry
+	n      int   // entries kept
+	lastID int64 // ID of the newest entry ever appended
+	// wake is closed by the next Append; made only when someone waits,
+	// so that appending allocates nothing when nobody tails the journal.
+	wake chan struct{}
+}
+
+func newMemJournal(size int) *memJournal {
+	return &memJournal{size: size}
+}
+
+func (j *memJournal) Append(_ context.Context, e *Entry) error {
+	j.mu.Lock()
+	j.lastID++
+	e.ID = j.lastID
+	switch {
+	case j.n < j.size && len(j.ring) < j.size:
+		j.ring = append(j.ring, *e)
+		j.n++
+	default: // full: overwrite the oldest
+		j.ring[j.start] = *e
+		j.start = (j.start + 1) % j.size
+	}
+	wake := j.wake
+	j.wake = nil
+	j.mu.Unlock()
+	if wake != nil {
+		close(wake)
+	}
+	return nil
+}
+
+func (j *memJournal) Entries(_ context.Context, after int64) ([]Entry, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	first := j.lastID - int64(j.n) + 1 // ID of the oldest entry kept
+	skip := 0
+	if after >= first {
+		skip = int(min(after-first+1, int64(j.n)))
+	}
+	out := make([]Entry, 0, j.n-skip)
+	for i := skip; i < j.n; i++ {
+		out = append(out, j.ring[(j.start+i)%len(j.ring)])
+	}
+	return out, nil
+}
+
+func (j *memJournal) Clear(context.Context) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	clear(j.ring) // let the bodies go
+	j.ring, j.start, j.n = j.ring[:0], 0, 0
+	return nil
+}
+
+func (j *memJournal) Wait(ctx context.Context, after int64) error {
+	for {
+		j.mu.Lock()
+		if j.lastID > after {
+			j.mu.Unlock()
+			return nil
+		}
+		if j.wake == nil {
+			j.wake = make(chan struct{})
+		}
+		wake := j.wake
+		j.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package statetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// journal checks the request journal: IDs, the cap, Clear, Wait.
+func (h *harness) journal(t *testing.T) {
+	t.Run("AppendAndRead", func(t *testing.T) {
+		s, _ := h.open(t, state.Options{})
+		j := s.Journal()
+		for i := range 3 {
+			e := &state.Entry{Method: "POST", Path: fmt.Sprintf("/p/%d", i), Body: []byte(`{"a":1}`), BodySize: 7,
+				Headers: map[string][]string{"Idempotency-Key": {"k"}}, Status: 201, Route: "r", Matched: true}
+			must(t, j.Append(ctx, e))
+			if e.ID != int64(i+1) {
+				t.Fatalf("Append set ID %d, want %d", e.ID, i+1)
+			}
+		}
+		all, err := j.Entries(ctx, 0)
+		must(t, err)
+		if len(all) != 3 || all[0].Path != "/p/0" || all[2].Path != "/p/2" {
+			t.Fatalf("Entries(0) = %+v", all)
+		}
+		if got := all[1]; got.Headers["Idempotency-Key"][0] != "k" || string(got.Body) != `{"a":1}` || got.Status != 201 || !got.Matched {
+			t.Errorf("entry not kept as appended: %+v", got)
+		}
+		later, err := j.Entries(ctx, 2)
+		must(t, err)
+		if len(later) != 1 || later[0].ID != 3 {
+			t.Errorf("Entries(2) = %+v, want only ID 3", later)
+		}
+		none, err := j.Entries(ctx, 3)
+		must(t, err)
+		if len(none) != 0 {
+			t.Errorf("Entries(3) = %+v, want none", none)
+		}
+	})
+	t.Run("Cap", func(t *testing.T) {
+		s, _ := h.open(t, state.Options{JournalSize: 3})
+		j := s.Journal()
+		for i := range 5 {
+			must(t, j.Append(ctx, &state.Entry{Path: fmt.Sprintf("/%d", i)}))
+		}
+		all, err := j.Entries(ctx, 0)
+		must(t, err)
+		if len(all) != 3 || all[0].ID != 3 || all[2].ID != 5 {
+			t.Fatalf("after 5 appends with a cap of 3: %+v, want IDs 3..5", entryIDs(all))
+		}
+		from, err := j.Entries(ctx, 1) // older than anything kept
+		must(t, err)
+		if len(from) != 3 {
+			t.Errorf("Entries(1) = IDs %v, want 3..5", entryIDs(from))
+		}
+	})
+	t.Run("ClearKeepsIDs", func(t *testing.T) {
+		s, _ := h.open(t, state.Options{})
+		j := s.Journal()
+		must(t, j.Append(ctx, &state.Entry{Path: "/a"}))
+		must(t, j.Append(ctx, &state.Entry{Path: "/b"}))
+		must(t, j.Clear(ctx))
+		all, err := j.Entries(ctx, 0)
+		must(t, err)
+		if len(all) != 0 {
+			t.Fatalf("Entries after Clear = %v", entryIDs(all))
+		}
+		e := &state.Entry{Path: "/c"}
+		must(t, j.Append(ctx, e))
+		if e.ID != 3 {
+			t.Errorf("ID after Clear = %d, want 3 (IDs are never reused)", e.ID)
+		}
+	})
+	t.Run("StoreResetClears", func(t *testing.T) {
+		s, _ := h.open(t, state.Options{})
+		must(t, s.Journal().Append(ctx, &state.Entry{Path: "/a"}))
+		must(t, s.Reset(ctx))
+		all, err := s.Journal().Entries(ctx, 0)
+		must(t, err)
+		if len(all) != 0 {
+			t.Errorf("Entries after Reset = %v", entryIDs(all))
+		}
+	})
+	t.Run("Wait", func(t *testing.T) {
+		s, _ := h.open(t, state.Options{})
+		j := s.Journal()
+		must(t, j.Append(ctx, &state.Entry{Path: "/a"}))
+		// An entry above after exists already: no waiting.
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		must(t, j.Wait(wctx, 0))
+		done := make(chan error, 1)
+		go func() { done <- j.Wait(wctx, 1) }()
+		select {
+		case err := <-done:
+			t.Fatalf("Wait(1) returned %v before entry 2 existed", err)
+		default:
+		}
+		must(t, j.Append(ctx, &state.Entry{Path: "/b"}))
+		select {
+		case err := <-done:
+			must(t, err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("Wait(1) still waiting 30s after entry 2 was appended")
+		}
+		gone, stop := context.WithCancel(ctx)
+		go func() { done <- j.Wait(gone, 2) }()
+		stop()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Error("Wait returned nil for a cancelled context and no new entry")
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("Wait ignored its context")
+		}
+	})
+	t.Run("Concurrent", func(t *testing.T) {
+		s, _ := h.open(t, state.Options{JournalSize: 1000})
+		j := s.Journal()
+		var wg sync.WaitGroup
+		for g := range 10 {
+			wg.Go(func() {
+				for i := range 50 {
+					if err := j.Append(ctx, &state.Entry{Path: fmt.Sprintf("/%d/%d", g, i)}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		all, err := j.Entries(ctx, 0)
+		must(t, err)
+		if len(all) != 500 {
+			t.Fatalf("%d entries, want 500", len(all))
+		}
+		for i, e := range all {
+			if e.ID != int64(i+1) {
+				t.Fatalf("entry %d has ID %d: IDs must be 1..500 in order", i, e.ID)
+			}
+		}
+	})
+}
+
+func entryIDs(es []state.Entry) []int64 {
+	out := make([]int64, len(es))
+	for i, e := range es {
+		out[i] = e.ID
+	}
+	return out
+}
