@@ -62,8 +62,10 @@ func (d *fileDecoder) cors(n *yaml.Node) *CORS {
 		if list, ok := d.strList(p.val, "cors.methods"); ok {
 			for i, m := range list {
 				m = strings.TrimSpace(m)
-				if m == "*" {
-					c.Methods = nil // any: the preflight's own method is echoed
+				// * and ANY (as a route's method: says it) mean any: the
+				// preflight's own method is echoed.
+				if m == "*" || m == "ANY" {
+					c.Methods = nil
 					break
 				}
 				if msg := checkMethod(m); msg != "" {

@@ -67,3 +67,18 @@ func TestAllowsOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestCORSAnyMethod: methods: ANY means any method, as a route's method:
+// ANY does, like *; it is not taken as a method named ANY.
+func TestCORSAnyMethod(t *testing.T) {
+	t.Parallel()
+	for _, methods := range []string{"ANY", "'*'", "[GET, ANY]"} {
+		set, err := LoadBytes("a.yaml", []byte("cors: { origins: '*', methods: "+methods+" }\nroutes: [{ path: /x, respond: {} }]\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := set.Files[0].CORS.Methods; m != nil {
+			t.Errorf("methods: %s: Methods = %q, want nil (any)", methods, m)
+		}
+	}
+}
