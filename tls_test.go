@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -146,5 +147,63 @@ func TestTLSFlags(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != exitFailure || !strings.Contains(string(out), "/nonexistent.pem") {
 		t.Errorf("unreadable certificate: %v %s, want exit 1 naming the file", err, out)
+	}
+}
+
+// TestTLSAdminAddr: with --admin-addr the admin listener speaks HTTPS
+// too, with the certificate the ready line names, and health asks it
+// over HTTPS with the same variables as serve.
+func TestTLSAdminAddr(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	_, _, logs := startedEnv(t, bin, nil, "--tls-self-signed", "--admin-addr", "127.0.0.1:0")
+	m := regexp.MustCompile(`msg=ready addr=\S+ admin_addr=(\S+) scheme=https sha256=([0-9A-F:]{95})`).FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no admin address, scheme and fingerprint in the ready line:\n%s", logs)
+	}
+	admin := m[1]
+	var served *x509.Certificate
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		InsecureSkipVerify: true, // checked below, against the logged fingerprint
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			served = cs.PeerCertificates[0]
+			return nil
+		},
+	}}}
+	resp, err := client.Get("https://" + admin + "/__admin/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || certs.Fingerprint(served.Raw) != m[2] {
+		t.Errorf("admin health over HTTPS: %s, certificate %s, want 200 and the logged %s", resp.Status, certs.Fingerprint(served.Raw), m[2])
+	}
+	health := exec.Command(bin, "health", "--timeout", patience.String())
+	health.Env = append(os.Environ(), "SCENARIOMOCK_ADMIN_ADDR="+admin, "SCENARIOMOCK_TLS_SELF_SIGNED=true")
+	if out, err := health.CombinedOutput(); err != nil || !strings.Contains(string(out), `"status": "ok"`) {
+		t.Errorf("health --admin-addr over HTTPS: %v %s", err, out)
+	}
+}
+
+// TestListenHosts: a self-signed certificate names the hosts of --addr
+// and --admin-addr, once each, and this machine's name for 0.0.0.0.
+func TestListenHosts(t *testing.T) {
+	t.Parallel()
+	name, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		addrs []string
+		want  []string
+	}{
+		{[]string{"127.0.0.1:8080", ""}, []string{"127.0.0.1"}},
+		{[]string{"mock.internal:8080", "mock.internal:9090"}, []string{"mock.internal"}},
+		{[]string{"127.0.0.1:8080", "admin.internal:9090"}, []string{"127.0.0.1", "admin.internal"}},
+		{[]string{"0.0.0.0:8080", ":9090"}, []string{name}},
+	} {
+		if got := listenHosts(tc.addrs); !slices.Equal(got, tc.want) {
+			t.Errorf("listenHosts(%q) = %q, want %q", tc.addrs, got, tc.want)
+		}
 	}
 }
