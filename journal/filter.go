@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,11 +26,11 @@ const (
 type Filter struct {
 	route       *string
 	method      string
-	path        string         // exact path, when glob is nil
-	glob        *regexp.Regexp // path= with * or **
-	status      int            // -1: any
-	class       int            // status=4xx: 4; 0: any
-	headers     []pair         // canonical names
+	path        string // exact path, when glob is nil
+	glob        glob   // path= with * or **
+	status      int    // -1: any
+	class       int    // status=4xx: 4; 0: any
+	headers     []pair // canonical names
 	query       []pair
 	body        []bodyCond
 	idempotency string
@@ -129,24 +128,7 @@ func (f *Filter) set(name, v string) error {
 			f.path = v
 			return nil
 		}
-		var re strings.Builder
-		re.WriteString("^")
-		for i := 0; i < len(v); {
-			switch {
-			case strings.HasPrefix(v[i:], "**"):
-				re.WriteString(".*")
-				i += 2
-			case v[i] == '*':
-				re.WriteString("[^/]*")
-				i++
-			default:
-				j := i + strings.IndexByte(v[i:]+"*", '*')
-				re.WriteString(regexp.QuoteMeta(v[i:j]))
-				i = j
-			}
-		}
-		re.WriteString("$")
-		f.glob = regexp.MustCompile(re.String()) // only quoted text and the two wildcards
+		f.glob = compileGlob(v)
 	case "status":
 		if len(v) == 3 && (v[1:] == "xx" || v[1:] == "XX") && v[0] >= '1' && v[0] <= '5' {
 			f.class = int(v[0] - '0')
@@ -213,7 +195,7 @@ func (f Filter) Match(e *state.Entry) bool {
 	case f.route != nil && e.Route != *f.route,
 		f.method != "" && !strings.EqualFold(e.Method, f.method),
 		f.path != "" && e.Path != f.path,
-		f.glob != nil && !f.glob.MatchString(e.Path),
+		f.glob != nil && !f.glob.match(e.Path),
 		f.status >= 0 && e.Status != f.status,
 		f.class > 0 && e.Status/100 != f.class,
 		f.idempotency != "" && e.Idempotency != f.idempotency,
@@ -308,4 +290,64 @@ func leafEquals(v any, want string) bool {
 		return want == "null"
 	}
 	return false
+}
+
+// glob is a path pattern: '*' matches within one segment, "**" anything,
+// other bytes themselves. It is matched byte by byte (paths need not be
+// UTF-8) as a set of positions, so that a pattern of many stars costs
+// len(pattern) × len(path) steps, never a backtracking blow-up.
+type glob []globToken
+
+type globToken struct {
+	kind byte // 0: the literal b; '*': a segment's characters; 'd': "**"
+	b    byte
+}
+
+func compileGlob(p string) glob {
+	var g glob
+	for i := 0; i < len(p); i++ {
+		switch {
+		case strings.HasPrefix(p[i:], "**"):
+			g = append(g, globToken{kind: 'd'})
+			i++
+		case p[i] == '*':
+			g = append(g, globToken{kind: '*'})
+		default:
+			g = append(g, globToken{b: p[i]})
+		}
+	}
+	return g
+}
+
+func (g glob) match(s string) bool {
+	cur := make([]bool, len(g)+1)
+	next := make([]bool, len(g)+1)
+	cur[0] = true
+	g.close(cur)
+	for i := 0; i < len(s); i++ {
+		clear(next)
+		for k, on := range cur[:len(g)] {
+			if !on {
+				continue
+			}
+			switch t := g[k]; {
+			case t.kind == 'd', t.kind == '*' && s[i] != '/':
+				next[k] = true
+			case t.kind == 0 && t.b == s[i]:
+				next[k+1] = true
+			}
+		}
+		g.close(next)
+		cur, next = next, cur
+	}
+	return cur[len(g)]
+}
+
+// close adds the positions reached by letting stars match nothing.
+func (g glob) close(states []bool) {
+	for k, t := range g {
+		if states[k] && t.kind != 0 {
+			states[k+1] = true
+		}
+	}
 }
