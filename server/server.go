@@ -425,6 +425,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    s.opts.MaxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return base },
+		ConnContext:       connJournal,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	served := make(chan error, 1)
@@ -575,6 +576,7 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 	var jr *journalRecord
 	if s.journalOn() {
 		r, jr = s.withJournal(r, snap.version)
+		defer jr.end()
 	}
 	var body []byte
 	var err error
