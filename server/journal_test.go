@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"slices"
 	"strings"
@@ -647,5 +648,59 @@ func TestJournalStreamEndsAtShutdown(t *testing.T) {
 	}
 	if _, err := io.ReadAll(body); err != nil {
 		t.Errorf("the stream did not end cleanly: %v", err)
+	}
+}
+
+// TestJournalConnectionRecord: under Serve the requests of a keep-alive
+// connection share one journal record; each entry is still its own
+// request's, and admin calls on the connection are not journaled.
+func TestJournalConnectionRecord(t *testing.T) {
+	base, stop := serveReal(t, Options{MaxBody: 64}, journalScenario)
+	defer func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+	defer client.CloseIdleConnections()
+	var conns []string
+	send := func(method, path, body string) {
+		t.Helper()
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		req, _ := http.NewRequest(method, base+path, rd)
+		trace := &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) { conns = append(conns, ci.Conn.LocalAddr().String()) }}
+		resp, err := client.Do(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	send("POST", "/v1/payments?n=1", `{"n":1}`)
+	send("GET", "/__admin/health", "")
+	send("GET", "/teapot", "")
+	send("GET", "/__admin/requests", "")
+	send("GET", "/nowhere", "")
+	send("POST", "/v1/payments", strings.Repeat("x", 100)) // 413, and the connection closes
+	if conns[0] != conns[len(conns)-1] {
+		t.Fatalf("the requests did not share a connection: %v", conns)
+	}
+	send("POST", "/__admin/reload", strings.Repeat("x", 100)) // an admin 413
+	l := listRequests(t, base, "")
+	var got []string
+	for _, e := range l.Requests {
+		got = append(got, fmt.Sprintf("%s %s?%s %d route=%q body=%q size=%d near=%d", e.Method, e.Path, e.Query, e.Status, e.Route, e.Body, e.BodySize, len(e.NearMisses)))
+	}
+	want := []string{
+		`POST /v1/payments?n=1 201 route="create payment" body="{\"n\":1}" size=7 near=0`,
+		`GET /teapot? 418 route="teapot" body="" size=0 near=0`,
+		`GET /nowhere? 404 route="" body="" size=0 near=3`,
+		`POST /v1/payments? 413 route="" body="" size=100 near=0`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

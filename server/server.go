@@ -839,7 +839,8 @@ func (s *Server) bodyProblem(w http.ResponseWriter, r *http.Request, err error, 
 	s.logProblem(r, "", statusOf(err), 0, start, slog.String("error", err.Error()))
 }
 
-// logRequest writes the one log line each request gets. Status 0 means no
+// logRequest writes the one log line each request gets, and journals a
+// mock request (see record: every outcome passes here). Status 0 means no
 // HTTP answer was sent (a fault, or the client left). It builds the record
 // itself, stamped with the time it measures the duration by, and keeps to
 // the five attributes a slog.Record holds without allocating; delay is
