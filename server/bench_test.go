@@ -58,9 +58,11 @@ func BenchmarkServeHTTP(b *testing.B) {
 		}
 		return s
 	}
-	get := httptest.NewRequest("GET", "/payments/pay_demo_0001", nil)
+	// Under Serve each connection carries a journal record (connJournal).
+	conn := connJournal(context.Background(), nil)
+	get := httptest.NewRequestWithContext(conn, "GET", "/payments/pay_demo_0001", nil)
 	postBody := []byte(`{"amount":9800,"currency":"JPY"}`)
-	post := httptest.NewRequest("POST", "/payments", bytes.NewReader(postBody))
+	post := httptest.NewRequestWithContext(conn, "POST", "/payments", bytes.NewReader(postBody))
 	post.Header.Set("Idempotency-Key", "k")
 	rd := bytes.NewReader(nil)
 	bare := bareHandler()

@@ -704,3 +704,69 @@ func TestJournalConnectionRecord(t *testing.T) {
 		t.Errorf("entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// brokenSequences is a store whose sequences fail, as a remote store's do
+// when its connection is lost.
+type brokenSequences struct{ *state.Memory }
+
+func (brokenSequences) Sequences() state.Sequences { return failingSequences{} }
+
+type failingSequences struct{}
+
+func (failingSequences) Hit(context.Context, string) (int64, error) { return 0, errCountersDown }
+func (failingSequences) HitKey(context.Context, string, string) (state.Position, error) {
+	return state.Position{}, errCountersDown
+}
+func (failingSequences) Count(context.Context, string) (state.SequenceCount, error) {
+	return state.SequenceCount{}, errCountersDown
+}
+func (failingSequences) Reset(context.Context, string) error    { return errCountersDown }
+func (failingSequences) Retain(context.Context, []string) error { return errCountersDown }
+
+// TestJournalStoreDown: a request answered 503 because the state store
+// failed is journaled like any other.
+func TestJournalStoreDown(t *testing.T) {
+	t.Parallel()
+	store := brokenSequences{state.NewMemory(state.Options{})}
+	_, hs, _ := serveYAML(t, Options{State: store}, journalScenario)
+	if r := do(t, "GET", hs.URL+"/teapot", ""); r.status != 503 {
+		t.Fatalf("status %d", r.status)
+	}
+	l := listRequests(t, hs.URL, "")
+	if len(l.Requests) != 1 || l.Requests[0].Status != 503 || l.Requests[0].Route != "teapot" || !l.Requests[0].Matched {
+		t.Errorf("entries: %+v", l.Requests)
+	}
+}
+
+// brokenJournal is a store whose journal fails.
+type brokenJournal struct{ *state.Memory }
+
+func (brokenJournal) Journal() state.Journal { return failingJournal{} }
+
+type failingJournal struct{}
+
+func (failingJournal) Append(context.Context, *state.Entry) error { return errCountersDown }
+func (failingJournal) Entries(context.Context, int64) ([]state.Entry, error) {
+	return nil, errCountersDown
+}
+func (failingJournal) Clear(context.Context) error       { return errCountersDown }
+func (failingJournal) Wait(context.Context, int64) error { return errCountersDown }
+
+// TestJournalDown: a journal that fails does not fail the requests it
+// records (the log says so); reading it answers 503.
+func TestJournalDown(t *testing.T) {
+	t.Parallel()
+	store := brokenJournal{state.NewMemory(state.Options{})}
+	_, hs, logs := serveYAML(t, Options{State: store}, journalScenario)
+	if r := do(t, "GET", hs.URL+"/teapot", ""); r.status != 418 {
+		t.Errorf("request with the journal down: %d", r.status)
+	}
+	if !strings.Contains(logs.String(), "request not journaled") {
+		t.Errorf("no warning in the log:\n%s", logs)
+	}
+	for _, c := range []struct{ method, path string }{{"GET", "/__admin/requests"}, {"GET", "/__admin/requests/count"}, {"DELETE", "/__admin/requests"}, {"GET", "/__admin/requests/stream"}} {
+		if r := do(t, c.method, hs.URL+c.path, ""); r.status != 503 {
+			t.Errorf("%s %s with the journal down: %d %s", c.method, c.path, r.status, r.body)
+		}
+	}
+}
