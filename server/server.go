@@ -425,8 +425,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    s.opts.MaxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return base },
-		ConnContext:       connJournal,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	if s.journalOn() {
+		hs.ConnContext = connJournal
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
