@@ -770,3 +770,15 @@ func TestJournalDown(t *testing.T) {
 		}
 	}
 }
+
+// TestJournalHead: a HEAD answered by a GET route is journaled once, as
+// the HEAD it was.
+func TestJournalHead(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, journalScenario)
+	do(t, "HEAD", hs.URL+"/teapot", "")
+	l := listRequests(t, hs.URL, "")
+	if len(l.Requests) != 1 || l.Requests[0].Method != "HEAD" || l.Requests[0].Route != "teapot" || l.Requests[0].Status != 418 {
+		t.Errorf("entries: %+v", l.Requests)
+	}
+}
