@@ -244,6 +244,8 @@ type serveOptions struct {
 	adminHosts        []string
 	shutdownWaitDelay bool
 	maxItems          int
+	journalSize       int
+	journalBodyLimit  byteSize
 	cpuProfile        string
 	explain           explainFlag
 	seed              uint64
@@ -253,7 +255,7 @@ type serveOptions struct {
 }
 
 func newServeCmd(stderr io.Writer) *cobra.Command {
-	opts := serveOptions{maxBody: 10 << 20, maxHeaderBytes: 64 << 10, maxTemplateOutput: 4 << 20}
+	opts := serveOptions{maxBody: 10 << 20, maxHeaderBytes: 64 << 10, maxTemplateOutput: 4 << 20, journalBodyLimit: 64 << 10}
 	cmd := &cobra.Command{
 		Use:   "serve [file or directory ...]",
 		Short: "Serve scenarios (the built-in payments demo when no path is given)",
@@ -295,6 +297,8 @@ separated by colons when none are given.`,
 	f.Uint64Var(&opts.seed, "seed", 0, "make every random choice repeatable (fault chances, delay ranges, randomInt, randomHex, uuid) for the same requests in the same order")
 	f.BoolVar(&opts.cors, "cors", false, "answer browsers from any origin (CORS preflights and headers, credentials allowed) on routes whose file has no cors: block; not the admin API")
 	opts.tls.flags(f, true)
+	f.IntVar(&opts.journalSize, "journal-size", 10_000, "requests the journal keeps for GET /__admin/requests (the oldest go first); 0 turns the journal off")
+	f.Var(&opts.journalBodyLimit, "journal-body-limit", "how much of each request body the journal keeps (bodySize says the whole size)")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
 	_ = f.MarkHidden("cpuprofile")
 	return cmd
@@ -319,6 +323,9 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	log, err := newLogger(logs, opts.logFormat, opts.logLevel)
 	if err != nil {
 		return withCode(exitUsage, err)
+	}
+	if opts.journalSize < 0 {
+		return withCode(exitUsage, fmt.Errorf("--journal-size %d: want a number of requests, or 0 for no journal", opts.journalSize))
 	}
 	if opts.cpuProfile != "" {
 		stop, err := startCPUProfile(opts.cpuProfile)
@@ -386,6 +393,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts, AdminToken: opts.adminToken,
 		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems, Rand: random,
 		CORS: opts.cors, TLS: tlsConfig,
+		JournalSize: journalSize(opts.journalSize), JournalBodyLimit: int(opts.journalBodyLimit),
 	})
 	if err != nil {
 		printProblems(stderr, err)
@@ -415,6 +423,15 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	cancel()
 	wg.Wait()
 	return err
+}
+
+// journalSize maps --journal-size to Options.JournalSize, where zero is
+// the default and a negative size is off.
+func journalSize(flag int) int {
+	if flag == 0 {
+		return -1
+	}
+	return flag
 }
 
 func printProblems(w io.Writer, err error) {

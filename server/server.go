@@ -101,6 +101,14 @@ type Options struct {
 	// TLS, when set, serves HTTPS (HTTP/2 and HTTP/1.1) with its
 	// certificates instead of plain HTTP, on both listeners of ServeSplit.
 	TLS *tls.Config
+	// JournalSize is how many requests the journal keeps (default
+	// 10,000, state.DefaultJournalSize); a negative size turns the journal
+	// off: nothing is recorded and /__admin/requests answers 404. With a
+	// State passed in, the store's own cap applies; only off is read here.
+	JournalSize int
+	// JournalBodyLimit is how much of each request body the journal keeps
+	// (default 64 KiB); Entry.BodySize still says the whole size.
+	JournalBodyLimit int
 	// Explain is how much a 404 tells the client of the closest routes
 	// (default ExplainRedacted); the log line has the whole report.
 	Explain ExplainMode
@@ -113,6 +121,9 @@ type Options struct {
 	// It must be safe for concurrent use. Default math/rand/v2's global
 	// source; SeededRand makes the choices repeatable (serve --seed).
 	Rand func() float64
+	// streamKeepAlive replaces the 15s between keep-alive comments of
+	// the request stream, for tests.
+	streamKeepAlive time.Duration
 	// maxTemplateSteps replaces scenarios.MaxRangeSteps, for tests that
 	// would otherwise spend seconds reaching it under the race detector.
 	maxTemplateSteps int
@@ -161,8 +172,17 @@ func (o *Options) setDefaults() {
 	if o.MaxCollectionItems <= 0 {
 		o.MaxCollectionItems = state.DefaultMaxItems
 	}
+	if o.JournalBodyLimit <= 0 {
+		o.JournalBodyLimit = 64 << 10
+	}
+	if o.streamKeepAlive <= 0 {
+		o.streamKeepAlive = 15 * time.Second
+	}
 	if o.State == nil {
-		o.State = state.NewMemory(state.Options{Now: o.Clock.Now, MaxKeys: o.MaxIdempotencyKeys, MaxSequenceKeys: o.MaxSequenceKeys, MaxItems: o.MaxCollectionItems})
+		o.State = state.NewMemory(state.Options{
+			Now: o.Clock.Now, MaxKeys: o.MaxIdempotencyKeys, MaxSequenceKeys: o.MaxSequenceKeys, MaxItems: o.MaxCollectionItems,
+			JournalSize: max(o.JournalSize, 0),
+		})
 	}
 }
 
@@ -527,7 +547,7 @@ func (s *Server) ServeSplit(ctx context.Context, ln, adminLn net.Listener) error
 // httpServer returns the net/http server of one listener; base is the
 // context its requests derive from.
 func (s *Server) httpServer(h http.Handler, base context.Context) *http.Server {
-	return &http.Server{
+	hs := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		ReadTimeout:       s.opts.ReadTimeout,
@@ -536,6 +556,10 @@ func (s *Server) httpServer(h http.Handler, base context.Context) *http.Server {
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
+	if s.journalOn() {
+		hs.ConnContext = connJournal
+	}
+	return hs
 }
 
 // delayContext is what a delay waits on: the request's context, ended
@@ -569,6 +593,9 @@ var adminMethods = map[string]string{
 	adminPrefix + "/counters":           "GET",
 	adminPrefix + "/collections":        "GET, DELETE",
 	adminPrefix + "/collections/{name}": "GET, DELETE",
+	adminPrefix + "/requests":           "GET, DELETE",
+	adminPrefix + "/requests/count":     "GET",
+	adminPrefix + "/requests/stream":    "GET",
 }
 
 // errShutdown is the cause of the delays cancelled at the shutdown timeout.
@@ -646,6 +673,11 @@ func (s *Server) adminHostAllowed(hostport string) bool {
 func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 	start := s.opts.Clock.Now()
 	snap := s.snap.Load()
+	var jr *journalRecord
+	if s.journalOn() {
+		r, jr = s.withJournal(r, snap.version)
+		defer jr.end()
+	}
 	var body []byte
 	var err error
 	if r.Body != nil && r.Body != http.NoBody {
@@ -664,8 +696,14 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 		if snap.cors != nil {
 			snap.cors.corsHeaders(w.Header(), r, nil)
 		}
+		if jr != nil {
+			jr.refused = true
+		}
 		s.bodyProblem(w, r, err, start)
 		return
+	}
+	if jr != nil {
+		jr.body = body
 	}
 	r = s.withDebugBody(r, body)
 	in := matcher.NewRequest(r, body)
@@ -811,17 +849,27 @@ func (s *Server) templateData(ctx context.Context, in *matcher.Request, m matche
 // whole explanation.
 func (s *Server) miss(w http.ResponseWriter, r *http.Request, snap *snapshot, in *matcher.Request, start time.Time) {
 	s.unmatched.Add(1)
+	// The journal keeps the near-miss report of every miss; ranking is
+	// one pass over the routes, bounded like matching.
+	var near []matcher.NearMiss
+	explained := false
+	if jr := s.journalOf(r.Context()); jr != nil {
+		near, explained = snap.table.Explain(in), true
+		jr.unmatched, jr.near = true, near
+	}
 	if snap.fallback != nil {
 		// Misses are ordinary traffic here: rank near misses (one pass
 		// over the routes) only when the debug log wants them.
 		if s.log.Enabled(r.Context(), slog.LevelDebug) {
-			s.log.Debug("fallback served", "method", r.Method, "path", r.URL.Path, "near", nearMisses(snap.table.Explain(in)))
+			if !explained {
+				near = snap.table.Explain(in)
+			}
+			s.log.Debug("fallback served", "method", r.Method, "path", r.URL.Path, "near", nearMisses(near))
 		}
 		s.respond(w, r, in, matcher.Match{}, snap.fallback, 0, start)
 		return
 	}
-	var near []matcher.NearMiss
-	if s.opts.Explain != ExplainOff || s.log.Enabled(r.Context(), slog.LevelWarn) {
+	if !explained && (s.opts.Explain != ExplainOff || s.log.Enabled(r.Context(), slog.LevelWarn)) {
 		near = snap.table.Explain(in)
 	}
 	p := newProblem(http.StatusNotFound, fmt.Sprintf("No route matches %s %s.", r.Method, r.URL.Path))
@@ -903,7 +951,8 @@ func (s *Server) bodyProblem(w http.ResponseWriter, r *http.Request, err error, 
 	s.logProblem(r, "", statusOf(err), 0, start, slog.String("error", err.Error()))
 }
 
-// logRequest writes the one log line each request gets. Status 0 means no
+// logRequest writes the one log line each request gets, and journals a
+// mock request (see record: every outcome passes here). Status 0 means no
 // HTTP answer was sent (a fault, or the client left). It builds the record
 // itself, stamped with the time it measures the duration by, and keeps to
 // the five attributes a slog.Record holds without allocating; delay is
@@ -922,10 +971,18 @@ func (s *Server) logProblem(r *http.Request, route string, status int, delay tim
 func (s *Server) logRequestAt(level slog.Level, r *http.Request, route string, status int, delay time.Duration, start time.Time, extra ...slog.Attr) {
 	h := s.log.Handler()
 	ctx := r.Context()
-	if !h.Enabled(ctx, level) {
+	jr := s.journalOf(ctx)
+	logged := h.Enabled(ctx, level)
+	if jr == nil && !logged {
 		return
 	}
 	now := s.opts.Clock.Now()
+	if jr != nil {
+		s.record(jr, r, route, status, delay, start, now, extra)
+	}
+	if !logged {
+		return
+	}
 	debug := h.Enabled(ctx, slog.LevelDebug)
 	if lh, ok := h.(*logHandler); ok && level == slog.LevelInfo && !debug {
 		switch {
@@ -971,6 +1028,10 @@ func (s *Server) adminRouter() http.Handler {
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotency).Methods(http.MethodGet)
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotencyDelete).Methods(http.MethodDelete)
 	s.collectionRoutes(r)
+	r.HandleFunc(adminPrefix+"/requests", s.handleRequests).Methods(http.MethodGet)
+	r.HandleFunc(adminPrefix+"/requests", s.handleRequestsClear).Methods(http.MethodDelete)
+	r.HandleFunc(adminPrefix+"/requests/count", s.handleRequestsCount).Methods(http.MethodGet)
+	r.HandleFunc(adminPrefix+"/requests/stream", s.handleRequestsStream).Methods(http.MethodGet)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("The admin API has no %s; see GET %s/scenarios.", r.URL.Path, adminPrefix)))
 	})
