@@ -88,6 +88,9 @@ const (
 	exitUsage     = 2 // a bad command, flag, argument or SCENARIOMOCK_* variable
 	exitListen    = 3 // serve cannot listen on --addr
 	exitUnhealthy = 4 // health: no healthy server answered
+	// exitUnreachable is verify's and requests': no server answered at
+	// --addr. It is health's code: the same failure, seen by a CI step.
+	exitUnreachable = exitUnhealthy
 )
 
 // exitError is an error with the code main exits with.
@@ -198,7 +201,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 Exit codes: 0 success; 1 invalid or unreadable scenarios (or another
 failure at run time); 2 usage: a bad command, flag, argument or
 SCENARIOMOCK_* variable; 3 serve cannot listen on --addr; 4 health found
-no healthy server.`,
+no healthy server, or verify or requests found no server at --addr.
+verify exits 1 when the requests received are not as expected.`,
 		Version:       version(debug.ReadBuildInfo()),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -209,7 +213,8 @@ no healthy server.`,
 	root.SetVersionTemplate("scenariomock {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(stderr), newValidateCmd(stdout, stderr), newRoutesCmd(stdout, stderr), newHealthCmd(stdout))
+	root.AddCommand(newServeCmd(stderr), newValidateCmd(stdout, stderr), newRoutesCmd(stdout, stderr), newHealthCmd(stdout),
+		newVerifyCmd(stdout, stderr), newRequestsCmd(stdout, stderr))
 	return root
 }
 
