@@ -24,6 +24,9 @@ type Client struct {
 	base  *url.URL // scheme and host, and a path prefix when behind a proxy
 	token string
 	http  *http.Client
+	// pageSize is how many routes Routes asks for at once: the server's
+	// largest page, smaller in tests.
+	pageSize int
 }
 
 // Option configures a Client.
@@ -46,7 +49,7 @@ func New(addr string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{base: base, http: http.DefaultClient}
+	c := &Client{base: base, http: http.DefaultClient, pageSize: 10000}
 	for _, o := range opts {
 		o(c)
 	}
@@ -335,7 +338,7 @@ func (c *Client) Routes(ctx context.Context) ([]Route, error) {
 				Total int `json:"total"`
 			} `json:"page"`
 		}
-		q := url.Values{"offset": {strconv.Itoa(len(all))}, "limit": {"10000"}}
+		q := url.Values{"offset": {strconv.Itoa(len(all))}, "limit": {strconv.Itoa(c.pageSize)}}
 		if err := c.do(ctx, http.MethodGet, "/__admin/scenarios", q, &page); err != nil {
 			return nil, err
 		}
