@@ -174,7 +174,9 @@ func TestUnreachable(t *testing.T) {
 	for name, call := range map[string]func() error{
 		"Count":  func() error { _, err := c.Count(ctx(t), adminclient.Filter{}); return err },
 		"Routes": func() error { _, err := c.Routes(ctx(t)); return err },
-		"Stream": func() error { return c.Stream(ctx(t), adminclient.Filter{}, -1, func(state.Entry) error { return nil }) },
+		"Stream": func() error {
+			return c.Stream(ctx(t), adminclient.Filter{}, -1, func(state.Entry) error { return nil })
+		},
 	} {
 		if err := call(); !errors.Is(err, adminclient.ErrUnreachable) || !strings.Contains(err.Error(), addr) {
 			t.Errorf("%s: %v, want ErrUnreachable naming %s", name, err, addr)

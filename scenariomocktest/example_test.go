@@ -39,7 +39,7 @@ func Example() {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		fmt.Printf("attempt %d: %d %s\n", attempt, resp.StatusCode, strings.TrimSpace(string(body)))
+		fmt.Println(strings.TrimSpace(fmt.Sprintf("attempt %d: %d %s", attempt, resp.StatusCode, body)))
 		if resp.StatusCode < 500 {
 			break
 		}

@@ -62,6 +62,10 @@ func dedent(text string) string {
 		}
 	}
 	for i, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			lines[i] = "" // the blanks before a closing backquote, say
+			continue
+		}
 		lines[i] = strings.TrimPrefix(l, prefix)
 	}
 	return strings.Join(lines, "\n")

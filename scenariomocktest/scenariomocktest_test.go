@@ -230,3 +230,13 @@ func (r *fatalRecorder) Fatalf(format string, args ...any) {
 	r.fatal = fmt.Sprintf(format, args...)
 	runtime.Goexit()
 }
+
+// TestYAMLIndented: YAML text indented with the Go code around it, tabs
+// and all, and its closing line of blanks, loads.
+func TestYAMLIndented(t *testing.T) {
+	t.Parallel()
+	srv := scenariomocktest.Start(t, scenariomocktest.YAML("\n\t\troutes:\n\t\t  - { path: /x, respond: { body: x } }\n\n\t\t  - { path: /y, respond: { body: y } }\n\t"))
+	if _, body := get(t, srv.URL()+"/y"); body != "y" {
+		t.Errorf("GET /y: %q", body)
+	}
+}
