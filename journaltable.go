@@ -45,10 +45,13 @@ func entryRow(e state.Entry) []string {
 	}
 }
 
-// formatMs writes a duration in milliseconds as 0.4ms, 12ms or 10.01s.
+// formatMs writes a duration in milliseconds as 35µs, 1.4ms, 12ms or
+// 10.01s.
 func formatMs(ms float64) string {
 	d := time.Duration(ms * float64(time.Millisecond))
 	switch {
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
 	case d < 10*time.Millisecond:
 		return d.Round(100 * time.Microsecond).String()
 	case d < time.Second:

@@ -292,3 +292,12 @@ func TestRouteCompletion(t *testing.T) {
 		t.Errorf("completions without a server: %v\n%s", err, out)
 	}
 }
+
+func TestFormatMs(t *testing.T) {
+	t.Parallel()
+	for ms, want := range map[float64]string{0: "0s", 0.035: "35µs", 0.0004: "0s", 1.44: "1.4ms", 12.3: "12ms", 10012: "10.01s"} {
+		if got := formatMs(ms); got != want {
+			t.Errorf("formatMs(%v) = %q, want %q", ms, got, want)
+		}
+	}
+}

@@ -48,7 +48,7 @@ echo "--- the client"
 (cd "$here" && go run . -addr "$SCENARIOMOCK_ADDR" -timeout 1s) || fail
 
 echo "--- verify what the server received"
-v() { echo "verify $*"; "$sm" verify "$@" || fail; }
+v() { echo "verify $(printf '%q ' "$@")"; "$sm" verify "$@" || fail; }
 # The payment: created once (its answer lost), and the retry was a
 # replay of it, not a second run of the route.
 v --route "create payment" --idempotency new --count 1
