@@ -18,6 +18,7 @@ import (
 // (verify, requests): where it is, its token, and the journal filters.
 type adminFlags struct {
 	addr    string
+	admin   string // --admin-addr: asked instead of addr
 	token   string
 	timeout time.Duration
 	filter  adminclient.Filter
@@ -28,7 +29,8 @@ type adminFlags struct {
 
 func (a *adminFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&a.addr, "addr", "127.0.0.1:8080", "the server: http://host:port or host:port (0.0.0.0 means this host)")
-	fs.StringVar(&a.token, "admin-token", "", "the server's admin token, sent as Authorization: Bearer")
+	fs.StringVar(&a.admin, "admin-addr", "", "the server's admin API when serve has it on an address of its own (--admin-addr); asked instead of --addr")
+	fs.StringVar(&a.token, "admin-token", "", "the server's admin token, sent as Authorization: Bearer (better SCENARIOMOCK_ADMIN_TOKEN: a flag shows in ps)")
 	fs.DurationVar(&a.timeout, "timeout", 10*time.Second, "how long to wait for the server's answers")
 	f := &a.filter
 	fs.StringVar(&f.Route, "route", "", "requests the route of this name answered")
@@ -65,11 +67,25 @@ func (a *adminFlags) build() (*adminclient.Client, adminclient.Filter, error) {
 	if a.timeout <= 0 {
 		return nil, f, withCode(exitUsage, fmt.Errorf("--timeout %s: want a positive duration", a.timeout))
 	}
-	c, err := adminclient.New(a.addr, adminclient.WithToken(a.token))
+	c, err := a.client()
 	if err != nil {
-		return nil, f, withCode(exitUsage, fmt.Errorf("--addr: %w", err))
+		return nil, f, withCode(exitUsage, err)
 	}
 	return c, f, nil
+}
+
+// client is a client of the admin API: at --admin-addr when given, as
+// health does, else at --addr.
+func (a *adminFlags) client() (*adminclient.Client, error) {
+	flag, addr := "--addr", a.addr
+	if a.admin != "" {
+		flag, addr = "--admin-addr", a.admin
+	}
+	c, err := adminclient.New(addr, adminclient.WithToken(a.token))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	return c, nil
 }
 
 // pairs reads repeated Name=value flags.
@@ -122,7 +138,7 @@ func completeRoutes(a *adminFlags) cobra.CompletionFunc {
 		if applyEnv(cmd.Flags()) != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		c, err := adminclient.New(a.addr, adminclient.WithToken(a.token))
+		c, err := a.client()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
