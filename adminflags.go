@@ -124,6 +124,10 @@ func adminError(err error, timeout time.Duration) error {
 		switch se.StatusCode {
 		case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden:
 			return withCode(exitUsage, err)
+		case http.StatusNotFound:
+			// The scenario port of a serve that has --admin-addr answers
+			// /__admin like any path: no route.
+			return withCode(exitFailure, fmt.Errorf("%w (when serve has --admin-addr, give the same --admin-addr here)", err))
 		}
 	}
 	return withCode(exitFailure, err)

@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -37,24 +35,44 @@ routes:
 // ends, and returns its URL.
 func serveShop(t *testing.T) string {
 	t.Helper()
-	srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) { return scenarios.LoadBytes("shop.yaml", []byte(shop)) }})
+	url, _ := serveShopWith(t, "", false)
+	return url
+}
+
+// serveShopWith is serveShop with an admin token and, if split, the admin
+// API on a listener of its own, whose URL it returns too.
+func serveShopWith(t *testing.T, token string, split bool) (url, adminURL string) {
+	t.Helper()
+	srv, err := server.New(server.Options{
+		Load:       func() (*scenarios.Set, error) { return scenarios.LoadBytes("shop.yaml", []byte(shop)) },
+		AdminToken: token,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	listen := func() net.Listener {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ln
+	}
+	ln := listen()
+	var adminLn net.Listener
+	if split {
+		adminLn = listen()
+		adminURL = "http://" + adminLn.Addr().String()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
+	go func() { done <- srv.ServeSplit(ctx, ln, adminLn) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return "http://" + ln.Addr().String()
+	return "http://" + ln.Addr().String(), adminURL
 }
 
 func send(t *testing.T, method, url, body string, header ...string) {
@@ -206,26 +224,10 @@ func TestVerifyExitCodes(t *testing.T) {
 	bin := binary(t)
 	url := serveShop(t)
 	shopping(t, url)
-	// A server that wants a token, and what it was sent.
-	guarded := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer s3cret" {
-			w.Header().Set("Content-Type", "application/problem+json")
-			w.WriteHeader(http.StatusUnauthorized)
-			io.WriteString(w, `{"type":"about:blank","title":"Unauthorized","status":401,"detail":"The admin API needs a token."}`)
-			return
-		}
-		r2, _ := http.NewRequest(r.Method, url+r.URL.RequestURI(), nil)
-		resp, err := http.DefaultClient.Do(r2)
-		if err != nil {
-			http.Error(w, err.Error(), 502)
-			return
-		}
-		defer resp.Body.Close()
-		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
-		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, resp.Body)
-	}))
-	t.Cleanup(guarded.Close)
+	// A server that wants a token, with its admin API on a port of its
+	// own.
+	guarded, guardedAdmin := serveShopWith(t, "s3cret", true)
+	shopping(t, guarded)
 	down := unreachable(t)
 	for _, tc := range []struct {
 		name   string
@@ -240,9 +242,13 @@ func TestVerifyExitCodes(t *testing.T) {
 		{name: "connection refused", args: []string{"verify", "--addr", down}, code: 4, stderr: "connection refused"},
 		{name: "requests, connection refused", args: []string{"requests", "--addr", down}, code: 4, stderr: "is `scenariomock serve` running at that address?"},
 		{name: "address from the environment", env: []string{"SCENARIOMOCK_ADDR=" + url}, args: []string{"verify", "--route", "charge", "--count", "2"}, code: 0},
-		{name: "no token", args: []string{"verify", "--addr", guarded.URL}, code: 2, stderr: "401 Unauthorized: The admin API needs a token."},
-		{name: "token flag", args: []string{"verify", "--addr", guarded.URL, "--admin-token", "s3cret", "--route", "charge", "--count", "2"}, code: 0},
-		{name: "token from the environment", env: []string{"SCENARIOMOCK_ADMIN_TOKEN=s3cret"}, args: []string{"verify", "--addr", guarded.URL, "--route", "charge", "--count", "2"}, code: 0},
+		{name: "no token", args: []string{"verify", "--admin-addr", guardedAdmin}, code: 2, stderr: "401 Unauthorized"},
+		{name: "wrong token", args: []string{"verify", "--admin-addr", guardedAdmin, "--admin-token", "guess"}, code: 2, stderr: "401 Unauthorized"},
+		{name: "token flag", args: []string{"verify", "--admin-addr", guardedAdmin, "--admin-token", "s3cret", "--route", "charge", "--count", "2"}, code: 0},
+		{name: "token and admin address from the environment", env: []string{"SCENARIOMOCK_ADMIN_TOKEN=s3cret", "SCENARIOMOCK_ADMIN_ADDR=" + guardedAdmin},
+			args: []string{"verify", "--route", "charge", "--count", "2"}, code: 0},
+		{name: "requests with the token", env: []string{"SCENARIOMOCK_ADMIN_TOKEN=s3cret"}, args: []string{"requests", "--admin-addr", guardedAdmin, "--route", "charge"}, code: 0},
+		{name: "no admin API at --addr", args: []string{"verify", "--addr", guarded, "--admin-token", "s3cret"}, code: 1, stderr: "404 Not Found: No route matches GET /__admin/requests. (when serve has --admin-addr, give the same --admin-addr here)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
