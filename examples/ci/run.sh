@@ -44,8 +44,8 @@ echo "serving at $SCENARIOMOCK_ADDR"
 
 fail() { echo "--- the server's journal:"; "$sm" requests || true; echo "--- the server's log:"; cat "$work/mock.log"; exit 1; }
 
-echo "--- the client"
-(cd "$here" && go run . -addr "$SCENARIOMOCK_ADDR" -timeout 1s) || fail
+echo "--- the client (its own module: vet it too, the main module's go vet ./... skips it)"
+(cd "$here" && go vet ./... && go run . -addr "$SCENARIOMOCK_ADDR" -timeout 1s) || fail
 
 echo "--- verify what the server received"
 v() { echo "verify $(printf '%q ' "$@")"; "$sm" verify "$@" || fail; }
