@@ -134,7 +134,8 @@ func Start(t testing.TB, src Source, opts ...Option) *Server {
 	}
 	s.tb = t
 	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
+		// A Close the test called itself returned its error to the test.
+		if first, err := s.close(); first && err != nil {
 			t.Errorf("scenariomocktest: %v", err)
 		}
 	})
@@ -272,7 +273,14 @@ func (s *Server) Reset() {
 // FailOnUnmatched, returns an error listing the requests no route
 // matched. Calls after the first return the first's result.
 func (s *Server) Close() error {
+	_, err := s.close()
+	return err
+}
+
+// close is Close, and reports whether this call was the first.
+func (s *Server) close() (first bool, err error) {
 	s.once.Do(func() {
+		first = true
 		var errs []error
 		if s.cfg.failOnUnmatched {
 			errs = append(errs, s.unmatched())
@@ -286,7 +294,7 @@ func (s *Server) Close() error {
 		}
 		s.err = errors.Join(errs...)
 	})
-	return s.err
+	return first, s.err
 }
 
 // unmatched describes the requests no route matched, or returns nil.

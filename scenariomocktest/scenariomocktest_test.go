@@ -240,3 +240,23 @@ func TestYAMLIndented(t *testing.T) {
 		t.Errorf("GET /y: %q", body)
 	}
 }
+
+// TestCloseEarly: a test that calls Close itself gets FailOnUnmatched's
+// error from it, and the end of the test does not report it again.
+func TestCloseEarly(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{TB: t}
+	srv := scenariomocktest.Start(rec, scenariomocktest.YAML(payments), scenariomocktest.FailOnUnmatched())
+	get(t, srv.URL()+"/nowhere")
+	err := srv.Close()
+	if err == nil || !strings.Contains(err.Error(), "GET /nowhere") {
+		t.Errorf("Close: %v, want the unmatched request", err)
+	}
+	if again := srv.Close(); again == nil || again.Error() != err.Error() {
+		t.Errorf("second Close: %v, want the first's error", again)
+	}
+	rec.end()
+	if errs, _ := rec.report(); len(errs) != 0 {
+		t.Errorf("reported again at the end: %q", errs)
+	}
+}
