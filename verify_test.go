@@ -307,3 +307,13 @@ func TestFormatMs(t *testing.T) {
 		}
 	}
 }
+
+// TestCIExampleValidates: the scenarios of examples/ci, which run.sh
+// serves, load (.ci/run also runs the job itself).
+func TestCIExampleValidates(t *testing.T) {
+	t.Parallel()
+	out, errOut, err := runCmd(t, "validate", "examples/ci/payments.yaml")
+	if err != nil || out != "ok: 1 file, 3 routes\n" {
+		t.Errorf("validate examples/ci/payments.yaml: %v %q %s", err, out, errOut)
+	}
+}

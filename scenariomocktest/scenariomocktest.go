@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"strings"
 	"sync"
@@ -86,8 +85,9 @@ type config struct {
 // test then proves that the code under test called nothing unmocked.
 func FailOnUnmatched() Option { return func(c *config) { c.failOnUnmatched = true } }
 
-// Seed makes the server's randomness (randomHex in templates, random
-// delays) repeat from run to run.
+// Seed makes the server's random choices (randomHex, randomInt and uuid
+// in templates, delay ranges, fault chances) repeat from run to run, as
+// serve --seed does, for requests made one after another.
 func Seed(seed uint64) Option { return func(c *config) { c.seed = &seed } }
 
 // Log writes the server's log lines at level and above to t.Log (the
@@ -176,7 +176,7 @@ func start(src Source, cfg config, log *testLog) (*Server, error) {
 		opts.Logger = slog.New(server.NewLogHandler(log, false, *cfg.logLevel))
 	}
 	if cfg.seed != nil {
-		opts.Rand = seeded(*cfg.seed)
+		opts.Rand = server.SeededRand(*cfg.seed) // serve --seed's
 	}
 	srv, err := server.New(opts)
 	if err != nil {
@@ -196,18 +196,6 @@ func start(src Source, cfg config, log *testLog) (*Server, error) {
 	}
 	go func() { s.served <- srv.Serve(ctx, ln) }()
 	return s, nil
-}
-
-// seeded is a math/rand/v2 source behind a lock: the server calls Rand
-// from every request's goroutine.
-func seeded(seed uint64) func() float64 {
-	var mu sync.Mutex
-	r := rand.New(rand.NewPCG(seed, seed))
-	return func() float64 {
-		mu.Lock()
-		defer mu.Unlock()
-		return r.Float64()
-	}
 }
 
 // URL is the server's base URL, http://127.0.0.1:<port>.
