@@ -127,7 +127,9 @@ func adminError(err error, timeout time.Duration) error {
 		case http.StatusNotFound:
 			// The scenario port of a serve that has --admin-addr answers
 			// /__admin like any path: no route.
-			return withCode(exitFailure, fmt.Errorf("%w (when serve has --admin-addr, give the same --admin-addr here)", err))
+			if strings.HasPrefix(se.Detail, "No route matches") {
+				return withCode(exitFailure, fmt.Errorf("%w (when serve has --admin-addr, give the same --admin-addr here)", err))
+			}
 		}
 	}
 	return withCode(exitFailure, err)
