@@ -148,3 +148,32 @@ func TestRequestsFollow(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestsFollowShutdown: the server's shutdown ends --follow, with a
+// note and exit 0 (a tail that outlived what it tailed).
+func TestRequestsFollowShutdown(t *testing.T) {
+	t.Parallel()
+	url, _, stop := serveShopStoppable(t, "", false)
+	send(t, "GET", url+"/payments/p1", "")
+	var out, errOut lockedBuffer
+	cmd := newRootCmd(&out, &errOut)
+	cmd.SetArgs([]string{"requests", "--addr", url, "--follow"})
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(context.Background()) }()
+	// Once the listing is out, the stream is being opened; a shutdown
+	// before it connects ends it as surely (no server answers: exit 4).
+	deadline := time.Now().Add(patience)
+	for !strings.Contains(out.String(), "/payments/p1") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	select {
+	case err := <-done:
+		code := report(&bytes.Buffer{}, err)
+		if !(code == 0 && strings.Contains(errOut.String(), "the server ended the stream")) && code != exitUnreachable {
+			t.Errorf("after shutdown: exit %d (%v), stderr %q", code, err, errOut.String())
+		}
+	case <-time.After(patience):
+		t.Fatal("requests --follow outlived the server")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,6 +44,14 @@ func serveShop(t *testing.T) string {
 // API on a listener of its own, whose URL it returns too.
 func serveShopWith(t *testing.T, token string, split bool) (url, adminURL string) {
 	t.Helper()
+	url, adminURL, _ = serveShopStoppable(t, token, split)
+	return url, adminURL
+}
+
+// serveShopStoppable is serveShopWith that can also be stopped before the
+// test ends (a second stop does nothing).
+func serveShopStoppable(t *testing.T, token string, split bool) (url, adminURL string, stop func()) {
+	t.Helper()
 	srv, err := server.New(server.Options{
 		Load:       func() (*scenarios.Set, error) { return scenarios.LoadBytes("shop.yaml", []byte(shop)) },
 		AdminToken: token,
@@ -66,13 +75,17 @@ func serveShopWith(t *testing.T, token string, split bool) (url, adminURL string
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeSplit(ctx, ln, adminLn) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String(), adminURL
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return "http://" + ln.Addr().String(), adminURL, stop
 }
 
 func send(t *testing.T, method, url, body string, header ...string) {
