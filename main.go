@@ -94,6 +94,9 @@ const (
 	exitUsage     = 2 // a bad command, flag, argument or SCENARIOMOCK_* variable
 	exitListen    = 3 // serve cannot listen on --addr or --admin-addr
 	exitUnhealthy = 4 // health: no healthy server answered
+	// exitUnreachable is verify's and requests': no server answered at
+	// --addr. It is health's code: the same failure, seen by a CI step.
+	exitUnreachable = exitUnhealthy
 )
 
 // exitError is an error with the code main exits with.
@@ -204,7 +207,9 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 Exit codes: 0 success; 1 invalid or unreadable scenarios (or another
 failure at run time); 2 usage: a bad command, flag, argument or
 SCENARIOMOCK_* variable; 3 serve cannot listen on --addr or --admin-addr;
-4 health found no healthy server.`,
+4 health found no healthy server, or verify or requests found no server
+at --addr. verify exits 1 when the requests received are not as
+expected.`,
 		Version:       version(debug.ReadBuildInfo()),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -216,7 +221,8 @@ SCENARIOMOCK_* variable; 3 serve cannot listen on --addr or --admin-addr;
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newServeCmd(stderr), newValidateCmd(stdout, stderr), newRoutesCmd(stdout, stderr), newHealthCmd(stdout),
-		newInitCmd(stdout), newExamplesCmd(stdout), newSchemaCmd(stdout), newCertCmd(stdout))
+		newInitCmd(stdout), newExamplesCmd(stdout), newSchemaCmd(stdout), newCertCmd(stdout),
+		newVerifyCmd(stdout, stderr), newRequestsCmd(stdout, stderr))
 	// cobra adds its completion command (bash, zsh, fish, powershell) to a
 	// root with subcommands; the README says how to install each script.
 	return root

@@ -40,7 +40,7 @@ func TestFilesDeclareSchema(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("examples: %v %v", files, err)
 	}
-	for _, f := range append(files, "starter/scenarios.yaml") {
+	for _, f := range append(files, "starter/scenarios.yaml", "examples/ci/payments.yaml") {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

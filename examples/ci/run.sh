@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# A CI job against scenariomock, end to end: build it, serve
+# examples/ci/payments.yaml (answers lost after processing, a transfer
+# slower than the client's timeout), run the client (main.go, its own
+# module: go-retryablehttp with the same Idempotency-Key on every retry),
+# then ask the server with `scenariomock verify` what it received. Any
+# failure fails the job; the server is stopped however the script ends.
+#
+#   examples/ci/run.sh          (from anywhere; .ci/run runs it)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then
+    kill -TERM "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "--- build scenariomock"
+(cd "$root" && go build -o "$work/scenariomock" .)
+sm="$work/scenariomock"
+"$sm" validate "$here/payments.yaml"
+
+echo "--- serve examples/ci/payments.yaml on a free port"
+"$sm" serve --addr 127.0.0.1:0 --watch=false "$here/payments.yaml" 2> "$work/mock.log" &
+server_pid=$!
+addr=""
+for _ in $(seq 300); do # 30 s: a loaded CI machine may be slow to start it
+  addr=$(sed -n 's/.*msg=ready addr=\([^ ]*\).*/\1/p' "$work/mock.log")
+  [ -n "$addr" ] && break
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [ -z "$addr" ]; then
+  echo "scenariomock did not start:"; cat "$work/mock.log"; exit 1
+fi
+export SCENARIOMOCK_ADDR="http://$addr" # verify and requests read it as --addr
+echo "serving at $SCENARIOMOCK_ADDR"
+
+fail() { echo "--- the server's journal:"; "$sm" requests || true; echo "--- the server's log:"; cat "$work/mock.log"; exit 1; }
+
+echo "--- the client (its own module: vet it too, the main module's go vet ./... skips it)"
+(cd "$here" && go vet ./... && go run . -addr "$SCENARIOMOCK_ADDR" -timeout 1s) || fail
+
+echo "--- verify what the server received"
+v() { echo "verify $(printf '%q ' "$@")"; "$sm" verify "$@" || fail; }
+# The payment: created once (its answer lost), and the retry was a
+# replay of it, not a second run of the route.
+v --route "create payment" --idempotency new --count 1
+v --route "create payment" --idempotency replayed --status 201 --count 1
+v --route "list payments" --method GET --count 1
+# The transfer: created once; retries while it ran got 409, and the last
+# one the stored answer.
+v --route "create transfer" --idempotency new --count 1
+v --route "create transfer" --idempotency in-flight --status 409 --at-least 1
+v --route "create transfer" --idempotency replayed --status 201 --count 1
+# Nothing the client sent was left unmatched (a typo in a path would be).
+v --no-unmatched
+
+echo "--- what the server received"
+"$sm" requests
+echo "ok: examples/ci"

@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/server"
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// shop is what the verify and requests tests serve.
+const shop = `
+routes:
+  - { name: create payment, method: POST, path: /payments, respond: { status: 201 } }
+  - { name: get payment, method: GET, path: '/payments/{id}', respond: { status: 200 } }
+  - name: charge
+    method: POST
+    path: /charges
+    idempotency: { key: header.Idempotency-Key }
+    respond: { status: 201, body: { id: ch_1 } }
+`
+
+// serveShop runs the real server on shop, in this process, until the test
+// ends, and returns its URL.
+func serveShop(t *testing.T) string {
+	t.Helper()
+	url, _ := serveShopWith(t, "", false)
+	return url
+}
+
+// serveShopWith is serveShop with an admin token and, if split, the admin
+// API on a listener of its own, whose URL it returns too.
+func serveShopWith(t *testing.T, token string, split bool) (url, adminURL string) {
+	t.Helper()
+	url, adminURL, _ = serveShopStoppable(t, token, split)
+	return url, adminURL
+}
+
+// serveShopStoppable is serveShopWith that can also be stopped before the
+// test ends (a second stop does nothing).
+func serveShopStoppable(t *testing.T, token string, split bool) (url, adminURL string, stop func()) {
+	t.Helper()
+	srv, err := server.New(server.Options{
+		Load:       func() (*scenarios.Set, error) { return scenarios.LoadBytes("shop.yaml", []byte(shop)) },
+		AdminToken: token,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := func() net.Listener {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ln
+	}
+	ln := listen()
+	var adminLn net.Listener
+	if split {
+		adminLn = listen()
+		adminURL = "http://" + adminLn.Addr().String()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeSplit(ctx, ln, adminLn) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return "http://" + ln.Addr().String(), adminURL, stop
+}
+
+func send(t *testing.T, method, url, body string, header ...string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+}
+
+// shopping sends six requests, each of which some filter below selects
+// alone: 2 create payment (one with header, query and a nested body), 1
+// get payment, 1 unmatched (a typo), 1 new and 1 replayed charge.
+func shopping(t *testing.T, url string) {
+	t.Helper()
+	send(t, "POST", url+"/payments?mode=test", `{"amount": 9800, "customer": {"id": "cus_1"}}`, "X-Tenant", "t1", "Content-Type", "application/json")
+	send(t, "POST", url+"/payments", `{"amount": 100}`, "Content-Type", "application/json")
+	send(t, "GET", url+"/payments/p1", "")
+	send(t, "GET", url+"/paymnts/p1", "")
+	send(t, "POST", url+"/charges", `{}`, "Idempotency-Key", "k1")
+	send(t, "POST", url+"/charges", `{}`, "Idempotency-Key", "k1")
+}
+
+// unreachable returns an address nothing listens on.
+func unreachable(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func TestVerify(t *testing.T) {
+	t.Parallel()
+	url := serveShop(t)
+	shopping(t, url)
+	cases := []struct {
+		name string
+		args []string
+		code int
+		// out and errOut must each contain every string listed.
+		out, errOut []string
+	}{
+		{name: "count holds", args: []string{"--route", "create payment", "--count", "2"},
+			out: []string{`ok: 2 requests matched, want exactly 2 requests; filters: route="create payment"`}},
+		{name: "count fails, too many", args: []string{"--route", "create payment", "--count", "1"}, code: 1,
+			errOut: []string{"verify failed: want exactly 1 request, found 2", `filters: route="create payment"`,
+				"matching requests (2):", "ID  ", "METHOD", "/payments?mode=test", "create payment"}},
+		{name: "at least fails, shows what came", args: []string{"--route", "create payment", "--at-least", "3"}, code: 1,
+			errOut: []string{"want at least 3 requests, found 2", "the newest requests received, of 6 (any):", "/paymnts/p1", "(no route)", "replayed"}},
+		{name: "at most holds", args: []string{"--method", "GET", "--at-most", "2"}, out: []string{"want at most 2 requests"}},
+		{name: "at most fails", args: []string{"--method", "POST", "--at-most", "3"}, code: 1, errOut: []string{"want at most 3 requests, found 4"}},
+		{name: "range holds", args: []string{"--route", "create payment", "--at-least", "1", "--at-most", "2"}, out: []string{"want from 1 to 2 requests"}},
+		{name: "none holds", args: []string{"--route", "refund", "--none"}, out: []string{"0 requests matched, want exactly 0"}},
+		{name: "none fails", args: []string{"--route", "get payment", "--none"}, code: 1, errOut: []string{"want exactly 0 requests, found 1", "/payments/p1"}},
+		{name: "default is at least one", args: []string{"--route", "refund"}, code: 1,
+			errOut: []string{"want at least 1 request, found 0", "matching requests: none", "the newest requests received"}},
+		{name: "no unmatched fails", args: []string{"--no-unmatched"}, code: 1,
+			errOut: []string{"verify failed: 1 request matched no route, want none", "/paymnts/p1", "near misses:", "GET /paymnts/p1"}},
+		{name: "no unmatched since", args: []string{"--no-unmatched", "--since", time.Now().Add(time.Hour).Format(time.RFC3339)}, out: []string{"ok: every request matched a route"}},
+		{name: "no unmatched and a count", args: []string{"--no-unmatched", "--route", "charge", "--count", "2"}, code: 1,
+			out: []string{"ok: 2 requests matched"}, errOut: []string{"1 request matched no route"}},
+
+		// Each filter flag reaches the server: each selects its own subset.
+		{name: "--method", args: []string{"--method", "GET", "--count", "2"}},
+		{name: "--path exact", args: []string{"--path", "/payments", "--count", "2"}},
+		{name: "--path glob", args: []string{"--path", "/payments/*", "--count", "1"}},
+		{name: "--status", args: []string{"--status", "201", "--count", "4"}},
+		{name: "--status class", args: []string{"--status", "4xx", "--count", "1"}},
+		{name: "--header", args: []string{"--header", "X-Tenant=t1", "--count", "1"}},
+		{name: "--query", args: []string{"--query", "mode=test", "--count", "1"}},
+		{name: "--body", args: []string{"--body", "amount=100", "--count", "1"}},
+		{name: "--body nested, twice", args: []string{"--body", "customer.id=cus_1", "--body", "amount=9800", "--count", "1"}},
+		{name: "--idempotency", args: []string{"--idempotency", "replayed", "--count", "1"}},
+		{name: "--matched", args: []string{"--matched", "false", "--count", "1"}},
+		{name: "--since a time", args: []string{"--since", time.Now().Add(-time.Hour).Format(time.RFC3339), "--count", "6"}},
+		{name: "--since a future time", args: []string{"--since", time.Now().Add(time.Hour).Format(time.RFC3339), "--none"}},
+
+		// Usage errors, before or from the server.
+		{name: "count and none", args: []string{"--count", "1", "--none"}, code: 2, errOut: []string{"--none goes with no other count flag"}},
+		{name: "count and at least", args: []string{"--count", "1", "--at-least", "1"}, code: 2, errOut: []string{"--count goes with neither"}},
+		{name: "empty range", args: []string{"--at-least", "3", "--at-most", "1"}, code: 2, errOut: []string{"--at-least 3 is more than --at-most 1"}},
+		{name: "negative count", args: []string{"--count", "-1"}, code: 2, errOut: []string{"--count -1: want 0 or more"}},
+		{name: "bad header", args: []string{"--header", "X-Tenant"}, code: 2, errOut: []string{`--header "X-Tenant": want name=value`}},
+		{name: "bad matched", args: []string{"--matched", "maybe"}, code: 2, errOut: []string{`--matched "maybe": want true or false`}},
+		{name: "no unmatched and matched", args: []string{"--no-unmatched", "--matched", "true"}, code: 2, errOut: []string{"--no-unmatched goes without --matched"}},
+		{name: "filter refused by the server", args: []string{"--status", "abc"}, code: 2, errOut: []string{"400 Bad Request", "status"}},
+		{name: "argument", args: []string{"extra"}, code: 2, errOut: []string{"unknown command"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var out, errOut bytes.Buffer
+			cmd := newRootCmd(&out, &errOut)
+			cmd.SetArgs(append([]string{"verify", "--addr", url}, tc.args...))
+			err := cmd.ExecuteContext(context.Background())
+			code := report(&errOut, err)
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out.String(), errOut.String())
+			}
+			for _, s := range tc.out {
+				if !strings.Contains(out.String(), s) {
+					t.Errorf("stdout lacks %q:\n%s", s, out.String())
+				}
+			}
+			for _, s := range tc.errOut {
+				if !strings.Contains(errOut.String(), s) {
+					t.Errorf("stderr lacks %q:\n%s", s, errOut.String())
+				}
+			}
+		})
+	}
+}
+
+// TestVerifySinceID: --since takes an entry ID, as requests --json shows
+// it.
+func TestVerifySinceID(t *testing.T) {
+	t.Parallel()
+	url := serveShop(t)
+	shopping(t, url)
+	out, _, err := runCmd(t, "requests", "--addr", url, "--json", "--limit", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e state.Entry
+	if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &e); err != nil {
+		t.Fatal(err)
+	}
+	// The oldest of the newest three: after it come two.
+	if out, errOut, err := runCmd(t, "verify", "--addr", url, "--since", strconv.FormatInt(e.ID, 10), "--count", "2"); err != nil {
+		t.Errorf("verify --since %d: %v\n%s%s", e.ID, err, out, errOut)
+	}
+}
+
+// TestVerifyExitCodes runs the binary, for the codes main exits with and
+// the variables it reads.
+func TestVerifyExitCodes(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	url := serveShop(t)
+	shopping(t, url)
+	// A server that wants a token, with its admin API on a port of its
+	// own.
+	guarded, guardedAdmin := serveShopWith(t, "s3cret", true)
+	shopping(t, guarded)
+	down := unreachable(t)
+	for _, tc := range []struct {
+		name   string
+		env    []string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{name: "holds", args: []string{"verify", "--addr", url, "--route", "charge", "--count", "2"}, code: 0},
+		{name: "fails", args: []string{"verify", "--addr", url, "--route", "charge", "--count", "1"}, code: 1, stderr: "verify failed"},
+		{name: "usage", args: []string{"verify", "--addr", url, "--count", "1", "--none"}, code: 2, stderr: "Run 'scenariomock --help'"},
+		{name: "connection refused", args: []string{"verify", "--addr", down}, code: 4, stderr: "connection refused"},
+		{name: "requests, connection refused", args: []string{"requests", "--addr", down}, code: 4, stderr: "is `scenariomock serve` running at that address?"},
+		{name: "address from the environment", env: []string{"SCENARIOMOCK_ADDR=" + url}, args: []string{"verify", "--route", "charge", "--count", "2"}, code: 0},
+		{name: "no token", args: []string{"verify", "--admin-addr", guardedAdmin}, code: 2, stderr: "401 Unauthorized"},
+		{name: "wrong token", args: []string{"verify", "--admin-addr", guardedAdmin, "--admin-token", "guess"}, code: 2, stderr: "401 Unauthorized"},
+		{name: "token flag", args: []string{"verify", "--admin-addr", guardedAdmin, "--admin-token", "s3cret", "--route", "charge", "--count", "2"}, code: 0},
+		{name: "token and admin address from the environment", env: []string{"SCENARIOMOCK_ADMIN_TOKEN=s3cret", "SCENARIOMOCK_ADMIN_ADDR=" + guardedAdmin},
+			args: []string{"verify", "--route", "charge", "--count", "2"}, code: 0},
+		{name: "requests with the token", env: []string{"SCENARIOMOCK_ADMIN_TOKEN=s3cret"}, args: []string{"requests", "--admin-addr", guardedAdmin, "--route", "charge"}, code: 0},
+		{name: "no admin API at --addr", args: []string{"verify", "--addr", guarded, "--admin-token", "s3cret"}, code: 1, stderr: "give the same --admin-addr here"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, tc.args...)
+			for _, kv := range os.Environ() {
+				if !strings.HasPrefix(kv, envPrefix) {
+					cmd.Env = append(cmd.Env, kv)
+				}
+			}
+			cmd.Env = append(cmd.Env, tc.env...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.code || !strings.Contains(stderr.String(), tc.stderr) {
+				t.Errorf("exit code %d, want %d; stderr %q, want it to contain %q\nstdout: %s", code, tc.code, stderr.String(), tc.stderr, stdout.String())
+			}
+		})
+	}
+}
+
+func TestRouteCompletion(t *testing.T) {
+	t.Parallel()
+	url := serveShop(t)
+	out, _, err := runCmd(t, "__complete", "verify", "--addr", url, "--route", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "create payment\tPOST /payments\n") || !strings.Contains(out, "charge\tPOST /charges\n") || strings.Contains(out, "get payment") {
+		t.Errorf("completions of %q:\n%s", "c", out)
+	}
+	out, _, err = runCmd(t, "__complete", "requests", "--addr", url, "--route", "")
+	if err != nil || strings.Count(out, "payment\t") != 2 {
+		t.Errorf("requests --route completions: %v\n%s", err, out)
+	}
+	// No server: no names, and no wait longer than the completion's own.
+	out, _, err = runCmd(t, "__complete", "verify", "--addr", unreachable(t), "--route", "")
+	if err != nil || strings.Contains(out, "payment") || !strings.Contains(out, ":4") {
+		t.Errorf("completions without a server: %v\n%s", err, out)
+	}
+}
+
+func TestFormatMs(t *testing.T) {
+	t.Parallel()
+	for ms, want := range map[float64]string{0: "0s", 0.035: "35µs", 0.0004: "0s", 1.44: "1.4ms", 12.3: "12ms", 10012: "10.01s"} {
+		if got := formatMs(ms); got != want {
+			t.Errorf("formatMs(%v) = %q, want %q", ms, got, want)
+		}
+	}
+}
+
+// TestCIExampleValidates: the scenarios of examples/ci, which run.sh
+// serves, load (.ci/run also runs the job itself).
+func TestCIExampleValidates(t *testing.T) {
+	t.Parallel()
+	out, errOut, err := runCmd(t, "validate", "examples/ci/payments.yaml")
+	if err != nil || out != "ok: 1 file, 3 routes\n" {
+		t.Errorf("validate examples/ci/payments.yaml: %v %q %s", err, out, errOut)
+	}
+}
