@@ -52,7 +52,7 @@ func NewWatcher(paths []string, debounce time.Duration, log *slog.Logger) (*Watc
 		log:      log,
 		fsw:      fsw,
 	}
-	if err := w.sync(); err != nil {
+	if _, err := w.sync(); err != nil {
 		fsw.Close()
 		return nil, err
 	}
@@ -66,13 +66,21 @@ func NewWatcher(paths []string, debounce time.Duration, log *slog.Logger) (*Watc
 func (w *Watcher) Run(ctx context.Context, deps []string, reload func() (deps []string)) error {
 	defer w.fsw.Close()
 	w.deps = deps
-	if err := w.sync(); err != nil {
+	added, err := w.sync()
+	if err != nil {
 		w.log.Warn("watch", "error", err)
 	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
 	var first time.Time // first event of the pending burst; zero when none
+	if added {
+		// The body files' directories are watched only now: a change
+		// made to one since the first load read it went unseen. Reload
+		// to be sure (unchanged content is not reloaded).
+		first = time.Now()
+		timer.Reset(w.debounce)
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -105,12 +113,19 @@ func (w *Watcher) Run(ctx context.Context, deps []string, reload func() (deps []
 			first = time.Time{}
 			// Watch new directories before reading them, so that a file
 			// created in a new directory during the reload is seen.
-			if err := w.sync(); err != nil {
+			if _, err := w.sync(); err != nil {
 				w.log.Warn("watch", "error", err)
 			}
 			w.deps = reload()
-			if err := w.sync(); err != nil {
+			added, err := w.sync()
+			if err != nil {
 				w.log.Warn("watch", "error", err)
+			}
+			if added {
+				// A new body file's directory: a change made to it
+				// while the reload read it went unseen.
+				first = time.Now()
+				timer.Reset(w.debounce)
 			}
 		}
 	}
@@ -141,8 +156,9 @@ func (w *Watcher) relevant(ev fsnotify.Event) bool {
 
 // sync makes the watched directories those the paths and body files need:
 // every directory below a directory path, the directory of each file path
-// and of each body file.
-func (w *Watcher) sync() error {
+// and of each body file. added reports that a directory is watched now
+// that was not before.
+func (w *Watcher) sync() (added bool, err error) {
 	want := map[string]bool{}
 	w.recursive = map[string]bool{}
 	w.files = map[string]bool{}
@@ -186,9 +202,13 @@ func (w *Watcher) sync() error {
 		if watched[d] {
 			continue
 		}
-		if err := w.fsw.Add(d); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("watch %s: %w", d, err))
+		if err := w.fsw.Add(d); err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("watch %s: %w", d, err))
+			}
+			continue
 		}
+		added = true
 	}
-	return errors.Join(errs...)
+	return added, errors.Join(errs...)
 }
