@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/scenariomock/scenariomock/dashboard"
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
@@ -455,6 +456,7 @@ var adminMethods = map[string]string{
 	adminPrefix + "/counters":           "GET",
 	adminPrefix + "/collections":        "GET, DELETE",
 	adminPrefix + "/collections/{name}": "GET, DELETE",
+	adminPrefix + "/ui":                 "GET, HEAD", // and each of its assets, /ui/*
 }
 
 // errShutdown is the cause of the delays cancelled at the shutdown timeout.
@@ -862,6 +864,11 @@ func (s *Server) adminRouter() http.Handler {
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotency).Methods(http.MethodGet)
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotencyDelete).Methods(http.MethodDelete)
 	s.collectionRoutes(r)
+	// The dashboard: each embedded file by its exact path, so that any
+	// other /ui/... gets the admin API's 404 problem.
+	for _, p := range dashboard.Assets() {
+		r.Handle(p, dashboard.Handler()).Methods(http.MethodGet, http.MethodHead)
+	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("The admin API has no %s; see GET %s/scenarios.", r.URL.Path, adminPrefix)))
 	})
@@ -869,6 +876,9 @@ func (s *Server) adminRouter() http.Handler {
 		allow := adminMethods[r.URL.Path]
 		if strings.HasPrefix(r.URL.Path, adminPrefix+"/collections/") {
 			allow = adminMethods[adminPrefix+"/collections/{name}"]
+		}
+		if strings.HasPrefix(r.URL.Path, dashboard.Path+"/") {
+			allow = adminMethods[dashboard.Path]
 		}
 		w.Header().Set("Allow", allow) // RFC 9110 asks a 405 for it
 		writeProblem(w, newProblem(http.StatusMethodNotAllowed, fmt.Sprintf("%s takes %s, not %s.", r.URL.Path, allow, r.Method)))
