@@ -86,7 +86,7 @@ const (
 	exitOK        = 0
 	exitFailure   = 1 // the scenarios are invalid or unreadable, or another failure at run time
 	exitUsage     = 2 // a bad command, flag, argument or SCENARIOMOCK_* variable
-	exitListen    = 3 // serve cannot listen on --addr
+	exitListen    = 3 // serve cannot listen on --addr or --admin-addr
 	exitUnhealthy = 4 // health: no healthy server answered
 )
 
@@ -197,8 +197,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 
 Exit codes: 0 success; 1 invalid or unreadable scenarios (or another
 failure at run time); 2 usage: a bad command, flag, argument or
-SCENARIOMOCK_* variable; 3 serve cannot listen on --addr; 4 health found
-no healthy server.`,
+SCENARIOMOCK_* variable; 3 serve cannot listen on --addr or --admin-addr;
+4 health found no healthy server.`,
 		Version:       version(debug.ReadBuildInfo()),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -218,6 +218,8 @@ type serveOptions struct {
 	example           string
 	exampleSet        bool
 	addr              string
+	adminAddr         string
+	adminToken        string
 	watch             bool
 	debounce          time.Duration
 	maxBody           byteSize
@@ -257,6 +259,8 @@ separated by colons when none are given.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.example, "example", demoExample, exampleFlagUsage())
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:8080", "address to listen on (0.0.0.0:8080 in containers)")
+	f.StringVar(&opts.adminAddr, "admin-addr", "", "serve the admin API on this address of its own (127.0.0.1:9090), and not under /__admin of --addr")
+	f.StringVar(&opts.adminToken, "admin-token", "", "require Authorization: Bearer <token> on every admin call but /__admin/health (prefer SCENARIOMOCK_ADMIN_TOKEN: a flag shows in ps)")
 	f.BoolVar(&opts.watch, "watch", true, "reload the scenarios when their files change")
 	f.DurationVar(&opts.debounce, "debounce", 30*time.Millisecond, "how long file changes must settle before a reload")
 	f.Var(&opts.maxBody, "max-body", "largest request body accepted; larger ones get 413")
@@ -309,6 +313,9 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := server.CheckAdminToken(opts.adminToken); err != nil {
+		return withCode(exitUsage, fmt.Errorf("--admin-token (or SCENARIOMOCK_ADMIN_TOKEN): %w", err))
+	}
 	load := func() (*scenarios.Set, error) { return scenarios.Load(opts.paths...) }
 	source := strings.Join(opts.paths, " ")
 	if len(opts.paths) == 0 {
@@ -327,10 +334,13 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 			log.Warn("hot reload is off", "error", err)
 		}
 	}
-	// The name --addr listens on is one the admin API is reached by.
+	// The names --addr and --admin-addr listen on are ones the admin API
+	// is reached by.
 	adminHosts := opts.adminHosts
-	if host, _, err := net.SplitHostPort(opts.addr); err == nil && host != "" {
-		adminHosts = append(adminHosts, host)
+	for _, addr := range []string{opts.addr, opts.adminAddr} {
+		if host, _, err := net.SplitHostPort(addr); err == nil && host != "" {
+			adminHosts = append(adminHosts, host)
+		}
 	}
 	// hash reads the files a reload would load, without parsing them, so
 	// that a reload of unchanged files (a watcher event for a file that
@@ -345,7 +355,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
 		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
 		MaxSequenceKeys: opts.maxSequenceKeys, MaxIdempotencyKeys: opts.maxIdemKeys, Explain: server.ExplainMode(opts.explain),
-		MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts,
+		MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts, AdminToken: opts.adminToken,
 		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems,
 	})
 	if err != nil {
@@ -356,6 +366,13 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if err != nil {
 		return withCode(exitListen, err)
 	}
+	var adminLn net.Listener
+	if opts.adminAddr != "" {
+		if adminLn, err = net.Listen("tcp", opts.adminAddr); err != nil {
+			ln.Close()
+			return withCode(exitListen, fmt.Errorf("--admin-addr: %w", err))
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -365,7 +382,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 			_ = watcher.Run(ctx, srv.Deps(), func() []string { _ = srv.Reload(); return srv.Deps() })
 		})
 	}
-	err = srv.Serve(ctx, ln)
+	err = srv.ServeSplit(ctx, ln, adminLn)
 	cancel()
 	wg.Wait()
 	return err
@@ -502,17 +519,21 @@ func describeResponses(r *scenarios.Route) string {
 }
 
 func newHealthCmd(stdout io.Writer) *cobra.Command {
-	var addr string
+	var addr, adminAddr string
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "health",
 		Short: "Exit 0 when a scenariomock server answers its health check (for HEALTHCHECK)",
 		Args:  cobra.NoArgs,
 		RunE: failing(func(cmd *cobra.Command, _ []string) error {
+			if adminAddr != "" {
+				addr = adminAddr // the admin API, health included, is there
+			}
 			return checkHealth(cmd.Context(), stdout, addr, timeout)
 		}),
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address of the server (0.0.0.0 means this host)")
+	cmd.Flags().StringVar(&adminAddr, "admin-addr", "", "address of the server's admin API when serve has it on one of its own (--admin-addr); asked instead of --addr")
 	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "how long to wait for the answer")
 	return cmd
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +14,6 @@ import (
 	"net/netip"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,6 +66,10 @@ type Options struct {
 	// addresses, that admin calls may carry in Host: the names a
 	// container is reached by. "*" allows any name.
 	AdminHosts []string
+	// AdminToken, if set, is the bearer token every admin call but
+	// /__admin/health must carry (Authorization: Bearer <token>); see
+	// CheckAdminToken for what a token may be.
+	AdminToken string
 	// MaxTemplateOutput bounds what one template renders, a header or
 	// the body (default 4 MiB); a render that would pass it gets a 500
 	// problem naming the limit.
@@ -148,6 +152,11 @@ type Server struct {
 	snap  atomic.Pointer[snapshot]
 	admin http.Handler
 	state state.Store
+	// adminToken is the SHA-256 of Options.AdminToken, nil without one.
+	adminToken []byte
+	// crossOrigin refuses admin calls that change state from another
+	// origin (see crossSite).
+	crossOrigin *http.CrossOriginProtection
 
 	// stopping ends when Serve begins to shut down (its cause is
 	// errShutdown): delays and callers waiting for a reload watch it.
@@ -198,7 +207,14 @@ func New(opts Options) (*Server, error) {
 		return nil, errors.New("server: Options.Load is required")
 	}
 	opts.setDefaults()
-	s := &Server{opts: opts, log: opts.Logger, state: opts.State}
+	if err := CheckAdminToken(opts.AdminToken); err != nil {
+		return nil, fmt.Errorf("server: Options.AdminToken: %w", err)
+	}
+	s := &Server{opts: opts, log: opts.Logger, state: opts.State, crossOrigin: http.NewCrossOriginProtection()}
+	if opts.AdminToken != "" {
+		sum := sha256.Sum256([]byte(opts.AdminToken))
+		s.adminToken = sum[:]
+	}
 	s.stopping, s.stop = context.WithCancelCause(context.Background())
 	s.admin = s.adminRouter()
 	set, err := opts.Load()
@@ -397,10 +413,76 @@ func (s *Server) Routes() int { return len(s.snap.Load().routes) }
 // accepting, lets requests in flight finish within ShutdownTimeout, then
 // cancels the delays still waiting and closes what is left.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	return s.ServeSplit(ctx, ln, nil)
+}
+
+// ServeSplit is Serve with the admin API on a listener of its own
+// (--admin-addr): ln then answers the scenarios alone, a path under
+// /__admin being one more path the routes may not match, and adminLn
+// answers the admin API alone (see AdminHandler). A nil adminLn is Serve.
+// Both shut down together, when ctx ends or when either fails.
+func (s *Server) ServeSplit(ctx context.Context, ln, adminLn net.Listener) error {
 	base, cancelDelays := context.WithCancelCause(context.Background())
 	defer cancelDelays(nil)
-	hs := &http.Server{
-		Handler:           s,
+	servers := []*http.Server{s.httpServer(s, base)}
+	listeners := []net.Listener{ln}
+	ready := []any{"addr", ln.Addr().String()}
+	if adminLn != nil {
+		servers[0].Handler = http.HandlerFunc(s.serveScenario)
+		servers = append(servers, s.httpServer(s.AdminHandler(), base))
+		listeners = append(listeners, adminLn)
+		ready = append(ready, "admin_addr", adminLn.Addr().String())
+	}
+	served := make(chan error, len(servers))
+	for i, hs := range servers {
+		go func() { served <- hs.Serve(listeners[i]) }()
+	}
+	s.log.Info("ready", append(ready, "routes", s.Routes(), "scenarios", s.opts.Source)...)
+	running := len(servers)
+	var err error
+	select {
+	case e := <-served:
+		// One listener failed; the other must not go on alone.
+		running--
+		err = fmt.Errorf("serve: %w", e)
+	case <-ctx.Done():
+		s.log.Info("shutting down", "timeout_ms", millis(s.opts.ShutdownTimeout))
+	}
+	// Delays end now (unless WaitDelaysOnShutdown), and so do waits for
+	// a reload: a loader stuck on I/O must not hold the process.
+	s.stop(errShutdown)
+	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+	defer cancel()
+	// Both listeners drain at once, so that a slow admin call does not
+	// take the scenarios' share of the timeout or the other way round.
+	var late atomic.Bool
+	var wg sync.WaitGroup
+	for _, hs := range servers {
+		wg.Go(func() {
+			if hs.Shutdown(sctx) != nil {
+				late.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	if late.Load() {
+		s.log.Warn("requests still running at the shutdown timeout; cancelling them")
+		cancelDelays(errShutdown)
+		for _, hs := range servers {
+			_ = hs.Close()
+		}
+	}
+	for ; running > 0; running-- {
+		<-served
+	}
+	return err
+}
+
+// httpServer returns the net/http server of one listener; base is the
+// context its requests derive from.
+func (s *Server) httpServer(h http.Handler, base context.Context) *http.Server {
+	return &http.Server{
+		Handler:           h,
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		ReadTimeout:       s.opts.ReadTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
@@ -408,27 +490,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	s.log.Info("ready", "addr", ln.Addr().String(), "routes", s.Routes(), "scenarios", s.opts.Source)
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	s.log.Info("shutting down", "timeout_ms", millis(s.opts.ShutdownTimeout))
-	// Delays end now (unless WaitDelaysOnShutdown), and so do waits for
-	// a reload: a loader stuck on I/O must not hold the process.
-	s.stop(errShutdown)
-	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		s.log.Warn("requests still running at the shutdown timeout; cancelling them")
-		cancelDelays(errShutdown)
-		_ = hs.Close()
-	}
-	<-served
-	return nil
 }
 
 // delayContext is what a delay waits on: the request's context, ended
@@ -470,24 +531,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveScenario(w, r)
 		return
 	}
-	// The admin API reads no bodies, but one must still be read (and
-	// bounded), or net/http would wait to drain it after answering.
-	if _, err := s.readBody(w, r, nil); err != nil {
-		s.bodyProblem(w, r, err, s.opts.Clock.Now())
-		return
-	}
-	if !canonical {
-		writeProblem(w, newProblem(http.StatusBadRequest, fmt.Sprintf(
-			"%s is not the canonical spelling of an admin path; ask for %s exactly (no percent-encoding, dot segments, repeated slashes or absolute URL).",
-			strconv.Quote(r.RequestURI), path.Clean(r.URL.Path))))
-		return
-	}
-	if !s.adminHostAllowed(r.Host) {
-		writeProblem(w, newProblem(http.StatusForbidden, fmt.Sprintf(
-			"Host %q may not call the admin API, against DNS rebinding: only localhost names, IP addresses and the names given to --admin-hosts may.", r.Host)))
-		return
-	}
-	s.admin.ServeHTTP(w, r)
+	s.serveAdmin(w, r, canonical)
 }
 
 // adminTarget reports whether r is for the admin API and whether it came
