@@ -77,6 +77,23 @@ func Assets() []string {
 	return out
 }
 
+// Serves reports whether path is one the dashboard answers: the page and
+// its assets, which hold nothing secret (the page asks the admin API for
+// everything it shows), so an admin token need not guard them.
+func Serves(path string) bool {
+	name, ok := strings.CutPrefix(path, Path)
+	if !ok {
+		return false
+	}
+	if name != "" {
+		if name, ok = strings.CutPrefix(name, "/"); !ok || name == "" {
+			return false
+		}
+	}
+	_, found := assets[name]
+	return found
+}
+
 // Handler serves the page and its assets at the paths Assets returns
 // (GET and HEAD). A path it does not know gets a 404. It is safe for
 // concurrent use.
@@ -85,16 +102,11 @@ func Handler() http.Handler {
 }
 
 func serve(w http.ResponseWriter, r *http.Request) {
-	name, ok := strings.CutPrefix(r.URL.Path, Path)
-	if ok && name != "" {
-		name, ok = strings.CutPrefix(name, "/")
-		ok = ok && name != ""
-	}
-	a, found := assets[name]
-	if !ok || !found {
+	if !Serves(r.URL.Path) {
 		http.NotFound(w, r)
 		return
 	}
+	a := assets[strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, Path), "/")]
 	h := w.Header()
 	h.Set("Content-Security-Policy", CSP)
 	h.Set("X-Content-Type-Options", "nosniff")
