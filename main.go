@@ -235,12 +235,14 @@ type serveOptions struct {
 	adminHosts        []string
 	shutdownWaitDelay bool
 	maxItems          int
+	journalSize       int
+	journalBodyLimit  byteSize
 	cpuProfile        string
 	explain           explainFlag
 }
 
 func newServeCmd(stderr io.Writer) *cobra.Command {
-	opts := serveOptions{maxBody: 10 << 20, maxHeaderBytes: 64 << 10, maxTemplateOutput: 4 << 20}
+	opts := serveOptions{maxBody: 10 << 20, maxHeaderBytes: 64 << 10, maxTemplateOutput: 4 << 20, journalBodyLimit: 64 << 10}
 	cmd := &cobra.Command{
 		Use:   "serve [file or directory ...]",
 		Short: "Serve scenarios (the built-in payments demo when no path is given)",
@@ -277,6 +279,8 @@ separated by colons when none are given.`,
 	f.Var(&opts.maxTemplateOutput, "max-template-output", "largest header or body a response template may render; larger ones get a 500 problem")
 	f.StringSliceVar(&opts.adminHosts, "admin-hosts", nil, "host names besides localhost and IP addresses that admin calls may use (the names a container is reached by; * for any)")
 	f.IntVar(&opts.maxItems, "max-collection-items", 100_000, "items all stored collections may hold together; a save past it gets 507")
+	f.IntVar(&opts.journalSize, "journal-size", 10_000, "requests the journal keeps for GET /__admin/requests (the oldest go first); 0 turns the journal off")
+	f.Var(&opts.journalBodyLimit, "journal-body-limit", "how much of each request body the journal keeps (bodySize says the whole size)")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
 	_ = f.MarkHidden("cpuprofile")
 	return cmd
@@ -301,6 +305,9 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	log, err := newLogger(logs, opts.logFormat, opts.logLevel)
 	if err != nil {
 		return withCode(exitUsage, err)
+	}
+	if opts.journalSize < 0 {
+		return withCode(exitUsage, fmt.Errorf("--journal-size %d: want a number of requests, or 0 for no journal", opts.journalSize))
 	}
 	if opts.cpuProfile != "" {
 		stop, err := startCPUProfile(opts.cpuProfile)
@@ -357,6 +364,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		MaxSequenceKeys: opts.maxSequenceKeys, MaxIdempotencyKeys: opts.maxIdemKeys, Explain: server.ExplainMode(opts.explain),
 		MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts, AdminToken: opts.adminToken,
 		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems,
+		JournalSize: journalSize(opts.journalSize), JournalBodyLimit: int(opts.journalBodyLimit),
 	})
 	if err != nil {
 		printProblems(stderr, err)
@@ -386,6 +394,15 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	cancel()
 	wg.Wait()
 	return err
+}
+
+// journalSize maps --journal-size to Options.JournalSize, where zero is
+// the default and a negative size is off.
+func journalSize(flag int) int {
+	if flag == 0 {
+		return -1
+	}
+	return flag
 }
 
 func printProblems(w io.Writer, err error) {

@@ -87,6 +87,14 @@ type Options struct {
 	// keys, counters, collections. Default: an in-memory store built from
 	// the bounds above. A store passed in is the caller's to close.
 	State state.Store
+	// JournalSize is how many requests the journal keeps (default
+	// 10,000, state.DefaultJournalSize); a negative size turns the journal
+	// off: nothing is recorded and /__admin/requests answers 404. With a
+	// State passed in, the store's own cap applies; only off is read here.
+	JournalSize int
+	// JournalBodyLimit is how much of each request body the journal keeps
+	// (default 64 KiB); Entry.BodySize still says the whole size.
+	JournalBodyLimit int
 	// Explain is how much a 404 tells the client of the closest routes
 	// (default ExplainRedacted); the log line has the whole report.
 	Explain ExplainMode
@@ -94,6 +102,9 @@ type Options struct {
 	// and math/rand/v2.
 	Clock Clock
 	Rand  func() float64
+	// streamKeepAlive replaces the 15s between keep-alive comments of
+	// the request stream, for tests.
+	streamKeepAlive time.Duration
 	// maxTemplateSteps replaces scenarios.MaxRangeSteps, for tests that
 	// would otherwise spend seconds reaching it under the race detector.
 	maxTemplateSteps int
@@ -139,8 +150,17 @@ func (o *Options) setDefaults() {
 	if o.MaxCollectionItems <= 0 {
 		o.MaxCollectionItems = state.DefaultMaxItems
 	}
+	if o.JournalBodyLimit <= 0 {
+		o.JournalBodyLimit = 64 << 10
+	}
+	if o.streamKeepAlive <= 0 {
+		o.streamKeepAlive = 15 * time.Second
+	}
 	if o.State == nil {
-		o.State = state.NewMemory(state.Options{Now: o.Clock.Now, MaxKeys: o.MaxIdempotencyKeys, MaxSequenceKeys: o.MaxSequenceKeys, MaxItems: o.MaxCollectionItems})
+		o.State = state.NewMemory(state.Options{
+			Now: o.Clock.Now, MaxKeys: o.MaxIdempotencyKeys, MaxSequenceKeys: o.MaxSequenceKeys, MaxItems: o.MaxCollectionItems,
+			JournalSize: max(o.JournalSize, 0),
+		})
 	}
 }
 
@@ -518,6 +538,9 @@ var adminMethods = map[string]string{
 	adminPrefix + "/collections":        "GET, DELETE",
 	adminPrefix + "/collections/{name}": "GET, DELETE",
 	adminPrefix + "/ui":                 "GET, HEAD", // and each of its assets, /ui/*
+	adminPrefix + "/requests":           "GET, DELETE",
+	adminPrefix + "/requests/count":     "GET",
+	adminPrefix + "/requests/stream":    "GET",
 }
 
 // errShutdown is the cause of the delays cancelled at the shutdown timeout.
@@ -595,6 +618,10 @@ func (s *Server) adminHostAllowed(hostport string) bool {
 func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 	start := s.opts.Clock.Now()
 	snap := s.snap.Load()
+	var jr *journalRecord
+	if s.journalOn() {
+		r, jr = s.withJournal(r, snap.version)
+	}
 	var body []byte
 	var err error
 	if r.Body != nil && r.Body != http.NoBody {
@@ -610,8 +637,14 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 		}()
 	}
 	if err != nil {
+		if jr != nil {
+			jr.refused = true
+		}
 		s.bodyProblem(w, r, err, start)
 		return
+	}
+	if jr != nil {
+		jr.body = body
 	}
 	r = s.withDebugBody(r, body)
 	in := matcher.NewRequest(r, body)
@@ -748,17 +781,27 @@ func (s *Server) templateData(ctx context.Context, in *matcher.Request, m matche
 // whole explanation.
 func (s *Server) miss(w http.ResponseWriter, r *http.Request, snap *snapshot, in *matcher.Request, start time.Time) {
 	s.unmatched.Add(1)
+	// The journal keeps the near-miss report of every miss; ranking is
+	// one pass over the routes, bounded like matching.
+	var near []matcher.NearMiss
+	explained := false
+	if jr := s.journalOf(r.Context()); jr != nil {
+		near, explained = snap.table.Explain(in), true
+		jr.unmatched, jr.near = true, near
+	}
 	if snap.fallback != nil {
 		// Misses are ordinary traffic here: rank near misses (one pass
 		// over the routes) only when the debug log wants them.
 		if s.log.Enabled(r.Context(), slog.LevelDebug) {
-			s.log.Debug("fallback served", "method", r.Method, "path", r.URL.Path, "near", nearMisses(snap.table.Explain(in)))
+			if !explained {
+				near = snap.table.Explain(in)
+			}
+			s.log.Debug("fallback served", "method", r.Method, "path", r.URL.Path, "near", nearMisses(near))
 		}
 		s.respond(w, r, in, matcher.Match{}, snap.fallback, 0, start)
 		return
 	}
-	var near []matcher.NearMiss
-	if s.opts.Explain != ExplainOff || s.log.Enabled(r.Context(), slog.LevelWarn) {
+	if !explained && (s.opts.Explain != ExplainOff || s.log.Enabled(r.Context(), slog.LevelWarn)) {
 		near = snap.table.Explain(in)
 	}
 	p := newProblem(http.StatusNotFound, fmt.Sprintf("No route matches %s %s.", r.Method, r.URL.Path))
@@ -859,10 +902,18 @@ func (s *Server) logProblem(r *http.Request, route string, status int, delay tim
 func (s *Server) logRequestAt(level slog.Level, r *http.Request, route string, status int, delay time.Duration, start time.Time, extra ...slog.Attr) {
 	h := s.log.Handler()
 	ctx := r.Context()
-	if !h.Enabled(ctx, level) {
+	jr := s.journalOf(ctx)
+	logged := h.Enabled(ctx, level)
+	if jr == nil && !logged {
 		return
 	}
 	now := s.opts.Clock.Now()
+	if jr != nil {
+		s.record(jr, r, route, status, delay, start, now, extra)
+	}
+	if !logged {
+		return
+	}
 	debug := h.Enabled(ctx, slog.LevelDebug)
 	if lh, ok := h.(*logHandler); ok && level == slog.LevelInfo && !debug {
 		switch {
@@ -913,6 +964,10 @@ func (s *Server) adminRouter() http.Handler {
 	for _, p := range dashboard.Assets() {
 		r.Handle(p, dashboard.Handler()).Methods(http.MethodGet, http.MethodHead)
 	}
+	r.HandleFunc(adminPrefix+"/requests", s.handleRequests).Methods(http.MethodGet)
+	r.HandleFunc(adminPrefix+"/requests", s.handleRequestsClear).Methods(http.MethodDelete)
+	r.HandleFunc(adminPrefix+"/requests/count", s.handleRequestsCount).Methods(http.MethodGet)
+	r.HandleFunc(adminPrefix+"/requests/stream", s.handleRequestsStream).Methods(http.MethodGet)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("The admin API has no %s; see GET %s/scenarios.", r.URL.Path, adminPrefix)))
 	})

@@ -25,8 +25,9 @@ type Journal interface {
 	Entries(ctx context.Context, after int64) ([]Entry, error)
 	// Clear drops every entry.
 	Clear(ctx context.Context) error
-	// Wait returns nil once an entry with an ID above after exists, or
-	// ctx's error when ctx ends first. It never spins.
+	// Wait returns nil once an entry with an ID above after is kept
+	// (cleared entries do not count), or ctx's error when ctx ends first.
+	// It never spins.
 	Wait(ctx context.Context, after int64) error
 }
 
@@ -186,7 +187,9 @@ func (j *memJournal) Clear(context.Context) error {
 func (j *memJournal) Wait(ctx context.Context, after int64) error {
 	for {
 		j.mu.Lock()
-		if j.lastID > after {
+		// An entry above after is kept (the newest, if any is): IDs past
+		// after that were cleared do not count, or a tail would spin.
+		if j.n > 0 && j.lastID > after {
 			j.mu.Unlock()
 			return nil
 		}

@@ -120,6 +120,31 @@ func (h *harness) journal(t *testing.T) {
 			t.Fatal("Wait ignored its context")
 		}
 	})
+	t.Run("WaitAfterClear", func(t *testing.T) {
+		// A live tail that finds nothing new after Wait must not be sent
+		// straight back: Wait waits for an entry that exists, not for
+		// IDs past after that were cleared.
+		s, _ := h.open(t, state.Options{})
+		j := s.Journal()
+		must(t, j.Append(ctx, &state.Entry{Path: "/a"}))
+		must(t, j.Clear(ctx))
+		gone, stop := context.WithCancel(ctx)
+		stop()
+		if err := j.Wait(gone, 0); err == nil {
+			t.Fatal("Wait(0) returned nil after Clear, with no entry kept: a tail would spin")
+		}
+		done := make(chan error, 1)
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		go func() { done <- j.Wait(wctx, 0) }()
+		must(t, j.Append(ctx, &state.Entry{Path: "/b"}))
+		select {
+		case err := <-done:
+			must(t, err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("Wait(0) still waiting 30s after an entry was appended")
+		}
+	})
 	t.Run("Concurrent", func(t *testing.T) {
 		s, _ := h.open(t, state.Options{JournalSize: 1000})
 		j := s.Journal()

@@ -1,0 +1,353 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// Limits of the limit= parameter.
+const (
+	DefaultLimit = 1000
+	MaxLimit     = 10000
+)
+
+// Filter selects journal entries; all its conditions must hold. The zero
+// Filter matches every entry. A Filter is immutable once parsed and safe
+// for concurrent use.
+type Filter struct {
+	route       *string
+	method      string
+	path        string // exact path, when glob is nil
+	glob        glob   // path= with * or **
+	status      int    // -1: any
+	class       int    // status=4xx: 4; 0: any
+	headers     []pair // canonical names
+	query       []pair
+	body        []bodyCond
+	idempotency string
+	matched     *bool
+	sinceTime   time.Time
+	sinceID     int64
+	limit       int
+}
+
+type pair struct{ name, value string }
+
+// bodyCond is one body.<path>=value: path is the dotted path split into
+// its segments (an array index is a segment of digits).
+type bodyCond struct {
+	path  []string
+	value string
+}
+
+// Error is a filter that cannot be read; Param names the query parameter.
+type Error struct {
+	Param  string
+	Value  string
+	Reason string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s=%s: %s", e.Param, e.Value, e.Reason)
+}
+
+// plainFilters are the filters named without a dot.
+var plainFilters = []string{"route", "method", "path", "status", "idempotency", "matched", "since", "limit"}
+
+// idempotencyOutcomes are what Entry.Idempotency holds.
+var idempotencyOutcomes = []string{"new", "replayed", "mismatch", "in-flight", "missing-key", "invalid-key"}
+
+// ParseFilter reads the filter parameters of q. Every parameter must be a
+// filter, given once: a typo such as stauts=201 is an error rather than a
+// filter that silently matches everything.
+func ParseFilter(q url.Values) (Filter, error) {
+	f := Filter{status: -1, limit: DefaultLimit}
+	names := make([]string, 0, len(q))
+	for name := range q {
+		names = append(names, name)
+	}
+	slices.Sort(names) // the same error for the same query, whatever the map order
+	for _, name := range names {
+		vs := q[name]
+		if len(vs) != 1 {
+			return Filter{}, &Error{Param: name, Value: strings.Join(vs, ","), Reason: "give it once (filters are ANDed; one value each)"}
+		}
+		if err := f.set(name, vs[0]); err != nil {
+			return Filter{}, err
+		}
+	}
+	return f, nil
+}
+
+func (f *Filter) set(name, v string) error {
+	bad := func(reason string) error { return &Error{Param: name, Value: v, Reason: reason} }
+	prefix, rest, dotted := strings.Cut(name, ".")
+	if dotted {
+		if rest == "" {
+			return bad("name the field after the dot, as in " + prefix + ".x")
+		}
+		switch prefix {
+		case "header":
+			f.headers = append(f.headers, pair{http.CanonicalHeaderKey(rest), v})
+			return nil
+		case "query":
+			f.query = append(f.query, pair{rest, v})
+			return nil
+		case "body":
+			segs := strings.Split(rest, ".")
+			if slices.Contains(segs, "") {
+				return bad("a body path has no empty segment: write body.a.b or body.items.0.sku")
+			}
+			f.body = append(f.body, bodyCond{segs, v})
+			return nil
+		}
+		return bad("unknown filter; the filters are route, method, path, status, header.<Name>, query.<name>, body.<json.path>, idempotency, matched, since and limit")
+	}
+	if v == "" && slices.Contains(plainFilters, name) {
+		return bad("empty value")
+	}
+	switch name {
+	case "route":
+		f.route = &v
+	case "method":
+		f.method = v
+	case "path":
+		if !strings.HasPrefix(v, "/") {
+			return bad(`a path starts with "/"`)
+		}
+		if !strings.Contains(v, "*") {
+			f.path = v
+			return nil
+		}
+		f.glob = compileGlob(v)
+	case "status":
+		if len(v) == 3 && (v[1:] == "xx" || v[1:] == "XX") && v[0] >= '1' && v[0] <= '5' {
+			f.class = int(v[0] - '0')
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n != 0 && (n < 100 || n > 599) {
+			return bad("want a status such as 201, a class such as 4xx, or 0 (no answer was sent)")
+		}
+		f.status = n
+	case "idempotency":
+		if !slices.Contains(idempotencyOutcomes, v) {
+			return bad("want one of " + strings.Join(idempotencyOutcomes, ", "))
+		}
+		f.idempotency = v
+	case "matched":
+		switch v {
+		case "true":
+			b := true
+			f.matched = &b
+		case "false":
+			b := false
+			f.matched = &b
+		default:
+			return bad("want true or false")
+		}
+	case "since":
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+			f.sinceID = n
+			return nil
+		}
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return bad("want an RFC 3339 time such as 2026-01-02T15:04:05Z or an entry id")
+		}
+		f.sinceTime = t
+	case "limit":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxLimit {
+			return bad(fmt.Sprintf("want an integer from 1 to %d", MaxLimit))
+		}
+		f.limit = n
+	default:
+		return bad("unknown filter; the filters are route, method, path, status, header.<Name>, query.<name>, body.<json.path>, idempotency, matched, since and limit")
+	}
+	return nil
+}
+
+// Limit is how many of the newest matching entries a listing returns.
+func (f Filter) Limit() int {
+	if f.limit == 0 {
+		return DefaultLimit
+	}
+	return f.limit
+}
+
+// After is the entry ID since= names (0 when it names none): only entries
+// with a larger ID match, so a caller may ask its store for those alone.
+func (f Filter) After() int64 { return f.sinceID }
+
+// Match reports whether e meets every condition of f.
+func (f Filter) Match(e *state.Entry) bool {
+	switch {
+	case f.route != nil && e.Route != *f.route,
+		f.method != "" && !strings.EqualFold(e.Method, f.method),
+		f.path != "" && e.Path != f.path,
+		f.glob != nil && !f.glob.match(e.Path),
+		f.status >= 0 && e.Status != f.status,
+		f.class > 0 && e.Status/100 != f.class,
+		f.idempotency != "" && e.Idempotency != f.idempotency,
+		f.matched != nil && e.Matched != *f.matched,
+		e.ID <= f.sinceID,
+		!f.sinceTime.IsZero() && e.Time.Before(f.sinceTime):
+		return false
+	}
+	for _, h := range f.headers {
+		if !slices.Contains(e.Headers[h.name], h.value) {
+			return false
+		}
+	}
+	if len(f.query) > 0 {
+		q, err := url.ParseQuery(e.Query)
+		if err != nil && len(q) == 0 {
+			return false
+		}
+		for _, c := range f.query {
+			if !slices.Contains(q[c.name], c.value) {
+				return false
+			}
+		}
+	}
+	if len(f.body) > 0 {
+		doc, ok := parseJSON(e.Body)
+		if !ok {
+			return false
+		}
+		for _, c := range f.body {
+			if !leafEquals(lookup(doc, c.path), c.value) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// parseJSON reads a JSON body, numbers as written.
+func parseJSON(b []byte) (any, bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil || dec.More() {
+		return nil, false
+	}
+	return doc, true
+}
+
+// missing stands for a path that leads nowhere.
+type missing struct{}
+
+func lookup(doc any, path []string) any {
+	for _, seg := range path {
+		switch v := doc.(type) {
+		case map[string]any:
+			next, ok := v[seg]
+			if !ok {
+				return missing{}
+			}
+			doc = next
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(v) {
+				return missing{}
+			}
+			doc = v[i]
+		default:
+			return missing{}
+		}
+	}
+	return doc
+}
+
+// leafEquals compares a JSON value with a filter's text: a string by its
+// text, a number by its value (9800 matches 9800.0), true, false and null
+// by their names. Objects and arrays match nothing.
+func leafEquals(v any, want string) bool {
+	switch v := v.(type) {
+	case string:
+		return v == want
+	case json.Number:
+		if string(v) == want {
+			return true
+		}
+		a, err1 := strconv.ParseFloat(string(v), 64)
+		b, err2 := strconv.ParseFloat(want, 64)
+		return err1 == nil && err2 == nil && a == b
+	case bool:
+		return strconv.FormatBool(v) == want
+	case nil:
+		return want == "null"
+	}
+	return false
+}
+
+// glob is a path pattern: '*' matches within one segment, "**" anything,
+// other bytes themselves. It is matched byte by byte (paths need not be
+// UTF-8) as a set of positions, so that a pattern of many stars costs
+// len(pattern) × len(path) steps, never a backtracking blow-up.
+type glob []globToken
+
+type globToken struct {
+	kind byte // 0: the literal b; '*': a segment's characters; 'd': "**"
+	b    byte
+}
+
+func compileGlob(p string) glob {
+	var g glob
+	for i := 0; i < len(p); i++ {
+		switch {
+		case strings.HasPrefix(p[i:], "**"):
+			g = append(g, globToken{kind: 'd'})
+			i++
+		case p[i] == '*':
+			g = append(g, globToken{kind: '*'})
+		default:
+			g = append(g, globToken{b: p[i]})
+		}
+	}
+	return g
+}
+
+func (g glob) match(s string) bool {
+	cur := make([]bool, len(g)+1)
+	next := make([]bool, len(g)+1)
+	cur[0] = true
+	g.close(cur)
+	for i := 0; i < len(s); i++ {
+		clear(next)
+		for k, on := range cur[:len(g)] {
+			if !on {
+				continue
+			}
+			switch t := g[k]; {
+			case t.kind == 'd', t.kind == '*' && s[i] != '/':
+				next[k] = true
+			case t.kind == 0 && t.b == s[i]:
+				next[k+1] = true
+			}
+		}
+		g.close(next)
+		cur, next = next, cur
+	}
+	return cur[len(g)]
+}
+
+// close adds the positions reached by letting stars match nothing.
+func (g glob) close(states []bool) {
+	for k, t := range g {
+		if states[k] && t.kind != 0 {
+			states[k+1] = true
+		}
+	}
+}

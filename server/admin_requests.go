@@ -1,0 +1,201 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/scenariomock/scenariomock/journal"
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// requestFilter reads the journal filter of r's query, without the
+// parameters named in skip. It answers the request itself, and returns
+// false, when the journal is off or the filter is bad.
+func (s *Server) requestFilter(w http.ResponseWriter, r *http.Request, skip ...string) (journal.Filter, url.Values, bool) {
+	if !s.journalOn() {
+		writeProblem(w, newProblem(http.StatusNotFound, "The request journal is off (--journal-size 0): no request is recorded."))
+		return journal.Filter{}, nil, false
+	}
+	q := r.URL.Query()
+	kept := url.Values{}
+	for name, vs := range q {
+		kept[name] = vs
+	}
+	for _, name := range skip {
+		delete(kept, name)
+	}
+	f, err := journal.ParseFilter(kept)
+	if err != nil {
+		writeProblem(w, newProblem(http.StatusBadRequest, "Bad filter "+err.Error()+"."))
+		return journal.Filter{}, nil, false
+	}
+	return f, q, true
+}
+
+// matching returns the indexes of the journal's entries f matches,
+// oldest first.
+func (s *Server) matching(ctx context.Context, f journal.Filter) ([]state.Entry, []int, error) {
+	entries, err := s.state.Journal().Entries(ctx, f.After())
+	if err != nil {
+		return nil, nil, err
+	}
+	var idx []int
+	for i := range entries {
+		if f.Match(&entries[i]) {
+			idx = append(idx, i)
+		}
+	}
+	return entries, idx, nil
+}
+
+// handleRequests lists the newest journal entries that match the filter
+// (limit=, default 1000), newest last, with how many matched in all.
+func (s *Server) handleRequests(w http.ResponseWriter, r *http.Request) {
+	f, _, ok := s.requestFilter(w, r)
+	if !ok {
+		return
+	}
+	entries, idx, err := s.matching(r.Context(), f)
+	if err != nil {
+		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		return
+	}
+	total := len(idx)
+	idx = idx[max(0, total-f.Limit()):]
+	out := make([]state.Entry, len(idx))
+	for i, k := range idx {
+		out[i] = entries[k]
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Requests []state.Entry `json:"requests"`
+		Total    int           `json:"total"`
+	}{out, total})
+}
+
+// handleRequestsCount counts the journal entries that match the filter.
+func (s *Server) handleRequestsCount(w http.ResponseWriter, r *http.Request) {
+	f, _, ok := s.requestFilter(w, r)
+	if !ok {
+		return
+	}
+	_, idx, err := s.matching(r.Context(), f)
+	if err != nil {
+		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"count": len(idx)})
+}
+
+// handleRequestsClear empties the journal. Entry IDs go on increasing, so
+// a live tail never sees one twice.
+func (s *Server) handleRequestsClear(w http.ResponseWriter, r *http.Request) {
+	if !s.journalOn() {
+		writeProblem(w, newProblem(http.StatusNotFound, "The request journal is off (--journal-size 0): no request is recorded."))
+		return
+	}
+	if err := s.state.Journal().Clear(r.Context()); err != nil {
+		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// handleRequestsStream tails the journal as server-sent events: each
+// matching entry as it is recorded, flushed one by one, a keep-alive
+// comment when nothing happened for a while (so that proxies and clients
+// keep the connection), until the client leaves or the server shuts down.
+// Last-Event-ID (an EventSource reconnecting) or ?after= resumes after an
+// entry; by default only entries recorded from now on are sent.
+func (s *Server) handleRequestsStream(w http.ResponseWriter, r *http.Request) {
+	f, q, ok := s.requestFilter(w, r, "after")
+	if !ok {
+		return
+	}
+	j := s.state.Journal()
+	// An EventSource reconnects to the same URL with Last-Event-ID: the
+	// header is the later position, so it wins over ?after=.
+	param, text := "Last-Event-ID", r.Header.Get("Last-Event-ID")
+	if text == "" && q.Has("after") {
+		param, text = "after", q.Get("after")
+	}
+	var after int64
+	if text != "" {
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil || n < 0 {
+			writeProblem(w, newProblem(http.StatusBadRequest, "Bad "+param+" "+strconv.Quote(text)+": want an entry id (0 replays every entry kept)."))
+			return
+		}
+		after = n
+	} else {
+		entries, err := j.Entries(r.Context(), 0)
+		if err != nil {
+			s.unavailable(w, r, "", err, s.opts.Clock.Now())
+			return
+		}
+		if len(entries) > 0 {
+			after = entries[len(entries)-1].ID
+		}
+	}
+	// The stream ends when shutdown begins, not at the shutdown timeout:
+	// it is never done on its own, and Shutdown waits for it.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(s.stopping, cancel)()
+
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // nginx would hold the events back
+	w.WriteHeader(http.StatusOK)
+	if rc.Flush() != nil {
+		return
+	}
+	var buf []byte
+	for {
+		entries, err := j.Entries(ctx, after)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("request stream ended: the journal did not answer", "error", err.Error())
+			}
+			return
+		}
+		for i := range entries {
+			e := &entries[i]
+			after = e.ID
+			if !f.Match(e) {
+				continue
+			}
+			data, err := json.Marshal(e)
+			if err != nil {
+				continue // an Entry always marshals
+			}
+			buf = append(buf[:0], "id: "...)
+			buf = strconv.AppendInt(buf, e.ID, 10)
+			buf = append(buf, "\nevent: request\ndata: "...)
+			buf = append(buf, data...) // json.Marshal escapes newlines: one line
+			buf = append(buf, "\n\n"...)
+			if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
+				return
+			}
+		}
+		wait, stop := context.WithTimeout(ctx, s.opts.streamKeepAlive)
+		err = j.Wait(wait, after)
+		stop()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, context.DeadlineExceeded):
+			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil || rc.Flush() != nil {
+				return
+			}
+		case err != nil:
+			s.log.Warn("request stream ended: the journal did not answer", "error", err.Error())
+			return
+		}
+	}
+}
