@@ -313,7 +313,7 @@ func TestBrowserRoutesAndLiveRequests(t *testing.T) {
 	}
 
 	// The hit count follows, by the page's poll.
-	b.until(t, "create order's hit count", `document.querySelector('#routes-rows .route[data-order="2"] .hits').textContent === '1'`)
+	b.until(t, "create order's hit count", `document.querySelector('#routes-rows .route[data-order="2"] .hits')?.textContent === '1'`)
 	b.noConsoleErrors(t, nil)
 }
 
@@ -372,7 +372,7 @@ func TestBrowserResetAndClear(t *testing.T) {
 		}
 	}
 	b.until(t, "two /steps rows", `document.querySelectorAll('#requests details[data-path="/steps"]').length === 2`)
-	b.until(t, "steps' hit count", `document.querySelector('#routes-rows .route[data-order="3"] .hits').textContent === '2'`)
+	b.until(t, "steps' hit count", `document.querySelector('#routes-rows .route[data-order="3"] .hits')?.textContent === '2'`)
 
 	// Clear journal empties the list and the server's journal.
 	b.do(t, "click Clear journal", chromedp.Click(chromedp.ID("clear")))
@@ -387,7 +387,7 @@ func TestBrowserResetAndClear(t *testing.T) {
 	if _, body := m.call(t, "GET", "/steps", ""); body != "first" {
 		t.Errorf("after Reset, /steps answered %q, want the sequence's first answer", body)
 	}
-	b.until(t, "steps' hit count after the reset", `document.querySelector('#routes-rows .route[data-order="3"] .hits').textContent === '1'`)
+	b.until(t, "steps' hit count after the reset", `document.querySelector('#routes-rows .route[data-order="3"] .hits')?.textContent === '1'`)
 	b.noConsoleErrors(t, nil)
 }
 

@@ -142,8 +142,10 @@ function viewWindow() {
 }
 
 function renderRoutes() {
-  const { first, last } = viewWindow();
+  // The spacer first: the viewport's height follows it (up to its CSS
+  // max-height), and the window in view depends on that height.
   $('routes-spacer').style.height = (routes.total * ROW_H) + 'px';
+  const { first, last } = viewWindow();
   const rows = $('routes-rows');
   rows.style.transform = `translateY(${first * ROW_H}px)`;
   const n = Math.max(0, last - first);
