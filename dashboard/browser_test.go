@@ -391,6 +391,34 @@ func TestBrowserResetAndClear(t *testing.T) {
 	b.noConsoleErrors(t, nil)
 }
 
+// The idempotency keys and the collections show what the requests stored,
+// and the Reset button empties both.
+func TestBrowserStatePanels(t *testing.T) {
+	example, err := os.ReadFile("../examples/payments-stateful.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := startMock(t, server.Options{}, map[string]string{"payments-stateful.yaml": string(example)})
+	b := newBrowser(t)
+	b.open(t, m)
+	for _, key := range []string{"key-a", "key-b"} {
+		if status, body := m.call(t, "POST", "/payments", `{"amount": 9800, "currency": "eur"}`, "Content-Type", "application/json", "Idempotency-Key", key); status != 201 {
+			t.Fatalf("POST /payments: %d %s", status, body)
+		}
+	}
+	b.until(t, "both keys", `[...document.querySelectorAll('#idem-rows tr')].map(r => r.children[1]?.textContent).sort().join() === 'key-a,key-b'`)
+	row := eval[string](t, b, `[...document.querySelector('#idem-rows tr').children].map(c => c.textContent).slice(2, 5).join(' ')`)
+	if row != "completed 201 0" {
+		t.Errorf("key row (state, status, replays) %q, want \"completed 201 0\"", row)
+	}
+	b.until(t, "the payments collection", `[...document.querySelectorAll('#coll-rows tr')].some(r => r.children[0].textContent === 'payments' && r.children[1]?.textContent === '2')`)
+
+	b.do(t, "click Reset state", chromedp.Click(chromedp.ID("reset")))
+	b.until(t, "no keys", `document.querySelector('#idem-rows td.empty') !== null`)
+	b.until(t, "no stored items", `document.querySelector('#coll-rows td.empty') !== null`)
+	b.noConsoleErrors(t, nil)
+}
+
 func TestBrowserAdminToken(t *testing.T) {
 	const token = "s3cret-t0ken"
 	m := startMock(t, server.Options{AdminToken: token}, map[string]string{"shop.yaml": basicYAML})
