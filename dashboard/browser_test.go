@@ -175,7 +175,9 @@ func startMock(t *testing.T, opts server.Options, files map[string]string) *mock
 		writeFile(t, filepath.Join(dir, name), content)
 	}
 	opts.Load = func() (*scenarios.Set, error) { return scenarios.Load(dir) }
-	opts.Source = dir
+	if opts.Source == "" {
+		opts.Source = dir
+	}
 	s, err := server.New(opts)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
@@ -541,7 +543,7 @@ func TestBrowserScreenshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := startMock(t, server.Options{}, map[string]string{"payments-stateful.yaml": string(example)})
+	m := startMock(t, server.Options{Source: "examples/payments-stateful.yaml"}, map[string]string{"payments-stateful.yaml": string(example)})
 	b := newBrowser(t)
 	b.open(t, m)
 	for i, body := range []string{`{"amount": 9800, "currency": "eur"}`, `{"amount": 1200, "currency": "usd"}`} {

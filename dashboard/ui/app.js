@@ -51,6 +51,14 @@ function clock(iso) {
   return `${pad(d.getHours(), 2)}:${pad(d.getMinutes(), 2)}:${pad(d.getSeconds(), 2)}.${pad(d.getMilliseconds(), 3)}`;
 }
 
+// when is clock() for today, else the date too (keys expire tomorrow).
+function when(iso) {
+  const d = new Date(iso);
+  if (isNaN(d)) return '';
+  if (d.toDateString() === new Date().toDateString()) return clock(iso).slice(0, 8);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1, 2)}-${pad(d.getDate(), 2)} ${clock(iso).slice(0, 8)}`;
+}
+
 function statusClass(status) {
   return 's' + Math.floor((status || 0) / 100);
 }
@@ -181,8 +189,10 @@ function fillRoute(row, order, r) {
   method.textContent = r.methods.length ? r.methods.join(' ') : 'ANY';
   path.textContent = r.path || '(any path)';
   hits.textContent = r.hits;
-  // The file's name and the line: the directory is in the tooltip.
-  src.textContent = r.source.slice(r.source.lastIndexOf('/') + 1);
+  // The file's name and line:col, cut from the left so the line stays in
+  // view; the whole path is in the tooltip.
+  const file = r.source.slice(r.source.lastIndexOf('/') + 1);
+  src.textContent = file.length > 24 ? '…' + file.slice(-23) : file;
   const lines = [`${r.name} (${r.source})`];
   if (r.when.length) lines.push('when: ' + r.when.join('; '));
   if (r.responses && r.responses.length) {
@@ -553,7 +563,7 @@ function renderIdem(d) {
     tr.appendChild(el('td', null, k.state));
     tr.appendChild(el('td', 'num', k.status || ''));
     tr.appendChild(el('td', 'num', k.replays));
-    tr.appendChild(el('td', null, clock(k.expires)));
+    tr.appendChild(el('td', null, when(k.expires)));
     body.appendChild(tr);
   }
   if (!d.keys.length) {
