@@ -54,13 +54,19 @@ func exampleNames() []string {
 // example returns a built-in example's file name, as positions name it,
 // and its contents. An unknown name is a usage error listing the known.
 func example(name string) (file string, data []byte, err error) {
+	return exampleNamed("--example", name)
+}
+
+// exampleNamed is example for a name given as what: the --example flag,
+// or the argument of the examples command.
+func exampleNamed(what, name string) (file string, data []byte, err error) {
 	file = "examples/" + name + ".yaml"
 	if !strings.ContainsAny(name, "/\\*?[") {
 		if data, err = examples.ReadFile(file); err == nil {
 			return file, data, nil
 		}
 	}
-	return "", nil, withCode(exitUsage, fmt.Errorf("--example %q: no such example; the built-in examples are %s", name, strings.Join(exampleNames(), ", ")))
+	return "", nil, withCode(exitUsage, fmt.Errorf("%s %q: no such example; the built-in examples are %s", what, name, strings.Join(exampleNames(), ", ")))
 }
 
 // scenarioSource says where the scenarios come from: the paths given, or a
@@ -209,7 +215,10 @@ SCENARIOMOCK_* variable; 3 serve cannot listen on --addr or --admin-addr;
 	root.SetVersionTemplate("scenariomock {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(stderr), newValidateCmd(stdout, stderr), newRoutesCmd(stdout, stderr), newHealthCmd(stdout))
+	root.AddCommand(newServeCmd(stderr), newValidateCmd(stdout, stderr), newRoutesCmd(stdout, stderr), newHealthCmd(stdout),
+		newInitCmd(stdout), newExamplesCmd(stdout), newSchemaCmd(stdout))
+	// cobra adds its completion command (bash, zsh, fish, powershell) to a
+	// root with subcommands; the README says how to install each script.
 	return root
 }
 
@@ -239,6 +248,8 @@ type serveOptions struct {
 	journalBodyLimit  byteSize
 	cpuProfile        string
 	explain           explainFlag
+	seed              uint64
+	seedSet           bool
 }
 
 func newServeCmd(stderr io.Writer) *cobra.Command {
@@ -255,11 +266,13 @@ separated by colons when none are given.`,
 		RunE: failing(func(cmd *cobra.Command, args []string) error {
 			opts.paths = pathsOrEnv(args)
 			opts.exampleSet = cmd.Flags().Changed("example")
+			opts.seedSet = cmd.Flags().Changed("seed")
 			return runServe(cmd.Context(), opts, stderr)
 		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.example, "example", demoExample, exampleFlagUsage())
+	_ = cmd.RegisterFlagCompletionFunc("example", completeExamples) // the flag exists
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:8080", "address to listen on (0.0.0.0:8080 in containers)")
 	f.StringVar(&opts.adminAddr, "admin-addr", "", "serve the admin API on this address of its own (127.0.0.1:9090), and not under /__admin of --addr")
 	f.StringVar(&opts.adminToken, "admin-token", "", "require Authorization: Bearer <token> on every admin call but /__admin/health (prefer SCENARIOMOCK_ADMIN_TOKEN: a flag shows in ps)")
@@ -281,6 +294,7 @@ separated by colons when none are given.`,
 	f.IntVar(&opts.maxItems, "max-collection-items", 100_000, "items all stored collections may hold together; a save past it gets 507")
 	f.IntVar(&opts.journalSize, "journal-size", 10_000, "requests the journal keeps for GET /__admin/requests (the oldest go first); 0 turns the journal off")
 	f.Var(&opts.journalBodyLimit, "journal-body-limit", "how much of each request body the journal keeps (bodySize says the whole size)")
+	f.Uint64Var(&opts.seed, "seed", 0, "make every random choice repeatable (fault chances, delay ranges, randomInt, randomHex, uuid) for the same requests in the same order")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
 	_ = f.MarkHidden("cpuprofile")
 	return cmd
@@ -357,13 +371,17 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if len(opts.paths) > 0 {
 		hash = func() (string, error) { return scenarios.Hash(opts.paths, srv.Deps()) }
 	}
+	var random func() float64 // nil: math/rand/v2's own seeding
+	if opts.seedSet {
+		random = server.SeededRand(opts.seed)
+	}
 	srv, err = server.New(server.Options{
-		Load: load, Hash: hash, Source: source, Logger: log,
+		Load: load, Hash: hash, Source: source, Logger: log, Build: version(debug.ReadBuildInfo()),
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
 		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
 		MaxSequenceKeys: opts.maxSequenceKeys, MaxIdempotencyKeys: opts.maxIdemKeys, Explain: server.ExplainMode(opts.explain),
 		MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts, AdminToken: opts.adminToken,
-		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems,
+		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems, Rand: random,
 		JournalSize: journalSize(opts.journalSize), JournalBodyLimit: int(opts.journalBodyLimit),
 	})
 	if err != nil {
@@ -486,6 +504,7 @@ func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&exampleName, "example", demoExample, "list this built-in example's routes when no path is given: "+strings.Join(exampleNames(), ", "))
+	_ = cmd.RegisterFlagCompletionFunc("example", completeExamples) // the flag exists
 	return cmd
 }
 
@@ -515,8 +534,11 @@ func describeResponses(r *scenarios.Route) string {
 	parts := make([]string, len(r.Responses))
 	for i, resp := range r.Responses {
 		s := fmt.Sprint(resp.Status)
-		if resp.Fault != scenarios.NoFault {
-			s = string(resp.Fault)
+		if f := resp.Fault; f != nil {
+			s = f.String()
+			if !f.Always() || f.After == scenarios.AfterProcessing || f.SendsAnswer() {
+				s = fmt.Sprint(resp.Status) + " with " + s
+			}
 		}
 		if resp.Delay.Kind != scenarios.NoDelay {
 			s += " after " + resp.Delay.String()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -68,7 +69,7 @@ func TestRoutes(t *testing.T) {
 	}
 	for i, want := range map[int]string{
 		0: `^#\s+NAME\s+METHOD\s+PATH\s+WHEN\s+RESPONDS\s+SOURCE$`,
-		1: `^1\s+payment without key\s+POST\s+/payments\s+header Idempotency-Key absent\s+400\s+examples/payments-idempotency.yaml:17:5$`,
+		1: `^1\s+payment without key\s+POST\s+/payments\s+header Idempotency-Key absent\s+400\s+examples/payments-idempotency.yaml:19:5$`,
 		8: `^8\s+transfer created\s+POST\s+/transfers\s+header Idempotency-Key present\s+201 after 10s → 201 \(per header.Idempotency-Key\)\s+examples/payments-idempotency.yaml:\d+:5$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(lines[i]) {
@@ -674,5 +675,35 @@ func TestVersion(t *testing.T) {
 		if got := version(tc.info, tc.info != nil); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestSeedFlag: two servers started with the same --seed create the same
+// payment id for the same first request; a third without it does not.
+func TestSeedFlag(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	firstID := func(args ...string) string {
+		_, addr, logs := started(t, bin, append([]string{"--example", "payments-stateful"}, args...)...)
+		req, _ := http.NewRequest("POST", "http://"+addr+"/payments", strings.NewReader(`{"amount":1,"currency":"EUR"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "seed-1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("POST: %v\n%s", err, logs)
+		}
+		defer resp.Body.Close()
+		var v struct{ ID string }
+		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != 201 {
+			t.Fatalf("POST: %d %v", resp.StatusCode, err)
+		}
+		return v.ID
+	}
+	a, b, c := firstID("--seed", "11"), firstID("--seed=11"), firstID()
+	if a != b || a == "" {
+		t.Errorf("--seed 11 twice gave ids %q and %q", a, b)
+	}
+	if c == a {
+		t.Errorf("without --seed the id %q repeats the seeded one", c)
 	}
 }

@@ -30,10 +30,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	snap := s.snap.Load()
 	writeJSON(w, http.StatusOK, struct {
-		Status  string `json:"status"`
+		Status string `json:"status"`
+		// Version counts the scenario swaps (as in GET /__admin/scenarios);
+		// Build is the binary's own version.
 		Version int64  `json:"version"`
 		Routes  int    `json:"routes"`
-	}{"ok", snap.version, len(snap.routes)})
+		Build   string `json:"build"`
+	}{"ok", snap.version, len(snap.routes), s.opts.Build})
 }
 
 type adminStatus struct {
@@ -125,7 +128,7 @@ type adminRoute struct {
 }
 
 type adminOutcome struct {
-	Status   int    `json:"status,omitempty"` // none for a fault
+	Status   int    `json:"status,omitempty"` // none for a fault that never sends one
 	Delay    string `json:"delay,omitempty"`
 	Fault    string `json:"fault,omitempty"`
 	Template bool   `json:"template,omitempty"`
@@ -143,15 +146,18 @@ type adminSequence struct {
 }
 
 func outcome(r *scenarios.Response) adminOutcome {
-	o := adminOutcome{Status: r.Status, Fault: string(r.Fault), Template: r.Template}
+	o := adminOutcome{Status: r.Status, Template: r.Template}
 	switch {
 	case r.Save != nil:
 		o.Collection = "save " + r.Save.Collection
 	case r.Op != "":
 		o.Collection = string(r.Op) + " " + r.Ref.Collection
 	}
-	if r.Fault != scenarios.NoFault {
-		o.Status = 0 // a fault sends no status
+	if f := r.Fault; f != nil {
+		o.Fault = f.String()
+		if f.Always() && f.After == scenarios.AfterArrival && !f.SendsAnswer() {
+			o.Status = 0 // the fault sends no status
+		}
 	}
 	if r.Delay.Kind != scenarios.NoDelay {
 		o.Delay = r.Delay.String()

@@ -36,6 +36,12 @@ type Options struct {
 	Hash func() (string, error)
 	// Source says where the scenarios come from, for the logs.
 	Source string
+	// Build describes the scenariomock binary (its module version, or
+	// "(devel)" and its VCS revision), for the ready log line and GET
+	// /__admin/health, so that a bug report or a CI log says which build
+	// answered. Default "(devel)".
+	Build string
+
 	Logger *slog.Logger
 	// MaxBody bounds request bodies (default 10 MiB); larger ones get 413.
 	MaxBody int64
@@ -98,10 +104,15 @@ type Options struct {
 	// Explain is how much a 404 tells the client of the closest routes
 	// (default ExplainRedacted); the log line has the whole report.
 	Explain ExplainMode
-	// Clock and Rand are injected by tests; defaults are the real clock
-	// and math/rand/v2.
+	// Clock is the source of time, injected by tests; default the real
+	// clock.
 	Clock Clock
-	Rand  func() float64
+	// Rand is the source of every random choice: a fault's chance, delay
+	// ranges, random-data's bytes, and the template functions randomInt,
+	// randomHex and uuid.
+	// It must be safe for concurrent use. Default math/rand/v2's global
+	// source; SeededRand makes the choices repeatable (serve --seed).
+	Rand func() float64
 	// streamKeepAlive replaces the 15s between keep-alive comments of
 	// the request stream, for tests.
 	streamKeepAlive time.Duration
@@ -113,6 +124,9 @@ type Options struct {
 func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Build == "" {
+		o.Build = "(devel)"
 	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = 10 << 20
@@ -457,7 +471,7 @@ func (s *Server) ServeSplit(ctx context.Context, ln, adminLn net.Listener) error
 	for i, hs := range servers {
 		go func() { served <- hs.Serve(listeners[i]) }()
 	}
-	s.log.Info("ready", append(ready, "routes", s.Routes(), "scenarios", s.opts.Source)...)
+	s.log.Info("ready", append(ready, "routes", s.Routes(), "scenarios", s.opts.Source, "build", s.opts.Build)...)
 	running := len(servers)
 	var err error
 	select {
@@ -515,7 +529,13 @@ func (s *Server) httpServer(h http.Handler, base context.Context) *http.Server {
 // delayContext is what a delay waits on: the request's context, ended
 // also when shutdown begins unless WaitDelaysOnShutdown.
 func (s *Server) delayContext(r *http.Request) (context.Context, func()) {
-	if s.opts.WaitDelaysOnShutdown {
+	return s.stopContext(r, s.opts.WaitDelaysOnShutdown)
+}
+
+// stopContext is the request's context, ended also when shutdown begins
+// unless outlast is set.
+func (s *Server) stopContext(r *http.Request, outlast bool) (context.Context, func()) {
+	if outlast {
 		return r.Context(), func() {}
 	}
 	ctx, cancel := context.WithCancelCause(r.Context())
@@ -722,6 +742,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 	if m.Route != nil {
 		route = m.Route.Name
 	}
+	f := s.faultFor(p)
 	delay := pickDelay(p.src.Delay, s.opts.Rand)
 	if delay > 0 {
 		ctx, release := s.delayContext(r)
@@ -740,13 +761,8 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 			panic(http.ErrAbortHandler)
 		}
 	}
-	if p.src.Fault != scenarios.NoFault {
-		if err := fault(w, p.src.Fault); err != nil {
-			writeProblem(w, newProblem(http.StatusInternalServerError, err.Error()))
-			s.logProblem(r, route, http.StatusInternalServerError, delay, start, slog.String("error", err.Error()))
-			return
-		}
-		s.logRequest(r, route, 0, delay, start, slog.String("fault", string(p.src.Fault)))
+	if f != nil {
+		s.respondFaulted(w, r, in, m, p, call, f, route, delay, start)
 		return
 	}
 	var err error
