@@ -446,6 +446,17 @@ func TestBrowserAdminToken(t *testing.T) {
 	b.noConsoleErrors(t, func(m string) bool { return strings.Contains(m, "status of 401") })
 }
 
+// With the journal off (--journal-size 0) the page says so, in the
+// server's words, and shows the rest.
+func TestBrowserJournalOff(t *testing.T) {
+	m := startMock(t, server.Options{JournalSize: -1}, map[string]string{"shop.yaml": basicYAML})
+	b := newBrowser(t)
+	b.do(t, "open the dashboard", chromedp.Navigate(m.base+"/__admin/ui"))
+	b.until(t, "the routes", `document.querySelectorAll('#routes-rows .route:not(.pending)').length === 3`)
+	b.until(t, "the journal's absence", `document.getElementById('journal-msg').textContent.includes('--journal-size 0')`)
+	b.noConsoleErrors(t, func(m string) bool { return strings.Contains(m, "status of 404") })
+}
+
 func TestBrowserKeepsNewestRows(t *testing.T) {
 	m := startMock(t, server.Options{}, map[string]string{"shop.yaml": basicYAML})
 	b := newBrowser(t)
@@ -473,8 +484,10 @@ func TestBrowserKeepsNewestRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A marker sent last: when it shows, everything before it has arrived.
+	sent := time.Now()
 	m.call(t, "GET", "/hello?i=last", "")
 	b.until(t, "the last request", `[...document.querySelectorAll('#requests .req .path')].some(p => p.textContent === '/hello?i=last')`)
+	t.Logf("after a burst of %d requests, the next one shown within %s (measured by polling from the test)", n, time.Since(sent).Round(time.Millisecond))
 	rows := eval[int](t, b, `document.querySelectorAll('#requests .req').length`)
 	if rows != 500 {
 		t.Errorf("%d request rows in the DOM after %d requests, want the newest 500", rows, n+1)

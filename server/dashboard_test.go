@@ -96,3 +96,16 @@ const dashboardYAML = `
 routes:
   - { name: hello, path: /hello, respond: { body: hi } }
 `
+
+// With --admin-addr the dashboard is on the admin listener (its calls go
+// to its own origin) and the scenario port has none.
+func TestDashboardOnAdminListener(t *testing.T) {
+	t.Parallel()
+	ss := serveSplit(t, Options{}, dashboardYAML)
+	if res := do(t, http.MethodGet, ss.admin+"/__admin/ui", ""); res.status != http.StatusOK || res.header.Get("Content-Security-Policy") != dashboard.CSP {
+		t.Errorf("admin listener: GET /__admin/ui: %d, CSP %q", res.status, res.header.Get("Content-Security-Policy"))
+	}
+	if res := do(t, http.MethodGet, ss.url+"/__admin/ui", ""); res.status != http.StatusNotFound || res.header.Get("Content-Security-Policy") != "" {
+		t.Errorf("scenario listener: GET /__admin/ui: %d, want the scenarios' 404", res.status)
+	}
+}

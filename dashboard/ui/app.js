@@ -435,7 +435,11 @@ function table(rows) {
 
 async function loadJournal(gen) {
   const res = await api(`/__admin/requests?limit=${MAX_ROWS}`);
-  if (res.status === 404 || res.status === 405) return false;
+  if (res.status === 404 || res.status === 405) {
+    // --journal-size 0, or a server from before the journal.
+    $('journal-msg').textContent = (await problemText(res)) || 'This server keeps no request journal.';
+    return false;
+  }
   if (!res.ok) throw new Error(`/__admin/requests: ${res.status}`);
   const data = await res.json();
   if (gen !== journal.generation) return true; // restarted meanwhile
@@ -455,7 +459,6 @@ async function tail(gen) {
         if (!(await loadJournal(gen))) {
           journal.unavailable = true;
           setConnOK();
-          $('journal-msg').textContent = 'This server has no request journal.';
           return;
         }
         loaded = true;
