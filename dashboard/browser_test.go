@@ -163,6 +163,8 @@ type mock struct {
 	srv  *server.Server
 	base string
 	dir  string
+	opts server.Options
+	stop func() // shuts the server down and waits for Serve to return
 }
 
 // startMock writes files (name → YAML) into a temporary directory and
@@ -178,24 +180,44 @@ func startMock(t *testing.T, opts server.Options, files map[string]string) *mock
 	if opts.Source == "" {
 		opts.Source = dir
 	}
-	s, err := server.New(opts)
+	m := &mock{dir: dir, opts: opts}
+	m.serve(t, "127.0.0.1:0")
+	t.Cleanup(func() { m.stop() })
+	return m
+}
+
+// serve starts a new server (new state, new journal) on addr.
+func (m *mock) serve(t *testing.T, addr string) {
+	t.Helper()
+	s, err := server.New(m.opts)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return &mock{srv: s, base: "http://" + ln.Addr().String(), dir: dir}
+	var once sync.Once
+	m.srv, m.base = s, "http://"+ln.Addr().String()
+	m.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-served; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		})
+	}
+}
+
+// restart stops the server and starts a fresh one on the same address,
+// as a developer restarting scenariomock would.
+func (m *mock) restart(t *testing.T) {
+	t.Helper()
+	m.stop()
+	m.serve(t, strings.TrimPrefix(m.base, "http://"))
 }
 
 func writeFile(t *testing.T, path, content string) {
@@ -444,6 +466,28 @@ func TestBrowserAdminToken(t *testing.T) {
 	// Before the token, the page's calls were refused: the browser logs
 	// each 401, and nothing else may be logged.
 	b.noConsoleErrors(t, func(m string) bool { return strings.Contains(m, "status of 401") })
+}
+
+// A restarted server numbers its journal from 1 again: the page, which
+// reconnects by itself, must show its requests all the same.
+func TestBrowserReconnectsAfterRestart(t *testing.T) {
+	m := startMock(t, server.Options{}, map[string]string{"shop.yaml": basicYAML})
+	b := newBrowser(t)
+	b.open(t, m)
+	for range 3 {
+		m.call(t, "GET", "/hello", "")
+	}
+	b.until(t, "three rows", `document.querySelectorAll('#requests .req').length === 3`)
+	m.restart(t)
+	m.call(t, "GET", "/steps", "")
+	b.until(t, "the request to the restarted server", `document.querySelector('#requests details[data-path="/steps"]') !== null`)
+	b.until(t, "the live journal", `document.getElementById('conn').textContent === 'live'`)
+	if n := eval[int](t, b, `document.querySelectorAll('#requests .req').length`); n != 1 {
+		t.Errorf("%d rows after the restart, want the new server's 1", n)
+	}
+	// While the server was down the page's calls failed: the browser logs
+	// those, and nothing else may be logged.
+	b.noConsoleErrors(t, func(m string) bool { return strings.Contains(m, "ERR_CONNECTION_REFUSED") || strings.Contains(m, "ERR_EMPTY_RESPONSE") })
 }
 
 // With the journal off (--journal-size 0) the page says so, in the

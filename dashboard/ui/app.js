@@ -213,7 +213,7 @@ async function fetchRoutes() {
   const w = routes.want || viewWindow();
   routes.want = null;
   const offset = Math.max(0, w.first - ROUTE_MARGIN);
-  const limit = Math.min(10000, (w.last - w.first) + 2 * ROUTE_MARGIN);
+  const limit = Math.min(10000, Math.max(0, w.last - w.first) + 2 * ROUTE_MARGIN);
   routes.inFlight = true;
   try {
     const st = await apiJSON(`/__admin/scenarios?offset=${offset}&limit=${limit}`);
@@ -240,9 +240,16 @@ function applyStatus(st, offset, limit) {
   renderRoutes();
 }
 
+let shownReload = '';
+
 function renderReload(st) {
   const box = $('reload');
   const lr = st.lastReload;
+  // Redrawn only when it changed, so that the problems can be selected
+  // and copied while the poll goes on.
+  const key = JSON.stringify([lr, st.version]);
+  if (key === shownReload) return;
+  shownReload = key;
   const list = $('reload-errors');
   clear(list);
   if (lr.ok) {
@@ -456,6 +463,12 @@ async function tail(gen) {
   while (gen === journal.generation) {
     try {
       if (!loaded) {
+        // From the journal's newest page each time, a reconnection
+        // included: a restarted server numbers its entries from 1 again,
+        // and resuming after our last ID would then show nothing.
+        journal.lastId = 0;
+        journal.received = 0;
+        clearRows();
         if (!(await loadJournal(gen))) {
           journal.unavailable = true;
           setConnOK();
@@ -478,6 +491,7 @@ async function tail(gen) {
     } catch (e) {
       if (e instanceof AuthError) return; // askToken restarts
     }
+    loaded = false;
     journal.live = false;
     if (gen !== journal.generation) return;
     setConn('down', 'reconnecting');
@@ -523,11 +537,6 @@ async function readEvents(body, onEvent) {
 function startJournal() {
   journal.generation++;
   if (journal.ctrl) journal.ctrl.abort();
-  // Start over from the journal's newest page: what was shown may be
-  // from before a token change, and IDs tell nothing across servers.
-  journal.lastId = 0;
-  journal.received = 0;
-  clearRows();
   journal.live = false;
   journal.unavailable = false;
   $('journal-msg').textContent = '';
