@@ -284,9 +284,10 @@ func (b *browser) open(t *testing.T, m *mock) {
 }
 
 func TestBrowserRoutesAndLiveRequests(t *testing.T) {
-	m := startMock(t, server.Options{}, map[string]string{"shop.yaml": basicYAML})
+	m := startMock(t, server.Options{Build: "v1.2.3-test"}, map[string]string{"shop.yaml": basicYAML})
 	b := newBrowser(t)
 	b.open(t, m)
+	b.until(t, "the binary's build", `document.getElementById('build').textContent === 'v1.2.3-test' && !document.getElementById('build').hidden`)
 
 	// The routes, in match order, with their source file:line:col.
 	got := eval[[]string](t, b, `[...document.querySelectorAll('#routes-rows .route')].map(r => r.children[1].textContent + ' ' + r.children[5].textContent)`)
