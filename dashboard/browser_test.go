@@ -488,7 +488,9 @@ func TestBrowserReconnectsAfterRestart(t *testing.T) {
 	}
 	// While the server was down the page's calls failed: the browser logs
 	// those, and nothing else may be logged.
-	b.noConsoleErrors(t, func(m string) bool { return strings.Contains(m, "ERR_CONNECTION_REFUSED") || strings.Contains(m, "ERR_EMPTY_RESPONSE") })
+	b.noConsoleErrors(t, func(m string) bool {
+		return strings.Contains(m, "ERR_CONNECTION_REFUSED") || strings.Contains(m, "ERR_EMPTY_RESPONSE")
+	})
 }
 
 // With the journal off (--journal-size 0) the page says so, in the
