@@ -493,6 +493,40 @@ func TestBrowserReconnectsAfterRestart(t *testing.T) {
 	})
 }
 
+// The filter box tails the journal through the admin API's filters; a
+// filter the server refuses is shown with its reason.
+func TestBrowserJournalFilter(t *testing.T) {
+	m := startMock(t, server.Options{}, map[string]string{"shop.yaml": basicYAML})
+	b := newBrowser(t)
+	b.open(t, m)
+	b.filter(t, "matched=false & method=DELETE")
+	b.until(t, "the filter in the fragment", `decodeURIComponent(location.hash) === '#matched=false & method=DELETE'`)
+	b.until(t, "the live journal", `document.getElementById('conn').textContent === 'live'`)
+	m.call(t, "GET", "/hello", "")
+	m.call(t, "GET", "/nowhere", "")
+	m.call(t, "DELETE", "/nowhere", "")
+	b.until(t, "the DELETE miss", `document.querySelector('#requests details[data-path="/nowhere"]') !== null`)
+	// /hello and the GET miss came first: had they passed the filter,
+	// they would show by now.
+	if got := eval[[]string](t, b, `[...document.querySelectorAll('#requests .req')].map(r => r.querySelector('.method').textContent + ' ' + r.dataset.path)`); strings.Join(got, ",") != "DELETE /nowhere" {
+		t.Errorf("rows %q, want only DELETE /nowhere", got)
+	}
+	// A route name has spaces: only & separates the pairs.
+	b.filter(t, "route=create order")
+	m.call(t, "POST", "/orders", `{}`, "Content-Type", "application/json")
+	b.until(t, "the create order row", `document.querySelector('#requests details[data-route="create order"]') !== null`)
+	b.filter(t, "status=abc")
+	b.until(t, "the refusal", `document.getElementById('journal-msg').textContent.includes('status')`)
+	b.noConsoleErrors(t, func(m string) bool { return strings.Contains(m, "status of 400") })
+}
+
+// filter types f into the filter box, as a user would, and presses Enter.
+func (b *browser) filter(t *testing.T, f string) {
+	t.Helper()
+	eval[bool](t, b, `(() => { const i = document.getElementById('filter'); i.value = ''; i.focus(); return true; })()`)
+	b.do(t, "type the filter "+f, chromedp.SendKeys(chromedp.ID("filter"), f+"\n"))
+}
+
 // With the journal off (--journal-size 0) the page says so, in the
 // server's words, and shows the rest.
 func TestBrowserJournalOff(t *testing.T) {

@@ -313,6 +313,7 @@ const journal = {
   live: false,
   unavailable: false,
   ctrl: null,      // aborts the current stream
+  filter: '',      // the journal filter as typed: name=value pairs joined by &
   generation: 0,   // bumped to end a tail loop (token change)
 };
 
@@ -349,7 +350,8 @@ function drawEntries() {
 
 function countRequests() {
   const shown = $('requests').childElementCount;
-  $('requests-count').textContent = `${shown} shown (newest ${MAX_ROWS} kept), ${journal.received} received`;
+  const which = journal.filter ? ' matching the filter' : '';
+  $('requests-count').textContent = `${shown} shown (newest ${MAX_ROWS} kept), ${journal.received} received${which}`;
   $('pause').textContent = journal.paused ? `Resume (${journal.pending.length} waiting)` : 'Pause';
 }
 
@@ -440,11 +442,38 @@ function table(rows) {
   return t;
 }
 
+// filterParams turns the filter as typed ("matched=false & route=create
+// order") into query parameters, the same on the list and the stream.
+// Values may hold spaces (route names do), so only & separates pairs.
+function filterParams() {
+  const p = new URLSearchParams();
+  for (const raw of journal.filter.split('&')) {
+    const part = raw.trim();
+    if (!part) continue;
+    const eq = part.indexOf('=');
+    if (eq <= 0) throw new FilterError(`"${part}" is not name=value (for example matched=false or status=4xx)`);
+    p.append(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
+  }
+  const q = p.toString();
+  return q ? '&' + q : '';
+}
+
+class FilterError extends Error {}
+
+// loadJournal draws the newest page of the journal. It returns false
+// when there is nothing to tail: the journal is off, or the server
+// refused the filter (its reason is shown).
 async function loadJournal(gen) {
-  const res = await api(`/__admin/requests?limit=${MAX_ROWS}`);
-  if (res.status === 404 || res.status === 405) {
-    // --journal-size 0, or a server from before the journal.
-    $('journal-msg').textContent = (await problemText(res)) || 'This server keeps no request journal.';
+  let params;
+  try { params = filterParams(); } catch (e) {
+    $('journal-msg').textContent = e.message;
+    return false;
+  }
+  const res = await api(`/__admin/requests?limit=${MAX_ROWS}${params}`);
+  if (res.status === 404 || res.status === 405 || res.status === 400) {
+    // 404: --journal-size 0, or a server from before the journal; 400:
+    // a filter the server refused, with the parameter named.
+    $('journal-msg').textContent = (await problemText(res)) || `The journal answered ${res.status}.`;
     return false;
   }
   if (!res.ok) throw new Error(`/__admin/requests: ${res.status}`);
@@ -478,7 +507,7 @@ async function tail(gen) {
       }
       const ctrl = new AbortController();
       journal.ctrl = ctrl;
-      const res = await api(`/__admin/requests/stream?after=${journal.lastId}`, {
+      const res = await api(`/__admin/requests/stream?after=${journal.lastId}${filterParams()}`, {
         signal: ctrl.signal, headers: { Accept: 'text/event-stream' },
       });
       if (!res.ok || !res.body) throw new Error(`stream: ${res.status}`);
@@ -680,15 +709,33 @@ function init() {
     $('token-panel').hidden = true;
     restart();
   });
+  $('filter-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    applyFilter($('filter').value);
+  });
+  // Clearing the search box (its x, or Escape) shows everything again.
+  $('filter').addEventListener('search', () => { if ($('filter').value === '') applyFilter(''); });
   $('token-forget').addEventListener('click', () => {
     setToken('');
     $('token-msg').textContent = 'Forgotten.';
   });
   document.addEventListener('visibilitychange', () => { if (!document.hidden) refreshAll(); });
 
+  try { journal.filter = decodeURIComponent(location.hash.slice(1)); } catch (e) { journal.filter = ''; }
+  $('filter').value = journal.filter;
   restart();
   every(POLL_MS, () => (routes.inFlight ? null : fetchRoutes()));
   every(STATE_MS, refreshState);
+}
+
+// applyFilter tails the journal again through the new filter. The filter
+// is kept in the page's fragment (#matched=false), which reloads and
+// bookmarks keep and which never reaches the server's logs.
+function applyFilter(f) {
+  journal.filter = f.trim();
+  const frag = journal.filter ? '#' + encodeURIComponent(journal.filter) : '';
+  if (location.hash !== frag) history.replaceState(null, '', frag || location.pathname);
+  startJournal();
 }
 
 function restart() {
