@@ -15,6 +15,9 @@
 //     Authorization header, and a token in the URL would land in logs and
 //     history. Rows are added at most once per animation frame and the
 //     list keeps the newest MAX_ROWS: a busy journal cannot grow the DOM.
+//     A reconnection starts again from the newest page (a restarted
+//     server numbers its entries from 1). The filter box passes the
+//     admin API's journal filters to both calls.
 //   - The admin token (--admin-token): asked for on the first 401, kept in
 //     sessionStorage (this tab only), sent as Authorization: Bearer.
 //   - Everything the server sends is put in the page as text
