@@ -283,6 +283,33 @@ func TestEndToEnd(t *testing.T) {
 	t.Parallel()
 	bin := binary(t)
 
+	t.Run("journal flags", func(t *testing.T) {
+		_, addr, _ := started(t, bin, "--journal-body-limit", "4B")
+		resp, err := http.Post("http://"+addr+"/payments", "application/json", strings.NewReader(`{"amount":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		resp, err = http.Get("http://" + addr + "/__admin/requests")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), `"body": "{\"am"`) || !strings.Contains(string(body), `"bodyTruncated": true`) {
+			t.Errorf("--journal-body-limit 4B: %s", body)
+		}
+		_, off, _ := started(t, bin, "--journal-size", "0")
+		resp, err = http.Get("http://" + off + "/__admin/requests")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 404 {
+			t.Errorf("--journal-size 0: GET /__admin/requests answered %d, want 404 (off)", resp.StatusCode)
+		}
+	})
+
 	t.Run("built-in example", func(t *testing.T) {
 		_, addr, logs := started(t, bin, "--example", "payments-stateful")
 		if !strings.Contains(logs.String(), "built-in example examples/payments-stateful.yaml") {
@@ -602,6 +629,7 @@ func TestExitCodes(t *testing.T) {
 		{name: "unknown flag", args: []string{"serve", "--adr", "127.0.0.1:0"}, code: 2, stderr: "unknown flag: --adr"},
 		{name: "bad flag value", args: []string{"serve", "--max-body", "lots"}, code: 2, stderr: "want a positive size"},
 		{name: "bad environment variable", env: []string{"SCENARIOMOCK_MAX_BODY=lots"}, args: []string{"serve"}, code: 2, stderr: "SCENARIOMOCK_MAX_BODY"},
+		{name: "negative journal size", args: []string{"serve", "--addr", "127.0.0.1:0", "--journal-size", "-1"}, code: 2, stderr: "--journal-size -1"},
 		{name: "bad log level", args: []string{"serve", "--addr", "127.0.0.1:0", "--log-level", "verbose"}, code: 2, stderr: `--log-level "verbose"`},
 		{name: "validate without paths", args: []string{"validate"}, code: 2, stderr: "validate needs files or directories"},
 		{name: "health with an argument", args: []string{"health", "extra"}, code: 2, stderr: "unknown command"},

@@ -241,7 +241,8 @@ func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleReset forgets all runtime state (sequence positions, hit counts,
-// idempotency keys, counters, collections, the unmatched count), or only
+// idempotency keys, counters, collections, the request journal, the
+// unmatched count) and refills seeded collections, or only
 // the sequence state of the one route named by ?route=.
 func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	snap := s.snap.Load()

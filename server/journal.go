@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -13,14 +14,18 @@ import (
 
 // journalRecord collects what the journal needs of a mock request beyond
 // what its log line gets: the body, the snapshot version, the near misses.
-// serveScenario attaches it to the request as its context, and
-// logRequestAt, which every outcome of a request passes exactly once,
-// appends the entry. It is the request's context itself (the request's
-// own embedded) so that carrying it costs one allocation, shared with the
-// entry, and the request copy WithContext makes.
+// serveScenario finds it in the request's context, and logRequestAt, which
+// every outcome of a request passes exactly once, appends the entry.
+//
+// Under Serve each connection has one record, in its context (see
+// connJournal), which its requests reuse: an HTTP/1 connection serves one
+// request at a time, so this costs no allocation per request. Otherwise
+// (HTTP/2, or the handler served by another http.Server) a request gets a
+// record of its own as its context, the request's own context embedded,
+// at the cost of two allocations.
 type journalRecord struct {
-	context.Context
-	entry state.Entry
+	context.Context // nil in a connection's record
+	entry           state.Entry
 	// body is the request body in the pooled buffer: copied, up to the
 	// body limit, when the entry is appended.
 	body []byte
@@ -29,6 +34,9 @@ type journalRecord struct {
 	// unmatched: no route matched (the fallback or a 404 answered).
 	unmatched bool
 	near      []matcher.NearMiss
+	// active: the record is a mock request's (serveScenario's), not left
+	// over on the connection from an earlier one.
+	active bool
 	// done: the entry was appended; a request is journaled once.
 	done bool
 }
@@ -48,11 +56,28 @@ func (jr *journalRecord) Value(key any) any {
 // turns it off).
 func (s *Server) journalOn() bool { return s.opts.JournalSize >= 0 }
 
-// withJournal returns r carrying a fresh journal record, and the record.
+// withJournal returns r carrying a fresh journal record, and the record;
+// end must be called when the request ends.
 func (s *Server) withJournal(r *http.Request, version int64) (*http.Request, *journalRecord) {
-	jr := &journalRecord{Context: r.Context()}
+	if r.ProtoMajor == 1 {
+		if jr, _ := r.Context().Value(journalKey{}).(*journalRecord); jr != nil && jr.Context == nil {
+			*jr = journalRecord{active: true}
+			jr.entry.Version = version
+			return r, jr
+		}
+	}
+	jr := &journalRecord{Context: r.Context(), active: true}
 	jr.entry.Version = version
 	return r.WithContext(jr), jr
+}
+
+// end makes a connection's record inactive between requests, so that an
+// admin request on the connection is not taken for a mock request.
+func (jr *journalRecord) end() { jr.active = false }
+
+// connJournal gives each connection Serve accepts its journal record.
+func connJournal(ctx context.Context, _ net.Conn) context.Context {
+	return context.WithValue(ctx, journalKey{}, &journalRecord{})
 }
 
 // journalOf returns the record r carries, or nil (an admin request, or the
@@ -62,6 +87,9 @@ func (s *Server) journalOf(ctx context.Context) *journalRecord {
 		return nil
 	}
 	jr, _ := ctx.Value(journalKey{}).(*journalRecord)
+	if jr == nil || !jr.active {
+		return nil
+	}
 	return jr
 }
 
@@ -77,8 +105,11 @@ func (s *Server) record(jr *journalRecord, r *http.Request, route string, status
 	e.Method = r.Method
 	e.Path = r.URL.Path
 	e.Query = r.URL.RawQuery
-	// Clone makes one backing array for all the values (and the map).
-	e.Headers = r.Header.Clone()
+	// Not a copy: net/http makes each request's header map afresh and
+	// writes it no more once the handler runs, and handlers do not write
+	// it (net/http's rule, which the server keeps). A clone would cost
+	// three allocations per request, the journal's largest share.
+	e.Headers = r.Header
 	switch {
 	case len(jr.body) > 0:
 		keep := min(len(jr.body), s.opts.JournalBodyLimit)

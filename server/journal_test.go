@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"slices"
 	"strings"
@@ -647,5 +648,125 @@ func TestJournalStreamEndsAtShutdown(t *testing.T) {
 	}
 	if _, err := io.ReadAll(body); err != nil {
 		t.Errorf("the stream did not end cleanly: %v", err)
+	}
+}
+
+// TestJournalConnectionRecord: under Serve the requests of a keep-alive
+// connection share one journal record; each entry is still its own
+// request's, and admin calls on the connection are not journaled.
+func TestJournalConnectionRecord(t *testing.T) {
+	base, stop := serveReal(t, Options{MaxBody: 64}, journalScenario)
+	defer func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+	defer client.CloseIdleConnections()
+	var conns []string
+	send := func(method, path, body string) {
+		t.Helper()
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		req, _ := http.NewRequest(method, base+path, rd)
+		trace := &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) { conns = append(conns, ci.Conn.LocalAddr().String()) }}
+		resp, err := client.Do(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	send("POST", "/v1/payments?n=1", `{"n":1}`)
+	send("GET", "/__admin/health", "")
+	send("GET", "/teapot", "")
+	send("GET", "/__admin/requests", "")
+	send("GET", "/nowhere", "")
+	send("POST", "/v1/payments", strings.Repeat("x", 100)) // 413, and the connection closes
+	if conns[0] != conns[len(conns)-1] {
+		t.Fatalf("the requests did not share a connection: %v", conns)
+	}
+	send("POST", "/__admin/reload", strings.Repeat("x", 100)) // an admin 413
+	l := listRequests(t, base, "")
+	var got []string
+	for _, e := range l.Requests {
+		got = append(got, fmt.Sprintf("%s %s?%s %d route=%q body=%q size=%d near=%d", e.Method, e.Path, e.Query, e.Status, e.Route, e.Body, e.BodySize, len(e.NearMisses)))
+	}
+	want := []string{
+		`POST /v1/payments?n=1 201 route="create payment" body="{\"n\":1}" size=7 near=0`,
+		`GET /teapot? 418 route="teapot" body="" size=0 near=0`,
+		`GET /nowhere? 404 route="" body="" size=0 near=3`,
+		`POST /v1/payments? 413 route="" body="" size=100 near=0`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// brokenSequences is a store whose sequences fail, as a remote store's do
+// when its connection is lost.
+type brokenSequences struct{ *state.Memory }
+
+func (brokenSequences) Sequences() state.Sequences { return failingSequences{} }
+
+type failingSequences struct{}
+
+func (failingSequences) Hit(context.Context, string) (int64, error) { return 0, errCountersDown }
+func (failingSequences) HitKey(context.Context, string, string) (state.Position, error) {
+	return state.Position{}, errCountersDown
+}
+func (failingSequences) Count(context.Context, string) (state.SequenceCount, error) {
+	return state.SequenceCount{}, errCountersDown
+}
+func (failingSequences) Reset(context.Context, string) error    { return errCountersDown }
+func (failingSequences) Retain(context.Context, []string) error { return errCountersDown }
+
+// TestJournalStoreDown: a request answered 503 because the state store
+// failed is journaled like any other.
+func TestJournalStoreDown(t *testing.T) {
+	t.Parallel()
+	store := brokenSequences{state.NewMemory(state.Options{})}
+	_, hs, _ := serveYAML(t, Options{State: store}, journalScenario)
+	if r := do(t, "GET", hs.URL+"/teapot", ""); r.status != 503 {
+		t.Fatalf("status %d", r.status)
+	}
+	l := listRequests(t, hs.URL, "")
+	if len(l.Requests) != 1 || l.Requests[0].Status != 503 || l.Requests[0].Route != "teapot" || !l.Requests[0].Matched {
+		t.Errorf("entries: %+v", l.Requests)
+	}
+}
+
+// brokenJournal is a store whose journal fails.
+type brokenJournal struct{ *state.Memory }
+
+func (brokenJournal) Journal() state.Journal { return failingJournal{} }
+
+type failingJournal struct{}
+
+func (failingJournal) Append(context.Context, *state.Entry) error { return errCountersDown }
+func (failingJournal) Entries(context.Context, int64) ([]state.Entry, error) {
+	return nil, errCountersDown
+}
+func (failingJournal) Clear(context.Context) error       { return errCountersDown }
+func (failingJournal) Wait(context.Context, int64) error { return errCountersDown }
+
+// TestJournalDown: a journal that fails does not fail the requests it
+// records (the log says so); reading it answers 503.
+func TestJournalDown(t *testing.T) {
+	t.Parallel()
+	store := brokenJournal{state.NewMemory(state.Options{})}
+	_, hs, logs := serveYAML(t, Options{State: store}, journalScenario)
+	if r := do(t, "GET", hs.URL+"/teapot", ""); r.status != 418 {
+		t.Errorf("request with the journal down: %d", r.status)
+	}
+	if !strings.Contains(logs.String(), "request not journaled") {
+		t.Errorf("no warning in the log:\n%s", logs)
+	}
+	for _, c := range []struct{ method, path string }{{"GET", "/__admin/requests"}, {"GET", "/__admin/requests/count"}, {"DELETE", "/__admin/requests"}, {"GET", "/__admin/requests/stream"}} {
+		if r := do(t, c.method, hs.URL+c.path, ""); r.status != 503 {
+			t.Errorf("%s %s with the journal down: %d %s", c.method, c.path, r.status, r.body)
+		}
 	}
 }

@@ -515,7 +515,7 @@ func (s *Server) ServeSplit(ctx context.Context, ln, adminLn net.Listener) error
 // httpServer returns the net/http server of one listener; base is the
 // context its requests derive from.
 func (s *Server) httpServer(h http.Handler, base context.Context) *http.Server {
-	return &http.Server{
+	hs := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		ReadTimeout:       s.opts.ReadTimeout,
@@ -524,6 +524,10 @@ func (s *Server) httpServer(h http.Handler, base context.Context) *http.Server {
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
+	if s.journalOn() {
+		hs.ConnContext = connJournal
+	}
+	return hs
 }
 
 // delayContext is what a delay waits on: the request's context, ended
@@ -641,6 +645,7 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 	var jr *journalRecord
 	if s.journalOn() {
 		r, jr = s.withJournal(r, snap.version)
+		defer jr.end()
 	}
 	var body []byte
 	var err error
@@ -899,7 +904,8 @@ func (s *Server) bodyProblem(w http.ResponseWriter, r *http.Request, err error, 
 	s.logProblem(r, "", statusOf(err), 0, start, slog.String("error", err.Error()))
 }
 
-// logRequest writes the one log line each request gets. Status 0 means no
+// logRequest writes the one log line each request gets, and journals a
+// mock request (see record: every outcome passes here). Status 0 means no
 // HTTP answer was sent (a fault, or the client left). It builds the record
 // itself, stamped with the time it measures the duration by, and keeps to
 // the five attributes a slog.Record holds without allocating; delay is
