@@ -3,6 +3,7 @@ module github.com/scenariomock/scenariomock
 go 1.26
 
 require (
+	github.com/chromedp/chromedp v0.23.1 // only the dashboard's browser tests (dashboard/browser_test.go) import it
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/gorilla/mux v1.8.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // only the schema tests (scenarios/schema_test.go) import it
@@ -17,8 +18,6 @@ require (
 	golang.org/x/sys v0.13.0
 	golang.org/x/text v0.14.0 // indirect
 )
-
-require github.com/chromedp/chromedp v0.23.1
 
 require (
 	github.com/chromedp/cdproto v0.160.1 // indirect
