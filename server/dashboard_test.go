@@ -1,11 +1,14 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/scenariomock/scenariomock/dashboard"
+	"github.com/scenariomock/scenariomock/scenarios"
 )
 
 // The dashboard is mounted at /__admin/ui with its assets, each with the
@@ -107,5 +110,37 @@ func TestDashboardOnAdminListener(t *testing.T) {
 	}
 	if res := do(t, http.MethodGet, ss.url+"/__admin/ui", ""); res.status != http.StatusNotFound || res.header.Get("Content-Security-Policy") != "" {
 		t.Errorf("scenario listener: GET /__admin/ui: %d, want the scenarios' 404", res.status)
+	}
+}
+
+// BenchmarkDashboardPoll is what the dashboard asks every second: the
+// page of routes in view (a window of 15 routes and a margin of 100 on
+// each side, 215 routes) with the reload status. Its cost grows with the
+// page, not with the number of routes: compare 1,000 and 10,000.
+func BenchmarkDashboardPoll(b *testing.B) {
+	for _, n := range []int{10, 1000, 10_000} {
+		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
+			var y strings.Builder
+			y.WriteString("routes:\n")
+			for i := range n {
+				fmt.Fprintf(&y, "  - { name: r%d, method: GET, path: /items/%d, respond: { status: 200 } }\n", i, i)
+			}
+			s, err := New(Options{Load: func() (*scenarios.Set, error) { return scenarios.LoadBytes("many.yaml", []byte(y.String())) }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			// Scrolled to the middle, as far from both ends as it gets.
+			target := fmt.Sprintf("/__admin/scenarios?offset=%d&limit=215", max(0, n/2-100))
+			b.ReportAllocs()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				r := httptest.NewRequest(http.MethodGet, target, nil)
+				r.Host = "127.0.0.1" // an admin call's Host, as the page sends it
+				s.ServeHTTP(w, r)
+				if w.Code != http.StatusOK {
+					b.Fatalf("%s: %d %s", target, w.Code, w.Body)
+				}
+			}
+		})
 	}
 }
