@@ -571,6 +571,7 @@ function startJournal() {
   if (journal.ctrl) journal.ctrl.abort();
   journal.live = false;
   journal.unavailable = false;
+  setConn('', 'connecting');
   $('journal-msg').textContent = '';
   tail(journal.generation);
 }
