@@ -3,7 +3,7 @@ module github.com/scenariomock/scenariomock
 go 1.26
 
 require (
-	github.com/chromedp/chromedp v0.23.1 // test-only: internal/browsertest drives Chromium
+	github.com/chromedp/chromedp v0.23.1 // test-only: internal/browsertest and the dashboard's browser tests drive Chromium
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/gorilla/mux v1.8.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // only the schema tests (scenarios/schema_test.go) import it

@@ -10,6 +10,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/scenariomock/scenariomock/dashboard"
 )
 
 // AdminHandler returns the admin API alone, as the listener of
@@ -125,8 +127,10 @@ const adminHealth = adminPrefix + "/health"
 // token. A page a browser navigates to cannot send one; such a handler
 // is listed here and checks the token its own way (a login form's field
 // or a cookie, with adminTokenValid) before it shows or changes anything.
+// The dashboard's page and assets are static and hold nothing secret: the
+// page asks for the token and sends it on every call it makes.
 func adminOpen(path string) bool {
-	return path == adminHealth
+	return path == adminHealth || dashboard.Serves(path)
 }
 
 // CheckAdminToken says whether token can be an admin token: empty (no

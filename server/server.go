@@ -22,6 +22,7 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/scenariomock/scenariomock/certs"
+	"github.com/scenariomock/scenariomock/dashboard"
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
@@ -593,6 +594,7 @@ var adminMethods = map[string]string{
 	adminPrefix + "/counters":           "GET",
 	adminPrefix + "/collections":        "GET, DELETE",
 	adminPrefix + "/collections/{name}": "GET, DELETE",
+	adminPrefix + "/ui":                 "GET, HEAD", // and each of its assets, /ui/*
 	adminPrefix + "/requests":           "GET, DELETE",
 	adminPrefix + "/requests/count":     "GET",
 	adminPrefix + "/requests/stream":    "GET",
@@ -1028,6 +1030,11 @@ func (s *Server) adminRouter() http.Handler {
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotency).Methods(http.MethodGet)
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotencyDelete).Methods(http.MethodDelete)
 	s.collectionRoutes(r)
+	// The dashboard: each embedded file by its exact path, so that any
+	// other /ui/... gets the admin API's 404 problem.
+	for _, p := range dashboard.Assets() {
+		r.Handle(p, dashboard.Handler()).Methods(http.MethodGet, http.MethodHead)
+	}
 	r.HandleFunc(adminPrefix+"/requests", s.handleRequests).Methods(http.MethodGet)
 	r.HandleFunc(adminPrefix+"/requests", s.handleRequestsClear).Methods(http.MethodDelete)
 	r.HandleFunc(adminPrefix+"/requests/count", s.handleRequestsCount).Methods(http.MethodGet)
@@ -1039,6 +1046,9 @@ func (s *Server) adminRouter() http.Handler {
 		allow := adminMethods[r.URL.Path]
 		if strings.HasPrefix(r.URL.Path, adminPrefix+"/collections/") {
 			allow = adminMethods[adminPrefix+"/collections/{name}"]
+		}
+		if strings.HasPrefix(r.URL.Path, dashboard.Path+"/") {
+			allow = adminMethods[dashboard.Path]
 		}
 		w.Header().Set("Allow", allow) // RFC 9110 asks a 405 for it
 		writeProblem(w, newProblem(http.StatusMethodNotAllowed, fmt.Sprintf("%s takes %s, not %s.", r.URL.Path, allow, r.Method)))

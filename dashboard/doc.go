@@ -1,0 +1,20 @@
+// Package dashboard owns the live web dashboard of the admin API: one
+// hand-written page (HTML, JavaScript and CSS, no framework, no build
+// step) embedded in the binary, and the handler that serves it with a
+// Content-Security-Policy allowing only the page's own origin. It fetches
+// nothing from the internet.
+//
+// The page is a client of the admin API like any other: it reads
+// GET /__admin/scenarios (paged), /__admin/health, /__admin/idempotency
+// and /__admin/collections, tails GET /__admin/requests/stream (with the
+// journal's filters, read with fetch so that an admin token can go in the
+// Authorization header), and calls POST /__admin/reset and
+// DELETE /__admin/requests. It does not know the server's types and the
+// server does not know the page's: package server mounts Handler under
+// /__admin/ui and nothing else ties them.
+//
+// Where it sits:
+//
+//	browser ─▶ GET /__admin/ui ─▶ Handler (static, embedded)
+//	        ─▶ fetch /__admin/... ─▶ server's admin API
+package dashboard

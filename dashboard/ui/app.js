@@ -1,0 +1,752 @@
+// scenariomock dashboard: a client of the admin API, nothing more.
+//
+// Choices, and why:
+//   - Routes: a virtual table. Only the rows in view (plus a margin) exist
+//     in the DOM, and only those are fetched, a page of GET
+//     /__admin/scenarios?offset=&limit= at a time, so 10,000 or 100,000
+//     routes cost the same as 50.
+//   - Reload status and hit counts: that same small page is fetched again
+//     every second (not while the tab is hidden). It carries lastReload,
+//     the version and the counts, and costs the server one bounded page. A
+//     journal entry answered by a newer version asks for it at once.
+//   - The journal: GET /__admin/requests?limit=500 once, then the live
+//     tail GET /__admin/requests/stream?after=<last id> read with fetch()
+//     as text/event-stream by hand: EventSource cannot send the
+//     Authorization header, and a token in the URL would land in logs and
+//     history. Rows are added at most once per animation frame and the
+//     list keeps the newest MAX_ROWS: a busy journal cannot grow the DOM.
+//     A reconnection starts again from the newest page (a restarted
+//     server numbers its entries from 1). The filter box passes the
+//     admin API's journal filters to both calls.
+//   - The admin token (--admin-token): asked for on the first 401, kept in
+//     sessionStorage (this tab only), sent as Authorization: Bearer.
+//   - Everything the server sends is put in the page as text
+//     (textContent), never as HTML.
+'use strict';
+
+const MAX_ROWS = 500;      // request rows kept in the DOM
+const ROW_H = 24;          // px, the fixed height of a route row (see app.css)
+const ROUTE_MARGIN = 100;  // routes fetched beyond those in view, each side
+const POLL_MS = 1000;      // scenarios page (reload status, hits)
+const STATE_MS = 2000;     // idempotency keys and collections
+const TOKEN_KEY = 'scenariomock.adminToken';
+
+const $ = (id) => document.getElementById(id);
+
+// ---- small DOM helpers -------------------------------------------------
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+
+function clear(node) {
+  while (node.firstChild) node.removeChild(node.firstChild);
+}
+
+function pad(n, w) { return String(n).padStart(w, '0'); }
+
+function clock(iso) {
+  const d = new Date(iso);
+  if (isNaN(d)) return '';
+  return `${pad(d.getHours(), 2)}:${pad(d.getMinutes(), 2)}:${pad(d.getSeconds(), 2)}.${pad(d.getMilliseconds(), 3)}`;
+}
+
+// when is clock() for today, else the date too (keys expire tomorrow).
+function when(iso) {
+  const d = new Date(iso);
+  if (isNaN(d)) return '';
+  if (d.toDateString() === new Date().toDateString()) return clock(iso).slice(0, 8);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1, 2)}-${pad(d.getDate(), 2)} ${clock(iso).slice(0, 8)}`;
+}
+
+function statusClass(status) {
+  return 's' + Math.floor((status || 0) / 100);
+}
+
+let msgTimer = 0;
+function say(text) {
+  const m = $('action-msg');
+  m.textContent = text;
+  clearTimeout(msgTimer);
+  msgTimer = setTimeout(() => { m.textContent = ''; }, 4000);
+}
+
+// ---- the admin API, with the token -------------------------------------
+
+let memToken = ''; // when sessionStorage is unavailable
+
+function getToken() {
+  try { return sessionStorage.getItem(TOKEN_KEY) || ''; } catch (e) { return memToken; }
+}
+
+function setToken(t) {
+  memToken = t;
+  try {
+    if (t) sessionStorage.setItem(TOKEN_KEY, t); else sessionStorage.removeItem(TOKEN_KEY);
+  } catch (e) { /* memToken holds it */ }
+}
+
+class AuthError extends Error {}
+
+async function api(path, opts = {}) {
+  const headers = new Headers(opts.headers || {});
+  const t = getToken();
+  if (t) headers.set('Authorization', 'Bearer ' + t);
+  const res = await fetch(path, { ...opts, headers, cache: 'no-store', credentials: 'same-origin' });
+  if (res.status === 401) {
+    askToken(t ? 'The server refused this token.' : 'This server needs its admin token (--admin-token).');
+    throw new AuthError('401');
+  }
+  return res;
+}
+
+async function apiJSON(path, opts) {
+  const res = await api(path, opts);
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${await problemText(res)}`);
+  return res.json();
+}
+
+async function problemText(res) {
+  try {
+    const p = await res.json();
+    return p.detail || p.title || '';
+  } catch (e) { return res.statusText; }
+}
+
+// tokenNeeded stops the polls until the user gives a token: each would
+// only be refused again.
+let tokenNeeded = false;
+
+function askToken(why) {
+  tokenNeeded = true;
+  $('token-panel').hidden = false;
+  $('token-msg').textContent = why;
+  setConn('down', 'admin token needed');
+}
+
+function setConn(cls, text) {
+  const c = $('conn');
+  c.className = 'pill ' + cls;
+  c.textContent = text;
+}
+
+// ---- routes: a virtual table over the paged listing -------------------
+
+const routes = {
+  total: 0,
+  byOrder: new Map(),   // order (1-based) -> route, for the fetched window only
+  from: 0, to: 0,       // the fetched window, [from, to) as offsets
+  want: null,           // the window the view needs next, or null
+  inFlight: false,
+  version: 0,
+  rowPool: [],
+};
+
+function viewWindow() {
+  const vp = $('routes-viewport');
+  const first = Math.floor(vp.scrollTop / ROW_H);
+  const count = Math.ceil(vp.clientHeight / ROW_H) + 1;
+  return { first, last: Math.min(first + count, routes.total) };
+}
+
+function renderRoutes() {
+  // The spacer first: the viewport's height follows it (up to its CSS
+  // max-height), and the window in view depends on that height.
+  $('routes-spacer').style.height = (routes.total * ROW_H) + 'px';
+  const { first, last } = viewWindow();
+  const rows = $('routes-rows');
+  rows.style.transform = `translateY(${first * ROW_H}px)`;
+  const n = Math.max(0, last - first);
+  while (routes.rowPool.length < n) {
+    const r = el('div', 'route routes-grid');
+    for (const c of ['order', 'name', 'method', 'path', 'hits', 'src']) r.appendChild(el('span', c));
+    routes.rowPool.push(r);
+  }
+  while (rows.childElementCount > n) rows.removeChild(rows.lastElementChild);
+  for (let i = 0; i < n; i++) {
+    const row = routes.rowPool[i];
+    if (row.parentNode !== rows) rows.appendChild(row);
+    fillRoute(row, first + i + 1, routes.byOrder.get(first + i + 1));
+  }
+  if (first < routes.from || last > routes.to) {
+    needRoutes(first, last);
+  }
+}
+
+function fillRoute(row, order, r) {
+  const [o, name, method, path, hits, src] = row.children;
+  row.dataset.order = order;
+  o.textContent = order;
+  if (!r) {
+    row.className = 'route routes-grid pending';
+    name.textContent = '…';
+    method.textContent = path.textContent = hits.textContent = src.textContent = '';
+    row.title = '';
+    return;
+  }
+  row.className = 'route routes-grid' + (r.hits > 0 ? ' hit' : '');
+  name.textContent = r.name;
+  method.textContent = r.methods.length ? r.methods.join(' ') : 'ANY';
+  path.textContent = r.path || '(any path)';
+  hits.textContent = r.hits;
+  // The file's name and line:col, cut from the left so the line stays in
+  // view; the whole path is in the tooltip.
+  const file = r.source.slice(r.source.lastIndexOf('/') + 1);
+  src.textContent = file.length > 24 ? '…' + file.slice(-23) : file;
+  const lines = [`${r.name} (${r.source})`];
+  if (r.when.length) lines.push('when: ' + r.when.join('; '));
+  if (r.responses && r.responses.length) {
+    lines.push('responds: ' + r.responses.map((x) => x.fault ? 'fault ' + x.fault : String(x.status || '')).join(', '));
+  }
+  if (r.sequence) lines.push(`sequence: ${r.sequence.calls} call(s), then ${r.sequence.after}`);
+  row.title = lines.join('\n');
+}
+
+function needRoutes(first, last) {
+  routes.want = { first, last };
+  if (!routes.inFlight) fetchRoutes();
+}
+
+// fetchRoutes gets the page around the wanted window: one request at a
+// time, the latest want wins.
+async function fetchRoutes() {
+  const w = routes.want || viewWindow();
+  routes.want = null;
+  const offset = Math.max(0, w.first - ROUTE_MARGIN);
+  const limit = Math.min(10000, Math.max(0, w.last - w.first) + 2 * ROUTE_MARGIN);
+  routes.inFlight = true;
+  try {
+    const st = await apiJSON(`/__admin/scenarios?offset=${offset}&limit=${limit}`);
+    applyStatus(st, offset, limit);
+    setConnOK();
+  } catch (e) {
+    if (!(e instanceof AuthError)) setConn('down', 'server unreachable');
+  } finally {
+    routes.inFlight = false;
+  }
+  if (routes.want) fetchRoutes();
+}
+
+function applyStatus(st, offset, limit) {
+  routes.total = st.page.total;
+  routes.byOrder.clear();
+  for (const r of st.routes) routes.byOrder.set(r.order, r);
+  routes.from = offset;
+  // A short page is the last one: it covers everything to the end.
+  routes.to = st.routes.length < limit ? Infinity : offset + st.routes.length;
+  routes.version = st.version;
+  renderReload(st);
+  renderSummary(st);
+  renderRoutes();
+}
+
+let shownReload = '';
+
+function renderReload(st) {
+  const box = $('reload');
+  const lr = st.lastReload;
+  // Redrawn only when it changed, so that the problems can be selected
+  // and copied while the poll goes on.
+  const key = JSON.stringify([lr, st.version]);
+  if (key === shownReload) return;
+  shownReload = key;
+  const list = $('reload-errors');
+  clear(list);
+  if (lr.ok) {
+    box.className = 'reload ok';
+    $('reload-head').textContent = `Last reload ${clock(lr.at)}: ok, serving version ${st.version}.`;
+    return;
+  }
+  box.className = 'reload bad';
+  $('reload-head').textContent = `Reload failed at ${clock(lr.at)}: ${lr.error || 'see the problems below'}`;
+  for (const p of lr.errors) {
+    const li = el('li');
+    // file:line:col: message — the place is what one acts on first.
+    const m = /^(.+?:\d+:\d+):\s?([\s\S]*)$/.exec(p);
+    if (m) {
+      li.appendChild(el('span', 'loc', m[1]));
+      li.appendChild(document.createTextNode(': ' + m[2]));
+    } else {
+      li.textContent = p;
+    }
+    list.appendChild(li);
+  }
+}
+
+function renderSummary(st) {
+  const s = $('summary');
+  clear(s);
+  const part = (label, value) => {
+    s.appendChild(document.createTextNode(label + ' '));
+    s.appendChild(el('b', null, value));
+    s.appendChild(document.createTextNode(' · '));
+  };
+  part('version', st.version);
+  part('loaded', clock(st.loadedAt));
+  part('files', st.files.length);
+  part('routes', st.page.total);
+  part('unmatched', st.unmatched);
+  s.appendChild(document.createTextNode(st.source ? 'from ' + st.source : ''));
+  s.title = st.files.map((f) => `${f.path}: ${f.routes} route(s)`).join('\n');
+  $('routes-count').textContent = `${st.page.total} route${st.page.total === 1 ? '' : 's'}`;
+  const fb = $('fallback');
+  fb.hidden = !st.fallback;
+  if (st.fallback) {
+    fb.textContent = 'Fallback (when nothing matches): ' + (st.fallback.fault ? 'fault ' + st.fallback.fault : 'status ' + st.fallback.status);
+  }
+}
+
+function setConnOK() {
+  if (journal.live) setConn('live', 'live');
+  else if (journal.unavailable) setConn('', 'no journal stream');
+  else setConn('', 'connecting');
+}
+
+// ---- the journal: initial page, then the live tail --------------------
+
+const journal = {
+  pending: [],     // entries received and not yet drawn, oldest first
+  drawScheduled: false,
+  paused: false,
+  lastId: 0,
+  received: 0,
+  live: false,
+  unavailable: false,
+  ctrl: null,      // aborts the current stream
+  filter: '',      // the journal filter as typed: name=value pairs joined by &
+  generation: 0,   // bumped to end a tail loop (token change)
+};
+
+function onEntry(e) {
+  if (e.id > journal.lastId) journal.lastId = e.id;
+  journal.received++;
+  journal.pending.push(e);
+  // Only the newest MAX_ROWS can ever be shown: drop the rest now, in
+  // batches, so a burst cannot grow memory while the tab is in the
+  // background (no animation frames) or paused.
+  if (journal.pending.length > 2 * MAX_ROWS) journal.pending = journal.pending.slice(-MAX_ROWS);
+  if (e.version > routes.version && !routes.inFlight) needRoutes(viewWindow().first, viewWindow().last);
+  scheduleDraw();
+}
+
+function scheduleDraw() {
+  if (journal.drawScheduled || journal.paused) return;
+  journal.drawScheduled = true;
+  requestAnimationFrame(drawEntries);
+}
+
+function drawEntries() {
+  journal.drawScheduled = false;
+  if (journal.paused) return;
+  const list = $('requests');
+  const batch = journal.pending.slice(-MAX_ROWS);
+  journal.pending = [];
+  const frag = document.createDocumentFragment();
+  for (let i = batch.length - 1; i >= 0; i--) frag.appendChild(entryRow(batch[i]));
+  list.insertBefore(frag, list.firstChild);
+  while (list.childElementCount > MAX_ROWS) list.removeChild(list.lastElementChild);
+  countRequests();
+}
+
+function countRequests() {
+  const shown = $('requests').childElementCount;
+  const which = journal.filter ? ' matching the filter' : '';
+  $('requests-count').textContent = `${shown} shown (newest ${MAX_ROWS} kept), ${journal.received} received${which}`;
+  $('pause').textContent = journal.paused ? `Resume (${journal.pending.length} waiting)` : 'Pause';
+}
+
+function entryRow(e) {
+  const d = el('details', 'req');
+  d.dataset.id = e.id;
+  d.dataset.path = e.path;
+  d.dataset.route = e.route || '';
+  const s = el('summary');
+  s.appendChild(el('span', 'time', clock(e.time)));
+  s.appendChild(el('span', 'method', e.method));
+  s.appendChild(el('span', 'path', e.path + (e.query ? '?' + e.query : '')));
+  s.appendChild(el('span', 'status ' + statusClass(e.status), e.status || (e.fault ? 'fault' : '—')));
+  let what = e.route || 'no route matched';
+  if (e.idempotency) what += ' · ' + e.idempotency;
+  s.appendChild(el('span', e.matched ? 'route' : 'route miss', what));
+  s.appendChild(el('span', 'dur', e.durationMs.toFixed(1) + ' ms'));
+  d.appendChild(s);
+  // The detail is built on first open only: 500 rows of headers and
+  // bodies nobody looks at would cost more than the rows themselves.
+  d._entry = e;
+  d.addEventListener('toggle', () => {
+    if (d.open && d._entry) {
+      d.appendChild(entryDetail(d._entry));
+      d._entry = null;
+    }
+  });
+  return d;
+}
+
+function entryDetail(e) {
+  const box = el('div', 'detail');
+  const facts = [];
+  if (e.matched) facts.push(['Matched route', `${e.route} (scenarios version ${e.version})`]);
+  else if (e.route === '(fallback)') facts.push(['Matched route', `none: the fallback answered (version ${e.version})`]);
+  else facts.push(['Matched route', `none (version ${e.version})`]);
+  facts.push(['Status', e.status ? String(e.status) : 'no HTTP answer']);
+  if (e.fault) facts.push(['Fault', e.fault + (e.faultAfter ? ' after ' + e.faultAfter : '')]);
+  if (e.delayMs) facts.push(['Delay', e.delayMs.toFixed(1) + ' ms']);
+  if (e.idempotency) facts.push(['Idempotency', e.idempotency]);
+  facts.push(['Duration', e.durationMs.toFixed(2) + ' ms']);
+  facts.push(['Arrived', new Date(e.time).toISOString()]);
+  if (e.query) facts.push(['Query', e.query]);
+  box.appendChild(table(facts));
+
+  if (!e.matched && e.nearMisses && e.nearMisses.length) {
+    box.appendChild(el('h3', null, 'Near misses'));
+    const ul = el('ul', 'near-misses');
+    for (const n of e.nearMisses) {
+      const li = el('li');
+      li.appendChild(el('b', null, n.route));
+      li.appendChild(document.createTextNode(': '));
+      li.appendChild(el('span', 'miss-reason', n.reason));
+      ul.appendChild(li);
+    }
+    box.appendChild(ul);
+  }
+
+  box.appendChild(el('h3', null, 'Headers'));
+  const names = Object.keys(e.headers || {}).sort();
+  box.appendChild(names.length ? table(names.map((n) => [n, e.headers[n].join(', ')])) : el('p', 'muted', 'none'));
+
+  box.appendChild(el('h3', null, `Body (${e.bodySize} bytes${e.bodyTruncated ? ', cut at the journal limit' : ''})`));
+  if (e.body !== undefined && e.body !== '') {
+    box.appendChild(el('pre', 'body', prettyBody(e.body)));
+  } else if (e.bodyBase64) {
+    box.appendChild(el('p', 'muted', 'Not UTF-8; base64:'));
+    box.appendChild(el('pre', 'body', e.bodyBase64));
+  } else {
+    box.appendChild(el('p', 'muted', 'none'));
+  }
+  return box;
+}
+
+function prettyBody(text) {
+  if (text.length > 256 * 1024) return text;
+  try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
+}
+
+function table(rows) {
+  const t = el('table');
+  for (const [k, v] of rows) {
+    const tr = el('tr');
+    tr.appendChild(el('td', null, k));
+    tr.appendChild(el('td', null, v));
+    t.appendChild(tr);
+  }
+  return t;
+}
+
+// filterParams turns the filter as typed ("matched=false & route=create
+// order") into query parameters, the same on the list and the stream.
+// Values may hold spaces (route names do), so only & separates pairs.
+function filterParams() {
+  const p = new URLSearchParams();
+  for (const raw of journal.filter.split('&')) {
+    const part = raw.trim();
+    if (!part) continue;
+    const eq = part.indexOf('=');
+    if (eq <= 0) throw new FilterError(`"${part}" is not name=value (for example matched=false or status=4xx)`);
+    p.append(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
+  }
+  const q = p.toString();
+  return q ? '&' + q : '';
+}
+
+class FilterError extends Error {}
+
+// loadJournal draws the newest page of the journal. It returns false
+// when there is nothing to tail: the journal is off, or the server
+// refused the filter (its reason is shown).
+async function loadJournal(gen) {
+  let params;
+  try { params = filterParams(); } catch (e) {
+    $('journal-msg').textContent = e.message;
+    return false;
+  }
+  const res = await api(`/__admin/requests?limit=${MAX_ROWS}${params}`);
+  if (res.status === 404 || res.status === 405 || res.status === 400) {
+    // 404: --journal-size 0, or a server from before the journal; 400:
+    // a filter the server refused, with the parameter named.
+    $('journal-msg').textContent = (await problemText(res)) || `The journal answered ${res.status}.`;
+    return false;
+  }
+  if (!res.ok) throw new Error(`/__admin/requests: ${res.status}`);
+  const data = await res.json();
+  if (gen !== journal.generation) return true; // restarted meanwhile
+  for (const e of data.requests || []) onEntry(e);
+  return true;
+}
+
+// tail follows the stream until the generation changes, reconnecting
+// after the last ID seen, so a dropped connection loses nothing the
+// journal still keeps.
+async function tail(gen) {
+  let backoff = 500;
+  let loaded = false;
+  while (gen === journal.generation) {
+    try {
+      if (!loaded) {
+        // From the journal's newest page each time, a reconnection
+        // included: a restarted server numbers its entries from 1 again,
+        // and resuming after our last ID would then show nothing.
+        journal.lastId = 0;
+        journal.received = 0;
+        clearRows();
+        if (!(await loadJournal(gen))) {
+          journal.unavailable = true;
+          setConnOK();
+          return;
+        }
+        loaded = true;
+      }
+      const ctrl = new AbortController();
+      journal.ctrl = ctrl;
+      const res = await api(`/__admin/requests/stream?after=${journal.lastId}${filterParams()}`, {
+        signal: ctrl.signal, headers: { Accept: 'text/event-stream' },
+      });
+      if (!res.ok || !res.body) throw new Error(`stream: ${res.status}`);
+      journal.live = true;
+      setConn('live', 'live');
+      backoff = 500;
+      await readEvents(res.body, (ev) => {
+        if (ev.event === 'request' && gen === journal.generation) onEntry(JSON.parse(ev.data));
+      });
+    } catch (e) {
+      if (e instanceof AuthError) return; // askToken restarts
+    }
+    loaded = false;
+    journal.live = false;
+    if (gen !== journal.generation) return;
+    setConn('down', 'reconnecting');
+    await new Promise((r) => setTimeout(r, backoff));
+    backoff = Math.min(backoff * 2, 5000);
+  }
+}
+
+// readEvents parses text/event-stream (the WHATWG HTML "event stream
+// interpretation") from body and calls onEvent for each event.
+async function readEvents(body, onEvent) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = '';
+  let data = [];
+  let event = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += value;
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      let line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (line.endsWith('\r')) line = line.slice(0, -1);
+      if (line === '') {
+        if (data.length) onEvent({ event: event || 'message', data: data.join('\n') });
+        data = [];
+        event = '';
+        continue;
+      }
+      if (line.startsWith(':')) continue; // a comment: keep-alive
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let v = colon < 0 ? '' : line.slice(colon + 1);
+      if (v.startsWith(' ')) v = v.slice(1);
+      if (field === 'data') data.push(v);
+      else if (field === 'event') event = v;
+      // id: the entry carries its id; retry: we keep our own backoff.
+    }
+  }
+}
+
+function startJournal() {
+  journal.generation++;
+  if (journal.ctrl) journal.ctrl.abort();
+  journal.live = false;
+  journal.unavailable = false;
+  setConn('', 'connecting');
+  $('journal-msg').textContent = '';
+  tail(journal.generation);
+}
+
+function clearRows() {
+  journal.pending = [];
+  clear($('requests'));
+  countRequests();
+}
+
+// ---- idempotency keys and collections ---------------------------------
+
+async function refreshState() {
+  try {
+    const [idem, coll] = await Promise.all([
+      apiJSON('/__admin/idempotency?limit=100'),
+      apiJSON('/__admin/collections'),
+    ]);
+    renderIdem(idem);
+    renderColl(coll);
+  } catch (e) { /* the routes poll reports the connection */ }
+}
+
+function renderIdem(d) {
+  const body = $('idem-rows');
+  clear(body);
+  $('idem-count').textContent = d.total > d.keys.length ? `${d.keys.length} of ${d.total} (oldest first)` : String(d.total);
+  for (const k of d.keys) {
+    const tr = el('tr');
+    tr.appendChild(el('td', null, k.group));
+    const key = el('td', null, k.key);
+    if (k.scope) key.title = 'scope ' + k.scope;
+    tr.appendChild(key);
+    tr.appendChild(el('td', null, k.state));
+    tr.appendChild(el('td', 'num', k.status || ''));
+    tr.appendChild(el('td', 'num', k.replays));
+    tr.appendChild(el('td', null, when(k.expires)));
+    body.appendChild(tr);
+  }
+  if (!d.keys.length) {
+    const td = el('td', 'empty', 'No idempotency keys.');
+    td.colSpan = 6;
+    body.appendChild(el('tr')).appendChild(td);
+  }
+}
+
+function renderColl(d) {
+  const body = $('coll-rows');
+  clear(body);
+  $('coll-count').textContent = `${d.items} of at most ${d.maxItems} items`;
+  for (const c of d.collections) {
+    const tr = el('tr');
+    tr.appendChild(el('td', null, c.name));
+    tr.appendChild(el('td', 'num', c.items));
+    body.appendChild(tr);
+  }
+  if (!d.collections.length) {
+    const td = el('td', 'empty', 'No stored items.');
+    td.colSpan = 2;
+    body.appendChild(el('tr')).appendChild(td);
+  }
+}
+
+// ---- health (the binary's build) ---------------------------------------
+
+async function loadHealth() {
+  try {
+    const h = await apiJSON('/__admin/health');
+    const b = $('build');
+    if (h.build) {
+      b.textContent = h.build;
+      b.title = 'the scenariomock binary serving this page';
+      b.hidden = false;
+    }
+  } catch (e) { /* shown by the routes poll */ }
+}
+
+// ---- actions -----------------------------------------------------------
+
+async function reset() {
+  try {
+    const res = await api('/__admin/reset', { method: 'POST' });
+    if (!res.ok) { say('Reset failed: ' + await problemText(res)); return; }
+    clearRows();
+    say('State reset.');
+    refreshAll();
+  } catch (e) {
+    if (!(e instanceof AuthError)) say('Reset failed: ' + e.message);
+  }
+}
+
+async function clearJournal() {
+  try {
+    const res = await api('/__admin/requests', { method: 'DELETE' });
+    if (!res.ok) { say('Clear failed: ' + await problemText(res)); return; }
+    clearRows();
+    say('Journal cleared.');
+  } catch (e) {
+    if (!(e instanceof AuthError)) say('Clear failed: ' + e.message);
+  }
+}
+
+function refreshAll() {
+  needRoutes(viewWindow().first, viewWindow().last);
+  refreshState();
+}
+
+// ---- polling: every second while the tab is visible --------------------
+
+function every(ms, fn) {
+  const tick = async () => {
+    if (!document.hidden && !tokenNeeded) await fn();
+    setTimeout(tick, ms);
+  };
+  setTimeout(tick, ms);
+}
+
+function init() {
+  $('routes-viewport').addEventListener('scroll', () => {
+    if (!routes.scrollScheduled) {
+      routes.scrollScheduled = true;
+      requestAnimationFrame(() => { routes.scrollScheduled = false; renderRoutes(); });
+    }
+  }, { passive: true });
+  window.addEventListener('resize', () => renderRoutes());
+  $('reset').addEventListener('click', reset);
+  $('clear').addEventListener('click', clearJournal);
+  $('pause').addEventListener('click', () => {
+    journal.paused = !journal.paused;
+    countRequests();
+    if (!journal.paused) scheduleDraw();
+  });
+  $('token-open').addEventListener('click', () => { $('token-panel').hidden = !$('token-panel').hidden; });
+  $('token-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    setToken($('token-input').value.trim());
+    $('token-input').value = '';
+    $('token-msg').textContent = '';
+    $('token-panel').hidden = true;
+    restart();
+  });
+  $('filter-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    applyFilter($('filter').value);
+  });
+  // Clearing the search box (its x, or Escape) shows everything again.
+  $('filter').addEventListener('search', () => { if ($('filter').value === '') applyFilter(''); });
+  $('token-forget').addEventListener('click', () => {
+    setToken('');
+    $('token-msg').textContent = 'Forgotten.';
+  });
+  document.addEventListener('visibilitychange', () => { if (!document.hidden) refreshAll(); });
+
+  try { journal.filter = decodeURIComponent(location.hash.slice(1)); } catch (e) { journal.filter = ''; }
+  $('filter').value = journal.filter;
+  restart();
+  every(POLL_MS, () => (routes.inFlight ? null : fetchRoutes()));
+  every(STATE_MS, refreshState);
+}
+
+// applyFilter tails the journal again through the new filter. The filter
+// is kept in the page's fragment (#matched=false), which reloads and
+// bookmarks keep and which never reaches the server's logs.
+function applyFilter(f) {
+  journal.filter = f.trim();
+  const frag = journal.filter ? '#' + encodeURIComponent(journal.filter) : '';
+  if (location.hash !== frag) history.replaceState(null, '', frag || location.pathname);
+  startJournal();
+}
+
+function restart() {
+  tokenNeeded = false;
+  loadHealth();
+  refreshAll();
+  startJournal();
+}
+
+init();
