@@ -1,6 +1,6 @@
 module github.com/scenariomock/scenariomock
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/fsnotify/fsnotify v1.10.1
@@ -13,5 +13,12 @@ require (
 
 require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	golang.org/x/sys v0.13.0
+	golang.org/x/sys v0.48.0
+)
+
+require github.com/redis/go-redis/v9 v9.23.0
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 )
