@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"text/template"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -147,6 +148,11 @@ type Server struct {
 	snap  atomic.Pointer[snapshot]
 	admin http.Handler
 	state state.Store
+	// local counts the hits of routes whose answers do not depend on
+	// them (see routeRuntime.shared), in this process: such a route
+	// keeps answering when a shared store is unreachable, and costs it
+	// no round trip. Its hit counts are then this replica's.
+	local state.Sequences
 
 	// stopping ends when Serve begins to shut down (its cause is
 	// errShutdown): delays and callers waiting for a reload watch it.
@@ -181,6 +187,19 @@ type routeRuntime struct {
 	route     *matcher.Route
 	responses []*prepared
 	idem      *idemRuntime // nil without an idempotency block
+	// shared says whether the route's hits are counted in the state
+	// store: when its answer depends on its position (a sequence, a
+	// template reading .Call) or it is idempotent. Otherwise they are
+	// counted in Server.local.
+	shared bool
+}
+
+// hits returns the sequence positions where rt's hits are counted.
+func (s *Server) hits(rt *routeRuntime) state.Sequences {
+	if rt.shared {
+		return s.state.Sequences()
+	}
+	return s.local
 }
 
 // reloadStatus records the last reload attempt, for the admin API.
@@ -197,7 +216,7 @@ func New(opts Options) (*Server, error) {
 		return nil, errors.New("server: Options.Load is required")
 	}
 	opts.setDefaults()
-	s := &Server{opts: opts, log: opts.Logger, state: opts.State}
+	s := &Server{opts: opts, log: opts.Logger, state: opts.State, local: state.NewMemory(state.Options{MaxSequenceKeys: 1}).Sequences()}
 	s.stopping, s.stop = context.WithCancelCause(context.Background())
 	s.admin = s.adminRouter()
 	set, err := opts.Load()
@@ -228,8 +247,10 @@ func (s *Server) build(t *matcher.Table, version int64, now time.Time) *snapshot
 		if r.Idempotency != nil {
 			rt.idem = newIdemRuntime(r.Idempotency)
 		}
+		rt.shared = r.Sequence != nil || r.Idempotency != nil
 		for _, resp := range r.Responses {
 			rt.responses = append(rt.responses, prepare(resp))
+			rt.shared = rt.shared || readsCall(resp)
 		}
 		snap.routes = append(snap.routes, rt)
 	}
@@ -377,6 +398,7 @@ func (s *Server) reload() error {
 	if err := s.state.Sequences().Retain(context.Background(), ids); err != nil {
 		s.log.Warn("sequence state of removed routes not forgotten", "error", err.Error())
 	}
+	_ = s.local.Retain(context.Background(), ids) // in memory: cannot fail
 	s.status.Store(&reloadStatus{at: now})
 	s.log.Info("reloaded", "version", snap.version, "files", len(set.Files), "routes", len(snap.routes))
 	return nil
@@ -606,7 +628,7 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 // request arrives, before any delay, so a client that gives up during the
 // delay gets the next response when it retries.
 func (s *Server) next(ctx context.Context, rt *routeRuntime, in *matcher.Request, m matcher.Match) (int64, *prepared, error) {
-	seqs := s.state.Sequences()
+	seqs := s.hits(rt)
 	seq := rt.route.Sequence
 	if seq == nil || seq.Per == nil {
 		n, err := seqs.Hit(ctx, rt.route.Identity)
@@ -624,6 +646,33 @@ func (s *Server) next(ctx context.Context, rt *routeRuntime, in *matcher.Request
 		return 0, rt.responses[0], err
 	}
 	return pos.Key, rt.pick(pos.Key), nil
+}
+
+// readsCall reports whether a response's templates may read .Call, the
+// call's position, which then must be counted where every replica counts.
+// It looks for the name in the parsed templates: a false positive only
+// costs a round trip to the store.
+func readsCall(r *scenarios.Response) bool {
+	var ts []*template.Template
+	if r.BodyTemplate != nil {
+		ts = append(ts, r.BodyTemplate)
+	}
+	if r.JSONTemplate != nil {
+		ts = append(ts, r.JSONTemplate.Templates()...)
+	}
+	for _, h := range r.Headers {
+		if h.Template != nil {
+			ts = append(ts, h.Template)
+		}
+	}
+	for _, t := range ts {
+		for _, tt := range t.Templates() {
+			if tt.Tree != nil && tt.Tree.Root != nil && strings.Contains(tt.Tree.Root.String(), "Call") {
+				return true
+			}
+		}
+	}
+	return r.Missing != nil && readsCall(r.Missing)
 }
 
 // pick returns the response at position n of the route's sequence.

@@ -83,6 +83,7 @@ func OpenRedis(ctx context.Context, rawURL string, o RedisOptions) (*Redis, erro
 	if err != nil {
 		return nil, err
 	}
+	quietRedis.Do(func() { redis.SetLogger(discardLogger{}) })
 	if o.Prefix == "" {
 		o.Prefix = DefaultRedisPrefix
 	}
@@ -158,6 +159,15 @@ func redisClientOptions(rawURL string, o RedisOptions) (*redis.Options, error) {
 	ro.DisableIdentity = true
 	return ro, nil
 }
+
+// quietRedis silences go-redis's own logger, which writes unstructured
+// lines to stderr: its errors reach the caller, who logs them (once per
+// failed request, with the route).
+var quietRedis sync.Once
+
+type discardLogger struct{}
+
+func (discardLogger) Printf(context.Context, string, ...any) {}
 
 // redactURL hides the password of a Redis URL for error messages.
 func redactURL(raw string) string {

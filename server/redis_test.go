@@ -1,0 +1,95 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/scenariomock/scenariomock/internal/redistest"
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// TestRedisOutage serves from a Redis store, stops redis-server and starts
+// it again: routes that need no state keep answering throughout, routes
+// that do answer a 503 problem with Retry-After while Redis is away (never
+// a wrong answer), health says degraded with a 200, and all comes back by
+// itself.
+func TestRedisOutage(t *testing.T) {
+	rs := redistest.Start(t)
+	st, err := state.OpenRedis(context.Background(), rs.URL(), state.RedisOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	_, hs, _ := serveYAML(t, Options{State: st}, `
+routes:
+  - name: static
+    method: GET
+    path: /static
+    respond: {status: 200, body: "still here"}
+  - name: templated
+    method: GET
+    path: /hello/{name}
+    respond:
+      status: 200
+      template: true
+      body: "hello {{ .Request.Vars.name }}"
+  - name: numbered
+    method: GET
+    path: /numbered
+    respond:
+      status: 200
+      template: true
+      body: "call {{ .Call }}"
+  - name: steps
+    method: GET
+    path: /steps
+    sequence: {after: repeat-last}
+    responses:
+      - {status: 200, body: "first"}
+      - {status: 200, body: "then"}
+`)
+	stateless := func(when string) {
+		t.Helper()
+		if r := do(t, "GET", hs.URL+"/static", ""); r.status != 200 || r.body != "still here" {
+			t.Fatalf("%s: static route = %d %q", when, r.status, r.body)
+		}
+		if r := do(t, "GET", hs.URL+"/hello/ann", ""); r.status != 200 || r.body != "hello ann" {
+			t.Fatalf("%s: templated route = %d %q", when, r.status, r.body)
+		}
+	}
+	stateless("Redis up")
+	if r := do(t, "GET", hs.URL+"/steps", ""); r.body != "first" {
+		t.Fatalf("first step = %d %q", r.status, r.body)
+	}
+	if r := do(t, "GET", hs.URL+"/numbered", ""); r.body != "call 1" {
+		t.Fatalf("numbered = %d %q", r.status, r.body)
+	}
+
+	rs.Stop()
+	stateless("Redis down")
+	for _, path := range []string{"/steps", "/numbered", "/__admin/counters"} {
+		r := do(t, "GET", hs.URL+path, "")
+		if r.status != 503 || r.header.Get("Retry-After") == "" || !strings.Contains(r.header.Get("Content-Type"), "problem+json") {
+			t.Fatalf("%s with Redis down = %d %v %q, want a 503 problem with Retry-After", path, r.status, r.header, r.body)
+		}
+	}
+	if r := do(t, "GET", hs.URL+"/__admin/health", ""); r.status != 200 || r.json(t)["state"] != "unavailable" || r.json(t)["status"] != "degraded" {
+		t.Fatalf("health with Redis down = %d %s", r.status, r.body)
+	}
+
+	rs.Restart() // empty: the test server keeps nothing
+	eventually(t, patience, func() string {
+		if r := do(t, "GET", hs.URL+"/__admin/health", ""); r.json(t)["state"] != "ok" {
+			return "health after restart: " + r.body
+		}
+		return ""
+	})
+	eventually(t, patience, func() string {
+		if r := do(t, "GET", hs.URL+"/steps", ""); r.status != 200 {
+			return "steps after restart: " + r.body
+		}
+		return ""
+	})
+	stateless("Redis back")
+}
