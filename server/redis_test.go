@@ -41,6 +41,13 @@ routes:
       status: 200
       template: true
       body: "call {{ .Call }}"
+  - name: counted
+    method: GET
+    path: /counted
+    respond:
+      status: 200
+      template: true
+      body: 'order {{ seq "orders" }}'
   - name: steps
     method: GET
     path: /steps
@@ -68,7 +75,7 @@ routes:
 
 	rs.Stop()
 	stateless("Redis down")
-	for _, path := range []string{"/steps", "/numbered", "/__admin/counters"} {
+	for _, path := range []string{"/steps", "/numbered", "/counted", "/__admin/counters"} {
 		r := do(t, "GET", hs.URL+path, "")
 		if r.status != 503 || r.header.Get("Retry-After") == "" || !strings.Contains(r.header.Get("Content-Type"), "problem+json") {
 			t.Fatalf("%s with Redis down = %d %v %q, want a 503 problem with Retry-After", path, r.status, r.header, r.body)
