@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -73,9 +74,32 @@ func (s *Server) Stop() {
 	s.cmd = nil
 }
 
-// Restart starts the server again on the same port and directory (it
-// starts empty: there is no persistence), and returns once it answers
-// PING. The server must be stopped.
+// StopSaving stops the server the way an operator restarting it would
+// (SHUTDOWN SAVE): what it holds is written to its directory, and Restart
+// loads it back. Tests of an outage use it so that what was stored before
+// still exists after, and only the outage is under test.
+func (s *Server) StopSaving() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	if _, err := s.Command("SHUTDOWN", "SAVE"); err != nil && !errors.Is(err, io.EOF) {
+		s.t.Logf("SHUTDOWN SAVE: %v", err)
+	}
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+	s.cmd = nil
+}
+
+// Restart starts the server again on the same port and directory, and
+// returns once it answers
+// PING. The server must be stopped. It starts empty unless StopSaving
+// stopped it.
 func (s *Server) Restart() {
 	s.t.Helper()
 	s.mu.Lock()
