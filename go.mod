@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/gorilla/mux v1.8.1
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // only the schema tests (scenarios/schema_test.go) import it
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	github.com/stripe/stripe-go/v85 v85.0.0 // only examples/stripe_test.go imports it
@@ -14,6 +15,7 @@ require (
 require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	golang.org/x/sys v0.48.0
+	golang.org/x/text v0.14.0 // indirect
 )
 
 require github.com/redis/go-redis/v9 v9.23.0

@@ -56,13 +56,19 @@ func exampleNames() []string {
 // example returns a built-in example's file name, as positions name it,
 // and its contents. An unknown name is a usage error listing the known.
 func example(name string) (file string, data []byte, err error) {
+	return exampleNamed("--example", name)
+}
+
+// exampleNamed is example for a name given as what: the --example flag,
+// or the argument of the examples command.
+func exampleNamed(what, name string) (file string, data []byte, err error) {
 	file = "examples/" + name + ".yaml"
 	if !strings.ContainsAny(name, "/\\*?[") {
 		if data, err = examples.ReadFile(file); err == nil {
 			return file, data, nil
 		}
 	}
-	return "", nil, withCode(exitUsage, fmt.Errorf("--example %q: no such example; the built-in examples are %s", name, strings.Join(exampleNames(), ", ")))
+	return "", nil, withCode(exitUsage, fmt.Errorf("%s %q: no such example; the built-in examples are %s", what, name, strings.Join(exampleNames(), ", ")))
 }
 
 // scenarioSource says where the scenarios come from: the paths given, or a
@@ -88,7 +94,7 @@ const (
 	exitOK        = 0
 	exitFailure   = 1 // the scenarios are invalid or unreadable, or another failure at run time
 	exitUsage     = 2 // a bad command, flag, argument or SCENARIOMOCK_* variable
-	exitListen    = 3 // serve cannot listen on --addr
+	exitListen    = 3 // serve cannot listen on --addr or --admin-addr
 	exitUnhealthy = 4 // health: no healthy server answered
 )
 
@@ -199,8 +205,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 
 Exit codes: 0 success; 1 invalid or unreadable scenarios (or another
 failure at run time); 2 usage: a bad command, flag, argument or
-SCENARIOMOCK_* variable; 3 serve cannot listen on --addr; 4 health found
-no healthy server.`,
+SCENARIOMOCK_* variable; 3 serve cannot listen on --addr or --admin-addr;
+4 health found no healthy server.`,
 		Version:       version(debug.ReadBuildInfo()),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -211,7 +217,10 @@ no healthy server.`,
 	root.SetVersionTemplate("scenariomock {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(stderr), newValidateCmd(stdout, stderr), newRoutesCmd(stdout, stderr), newHealthCmd(stdout))
+	root.AddCommand(newServeCmd(stderr), newValidateCmd(stdout, stderr), newRoutesCmd(stdout, stderr), newHealthCmd(stdout),
+		newInitCmd(stdout), newExamplesCmd(stdout), newSchemaCmd(stdout))
+	// cobra adds its completion command (bash, zsh, fish, powershell) to a
+	// root with subcommands; the README says how to install each script.
 	return root
 }
 
@@ -220,6 +229,8 @@ type serveOptions struct {
 	example           string
 	exampleSet        bool
 	addr              string
+	adminAddr         string
+	adminToken        string
 	watch             bool
 	debounce          time.Duration
 	maxBody           byteSize
@@ -239,6 +250,8 @@ type serveOptions struct {
 	explain           explainFlag
 	state             string
 	statePrefix       string
+	seed              uint64
+	seedSet           bool
 }
 
 func newServeCmd(stderr io.Writer) *cobra.Command {
@@ -255,12 +268,16 @@ separated by colons when none are given.`,
 		RunE: failing(func(cmd *cobra.Command, args []string) error {
 			opts.paths = pathsOrEnv(args)
 			opts.exampleSet = cmd.Flags().Changed("example")
+			opts.seedSet = cmd.Flags().Changed("seed")
 			return runServe(cmd.Context(), opts, stderr)
 		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.example, "example", demoExample, exampleFlagUsage())
+	_ = cmd.RegisterFlagCompletionFunc("example", completeExamples) // the flag exists
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:8080", "address to listen on (0.0.0.0:8080 in containers)")
+	f.StringVar(&opts.adminAddr, "admin-addr", "", "serve the admin API on this address of its own (127.0.0.1:9090), and not under /__admin of --addr")
+	f.StringVar(&opts.adminToken, "admin-token", "", "require Authorization: Bearer <token> on every admin call but /__admin/health (prefer SCENARIOMOCK_ADMIN_TOKEN: a flag shows in ps)")
 	f.BoolVar(&opts.watch, "watch", true, "reload the scenarios when their files change")
 	f.DurationVar(&opts.debounce, "debounce", 30*time.Millisecond, "how long file changes must settle before a reload")
 	f.Var(&opts.maxBody, "max-body", "largest request body accepted; larger ones get 413")
@@ -279,6 +296,7 @@ separated by colons when none are given.`,
 	f.IntVar(&opts.maxItems, "max-collection-items", 100_000, "items all stored collections may hold together; a save past it gets 507")
 	f.StringVar(&opts.state, "state", "memory", "where runtime state lives: memory (this process), or a Redis URL that replicas share: redis://[:password@]host:6379/0, rediss:// for TLS")
 	f.StringVar(&opts.statePrefix, "state-prefix", state.DefaultRedisPrefix, "prefix of every Redis key: replicas with the same prefix share state, others do not")
+	f.Uint64Var(&opts.seed, "seed", 0, "make every random choice repeatable (fault chances, delay ranges, randomInt, randomHex, uuid) for the same requests in the same order")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
 	_ = f.MarkHidden("cpuprofile")
 	return cmd
@@ -315,6 +333,9 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := server.CheckAdminToken(opts.adminToken); err != nil {
+		return withCode(exitUsage, fmt.Errorf("--admin-token (or SCENARIOMOCK_ADMIN_TOKEN): %w", err))
+	}
 	load := func() (*scenarios.Set, error) { return scenarios.Load(opts.paths...) }
 	source := strings.Join(opts.paths, " ")
 	if len(opts.paths) == 0 {
@@ -333,10 +354,13 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 			log.Warn("hot reload is off", "error", err)
 		}
 	}
-	// The name --addr listens on is one the admin API is reached by.
+	// The names --addr and --admin-addr listen on are ones the admin API
+	// is reached by.
 	adminHosts := opts.adminHosts
-	if host, _, err := net.SplitHostPort(opts.addr); err == nil && host != "" {
-		adminHosts = append(adminHosts, host)
+	for _, addr := range []string{opts.addr, opts.adminAddr} {
+		if host, _, err := net.SplitHostPort(addr); err == nil && host != "" {
+			adminHosts = append(adminHosts, host)
+		}
 	}
 	// hash reads the files a reload would load, without parsing them, so
 	// that a reload of unchanged files (a watcher event for a file that
@@ -345,6 +369,10 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	var hash func() (string, error)
 	if len(opts.paths) > 0 {
 		hash = func() (string, error) { return scenarios.Hash(opts.paths, srv.Deps()) }
+	}
+	var random func() float64 // nil: math/rand/v2's own seeding
+	if opts.seedSet {
+		random = server.SeededRand(opts.seed)
 	}
 	store, err := openState(ctx, opts)
 	if err != nil {
@@ -355,12 +383,12 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		log.Info("state shared in Redis", "url", redactedURL(opts.state), "prefix", opts.statePrefix)
 	}
 	srv, err = server.New(server.Options{
-		State: store, Load: load, Hash: hash, Source: source, Logger: log,
+		State: store, Load: load, Hash: hash, Source: source, Logger: log, Build: version(debug.ReadBuildInfo()),
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
 		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
 		MaxSequenceKeys: opts.maxSequenceKeys, MaxIdempotencyKeys: opts.maxIdemKeys, Explain: server.ExplainMode(opts.explain),
-		MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts,
-		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems,
+		MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts, AdminToken: opts.adminToken,
+		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems, Rand: random,
 	})
 	if err != nil {
 		printProblems(stderr, err)
@@ -369,6 +397,13 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
 		return withCode(exitListen, err)
+	}
+	var adminLn net.Listener
+	if opts.adminAddr != "" {
+		if adminLn, err = net.Listen("tcp", opts.adminAddr); err != nil {
+			ln.Close()
+			return withCode(exitListen, fmt.Errorf("--admin-addr: %w", err))
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -379,7 +414,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 			_ = watcher.Run(ctx, srv.Deps(), func() []string { _ = srv.Reload(); return srv.Deps() })
 		})
 	}
-	err = srv.Serve(ctx, ln)
+	err = srv.ServeSplit(ctx, ln, adminLn)
 	cancel()
 	wg.Wait()
 	return err
@@ -499,6 +534,7 @@ func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&exampleName, "example", demoExample, "list this built-in example's routes when no path is given: "+strings.Join(exampleNames(), ", "))
+	_ = cmd.RegisterFlagCompletionFunc("example", completeExamples) // the flag exists
 	return cmd
 }
 
@@ -528,8 +564,11 @@ func describeResponses(r *scenarios.Route) string {
 	parts := make([]string, len(r.Responses))
 	for i, resp := range r.Responses {
 		s := fmt.Sprint(resp.Status)
-		if resp.Fault != scenarios.NoFault {
-			s = string(resp.Fault)
+		if f := resp.Fault; f != nil {
+			s = f.String()
+			if !f.Always() || f.After == scenarios.AfterProcessing || f.SendsAnswer() {
+				s = fmt.Sprint(resp.Status) + " with " + s
+			}
 		}
 		if resp.Delay.Kind != scenarios.NoDelay {
 			s += " after " + resp.Delay.String()
@@ -549,17 +588,21 @@ func describeResponses(r *scenarios.Route) string {
 }
 
 func newHealthCmd(stdout io.Writer) *cobra.Command {
-	var addr string
+	var addr, adminAddr string
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "health",
 		Short: "Exit 0 when a scenariomock server answers its health check (for HEALTHCHECK)",
 		Args:  cobra.NoArgs,
 		RunE: failing(func(cmd *cobra.Command, _ []string) error {
+			if adminAddr != "" {
+				addr = adminAddr // the admin API, health included, is there
+			}
 			return checkHealth(cmd.Context(), stdout, addr, timeout)
 		}),
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address of the server (0.0.0.0 means this host)")
+	cmd.Flags().StringVar(&adminAddr, "admin-addr", "", "address of the server's admin API when serve has it on one of its own (--admin-addr); asked instead of --addr")
 	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "how long to wait for the answer")
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -68,7 +69,7 @@ func TestRoutes(t *testing.T) {
 	}
 	for i, want := range map[int]string{
 		0: `^#\s+NAME\s+METHOD\s+PATH\s+WHEN\s+RESPONDS\s+SOURCE$`,
-		1: `^1\s+payment without key\s+POST\s+/payments\s+header Idempotency-Key absent\s+400\s+examples/payments-idempotency.yaml:17:5$`,
+		1: `^1\s+payment without key\s+POST\s+/payments\s+header Idempotency-Key absent\s+400\s+examples/payments-idempotency.yaml:19:5$`,
 		8: `^8\s+transfer created\s+POST\s+/transfers\s+header Idempotency-Key present\s+201 after 10s → 201 \(per header.Idempotency-Key\)\s+examples/payments-idempotency.yaml:\d+:5$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(lines[i]) {
@@ -237,7 +238,14 @@ func (l *syncLog) String() string {
 // its ready line.
 func started(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *syncLog) {
 	t.Helper()
+	return startedEnv(t, bin, nil, args...)
+}
+
+// startedEnv is started with the variables env added to the environment.
+func startedEnv(t *testing.T, bin string, env []string, args ...string) (*exec.Cmd, string, *syncLog) {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -316,6 +324,53 @@ func TestEndToEnd(t *testing.T) {
 		}
 		if out, err := exec.Command(bin, "health", "--addr", addr, "--timeout", "500ms").CombinedOutput(); err == nil {
 			t.Errorf("health of a stopped server succeeded: %s", out)
+		}
+	})
+
+	t.Run("admin API on its own port, token from the environment", func(t *testing.T) {
+		const token = "e2e-admin-token"
+		_, addr, logs := startedEnv(t, bin, []string{"SCENARIOMOCK_ADMIN_TOKEN=" + token}, "--admin-addr", "127.0.0.1:0")
+		m := regexp.MustCompile(`msg=ready addr=\S+ admin_addr=(\S+)`).FindStringSubmatch(logs.String())
+		if m == nil {
+			t.Fatalf("the ready line does not name the admin address:\n%s", logs)
+		}
+		admin := m[1]
+		get := func(url string, header ...string) (int, string) {
+			t.Helper()
+			req, err := http.NewRequest("GET", url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(header) == 2 {
+				req.Header.Set(header[0], header[1])
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(body)
+		}
+		if code, body := get("http://" + addr + "/__admin/health"); code != 404 || !strings.Contains(body, "No route matches") {
+			t.Errorf("GET /__admin/health on --addr: %d %s, want the scenarios' 404", code, body)
+		}
+		if code, body := get("http://" + admin + "/__admin/health"); code != 200 {
+			t.Errorf("GET /__admin/health on --admin-addr: %d %s", code, body)
+		}
+		if code, body := get("http://" + admin + "/__admin/scenarios"); code != 401 {
+			t.Errorf("GET /__admin/scenarios without the token: %d %s, want 401", code, body)
+		}
+		if code, body := get("http://"+admin+"/__admin/scenarios", "Authorization", "Bearer "+token); code != 200 {
+			t.Errorf("GET /__admin/scenarios with the token: %d %s, want 200", code, body)
+		}
+		health := exec.Command(bin, "health", "--timeout", patience.String())
+		health.Env = append(os.Environ(), "SCENARIOMOCK_ADDR="+addr, "SCENARIOMOCK_ADMIN_ADDR="+admin)
+		if out, err := health.CombinedOutput(); err != nil || !strings.Contains(string(out), `"status": "ok"`) {
+			t.Errorf("health with SCENARIOMOCK_ADMIN_ADDR: %v %s", err, out)
+		}
+		if strings.Contains(logs.String(), token) {
+			t.Errorf("the token is in the log:\n%s", logs)
 		}
 	})
 
@@ -552,6 +607,9 @@ func TestExitCodes(t *testing.T) {
 		{name: "health with an argument", args: []string{"health", "extra"}, code: 2, stderr: "unknown command"},
 		{name: "health, bad address", args: []string{"health", "--addr", "nonsense"}, code: 2, stderr: `--addr "nonsense"`},
 		{name: "port in use", args: []string{"serve", "--addr", taken.Addr().String()}, code: 3, stderr: "address already in use"},
+		{name: "admin port in use", args: []string{"serve", "--addr", "127.0.0.1:0", "--admin-addr", taken.Addr().String()}, code: 3, stderr: "--admin-addr: listen tcp " + taken.Addr().String()},
+		{name: "admin address malformed", args: []string{"serve", "--addr", "127.0.0.1:0", "--admin-addr", "nonsense"}, code: 3, stderr: "--admin-addr: listen tcp: address nonsense"},
+		{name: "admin token with a space", env: []string{"SCENARIOMOCK_ADMIN_TOKEN=two words"}, args: []string{"serve", "--addr", "127.0.0.1:0"}, code: 2, stderr: `--admin-token (or SCENARIOMOCK_ADMIN_TOKEN): byte 4 is " "`},
 		{name: "port in use, from the environment", env: []string{"SCENARIOMOCK_ADDR=" + taken.Addr().String()}, args: []string{"serve"}, code: 3, stderr: "address already in use"},
 		{name: "unhealthy: connection closed", args: []string{"health", "--addr", hangUp.Addr().String()}, code: 4, stderr: "unhealthy"},
 		{name: "unhealthy: not 200", args: []string{"health", "--addr", sickAddr}, code: 4, stderr: "503 Service Unavailable"},
@@ -617,5 +675,35 @@ func TestVersion(t *testing.T) {
 		if got := version(tc.info, tc.info != nil); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestSeedFlag: two servers started with the same --seed create the same
+// payment id for the same first request; a third without it does not.
+func TestSeedFlag(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	firstID := func(args ...string) string {
+		_, addr, logs := started(t, bin, append([]string{"--example", "payments-stateful"}, args...)...)
+		req, _ := http.NewRequest("POST", "http://"+addr+"/payments", strings.NewReader(`{"amount":1,"currency":"EUR"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "seed-1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("POST: %v\n%s", err, logs)
+		}
+		defer resp.Body.Close()
+		var v struct{ ID string }
+		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != 201 {
+			t.Fatalf("POST: %d %v", resp.StatusCode, err)
+		}
+		return v.ID
+	}
+	a, b, c := firstID("--seed", "11"), firstID("--seed=11"), firstID()
+	if a != b || a == "" {
+		t.Errorf("--seed 11 twice gave ids %q and %q", a, b)
+	}
+	if c == a {
+		t.Errorf("without --seed the id %q repeats the seeded one", c)
 	}
 }

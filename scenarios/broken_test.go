@@ -47,7 +47,7 @@ var brokenCases = []struct {
 	}},
 	{file: "number-for-string.yaml", want: []problem{
 		{"3:11", `route "numbers": path: must start with /`},
-		{"4:23", `route "numbers": respond: unknown fault "3" (want one of connection-reset`},
+		{"4:23", `route "numbers": respond.fault: unknown fault "3" (want one of connection-reset`},
 		{"7:22", `route "per": sequence.per: unknown request attribute "5"`},
 	}},
 	{file: "mapping-for-status.yaml", want: []problem{{"5:15", `route "status": respond.status: want an integer, got a mapping`}}},

@@ -15,11 +15,12 @@ import (
 	"time"
 )
 
-// Runtime is implemented by template data that lends seq, randomHex and
-// unix what they need from the server: its named counters, its randomness
-// and its clock. Template functions are bound when a file is loaded, long
-// before there is a server, so each call of these three is rewritten to
-// take the template's data first (see passData), the way json takes it.
+// Runtime is implemented by template data that lends seq, randomHex,
+// randomInt, uuid and unix what they need from the server: its named
+// counters, its randomness (seeded by --seed) and its clock. Template
+// functions are bound when a file is loaded, long before there is a
+// server, so each call of these is rewritten to take the template's data
+// first (see passData), the way json takes it.
 type Runtime interface {
 	// NextCount increments the named counter and returns its value, 1 on
 	// first use.
@@ -36,7 +37,7 @@ const MaxRandomHex = 64
 
 // dataFuncs are the functions whose calls get the template's data as a
 // first argument; the user writes them without it.
-var dataFuncs = map[string]bool{"seq": true, "randomHex": true, "unix": true}
+var dataFuncs = map[string]bool{"seq": true, "randomHex": true, "randomInt": true, "uuid": true, "unix": true}
 
 // seq returns the next value of a named counter: {{ seq "order" }}.
 func seq(data any, args ...any) (int64, error) {
@@ -69,16 +70,63 @@ func randomHex(data any, args ...any) (string, error) {
 	if size < 1 || size > MaxRandomHex {
 		return "", fmt.Errorf("randomHex %d: the length must be between 1 and %d", size, MaxRandomHex)
 	}
-	u := rand.Float64
-	if rt, ok := data.(Runtime); ok {
-		u = rt.RandomFloat
-	}
+	u := random(data)
 	const digits = "0123456789abcdef"
 	b := make([]byte, size)
 	for i := range b {
 		b[i] = digits[min(int(u()*16), 15)]
 	}
 	return string(b), nil
+}
+
+// random returns the server's source of uniform numbers in [0, 1) when
+// data lends it, math/rand/v2's otherwise.
+func random(data any) func() float64 {
+	if rt, ok := data.(Runtime); ok {
+		return rt.RandomFloat
+	}
+	return rand.Float64
+}
+
+// randomInt returns a uniform integer in [min, max]: {{ randomInt 1 6 }}.
+func randomInt(data any, args ...any) (int64, error) {
+	if len(args) != 2 {
+		return 0, fmt.Errorf("randomInt takes a min and a max, got %d values", len(args))
+	}
+	var bounds [2]int64
+	for i, a := range args {
+		n, err := toInt(a)
+		if err != nil || n == nil {
+			return 0, fmt.Errorf("randomInt takes whole numbers, got %s", describeValue(a))
+		}
+		bounds[i] = n.(int64)
+	}
+	lo, hi := bounds[0], bounds[1]
+	if hi < lo {
+		return 0, fmt.Errorf("randomInt: max %d is below min %d", hi, lo)
+	}
+	// The span as a float loses the last digits past 2^53, which a mock's
+	// dice do not miss. Unsigned, so that the span of the whole int64
+	// range fits; the sum wraps back into [lo, hi].
+	span := uint64(hi - lo)
+	off := min(uint64(random(data)()*(float64(span)+1)), span)
+	return lo + int64(off), nil
+}
+
+// uuid returns a random version 4 UUID, from the server's randomness so
+// that a seeded server repeats it.
+func uuid(data any, args ...any) (string, error) {
+	if len(args) != 0 {
+		return "", fmt.Errorf("uuid takes no values, got %d", len(args))
+	}
+	u := random(data)
+	var b [16]byte
+	for i := range b {
+		b[i] = byte(u() * 256)
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:]), nil
 }
 
 // unixTime (unix in templates) returns the answer's time in seconds since 1970, as Stripe's
@@ -304,7 +352,7 @@ func makeTyped(t *template.Template) bool {
 
 // funcArity is how many values the user passes to each function checked
 // at load time.
-var funcArity = map[string]int{"seq": 1, "randomHex": 1, "unix": 0, "int": 1, "float": 1, "bool": 1}
+var funcArity = map[string]int{"seq": 1, "randomHex": 1, "randomInt": 2, "uuid": 0, "unix": 0, "int": 1, "float": 1, "bool": 1}
 
 // checkCalls finds, at load time, the mistakes text/template would only
 // report when a request comes: a wrong number of values for the functions
@@ -331,7 +379,7 @@ func checkCalls(tree *parse.Tree, n parse.Node) error {
 				err = fmt.Errorf("template: %s: %s", loc, fmt.Sprintf(format, args...))
 			}
 			if got != want {
-				fail("%s takes %s, got %d", id.Ident, [...]string{"no values", "one value"}[want], got)
+				fail("%s takes %s, got %d", id.Ident, [...]string{"no values", "one value", "two values"}[want], got)
 				continue
 			}
 			if len(c.Args) < 2 {

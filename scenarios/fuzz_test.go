@@ -182,11 +182,11 @@ func checkSet(t *testing.T, set *Set) {
 
 func checkResponse(t *testing.T, what string, r *Response) {
 	t.Helper()
-	if r.Fault == NoFault && (r.Status < 200 || r.Status > 599) {
+	if r.Status < 200 || r.Status > 599 {
 		t.Errorf("%s: status %d", what, r.Status)
 	}
-	if r.Fault != NoFault && !contains(faults, string(r.Fault)) {
-		t.Errorf("%s: fault %q", what, r.Fault)
+	if f := r.Fault; f != nil && (!contains(faults, string(f.Kind)) || !contains(faultStages, string(f.After)) || f.Chance < 0 || f.Chance > 1 || f.Kind == SlowBody && (f.Over <= 0 || f.Chunks < 1)) {
+		t.Errorf("%s: fault %+v", what, *f)
 	}
 	if r.Delay.Min < 0 || r.Delay.Max < 0 || r.Delay.Fixed < 0 || r.Delay.Median < 0 || r.Delay.Fixed > maxDelay {
 		t.Errorf("%s: delay %+v", what, r.Delay)

@@ -325,7 +325,7 @@ func (d *fileDecoder) idempotencyErrors(n *yaml.Node, field string, vars []strin
 		if r == nil {
 			continue
 		}
-		if r.Fault != NoFault {
+		if r.Fault != nil {
 			d.fail(d.resolve(p.val), join(field, e.name), "an idempotency error answer cannot be a fault")
 		}
 		if peekKey(d.resolve(p.val), "status") == nil {

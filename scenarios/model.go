@@ -205,7 +205,8 @@ type Response struct {
 	BodyTemplate *template.Template
 	JSONTemplate *JSONTemplate
 	Delay        Delay
-	Fault        Fault
+	// Fault, when set, breaks the exchange for some or all requests.
+	Fault *Fault
 	// Template reports whether headers and body are templates.
 	Template bool
 	// Save, when set, stores the rendered body as an item once the answer
@@ -282,24 +283,113 @@ func (d Delay) String() string {
 	return "0s"
 }
 
-// Fault is a way of failing at the connection level instead of answering.
-type Fault string
+// Fault is a way of failing at the connection level instead of answering
+// normally: before the route is processed (After: Arrival) or once it has
+// been (After: Processing), for a Chance of the requests the response
+// serves.
+type Fault struct {
+	Pos  Pos
+	Kind FaultKind
+	// After says how far the route runs before the fault. At Arrival
+	// nothing of the route's state changes (no save, no delete, no stored
+	// idempotent answer: the key is released); a kind that sends part of
+	// the answer still renders it. At Processing the route runs to its end
+	// (its item saved, its idempotent answer stored) and then the answer
+	// is lost this way: the request succeeded and the client never learns
+	// it.
+	After FaultStage
+	// Chance is the fraction of the requests served this response that get
+	// the fault, in [0, 1]; the others get the answer. 1 when not written.
+	Chance float64
+	// Bytes, for partial-body, is how many bytes of the body are sent;
+	// -1 (not written) sends half of it.
+	Bytes int
+	// Over, for slow-body, is how long the body takes to arrive, and
+	// Chunks how many pieces it comes in (DefaultSlowChunks when not
+	// written; never more than the body has bytes).
+	Over   time.Duration
+	Chunks int
+}
 
-// The faults, after WireMock's names for the same behaviours.
+// Always reports whether every request gets the fault.
+func (f *Fault) Always() bool { return f.Chance >= 1 }
+
+// SendsAnswer reports whether the fault sends (part of) the answer, so
+// that the answer must be rendered even at arrival.
+func (f *Fault) SendsAnswer() bool {
+	switch f.Kind {
+	case PartialBody, SlowBody, MalformedChunk:
+		return true
+	}
+	return false
+}
+
+// String describes f as written in its long form, leaving out what is at
+// its default: "connection-reset", "slow-body over 5s in 10 chunks,
+// after processing, chance 0.2".
+func (f *Fault) String() string {
+	s := string(f.Kind)
+	switch f.Kind {
+	case PartialBody:
+		if f.Bytes >= 0 {
+			s += " of " + strconv.Itoa(f.Bytes) + " bytes"
+		}
+	case SlowBody:
+		s += " over " + f.Over.String() + " in " + strconv.Itoa(f.Chunks) + " chunks"
+	}
+	if f.After == AfterProcessing {
+		s += ", after processing"
+	}
+	if !f.Always() {
+		s += ", chance " + strconv.FormatFloat(f.Chance, 'g', -1, 64)
+	}
+	return s
+}
+
+// FaultKind names how a fault breaks the exchange.
+type FaultKind string
+
+// The fault kinds, after WireMock's names for the same behaviours where it
+// has them.
 const (
-	NoFault Fault = ""
 	// ConnectionReset closes the connection with a TCP RST.
-	ConnectionReset Fault = "connection-reset"
+	ConnectionReset FaultKind = "connection-reset"
 	// EmptyResponse closes the connection without writing anything.
-	EmptyResponse Fault = "empty-response"
-	// MalformedChunk sends the status line and headers, then a broken
-	// chunk, then closes.
-	MalformedChunk Fault = "malformed-chunk"
+	EmptyResponse FaultKind = "empty-response"
+	// MalformedChunk sends the answer's status line and headers with
+	// chunked encoding, then a broken chunk, then closes.
+	MalformedChunk FaultKind = "malformed-chunk"
 	// RandomData sends random bytes, then closes.
-	RandomData Fault = "random-data"
+	RandomData FaultKind = "random-data"
+	// PartialBody sends the status line, the headers with the full
+	// Content-Length and part of the body, then closes.
+	PartialBody FaultKind = "partial-body"
+	// SlowBody sends the answer whole, its body dribbled in chunks over a
+	// duration (WireMock's chunked dribble delay).
+	SlowBody FaultKind = "slow-body"
+	// Hang never answers: the request ends when the client leaves or the
+	// server shuts down.
+	Hang FaultKind = "hang"
 )
 
-var faults = []string{string(ConnectionReset), string(EmptyResponse), string(MalformedChunk), string(RandomData)}
+// DefaultSlowChunks is how many pieces a slow-body sends when chunks: is
+// not written.
+const DefaultSlowChunks = 10
+
+// FaultStage says how far a route runs before its fault.
+type FaultStage string
+
+// The stages a fault can strike at.
+const (
+	AfterArrival    FaultStage = "arrival"
+	AfterProcessing FaultStage = "processing"
+)
+
+var (
+	faults      = []string{string(ConnectionReset), string(EmptyResponse), string(MalformedChunk), string(RandomData), string(PartialBody), string(SlowBody), string(Hang)}
+	faultFields = []string{"kind", "after", "chance", "bytes", "over", "chunks"}
+	faultStages = []string{string(AfterArrival), string(AfterProcessing)}
+)
 
 // Sequence says how a route picks one of its responses.
 type Sequence struct {

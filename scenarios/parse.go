@@ -18,14 +18,15 @@ import (
 // The fields of each mapping in the format, in the order the README lists
 // them (also the order "did you mean" considers them).
 var (
-	fileFields      = []string{"name", "description", "defaults", "collections", "routes", "fallback"}
-	defaultsFields  = []string{"headers", "delay", "idempotency"}
-	routeFields     = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency", "missing"}
-	whenFields      = []string{"headers", "query", "body"}
-	conditionKinds  = []string{"equals", "contains", "regex", "oneOf", "present", "absent"}
-	bodyKinds       = []string{"json", "form", "equals", "contains", "regex"}
-	responseFields  = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template", "save", "load", "list", "delete", "missing"}
-	delayFields     = []string{"min", "max", "median", "sigma"}
+	fileFields     = []string{"name", "description", "defaults", "collections", "routes", "fallback"}
+	defaultsFields = []string{"headers", "delay", "idempotency"}
+	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency", "missing"}
+	whenFields     = []string{"headers", "query", "body"}
+	conditionKinds = []string{"equals", "contains", "regex", "oneOf", "present", "absent"}
+	bodyKinds      = []string{"json", "form", "equals", "contains", "regex"}
+	responseFields = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template", "save", "load", "list", "delete", "missing"}
+	delayFields    = []string{"min", "max", "median", "sigma"}
+	// faultFields and faultStages are in model.go, next to the kinds.
 	sequenceFields  = []string{"per", "after"}
 	afterValues     = []string{string(RepeatLast), string(Cycle)}
 	attributeKinds  = []string{string(HeaderAttr), string(QueryAttr), string(PathAttr), string(BodyAttr), string(FormAttr)}
@@ -665,24 +666,10 @@ func (d *fileDecoder) response(n *yaml.Node, field string, vars []string) *Respo
 	if p, ok := fs["delay"]; ok {
 		r.Delay, _ = d.delay(p.val, join(field, "delay"))
 	}
+	var faultNode *yaml.Node
 	if p, ok := fs["fault"]; ok {
-		f := join(field, "fault")
-		s, ok := d.str(p.val, f)
-		if ok && !contains(faults, s) {
-			// The rest of the response says nothing until the fault is
-			// spelt right: "does not go with fault" on status: and body:
-			// would only repeat the one mistake.
-			d.unknown(d.resolve(p.val), field, "fault", s, faults)
-			ok = false
-		}
-		if ok {
-			r.Fault = Fault(s)
-			for _, other := range []string{"status", "headers", "body", "bodyFile", "template", "save", "load", "list", "delete", "missing"} {
-				if q, ok := fs[other]; ok {
-					d.fail(q.key, join(field, other), "does not go with fault: (a fault sends no HTTP response; only delay: does)")
-				}
-			}
-		}
+		r.Fault = d.fault(p.val, join(field, "fault"))
+		faultNode = d.resolve(p.val)
 	}
 	body, hasBody := fs["body"]
 	file, hasFile := fs["bodyFile"]
@@ -695,8 +682,9 @@ func (d *fileDecoder) response(n *yaml.Node, field string, vars []string) *Respo
 	case hasFile:
 		contentType = d.bodyFile(file.val, join(field, "bodyFile"), r)
 	}
-	if r.Fault == NoFault { // with a fault, each of these is reported above
-		d.collectionOps(fs, field, r, hasBody || hasFile, vars)
+	d.collectionOps(fs, field, r, hasBody || hasFile, vars)
+	if r.Fault != nil {
+		d.faultFits(faultNode, join(field, "fault"), r)
 	}
 	if len(r.Body) > 0 || r.BodyTemplate != nil || r.JSONTemplate != nil {
 		if r.Status == http.StatusNoContent || r.Status == http.StatusNotModified {
@@ -1014,4 +1002,129 @@ func quoteList(list []string) string {
 		q[i] = strconv.Quote(s)
 	}
 	return strings.Join(q, ", ")
+}
+
+// maxSlowChunks bounds chunks: of a slow-body; each chunk is a wait.
+const maxSlowChunks = 10_000
+
+// fault decodes fault: kind, or its long form { kind, after, chance,
+// bytes, over, chunks }. A misspelt kind stops there: what else the block
+// says would only be judged against the wrong kind.
+func (d *fileDecoder) fault(n *yaml.Node, field string) *Fault {
+	n = d.resolve(n)
+	f := &Fault{Pos: d.pos(n), After: AfterArrival, Chance: 1, Bytes: -1}
+	if n.Kind == yaml.ScalarNode {
+		s, ok := d.str(n, field)
+		if !ok || !d.faultKind(n, field, s, f) {
+			return nil
+		}
+		if f.Kind == SlowBody {
+			d.fail(n, field, "slow-body needs over: (how long the body takes), e.g. fault: { kind: slow-body, over: 5s }")
+			return nil
+		}
+		return f
+	}
+	fs, ok := d.fields(n, field, faultFields...)
+	if !ok {
+		return nil
+	}
+	before := len(d.errs)
+	kind, ok := fs["kind"]
+	if !ok {
+		if len(d.errs) == before {
+			d.fail(n, field, "kind: is required (one of %s)", strings.Join(faults, ", "))
+		}
+		return nil
+	}
+	s, ok := d.str(kind.val, join(field, "kind"))
+	if !ok || !d.faultKind(d.resolve(kind.val), join(field, "kind"), s, f) {
+		return nil
+	}
+	if p, ok := fs["after"]; ok {
+		if s, ok := d.str(p.val, join(field, "after")); ok {
+			if contains(faultStages, s) {
+				f.After = FaultStage(s)
+			} else {
+				d.unknown(d.resolve(p.val), join(field, "after"), "stage", s, faultStages)
+			}
+		}
+	}
+	if p, ok := fs["chance"]; ok {
+		if c, ok := d.float(p.val, join(field, "chance")); ok {
+			if c < 0 || c > 1 {
+				d.fail(d.resolve(p.val), join(field, "chance"), "chance %g is not between 0 and 1 (0.2 faults one request in five)", c)
+			}
+			f.Chance = c
+		}
+	}
+	// The fields of one kind on another are mistakes: say whose they are.
+	only := func(name string, k FaultKind) (pair, bool) {
+		p, ok := fs[name]
+		if ok && f.Kind != k {
+			d.fail(p.key, join(field, name), "goes only with kind: %s, not %s", k, f.Kind)
+			return p, false
+		}
+		return p, ok
+	}
+	if p, ok := only("bytes", PartialBody); ok {
+		if b, ok := d.integer(p.val, join(field, "bytes")); ok {
+			if b < 0 {
+				d.fail(d.resolve(p.val), join(field, "bytes"), "bytes %d is negative; want how many bytes of the body are sent", b)
+			}
+			f.Bytes = b
+		}
+	}
+	over, hasOver := only("over", SlowBody)
+	if hasOver {
+		if v, ok := d.duration(over.val, join(field, "over")); ok {
+			if v == 0 {
+				d.fail(d.resolve(over.val), join(field, "over"), "over must be more than 0 (how long the body takes)")
+			}
+			f.Over = v
+		}
+	} else if f.Kind == SlowBody {
+		d.fail(n, field, "slow-body needs over: (how long the body takes), e.g. over: 5s")
+	}
+	if f.Kind == SlowBody {
+		f.Chunks = DefaultSlowChunks
+	}
+	if p, ok := only("chunks", SlowBody); ok {
+		if c, ok := d.integer(p.val, join(field, "chunks")); ok {
+			if c < 1 || c > maxSlowChunks {
+				d.fail(d.resolve(p.val), join(field, "chunks"), "chunks %d is not between 1 and %d", c, maxSlowChunks)
+			}
+			f.Chunks = c
+		}
+	}
+	if len(d.errs) > before {
+		return nil
+	}
+	return f
+}
+
+// faultKind sets f.Kind from s, or reports an unknown kind at n.
+func (d *fileDecoder) faultKind(n *yaml.Node, field, s string, f *Fault) bool {
+	if !contains(faults, s) {
+		d.unknown(n, field, "fault", s, faults)
+		return false
+	}
+	f.Kind = FaultKind(s)
+	return true
+}
+
+// faultFits checks a fault against the rest of its response: a
+// partial-body needs a body to cut, and a static one must be longer than
+// the bytes sent.
+func (d *fileDecoder) faultFits(n *yaml.Node, field string, r *Response) {
+	f := r.Fault
+	if f.Kind != PartialBody {
+		return
+	}
+	dynamic := r.BodyTemplate != nil || r.JSONTemplate != nil || r.Op == OpLoad || r.Op == OpList || r.Op == OpDelete
+	switch {
+	case !dynamic && len(r.Body) == 0:
+		d.fail(n, field, "partial-body needs a body to cut (body:, bodyFile:, load: or list:)")
+	case !dynamic && f.Bytes >= len(r.Body):
+		d.fail(n, field, "bytes %d would send the whole body (%d bytes); want fewer", f.Bytes, len(r.Body))
+	}
 }

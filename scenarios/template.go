@@ -2,12 +2,10 @@ package scenarios
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -29,14 +27,6 @@ var TemplateFuncs = template.FuncMap{
 	// jsonOf is json with the template's data first, from which it echoes
 	// request JSON as it came.
 	"jsonOf": jsonOf,
-	// uuid returns a random version 4 UUID.
-	"uuid": func() string {
-		var b [16]byte
-		_, _ = rand.Read(b[:]) // never fails on Linux (crypto/rand docs)
-		b[6] = b[6]&0x0f | 0x40
-		b[8] = b[8]&0x3f | 0x80
-		return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
-	},
 	// default returns def when v is empty or missing: {{ default "JPY" .Request.JSON.currency }}.
 	"default": func(def, v any) any {
 		if v == nil {
@@ -68,22 +58,13 @@ var TemplateFuncs = template.FuncMap{
 	"upper": strings.ToUpper,
 	"lower": strings.ToLower,
 	"trim":  strings.TrimSpace,
-	// randomInt returns a uniform integer in [min, max].
-	"randomInt": func(lo, hi int) (int, error) {
-		if hi < lo {
-			return 0, fmt.Errorf("randomInt: max %d is below min %d", hi, lo)
-		}
-		n, err := rand.Int(rand.Reader, big.NewInt(int64(hi)-int64(lo)+1))
-		if err != nil {
-			return 0, err
-		}
-		return lo + int(n.Int64()), nil
-	},
-	// seq, randomHex and unix take the template's data first (see
-	// passData), which lends them the server's counters, randomness and
-	// clock (Runtime).
+	// seq, randomHex, randomInt, uuid and unix take the template's data
+	// first (see passData), which lends them the server's counters,
+	// randomness and clock (Runtime).
 	"seq":       seq,
 	"randomHex": randomHex,
+	"randomInt": randomInt,
+	"uuid":      uuid,
 	"unix":      unixTime,
 	// int, float and bool turn form and query strings into typed values,
 	// which a typed leaf writes as JSON numbers and booleans.

@@ -32,14 +32,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	snap := s.snap.Load()
 	out := struct {
-		Status  string `json:"status"`
+		Status string `json:"status"`
+		// Version counts the scenario swaps (as in GET /__admin/scenarios);
+		// Build is the binary's own version.
 		Version int64  `json:"version"`
 		Routes  int    `json:"routes"`
-		// State is "ok", or "unavailable" when a shared store does not
-		// answer; StateError then says why.
-		State      string `json:"state"`
+		Build   string `json:"build"`
+		// State, for a shared store only, is "ok", or "unavailable" when
+		// it does not answer; StateError then says why.
+		State      string `json:"state,omitempty"`
 		StateError string `json:"stateError,omitempty"`
-	}{Status: "ok", Version: snap.version, Routes: len(snap.routes), State: "ok"}
+	}{Status: "ok", Version: snap.version, Routes: len(snap.routes), Build: s.opts.Build}
 	// A shared store that is down degrades this replica without taking
 	// it out of a load balancer's rotation (still 200): every replica
 	// shares the store, routes that need no state keep answering, and
@@ -47,6 +50,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	if p, ok := s.state.(state.Pinger); ok {
 		ctx, cancel := context.WithTimeout(r.Context(), healthPingTimeout)
 		defer cancel()
+		out.State = "ok"
 		if err := p.Ping(ctx); err != nil {
 			out.Status, out.State, out.StateError = "degraded", "unavailable", err.Error()
 		}
@@ -147,7 +151,7 @@ type adminRoute struct {
 }
 
 type adminOutcome struct {
-	Status   int    `json:"status,omitempty"` // none for a fault
+	Status   int    `json:"status,omitempty"` // none for a fault that never sends one
 	Delay    string `json:"delay,omitempty"`
 	Fault    string `json:"fault,omitempty"`
 	Template bool   `json:"template,omitempty"`
@@ -165,15 +169,18 @@ type adminSequence struct {
 }
 
 func outcome(r *scenarios.Response) adminOutcome {
-	o := adminOutcome{Status: r.Status, Fault: string(r.Fault), Template: r.Template}
+	o := adminOutcome{Status: r.Status, Template: r.Template}
 	switch {
 	case r.Save != nil:
 		o.Collection = "save " + r.Save.Collection
 	case r.Op != "":
 		o.Collection = string(r.Op) + " " + r.Ref.Collection
 	}
-	if r.Fault != scenarios.NoFault {
-		o.Status = 0 // a fault sends no status
+	if f := r.Fault; f != nil {
+		o.Fault = f.String()
+		if f.Always() && f.After == scenarios.AfterArrival && !f.SendsAnswer() {
+			o.Status = 0 // the fault sends no status
+		}
 	}
 	if r.Delay.Kind != scenarios.NoDelay {
 		o.Delay = r.Delay.String()

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,7 +52,7 @@ func TestAdminScenarios(t *testing.T) {
 		t.Errorf("routes in match order = %v", names)
 	}
 	created := routes[3].(map[string]any)
-	if created["hits"] != float64(2) || created["keys"] != float64(1) || created["source"] != demoFile+":65:5" {
+	if created["hits"] != float64(2) || created["keys"] != float64(1) || created["source"] != demoFile+":67:5" {
 		t.Errorf("payment created = %v", created)
 	}
 	seq := created["sequence"].(map[string]any)
@@ -346,5 +348,35 @@ func TestReloadHashSkipsLoad(t *testing.T) {
 	hash.Store("changed")
 	if err := s.Reload(); err != nil || g.count() != 2 {
 		t.Errorf("changed hash: %v, %d loads, want 2", err, g.count())
+	}
+}
+
+// TestHealthBuild: the health answer and the ready log line say which
+// build of scenariomock serves, next to the fields health always had.
+func TestHealthBuild(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ build, want string }{
+		{"v1.2.3", "v1.2.3"},
+		{"", "(devel)"},
+	} {
+		logs := &syncBuffer{}
+		url, stop := serveReal(t, Options{Build: tc.build, Logger: slog.New(slog.NewJSONHandler(logs, nil))},
+			"routes: [{ path: /a, respond: {} }, { path: /b, respond: {} }]")
+		waitListening(t, url)
+		r := do(t, "GET", url+"/__admin/health", "")
+		got := r.json(t)
+		want := map[string]any{"status": "ok", "version": float64(1), "routes": float64(2), "build": tc.want}
+		if r.status != 200 || !reflect.DeepEqual(got, want) {
+			t.Errorf("Build %q: health %d %s, want %v", tc.build, r.status, r.body, want)
+		}
+		eventually(t, patience, func() string {
+			if !strings.Contains(logs.String(), `"msg":"ready"`) || !strings.Contains(logs.String(), `"build":"`+tc.want+`"`) {
+				return "no ready line with the build:\n" + logs.String()
+			}
+			return ""
+		})
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
 	}
 }

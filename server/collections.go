@@ -76,8 +76,10 @@ func renderID(t *template.Template, d *templateData, field string) (string, erro
 }
 
 // runOp runs the load, list or delete of p and puts what it found into d.
-// It reports false when load or delete finds no item.
-func (s *Server) runOp(ctx context.Context, p *prepared, d *templateData) (bool, error) {
+// It reports false when load or delete finds no item. With readOnly (a
+// fault at arrival, which changes nothing) a delete finds its item and
+// leaves it.
+func (s *Server) runOp(ctx context.Context, p *prepared, d *templateData, readOnly bool) (bool, error) {
 	ref := p.src.Ref
 	cols := s.state.Collections()
 	d.collection = ref.Collection
@@ -112,7 +114,7 @@ func (s *Server) runOp(ctx context.Context, p *prepared, d *templateData) (bool,
 	if !ok {
 		return false, nil
 	}
-	if p.src.Op == scenarios.OpDelete {
+	if p.src.Op == scenarios.OpDelete && !readOnly {
 		// Two deletes of one item race; the one that removes it wins and
 		// the other finds nothing, as on a real API.
 		if ok, err = cols.Delete(ctx, ref.Collection, id); err != nil || !ok {
@@ -174,11 +176,12 @@ func page(items []state.Item, q url.Values, collection string) (out []state.Item
 // produce renders the answer of p into rec: it runs the collection
 // operation first, and answers a load or delete that finds nothing with
 // the response's missing: answer or a 404 problem. It saves nothing; the
-// caller saves once it knows the answer is produced (see save).
-func (s *Server) produce(ctx context.Context, rec *recorder, p *prepared, d *templateData) error {
+// caller saves once it knows the answer is produced (see save). readOnly
+// is runOp's.
+func (s *Server) produce(ctx context.Context, rec *recorder, p *prepared, d *templateData, readOnly bool) error {
 	data := func() *templateData { return d }
 	if p.src.Op != "" {
-		found, err := s.runOp(ctx, p, d)
+		found, err := s.runOp(ctx, p, d, readOnly)
 		if err != nil {
 			return err
 		}
@@ -286,7 +289,7 @@ func (s *Server) seed(ctx context.Context, set *scenarios.Set, replace bool) err
 // answers instead of it. Nothing is written to w on error.
 func (s *Server) respondStored(ctx context.Context, w http.ResponseWriter, p *prepared, d *templateData) (int, error) {
 	rec := &recorder{header: http.Header{}}
-	if err := s.produce(ctx, rec, p, d); err != nil {
+	if err := s.produce(ctx, rec, p, d, false); err != nil {
 		return 0, err
 	}
 	if p.src.Save != nil {

@@ -1,6 +1,8 @@
-// Package server serves a scenario table over HTTP: it owns the listener,
-// the request handler, delays, faults, the admin API under /__admin, and
-// all mutable state (sequence positions, reload status).
+// Package server serves a scenario table over HTTP: it owns the listeners,
+// the request handler, delays, faults, the admin API under /__admin (on
+// the scenario listener, or on one of its own: ServeSplit) and its guards
+// (admin_access.go: token, cross-site requests, Host), and all mutable
+// state (sequence positions, reload status).
 //
 //	request ─▶ Server.ServeHTTP ─▶ Table.Match ─▶ sequence ─▶ delay ─▶ respond ─▶ log
 //

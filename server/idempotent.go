@@ -179,6 +179,7 @@ func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, in *matcher.
 	// hangs up; the retry then finds the stored answer. Only shutdown
 	// stops it (onClientAbort: discard stops with the client instead).
 	ctx := r.Context()
+	f := s.faultFor(p)
 	delay := pickDelay(p.src.Delay, s.opts.Rand)
 	if delay > 0 {
 		// Contexts only for a delay: they cost allocations and a
@@ -202,22 +203,28 @@ func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, in *matcher.
 		s.logRequest(r, route, 0, delay, start, slog.String("idempotency", idemNew), slog.String("outcome", outcome))
 		panic(http.ErrAbortHandler)
 	}
-	if p.src.Fault != scenarios.NoFault {
-		// Nothing was processed: the key is free for the retry.
+	if f != nil && f.After == scenarios.AfterArrival {
+		// Nothing is processed: the key is free for the retry. A kind
+		// that sends part of the answer renders it, writing nothing.
 		release()
-		if err := fault(w, p.src.Fault); err != nil {
-			writeProblem(w, newProblem(http.StatusInternalServerError, err.Error()))
-			s.logProblem(r, route, http.StatusInternalServerError, delay, start, slog.String("error", err.Error()))
-			return
+		var rec *recorder
+		if f.SendsAnswer() {
+			rec = &recorder{header: http.Header{}}
+			if err := s.produce(ctx, rec, p, s.templateData(ctx, in, m, call)(), true); err != nil {
+				err = fmt.Errorf("route %q: %w", route, err)
+				writeProblem(w, newProblem(statusOf(err), err.Error()))
+				s.logProblem(r, route, statusOf(err), delay, start, faultAttrs(f, slog.String("idempotency", idemNew), slog.String("error", err.Error()))...)
+				return
+			}
 		}
-		s.logRequest(r, route, 0, delay, start, slog.String("idempotency", idemNew), slog.String("fault", string(p.src.Fault)))
+		s.deliverFault(w, r, route, f, rec, delay, start, slog.String("idempotency", idemNew))
 		return
 	}
 	rec := &recorder{header: http.Header{}}
 	var d *templateData
 	if p.src.Op != "" || p.src.Save != nil {
 		d = s.templateData(ctx, in, m, call)()
-		err = s.produce(bg, rec, p, d)
+		err = s.produce(bg, rec, p, d, false)
 	} else {
 		err = p.write(rec, s.opts.MaxTemplateOutput, s.templateData(ctx, in, m, call))
 	}
@@ -249,6 +256,13 @@ func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, in *matcher.
 		}
 	} else {
 		release()
+	}
+	if f != nil {
+		// After processing: the answer is stored (or the key released, as
+		// its status says) and the item saved, and then the client never
+		// gets it. The retry with the key gets the replay.
+		s.deliverFault(w, r, route, f, rec, delay, start, slog.String("idempotency", idemNew))
+		return
 	}
 	rec.writeTo(w)
 	s.logRequest(r, route, rec.status, delay, start, slog.String("idempotency", idemNew))

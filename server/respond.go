@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -350,32 +348,4 @@ func pickDelay(d scenarios.Delay, u func() float64) time.Duration {
 		return time.Duration(math.Min(v, limit))
 	}
 	return 0
-}
-
-// fault fails the connection instead of answering. The request was
-// matched and counted, so a fault after a delay is the "processed, but the
-// answer was lost" case.
-func fault(w http.ResponseWriter, f scenarios.Fault) error {
-	conn, buf, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		return fmt.Errorf("fault %s: %w", f, err)
-	}
-	defer conn.Close()
-	switch f {
-	case scenarios.ConnectionReset:
-		if tc, ok := conn.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0) // close sends RST instead of FIN
-		}
-	case scenarios.MalformedChunk:
-		_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nzz\r\n{\"partial\r\n")
-		_ = buf.Flush()
-	case scenarios.RandomData:
-		junk := make([]byte, 512)
-		for i := range junk {
-			junk[i] = byte(rand.Uint32())
-		}
-		_, _ = buf.Write(junk)
-		_ = buf.Flush()
-	}
-	return nil
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +14,6 @@ import (
 	"net/netip"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,6 +36,12 @@ type Options struct {
 	Hash func() (string, error)
 	// Source says where the scenarios come from, for the logs.
 	Source string
+	// Build describes the scenariomock binary (its module version, or
+	// "(devel)" and its VCS revision), for the ready log line and GET
+	// /__admin/health, so that a bug report or a CI log says which build
+	// answered. Default "(devel)".
+	Build string
+
 	Logger *slog.Logger
 	// MaxBody bounds request bodies (default 10 MiB); larger ones get 413.
 	MaxBody int64
@@ -66,6 +72,10 @@ type Options struct {
 	// addresses, that admin calls may carry in Host: the names a
 	// container is reached by. "*" allows any name.
 	AdminHosts []string
+	// AdminToken, if set, is the bearer token every admin call but
+	// /__admin/health must carry (Authorization: Bearer <token>); see
+	// CheckAdminToken for what a token may be.
+	AdminToken string
 	// MaxTemplateOutput bounds what one template renders, a header or
 	// the body (default 4 MiB); a render that would pass it gets a 500
 	// problem naming the limit.
@@ -86,10 +96,15 @@ type Options struct {
 	// Explain is how much a 404 tells the client of the closest routes
 	// (default ExplainRedacted); the log line has the whole report.
 	Explain ExplainMode
-	// Clock and Rand are injected by tests; defaults are the real clock
-	// and math/rand/v2.
+	// Clock is the source of time, injected by tests; default the real
+	// clock.
 	Clock Clock
-	Rand  func() float64
+	// Rand is the source of every random choice: a fault's chance, delay
+	// ranges, random-data's bytes, and the template functions randomInt,
+	// randomHex and uuid.
+	// It must be safe for concurrent use. Default math/rand/v2's global
+	// source; SeededRand makes the choices repeatable (serve --seed).
+	Rand func() float64
 	// maxTemplateSteps replaces scenarios.MaxRangeSteps, for tests that
 	// would otherwise spend seconds reaching it under the race detector.
 	maxTemplateSteps int
@@ -98,6 +113,9 @@ type Options struct {
 func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Build == "" {
+		o.Build = "(devel)"
 	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = 10 << 20
@@ -153,6 +171,11 @@ type Server struct {
 	// keeps answering when a shared store is unreachable, and costs it
 	// no round trip. Its hit counts are then this replica's.
 	local state.Sequences
+	// adminToken is the SHA-256 of Options.AdminToken, nil without one.
+	adminToken []byte
+	// crossOrigin refuses admin calls that change state from another
+	// origin (see crossSite).
+	crossOrigin *http.CrossOriginProtection
 
 	// stopping ends when Serve begins to shut down (its cause is
 	// errShutdown): delays and callers waiting for a reload watch it.
@@ -216,7 +239,15 @@ func New(opts Options) (*Server, error) {
 		return nil, errors.New("server: Options.Load is required")
 	}
 	opts.setDefaults()
-	s := &Server{opts: opts, log: opts.Logger, state: opts.State, local: state.NewMemory(state.Options{MaxSequenceKeys: 1}).Sequences()}
+	if err := CheckAdminToken(opts.AdminToken); err != nil {
+		return nil, fmt.Errorf("server: Options.AdminToken: %w", err)
+	}
+	s := &Server{opts: opts, log: opts.Logger, state: opts.State, crossOrigin: http.NewCrossOriginProtection(),
+		local: state.NewMemory(state.Options{MaxSequenceKeys: 1}).Sequences()}
+	if opts.AdminToken != "" {
+		sum := sha256.Sum256([]byte(opts.AdminToken))
+		s.adminToken = sum[:]
+	}
 	s.stopping, s.stop = context.WithCancelCause(context.Background())
 	s.admin = s.adminRouter()
 	set, err := opts.Load()
@@ -418,10 +449,76 @@ func (s *Server) Routes() int { return len(s.snap.Load().routes) }
 // accepting, lets requests in flight finish within ShutdownTimeout, then
 // cancels the delays still waiting and closes what is left.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	return s.ServeSplit(ctx, ln, nil)
+}
+
+// ServeSplit is Serve with the admin API on a listener of its own
+// (--admin-addr): ln then answers the scenarios alone, a path under
+// /__admin being one more path the routes may not match, and adminLn
+// answers the admin API alone (see AdminHandler). A nil adminLn is Serve.
+// Both shut down together, when ctx ends or when either fails.
+func (s *Server) ServeSplit(ctx context.Context, ln, adminLn net.Listener) error {
 	base, cancelDelays := context.WithCancelCause(context.Background())
 	defer cancelDelays(nil)
-	hs := &http.Server{
-		Handler:           s,
+	servers := []*http.Server{s.httpServer(s, base)}
+	listeners := []net.Listener{ln}
+	ready := []any{"addr", ln.Addr().String()}
+	if adminLn != nil {
+		servers[0].Handler = http.HandlerFunc(s.serveScenario)
+		servers = append(servers, s.httpServer(s.AdminHandler(), base))
+		listeners = append(listeners, adminLn)
+		ready = append(ready, "admin_addr", adminLn.Addr().String())
+	}
+	served := make(chan error, len(servers))
+	for i, hs := range servers {
+		go func() { served <- hs.Serve(listeners[i]) }()
+	}
+	s.log.Info("ready", append(ready, "routes", s.Routes(), "scenarios", s.opts.Source, "build", s.opts.Build)...)
+	running := len(servers)
+	var err error
+	select {
+	case e := <-served:
+		// One listener failed; the other must not go on alone.
+		running--
+		err = fmt.Errorf("serve: %w", e)
+	case <-ctx.Done():
+		s.log.Info("shutting down", "timeout_ms", millis(s.opts.ShutdownTimeout))
+	}
+	// Delays end now (unless WaitDelaysOnShutdown), and so do waits for
+	// a reload: a loader stuck on I/O must not hold the process.
+	s.stop(errShutdown)
+	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+	defer cancel()
+	// Both listeners drain at once, so that a slow admin call does not
+	// take the scenarios' share of the timeout or the other way round.
+	var late atomic.Bool
+	var wg sync.WaitGroup
+	for _, hs := range servers {
+		wg.Go(func() {
+			if hs.Shutdown(sctx) != nil {
+				late.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	if late.Load() {
+		s.log.Warn("requests still running at the shutdown timeout; cancelling them")
+		cancelDelays(errShutdown)
+		for _, hs := range servers {
+			_ = hs.Close()
+		}
+	}
+	for ; running > 0; running-- {
+		<-served
+	}
+	return err
+}
+
+// httpServer returns the net/http server of one listener; base is the
+// context its requests derive from.
+func (s *Server) httpServer(h http.Handler, base context.Context) *http.Server {
+	return &http.Server{
+		Handler:           h,
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		ReadTimeout:       s.opts.ReadTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
@@ -429,33 +526,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	s.log.Info("ready", "addr", ln.Addr().String(), "routes", s.Routes(), "scenarios", s.opts.Source)
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	s.log.Info("shutting down", "timeout_ms", millis(s.opts.ShutdownTimeout))
-	// Delays end now (unless WaitDelaysOnShutdown), and so do waits for
-	// a reload: a loader stuck on I/O must not hold the process.
-	s.stop(errShutdown)
-	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		s.log.Warn("requests still running at the shutdown timeout; cancelling them")
-		cancelDelays(errShutdown)
-		_ = hs.Close()
-	}
-	<-served
-	return nil
 }
 
 // delayContext is what a delay waits on: the request's context, ended
 // also when shutdown begins unless WaitDelaysOnShutdown.
 func (s *Server) delayContext(r *http.Request) (context.Context, func()) {
-	if s.opts.WaitDelaysOnShutdown {
+	return s.stopContext(r, s.opts.WaitDelaysOnShutdown)
+}
+
+// stopContext is the request's context, ended also when shutdown begins
+// unless outlast is set.
+func (s *Server) stopContext(r *http.Request, outlast bool) (context.Context, func()) {
+	if outlast {
 		return r.Context(), func() {}
 	}
 	ctx, cancel := context.WithCancelCause(r.Context())
@@ -490,24 +572,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveScenario(w, r)
 		return
 	}
-	// The admin API reads no bodies, but one must still be read (and
-	// bounded), or net/http would wait to drain it after answering.
-	if _, err := s.readBody(w, r, nil); err != nil {
-		s.bodyProblem(w, r, err, s.opts.Clock.Now())
-		return
-	}
-	if !canonical {
-		writeProblem(w, newProblem(http.StatusBadRequest, fmt.Sprintf(
-			"%s is not the canonical spelling of an admin path; ask for %s exactly (no percent-encoding, dot segments, repeated slashes or absolute URL).",
-			strconv.Quote(r.RequestURI), path.Clean(r.URL.Path))))
-		return
-	}
-	if !s.adminHostAllowed(r.Host) {
-		writeProblem(w, newProblem(http.StatusForbidden, fmt.Sprintf(
-			"Host %q may not call the admin API, against DNS rebinding: only localhost names, IP addresses and the names given to --admin-hosts may.", r.Host)))
-		return
-	}
-	s.admin.ServeHTTP(w, r)
+	s.serveAdmin(w, r, canonical)
 }
 
 // adminTarget reports whether r is for the admin API and whether it came
@@ -692,6 +757,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 	if m.Route != nil {
 		route = m.Route.Name
 	}
+	f := s.faultFor(p)
 	delay := pickDelay(p.src.Delay, s.opts.Rand)
 	if delay > 0 {
 		ctx, release := s.delayContext(r)
@@ -710,13 +776,8 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 			panic(http.ErrAbortHandler)
 		}
 	}
-	if p.src.Fault != scenarios.NoFault {
-		if err := fault(w, p.src.Fault); err != nil {
-			writeProblem(w, newProblem(http.StatusInternalServerError, err.Error()))
-			s.logProblem(r, route, http.StatusInternalServerError, delay, start, slog.String("error", err.Error()))
-			return
-		}
-		s.logRequest(r, route, 0, delay, start, slog.String("fault", string(p.src.Fault)))
+	if f != nil {
+		s.respondFaulted(w, r, in, m, p, call, f, route, delay, start)
 		return
 	}
 	var err error

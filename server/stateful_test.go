@@ -238,6 +238,28 @@ func TestStatefulExample(t *testing.T) {
 		}
 	})
 
+	t.Run("answer lost after processing: the retry is a replay", func(t *testing.T) {
+		t.Parallel()
+		_, H := serveStateful(t)
+		lost := fresh("POST", H+"/payments", body, 0, "Content-Type", jsonCT, "Idempotency-Key", "lost-1")
+		if !isReset(lost.err) {
+			t.Fatalf("first POST with lost-1: want a connection reset, got %+v", lost)
+		}
+		ids := listPayments(t, H)
+		if len(ids) != 1 {
+			t.Fatalf("after the lost answer: %v, want the one payment it made", ids)
+		}
+		for range 2 {
+			r := post(t, H+"/payments", "lost-1", body)
+			if r.status != 201 || !replayed(r) || r.json(t)["id"] != ids[0] {
+				t.Errorf("retry with lost-1: %d replayed=%v %s, want the replay of %s", r.status, replayed(r), r.body, ids[0])
+			}
+		}
+		if ids := listPayments(t, H); len(ids) != 1 {
+			t.Errorf("after the retries: %v, want one payment", ids)
+		}
+	})
+
 	t.Run("ten at once with one key: one payment", func(t *testing.T) {
 		t.Parallel()
 		_, H := serveStateful(t)
