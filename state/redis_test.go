@@ -3,8 +3,11 @@ package state_test
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/scenariomock/scenariomock/internal/redistest"
 	"github.com/scenariomock/scenariomock/state"
@@ -26,4 +29,59 @@ func TestRedis(t *testing.T) {
 		}
 		return s
 	})
+}
+
+// TestRedisCloseLeaksNothing: after Close, no goroutine of the store is
+// left (the subscription's, the pool's), even with a claim waiting.
+func TestRedisCloseLeaksNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	before := runtime.NumGoroutine()
+	s, err := state.OpenRedis(context.Background(), srv.URL(), state.RedisOptions{Prefix: "leak:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	k := state.Key{Group: "g", Key: "k"}
+	c, err := s.Idempotency().Claim(ctx, k, state.Fingerprint{}, state.ClaimOptions{})
+	if err != nil || c.Outcome != state.New {
+		t.Fatalf("Claim = %v, %v", c.Outcome, err)
+	}
+	waited := make(chan state.Claim)
+	go func() {
+		// Closed before its first round trip, the claim fails; closed
+		// while it waits, it returns in flight. Either way it returns.
+		c, err := s.Idempotency().Claim(ctx, k, state.Fingerprint{}, state.ClaimOptions{Wait: true})
+		if err != nil {
+			c.Outcome = state.InFlight
+		}
+		waited <- c
+	}()
+	if _, err := s.Counters().Next(ctx, "n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-waited; c.Outcome != state.InFlight {
+		t.Fatalf("a claim waiting at Close = %v, want in-flight", c.Outcome)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines after Close, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRedisURLErrors: a bad URL or an unreachable server is an error that
+// names the URL without its password.
+func TestRedisURLErrors(t *testing.T) {
+	for _, url := range []string{"redis://:hunter2@127.0.0.1:1/0", "redis://:hunter2@127.0.0.1:1/notadb", "http://:hunter2@x"} {
+		_, err := state.OpenRedis(context.Background(), url, state.RedisOptions{DialTimeout: 100 * time.Millisecond})
+		if err == nil || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("OpenRedis(%s) = %v, want an error without the password", url, err)
+		}
+	}
 }
