@@ -378,12 +378,21 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var shared state.Store // nil (not a nil *Redis): the server's own memory store
 	if store != nil {
-		defer store.Close()
+		shared = store
+	}
+	if store != nil {
+		defer func() {
+			// The load harness reads round_trips to report round trips
+			// per request.
+			log.Info("state store closed", "round_trips", store.RoundTrips())
+			store.Close()
+		}()
 		log.Info("state shared in Redis", "url", redactedURL(opts.state), "prefix", opts.statePrefix)
 	}
 	srv, err = server.New(server.Options{
-		State: store, Load: load, Hash: hash, Source: source, Logger: log, Build: version(debug.ReadBuildInfo()),
+		State: shared, Load: load, Hash: hash, Source: source, Logger: log, Build: version(debug.ReadBuildInfo()),
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
 		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
 		MaxSequenceKeys: opts.maxSequenceKeys, MaxIdempotencyKeys: opts.maxIdemKeys, Explain: server.ExplainMode(opts.explain),
@@ -423,7 +432,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 // openState opens the store --state names: nil for memory (the server
 // makes its own), a Redis store for a redis:// or rediss:// URL. The
 // bounds are the same flags as for memory.
-func openState(ctx context.Context, opts serveOptions) (state.Store, error) {
+func openState(ctx context.Context, opts serveOptions) (*state.Redis, error) {
 	switch {
 	case opts.state == "" || opts.state == "memory":
 		return nil, nil

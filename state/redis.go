@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -36,6 +37,10 @@ type Redis struct {
 	ctrs *redisCounters
 	cols *redisCollections
 	jrnl *redisJournal
+
+	// trips counts round trips to Redis, for the load harness's figure
+	// of round trips per request.
+	trips atomic.Int64
 
 	closeOnce sync.Once
 	closeErr  error
@@ -88,13 +93,14 @@ func OpenRedis(ctx context.Context, rawURL string, o RedisOptions) (*Redis, erro
 		o.Prefix = DefaultRedisPrefix
 	}
 	rdb := redis.NewClient(ro)
+	r := &Redis{rdb: rdb, base: o.Prefix + "{state}:", o: o.Options.withDefaults()}
+	rdb.AddHook(tripHook{&r.trips})
 	pctx, cancel := context.WithTimeout(ctx, ro.DialTimeout+ro.ReadTimeout)
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		_ = rdb.Close()
 		return nil, fmt.Errorf("state: redis %s: %w", redactURL(rawURL), err)
 	}
-	r := &Redis{rdb: rdb, base: o.Prefix + "{state}:", o: o.Options.withDefaults()}
 	r.notify, err = startNotifier(pctx, rdb, r.base+"n:")
 	if err != nil {
 		_ = rdb.Close()
@@ -208,6 +214,29 @@ func (r *Redis) Reset(ctx context.Context) error {
 // Ping reports whether Redis answers, for the health endpoint.
 func (r *Redis) Ping(ctx context.Context) error {
 	return r.rdb.Ping(ctx).Err()
+}
+
+// RoundTrips returns how many round trips to Redis the store has made
+// (a pipeline is one), for measurements.
+func (r *Redis) RoundTrips() int64 { return r.trips.Load() }
+
+// tripHook counts round trips.
+type tripHook struct{ n *atomic.Int64 }
+
+func (h tripHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h tripHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h tripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
+	}
 }
 
 // Close ends the subscription and closes the connections. Claims waiting
