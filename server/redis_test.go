@@ -100,3 +100,55 @@ routes:
 	})
 	stateless("Redis back")
 }
+
+// TestRedisReplicaStartKeepsSharedItems: a replica that starts on a shared
+// store saves its seeds again (as a reload does) without wiping what the
+// others stored since in the seeded collection.
+func TestRedisReplicaStartKeepsSharedItems(t *testing.T) {
+	rs := redistest.Start(t)
+	open := func() state.Store {
+		st, err := state.OpenRedis(context.Background(), rs.URL(), state.RedisOptions{Prefix: "seeds:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	const scenario = `
+collections:
+  customers:
+    - { id: cus_1, name: Ada }
+routes:
+  - name: create customer
+    method: POST
+    path: /customers
+    respond:
+      status: 201
+      template: true
+      body: { id: '{{ .Request.JSON.id }}' }
+      save: { collection: customers, id: '{{ .Response.JSON.id }}' }
+  - name: list customers
+    method: GET
+    path: /customers
+    respond:
+      list: { collection: customers }
+`
+	_, first, _ := serveYAML(t, Options{State: open()}, scenario)
+	if r := do(t, "POST", first.URL+"/customers", `{"id":"cus_2"}`, "Content-Type", "application/json"); r.status != 201 {
+		t.Fatalf("POST = %d %s", r.status, r.body)
+	}
+	_, second, _ := serveYAML(t, Options{State: open()}, scenario)
+	want := `[{"id":"cus_1","name":"Ada"},{"id":"cus_2"}]`
+	for _, hs := range []string{first.URL, second.URL} {
+		if r := do(t, "GET", hs+"/customers", ""); r.status != 200 || r.body != want {
+			t.Fatalf("GET /customers after a second replica started = %d %s, want %s", r.status, r.body, want)
+		}
+	}
+	// POST /__admin/reset still makes every collection its seed again.
+	if r := do(t, "POST", second.URL+"/__admin/reset", ""); r.status != 200 {
+		t.Fatalf("reset = %d %s", r.status, r.body)
+	}
+	if r := do(t, "GET", first.URL+"/customers", ""); r.body != `[{"id":"cus_1","name":"Ada"}]` {
+		t.Fatalf("GET /customers after reset through another replica = %s", r.body)
+	}
+}

@@ -258,7 +258,11 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.seed(context.Background(), set, true); err != nil {
+	// A store other replicas share is not this process's to wipe: a
+	// replica that starts saves its seeds over what they became, as a
+	// reload does, and leaves the items created since alone.
+	_, shared := opts.State.(state.Pinger)
+	if err := s.seed(context.Background(), set, !shared); err != nil {
 		return nil, err
 	}
 	s.lastHash = set.Hash
