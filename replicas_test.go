@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/scenariomock/scenariomock/internal/redistest"
 )
 
@@ -318,5 +320,52 @@ func TestReplicasRedisRestart(t *testing.T) {
 	t.Logf("%d iterations: %d right, %d answered 503", iterations.Load(), ok.Load(), unavailable.Load())
 	if len(wrong) > 0 {
 		t.Fatalf("%d wrong answers, e.g. %v", len(wrong), wrong[:min(len(wrong), 5)])
+	}
+}
+
+// TestReplicasComposeFile checks what of examples/replicas we can without
+// Docker: the compose file is YAML whose replicas set only variables that
+// name serve flags, with values those flags take, and run a command serve
+// accepts.
+func TestReplicasComposeFile(t *testing.T) {
+	b, err := os.ReadFile("examples/replicas/docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compose struct {
+		Services map[string]struct {
+			Command     []string          `yaml:"command"`
+			Environment map[string]string `yaml:"environment"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(b, &compose); err != nil {
+		t.Fatal(err)
+	}
+	replicas := 0
+	for name, svc := range compose.Services {
+		if !strings.HasPrefix(name, "replica") {
+			continue
+		}
+		replicas++
+		serve := newServeCmd(io.Discard)
+		if len(svc.Command) == 0 || svc.Command[0] != "serve" {
+			t.Fatalf("%s: command %v, want serve ...", name, svc.Command)
+		}
+		if err := serve.ParseFlags(svc.Command[1:]); err != nil {
+			t.Errorf("%s: command %v: %v", name, svc.Command, err)
+		}
+		for k, v := range svc.Environment {
+			flag := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(k, envPrefix)), "_", "-")
+			if !strings.HasPrefix(k, envPrefix) || serve.Flags().Lookup(flag) == nil {
+				t.Errorf("%s: %s names no serve flag", name, k)
+				continue
+			}
+			if err := serve.Flags().Set(flag, v); err != nil {
+				t.Errorf("%s: %s=%q: %v", name, k, v, err)
+			}
+		}
+	}
+	if replicas != 3 {
+		t.Errorf("%d replicas in the compose file, want 3", replicas)
 	}
 }
