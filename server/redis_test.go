@@ -152,3 +152,26 @@ routes:
 		t.Fatalf("GET /customers after reset through another replica = %s", r.body)
 	}
 }
+
+// TestReadsCall: a route's hits are counted in the shared store exactly
+// when its answer may depend on them.
+func TestReadsCall(t *testing.T) {
+	t.Parallel()
+	s, _, _ := serveYAML(t, Options{}, `
+routes:
+  - { name: static, path: /a, respond: { body: x } }
+  - { name: echo, path: /b, respond: { template: true, body: '{{ .Request.Path }}' } }
+  - { name: body, path: /c, respond: { template: true, body: 'n{{ .Call }}' } }
+  - { name: json leaf, path: /d, respond: { template: true, body: { n: '{{ $.Call }}' } } }
+  - { name: header, path: /e, respond: { template: true, headers: { X-N: '{{ .Call }}' } } }
+  - { name: save id, path: /f, method: POST, respond: { status: 201, body: { ok: true }, save: { collection: c, id: 'i{{ .Call }}' } } }
+  - { name: sequence, path: /g, responses: [ { body: a }, { body: b } ] }
+  - { name: idempotent, path: /h, method: POST, idempotency: { key: header.Idempotency-Key }, respond: { body: x } }
+`)
+	want := map[string]bool{"static": false, "echo": false, "body": true, "json leaf": true, "header": true, "save id": true, "sequence": true, "idempotent": true}
+	for _, rt := range s.snap.Load().routes {
+		if rt.shared != want[rt.route.Name] {
+			t.Errorf("route %q: shared = %v, want %v", rt.route.Name, rt.shared, want[rt.route.Name])
+		}
+	}
+}

@@ -734,6 +734,11 @@ func readsCall(r *scenarios.Response) bool {
 			ts = append(ts, h.Template)
 		}
 	}
+	for _, ref := range []*scenarios.ItemRef{r.Save, r.Ref} {
+		if ref != nil && ref.ID != nil {
+			ts = append(ts, ref.ID)
+		}
+	}
 	for _, t := range ts {
 		for _, tt := range t.Templates() {
 			if tt.Tree != nil && tt.Tree.Root != nil && strings.Contains(tt.Tree.Root.String(), "Call") {
