@@ -42,6 +42,10 @@ type redisIdempotency struct{ r *Redis }
 // clocks differ a little, and the store's clock decides.
 const redisTTLSlack = 10 * time.Second
 
+// maxRedisTTL caps the Redis TTL of a key whose ttl is longer (the store's
+// clock still decides; this only keeps the sum from overflowing).
+const maxRedisTTL = 100 * 365 * 24 * time.Hour
+
 // luaIdemLib is shared by the idempotency scripts. ARGV[1] is the key
 // prefix (Prefix + "{state}:").
 const luaIdemLib = `
@@ -218,7 +222,7 @@ func (s *redisIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o C
 		if ttl < time.Duration(math.MaxInt64-now) {
 			expires = now + int64(ttl)
 		}
-		redisTTL := (ttl + redisTTLSlack).Milliseconds()
+		redisTTL := (min(ttl, maxRedisTTL) + redisTTLSlack).Milliseconds()
 		id := newTokenID()
 		member := nanos20(now) + "\x00" + k.Group + "\x00" + k.Scope + "\x00" + k.Key
 		res, err := claimScript.Run(ctx, s.r.rdb, keys, s.r.base, nanos20(now), now/1e6, nanos20(expires), expires/1e6,
