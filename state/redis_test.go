@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -84,4 +85,42 @@ func TestRedisURLErrors(t *testing.T) {
 			t.Errorf("OpenRedis(%s) = %v, want an error without the password", url, err)
 		}
 	}
+}
+
+// BenchmarkRedis measures the Redis store's request-path operations
+// against a real redis-server on this machine (which shares its cores):
+// a first request (claim, complete), a replay, a sequence step.
+func BenchmarkRedis(b *testing.B) {
+	srv := redistest.Start(b)
+	s, err := state.OpenRedis(context.Background(), srv.URL(), state.RedisOptions{Prefix: "bench:"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	idem := s.Idempotency()
+	resp := benchResponse(256)
+	b.Run("op=claim-complete", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			claimComplete(b, idem, "cc-"+strconv.Itoa(i), resp)
+		}
+	})
+	b.Run("op=replay", func(b *testing.B) {
+		claimComplete(b, idem, "replayed", resp)
+		b.ReportAllocs()
+		for b.Loop() {
+			c, err := idem.Claim(benchCtx, state.Key{Group: "charges", Key: "replayed"}, benchFP, benchOpts)
+			if err != nil || c.Outcome != state.Replay {
+				b.Fatalf("replay: %v %v", c.Outcome, err)
+			}
+		}
+	})
+	b.Run("op=hit-key", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, err := s.Sequences().HitKey(benchCtx, "route", strconv.Itoa(i%1000)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
