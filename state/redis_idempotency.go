@@ -211,7 +211,6 @@ func (s *redisIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o C
 		ttl = DefaultTTL
 	}
 	keys := s.keys(k)
-	waited := false
 	for {
 		var wake <-chan struct{}
 		if o.Wait {
@@ -228,13 +227,14 @@ func (s *redisIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o C
 		res, err := claimScript.Run(ctx, s.r.rdb, keys, s.r.base, nanos20(now), now/1e6, nanos20(expires), expires/1e6,
 			redisTTL, fp[:], strconv.FormatUint(id, 10), member, s.r.o.MaxKeys).Slice()
 		if err != nil {
-			if waited && ctx.Err() != nil {
-				return Claim{Outcome: InFlight}, nil
-			}
 			// The claim may have run and its answer been lost: free the
 			// key if it did, or a retry would find it in flight until
 			// it expires.
 			s.releaseLost(ctx, Token{Key: k, ID: id})
+			if o.Wait && ctx.Err() != nil {
+				// The waiter left (or left while waiting): as documented.
+				return Claim{Outcome: InFlight}, nil
+			}
 			return Claim{}, fmt.Errorf("state: redis claim: %w", err)
 		}
 		c, err := decodeClaim(res)
@@ -251,7 +251,6 @@ func (s *redisIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o C
 		if s.r.notify.closed() || !sleep(ctx, wake) {
 			return Claim{Outcome: InFlight}, nil
 		}
-		waited = true
 	}
 }
 
