@@ -124,3 +124,59 @@ func BenchmarkRedis(b *testing.B) {
 		}
 	})
 }
+
+// TestRedisSharedAcrossStores: stores on one Redis with one prefix (the
+// replicas of one mock) see each other's journal entries, waits and keys;
+// another prefix sees none of them.
+func TestRedisSharedAcrossStores(t *testing.T) {
+	srv := redistest.Start(t)
+	open := func(prefix string) state.Store {
+		s, err := state.OpenRedis(context.Background(), srv.URL(), state.RedisOptions{Prefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	ctx := context.Background()
+	a, b, other := open("shared:"), open("shared:"), open("other:")
+
+	waited := make(chan error, 1)
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	go func() { waited <- b.Journal().Wait(wctx, 0) }()
+	e := &state.Entry{Method: "POST", Path: "/payments", Status: 201, Body: []byte(`{"amount":1}`)}
+	if err := a.Journal().Append(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waited; err != nil {
+		t.Fatalf("Wait on another store: %v", err)
+	}
+	got, err := b.Journal().Entries(ctx, 0)
+	if err != nil || len(got) != 1 || got[0].ID != e.ID || got[0].Path != "/payments" || string(got[0].Body) != `{"amount":1}` {
+		t.Fatalf("Entries through another store = %+v, %v", got, err)
+	}
+	if got, _ := other.Journal().Entries(ctx, 0); len(got) != 0 {
+		t.Fatalf("another prefix sees %d entries", len(got))
+	}
+
+	k := state.Key{Group: "g", Key: "k"}
+	c, err := a.Idempotency().Claim(ctx, k, state.Fingerprint{1}, state.ClaimOptions{})
+	if err != nil || c.Outcome != state.New {
+		t.Fatalf("Claim = %v, %v", c.Outcome, err)
+	}
+	replay := make(chan state.Claim, 1)
+	go func() {
+		c, _ := b.Idempotency().Claim(wctx, k, state.Fingerprint{1}, state.ClaimOptions{Wait: true})
+		replay <- c
+	}()
+	if c, _ := other.Idempotency().Claim(ctx, k, state.Fingerprint{2}, state.ClaimOptions{}); c.Outcome != state.New {
+		t.Fatalf("the same key under another prefix = %v, want new", c.Outcome)
+	}
+	if err := a.Idempotency().Complete(ctx, c.Token, state.Response{Status: 201, Body: []byte("done")}); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-replay; r.Outcome != state.Replay || string(r.Response.Body) != "done" {
+		t.Fatalf("waiting claim on another store = %v %q, want the replay", r.Outcome, r.Response.Body)
+	}
+}
