@@ -6,10 +6,13 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -83,9 +86,20 @@ routes:
     respond: { status: 200, body: static }
 `
 
+// replica is one scenariomock process of a replicas test.
+type replica struct {
+	cmd  *exec.Cmd
+	logs *syncLog
+}
+
 // replicas starts n scenariomock processes sharing the Redis at url under
 // prefix, and returns their base URLs.
 func replicas(t *testing.T, n int, url, prefix string) []string {
+	bases, _ := replicaProcs(t, n, url, prefix)
+	return bases
+}
+
+func replicaProcs(t *testing.T, n int, url, prefix string) ([]string, []replica) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "payments.yaml")
 	if err := os.WriteFile(path, []byte(replicaScenario), 0o644); err != nil {
@@ -93,11 +107,13 @@ func replicas(t *testing.T, n int, url, prefix string) []string {
 	}
 	bin := binary(t)
 	var bases []string
+	var procs []replica
 	for range n {
-		_, addr, _ := started(t, bin, "--state", url, "--state-prefix", prefix, "--watch=false", path)
+		cmd, addr, logs := started(t, bin, "--state", url, "--state-prefix", prefix, "--watch=false", path)
 		bases = append(bases, "http://"+addr)
+		procs = append(procs, replica{cmd, logs})
 	}
-	return bases
+	return bases, procs
 }
 
 type answer struct {
@@ -137,7 +153,7 @@ func call(method, url, body string, headers ...string) answer {
 func TestReplicas(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
-	bases := replicas(t, 3, rs.URL(), "replicas:")
+	bases, procs := replicaProcs(t, 3, rs.URL(), "replicas:")
 
 	concurrently := func(n int, f func(i int) answer) []answer {
 		out := make([]answer, n)
@@ -228,6 +244,34 @@ func TestReplicas(t *testing.T) {
 		// And a retry through a third replica replays it.
 		if a := call("POST", bases[2]+"/payments-now", `{"amount": 300}`, "Idempotency-Key", "k-fetch"); !a.replayed || a.body != created.body {
 			t.Fatalf("retry through another replica = %d %s (replayed %v)", a.status, a.body, a.replayed)
+		}
+	})
+
+	t.Run("on SIGTERM a replica closes its store and exits 0", func(t *testing.T) {
+		p := procs[2]
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		// Read the log before Wait, which closes the pipe it is read from.
+		closed := regexp.MustCompile(`msg="state store closed" round_trips=[1-9]`)
+		for deadline := time.Now().Add(patience); !closed.MatchString(p.logs.String()); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no line saying the store closed, with its round trips:\n%s", p.logs)
+			}
+		}
+		done := make(chan error, 1)
+		go func() { done <- p.cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("exit after SIGTERM: %v\n%s", err, p.logs)
+			}
+		case <-time.After(patience):
+			t.Fatalf("still running %s after SIGTERM", patience)
+		}
+		// The others go on.
+		if a := call("GET", bases[0]+"/static", ""); a.status != 200 {
+			t.Errorf("another replica after one stopped: %d", a.status)
 		}
 	})
 }
