@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scenariomock/scenariomock/internal/redistest"
 	"github.com/scenariomock/scenariomock/state"
@@ -174,4 +175,59 @@ routes:
 			t.Errorf("route %q: shared = %v, want %v", rt.route.Name, rt.shared, want[rt.route.Name])
 		}
 	}
+}
+
+// TestRedisSlow: a Redis that stops answering (DEBUG SLEEP holds its one
+// thread) turns a stateful request into a 503 within the read timeout,
+// not a hung request; stateless routes do not wait for it.
+func TestRedisSlow(t *testing.T) {
+	rs := redistest.Start(t)
+	st, err := state.OpenRedis(context.Background(), rs.URL(), state.RedisOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	_, hs, _ := serveYAML(t, Options{State: st}, `
+routes:
+  - { name: static, method: GET, path: /static, respond: { body: here } }
+  - name: steps
+    method: GET
+    path: /steps
+    responses: [ { body: first }, { body: then } ]
+`)
+	asleep := make(chan error, 1)
+	go func() {
+		_, err := rs.Command("DEBUG", "SLEEP", "5")
+		asleep <- err
+	}()
+	// Wait until Redis is asleep: a PING of our own goes unanswered.
+	eventually(t, patience, func() string {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		if st.Ping(ctx) == nil {
+			return "Redis still answers"
+		}
+		return ""
+	})
+	r := do(t, "GET", hs.URL+"/steps", "")
+	if r.status != 503 {
+		t.Fatalf("stateful route with Redis asleep = %d %q, want a 503", r.status, r.body)
+	}
+	if r := do(t, "GET", hs.URL+"/static", ""); r.status != 200 {
+		t.Fatalf("static route with Redis asleep = %d", r.status)
+	}
+	select {
+	case <-asleep:
+		t.Fatal("the answers came only after Redis woke: the request waited for it")
+	default:
+	}
+	if err := <-asleep; err != nil {
+		t.Fatalf("DEBUG SLEEP: %v", err)
+	}
+	eventually(t, patience, func() string {
+		if r := do(t, "GET", hs.URL+"/steps", ""); r.status != 200 {
+			return "steps after Redis woke: " + r.body
+		}
+		return ""
+	})
 }

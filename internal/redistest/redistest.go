@@ -108,7 +108,7 @@ func (s *Server) Restart() {
 		s.t.Fatal("redistest: Restart of a running server")
 	}
 	cmd := exec.Command(Binary, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log"))
+		"--save", "", "--appendonly", "no", "--enable-debug-command", "local", "--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log"))
 	cmd.Dir = s.dir
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("start redis-server: %v", err)
@@ -165,7 +165,7 @@ func (s *Server) Command(args ...string) (string, error) {
 		return "", err
 	}
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
 	if _, err := fmt.Fprintf(c, "%s\r\n", strings.Join(args, " ")); err != nil {
 		return "", err
 	}
