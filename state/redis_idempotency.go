@@ -23,7 +23,9 @@ import (
 //
 //   - i:idx, every key by its member "created\0group\0scope\0key"
 //     (created as 20 zero-padded digits of Unix nanoseconds, score 0), so
-//     that lexical order is List's order: oldest claim first;
+//     that lexical order is List's order: oldest claim first; and i:g:<group>
+//     the same for each group, so that a group's listing and expiry read
+//     only its keys;
 //   - i:exp, the same members scored by expiry (Unix milliseconds), for
 //     the sweep and for evicting expired keys first;
 //   - i:lru, completed keys scored by their last use (a counter), for
@@ -56,11 +58,16 @@ local function expired(e, now)
   if eh ~= nh then return eh < nh end
   return tonumber(string.sub(e, 11)) <= tonumber(string.sub(now, 11))
 end
+local function groupOf(m)
+  local rest = string.sub(m, 22)
+  return string.sub(rest, 1, string.find(rest, '\0', 1, true) - 1)
+end
 local function forget(m)
   local k = recKey(m)
   local done = redis.call('HGET', k, 'done')
   redis.call('DEL', k)
   redis.call('ZREM', base .. 'i:idx', m)
+  redis.call('ZREM', base .. 'i:g:' .. groupOf(m), m)
   redis.call('ZREM', base .. 'i:exp', m)
   redis.call('ZREM', base .. 'i:lru', m)
   if done ~= '1' then
@@ -117,6 +124,7 @@ redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'id', ARGV[8], 'fp', ARGV[7], 'e', ARGV[4], 'm', ARGV[9], 'done', '0', 'n', 0)
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 redis.call('ZADD', KEYS[2], 0, ARGV[9])
+redis.call('ZADD', base .. 'i:g:' .. groupOf(ARGV[9]), 0, ARGV[9])
 redis.call('ZADD', KEYS[3], ARGV[5], ARGV[9])
 return {1}
 `)
@@ -141,11 +149,15 @@ forget(r[3])
 return 1
 `)
 
-// expireScript: KEYS idx. ARGV base, group, key ("" for any). Returns how
-// many keys it forgot.
+// expireScript: KEYS the index to read (i:idx, or i:g:<group>). ARGV
+// base, group, key ("" for any), cursor. It reads up to expireChunk
+// members from the cursor, forgets those that match, and returns {how many
+// it forgot, the next cursor or -1 at the end}: Expire calls it until the
+// end, so that no one call holds Redis for long.
 var expireScript = redis.NewScript(luaIdemLib + `
-local n = 0
-for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+local n, cursor = 0, tonumber(ARGV[4])
+local ms = redis.call('ZRANGE', KEYS[1], cursor, cursor + 999)
+for _, m in ipairs(ms) do
   local rest = string.sub(m, 22)
   local i = string.find(rest, '\0', 1, true)
   local j = string.find(rest, '\0', i + 1, true)
@@ -153,27 +165,34 @@ for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   if (ARGV[2] == '' or g == ARGV[2]) and (ARGV[3] == '' or k == ARGV[3]) then
     n = n + redis.call('EXISTS', recKey(m))
     forget(m)
+  else
+    cursor = cursor + 1
   end
 end
-return n
+if #ms < 1000 then cursor = -1 end
+return {n, cursor}
 `)
 
-// listScript: KEYS idx. ARGV base, now (20 digits), group, offset, limit
-// (0: no limit). Returns {total, {{member, expires, done, status,
-// replays}...}} for the keys that have not expired.
+// listScript: KEYS the index to read (i:idx or i:g:<group>), i:exp. ARGV
+// base, now (20 digits), now (ms), offset, limit (0: no limit). It first
+// forgets the keys that have expired (up to 10,000 a call), so that the
+// index counts only live keys, then reads one page. Returns {total,
+// {{member, expires, done, status, replays}...}}.
 var listScript = redis.NewScript(luaIdemLib + `
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[3], 'LIMIT', 0, 10000)) do
+  local e = redis.call('HGET', recKey(m), 'e')
+  if not e or expired(e, ARGV[2]) then forget(m) end
+end
 local offset, limit = tonumber(ARGV[4]), tonumber(ARGV[5])
-local total, out = 0, {}
-for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  local r = redis.call('HMGET', recKey(m), 'e', 'done', 'st', 'n')
-  if r[1] and not expired(r[1], ARGV[2]) then
-    local rest = string.sub(m, 22)
-    local g = string.sub(rest, 1, string.find(rest, '\0', 1, true) - 1)
-    if ARGV[3] == '' or g == ARGV[3] then
-      total = total + 1
-      if total > offset and (limit == 0 or total <= offset + limit) then
-        out[#out + 1] = {m, r[1], r[2], r[3] or '', r[4] or '0'}
-      end
+local total = redis.call('ZCARD', KEYS[1])
+local stop = -1
+if limit > 0 then stop = offset + limit - 1 end
+local out = {}
+if offset < total then
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[1], offset, stop)) do
+    local r = redis.call('HMGET', recKey(m), 'e', 'done', 'st', 'n')
+    if r[1] and not expired(r[1], ARGV[2]) then
+      out[#out + 1] = {m, r[1], r[2], r[3] or '', r[4] or '0'}
     end
   end
 end
@@ -319,11 +338,27 @@ func (s *redisIdempotency) Release(ctx context.Context, t Token) error {
 }
 
 func (s *redisIdempotency) Expire(ctx context.Context, group, key string) (int, error) {
-	n, err := expireScript.Run(ctx, s.r.rdb, []string{s.r.key("i", "idx")}, s.r.base, group, key).Int()
-	if err != nil {
-		return 0, fmt.Errorf("state: redis expire: %w", err)
+	n, cursor := 0, int64(0)
+	for cursor >= 0 {
+		res, err := expireScript.Run(ctx, s.r.rdb, []string{s.index(group)}, s.r.base, group, key, cursor).Int64Slice()
+		if err != nil {
+			return n, fmt.Errorf("state: redis expire: %w", err)
+		}
+		if len(res) != 2 {
+			return n, fmt.Errorf("state: redis expire: unexpected reply %v", res)
+		}
+		n += int(res[0])
+		cursor = res[1]
 	}
 	return n, nil
+}
+
+// index names the sorted set of group's keys, or of all keys for "".
+func (s *redisIdempotency) index(group string) string {
+	if group == "" {
+		return s.r.key("i", "idx")
+	}
+	return s.r.key("i", "g", group)
 }
 
 func (s *redisIdempotency) Reset(ctx context.Context) error {
@@ -333,7 +368,7 @@ func (s *redisIdempotency) Reset(ctx context.Context) error {
 
 func (s *redisIdempotency) List(ctx context.Context, o ListOptions) ([]Record, int, error) {
 	now := s.r.o.Now().UnixNano()
-	res, err := listScript.Run(ctx, s.r.rdb, []string{s.r.key("i", "idx")}, s.r.base, nanos20(now), o.Group,
+	res, err := listScript.Run(ctx, s.r.rdb, []string{s.index(o.Group), s.r.key("i", "exp")}, s.r.base, nanos20(now), now/1e6,
 		max(o.Offset, 0), max(o.Limit, 0)).Slice()
 	if err != nil {
 		return nil, 0, fmt.Errorf("state: redis list: %w", err)

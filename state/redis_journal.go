@@ -64,7 +64,7 @@ func (j *redisJournal) Entries(ctx context.Context, after int64) ([]Entry, error
 }
 
 func (j *redisJournal) Clear(ctx context.Context) error {
-	if err := j.r.rdb.Del(ctx, j.r.key("j")).Err(); err != nil {
+	if err := j.r.rdb.Unlink(ctx, j.r.key("j")).Err(); err != nil {
 		return fmt.Errorf("state: redis journal clear: %w", err)
 	}
 	return nil

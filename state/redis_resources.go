@@ -37,7 +37,7 @@ for i = 2, #ARGV do keep[ARGV[i]] = true end
 for _, route in ipairs(redis.call('HKEYS', KEYS[1])) do
   if not keep[route] then
     redis.call('HDEL', KEYS[1], route)
-    redis.call('DEL', ARGV[1] .. 'q:k:' .. route, ARGV[1] .. 'q:o:' .. route)
+    redis.call('UNLINK', ARGV[1] .. 'q:k:' .. route, ARGV[1] .. 'q:o:' .. route)
   end
 end
 return 0
@@ -85,7 +85,7 @@ func (s *redisSequences) Reset(ctx context.Context, route string) error {
 	} else {
 		_, err = s.r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.HDel(ctx, s.r.key("q", "hits"), route)
-			p.Del(ctx, s.r.key("q", "k", route), s.r.key("q", "o", route))
+			p.Unlink(ctx, s.r.key("q", "k", route), s.r.key("q", "o", route))
 			return nil
 		})
 	}
@@ -210,7 +210,7 @@ end
 local old = redis.call('HLEN', items)
 local t = tonumber(redis.call('GET', total) or '0')
 if t - old + n > tonumber(ARGV[3]) then return -1 end
-redis.call('DEL', items, order)
+redis.call('UNLINK', items, order)
 for i = 4, #ARGV, 2 do
   if redis.call('HSET', items, ARGV[i], ARGV[i + 1]) == 1 then
     redis.call('ZADD', order, redis.call('INCR', seq), ARGV[i])
@@ -228,7 +228,7 @@ if name == '' then all = redis.call('HKEYS', names) end
 for _, c in ipairs(all) do
   local k = base .. 'o:i:' .. c
   redis.call('DECRBY', total, redis.call('HLEN', k))
-  redis.call('DEL', k, base .. 'o:s:' .. c)
+  redis.call('UNLINK', k, base .. 'o:s:' .. c)
   redis.call('HDEL', names, c)
 end
 if name == '' then redis.call('DEL', total, names) end
