@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -248,8 +249,10 @@ func (s *redisIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o C
 		if err != nil {
 			// The claim may have run and its answer been lost: free the
 			// key if it did, or a retry would find it in flight until
-			// it expires.
-			s.releaseLost(ctx, Token{Key: k, ID: id})
+			// it expires. A claim that never left is not released.
+			if sent(err) {
+				s.releaseLost(ctx, Token{Key: k, ID: id})
+			}
 			if o.Wait && ctx.Err() != nil {
 				// The waiter left (or left while waiting): as documented.
 				return Claim{Outcome: InFlight}, nil
@@ -279,6 +282,16 @@ func (s *redisIdempotency) releaseLost(ctx context.Context, t Token) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultRedisReadTimeout)
 	defer cancel()
 	_ = s.Release(rctx, t)
+}
+
+// sent reports whether a command that failed with err may have reached
+// Redis: not when no connection could be had.
+func sent(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	return !errors.Is(err, redis.ErrPoolTimeout)
 }
 
 func decodeClaim(res []any) (Claim, error) {
