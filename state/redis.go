@@ -253,9 +253,3 @@ func (r *Redis) Close() error {
 func (r *Redis) key(parts ...string) string {
 	return r.base + strings.Join(parts, ":")
 }
-
-// Pinger is implemented by stores that can tell whether they are
-// reachable (a remote store); the health endpoint asks them.
-type Pinger interface {
-	Ping(ctx context.Context) error
-}
