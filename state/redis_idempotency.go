@@ -80,7 +80,7 @@ end
 // claimScript: KEYS rec, idx, exp, lru, use. ARGV base, now (20 digits),
 // now (ms), expires (20 digits), expires (ms), Redis TTL (ms), fp, id,
 // member, max keys. Returns {1} new, {2, status, headers, body} replay,
-// {3} mismatch, {4} in flight.
+// {3} mismatch, {4} in flight, {5} abandoned (its release came first).
 var claimScript = redis.NewScript(luaIdemLib + `
 local now, nowms = ARGV[2], tonumber(ARGV[3])
 local rec = redis.call('HMGET', KEYS[1], 'id', 'fp', 'e', 'done', 'm')
@@ -96,6 +96,7 @@ if rec[1] then
   local r = redis.call('HMGET', KEYS[1], 'st', 'h', 'b')
   return {2, r[1], r[2], r[3]}
 end
+if redis.call('EXISTS', base .. 'i:lost:' .. ARGV[8]) == 1 then return {5} end
 -- Expired keys nobody asks for again go a couple per new claim.
 local function expiredFirst()
   local x = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
@@ -141,11 +142,17 @@ redis.call('PUBLISH', ARGV[6], '1')
 return 1
 `)
 
-// releaseScript: KEYS rec. ARGV base, id. Returns 1, or 0 when the token
-// no longer holds the key.
+// releaseScript: KEYS rec. ARGV base, id, lost ("1" when the claim's
+// answer was lost). Returns 1, or 0 when the token no longer holds the
+// key. Releasing a lost claim that does not hold the key leaves a mark
+// for a minute, i:lost:<id>: the claim, sent on another connection, may
+// run after this release, and then must not take the key.
 var releaseScript = redis.NewScript(luaIdemLib + `
 local r = redis.call('HMGET', KEYS[1], 'id', 'done', 'm')
-if r[1] ~= ARGV[2] or r[2] ~= '0' then return 0 end
+if r[1] ~= ARGV[2] or r[2] ~= '0' then
+  if ARGV[3] == '1' then redis.call('SET', base .. 'i:lost:' .. ARGV[2], '1', 'PX', 60000) end
+  return 0
+end
 forget(r[3])
 return 1
 `)
@@ -230,22 +237,13 @@ func (s *redisIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o C
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	keys := s.keys(k)
 	for {
 		var wake <-chan struct{}
 		if o.Wait {
 			wake = s.r.notify.wait(s.channel(k))
 		}
-		now := s.r.o.Now().UnixNano()
-		expires := int64(math.MaxInt64)
-		if ttl < time.Duration(math.MaxInt64-now) {
-			expires = now + int64(ttl)
-		}
-		redisTTL := (min(ttl, maxRedisTTL) + redisTTLSlack).Milliseconds()
 		id := newTokenID()
-		member := nanos20(now) + "\x00" + k.Group + "\x00" + k.Scope + "\x00" + k.Key
-		res, err := claimScript.Run(ctx, s.r.rdb, keys, s.r.base, nanos20(now), now/1e6, nanos20(expires), expires/1e6,
-			redisTTL, fp[:], strconv.FormatUint(id, 10), member, s.r.o.MaxKeys).Slice()
+		res, err := s.claimOnce(ctx, k, fp, ttl, id)
 		if err != nil {
 			// The claim may have run and its answer been lost: free the
 			// key if it did, or a retry would find it in flight until
@@ -276,12 +274,25 @@ func (s *redisIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o C
 	}
 }
 
+// claimOnce runs the claim script once with token ID id.
+func (s *redisIdempotency) claimOnce(ctx context.Context, k Key, fp Fingerprint, ttl time.Duration, id uint64) ([]any, error) {
+	now := s.r.o.Now().UnixNano()
+	expires := int64(math.MaxInt64)
+	if ttl < time.Duration(math.MaxInt64-now) {
+		expires = now + int64(ttl)
+	}
+	redisTTL := (min(ttl, maxRedisTTL) + redisTTLSlack).Milliseconds()
+	member := nanos20(now) + "\x00" + k.Group + "\x00" + k.Scope + "\x00" + k.Key
+	return claimScript.Run(ctx, s.r.rdb, s.keys(k), s.r.base, nanos20(now), now/1e6, nanos20(expires), expires/1e6,
+		redisTTL, fp[:], strconv.FormatUint(id, 10), member, s.r.o.MaxKeys).Slice()
+}
+
 // releaseLost releases a claim whose outcome is unknown, within a short
-// time of its own; a failure leaves the key to its TTL.
+// time of its own; a failure (Redis still away) leaves the key to its TTL.
 func (s *redisIdempotency) releaseLost(ctx context.Context, t Token) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultRedisReadTimeout)
 	defer cancel()
-	_ = s.Release(rctx, t)
+	_ = s.release(rctx, t, true)
 }
 
 // sent reports whether a command that failed with err may have reached
@@ -302,6 +313,10 @@ func decodeClaim(res []any) (Claim, error) {
 	switch Outcome(outcome) {
 	case New, Mismatch, InFlight:
 		return Claim{Outcome: Outcome(outcome)}, nil
+	case 5:
+		// Only a claim whose caller already gave up (and released it)
+		// meets its mark; no caller waits for this answer.
+		return Claim{}, errors.New("state: redis claim: abandoned")
 	case Replay:
 		if len(res) != 4 {
 			break
@@ -340,7 +355,15 @@ func (s *redisIdempotency) Complete(ctx context.Context, t Token, resp Response)
 }
 
 func (s *redisIdempotency) Release(ctx context.Context, t Token) error {
-	n, err := releaseScript.Run(ctx, s.r.rdb, []string{s.keys(t.Key)[0]}, s.r.base, strconv.FormatUint(t.ID, 10)).Int()
+	return s.release(ctx, t, false)
+}
+
+func (s *redisIdempotency) release(ctx context.Context, t Token, lost bool) error {
+	flag := "0"
+	if lost {
+		flag = "1"
+	}
+	n, err := releaseScript.Run(ctx, s.r.rdb, []string{s.keys(t.Key)[0]}, s.r.base, strconv.FormatUint(t.ID, 10), flag).Int()
 	if err != nil {
 		return fmt.Errorf("state: redis release: %w", err)
 	}
