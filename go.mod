@@ -1,11 +1,12 @@
 module github.com/scenariomock/scenariomock
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/chromedp/chromedp v0.23.1 // test-only: internal/browsertest and the dashboard's browser tests drive Chromium
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/gorilla/mux v1.8.1
+	github.com/redis/go-redis/v9 v9.23.0 // the shared state store (--state redis://)
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // only the schema tests (scenarios/schema_test.go) import it
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
@@ -14,12 +15,11 @@ require (
 )
 
 require (
-	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	golang.org/x/sys v0.13.0
-	golang.org/x/text v0.14.0 // indirect
-)
-
-require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chromedp/cdproto v0.160.1 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sys v0.48.0
+	golang.org/x/text v0.14.0 // indirect
 )

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path"
@@ -28,6 +29,7 @@ import (
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/server"
+	"github.com/scenariomock/scenariomock/state"
 )
 
 // The examples built into the binary: serve and routes use one of them
@@ -254,6 +256,8 @@ type serveOptions struct {
 	journalBodyLimit  byteSize
 	cpuProfile        string
 	explain           explainFlag
+	state             string
+	statePrefix       string
 	seed              uint64
 	seedSet           bool
 	cors              bool
@@ -300,6 +304,8 @@ separated by colons when none are given.`,
 	f.Var(&opts.maxTemplateOutput, "max-template-output", "largest header or body a response template may render; larger ones get a 500 problem")
 	f.StringSliceVar(&opts.adminHosts, "admin-hosts", nil, "host names besides localhost and IP addresses that admin calls may use (the names a container is reached by; * for any)")
 	f.IntVar(&opts.maxItems, "max-collection-items", 100_000, "items all stored collections may hold together; a save past it gets 507")
+	f.StringVar(&opts.state, "state", "memory", "where runtime state lives: memory (this process), or a Redis URL that replicas share: redis://[:password@]host:6379/0, rediss:// for TLS")
+	f.StringVar(&opts.statePrefix, "state-prefix", state.DefaultRedisPrefix, "prefix of every Redis key: replicas with the same prefix share state, others do not")
 	f.Uint64Var(&opts.seed, "seed", 0, "make every random choice repeatable (fault chances, delay ranges, randomInt, randomHex, uuid) for the same requests in the same order")
 	f.BoolVar(&opts.cors, "cors", false, "answer browsers from any origin (CORS preflights and headers, credentials allowed) on routes whose file has no cors: block; not the admin API")
 	opts.tls.flags(f, true)
@@ -391,8 +397,25 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if opts.seedSet {
 		random = server.SeededRand(opts.seed)
 	}
+	store, err := openState(ctx, opts)
+	if err != nil {
+		return err
+	}
+	var shared state.Store // nil (not a nil *Redis): the server's own memory store
+	if store != nil {
+		shared = store
+	}
+	if store != nil {
+		defer func() {
+			// The load harness reads round_trips to report round trips
+			// per request.
+			log.Info("state store closed", "round_trips", store.RoundTrips())
+			store.Close()
+		}()
+		log.Info("state shared in Redis", "url", redactedURL(opts.state), "prefix", opts.statePrefix)
+	}
 	srv, err = server.New(server.Options{
-		Load: load, Hash: hash, Source: source, Logger: log, Build: version(debug.ReadBuildInfo()),
+		State: shared, Load: load, Hash: hash, Source: source, Logger: log, Build: version(debug.ReadBuildInfo()),
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
 		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
 		MaxSequenceKeys: opts.maxSequenceKeys, MaxIdempotencyKeys: opts.maxIdemKeys, Explain: server.ExplainMode(opts.explain),
@@ -438,6 +461,39 @@ func journalSize(flag int) int {
 		return -1
 	}
 	return flag
+}
+
+// openState opens the store --state names: nil for memory (the server
+// makes its own), a Redis store for a redis:// or rediss:// URL. The
+// bounds are the same flags as for memory.
+func openState(ctx context.Context, opts serveOptions) (*state.Redis, error) {
+	switch {
+	case opts.state == "" || opts.state == "memory":
+		return nil, nil
+	case strings.HasPrefix(opts.state, "redis://") || strings.HasPrefix(opts.state, "rediss://"):
+	default:
+		return nil, withCode(exitUsage, fmt.Errorf("--state %q: want memory, redis://host:6379/0 or rediss://host:6379/0", redactedURL(opts.state)))
+	}
+	if opts.statePrefix == "" {
+		return nil, withCode(exitUsage, errors.New("--state-prefix must not be empty"))
+	}
+	s, err := state.OpenRedis(ctx, opts.state, state.RedisOptions{
+		Options: state.Options{MaxKeys: opts.maxIdemKeys, MaxSequenceKeys: opts.maxSequenceKeys, MaxItems: opts.maxItems},
+		Prefix:  opts.statePrefix,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--state: %w", err)
+	}
+	return s, nil
+}
+
+// redactedURL hides a URL's password, for logs and errors.
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 func printProblems(w io.Writer, err error) {

@@ -627,3 +627,20 @@ func (d *decoder) jsonTemplateNode(n *yaml.Node, field string, rel, depth int) (
 	d.fail(n, field, "cannot be encoded as JSON")
 	return jsonNode{}, false
 }
+
+// Templates returns the templates of the document's string leaves, in
+// document order, for callers that inspect what a body reads.
+func (t *JSONTemplate) Templates() []*template.Template {
+	var out []*template.Template
+	var walk func(n *jsonNode)
+	walk = func(n *jsonNode) {
+		if n.tmpl != nil {
+			out = append(out, n.tmpl)
+		}
+		for i := range n.kids {
+			walk(&n.kids[i])
+		}
+	}
+	walk(&t.root)
+	return out
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/state"
 )
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -27,17 +29,38 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(b)
 }
 
-func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	snap := s.snap.Load()
-	writeJSON(w, http.StatusOK, struct {
+	out := struct {
 		Status string `json:"status"`
 		// Version counts the scenario swaps (as in GET /__admin/scenarios);
 		// Build is the binary's own version.
 		Version int64  `json:"version"`
 		Routes  int    `json:"routes"`
 		Build   string `json:"build"`
-	}{"ok", snap.version, len(snap.routes), s.opts.Build})
+		// State, for a shared store only, is "ok", or "unavailable" when
+		// it does not answer; StateError then says why.
+		State      string `json:"state,omitempty"`
+		StateError string `json:"stateError,omitempty"`
+	}{Status: "ok", Version: snap.version, Routes: len(snap.routes), Build: s.opts.Build}
+	// A shared store that is down degrades this replica without taking
+	// it out of a load balancer's rotation (still 200): every replica
+	// shares the store, routes that need no state keep answering, and
+	// those that do answer 503 with Retry-After until it is back.
+	if p, ok := s.state.(state.Pinger); ok {
+		ctx, cancel := context.WithTimeout(r.Context(), healthPingTimeout)
+		defer cancel()
+		out.State = "ok"
+		if err := p.Ping(ctx); err != nil {
+			out.Status, out.State, out.StateError = "degraded", "unavailable", err.Error()
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
+
+// healthPingTimeout bounds the store check of a health request, which a
+// load balancer makes often and times out on its own.
+const healthPingTimeout = 500 * time.Millisecond
 
 type adminStatus struct {
 	Version    int64       `json:"version"`
@@ -205,7 +228,7 @@ func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
 	req := r
 	for _, rt := range page {
 		r := rt.route
-		count, err := s.state.Sequences().Count(req.Context(), r.Identity)
+		count, err := s.hits(rt).Count(req.Context(), r.Identity)
 		if err != nil {
 			s.unavailable(w, req, "", err, s.opts.Clock.Now())
 			return
@@ -252,6 +275,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 			s.unavailable(w, r, "", err, s.opts.Clock.Now())
 			return
 		}
+		_ = s.local.Reset(r.Context(), "") // in memory: cannot fail
 		s.reloadMu.Lock()
 		err := s.seed(r.Context(), snap.table.Set(), true)
 		s.reloadMu.Unlock()
@@ -267,7 +291,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	n := 0
 	for _, rt := range snap.routes {
 		if rt.route.Name == name {
-			if err := s.state.Sequences().Reset(r.Context(), rt.route.Identity); err != nil {
+			if err := s.hits(rt).Reset(r.Context(), rt.route.Identity); err != nil {
 				s.unavailable(w, r, "", err, s.opts.Clock.Now())
 				return
 			}

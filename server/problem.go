@@ -44,6 +44,11 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 	h.Set("Content-Type", "application/problem+json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	h.Set("Cache-Control", "no-store")
+	if p.Status == http.StatusServiceUnavailable && h.Get("Retry-After") == "" {
+		// Every 503 is a store or a reload that may answer soon: say when
+		// to retry, so that clients with backoff come back.
+		h.Set("Retry-After", "1")
+	}
 	w.WriteHeader(p.Status)
 	_, _ = w.Write(b)
 }

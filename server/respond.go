@@ -165,8 +165,18 @@ func (s *Server) env(ctx context.Context) templateEnv {
 // NextCount gives seq the server's named counters, which all routes share
 // and reloads keep.
 func (d *templateData) NextCount(name string) (int64, error) {
-	return d.env.counters.Next(d.env.ctx, name)
+	n, err := d.env.counters.Next(d.env.ctx, name)
+	if err != nil {
+		return 0, storeErr{err} // a 503, not the template's fault
+	}
+	return n, nil
 }
+
+// storeErr marks a failure of the state store met while rendering, so
+// that it answers 503 (statusOf) with its message unchanged.
+type storeErr struct{ error }
+
+func (e storeErr) Is(target error) bool { return target == errStore }
 
 // RandomFloat gives randomHex the server's randomness (Options.Rand).
 func (d *templateData) RandomFloat() float64 { return d.env.rand() }
@@ -302,6 +312,9 @@ func renderError(what string, limit int, err error) error {
 		return fmt.Errorf("%w: %s: %w", errTemplate, what, be)
 	case errors.Is(err, errRenderCancelled):
 		return fmt.Errorf("%w: %s: %w", errTemplate, what, errRenderCancelled)
+	case errors.Is(err, errStore):
+		// seq could not reach the store: a 503, not a broken template.
+		return storeErr{fmt.Errorf("%s: %s", what, templateMessage(err))}
 	}
 	return fmt.Errorf("%w: %s: %s", errTemplate, what, templateMessage(err))
 }

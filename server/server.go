@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"text/template"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -195,6 +196,11 @@ type Server struct {
 	snap  atomic.Pointer[snapshot]
 	admin http.Handler
 	state state.Store
+	// local counts the hits of routes whose answers do not depend on
+	// them (see routeRuntime.shared), in this process: such a route
+	// keeps answering when a shared store is unreachable, and costs it
+	// no round trip. Its hit counts are then this replica's.
+	local state.Sequences
 	// adminToken is the SHA-256 of Options.AdminToken, nil without one.
 	adminToken []byte
 	// crossOrigin refuses admin calls that change state from another
@@ -239,6 +245,19 @@ type routeRuntime struct {
 	// Access-Control-Expose-Headers.
 	cors       *corsPolicy
 	corsExpose []string
+	// shared says whether the route's hits are counted in the state
+	// store: when its answer depends on its position (a sequence, a
+	// template reading .Call) or it is idempotent. Otherwise they are
+	// counted in Server.local.
+	shared bool
+}
+
+// hits returns the sequence positions where rt's hits are counted.
+func (s *Server) hits(rt *routeRuntime) state.Sequences {
+	if rt.shared {
+		return s.state.Sequences()
+	}
+	return s.local
 }
 
 // reloadStatus records the last reload attempt, for the admin API.
@@ -258,7 +277,8 @@ func New(opts Options) (*Server, error) {
 	if err := CheckAdminToken(opts.AdminToken); err != nil {
 		return nil, fmt.Errorf("server: Options.AdminToken: %w", err)
 	}
-	s := &Server{opts: opts, log: opts.Logger, state: opts.State, crossOrigin: http.NewCrossOriginProtection()}
+	s := &Server{opts: opts, log: opts.Logger, state: opts.State, crossOrigin: http.NewCrossOriginProtection(),
+		local: state.NewMemory(state.Options{MaxSequenceKeys: 1}).Sequences()}
 	if opts.AdminToken != "" {
 		sum := sha256.Sum256([]byte(opts.AdminToken))
 		s.adminToken = sum[:]
@@ -273,7 +293,11 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.seed(context.Background(), set, true); err != nil {
+	// A store other replicas share is not this process's to wipe: a
+	// replica that starts saves its seeds over what they became, as a
+	// reload does, and leaves the items created since alone.
+	_, shared := opts.State.(state.Pinger)
+	if err := s.seed(context.Background(), set, !shared); err != nil {
 		return nil, err
 	}
 	s.lastHash = set.Hash
@@ -293,8 +317,10 @@ func (s *Server) build(t *matcher.Table, version int64, now time.Time) *snapshot
 		if r.Idempotency != nil {
 			rt.idem = newIdemRuntime(r.Idempotency)
 		}
+		rt.shared = r.Sequence != nil || r.Idempotency != nil
 		for _, resp := range r.Responses {
 			rt.responses = append(rt.responses, prepare(resp))
+			rt.shared = rt.shared || readsCall(resp)
 		}
 		snap.routes = append(snap.routes, rt)
 	}
@@ -443,6 +469,7 @@ func (s *Server) reload() error {
 	if err := s.state.Sequences().Retain(context.Background(), ids); err != nil {
 		s.log.Warn("sequence state of removed routes not forgotten", "error", err.Error())
 	}
+	_ = s.local.Retain(context.Background(), ids) // in memory: cannot fail
 	s.status.Store(&reloadStatus{at: now})
 	s.log.Info("reloaded", "version", snap.version, "files", len(set.Files), "routes", len(snap.routes))
 	return nil
@@ -759,7 +786,7 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 // request arrives, before any delay, so a client that gives up during the
 // delay gets the next response when it retries.
 func (s *Server) next(ctx context.Context, rt *routeRuntime, in *matcher.Request, m matcher.Match) (int64, *prepared, error) {
-	seqs := s.state.Sequences()
+	seqs := s.hits(rt)
 	seq := rt.route.Sequence
 	if seq == nil || seq.Per == nil {
 		n, err := seqs.Hit(ctx, rt.route.Identity)
@@ -777,6 +804,38 @@ func (s *Server) next(ctx context.Context, rt *routeRuntime, in *matcher.Request
 		return 0, rt.responses[0], err
 	}
 	return pos.Key, rt.pick(pos.Key), nil
+}
+
+// readsCall reports whether a response's templates may read .Call, the
+// call's position, which then must be counted where every replica counts.
+// It looks for the name in the parsed templates: a false positive only
+// costs a round trip to the store.
+func readsCall(r *scenarios.Response) bool {
+	var ts []*template.Template
+	if r.BodyTemplate != nil {
+		ts = append(ts, r.BodyTemplate)
+	}
+	if r.JSONTemplate != nil {
+		ts = append(ts, r.JSONTemplate.Templates()...)
+	}
+	for _, h := range r.Headers {
+		if h.Template != nil {
+			ts = append(ts, h.Template)
+		}
+	}
+	for _, ref := range []*scenarios.ItemRef{r.Save, r.Ref} {
+		if ref != nil && ref.ID != nil {
+			ts = append(ts, ref.ID)
+		}
+	}
+	for _, t := range ts {
+		for _, tt := range t.Templates() {
+			if tt.Tree != nil && tt.Tree.Root != nil && strings.Contains(tt.Tree.Root.String(), "Call") {
+				return true
+			}
+		}
+	}
+	return r.Missing != nil && readsCall(r.Missing)
 }
 
 // pick returns the response at position n of the route's sequence.

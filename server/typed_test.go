@@ -369,8 +369,8 @@ routes:
     respond: { status: 201, template: true, body: { id: 'ord_{{ seq "orders" }}' } }
 `)
 	r := do(t, "POST", hs.URL+"/orders", "")
-	if r.status != 500 || !strings.Contains(r.body, `body.id: at <seq $ \"orders\">: error calling seq: connection refused`) {
-		t.Errorf("counter down: %d %s, want a 500 problem naming the field and the error", r.status, r.body)
+	if r.status != 503 || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, `body.id: at <seq $ \"orders\">: error calling seq: connection refused`) {
+		t.Errorf("counter down: %d %s, want a 503 problem with Retry-After naming the field and the error", r.status, r.body)
 	}
 	if r := do(t, "GET", hs.URL+"/__admin/counters", ""); r.status != 503 {
 		t.Errorf("GET /__admin/counters with the store down: %d %s, want 503", r.status, r.body)

@@ -38,6 +38,10 @@
 // implementation may be remote (Redis, so that replicas behind a load
 // balancer share keys): each request-path operation is one round trip, the
 // claim is atomic with a TTL, and completion is a compare-and-set on the
-// claim's token. Memory is the in-memory implementation; the conformance
-// suite in package statetest runs against every implementation.
+// claim's token. Memory is the in-memory implementation; Redis keeps the
+// same state in a Redis database that several replicas share (OpenRedis).
+// The conformance suite in package statetest runs against both: the Redis
+// store against a real redis-server, on the same injected clock (its
+// scripts compare expiry with the store's Now, a Redis TTL being only the
+// upper bound).
 package state

@@ -22,6 +22,13 @@ type Store interface {
 	Close() error
 }
 
+// Pinger is implemented by stores that other processes share (Redis):
+// the health endpoint asks them whether they answer, and the server
+// treats their state as not its own to wipe at startup.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
 // Errors an implementation returns. Anything else is a failure of the
 // store itself (a lost connection), which the server turns into a 503.
 var (

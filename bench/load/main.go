@@ -38,6 +38,7 @@ type harness struct {
 	smArgs    []string
 	profile   string
 	current   string
+	state     string // a Redis URL: also measure serve --state on it
 }
 
 const demoPath = "examples/payments-idempotency.yaml"
@@ -59,6 +60,7 @@ func main() {
 	profile := flag.String("profile", "", "write scenariomock CPU profiles into this directory")
 	smArgs := flag.String("scenariomock-args", "", "extra arguments for scenariomock serve, e.g. --log-level=warn")
 	bin := flag.String("bin", "", "a scenariomock binary to use instead of building one")
+	stateURL := flag.String("state", "", "a Redis URL (redis://127.0.0.1:6379/0): also measure the idem and replay workloads with serve --state on it, against the in-memory store and bare net/http in the same rounds")
 	check := flag.Bool("check", false, "exit 1 if any answer failed or was wrong (for CI; speed is never checked, shared machines are too noisy)")
 	flag.Parse()
 
@@ -82,7 +84,7 @@ func main() {
 	// kept as samples), so collection is left to the memory limit.
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(4 << 30)
-	failures, err := run(*workloads, *conns, *duration, *rounds, *heldConns, *heldRounds, *delay, *heldFor, *edits, *out, *profile, *smArgs, *bin)
+	failures, err := run(*workloads, *conns, *duration, *rounds, *heldConns, *heldRounds, *delay, *heldFor, *edits, *out, *profile, *smArgs, *bin, *stateURL)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
@@ -95,7 +97,7 @@ func main() {
 
 // run runs the workloads and returns, besides an error, the workloads
 // that had failed or wrong answers.
-func run(workloads string, conns int, duration time.Duration, rounds, heldConns, heldRounds int, delay, heldFor time.Duration, edits int, out, profile, smArgs, bin string) (failures []string, err error) {
+func run(workloads string, conns int, duration time.Duration, rounds, heldConns, heldRounds int, delay, heldFor time.Duration, edits int, out, profile, smArgs, bin, stateURL string) (failures []string, err error) {
 	failed := func(name string, errors, wrong int64) {
 		if errors > 0 || wrong > 0 {
 			failures = append(failures, fmt.Sprintf("%s: %d errors, %d wrong", name, errors, wrong))
@@ -126,7 +128,7 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns,
 			return nil, err
 		}
 	}
-	h := &harness{bin: bin, self: self, conns: conns, duration: duration, rounds: rounds, profile: profile, smArgs: strings.Fields(smArgs)}
+	h := &harness{bin: bin, self: self, conns: conns, duration: duration, rounds: rounds, profile: profile, smArgs: strings.Fields(smArgs), state: stateURL}
 	want := map[string]bool{}
 	for _, w := range strings.Split(workloads, ",") {
 		want[strings.TrimSpace(w)] = true
@@ -152,6 +154,7 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns,
 			return nil, err
 		}
 		md.WriteString(throughputHeader)
+		var stateLines []string
 		for _, w := range []struct {
 			key, name string
 			scenario  string
@@ -173,12 +176,28 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns,
 			if err != nil {
 				return nil, err
 			}
+			if h.state != "" && (w.key == "idem" || w.key == "replay") {
+				redis, err := h.startRedisReplica(w.scenario)
+				if err != nil {
+					p.stop()
+					return nil, err
+				}
+				run := h.compareState(p, redis, w.b)
+				p.stop()
+				md.WriteString(stateRows(w.name, run))
+				stateLines = append(stateLines, stateSummary(w.key, run))
+				failed(w.name, run.sm.errors+run.base.errors+run.redis.errors, run.sm.wrong+run.base.wrong+run.redis.wrong)
+				continue
+			}
 			sm, base, r := h.compare(p, w.b)
 			p.stop()
 			md.WriteString(throughputRows(w.name, sm, base, r, w.target, 1.5))
 			failed(w.name, sm.errors+base.errors, sm.wrong+base.wrong)
 		}
 		md.WriteString("\n")
+		if len(stateLines) > 0 {
+			fmt.Fprintf(&md, "With the state in Redis (`--state %s`; the ratios are per round, median and range):\n\n%s\n", redactedURL(h.state), strings.Join(stateLines, ""))
+		}
 	}
 
 	if want["routes"] {

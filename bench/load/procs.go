@@ -123,6 +123,12 @@ func healthy(addr string) bool {
 }
 
 func (p *proc) stop() {
+	p.stopKeepLog()
+	p.log.Close()
+}
+
+// stopKeepLog stops the process and leaves its log open for reading.
+func (p *proc) stopKeepLog() {
 	_ = p.cmd.Process.Signal(os.Interrupt)
 	select {
 	case <-p.exited:
@@ -130,7 +136,6 @@ func (p *proc) stop() {
 		p.cmd.Process.Kill()
 		<-p.exited
 	}
-	p.log.Close()
 }
 
 // memory reads the process's resident set now and at its peak, in bytes.

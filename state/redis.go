@@ -1,0 +1,255 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis is the Store that replicas share: all state lives in one Redis
+// database, under a key prefix, so that replicas behind a load balancer
+// claim idempotency keys, advance sequences and store items together.
+// Every request-path operation is one round trip (a Lua script or a
+// single command). It is safe for concurrent use.
+//
+// Key layout: every key is Prefix + "{state}:" + a name, so that all the
+// keys of a store carry one Redis Cluster hash tag and each script touches
+// one slot. Scripts also reach keys they derive from their arguments (an
+// evicted idempotency key, a collection by name), which Redis allows for
+// keys of the same slot. The URL forms here open a single-node client;
+// running on a Cluster would need a cluster client and puts one store on
+// one shard.
+type Redis struct {
+	rdb    *redis.Client
+	base   string // Prefix + "{state}:"
+	o      Options
+	notify *notifier
+
+	idem *redisIdempotency
+	seqs *redisSequences
+	ctrs *redisCounters
+	cols *redisCollections
+	jrnl *redisJournal
+
+	// trips counts round trips to Redis, for the load harness's figure
+	// of round trips per request.
+	trips atomic.Int64
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ Store = (*Redis)(nil)
+
+// RedisOptions configures OpenRedis. The zero value gives the defaults.
+type RedisOptions struct {
+	// Options are the bounds and the clock, as for Memory.
+	Options
+	// Prefix starts every key (default "scenariomock:"); stores with
+	// different prefixes share nothing.
+	Prefix string
+	// DialTimeout (default 1s), ReadTimeout and WriteTimeout (default
+	// 500ms each) bound each round trip, so that an unreachable Redis
+	// turns into a 503 quickly rather than a hung request. Parameters in
+	// the URL (dial_timeout=, read_timeout=, write_timeout=) win.
+	DialTimeout, ReadTimeout, WriteTimeout time.Duration
+	// PoolSize is the most connections open at once (default 64; the
+	// URL's pool_size= wins). A request holds one for one round trip.
+	PoolSize int
+	// Retries is how many times a command that failed on the network is
+	// sent again (default 0; the URL's max_retries= wins). Retrying a
+	// script that may have run already (a read timeout) would run it
+	// twice, so the default is none: the request gets a 503 instead.
+	Retries int
+}
+
+// Defaults of RedisOptions.
+const (
+	DefaultRedisPrefix       = "scenariomock:"
+	DefaultRedisDialTimeout  = time.Second
+	DefaultRedisReadTimeout  = 500 * time.Millisecond
+	DefaultRedisWriteTimeout = 500 * time.Millisecond
+	DefaultRedisPoolSize     = 64
+)
+
+// OpenRedis connects to the Redis at rawURL (redis://[user:password@]host:port/db
+// or rediss:// for TLS) and returns a store on it. It fails when the URL
+// is malformed or Redis does not answer a PING within ctx and the dial
+// timeout: a server should not start on a store it cannot reach.
+func OpenRedis(ctx context.Context, rawURL string, o RedisOptions) (*Redis, error) {
+	ro, err := redisClientOptions(rawURL, o)
+	if err != nil {
+		return nil, err
+	}
+	quietRedis.Do(func() { redis.SetLogger(discardLogger{}) })
+	if o.Prefix == "" {
+		o.Prefix = DefaultRedisPrefix
+	}
+	rdb := redis.NewClient(ro)
+	r := &Redis{rdb: rdb, base: o.Prefix + "{state}:", o: o.Options.withDefaults()}
+	rdb.AddHook(tripHook{&r.trips})
+	pctx, cancel := context.WithTimeout(ctx, ro.DialTimeout+ro.ReadTimeout)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		_ = rdb.Close()
+		return nil, fmt.Errorf("state: redis %s: %w", redactURL(rawURL), err)
+	}
+	r.notify, err = startNotifier(pctx, rdb, r.base+"n:")
+	if err != nil {
+		_ = rdb.Close()
+		return nil, fmt.Errorf("state: redis %s: subscribe: %w", redactURL(rawURL), err)
+	}
+	r.idem = &redisIdempotency{r: r}
+	r.seqs = &redisSequences{r: r}
+	r.ctrs = &redisCounters{r: r}
+	r.cols = &redisCollections{r: r}
+	r.jrnl = &redisJournal{r: r}
+	return r, nil
+}
+
+// redisClientOptions parses the URL and applies the defaults the URL does
+// not override.
+func redisClientOptions(rawURL string, o RedisOptions) (*redis.Options, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("state: redis URL: %w", err)
+	}
+	ro, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("state: redis URL %s: %w", redactURL(rawURL), err)
+	}
+	q := u.Query()
+	set := func(param string, dst *time.Duration, v, def time.Duration) {
+		if q.Has(param) {
+			return
+		}
+		if v <= 0 {
+			v = def
+		}
+		*dst = v
+	}
+	set("dial_timeout", &ro.DialTimeout, o.DialTimeout, DefaultRedisDialTimeout)
+	set("read_timeout", &ro.ReadTimeout, o.ReadTimeout, DefaultRedisReadTimeout)
+	set("write_timeout", &ro.WriteTimeout, o.WriteTimeout, DefaultRedisWriteTimeout)
+	if !q.Has("pool_size") {
+		ro.PoolSize = DefaultRedisPoolSize
+		if o.PoolSize > 0 {
+			ro.PoolSize = o.PoolSize
+		}
+	}
+	if !q.Has("pool_timeout") {
+		// Waiting for a free connection is bounded like a round trip.
+		ro.PoolTimeout = ro.DialTimeout
+	}
+	if !q.Has("max_retries") {
+		ro.MaxRetries = -1 // go-redis: -1 is none, 0 is its default of 3
+		if o.Retries > 0 {
+			ro.MaxRetries = o.Retries
+		}
+	}
+	// A request's deadline bounds its round trips too.
+	ro.ContextTimeoutEnabled = true
+	// Each replica's connections say whose they are, in CLIENT LIST.
+	if ro.ClientName == "" {
+		ro.ClientName = "scenariomock"
+	}
+	// RESP2 keeps replies of scripts plain arrays on every Redis version.
+	ro.Protocol = 2
+	ro.DisableIdentity = true
+	return ro, nil
+}
+
+// quietRedis silences go-redis's own logger, which writes unstructured
+// lines to stderr: its errors reach the caller, who logs them (once per
+// failed request, with the route).
+var quietRedis sync.Once
+
+type discardLogger struct{}
+
+func (discardLogger) Printf(context.Context, string, ...any) {}
+
+// redactURL hides the password of a Redis URL for error messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// Idempotency returns the store of idempotency keys.
+func (r *Redis) Idempotency() Idempotency { return r.idem }
+
+// Sequences returns the sequence positions.
+func (r *Redis) Sequences() Sequences { return r.seqs }
+
+// Counters returns the named counters.
+func (r *Redis) Counters() Counters { return r.ctrs }
+
+// Collections returns the stored resources.
+func (r *Redis) Collections() Collections { return r.cols }
+
+// Journal returns the request journal.
+func (r *Redis) Journal() Journal { return r.jrnl }
+
+// Reset forgets everything every replica shares. Claim IDs and journal
+// IDs keep increasing, so that no stale token or tail sees one twice.
+func (r *Redis) Reset(ctx context.Context) error {
+	return errors.Join(
+		r.idem.Reset(ctx),
+		r.seqs.Reset(ctx, ""),
+		r.ctrs.Reset(ctx, ""),
+		r.cols.Reset(ctx, ""),
+		r.jrnl.Clear(ctx),
+	)
+}
+
+// Ping reports whether Redis answers, for the health endpoint.
+func (r *Redis) Ping(ctx context.Context) error {
+	return r.rdb.Ping(ctx).Err()
+}
+
+// RoundTrips returns how many round trips to Redis the store has made
+// (a pipeline is one), for measurements.
+func (r *Redis) RoundTrips() int64 { return r.trips.Load() }
+
+// tripHook counts round trips.
+type tripHook struct{ n *atomic.Int64 }
+
+func (h tripHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h tripHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h tripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// Close ends the subscription and closes the connections. Claims waiting
+// for a key return InFlight.
+func (r *Redis) Close() error {
+	r.closeOnce.Do(func() {
+		r.notify.close()
+		r.closeErr = r.rdb.Close()
+	})
+	return r.closeErr
+}
+
+// key returns the full name of one of the store's keys.
+func (r *Redis) key(parts ...string) string {
+	return r.base + strings.Join(parts, ":")
+}

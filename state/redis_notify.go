@@ -1,0 +1,178 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// notifier wakes the waiters of this process when another process (or
+// this one) publishes on one of the store's channels: a Complete or
+// Release of an idempotency key, an Append to the journal. It owns one
+// pattern subscription on its own connection and one goroutine, which
+// Close stops. Messages can be lost (while the subscription reconnects),
+// so waiters also re-check after waitPoll: a bounded fallback, not a loop.
+type notifier struct {
+	ps     *redis.PubSub
+	cancel context.CancelFunc
+	done   chan struct{} // closed when run returns
+
+	mu      sync.Mutex // guards waiting
+	waiting map[string]chan struct{}
+}
+
+// waitPoll is how long a waiter waits for a message before it looks
+// again anyway.
+const waitPoll = time.Second
+
+// maxWaitChannels bounds the channels with waiters; past it every waiter
+// is woken (and re-checks), which forgets channels nobody publishes on.
+const maxWaitChannels = 4096
+
+// startNotifier subscribes to every channel under prefix and waits for
+// Redis to confirm, so that a waiter registered after it returns misses
+// no message published after the waiter's check.
+func startNotifier(ctx context.Context, rdb *redis.Client, prefix string) (*notifier, error) {
+	ps := rdb.PSubscribe(ctx)
+	if err := ps.PSubscribe(ctx, escapeGlob(prefix)+"*"); err != nil {
+		_ = ps.Close()
+		return nil, err
+	}
+	for {
+		msg, err := ps.Receive(ctx)
+		if err != nil {
+			_ = ps.Close()
+			return nil, err
+		}
+		if _, ok := msg.(*redis.Subscription); ok {
+			break
+		}
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	n := &notifier{ps: ps, cancel: cancel, done: make(chan struct{}), waiting: map[string]chan struct{}{}}
+	go n.run(rctx)
+	return n, nil
+}
+
+// run receives messages until ctx ends. go-redis reconnects and
+// subscribes again after an error; run backs off while Redis is away and
+// wakes every waiter whenever messages may have been lost.
+func (n *notifier) run(ctx context.Context) {
+	defer close(n.done)
+	backoff := 10 * time.Millisecond
+	for {
+		msg, err := n.ps.ReceiveTimeout(ctx, 10*time.Second)
+		if ctx.Err() != nil {
+			n.wakeAll()
+			return
+		}
+		if err != nil {
+			n.wakeAll()
+			var te interface{ Timeout() bool }
+			if errors.As(err, &te) && te.Timeout() {
+				// Quiet for a while: check the connection is alive.
+				_ = n.ps.Ping(ctx)
+				continue
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 10 * time.Millisecond
+		switch m := msg.(type) {
+		case *redis.Message:
+			n.wake(m.Channel)
+		case *redis.Subscription:
+			n.wakeAll() // subscribed again after a reconnect
+		}
+	}
+}
+
+// wait returns a channel closed at the next message on channel (or
+// whenever messages may have been lost). Register before checking the
+// state, then wait: a message sent after the check is not missed.
+func (n *notifier) wait(channel string) <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if c, ok := n.waiting[channel]; ok {
+		return c
+	}
+	if len(n.waiting) >= maxWaitChannels {
+		for k, c := range n.waiting {
+			close(c)
+			delete(n.waiting, k)
+		}
+	}
+	c := make(chan struct{})
+	n.waiting[channel] = c
+	return c
+}
+
+func (n *notifier) wake(channel string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if c, ok := n.waiting[channel]; ok {
+		close(c)
+		delete(n.waiting, channel)
+	}
+}
+
+func (n *notifier) wakeAll() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for k, c := range n.waiting {
+		close(c)
+		delete(n.waiting, k)
+	}
+}
+
+// close stops run and ends the subscription.
+func (n *notifier) close() {
+	n.cancel()
+	_ = n.ps.Close() // unblocks a Receive in progress
+	<-n.done
+}
+
+// sleep waits for wake, the poll interval or ctx, whichever comes first,
+// and reports whether ctx is still live.
+func sleep(ctx context.Context, wake <-chan struct{}) bool {
+	t := time.NewTimer(waitPoll)
+	defer t.Stop()
+	select {
+	case <-wake:
+	case <-t.C:
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// escapeGlob escapes the characters PSUBSCRIBE patterns give a meaning.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// closed reports whether close has run.
+func (n *notifier) closed() bool {
+	select {
+	case <-n.done:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,333 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// redisSequences keeps, in hash q:hits, each route's hit count by
+// identity (its fields are also the list of routes, for Reset and
+// Retain), and per route with a per-key sequence a hash q:k:<route> of
+// calls per attribute value and a list q:o:<route> of the values in the
+// order they came, to forget the oldest past the bound.
+type redisSequences struct{ r *Redis }
+
+// hitKeyScript: KEYS hits, keys, order. ARGV route, value, bound.
+var hitKeyScript = redis.NewScript(`
+local hit = redis.call('HINCRBY', KEYS[1], ARGV[1], 1) - 1
+local n = redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
+if n == 1 then
+  redis.call('RPUSH', KEYS[3], ARGV[2])
+  if redis.call('LLEN', KEYS[3]) > tonumber(ARGV[3]) then
+    redis.call('HDEL', KEYS[2], redis.call('LPOP', KEYS[3]))
+  end
+end
+return {hit, n - 1}
+`)
+
+// retainScript: KEYS hits. ARGV base, then the routes to keep ("" alone:
+// keep none). Forgets every other route.
+var retainScript = redis.NewScript(`
+local keep = {}
+for i = 2, #ARGV do keep[ARGV[i]] = true end
+for _, route in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if not keep[route] then
+    redis.call('HDEL', KEYS[1], route)
+    redis.call('UNLINK', ARGV[1] .. 'q:k:' .. route, ARGV[1] .. 'q:o:' .. route)
+  end
+end
+return 0
+`)
+
+func (s *redisSequences) Hit(ctx context.Context, route string) (int64, error) {
+	n, err := s.r.rdb.HIncrBy(ctx, s.r.key("q", "hits"), route, 1).Result()
+	if err != nil {
+		return 0, fmt.Errorf("state: redis hit: %w", err)
+	}
+	return n - 1, nil
+}
+
+func (s *redisSequences) HitKey(ctx context.Context, route, value string) (Position, error) {
+	res, err := hitKeyScript.Run(ctx, s.r.rdb, []string{s.r.key("q", "hits"), s.r.key("q", "k", route), s.r.key("q", "o", route)},
+		route, value, s.r.o.MaxSequenceKeys).Int64Slice()
+	if err != nil {
+		return Position{}, fmt.Errorf("state: redis hit: %w", err)
+	}
+	if len(res) != 2 {
+		return Position{}, fmt.Errorf("state: redis hit: unexpected reply %v", res)
+	}
+	return Position{Hit: res[0], Key: res[1]}, nil
+}
+
+func (s *redisSequences) Count(ctx context.Context, route string) (SequenceCount, error) {
+	var hits *redis.StringCmd
+	var keys *redis.IntCmd
+	_, err := s.r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		hits = p.HGet(ctx, s.r.key("q", "hits"), route)
+		keys = p.HLen(ctx, s.r.key("q", "k", route))
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return SequenceCount{}, fmt.Errorf("state: redis count: %w", err)
+	}
+	n, _ := hits.Int64() // redis.Nil: no hits yet
+	return SequenceCount{Hits: n, Keys: int(keys.Val())}, nil
+}
+
+func (s *redisSequences) Reset(ctx context.Context, route string) error {
+	var err error
+	if route == "" {
+		err = retainScript.Run(ctx, s.r.rdb, []string{s.r.key("q", "hits")}, s.r.base).Err()
+	} else {
+		_, err = s.r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.HDel(ctx, s.r.key("q", "hits"), route)
+			p.Unlink(ctx, s.r.key("q", "k", route), s.r.key("q", "o", route))
+			return nil
+		})
+	}
+	if err != nil && err != redis.Nil {
+		return fmt.Errorf("state: redis reset sequences: %w", err)
+	}
+	return nil
+}
+
+func (s *redisSequences) Retain(ctx context.Context, routes []string) error {
+	args := make([]any, 0, len(routes)+1)
+	args = append(args, s.r.base)
+	for _, r := range routes {
+		args = append(args, r)
+	}
+	if err := retainScript.Run(ctx, s.r.rdb, []string{s.r.key("q", "hits")}, args...).Err(); err != nil && err != redis.Nil {
+		return fmt.Errorf("state: redis retain: %w", err)
+	}
+	return nil
+}
+
+// redisCounters keeps the named counters in one hash, c.
+type redisCounters struct{ r *Redis }
+
+func (c *redisCounters) Next(ctx context.Context, name string) (int64, error) {
+	n, err := c.r.rdb.HIncrBy(ctx, c.r.key("c"), name, 1).Result()
+	if err != nil {
+		return 0, fmt.Errorf("state: redis counter: %w", err)
+	}
+	return n, nil
+}
+
+func (c *redisCounters) List(ctx context.Context) ([]Counter, error) {
+	all, err := c.r.rdb.HGetAll(ctx, c.r.key("c")).Result()
+	if err != nil {
+		return nil, fmt.Errorf("state: redis counters: %w", err)
+	}
+	out := make([]Counter, 0, len(all))
+	for name, v := range all {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		out = append(out, Counter{Name: name, Value: n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (c *redisCounters) Reset(ctx context.Context, name string) error {
+	var err error
+	if name == "" {
+		err = c.r.rdb.Del(ctx, c.r.key("c")).Err()
+	} else {
+		err = c.r.rdb.HDel(ctx, c.r.key("c"), name).Err()
+	}
+	if err != nil {
+		return fmt.Errorf("state: redis reset counters: %w", err)
+	}
+	return nil
+}
+
+// redisCollections keeps each collection as a hash o:i:<name> (id to
+// body) and a sorted set o:s:<name> (id by insertion number, from the
+// counter o:seq), a hash o:n of item counts by collection (also the list
+// of collections) and the total o:t, which the scripts check against the
+// bound in the same step as they add.
+type redisCollections struct{ r *Redis }
+
+// luaColBase is the collection scripts' prelude: ARGV[1] is the key
+// prefix, ARGV[2] the collection.
+const luaColBase = `
+local base, name = ARGV[1], ARGV[2]
+local items, order = base .. 'o:i:' .. name, base .. 'o:s:' .. name
+local names, total, seq = base .. 'o:n', base .. 'o:t', base .. 'o:seq'
+`
+
+// saveScript: ARGV base, name, id, body, bound. Returns 1 created, 0
+// replaced, -1 full.
+var saveScript = redis.NewScript(luaColBase + `
+if redis.call('HEXISTS', items, ARGV[3]) == 1 then
+  redis.call('HSET', items, ARGV[3], ARGV[4])
+  return 0
+end
+if tonumber(redis.call('GET', total) or '0') >= tonumber(ARGV[5]) then return -1 end
+redis.call('HSET', items, ARGV[3], ARGV[4])
+redis.call('ZADD', order, redis.call('INCR', seq), ARGV[3])
+redis.call('INCR', total)
+redis.call('HINCRBY', names, name, 1)
+return 1
+`)
+
+// deleteScript: ARGV base, name, id. Returns 1 when the item existed.
+var deleteScript = redis.NewScript(luaColBase + `
+if redis.call('HDEL', items, ARGV[3]) == 0 then return 0 end
+redis.call('ZREM', order, ARGV[3])
+redis.call('DECR', total)
+if redis.call('HINCRBY', names, name, -1) <= 0 then redis.call('HDEL', names, name) end
+return 1
+`)
+
+// listItemsScript: ARGV base, name, offset, limit (0: all). Returns
+// {total, ids, bodies}.
+var listItemsScript = redis.NewScript(luaColBase + `
+local n = redis.call('ZCARD', order)
+local offset, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
+local stop = -1
+if limit > 0 then stop = offset + limit - 1 end
+local ids = redis.call('ZRANGE', order, offset, stop)
+local bodies = {}
+for i = 1, #ids, 1000 do
+  local part = redis.call('HMGET', items, unpack(ids, i, math.min(i + 999, #ids)))
+  for _, b in ipairs(part) do bodies[#bodies + 1] = b end
+end
+return {n, ids, bodies}
+`)
+
+// seedScript: ARGV base, name, bound, then id, body pairs. Returns 1, or
+// -1 when the items would pass the bound (nothing changed).
+var seedScript = redis.NewScript(luaColBase + `
+local seen, n = {}, 0
+for i = 4, #ARGV, 2 do
+  if not seen[ARGV[i]] then seen[ARGV[i]] = true; n = n + 1 end
+end
+local old = redis.call('HLEN', items)
+local t = tonumber(redis.call('GET', total) or '0')
+if t - old + n > tonumber(ARGV[3]) then return -1 end
+redis.call('UNLINK', items, order)
+for i = 4, #ARGV, 2 do
+  if redis.call('HSET', items, ARGV[i], ARGV[i + 1]) == 1 then
+    redis.call('ZADD', order, redis.call('INCR', seq), ARGV[i])
+  end
+end
+redis.call('SET', total, t - old + n)
+if n == 0 then redis.call('HDEL', names, name) else redis.call('HSET', names, name, n) end
+return 1
+`)
+
+// resetColScript: ARGV base, name ("" for all).
+var resetColScript = redis.NewScript(luaColBase + `
+local all = {name}
+if name == '' then all = redis.call('HKEYS', names) end
+for _, c in ipairs(all) do
+  local k = base .. 'o:i:' .. c
+  redis.call('DECRBY', total, redis.call('HLEN', k))
+  redis.call('UNLINK', k, base .. 'o:s:' .. c)
+  redis.call('HDEL', names, c)
+end
+if name == '' then redis.call('DEL', total, names) end
+return 0
+`)
+
+func (c *redisCollections) Save(ctx context.Context, name, id string, body []byte) (bool, error) {
+	n, err := saveScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name, id, body, c.r.o.MaxItems).Int()
+	if err != nil {
+		return false, fmt.Errorf("state: redis save: %w", err)
+	}
+	if n < 0 {
+		return false, ErrFull
+	}
+	return n == 1, nil
+}
+
+// keys lists the keys a collection script touches, for Redis Cluster's
+// routing; the scripts build the same names from ARGV.
+func (c *redisCollections) keys(name string) []string {
+	return []string{c.r.key("o", "i", name), c.r.key("o", "s", name), c.r.key("o", "n"), c.r.key("o", "t"), c.r.key("o", "seq")}
+}
+
+func (c *redisCollections) Load(ctx context.Context, name, id string) ([]byte, bool, error) {
+	b, err := c.r.rdb.HGet(ctx, c.r.key("o", "i", name), id).Bytes()
+	if err == redis.Nil {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("state: redis load: %w", err)
+	}
+	return b, true, nil
+}
+
+func (c *redisCollections) List(ctx context.Context, name string, offset, limit int) ([]Item, int, error) {
+	res, err := listItemsScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name, max(offset, 0), max(limit, 0)).Slice()
+	if err != nil {
+		return nil, 0, fmt.Errorf("state: redis list: %w", err)
+	}
+	if len(res) != 3 {
+		return nil, 0, fmt.Errorf("state: redis list: unexpected reply %v", res)
+	}
+	total, _ := res[0].(int64)
+	ids, _ := res[1].([]any)
+	bodies, _ := res[2].([]any)
+	out := make([]Item, 0, len(ids))
+	for i, id := range ids {
+		s, _ := id.(string)
+		var b string
+		if i < len(bodies) {
+			b, _ = bodies[i].(string)
+		}
+		out = append(out, Item{ID: s, Body: []byte(b)})
+	}
+	return out, int(total), nil
+}
+
+func (c *redisCollections) Delete(ctx context.Context, name, id string) (bool, error) {
+	n, err := deleteScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name, id).Int()
+	if err != nil {
+		return false, fmt.Errorf("state: redis delete: %w", err)
+	}
+	return n == 1, nil
+}
+
+func (c *redisCollections) Seed(ctx context.Context, name string, items []Item) error {
+	args := make([]any, 0, 3+2*len(items))
+	args = append(args, c.r.base, name, c.r.o.MaxItems)
+	for _, it := range items {
+		args = append(args, it.ID, it.Body)
+	}
+	n, err := seedScript.Run(ctx, c.r.rdb, c.keys(name), args...).Int()
+	if err != nil {
+		return fmt.Errorf("state: redis seed: %w", err)
+	}
+	if n < 0 {
+		return ErrFull
+	}
+	return nil
+}
+
+func (c *redisCollections) Reset(ctx context.Context, name string) error {
+	if err := resetColScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name).Err(); err != nil && err != redis.Nil {
+		return fmt.Errorf("state: redis reset collections: %w", err)
+	}
+	return nil
+}
+
+func (c *redisCollections) Counts(ctx context.Context) ([]CollectionCount, error) {
+	all, err := c.r.rdb.HGetAll(ctx, c.r.key("o", "n")).Result()
+	if err != nil {
+		return nil, fmt.Errorf("state: redis counts: %w", err)
+	}
+	out := make([]CollectionCount, 0, len(all))
+	for name, v := range all {
+		if n, _ := strconv.Atoi(v); n > 0 {
+			out = append(out, CollectionCount{Name: name, Items: n})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
