@@ -247,6 +247,37 @@ func TestReplicas(t *testing.T) {
 		}
 	})
 
+	t.Run("verify --count on one replica counts the requests all three received", func(t *testing.T) {
+		// The sequence subtest sent 18 requests to /steps, 6 through each
+		// replica. Every replica's journal count sees all 18.
+		for _, base := range bases {
+			a := call("GET", base+"/__admin/requests/count?route=step+per+user", "")
+			var c struct{ Count int }
+			if err := json.Unmarshal([]byte(a.body), &c); a.status != 200 || err != nil || c.Count != 18 {
+				t.Fatalf("requests/count through %s = %d %s, want 18", base, a.status, a.body)
+			}
+		}
+		bin := binary(t)
+		verify := func(args ...string) (int, string) {
+			out, err := exec.Command(bin, append([]string{"verify", "--addr", bases[1]}, args...)...).CombinedOutput()
+			if ee, ok := err.(*exec.ExitError); ok {
+				return ee.ExitCode(), string(out)
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			return 0, string(out)
+		}
+		if code, out := verify("--route", "step per user", "--count", "18"); code != 0 {
+			t.Fatalf("verify --count 18 exited %d:\n%s", code, out)
+		}
+		if code, out := verify("--route", "step per user", "--header", "X-User=ann", "--count", "9"); code != 0 {
+			t.Fatalf("verify --header X-User=ann --count 9 exited %d:\n%s", code, out)
+		}
+		if code, out := verify("--route", "step per user", "--count", "6"); code != 1 || !strings.Contains(out, "18") {
+			t.Fatalf("verify --count 6 (one replica's share) exited %d, want 1 naming the 18 found:\n%s", code, out)
+		}
+	})
+
 	t.Run("on SIGTERM a replica closes its store and exits 0", func(t *testing.T) {
 		p := procs[2]
 		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
