@@ -2,7 +2,7 @@ package dashboard_test
 
 // These tests drive the dashboard in a real browser: Debian's chromium,
 // headless, through chromedp, against a real server on a real port. They
-// skip, saying how to install it, only when chromium is missing.
+// fail, saying how to install it, when chromium is missing.
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/scenariomock/scenariomock/internal/browsertest"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/server"
 )
@@ -27,15 +28,13 @@ import (
 // generous because the CI machine is a loaded 2-core box.
 const wait = 20 * time.Second
 
-// chromiumPath returns the browser to drive, or skips the test.
+// chromiumPath returns the browser to drive, or fails the test: a browser
+// test that passes without a browser proves nothing (.ci/run installs it).
 func chromiumPath(t *testing.T) string {
 	t.Helper()
-	p := os.Getenv("CHROMIUM")
+	p := browsertest.Path()
 	if p == "" {
-		p = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("no chromium at %s (set $CHROMIUM, or: apt-get install -y chromium): %v", p, err)
+		t.Fatal("no chromium: apt-get install -y chromium, or set $CHROMIUM to its path")
 	}
 	return p
 }

@@ -36,14 +36,16 @@ func Path() string {
 }
 
 // New starts headless Chromium with a fresh profile and opens a tab, or
-// skips the test when Chromium is not installed. The sandbox is off
+// fails the test when Chromium is not installed. The sandbox is off
 // (--no-sandbox), as it must be for root in a container. The browser
 // stops when the test ends.
 func New(t testing.TB) *Browser {
 	t.Helper()
 	path := Path()
 	if path == "" {
-		t.Skip("no Chromium: install it (apt-get install chromium) or set $CHROMIUM to its path")
+		// Fail, not skip: a browser test that passes without a browser
+		// proves nothing (.ci/run installs it).
+		t.Fatal("no Chromium: install it (apt-get install -y chromium) or set $CHROMIUM to its path")
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
