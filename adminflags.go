@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -21,6 +22,7 @@ type adminFlags struct {
 	admin   string // --admin-addr: asked instead of addr
 	token   string
 	timeout time.Duration
+	tls     tlsOptions // --tls-cert, --tls-self-signed: ask over HTTPS, as health does
 	filter  adminclient.Filter
 	headers []string // Name=value, repeatable
 	query   []string
@@ -32,6 +34,7 @@ func (a *adminFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&a.admin, "admin-addr", "", "the server's admin API when serve has it on an address of its own (--admin-addr); asked instead of --addr")
 	fs.StringVar(&a.token, "admin-token", "", "the server's admin token, sent as Authorization: Bearer (better SCENARIOMOCK_ADMIN_TOKEN: a flag shows in ps)")
 	fs.DurationVar(&a.timeout, "timeout", 10*time.Second, "how long to wait for the server's answers")
+	a.tls.flags(fs, false)
 	f := &a.filter
 	fs.StringVar(&f.Route, "route", "", "requests the route of this name answered")
 	fs.StringVar(&f.Method, "method", "", "requests with this method")
@@ -81,7 +84,14 @@ func (a *adminFlags) client() (*adminclient.Client, error) {
 	if a.admin != "" {
 		flag, addr = "--admin-addr", a.admin
 	}
-	c, err := adminclient.New(addr, adminclient.WithToken(a.token))
+	hc, scheme, err := a.tls.healthClient()
+	if err != nil {
+		return nil, err
+	}
+	if scheme == "https" && !strings.Contains(addr, "://") {
+		addr = "https://" + addr
+	}
+	c, err := adminclient.New(addr, adminclient.WithToken(a.token), adminclient.WithHTTPClient(hc))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
@@ -115,7 +125,11 @@ func adminError(err error, timeout time.Duration) error {
 		return nil
 	}
 	var se *adminclient.StatusError
+	var unknownCA x509.UnknownAuthorityError
 	switch {
+	case errors.As(err, &unknownCA):
+		// The server answered, over TLS, with a certificate not trusted.
+		return withCode(exitUsage, fmt.Errorf("%w (pass --tls-cert with the certificate serve uses, or --tls-self-signed for one it made)", err))
 	case errors.Is(err, adminclient.ErrUnreachable):
 		return withCode(exitUnreachable, fmt.Errorf("%w (is `scenariomock serve` running at that address?)", err))
 	case errors.Is(err, context.DeadlineExceeded):
@@ -123,7 +137,10 @@ func adminError(err error, timeout time.Duration) error {
 	case errors.As(err, &se):
 		switch se.StatusCode {
 		case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden:
-			return withCode(exitUsage, err)
+			if strings.Contains(se.Detail, "HTTP request to an HTTPS server") {
+				err = fmt.Errorf("%w (the server speaks HTTPS: pass --tls-cert or --tls-self-signed, as to serve)", err)
+			}
+			return &exitError{code: exitUsage, err: err, noHint: true}
 		case http.StatusNotFound:
 			// The scenario port of a serve that has --admin-addr answers
 			// /__admin like any path: no route.

@@ -76,7 +76,7 @@ func exampleNamed(what, name string) (file string, data []byte, err error) {
 func scenarioSource(paths []string, exampleName string, exampleSet bool) (file string, data []byte, err error) {
 	if len(paths) > 0 {
 		if exampleSet {
-			return "", nil, withCode(exitUsage, fmt.Errorf("--example %q and the paths %s: give one or the other", exampleName, strings.Join(paths, " ")))
+			return "", nil, withCode(exitUsage, fmt.Errorf("--example %q and the paths %s: give one or the other; the built-in examples are %s", exampleName, strings.Join(paths, " "), strings.Join(exampleNames(), ", ")))
 		}
 		return "", nil, nil
 	}
@@ -105,6 +105,9 @@ const (
 type exitError struct {
 	code int
 	err  error
+	// noHint: a usage error the server judged (a refused filter or
+	// token), which the usage text would not help with.
+	noHint bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -143,7 +146,7 @@ func report(w io.Writer, err error) int {
 	if !errors.Is(err, errReported) {
 		fmt.Fprintln(w, "scenariomock:", err)
 	}
-	if code == exitUsage {
+	if code == exitUsage && (ee == nil || !ee.noHint) {
 		fmt.Fprintln(w, "Run 'scenariomock --help' for usage.")
 	}
 	return code

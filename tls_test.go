@@ -207,3 +207,62 @@ func TestListenHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyTLS: verify and requests ask an HTTPS server with the flags
+// health takes, and say what to pass when they are missing.
+func TestVerifyTLS(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if out, err := exec.Command(bin, "cert", "--out", certFile, "--key-out", keyFile).CombinedOutput(); err != nil {
+		t.Fatalf("cert: %v\n%s", err, out)
+	}
+	_, withCert, _ := started(t, bin, "--tls-cert", certFile, "--tls-key", keyFile)
+	_, selfSigned, _ := started(t, bin, "--tls-self-signed")
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for _, addr := range []string{withCert, selfSigned} {
+		resp, err := insecure.Get("https://" + addr + "/payments/pay_demo_0001")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	run := func(args ...string) (int, string) {
+		cmd := exec.Command(bin, args...)
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, envPrefix) {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), string(out)
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0, string(out)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"verify", "--addr", withCert, "--tls-cert", certFile, "--path", "/payments/*", "--count", "1"}, 0, "ok: 1 request"},
+		{[]string{"verify", "--addr", "https://" + withCert, "--tls-cert", certFile, "--path", "/payments/*", "--count", "1"}, 0, "ok: 1 request"},
+		{[]string{"verify", "--addr", selfSigned, "--tls-self-signed", "--path", "/payments/*", "--count", "1"}, 0, "ok: 1 request"},
+		{[]string{"requests", "--addr", selfSigned, "--tls-self-signed"}, 0, "/payments/pay_demo_0001"},
+		{[]string{"verify", "--addr", selfSigned, "--count", "1"}, 2, "the server speaks HTTPS: pass --tls-cert or --tls-self-signed"},
+		{[]string{"verify", "--addr", "https://" + selfSigned, "--count", "1"}, 2, "pass --tls-cert with the certificate serve uses"},
+		{[]string{"verify", "--addr", selfSigned, "--tls-cert", certFile, "--count", "1"}, 2, "pass --tls-cert with the certificate serve uses"},
+	} {
+		code, out := run(tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.out) {
+			t.Errorf("%s: exit %d, want %d; output:\n%s\nwant it to contain %q", strings.Join(tc.args, " "), code, tc.code, out, tc.out)
+		}
+		if code == 2 && strings.Contains(out, "HTTPS server") && strings.Contains(out, "for usage") {
+			t.Errorf("%s: a server's refusal ends with the usage hint:\n%s", strings.Join(tc.args, " "), out)
+		}
+	}
+}
