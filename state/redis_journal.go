@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -16,15 +17,44 @@ import (
 // counter j:id, which Clear and Reset keep, and are the stream IDs
 // 0-<ID>; each entry is its JSON. An Append publishes on n:j, which
 // wakes the waiters of every replica.
-type redisJournal struct{ r *Redis }
+//
+// Appends are committed in groups: an Append that finds none on its way to
+// Redis sends its entry, and those that arrive meanwhile wait and go
+// together in the next script call, one round trip for all of them. Each
+// Append still returns only once its entry is in Redis (a client that has
+// its answer finds its request in the journal), and no goroutine is left
+// running between Appends.
+type redisJournal struct {
+	r *Redis
 
-// appendScript: KEYS stream, id counter. ARGV entry JSON, cap, channel.
-// Returns the entry's ID.
+	mu       sync.Mutex
+	pending  []*pendingEntry
+	flushing bool // an Append is sending groups; the others wait
+}
+
+// pendingEntry is an entry on its way to Redis.
+type pendingEntry struct {
+	e    *Entry
+	json []byte
+	err  error
+	done chan struct{}
+}
+
+// maxAppendGroup bounds the entries of one script call, so that one call
+// holds Redis briefly (at 64 KiB bodies, a few MiB at most).
+const maxAppendGroup = 64
+
+// appendScript: KEYS stream, id counter. ARGV cap, channel, then the
+// entries' JSON. The entries take consecutive IDs; it returns the first.
 var appendScript = redis.NewScript(`
-local id = redis.call('INCR', KEYS[2])
-redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[2], '0-' .. id, 'e', ARGV[1])
-redis.call('PUBLISH', ARGV[3], id)
-return id
+local n = #ARGV - 2
+local last = redis.call('INCRBY', KEYS[2], n)
+local first = last - n + 1
+for i = 1, n do
+  redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '0-' .. (first + i - 1), 'e', ARGV[i + 2])
+end
+redis.call('PUBLISH', ARGV[2], last)
+return first
 `)
 
 func (j *redisJournal) Append(ctx context.Context, e *Entry) error {
@@ -32,12 +62,61 @@ func (j *redisJournal) Append(ctx context.Context, e *Entry) error {
 	if err != nil {
 		return fmt.Errorf("state: journal entry: %w", err)
 	}
-	id, err := appendScript.Run(ctx, j.r.rdb, []string{j.r.key("j"), j.r.key("j", "id")}, b, j.r.o.JournalSize, j.r.key("n", "j")).Int64()
-	if err != nil {
-		return fmt.Errorf("state: redis journal append: %w", err)
+	p := &pendingEntry{e: e, json: b, done: make(chan struct{})}
+	j.mu.Lock()
+	j.pending = append(j.pending, p)
+	lead := !j.flushing
+	j.flushing = true
+	j.mu.Unlock()
+	if lead {
+		// Send groups until none is left, ours first. The round trips
+		// serve the waiters too: the caller's cancellation must not cut
+		// them short (the client's read timeout bounds each).
+		j.flush(context.WithoutCancel(ctx))
 	}
-	e.ID = id
-	return nil
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// flush sends the pending entries, a group at a time, until there are
+// none; then it lets the next Append lead.
+func (j *redisJournal) flush(ctx context.Context) {
+	for {
+		j.mu.Lock()
+		group := j.pending
+		if len(group) > maxAppendGroup {
+			group = group[:maxAppendGroup:maxAppendGroup]
+		}
+		j.pending = j.pending[len(group):]
+		if len(group) == 0 {
+			j.pending = nil
+			j.flushing = false
+			j.mu.Unlock()
+			return
+		}
+		j.mu.Unlock()
+		args := make([]any, 0, 2+len(group))
+		args = append(args, j.r.o.JournalSize, j.r.key("n", "j"))
+		for _, p := range group {
+			args = append(args, p.json)
+		}
+		first, err := appendScript.Run(ctx, j.r.rdb, []string{j.r.key("j"), j.r.key("j", "id")}, args...).Int64()
+		if err != nil {
+			err = fmt.Errorf("state: redis journal append: %w", err)
+		}
+		for i, p := range group {
+			if err != nil {
+				p.err = err
+			} else {
+				p.e.ID = first + int64(i)
+			}
+			close(p.done)
+		}
+	}
 }
 
 func (j *redisJournal) Entries(ctx context.Context, after int64) ([]Entry, error) {

@@ -149,17 +149,26 @@ func (h *harness) journal(t *testing.T) {
 		s, _ := h.open(t, state.Options{JournalSize: 1000})
 		j := s.Journal()
 		var wg sync.WaitGroup
+		var mu sync.Mutex
+		given := map[int64]string{} // the ID Append set, and the entry's path
 		for g := range 10 {
 			wg.Go(func() {
 				for i := range 50 {
-					if err := j.Append(ctx, &state.Entry{Path: fmt.Sprintf("/%d/%d", g, i)}); err != nil {
+					e := &state.Entry{Path: fmt.Sprintf("/%d/%d", g, i)}
+					if err := j.Append(ctx, e); err != nil {
 						t.Error(err)
 						return
 					}
+					mu.Lock()
+					given[e.ID] = e.Path
+					mu.Unlock()
 				}
 			})
 		}
 		wg.Wait()
+		if len(given) != 500 {
+			t.Fatalf("Append gave %d distinct IDs to 500 entries", len(given))
+		}
 		all, err := j.Entries(ctx, 0)
 		must(t, err)
 		if len(all) != 500 {
@@ -168,6 +177,9 @@ func (h *harness) journal(t *testing.T) {
 		for i, e := range all {
 			if e.ID != int64(i+1) {
 				t.Fatalf("entry %d has ID %d: IDs must be 1..500 in order", i, e.ID)
+			}
+			if given[e.ID] != e.Path {
+				t.Fatalf("entry %d is %s, but Append gave that ID to %s", e.ID, e.Path, given[e.ID])
 			}
 		}
 	})
