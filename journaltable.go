@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/scenariomock/scenariomock/state"
 )
@@ -70,22 +71,42 @@ func printEntries(w io.Writer, entries []state.Entry) {
 	tw.Flush()
 }
 
-// followWidths are the least widths of the table's columns when it is
-// written a row at a time (requests --follow), so rows mostly line up.
-var followWidths = []int{5, 12, 7, 24, 6, 24, 11, 0}
+// followTable writes the table a row at a time (requests --follow): each
+// column starts at a usual width, or the widest cell of the rows listed
+// first, and grows when a wider cell comes, so that rows line up from then
+// on.
+type followTable struct {
+	w      io.Writer
+	widths []int
+}
 
-func printFollowRow(w io.Writer, cells []string) {
+func newFollowTable(w io.Writer, first []state.Entry) *followTable {
+	t := &followTable{w: w, widths: []int{5, 12, 7, 24, 6, 24, 11, 0}}
+	t.grow(entryHeader)
+	for _, e := range first {
+		t.grow(entryRow(e))
+	}
+	return t
+}
+
+func (t *followTable) grow(cells []string) {
+	for i, c := range cells {
+		t.widths[i] = max(t.widths[i], utf8.RuneCountInString(c))
+	}
+}
+
+func (t *followTable) row(cells []string) {
+	t.grow(cells)
 	var b strings.Builder
 	for i, c := range cells {
+		b.WriteString(c)
 		if i == len(cells)-1 {
-			b.WriteString(c)
 			break
 		}
-		b.WriteString(c)
-		b.WriteString(strings.Repeat(" ", max(followWidths[i]-len(c), 0)+2))
+		b.WriteString(strings.Repeat(" ", t.widths[i]-utf8.RuneCountInString(c)+2))
 	}
 	b.WriteByte('\n')
-	io.WriteString(w, b.String())
+	io.WriteString(t.w, b.String())
 }
 
 // printEntryJSON writes e as one line of JSON.

@@ -63,6 +63,7 @@ func runRequests(ctx context.Context, opts requestsOptions, stdout, stderr io.Wr
 	if err != nil {
 		return adminError(err, opts.admin.timeout)
 	}
+	var table *followTable // --follow without --json
 	switch {
 	case opts.json:
 		for _, e := range entries {
@@ -71,9 +72,10 @@ func runRequests(ctx context.Context, opts requestsOptions, stdout, stderr io.Wr
 			}
 		}
 	case opts.follow:
-		printFollowRow(stdout, entryHeader)
+		table = newFollowTable(stdout, entries)
+		table.row(entryHeader)
 		for _, e := range entries {
-			printFollowRow(stdout, entryRow(e))
+			table.row(entryRow(e))
 		}
 	default:
 		printEntries(stdout, entries)
@@ -94,7 +96,7 @@ func runRequests(ctx context.Context, opts requestsOptions, stdout, stderr io.Wr
 		if opts.json {
 			return printEntryJSON(stdout, e)
 		}
-		printFollowRow(stdout, entryRow(e))
+		table.row(entryRow(e))
 		return nil
 	})
 	if errors.Is(err, adminclient.ErrStreamEnded) {

@@ -177,3 +177,28 @@ func TestRequestsFollowShutdown(t *testing.T) {
 		t.Fatal("requests --follow outlived the server")
 	}
 }
+
+// TestFollowTable: --follow's rows line up with the header and the rows
+// listed first, and from a wider cell on, with it.
+func TestFollowTable(t *testing.T) {
+	long := "/payments/pay_6960009e88f67d0f00116e06/refunds"
+	first := []state.Entry{{ID: 1, Method: "GET", Path: long, Status: 200, Route: "get payment"}}
+	var b strings.Builder
+	tab := newFollowTable(&b, first)
+	tab.row(entryHeader)
+	tab.row(entryRow(first[0]))
+	tab.row(entryRow(state.Entry{ID: 2, Method: "GET", Path: "/p", Status: 404}))
+	tab.row(entryRow(state.Entry{ID: 3, Method: "GET", Path: long + "/and/longer", Status: 201, Route: "r"}))
+	tab.row(entryRow(state.Entry{ID: 4, Method: "GET", Path: "/q", Status: 500, Route: "r"}))
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	col := func(line, cell string) int { return strings.Index(line, "  "+cell+" ") + 2 }
+	status := col(lines[0], "STATUS")
+	for i, want := range []string{"200", "404"} {
+		if got := col(lines[i+1], want); got != status {
+			t.Errorf("row %d: status at column %d, header's at %d:\n%s", i+1, got, status, b.String())
+		}
+	}
+	if a, b2 := col(lines[3], "201"), col(lines[4], "500"); a != b2 || a <= status {
+		t.Errorf("after a wider path the status column is at %d then %d (was %d):\n%s", a, b2, status, b.String())
+	}
+}
