@@ -28,68 +28,18 @@ import (
 // generous because the CI machine is a loaded 2-core box.
 const wait = 20 * time.Second
 
-// chromiumPath returns the browser to drive, or fails the test: a browser
-// test that passes without a browser proves nothing (.ci/run installs it).
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	p := browsertest.Path()
-	if p == "" {
-		t.Fatal("no chromium: apt-get install -y chromium, or set $CHROMIUM to its path")
-	}
-	return p
-}
-
-// browser is one headless chromium tab and what its console said.
+// browser is one headless chromium tab (internal/browsertest, which fails
+// the test when chromium is missing) and what its console said.
 type browser struct {
+	*browsertest.Browser
 	ctx context.Context
-	mu  sync.Mutex // guards console
-	// console holds the errors and warnings the page logged, its uncaught
-	// exceptions, and the browser's own error entries (a CSP violation, a
-	// failed load).
-	console []string
 }
 
-// newBrowser starts chromium and opens a tab; cleanup closes both and
-// stops the goroutine that reads the console.
+// newBrowser starts chromium and opens a tab, both closed at cleanup.
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.NoSandbox,
-		chromedp.Headless,
-		chromedp.WindowSize(1400, 900),
-		chromedp.Flag("disable-gpu", true),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	b := &browser{ctx: ctx}
-	if err := chromedp.Do(ctx); err != nil { // starts the browser
-		cancel()
-		cancelAlloc()
-		t.Fatalf("start chromium: %v", err)
-	}
-	messages := chromedp.Console(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			switch m.Type {
-			case chromedp.ConsoleError, chromedp.ConsoleWarning, chromedp.ConsoleException, "assert":
-				b.mu.Lock()
-				b.console = append(b.console, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line+1))
-				b.mu.Unlock()
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		cancelAlloc()
-		<-done
-	})
-	return b
+	b := browsertest.New(t, chromedp.WindowSize(1400, 900), chromedp.Flag("disable-gpu", true))
+	return &browser{Browser: b, ctx: b.Context()}
 }
 
 // do runs actions within the wait.
@@ -139,11 +89,10 @@ func (b *browser) text() string {
 	return s
 }
 
-func (b *browser) consoleErrors() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]string(nil), b.console...)
-}
+// consoleErrors are the errors and warnings the page logged, its uncaught
+// exceptions, and the browser's own error entries (a CSP violation, a
+// failed load).
+func (b *browser) consoleErrors() []string { return b.Problems() }
 
 // noConsoleErrors fails the test if the page logged an error or warning
 // or threw, other than what allowed accepts.

@@ -2,6 +2,7 @@ package browsertest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"sync"
@@ -35,11 +36,12 @@ func Path() string {
 	return ""
 }
 
-// New starts headless Chromium with a fresh profile and opens a tab, or
+// New starts headless Chromium with a fresh profile and opens a tab (extra
+// options after the defaults, such as chromedp.WindowSize), or
 // fails the test when Chromium is not installed. The sandbox is off
 // (--no-sandbox), as it must be for root in a container. The browser
 // stops when the test ends.
-func New(t testing.TB) *Browser {
+func New(t testing.TB, extra ...chromedp.ExecAllocatorOption) *Browser {
 	t.Helper()
 	path := Path()
 	if path == "" {
@@ -52,6 +54,7 @@ func New(t testing.TB) *Browser {
 		chromedp.NoSandbox,
 		chromedp.UserDataDir(t.TempDir()),
 	)
+	opts = append(opts, extra...)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
 	b := &Browser{ctx: ctx}
@@ -96,6 +99,22 @@ func (b *Browser) Errors() []string {
 	for _, m := range b.console {
 		if m.Type == chromedp.ConsoleError || m.IsException() {
 			out = append(out, m.String())
+		}
+	}
+	return out
+}
+
+// Problems returns what a page should not write to its console: errors,
+// warnings, uncaught exceptions and failed asserts, each with the source
+// and line that wrote it.
+func (b *Browser) Problems() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, m := range b.console {
+		switch {
+		case m.Type == chromedp.ConsoleError, m.Type == chromedp.ConsoleWarning, m.Type == "assert", m.IsException():
+			out = append(out, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line+1))
 		}
 	}
 	return out
