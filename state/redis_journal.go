@@ -152,13 +152,20 @@ func (j *redisJournal) Clear(ctx context.Context) error {
 func (j *redisJournal) Wait(ctx context.Context, after int64) error {
 	for {
 		wake := j.r.notify.wait(j.r.key("n", "j"))
-		last, err := j.r.rdb.Get(ctx, j.r.key("j", "id")).Int64()
-		if err != nil && err != redis.Nil {
+		// The newest entry kept, not the ID counter: IDs past after that
+		// were cleared do not count, or a tail would spin.
+		var last int64
+		newest, err := j.r.rdb.XRevRangeN(ctx, j.r.key("j"), "+", "-", 1).Result()
+		switch {
+		case err != nil:
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			// Redis is away: wait for it like for an entry, bounded.
 			last = after
+		case len(newest) > 0:
+			_, seq, _ := strings.Cut(newest[0].ID, "-")
+			last, _ = strconv.ParseInt(seq, 10, 64)
 		}
 		if last > after {
 			return nil
