@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,7 +21,13 @@ func (s *Server) requestFilter(w http.ResponseWriter, r *http.Request, skip ...s
 		writeProblem(w, newProblem(http.StatusNotFound, "The request journal is off (--journal-size 0): no request is recorded."))
 		return journal.Filter{}, nil, false
 	}
-	q := r.URL.Query()
+	// Not r.URL.Query(), which drops what it cannot parse (a ";", a bad
+	// escape): a filter that lost a parameter would match too much.
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		writeProblem(w, newProblem(http.StatusBadRequest, "Bad filter: the query does not parse ("+err.Error()+"); escape ;, % and & in values."))
+		return journal.Filter{}, nil, false
+	}
 	kept := url.Values{}
 	for name, vs := range q {
 		kept[name] = vs
@@ -45,6 +52,10 @@ func (s *Server) matching(ctx context.Context, f journal.Filter) ([]state.Entry,
 	}
 	var idx []int
 	for i := range entries {
+		// A client that left, or shutdown, stops a long match.
+		if i%256 == 255 && ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
 		if f.Match(&entries[i]) {
 			idx = append(idx, i)
 		}
@@ -66,14 +77,33 @@ func (s *Server) handleRequests(w http.ResponseWriter, r *http.Request) {
 	}
 	total := len(idx)
 	idx = idx[max(0, total-f.Limit()):]
-	out := make([]state.Entry, len(idx))
+	// Written an entry at a time: the whole answer can be many times the
+	// journal's own size (a body of control bytes escapes to six bytes
+	// each), and must not be held in memory at once.
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 32<<10)
+	bw.WriteString("{\n  \"requests\": [")
 	for i, k := range idx {
-		out[i] = entries[k]
+		if i > 0 {
+			bw.WriteString(",")
+		}
+		b, err := json.MarshalIndent(&entries[k], "    ", "  ")
+		if err != nil {
+			return // cannot happen for an Entry; the answer is cut
+		}
+		bw.WriteString("\n    ")
+		if _, err := bw.Write(b); err != nil {
+			return // the client left
+		}
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Requests []state.Entry `json:"requests"`
-		Total    int           `json:"total"`
-	}{out, total})
+	if len(idx) > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("],\n  \"total\": " + strconv.Itoa(total) + "\n}\n")
+	_ = bw.Flush()
 }
 
 // handleRequestsCount counts the journal entries that match the filter.

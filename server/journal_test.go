@@ -159,6 +159,10 @@ func TestJournalBadFilter(t *testing.T) {
 		{"/__admin/requests/count?matched=maybe", "matched=maybe"},
 		{"/__admin/requests/stream?path=v1", "path=v1"},
 		{"/__admin/requests/stream?after=x", "after"},
+		// What url.Query would drop, making the filter match everything.
+		{"/__admin/requests/count?method=DELETE;", "does not parse"},
+		{"/__admin/requests/count?body.a=%zz", "does not parse"},
+		{"/__admin/requests?path=/" + strings.Repeat("*a", 200), "at most 256 bytes"},
 	} {
 		r := do(t, "GET", hs.URL+tc.path, "")
 		if r.status != 400 || r.header.Get("Content-Type") != "application/problem+json" || !strings.Contains(r.body, tc.param) {
