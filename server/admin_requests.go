@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/scenariomock/scenariomock/journal"
 	"github.com/scenariomock/scenariomock/state"
@@ -177,6 +178,13 @@ func (s *Server) handleRequestsStream(w http.ResponseWriter, r *http.Request) {
 	defer context.AfterFunc(s.stopping, cancel)()
 
 	rc := http.NewResponseController(w)
+	// A client that stops reading blocks a write, which no context ends:
+	// when the stream ends (shutdown, or the client left), a deadline a
+	// second away ends such a write, and leaves the time to end a stream
+	// that is read cleanly. Not when the handler returns on its own
+	// (deferred after, so run before, the cancel above): the connection
+	// may serve another request.
+	defer context.AfterFunc(ctx, func() { _ = rc.SetWriteDeadline(time.Now().Add(time.Second)) })()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")

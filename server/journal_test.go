@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -791,5 +792,42 @@ func TestJournalHead(t *testing.T) {
 	l := listRequests(t, hs.URL, "")
 	if len(l.Requests) != 1 || l.Requests[0].Method != "HEAD" || l.Requests[0].Route != "teapot" || l.Requests[0].Status != 418 {
 		t.Errorf("entries: %+v", l.Requests)
+	}
+}
+
+// TestJournalStreamNonReaderAtShutdown: a stream client that stops
+// reading, its connection full, does not hold shutdown: the blocked write
+// ends when shutdown begins.
+func TestJournalStreamNonReaderAtShutdown(t *testing.T) {
+	base, stop := serveReal(t, Options{ShutdownTimeout: 10 * time.Minute}, journalScenario)
+	addr := strings.TrimPrefix(base, "http://")
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+	if _, err := fmt.Fprintf(conn, "GET /__admin/requests/stream?after=0 HTTP/1.1\r\nHost: %s\r\n\r\n", addr); err != nil {
+		t.Fatal(err)
+	}
+	// More than the socket buffers between the two hold: the stream's
+	// write blocks, as nothing reads.
+	body := strings.Repeat("x", 60<<10)
+	for range 300 {
+		resp, err := http.Post(base+"/v1/payments", "text/plain", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(patience):
+		t.Fatal("shutdown still waiting for a stream whose client does not read")
 	}
 }
