@@ -154,6 +154,11 @@ func redisClientOptions(rawURL string, o RedisOptions) (*redis.Options, error) {
 			ro.MaxRetries = o.Retries
 		}
 	}
+	// One dial per attempt: go-redis would dial five times, 100ms apart,
+	// before a command fails, and a request waits for all of them.
+	if ro.DialerRetries == 0 {
+		ro.DialerRetries = 1
+	}
 	// A request's deadline bounds its round trips too.
 	ro.ContextTimeoutEnabled = true
 	// Each replica's connections say whose they are, in CLIENT LIST.

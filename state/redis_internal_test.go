@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -48,5 +49,49 @@ func TestRedisLostClaim(t *testing.T) {
 				t.Fatalf("the retry's claim = %v, %v; want new", c.Outcome, err)
 			}
 		})
+	}
+}
+
+// TestRedisJournalAway: while Redis is away the journal's Appends fail at
+// once after the first failure (a route that needs no state must not
+// wait on each), and append again when it is back.
+func TestRedisJournalAway(t *testing.T) {
+	srv := redistest.Start(t)
+	r, err := OpenRedis(context.Background(), srv.URL(), RedisOptions{Prefix: "away:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	ctx := context.Background()
+	j := r.Journal()
+	if err := j.Append(ctx, &Entry{Path: "/before"}); err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	if err := j.Append(ctx, &Entry{Path: "/down"}); err == nil {
+		t.Fatal("an Append with Redis stopped succeeded")
+	}
+	away := 0
+	for range 20 {
+		err := j.Append(ctx, &Entry{Path: "/down"})
+		if err == nil {
+			t.Fatal("an Append with Redis stopped succeeded")
+		}
+		if errors.Is(err, errJournalAway) {
+			away++
+		}
+	}
+	if away == 0 {
+		t.Error("every Append after a failed one asked Redis again")
+	}
+	srv.Restart()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		err := j.Append(ctx, &Entry{Path: "/after"})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still failing a minute after Redis came back: %v", err)
+		}
 	}
 }

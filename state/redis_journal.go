@@ -3,10 +3,13 @@ package state
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -30,7 +33,14 @@ type redisJournal struct {
 	mu       sync.Mutex
 	pending  []*pendingEntry
 	flushing bool // an Append is sending groups; the others wait
+	// downUntil (Unix nanoseconds): a group failed, and until then
+	// Appends fail at once rather than each wait for a Redis that is
+	// away: a route that needs no state must not wait on the journal.
+	downUntil atomic.Int64
 }
+
+// journalRetry is how long Appends fail at once after a group failed.
+const journalRetry = time.Second
 
 // pendingEntry is an entry on its way to Redis.
 type pendingEntry struct {
@@ -39,6 +49,10 @@ type pendingEntry struct {
 	err  error
 	done chan struct{}
 }
+
+// errJournalAway is what Append returns while the last group failed
+// less than journalRetry ago.
+var errJournalAway = errors.New("state: redis journal append: Redis did not answer the last append; not tried again for a second")
 
 // maxAppendGroup bounds the entries of one script call, so that one call
 // holds Redis briefly (at 64 KiB bodies, a few MiB at most).
@@ -58,6 +72,9 @@ return first
 `)
 
 func (j *redisJournal) Append(ctx context.Context, e *Entry) error {
+	if time.Now().UnixNano() < j.downUntil.Load() {
+		return errJournalAway
+	}
 	b, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("state: journal entry: %w", err)
@@ -107,6 +124,7 @@ func (j *redisJournal) flush(ctx context.Context) {
 		first, err := appendScript.Run(ctx, j.r.rdb, []string{j.r.key("j"), j.r.key("j", "id")}, args...).Int64()
 		if err != nil {
 			err = fmt.Errorf("state: redis journal append: %w", err)
+			j.downUntil.Store(time.Now().Add(journalRetry).UnixNano())
 		}
 		for i, p := range group {
 			if err != nil {
