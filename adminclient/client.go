@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/scenariomock/scenariomock/state"
 )
@@ -376,9 +378,17 @@ func (c *Client) Stream(ctx context.Context, f Filter, after int64, fn func(stat
 	if resp.StatusCode != http.StatusOK {
 		return statusError(http.MethodGet, u, resp)
 	}
-	err = readEvents(resp.Body, fn)
+	// The server sends a keep-alive comment every 15s: a stream silent
+	// for three of them is a server that froze, or a network gone.
+	idle := &idleBody{r: resp.Body}
+	idle.timer = time.AfterFunc(streamIdle, func() { idle.silent.Store(true); resp.Body.Close() })
+	defer idle.timer.Stop()
+	err = readEvents(idle, fn)
 	if ctx.Err() != nil {
 		return nil
+	}
+	if idle.silent.Load() {
+		return fmt.Errorf("GET %s: %w: nothing, not even a keep-alive, for %s", u, ErrUnreachable, streamIdle)
 	}
 	if err == nil {
 		return fmt.Errorf("GET %s: %w", u, ErrStreamEnded)
@@ -424,4 +434,23 @@ func readEvents(r io.Reader, fn func(state.Entry) error) error {
 		}
 	}
 	return sc.Err()
+}
+
+// streamIdle is how long Stream waits for a byte before it gives up on the
+// server: three of its keep-alive periods.
+var streamIdle = 45 * time.Second
+
+// idleBody is a stream's body whose every read pushes back its timer.
+type idleBody struct {
+	r      io.Reader
+	timer  *time.Timer
+	silent atomic.Bool
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 {
+		b.timer.Reset(streamIdle)
+	}
+	return n, err
 }

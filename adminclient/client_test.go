@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -200,5 +201,40 @@ func TestStatusError(t *testing.T) {
 	var se *adminclient.StatusError
 	if !errors.As(err, &se) || se.StatusCode != 404 || !strings.Contains(err.Error(), "is a scenariomock server listening there?") {
 		t.Errorf("Count of a server that is not scenariomock: %v", err)
+	}
+}
+
+// TestStreamGivesUpOnSilence: a server that stops sending, not even its
+// keep-alives, ends Stream with ErrUnreachable rather than a wait forever.
+func TestStreamGivesUpOnSilence(t *testing.T) {
+	adminclient.SetStreamIdle(t, 200*time.Millisecond)
+	frozen := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, ": keep-alive\n\n")
+		http.NewResponseController(w).Flush()
+		select {
+		case <-frozen:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hs.Close()
+	defer close(frozen)
+	c, err := adminclient.New(hs.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Stream(context.Background(), adminclient.Filter{}, 0, func(state.Entry) error { return nil })
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, adminclient.ErrUnreachable) || !strings.Contains(err.Error(), "keep-alive") {
+			t.Errorf("Stream = %v, want ErrUnreachable saying it heard nothing", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Stream still waiting on a silent server after a minute")
 	}
 }
