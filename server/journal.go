@@ -117,9 +117,10 @@ func (s *Server) record(jr *journalRecord, r *http.Request, route string, status
 		e.Body = bytes.Clone(jr.body[:keep])
 		e.BodySize = int64(len(jr.body))
 		e.BodyTruncated = keep < len(jr.body)
-	case jr.refused && r.ContentLength > 0:
-		// A refused body is not kept; the size is the one declared.
-		e.BodySize = r.ContentLength
+	case jr.refused:
+		// A refused body is not kept; the size is the one declared, or,
+		// for a chunked body, unknown (0), but it was cut all the same.
+		e.BodySize = max(r.ContentLength, 0)
 		e.BodyTruncated = true
 	}
 	e.Route = route

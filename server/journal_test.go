@@ -831,3 +831,23 @@ func TestJournalStreamNonReaderAtShutdown(t *testing.T) {
 		t.Fatal("shutdown still waiting for a stream whose client does not read")
 	}
 }
+
+// TestJournalRefusedChunkedBody: a chunked body refused for its size (no
+// Content-Length to record) is still marked as cut.
+func TestJournalRefusedChunkedBody(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{MaxBody: 64}, journalScenario)
+	// A reader of unknown length: the client sends it chunked.
+	resp, err := http.Post(hs.URL+"/v1/payments", "text/plain", io.MultiReader(strings.NewReader(strings.Repeat("x", 100))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 413 {
+		t.Fatalf("status %d, want 413", resp.StatusCode)
+	}
+	l := listRequests(t, hs.URL, "")
+	if len(l.Requests) != 1 || l.Requests[0].Status != 413 || !l.Requests[0].BodyTruncated || len(l.Requests[0].Body) != 0 {
+		t.Errorf("entries: %+v, want one 413 with bodyTruncated and no body", l.Requests)
+	}
+}
