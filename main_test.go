@@ -646,35 +646,15 @@ func TestExitCodes(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			// A run that should have failed but serves instead is killed,
-			// and fails the test, after a minute.
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, tc.args...)
-			for _, kv := range os.Environ() {
-				if !strings.HasPrefix(kv, envPrefix) {
-					cmd.Env = append(cmd.Env, kv)
-				}
-			}
-			cmd.Env = append(cmd.Env, tc.env...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
+			code, stdout, stderr := runCLI(t, bin, tc.env, tc.args...)
 			if code != tc.code {
-				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout.String(), stderr.String())
+				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
 			}
-			if !strings.Contains(stderr.String(), tc.stderr) {
-				t.Errorf("stderr %q, want it to contain %q", stderr.String(), tc.stderr)
+			if !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stderr %q, want it to contain %q", stderr, tc.stderr)
 			}
-			if !strings.Contains(stdout.String(), tc.stdout) {
-				t.Errorf("stdout %q, want it to contain %q", stdout.String(), tc.stdout)
+			if !strings.Contains(stdout, tc.stdout) {
+				t.Errorf("stdout %q, want it to contain %q", stdout, tc.stdout)
 			}
 		})
 	}
@@ -734,4 +714,31 @@ func TestSeedFlag(t *testing.T) {
 	if c == a {
 		t.Errorf("without --seed the id %q repeats the seeded one", c)
 	}
+}
+
+// runCLI runs the binary with args, the environment's SCENARIOMOCK_*
+// variables replaced by env, and returns its exit code and output. A run
+// that should have ended but serves instead is killed, and fails the
+// test, after a minute.
+func runCLI(t *testing.T, bin string, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, envPrefix) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), errOut.String()
 }

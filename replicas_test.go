@@ -259,13 +259,8 @@ func TestReplicas(t *testing.T) {
 		}
 		bin := binary(t)
 		verify := func(args ...string) (int, string) {
-			out, err := exec.Command(bin, append([]string{"verify", "--addr", bases[1]}, args...)...).CombinedOutput()
-			if ee, ok := err.(*exec.ExitError); ok {
-				return ee.ExitCode(), string(out)
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			return 0, string(out)
+			code, stdout, stderr := runCLI(t, bin, nil, append([]string{"verify", "--addr", bases[1]}, args...)...)
+			return code, stdout + stderr
 		}
 		if code, out := verify("--route", "step per user", "--count", "18"); code != 0 {
 			t.Fatalf("verify --count 18 exited %d:\n%s", code, out)

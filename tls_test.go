@@ -229,20 +229,8 @@ func TestVerifyTLS(t *testing.T) {
 		resp.Body.Close()
 	}
 	run := func(args ...string) (int, string) {
-		cmd := exec.Command(bin, args...)
-		for _, kv := range os.Environ() {
-			if !strings.HasPrefix(kv, envPrefix) {
-				cmd.Env = append(cmd.Env, kv)
-			}
-		}
-		out, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode(), string(out)
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return 0, string(out)
+		code, stdout, stderr := runCLI(t, bin, nil, args...)
+		return code, stdout + stderr
 	}
 	for _, tc := range []struct {
 		args []string

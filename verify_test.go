@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -265,27 +262,9 @@ func TestVerifyExitCodes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, tc.args...)
-			for _, kv := range os.Environ() {
-				if !strings.HasPrefix(kv, envPrefix) {
-					cmd.Env = append(cmd.Env, kv)
-				}
-			}
-			cmd.Env = append(cmd.Env, tc.env...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			if code != tc.code || !strings.Contains(stderr.String(), tc.stderr) {
-				t.Errorf("exit code %d, want %d; stderr %q, want it to contain %q\nstdout: %s", code, tc.code, stderr.String(), tc.stderr, stdout.String())
+			code, stdout, stderr := runCLI(t, bin, tc.env, tc.args...)
+			if code != tc.code || !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("exit code %d, want %d; stderr %q, want it to contain %q\nstdout: %s", code, tc.code, stderr, tc.stderr, stdout)
 			}
 		})
 	}
