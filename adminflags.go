@@ -84,7 +84,7 @@ func (a *adminFlags) client() (*adminclient.Client, error) {
 	if a.admin != "" {
 		flag, addr = "--admin-addr", a.admin
 	}
-	hc, scheme, err := a.tls.healthClient()
+	hc, scheme, err := a.tls.httpClient()
 	if err != nil {
 		return nil, err
 	}

@@ -667,7 +667,7 @@ func checkHealth(ctx context.Context, stdout io.Writer, addr string, timeout tim
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	client, scheme, err := tlsOpts.healthClient()
+	client, scheme, err := tlsOpts.httpClient()
 	if err != nil {
 		return err
 	}

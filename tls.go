@@ -93,8 +93,9 @@ func listenHosts(addrs []string) []string {
 	return hosts
 }
 
-// healthClient returns the client health asks with and its scheme.
-func (o tlsOptions) healthClient() (*http.Client, string, error) {
+// httpClient returns the client that health, verify and requests ask
+// with, and its scheme.
+func (o tlsOptions) httpClient() (*http.Client, string, error) {
 	switch {
 	case o.cert != "":
 		pem, err := os.ReadFile(o.cert)
@@ -108,8 +109,10 @@ func (o tlsOptions) healthClient() (*http.Client, string, error) {
 		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}, "https", nil
 	case o.selfSigned:
 		// The certificate was made when the server started and is known
-		// to nobody; health asks its own process, on this machine, for
-		// nothing secret.
+		// to nobody, so it cannot be checked. health asks for nothing
+		// secret; verify and requests send the admin token too, which is
+		// why the README points them at --tls-cert (scenariomock cert)
+		// for a server across a network.
 		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}, "https", nil
 	}
 	return http.DefaultClient, "http", nil
