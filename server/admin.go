@@ -230,7 +230,7 @@ func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
 		r := rt.route
 		count, err := s.hits(rt).Count(req.Context(), r.Identity)
 		if err != nil {
-			s.unavailable(w, req, "", err, s.opts.Clock.Now())
+			s.adminUnavailable(w, req, err)
 			return
 		}
 		ar := adminRoute{
@@ -272,7 +272,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	name := r.URL.Query().Get("route")
 	if name == "" {
 		if err := s.state.Reset(r.Context()); err != nil {
-			s.unavailable(w, r, "", err, s.opts.Clock.Now())
+			s.adminUnavailable(w, r, err)
 			return
 		}
 		_ = s.local.Reset(r.Context(), "") // in memory: cannot fail
@@ -292,7 +292,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	for _, rt := range snap.routes {
 		if rt.route.Name == name {
 			if err := s.hits(rt).Reset(r.Context(), rt.route.Identity); err != nil {
-				s.unavailable(w, r, "", err, s.opts.Clock.Now())
+				s.adminUnavailable(w, r, err)
 				return
 			}
 			n++
@@ -334,7 +334,7 @@ type adminCounter struct {
 func (s *Server) handleCounters(w http.ResponseWriter, r *http.Request) {
 	list, err := s.state.Counters().List(r.Context())
 	if err != nil {
-		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		s.adminUnavailable(w, r, err)
 		return
 	}
 	out := make([]adminCounter, len(list))

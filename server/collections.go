@@ -173,13 +173,12 @@ func page(items []state.Item, q url.Values, collection string) (out []state.Item
 	return items, false, nil
 }
 
-// produce renders the answer of p into rec: it runs the collection
+// operate renders the answer of p into rec: it runs the collection
 // operation first, and answers a load or delete that finds nothing with
-// the response's missing: answer or a 404 problem. It saves nothing; the
-// caller saves once it knows the answer is produced (see save). readOnly
-// is runOp's.
-func (s *Server) produce(ctx context.Context, rec *recorder, p *prepared, d *templateData, readOnly bool) error {
-	data := func() *templateData { return d }
+// the response's missing: answer or a 404 problem. It saves nothing; commit
+// saves once it knows the answer is produced (see save). readOnly is
+// runOp's.
+func (s *Server) operate(ctx context.Context, rec *recorder, p *prepared, d *templateData, readOnly bool) error {
 	if p.src.Op != "" {
 		found, err := s.runOp(ctx, p, d, readOnly)
 		if err != nil {
@@ -187,20 +186,20 @@ func (s *Server) produce(ctx context.Context, rec *recorder, p *prepared, d *tem
 		}
 		if !found {
 			if p.missing != nil {
-				return p.missing.write(rec, s.opts.MaxTemplateOutput, data)
+				return p.missing.render(rec, s.opts.MaxTemplateOutput, d)
 			}
 			writeProblem(rec, newProblem(http.StatusNotFound, fmt.Sprintf("No item %q in collection %q.", d.id, d.collection)))
 			return nil
 		}
 	}
-	return p.write(rec, s.opts.MaxTemplateOutput, data)
+	return p.render(rec, s.opts.MaxTemplateOutput, d)
 }
 
 // save stores the answer in rec as the item save: names. The id template
 // sees the answer as .Response.
 func (s *Server) save(ctx context.Context, p *prepared, d *templateData, rec *recorder) error {
 	ref := p.src.Save
-	body := rec.body.Bytes()
+	body := rec.body
 	resp := &templateResponse{Status: rec.status, Headers: rec.header, Body: string(body), JSON: map[string]any{}}
 	if m, ok := parseItem(body).(map[string]any); ok {
 		resp.JSON = m
@@ -281,23 +280,4 @@ func (s *Server) seed(ctx context.Context, set *scenarios.Set, replace bool) err
 	}
 	s.seeded = hashes
 	return errors.Join(errs...)
-}
-
-// respondStored answers a response that loads, lists, deletes or saves
-// items, on a route without an idempotency block: the answer is rendered
-// first, and saved before it is sent, so that a save that fails (507)
-// answers instead of it. Nothing is written to w on error.
-func (s *Server) respondStored(ctx context.Context, w http.ResponseWriter, p *prepared, d *templateData) (int, error) {
-	rec := &recorder{header: http.Header{}}
-	if err := s.produce(ctx, rec, p, d, false); err != nil {
-		return 0, err
-	}
-	if p.src.Save != nil {
-		// Saving outlives a client that hangs up now: the answer exists.
-		if err := s.save(context.WithoutCancel(ctx), p, d, rec); err != nil {
-			return 0, err
-		}
-	}
-	rec.writeTo(w)
-	return rec.status, nil
 }

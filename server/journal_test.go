@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
 )
 
@@ -477,15 +477,19 @@ func TestJournalNoAnswer(t *testing.T) {
 }
 
 // TestJournalFaultAfter: the fault and when it struck come from the
-// log line's attributes fault and fault_after.
+// request's typed outcome; a request is journaled once.
 func TestJournalFaultAfter(t *testing.T) {
 	t.Parallel()
 	s, _, _ := serveYAML(t, Options{}, journalScenario)
-	r, jr := s.withJournal(httptestRequest("GET", "/x"), 1)
-	s.logRequest(r, "x", 0, 0, time.Now(), slog.String("fault", "connection-reset"), slog.String("fault_after", "processing"))
-	s.logRequest(r, "x", 0, 0, time.Now()) // once only
+	snap := s.snap.Load()
+	x := s.exchangeFor(nil, httptestRequest("GET", "/x"), time.Now(), snap)
+	x.out.route = "x"
+	x.out.fault = &scenarios.Fault{Kind: scenarios.ConnectionReset, After: scenarios.AfterProcessing}
+	s.record(x)
+	s.record(x) // once only
+	s.finish(x) // and finish does not journal it again
 	es, _ := s.state.Journal().Entries(context.Background(), 0)
-	if len(es) != 1 || es[0].Fault != "connection-reset" || es[0].FaultAfter != "processing" || !jr.done {
+	if len(es) != 1 || es[0].Fault != "connection-reset" || es[0].FaultAfter != "processing" || !x.recorded {
 		t.Errorf("entries: %+v", es)
 	}
 }
