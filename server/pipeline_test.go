@@ -123,4 +123,3 @@ routes:
 		t.Errorf("journal: %+v", l.Requests)
 	}
 }
-
