@@ -30,7 +30,8 @@ type exchange struct {
 	// body is the request body, in a pooled buffer: whatever keeps it
 	// past the request copies it (the journal, templates).
 	body []byte
-	in   *matcher.Request
+	in   *matcher.Request // &req, or a HEAD request's GET
+	req  matcher.Request
 	m    matcher.Match
 	rt   *routeRuntime // nil for the fallback and for requests no route took
 
@@ -109,6 +110,14 @@ func (o *result) problemish() bool {
 	return o.err != nil || (o.unmatched && o.route == "")
 }
 
+// detached is the context of work that outlasts the client: store writes
+// (a remote store must not keep a key in flight because the client hung
+// up), saves, and the route's work under onClientAbort: complete without a
+// delay. Nothing the pipeline calls reads a value of the request's
+// context, so it is the background, which context.WithoutCancel would
+// cost an allocation per call to wrap.
+var detached = context.Background()
+
 type exchangeKey struct{}
 
 // connExchange gives each connection Serve accepts its exchange.
@@ -126,10 +135,9 @@ func (s *Server) exchangeFor(w http.ResponseWriter, r *http.Request, start time.
 	if x == nil {
 		x = &exchange{}
 	}
-	rec, own := x.rec, x.ownHeader
+	rec, own := x.rec.scratch(), x.ownHeader
 	clear(own)
-	*x = exchange{s: s, w: w, r: r, start: start, snap: snap, ctx: r.Context(), ownHeader: own}
-	x.rec.buf = rec.buf[:0]
+	*x = exchange{s: s, w: w, r: r, start: start, snap: snap, ctx: r.Context(), ownHeader: own, rec: rec}
 	x.entry.Version = snap.version
 	return x
 }
@@ -138,11 +146,8 @@ func (s *Server) exchangeFor(w http.ResponseWriter, r *http.Request, start time.
 // so that a connection idle between requests pins no answer, body or
 // request; its buffers are kept for the next request.
 func (x *exchange) end() {
-	rec, own := x.rec, x.ownHeader
-	if cap(rec.buf) > maxPooledBody {
-		rec.buf = nil
-	}
-	*x = exchange{rec: recorder{buf: rec.buf[:0]}, ownHeader: own}
+	rec, own := x.rec.scratch(), x.ownHeader
+	*x = exchange{rec: rec, ownHeader: own}
 	clear(own)
 }
 

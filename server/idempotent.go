@@ -133,13 +133,26 @@ func (s *Server) refuse(x *exchange, own *prepared, status int, outcome, title, 
 func (s *Server) replay(x *exchange) {
 	resp := &x.stored
 	h := x.w.Header()
-	for _, f := range resp.Header {
-		h[f.Name] = append(h[f.Name], f.Value)
+	// One slice holds the values of the fields w does not have yet (all
+	// of them, but for CORS), so that the replay allocates it alone.
+	values := make([]string, len(resp.Header))
+	for i, f := range resp.Header {
+		if vs, ok := h[f.Name]; ok {
+			h[f.Name] = append(vs, f.Value)
+			continue
+		}
+		values[i] = f.Value
+		h[f.Name] = values[i : i+1 : i+1]
 	}
 	if rh := x.rt.idem.cfg.ReplayHeader; rh != "" {
 		h[rh] = headerTrue
 	}
-	h["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
+	// The stored answer has its Content-Length (render sets it); it is
+	// set again only if it says another length.
+	var n [20]byte
+	if cl := h["Content-Length"]; len(cl) != 1 || cl[0] != string(strconv.AppendInt(n[:0], int64(len(resp.Body)), 10)) {
+		h["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
+	}
 	x.out.status = resp.Status
 	s.record(x)
 	x.w.WriteHeader(resp.Status)
@@ -154,7 +167,7 @@ func (s *Server) releaseClaim(x *exchange) {
 		return
 	}
 	x.claimed = false
-	if err := s.state.Idempotency().Release(context.WithoutCancel(x.r.Context()), x.tok); err != nil && !errors.Is(err, state.ErrNotClaimed) {
+	if err := s.state.Idempotency().Release(detached, x.tok); err != nil && !errors.Is(err, state.ErrNotClaimed) {
 		s.log.Warn("idempotency key not released", "route", x.out.route, "error", err.Error())
 	}
 }
@@ -169,7 +182,7 @@ func (s *Server) completeClaim(x *exchange) {
 		return
 	}
 	x.claimed = false
-	err := s.state.Idempotency().Complete(context.WithoutCancel(x.r.Context()), x.tok, x.rec.response())
+	err := s.state.Idempotency().Complete(detached, x.tok, x.rec.response())
 	if err == nil {
 		return
 	}
@@ -226,6 +239,20 @@ type recorder struct {
 	buf []byte
 	// inW: header is w's.
 	inW bool
+	// names and fields are response's scratch.
+	names  []string
+	fields []state.Header
+}
+
+// scratch returns an empty recorder that keeps rec's storage, unless it
+// grew past what is worth keeping.
+func (rec *recorder) scratch() recorder {
+	if cap(rec.buf) > maxPooledBody || cap(rec.fields) > 64 {
+		return recorder{}
+	}
+	clear(rec.fields) // let go of the strings
+	clear(rec.names)
+	return recorder{buf: rec.buf[:0], names: rec.names[:0], fields: rec.fields[:0]}
 }
 
 // direct makes h, w's header, where the answer is rendered.
@@ -257,19 +284,22 @@ func (rec *recorder) Write(b []byte) (int, error) {
 }
 
 // response is the recorded answer as the store keeps it; net/http writes
-// header fields sorted by name, so that is the order kept.
+// header fields sorted by name, so that is the order kept. Its slices are
+// the recorder's scratch, reused by the next request: the store copies
+// what it keeps.
 func (rec *recorder) response() state.Response {
-	names := make([]string, 0, len(rec.header))
+	names := rec.names[:0]
 	for name := range rec.header {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	var fields []state.Header
+	fields := rec.fields[:0]
 	for _, name := range names {
 		for _, v := range rec.header[name] {
 			fields = append(fields, state.Header{Name: name, Value: v})
 		}
 	}
+	rec.names, rec.fields = names, fields
 	return state.Response{Status: rec.status, Header: fields, Body: rec.body}
 }
 

@@ -13,8 +13,9 @@ import (
 )
 
 // serveScenario answers a request that is not for the admin API: it reads
-// the body, matches a route, answers CORS preflights and misses, and hands
-// a matched request to serveRoute. Whatever happens, finish logs it once.
+// the body, matches a route (match answers CORS preflights and misses),
+// and hands a matched request to serveRoute. Whatever happens, finish
+// logs it once.
 func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 	start := s.opts.Clock.Now()
 	snap := s.snap.Load()
@@ -35,7 +36,18 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 		x.body = body
 	}
 	defer s.finish(x)
-	in := matcher.NewRequest(r, x.body)
+	if s.match(x) {
+		s.serveRoute(x)
+	}
+}
+
+// match finds the route for the request, and answers what no route
+// runs for: a CORS preflight, a miss (the fallback runs as a route). It
+// reports whether a route took the request.
+func (s *Server) match(x *exchange) bool {
+	w, r, snap := x.w, x.r, x.snap
+	x.req = *matcher.NewRequest(r, x.body) // in the exchange: no allocation
+	in := &x.req
 	m, ok := snap.table.Match(in)
 	if !ok && r.Method == http.MethodHead {
 		// HEAD is GET without the body (RFC 9110 §9.3.2), as net/http's
@@ -57,7 +69,7 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 		// route was written for OPTIONS.
 		if isPreflight(r) && (!ok || !explicitOptions(m.Route.Route)) {
 			s.preflight(x, snap.cors)
-			return
+			return false
 		}
 		var rt *routeRuntime
 		if ok {
@@ -67,11 +79,11 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 	}
 	if !ok {
 		s.miss(x)
-		return
+		return false
 	}
 	x.rt = snap.routes[m.Route.Index]
 	x.out.route = m.Route.Name
-	s.serveRoute(x)
+	return true
 }
 
 // putBody returns a request body's buffer to the pool.
@@ -171,7 +183,7 @@ func (s *Server) wait(x *exchange) bool {
 		ctx, release = s.delayContext(x.r)
 		defer release()
 	case complete:
-		x.ctx = context.WithoutCancel(x.ctx)
+		x.ctx = detached
 	}
 	if delay > 0 && !s.opts.Clock.Wait(ctx, delay) {
 		ended := "client gone during delay"
@@ -211,7 +223,7 @@ func (s *Server) produce(x *exchange) {
 			// The store is written whatever the client does: a remote
 			// store must not keep a key in flight because the client
 			// hung up.
-			ctx = context.WithoutCancel(x.r.Context())
+			ctx = detached
 		}
 		err = s.operate(ctx, rec, p, x.templateData(), arrival)
 	} else {
@@ -247,7 +259,7 @@ func (s *Server) commit(x *exchange) {
 	}
 	if p := x.p; p.src.Save != nil {
 		// Saving outlives a client that hangs up now: the answer exists.
-		if err := s.save(context.WithoutCancel(x.r.Context()), p, x.data, &x.rec); err != nil {
+		if err := s.save(detached, p, x.data, &x.rec); err != nil {
 			s.releaseClaim(x)
 			x.produced = false
 			x.fail(fmt.Errorf("route %q: %w", x.out.route, err))
