@@ -3,8 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -222,62 +220,4 @@ func (s *Server) save(ctx context.Context, p *prepared, d *templateData, rec *re
 		return fmt.Errorf("%w: %v", errStore, err)
 	}
 	return nil
-}
-
-// seedHashes identifies each seeded collection's items, so that a reload
-// re-seeds only a collection whose seed changed.
-func seedHashes(set *scenarios.Set) map[string]string {
-	out := map[string]string{}
-	for _, sd := range set.Seeds {
-		h := sha256.New()
-		for _, it := range sd.Items {
-			fmt.Fprintf(h, "%d:%s%d:", len(it.ID), it.ID, len(it.Body))
-			h.Write(it.Body)
-		}
-		out[sd.Name] = hex.EncodeToString(h.Sum(nil))
-	}
-	return out
-}
-
-// seed fills the seeded collections of set. With replace (startup and
-// POST /__admin/reset) each collection becomes exactly its seed. Otherwise
-// (a reload) only a collection whose seed changed since the last seeding
-// is touched, and then its seeded items are saved again over whatever
-// they became, while items created at run time stay: a reload after
-// editing an unrelated route must not undo a test's payments. The caller
-// holds reloadMu.
-func (s *Server) seed(ctx context.Context, set *scenarios.Set, replace bool) error {
-	hashes := seedHashes(set)
-	cols := s.state.Collections()
-	var errs []error
-	for _, sd := range set.Seeds {
-		if !replace && s.seeded[sd.Name] == hashes[sd.Name] {
-			continue
-		}
-		var err error
-		if replace {
-			items := make([]state.Item, len(sd.Items))
-			for i, it := range sd.Items {
-				items[i] = state.Item{ID: it.ID, Body: it.Body}
-			}
-			err = cols.Seed(ctx, sd.Name, items)
-		} else {
-			for _, it := range sd.Items {
-				if _, err = cols.Save(ctx, sd.Name, it.ID, it.Body); err != nil {
-					break
-				}
-			}
-		}
-		if err != nil {
-			if errors.Is(err, state.ErrFull) {
-				err = fmt.Errorf("its %d items would pass the limit of %d items in all collections (--max-collection-items)", len(sd.Items), s.opts.MaxCollectionItems)
-			}
-			// A scenario error, so that the admin API and the log show it
-			// with the file's other problems.
-			errs = append(errs, &scenarios.Error{Pos: sd.Pos, Msg: fmt.Sprintf("collections: %s: not seeded: %v", sd.Name, err)})
-			delete(hashes, sd.Name) // try again at the next reload
-		}
-	}
-	s.seeded = hashes
-	return errors.Join(errs...)
 }

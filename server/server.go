@@ -12,8 +12,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/netip"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -21,9 +19,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/gorilla/mux"
 	"github.com/scenariomock/scenariomock/certs"
-	"github.com/scenariomock/scenariomock/dashboard"
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
@@ -331,150 +327,6 @@ func (s *Server) build(t *matcher.Table, version int64, now time.Time) *snapshot
 	return snap
 }
 
-// Reload loads the scenarios again and makes them current. On error the
-// old snapshot keeps serving and the error is kept for the admin API. A
-// reload that reads exactly what the current snapshot was built from does
-// nothing. Reload returns when a reload that started after it was called
-// has finished, or when shutdown begins (errReloadPending). It is safe for
-// concurrent use: calls made while a reload runs share the next one.
-func (s *Server) Reload() error { return s.ReloadContext(context.Background()) }
-
-// ReloadContext is Reload, giving up (errReloadPending) when ctx ends; the
-// reload itself goes on and its outcome shows in the admin API.
-func (s *Server) ReloadContext(ctx context.Context) error {
-	c := s.requestReload()
-	select {
-	case <-c.done:
-		return c.err
-	case <-ctx.Done():
-		return fmt.Errorf("%w: %w", errReloadPending, context.Cause(ctx))
-	case <-s.stopping.Done():
-		return fmt.Errorf("%w: %w", errReloadPending, context.Cause(s.stopping))
-	}
-}
-
-// errReloadPending: a caller stopped waiting for a reload that still runs.
-var errReloadPending = errors.New("reload still running")
-
-// reloads merges concurrent reload requests. At most one reload runs; a
-// request made while it runs joins the next one, which starts when it
-// ends, so that every caller sees the files as they were when it asked
-// (the running reload may have read them before) and twenty callers cost
-// two loads, not twenty. A goroutine of the server runs the reloads, not
-// a caller, so that a caller can stop waiting: a loader stuck on I/O then
-// holds only that goroutine, which ends once no reload is pending.
-type reloads struct {
-	mu      sync.Mutex // guards running and next
-	running bool
-	next    *reloadCall // the reload to start when the running one ends
-}
-
-// reloadCall is one reload and the callers waiting for it.
-type reloadCall struct {
-	done    chan struct{}
-	err     error // set before done is closed
-	callers int   // guarded by reloads.mu
-}
-
-// requestReload returns the reload that will run next, starting the
-// goroutine that runs reloads if none runs.
-func (s *Server) requestReload() *reloadCall {
-	rl := &s.reloads
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	if rl.next == nil {
-		rl.next = &reloadCall{done: make(chan struct{})}
-	}
-	c := rl.next
-	c.callers++
-	if !rl.running {
-		rl.running = true
-		go s.runReloads()
-	}
-	return c
-}
-
-// runReloads runs pending reloads one after the other and ends when none
-// is pending.
-func (s *Server) runReloads() {
-	rl := &s.reloads
-	for {
-		rl.mu.Lock()
-		c := rl.next
-		rl.next = nil
-		if c == nil {
-			rl.running = false
-		}
-		callers := 0
-		if c != nil {
-			callers = c.callers
-		}
-		rl.mu.Unlock()
-		if c == nil {
-			return
-		}
-		if callers > 1 {
-			s.log.Debug("reload requests merged", "requests", callers)
-		}
-		c.err = s.reload()
-		close(c.done)
-	}
-}
-
-// reload is one reload; runReloads makes sure only one runs at a time.
-func (s *Server) reload() error {
-	s.reloadMu.Lock()
-	defer s.reloadMu.Unlock()
-	now := s.opts.Clock.Now()
-	if s.opts.Hash != nil && s.status.Load().err == nil {
-		// Files unchanged since the current snapshot: nothing to parse.
-		if h, err := s.opts.Hash(); err == nil && h == s.lastHash {
-			return nil
-		}
-	}
-	set, err := s.opts.Load()
-	var t *matcher.Table
-	if err == nil {
-		if set.Hash == s.lastHash && s.status.Load().err == nil {
-			return nil
-		}
-		t, err = matcher.Compile(set)
-	}
-	if err == nil {
-		err = s.seed(context.Background(), set, false)
-	}
-	old := s.snap.Load()
-	if err != nil {
-		st := &reloadStatus{at: now, err: err}
-		for _, p := range scenarios.Problems(err) {
-			st.problems = append(st.problems, p.Error())
-		}
-		s.status.Store(st)
-		for _, p := range st.problems {
-			s.log.Error("scenario error", "problem", p)
-		}
-		s.log.Error("reload failed; the last good scenarios keep serving", "version", old.version, "problems", len(st.problems))
-		return err
-	}
-	s.lastHash = set.Hash
-	snap := s.build(t, old.version+1, now)
-	s.snap.Store(snap)
-	ids := make([]string, len(snap.routes))
-	for i, rt := range snap.routes {
-		ids[i] = rt.route.Identity
-	}
-	// A route whose definition changed has a new identity and starts its
-	// sequence over; idempotency keys, counters and collections are not
-	// tied to routes and stay.
-	if err := s.state.Sequences().Retain(context.Background(), ids); err != nil {
-		s.log.Warn("sequence state of removed routes not forgotten", "error", err.Error())
-	}
-	_ = s.local.Retain(context.Background(), ids) // in memory: cannot fail
-	s.status.Store(&reloadStatus{at: now})
-	s.log.Info("reloaded", "version", snap.version, "files", len(set.Files), "routes", len(snap.routes))
-	return nil
-}
-
 // Deps returns the body files the current snapshot read, for the watcher.
 func (s *Server) Deps() []string { return s.snap.Load().table.Set().Deps }
 
@@ -606,26 +458,6 @@ func (s *Server) stopContext(r *http.Request, outlast bool) (context.Context, fu
 	return ctx, func() { stop(); cancel(nil) }
 }
 
-const adminPrefix = "/__admin"
-
-// adminMethods are the methods each admin path takes, for routing and
-// for the Allow header of a 405.
-var adminMethods = map[string]string{
-	adminPrefix + "/health":             "GET, HEAD",
-	adminPrefix + "/scenarios":          "GET",
-	adminPrefix + "/reset":              "POST",
-	adminPrefix + "/reload":             "POST",
-	adminPrefix + "/idempotency":        "GET, DELETE",
-	adminPrefix + "/idempotency/expire": "POST",
-	adminPrefix + "/counters":           "GET",
-	adminPrefix + "/collections":        "GET, DELETE",
-	adminPrefix + "/collections/{name}": "GET, DELETE",
-	adminPrefix + "/ui":                 "GET, HEAD", // and each of its assets, /ui/*
-	adminPrefix + "/requests":           "GET, DELETE",
-	adminPrefix + "/requests/count":     "GET",
-	adminPrefix + "/requests/stream":    "GET",
-}
-
 // errShutdown is the cause of the delays cancelled at the shutdown timeout.
 var errShutdown = errors.New("shutdown")
 
@@ -638,64 +470,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveAdmin(w, r, canonical)
-}
-
-// adminTarget reports whether r is for the admin API and whether it came
-// in the canonical form. A request is for the admin API when its path,
-// percent-decoded, or decoded and cleaned of dot segments and repeated
-// slashes, is /__admin or under it. It is canonical when the request
-// target, as sent, is that cleaned path exactly (a query aside): origin
-// form, nothing encoded that need not be. Every other spelling
-// (/%5f_admin, //__admin, /./__admin, /__admin/../x, an absolute URL) is
-// refused rather than served: a proxy rule that keeps /__admin from the
-// outside matches the spelling it sees, so serving these would walk round
-// it, and handing them to the scenarios would make one path mean two things.
-func adminTarget(r *http.Request) (admin, canonical bool) {
-	p := r.URL.Path
-	if !strings.Contains(p, adminPrefix) { // the hot path: one scan, no allocation
-		return false, false
-	}
-	clean := path.Clean(p)
-	if !underAdmin(p) && !underAdmin(clean) {
-		return false, false
-	}
-	target := r.RequestURI
-	if target == "" { // a handler called directly, not by net/http's server
-		target = r.URL.RequestURI()
-	}
-	if i := strings.IndexByte(target, '?'); i >= 0 {
-		target = target[:i]
-	}
-	return true, target == clean
-}
-
-func underAdmin(p string) bool {
-	return strings.HasPrefix(p, adminPrefix) && (len(p) == len(adminPrefix) || p[len(adminPrefix)] == '/')
-}
-
-// adminHostAllowed checks the Host of an admin call: a web page whose
-// name an attacker points at 127.0.0.1 (DNS rebinding) sends its own name,
-// which is not on the list. IP addresses, localhost names and no Host at
-// all cannot come from such a page; names a container is reached by are
-// given to --admin-hosts ("*" allows any).
-func (s *Server) adminHostAllowed(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
-	if host == "" || host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	if _, err := netip.ParseAddr(host); err == nil {
-		return true
-	}
-	for _, h := range s.opts.AdminHosts {
-		if h == "*" || strings.EqualFold(strings.TrimSuffix(h, "."), host) {
-			return true
-		}
-	}
-	return false
 }
 
 // readsCall reports whether a response's templates may read .Call, the
@@ -796,46 +570,6 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, dst []byte) ([
 		return nil, fmt.Errorf("%w: %v", errBodyUnreadable, err)
 	}
 	return dst, nil
-}
-
-// adminRouter is built once; the admin API is small and off the hot path.
-func (s *Server) adminRouter() http.Handler {
-	// Full paths on the root router: a mux subrouter answers a wrong
-	// method with 404 instead of 405.
-	r := mux.NewRouter()
-	for path, h := range map[string]http.HandlerFunc{
-		"/health": s.handleHealth, "/scenarios": s.handleScenarios, "/reset": s.handleReset, "/reload": s.handleReload,
-		"/idempotency/expire": s.handleIdempotencyExpire, "/counters": s.handleCounters,
-	} {
-		r.HandleFunc(adminPrefix+path, h).Methods(strings.Split(adminMethods[adminPrefix+path], ", ")...)
-	}
-	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotency).Methods(http.MethodGet)
-	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotencyDelete).Methods(http.MethodDelete)
-	s.collectionRoutes(r)
-	// The dashboard: each embedded file by its exact path, so that any
-	// other /ui/... gets the admin API's 404 problem.
-	for _, p := range dashboard.Assets() {
-		r.Handle(p, dashboard.Handler()).Methods(http.MethodGet, http.MethodHead)
-	}
-	r.HandleFunc(adminPrefix+"/requests", s.handleRequests).Methods(http.MethodGet)
-	r.HandleFunc(adminPrefix+"/requests", s.handleRequestsClear).Methods(http.MethodDelete)
-	r.HandleFunc(adminPrefix+"/requests/count", s.handleRequestsCount).Methods(http.MethodGet)
-	r.HandleFunc(adminPrefix+"/requests/stream", s.handleRequestsStream).Methods(http.MethodGet)
-	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("The admin API has no %s; see GET %s/scenarios.", r.URL.Path, adminPrefix)))
-	})
-	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		allow := adminMethods[r.URL.Path]
-		if strings.HasPrefix(r.URL.Path, adminPrefix+"/collections/") {
-			allow = adminMethods[adminPrefix+"/collections/{name}"]
-		}
-		if strings.HasPrefix(r.URL.Path, dashboard.Path+"/") {
-			allow = adminMethods[dashboard.Path]
-		}
-		w.Header().Set("Allow", allow) // RFC 9110 asks a 405 for it
-		writeProblem(w, newProblem(http.StatusMethodNotAllowed, fmt.Sprintf("%s takes %s, not %s.", r.URL.Path, allow, r.Method)))
-	})
-	return r
 }
 
 // certFingerprint returns the SHA-256 fingerprint of the first
