@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/scenariomock/scenariomock/internal/loghandler"
 	"github.com/scenariomock/scenariomock/state"
 )
 
@@ -97,8 +98,8 @@ func (s *Server) finish(x *exchange) {
 // attributes, in one order (method, path, route, status, duration_ms,
 // delay_ms, idempotency, outcome, error, fault, fault_after, near), at
 // warn for a request that went wrong. A line with no more than the
-// idempotency outcome, at info, is formatted directly by a logHandler
-// (handleRequest); the others go through a slog.Record.
+// idempotency outcome, at info, is formatted directly by a loghandler.Handler
+// (HandleRequest); the others go through a slog.Record.
 func (s *Server) logLine(x *exchange) {
 	level := slog.LevelInfo
 	if x.out.problemish() {
@@ -119,8 +120,8 @@ func (s *Server) logOutcome(h slog.Handler, level slog.Level, x *exchange, now t
 	ctx := r.Context()
 	debug := h.Enabled(ctx, slog.LevelDebug)
 	plain := o.ended == "" && o.err == nil && o.fault == nil && !(o.unmatched && o.route == "")
-	if lh, ok := h.(*logHandler); ok && level == slog.LevelInfo && !debug && plain && !viaRecord {
-		_ = lh.handleRequest(now, r.Method, r.URL.Path, o.route, o.status, now.Sub(x.start), o.delay, o.idem)
+	if lh, ok := h.(*loghandler.Handler); ok && level == slog.LevelInfo && !debug && plain && !viaRecord {
+		_ = lh.HandleRequest(now, r.Method, r.URL.Path, o.route, o.status, now.Sub(x.start), o.delay, o.idem)
 		return
 	}
 	rec := slog.NewRecord(now, level, requestMsg, 0)
