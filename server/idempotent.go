@@ -38,7 +38,7 @@ func newIdemRuntime(cfg *scenarios.Idempotency) *idemRuntime {
 	return ir
 }
 
-// The idempotency outcomes, as the log (and later the journal) names them.
+// The idempotency outcomes (result.idem), as the log and the journal name them.
 const (
 	idemNew      = "new"
 	idemReplayed = "replayed"
