@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/scenariomock/scenariomock/matcher"
@@ -20,7 +21,7 @@ import (
 // Under Serve each HTTP/1 connection keeps one exchange in its context
 // (connExchange), which its requests reuse, one at a time: the hot path
 // allocates none. HTTP/2 requests, and a handler served by another
-// http.Server, get one each.
+// http.Server, take one from a pool.
 type exchange struct {
 	s     *Server
 	w     http.ResponseWriter
@@ -67,6 +68,8 @@ type exchange struct {
 	// log line was written. Each happens once.
 	recorded, finished bool
 	entry              state.Entry
+	// pooled: x came from exchanges, and end returns it there.
+	pooled bool
 }
 
 // answerKind says what deliver sends.
@@ -125,30 +128,40 @@ func connExchange(ctx context.Context, _ net.Conn) context.Context {
 	return context.WithValue(ctx, exchangeKey{}, &exchange{})
 }
 
+// exchanges hold the exchanges of requests that have no connection of
+// their own to keep one in (HTTP/2 streams, a handler served without
+// Serve's ConnContext) between requests.
+var exchanges = sync.Pool{New: func() any { return &exchange{} }}
+
 // exchangeFor returns the exchange for r, reset: the connection's when r
-// is HTTP/1 under Serve, else a new one.
+// is HTTP/1 under Serve, else one from the pool, which end returns.
 func (s *Server) exchangeFor(w http.ResponseWriter, r *http.Request, start time.Time, snap *snapshot) *exchange {
 	var x *exchange
 	if r.ProtoMajor == 1 {
 		x, _ = r.Context().Value(exchangeKey{}).(*exchange)
 	}
-	if x == nil {
-		x = &exchange{}
+	pooled := x == nil
+	if pooled {
+		x = exchanges.Get().(*exchange)
 	}
 	rec, own := x.rec.scratch(), x.ownHeader
 	clear(own)
-	*x = exchange{s: s, w: w, r: r, start: start, snap: snap, ctx: r.Context(), ownHeader: own, rec: rec}
+	*x = exchange{s: s, w: w, r: r, start: start, snap: snap, ctx: r.Context(), ownHeader: own, rec: rec, pooled: pooled}
 	x.entry.Version = snap.version
 	return x
 }
 
 // end lets go of what the exchange points at once its request is over,
-// so that a connection idle between requests pins no answer, body or
-// request; its buffers are kept for the next request.
+// so that a connection idle between requests (or the pool) pins no
+// answer, body or request; its buffers are kept for the next request.
+// Nothing may use x after end.
 func (x *exchange) end() {
-	rec, own := x.rec.scratch(), x.ownHeader
+	rec, own, pooled := x.rec.scratch(), x.ownHeader, x.pooled
 	*x = exchange{rec: rec, ownHeader: own}
 	clear(own)
+	if pooled {
+		exchanges.Put(x)
+	}
 }
 
 // templateData returns what the response's templates see, made the first
