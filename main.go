@@ -30,6 +30,7 @@ import (
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/server"
 	"github.com/scenariomock/scenariomock/state"
+	"github.com/scenariomock/scenariomock/state/redis"
 )
 
 // The examples built into the binary: serve and routes use one of them
@@ -308,7 +309,7 @@ separated by colons when none are given.`,
 	f.StringSliceVar(&opts.adminHosts, "admin-hosts", nil, "host names besides localhost and IP addresses that admin calls may use (the names a container is reached by; * for any)")
 	f.IntVar(&opts.maxItems, "max-collection-items", 100_000, "items all stored collections may hold together; a save past it gets 507")
 	f.StringVar(&opts.state, "state", "memory", "where runtime state lives: memory (this process), or a Redis URL that replicas share: redis://[:password@]host:6379/0, rediss:// for TLS")
-	f.StringVar(&opts.statePrefix, "state-prefix", state.DefaultRedisPrefix, "prefix of every Redis key: replicas with the same prefix share state, others do not")
+	f.StringVar(&opts.statePrefix, "state-prefix", redis.DefaultPrefix, "prefix of every Redis key: replicas with the same prefix share state, others do not")
 	f.Uint64Var(&opts.seed, "seed", 0, "make every random choice repeatable (fault chances, delay ranges, randomInt, randomHex, uuid) for the same requests in the same order")
 	f.BoolVar(&opts.cors, "cors", false, "answer browsers from any origin (CORS preflights and headers, credentials allowed) on routes whose file has no cors: block; not the admin API")
 	opts.tls.flags(f, true)
@@ -404,7 +405,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var shared state.Store // nil (not a nil *Redis): the server's own memory store
+	var shared state.Store // nil (not a nil *redis.Store): the server's own memory store
 	if store != nil {
 		shared = store
 	}
@@ -469,7 +470,7 @@ func journalSize(flag int) int {
 // openState opens the store --state names: nil for memory (the server
 // makes its own), a Redis store for a redis:// or rediss:// URL. The
 // bounds are the same flags as for memory.
-func openState(ctx context.Context, opts serveOptions) (*state.Redis, error) {
+func openState(ctx context.Context, opts serveOptions) (*redis.Store, error) {
 	switch {
 	case opts.state == "" || opts.state == "memory":
 		return nil, nil
@@ -480,7 +481,7 @@ func openState(ctx context.Context, opts serveOptions) (*state.Redis, error) {
 	if opts.statePrefix == "" {
 		return nil, withCode(exitUsage, errors.New("--state-prefix must not be empty"))
 	}
-	s, err := state.OpenRedis(ctx, opts.state, state.RedisOptions{
+	s, err := redis.Open(ctx, opts.state, redis.Options{
 		Options: state.Options{MaxKeys: opts.maxIdemKeys, MaxSequenceKeys: opts.maxSequenceKeys, MaxItems: opts.maxItems},
 		Prefix:  opts.statePrefix,
 	})

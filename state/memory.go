@@ -20,7 +20,7 @@ var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty in-memory store.
 func NewMemory(o Options) *Memory {
-	o = o.withDefaults()
+	o = o.WithDefaults()
 	return &Memory{
 		idem: newMemIdempotency(o.Now, o.MaxKeys),
 		seqs: &memSequences{limit: o.MaxSequenceKeys},

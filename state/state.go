@@ -76,7 +76,9 @@ const (
 	DefaultTTL = 24 * time.Hour
 )
 
-func (o Options) withDefaults() Options {
+// WithDefaults returns o with every zero field set to its default, for
+// implementations in other packages (state/redis).
+func (o Options) WithDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}

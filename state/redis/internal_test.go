@@ -1,8 +1,9 @@
-package state
+package redis
 
 import (
 	"context"
 	"errors"
+	"github.com/scenariomock/scenariomock/state"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 // different connections), the key ends up free for the retry.
 func TestRedisLostClaim(t *testing.T) {
 	srv := redistest.Start(t)
-	r, err := OpenRedis(context.Background(), srv.URL(), RedisOptions{Prefix: "lost:"})
+	r, err := Open(context.Background(), srv.URL(), Options{Prefix: "lost:"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,12 +26,12 @@ func TestRedisLostClaim(t *testing.T) {
 		releaseFirst bool
 	}{{"claim, then its release", false}, {"release, then the claim", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			k := Key{Group: "g", Key: tc.name}
+			k := state.Key{Group: "g", Key: tc.name}
 			id := newTokenID()
 			if tc.releaseFirst {
-				r.idem.releaseLost(ctx, Token{Key: k, ID: id})
+				r.idem.releaseLost(ctx, state.Token{Key: k, ID: id})
 			}
-			res, err := r.idem.claimOnce(ctx, k, Fingerprint{}, time.Hour, id)
+			res, err := r.idem.claimOnce(ctx, k, state.Fingerprint{}, time.Hour, id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -40,12 +41,12 @@ func TestRedisLostClaim(t *testing.T) {
 					t.Fatalf("a claim run after its release = %v, want abandoned", c.Outcome)
 				}
 			} else {
-				if err != nil || c.Outcome != New {
+				if err != nil || c.Outcome != state.New {
 					t.Fatalf("claim = %v, %v", c.Outcome, err)
 				}
-				r.idem.releaseLost(ctx, Token{Key: k, ID: id})
+				r.idem.releaseLost(ctx, state.Token{Key: k, ID: id})
 			}
-			if c, err := r.idem.Claim(ctx, k, Fingerprint{}, ClaimOptions{}); err != nil || c.Outcome != New {
+			if c, err := r.idem.Claim(ctx, k, state.Fingerprint{}, state.ClaimOptions{}); err != nil || c.Outcome != state.New {
 				t.Fatalf("the retry's claim = %v, %v; want new", c.Outcome, err)
 			}
 		})
@@ -57,23 +58,23 @@ func TestRedisLostClaim(t *testing.T) {
 // wait on each), and append again when it is back.
 func TestRedisJournalAway(t *testing.T) {
 	srv := redistest.Start(t)
-	r, err := OpenRedis(context.Background(), srv.URL(), RedisOptions{Prefix: "away:"})
+	r, err := Open(context.Background(), srv.URL(), Options{Prefix: "away:"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
 	ctx := context.Background()
 	j := r.Journal()
-	if err := j.Append(ctx, &Entry{Path: "/before"}); err != nil {
+	if err := j.Append(ctx, &state.Entry{Path: "/before"}); err != nil {
 		t.Fatal(err)
 	}
 	srv.Stop()
-	if err := j.Append(ctx, &Entry{Path: "/down"}); err == nil {
+	if err := j.Append(ctx, &state.Entry{Path: "/down"}); err == nil {
 		t.Fatal("an Append with Redis stopped succeeded")
 	}
 	away := 0
 	for range 20 {
-		err := j.Append(ctx, &Entry{Path: "/down"})
+		err := j.Append(ctx, &state.Entry{Path: "/down"})
 		if err == nil {
 			t.Fatal("an Append with Redis stopped succeeded")
 		}
@@ -86,7 +87,7 @@ func TestRedisJournalAway(t *testing.T) {
 	}
 	srv.Restart()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		err := j.Append(ctx, &Entry{Path: "/after"})
+		err := j.Append(ctx, &state.Entry{Path: "/after"})
 		if err == nil {
 			break
 		}

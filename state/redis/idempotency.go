@@ -1,4 +1,4 @@
-package state
+package redis
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/scenariomock/scenariomock/state"
 	"math"
 	"net"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // redisIdempotency keeps each key as a Redis hash, plus three sorted sets
@@ -39,7 +40,7 @@ import (
 // The key's hash (i:<sha1 of group\0scope\0key>) holds: id (the claim's
 // token), fp, e (expiry, 20 digits), m (its member), done, st, h (headers
 // as JSON), b (body), n (replays).
-type redisIdempotency struct{ r *Redis }
+type redisIdempotency struct{ r *Store }
 
 // redisTTLSlack is how long Redis keeps a key past its expiry: replicas'
 // clocks differ a little, and the store's clock decides.
@@ -81,7 +82,7 @@ end
 // now (ms), expires (20 digits), expires (ms), Redis TTL (ms), fp, id,
 // member, max keys. Returns {1} new, {2, status, headers, body} replay,
 // {3} mismatch, {4} in flight, {5} abandoned (its release came first).
-var claimScript = redis.NewScript(luaIdemLib + `
+var claimScript = goredis.NewScript(luaIdemLib + `
 local now, nowms = ARGV[2], tonumber(ARGV[3])
 local rec = redis.call('HMGET', KEYS[1], 'id', 'fp', 'e', 'done', 'm')
 if rec[1] and expired(rec[3], now) then
@@ -133,7 +134,7 @@ return {1}
 
 // completeScript: KEYS rec, lru, use. ARGV base, id, status, headers,
 // body, channel. Returns 1, or 0 when the token no longer holds the key.
-var completeScript = redis.NewScript(`
+var completeScript = goredis.NewScript(`
 local r = redis.call('HMGET', KEYS[1], 'id', 'done', 'm')
 if r[1] ~= ARGV[2] or r[2] ~= '0' then return 0 end
 redis.call('HSET', KEYS[1], 'done', '1', 'st', ARGV[3], 'h', ARGV[4], 'b', ARGV[5])
@@ -147,7 +148,7 @@ return 1
 // key. Releasing a lost claim that does not hold the key leaves a mark
 // for a minute, i:lost:<id>: the claim, sent on another connection, may
 // run after this release, and then must not take the key.
-var releaseScript = redis.NewScript(luaIdemLib + `
+var releaseScript = goredis.NewScript(luaIdemLib + `
 local r = redis.call('HMGET', KEYS[1], 'id', 'done', 'm')
 if r[1] ~= ARGV[2] or r[2] ~= '0' then
   if ARGV[3] == '1' then redis.call('SET', base .. 'i:lost:' .. ARGV[2], '1', 'PX', 60000) end
@@ -162,7 +163,7 @@ return 1
 // members from the cursor, forgets those that match, and returns {how many
 // it forgot, the next cursor or -1 at the end}: Expire calls it until the
 // end, so that no one call holds Redis for long.
-var expireScript = redis.NewScript(luaIdemLib + `
+var expireScript = goredis.NewScript(luaIdemLib + `
 local n, cursor = 0, tonumber(ARGV[4])
 local ms = redis.call('ZRANGE', KEYS[1], cursor, cursor + 999)
 for _, m in ipairs(ms) do
@@ -186,7 +187,7 @@ return {n, cursor}
 // forgets the keys that have expired (up to 10,000 a call), so that the
 // index counts only live keys, then reads one page. Returns {total,
 // {{member, expires, done, status, replays}...}}.
-var listScript = redis.NewScript(luaIdemLib + `
+var listScript = goredis.NewScript(luaIdemLib + `
 for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[3], 'LIMIT', 0, 10000)) do
   local e = redis.call('HGET', recKey(m), 'e')
   if not e or expired(e, ARGV[2]) then forget(m) end
@@ -212,17 +213,17 @@ return {total, out}
 func nanos20(ns int64) string { return fmt.Sprintf("%020d", ns) }
 
 // recID names a key's hash: the SHA-1 of group\0scope\0key.
-func recID(k Key) string {
+func recID(k state.Key) string {
 	h := sha1.Sum([]byte(k.Group + "\x00" + k.Scope + "\x00" + k.Key))
 	return hex.EncodeToString(h[:])
 }
 
-func (s *redisIdempotency) keys(k Key) []string {
+func (s *redisIdempotency) keys(k state.Key) []string {
 	r := s.r
 	return []string{r.key("i", recID(k)), r.key("i", "idx"), r.key("i", "exp"), r.key("i", "lru"), r.key("i", "use")}
 }
 
-func (s *redisIdempotency) channel(k Key) string { return s.r.key("n", "i", recID(k)) }
+func (s *redisIdempotency) channel(k state.Key) string { return s.r.key("n", "i", recID(k)) }
 
 // newTokenID returns a random claim ID. Chosen here rather than by Redis,
 // so that a claim whose answer was lost can still be released.
@@ -232,10 +233,10 @@ func newTokenID() uint64 {
 	return binary.BigEndian.Uint64(b[:]) | 1
 }
 
-func (s *redisIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o ClaimOptions) (Claim, error) {
+func (s *redisIdempotency) Claim(ctx context.Context, k state.Key, fp state.Fingerprint, o state.ClaimOptions) (state.Claim, error) {
 	ttl := o.TTL
 	if ttl <= 0 {
-		ttl = DefaultTTL
+		ttl = state.DefaultTTL
 	}
 	for {
 		var wake <-chan struct{}
@@ -249,33 +250,33 @@ func (s *redisIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o C
 			// key if it did, or a retry would find it in flight until
 			// it expires. A claim that never left is not released.
 			if sent(err) {
-				s.releaseLost(ctx, Token{Key: k, ID: id})
+				s.releaseLost(ctx, state.Token{Key: k, ID: id})
 			}
 			if o.Wait && ctx.Err() != nil {
 				// The waiter left (or left while waiting): as documented.
-				return Claim{Outcome: InFlight}, nil
+				return state.Claim{Outcome: state.InFlight}, nil
 			}
-			return Claim{}, fmt.Errorf("state: redis claim: %w", err)
+			return state.Claim{}, fmt.Errorf("state: redis claim: %w", err)
 		}
 		c, err := decodeClaim(res)
 		if err != nil {
-			return Claim{}, err
+			return state.Claim{}, err
 		}
 		switch {
-		case c.Outcome == New:
-			c.Token = Token{Key: k, ID: id}
+		case c.Outcome == state.New:
+			c.Token = state.Token{Key: k, ID: id}
 			return c, nil
-		case c.Outcome != InFlight || !o.Wait:
+		case c.Outcome != state.InFlight || !o.Wait:
 			return c, nil
 		}
 		if s.r.notify.closed() || !sleep(ctx, wake) {
-			return Claim{Outcome: InFlight}, nil
+			return state.Claim{Outcome: state.InFlight}, nil
 		}
 	}
 }
 
 // claimOnce runs the claim script once with token ID id.
-func (s *redisIdempotency) claimOnce(ctx context.Context, k Key, fp Fingerprint, ttl time.Duration, id uint64) ([]any, error) {
+func (s *redisIdempotency) claimOnce(ctx context.Context, k state.Key, fp state.Fingerprint, ttl time.Duration, id uint64) ([]any, error) {
 	now := s.r.o.Now().UnixNano()
 	expires := int64(math.MaxInt64)
 	if ttl < time.Duration(math.MaxInt64-now) {
@@ -289,8 +290,8 @@ func (s *redisIdempotency) claimOnce(ctx context.Context, k Key, fp Fingerprint,
 
 // releaseLost releases a claim whose outcome is unknown, within a short
 // time of its own; a failure (Redis still away) leaves the key to its TTL.
-func (s *redisIdempotency) releaseLost(ctx context.Context, t Token) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultRedisReadTimeout)
+func (s *redisIdempotency) releaseLost(ctx context.Context, t state.Token) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultReadTimeout)
 	defer cancel()
 	_ = s.release(rctx, t, true)
 }
@@ -302,22 +303,22 @@ func sent(err error) bool {
 	if errors.As(err, &op) && op.Op == "dial" {
 		return false
 	}
-	return !errors.Is(err, redis.ErrPoolTimeout)
+	return !errors.Is(err, goredis.ErrPoolTimeout)
 }
 
-func decodeClaim(res []any) (Claim, error) {
+func decodeClaim(res []any) (state.Claim, error) {
 	if len(res) == 0 {
-		return Claim{}, errors.New("state: redis claim: empty reply")
+		return state.Claim{}, errors.New("state: redis claim: empty reply")
 	}
 	outcome, _ := res[0].(int64)
-	switch Outcome(outcome) {
-	case New, Mismatch, InFlight:
-		return Claim{Outcome: Outcome(outcome)}, nil
+	switch state.Outcome(outcome) {
+	case state.New, state.Mismatch, state.InFlight:
+		return state.Claim{Outcome: state.Outcome(outcome)}, nil
 	case 5:
 		// Only a claim whose caller already gave up (and released it)
 		// meets its mark; no caller waits for this answer.
-		return Claim{}, errors.New("state: redis claim: abandoned")
-	case Replay:
+		return state.Claim{}, errors.New("state: redis claim: abandoned")
+	case state.Replay:
 		if len(res) != 4 {
 			break
 		}
@@ -328,16 +329,16 @@ func decodeClaim(res []any) (Claim, error) {
 		if err != nil {
 			break
 		}
-		var header []Header
+		var header []state.Header
 		if err := json.Unmarshal([]byte(h), &header); err != nil {
 			break
 		}
-		return Claim{Outcome: Replay, Response: Response{Status: status, Header: header, Body: []byte(b)}}, nil
+		return state.Claim{Outcome: state.Replay, Response: state.Response{Status: status, Header: header, Body: []byte(b)}}, nil
 	}
-	return Claim{}, fmt.Errorf("state: redis claim: unexpected reply %v", res)
+	return state.Claim{}, fmt.Errorf("state: redis claim: unexpected reply %v", res)
 }
 
-func (s *redisIdempotency) Complete(ctx context.Context, t Token, resp Response) error {
+func (s *redisIdempotency) Complete(ctx context.Context, t state.Token, resp state.Response) error {
 	h, err := json.Marshal(resp.Header)
 	if err != nil {
 		return err
@@ -349,16 +350,16 @@ func (s *redisIdempotency) Complete(ctx context.Context, t Token, resp Response)
 		return fmt.Errorf("state: redis complete: %w", err)
 	}
 	if n == 0 {
-		return ErrNotClaimed
+		return state.ErrNotClaimed
 	}
 	return nil
 }
 
-func (s *redisIdempotency) Release(ctx context.Context, t Token) error {
+func (s *redisIdempotency) Release(ctx context.Context, t state.Token) error {
 	return s.release(ctx, t, false)
 }
 
-func (s *redisIdempotency) release(ctx context.Context, t Token, lost bool) error {
+func (s *redisIdempotency) release(ctx context.Context, t state.Token, lost bool) error {
 	flag := "0"
 	if lost {
 		flag = "1"
@@ -368,7 +369,7 @@ func (s *redisIdempotency) release(ctx context.Context, t Token, lost bool) erro
 		return fmt.Errorf("state: redis release: %w", err)
 	}
 	if n == 0 {
-		return ErrNotClaimed
+		return state.ErrNotClaimed
 	}
 	return nil
 }
@@ -402,7 +403,7 @@ func (s *redisIdempotency) Reset(ctx context.Context) error {
 	return err
 }
 
-func (s *redisIdempotency) List(ctx context.Context, o ListOptions) ([]Record, int, error) {
+func (s *redisIdempotency) List(ctx context.Context, o state.ListOptions) ([]state.Record, int, error) {
 	now := s.r.o.Now().UnixNano()
 	res, err := listScript.Run(ctx, s.r.rdb, []string{s.index(o.Group), s.r.key("i", "exp")}, s.r.base, nanos20(now), now/1e6,
 		max(o.Offset, 0), max(o.Limit, 0)).Slice()
@@ -415,7 +416,7 @@ func (s *redisIdempotency) List(ctx context.Context, o ListOptions) ([]Record, i
 	}
 	total, _ := res[0].(int64)
 	rows, _ := res[1].([]any)
-	out := make([]Record, 0, len(rows))
+	out := make([]state.Record, 0, len(rows))
 	for _, row := range rows {
 		f, _ := row.([]any)
 		if len(f) != 5 {
@@ -435,13 +436,13 @@ func (s *redisIdempotency) List(ctx context.Context, o ListOptions) ([]Record, i
 		if err1 != nil || err2 != nil {
 			return nil, 0, bad
 		}
-		rec := Record{
-			Key: Key{Group: parts[1], Scope: parts[2], Key: parts[3]}, State: StateInFlight,
+		rec := state.Record{
+			Key: state.Key{Group: parts[1], Scope: parts[2], Key: parts[3]}, State: state.StateInFlight,
 			Created: time.Unix(0, created), Expires: time.Unix(0, expires),
 		}
 		rec.Replays, _ = strconv.ParseInt(n, 10, 64)
 		if done == "1" {
-			rec.State = StateCompleted
+			rec.State = state.StateCompleted
 			rec.Status, _ = strconv.Atoi(st)
 		}
 		out = append(out, rec)

@@ -1,12 +1,13 @@
-package state
+package redis
 
 import (
 	"context"
 	"fmt"
+	"github.com/scenariomock/scenariomock/state"
 	"sort"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // redisSequences keeps, in hash q:hits, each route's hit count by
@@ -14,10 +15,10 @@ import (
 // Retain), and per route with a per-key sequence a hash q:k:<route> of
 // calls per attribute value and a list q:o:<route> of the values in the
 // order they came, to forget the oldest past the bound.
-type redisSequences struct{ r *Redis }
+type redisSequences struct{ r *Store }
 
 // hitKeyScript: KEYS hits, keys, order. ARGV route, value, bound.
-var hitKeyScript = redis.NewScript(`
+var hitKeyScript = goredis.NewScript(`
 local hit = redis.call('HINCRBY', KEYS[1], ARGV[1], 1) - 1
 local n = redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
 if n == 1 then
@@ -31,7 +32,7 @@ return {hit, n - 1}
 
 // retainScript: KEYS hits. ARGV base, then the routes to keep ("" alone:
 // keep none). Forgets every other route.
-var retainScript = redis.NewScript(`
+var retainScript = goredis.NewScript(`
 local keep = {}
 for i = 2, #ARGV do keep[ARGV[i]] = true end
 for _, route in ipairs(redis.call('HKEYS', KEYS[1])) do
@@ -51,31 +52,31 @@ func (s *redisSequences) Hit(ctx context.Context, route string) (int64, error) {
 	return n - 1, nil
 }
 
-func (s *redisSequences) HitKey(ctx context.Context, route, value string) (Position, error) {
+func (s *redisSequences) HitKey(ctx context.Context, route, value string) (state.Position, error) {
 	res, err := hitKeyScript.Run(ctx, s.r.rdb, []string{s.r.key("q", "hits"), s.r.key("q", "k", route), s.r.key("q", "o", route)},
 		route, value, s.r.o.MaxSequenceKeys).Int64Slice()
 	if err != nil {
-		return Position{}, fmt.Errorf("state: redis hit: %w", err)
+		return state.Position{}, fmt.Errorf("state: redis hit: %w", err)
 	}
 	if len(res) != 2 {
-		return Position{}, fmt.Errorf("state: redis hit: unexpected reply %v", res)
+		return state.Position{}, fmt.Errorf("state: redis hit: unexpected reply %v", res)
 	}
-	return Position{Hit: res[0], Key: res[1]}, nil
+	return state.Position{Hit: res[0], Key: res[1]}, nil
 }
 
-func (s *redisSequences) Count(ctx context.Context, route string) (SequenceCount, error) {
-	var hits *redis.StringCmd
-	var keys *redis.IntCmd
-	_, err := s.r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+func (s *redisSequences) Count(ctx context.Context, route string) (state.SequenceCount, error) {
+	var hits *goredis.StringCmd
+	var keys *goredis.IntCmd
+	_, err := s.r.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		hits = p.HGet(ctx, s.r.key("q", "hits"), route)
 		keys = p.HLen(ctx, s.r.key("q", "k", route))
 		return nil
 	})
-	if err != nil && err != redis.Nil {
-		return SequenceCount{}, fmt.Errorf("state: redis count: %w", err)
+	if err != nil && err != goredis.Nil {
+		return state.SequenceCount{}, fmt.Errorf("state: redis count: %w", err)
 	}
-	n, _ := hits.Int64() // redis.Nil: no hits yet
-	return SequenceCount{Hits: n, Keys: int(keys.Val())}, nil
+	n, _ := hits.Int64() // goredis.Nil: no hits yet
+	return state.SequenceCount{Hits: n, Keys: int(keys.Val())}, nil
 }
 
 func (s *redisSequences) Reset(ctx context.Context, route string) error {
@@ -83,13 +84,13 @@ func (s *redisSequences) Reset(ctx context.Context, route string) error {
 	if route == "" {
 		err = retainScript.Run(ctx, s.r.rdb, []string{s.r.key("q", "hits")}, s.r.base).Err()
 	} else {
-		_, err = s.r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		_, err = s.r.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 			p.HDel(ctx, s.r.key("q", "hits"), route)
 			p.Unlink(ctx, s.r.key("q", "k", route), s.r.key("q", "o", route))
 			return nil
 		})
 	}
-	if err != nil && err != redis.Nil {
+	if err != nil && err != goredis.Nil {
 		return fmt.Errorf("state: redis reset sequences: %w", err)
 	}
 	return nil
@@ -101,14 +102,14 @@ func (s *redisSequences) Retain(ctx context.Context, routes []string) error {
 	for _, r := range routes {
 		args = append(args, r)
 	}
-	if err := retainScript.Run(ctx, s.r.rdb, []string{s.r.key("q", "hits")}, args...).Err(); err != nil && err != redis.Nil {
+	if err := retainScript.Run(ctx, s.r.rdb, []string{s.r.key("q", "hits")}, args...).Err(); err != nil && err != goredis.Nil {
 		return fmt.Errorf("state: redis retain: %w", err)
 	}
 	return nil
 }
 
 // redisCounters keeps the named counters in one hash, c.
-type redisCounters struct{ r *Redis }
+type redisCounters struct{ r *Store }
 
 func (c *redisCounters) Next(ctx context.Context, name string) (int64, error) {
 	n, err := c.r.rdb.HIncrBy(ctx, c.r.key("c"), name, 1).Result()
@@ -118,15 +119,15 @@ func (c *redisCounters) Next(ctx context.Context, name string) (int64, error) {
 	return n, nil
 }
 
-func (c *redisCounters) List(ctx context.Context) ([]Counter, error) {
+func (c *redisCounters) List(ctx context.Context) ([]state.Counter, error) {
 	all, err := c.r.rdb.HGetAll(ctx, c.r.key("c")).Result()
 	if err != nil {
 		return nil, fmt.Errorf("state: redis counters: %w", err)
 	}
-	out := make([]Counter, 0, len(all))
+	out := make([]state.Counter, 0, len(all))
 	for name, v := range all {
 		n, _ := strconv.ParseInt(v, 10, 64)
-		out = append(out, Counter{Name: name, Value: n})
+		out = append(out, state.Counter{Name: name, Value: n})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -150,7 +151,7 @@ func (c *redisCounters) Reset(ctx context.Context, name string) error {
 // counter o:seq), a hash o:n of item counts by collection (also the list
 // of collections) and the total o:t, which the scripts check against the
 // bound in the same step as they add.
-type redisCollections struct{ r *Redis }
+type redisCollections struct{ r *Store }
 
 // luaColBase is the collection scripts' prelude: ARGV[1] is the key
 // prefix, ARGV[2] the collection.
@@ -162,7 +163,7 @@ local names, total, seq = base .. 'o:n', base .. 'o:t', base .. 'o:seq'
 
 // saveScript: ARGV base, name, id, body, bound. Returns 1 created, 0
 // replaced, -1 full.
-var saveScript = redis.NewScript(luaColBase + `
+var saveScript = goredis.NewScript(luaColBase + `
 if redis.call('HEXISTS', items, ARGV[3]) == 1 then
   redis.call('HSET', items, ARGV[3], ARGV[4])
   return 0
@@ -176,7 +177,7 @@ return 1
 `)
 
 // deleteScript: ARGV base, name, id. Returns 1 when the item existed.
-var deleteScript = redis.NewScript(luaColBase + `
+var deleteScript = goredis.NewScript(luaColBase + `
 if redis.call('HDEL', items, ARGV[3]) == 0 then return 0 end
 redis.call('ZREM', order, ARGV[3])
 redis.call('DECR', total)
@@ -186,7 +187,7 @@ return 1
 
 // listItemsScript: ARGV base, name, offset, limit (0: all). Returns
 // {total, ids, bodies}.
-var listItemsScript = redis.NewScript(luaColBase + `
+var listItemsScript = goredis.NewScript(luaColBase + `
 local n = redis.call('ZCARD', order)
 local offset, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
 local stop = -1
@@ -202,7 +203,7 @@ return {n, ids, bodies}
 
 // seedScript: ARGV base, name, bound, then id, body pairs. Returns 1, or
 // -1 when the items would pass the bound (nothing changed).
-var seedScript = redis.NewScript(luaColBase + `
+var seedScript = goredis.NewScript(luaColBase + `
 local seen, n = {}, 0
 for i = 4, #ARGV, 2 do
   if not seen[ARGV[i]] then seen[ARGV[i]] = true; n = n + 1 end
@@ -222,7 +223,7 @@ return 1
 `)
 
 // resetColScript: ARGV base, name ("" for all).
-var resetColScript = redis.NewScript(luaColBase + `
+var resetColScript = goredis.NewScript(luaColBase + `
 local all = {name}
 if name == '' then all = redis.call('HKEYS', names) end
 for _, c in ipairs(all) do
@@ -241,7 +242,7 @@ func (c *redisCollections) Save(ctx context.Context, name, id string, body []byt
 		return false, fmt.Errorf("state: redis save: %w", err)
 	}
 	if n < 0 {
-		return false, ErrFull
+		return false, state.ErrFull
 	}
 	return n == 1, nil
 }
@@ -254,7 +255,7 @@ func (c *redisCollections) keys(name string) []string {
 
 func (c *redisCollections) Load(ctx context.Context, name, id string) ([]byte, bool, error) {
 	b, err := c.r.rdb.HGet(ctx, c.r.key("o", "i", name), id).Bytes()
-	if err == redis.Nil {
+	if err == goredis.Nil {
 		return nil, false, nil
 	}
 	if err != nil {
@@ -263,7 +264,7 @@ func (c *redisCollections) Load(ctx context.Context, name, id string) ([]byte, b
 	return b, true, nil
 }
 
-func (c *redisCollections) List(ctx context.Context, name string, offset, limit int) ([]Item, int, error) {
+func (c *redisCollections) List(ctx context.Context, name string, offset, limit int) ([]state.Item, int, error) {
 	res, err := listItemsScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name, max(offset, 0), max(limit, 0)).Slice()
 	if err != nil {
 		return nil, 0, fmt.Errorf("state: redis list: %w", err)
@@ -274,14 +275,14 @@ func (c *redisCollections) List(ctx context.Context, name string, offset, limit 
 	total, _ := res[0].(int64)
 	ids, _ := res[1].([]any)
 	bodies, _ := res[2].([]any)
-	out := make([]Item, 0, len(ids))
+	out := make([]state.Item, 0, len(ids))
 	for i, id := range ids {
 		s, _ := id.(string)
 		var b string
 		if i < len(bodies) {
 			b, _ = bodies[i].(string)
 		}
-		out = append(out, Item{ID: s, Body: []byte(b)})
+		out = append(out, state.Item{ID: s, Body: []byte(b)})
 	}
 	return out, int(total), nil
 }
@@ -294,7 +295,7 @@ func (c *redisCollections) Delete(ctx context.Context, name, id string) (bool, e
 	return n == 1, nil
 }
 
-func (c *redisCollections) Seed(ctx context.Context, name string, items []Item) error {
+func (c *redisCollections) Seed(ctx context.Context, name string, items []state.Item) error {
 	args := make([]any, 0, 3+2*len(items))
 	args = append(args, c.r.base, name, c.r.o.MaxItems)
 	for _, it := range items {
@@ -305,27 +306,27 @@ func (c *redisCollections) Seed(ctx context.Context, name string, items []Item) 
 		return fmt.Errorf("state: redis seed: %w", err)
 	}
 	if n < 0 {
-		return ErrFull
+		return state.ErrFull
 	}
 	return nil
 }
 
 func (c *redisCollections) Reset(ctx context.Context, name string) error {
-	if err := resetColScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name).Err(); err != nil && err != redis.Nil {
+	if err := resetColScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name).Err(); err != nil && err != goredis.Nil {
 		return fmt.Errorf("state: redis reset collections: %w", err)
 	}
 	return nil
 }
 
-func (c *redisCollections) Counts(ctx context.Context) ([]CollectionCount, error) {
+func (c *redisCollections) Counts(ctx context.Context) ([]state.CollectionCount, error) {
 	all, err := c.r.rdb.HGetAll(ctx, c.r.key("o", "n")).Result()
 	if err != nil {
 		return nil, fmt.Errorf("state: redis counts: %w", err)
 	}
-	out := make([]CollectionCount, 0, len(all))
+	out := make([]state.CollectionCount, 0, len(all))
 	for name, v := range all {
 		if n, _ := strconv.Atoi(v); n > 0 {
-			out = append(out, CollectionCount{Name: name, Items: n})
+			out = append(out, state.CollectionCount{Name: name, Items: n})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
