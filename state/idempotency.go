@@ -58,7 +58,8 @@ type entry struct {
 	key              Key
 	fp               Fingerprint
 	id               uint64 // the claim's Token.ID
-	created, expires int64  // Unix nanoseconds
+	created, expires int64  // Unix nanoseconds; expires is MaxInt64 in flight
+	ttl              int64  // nanoseconds kept from completion
 	resp             Response
 	prev, next       *entry // in lru, once completed
 	replays          uint32 // saturates
@@ -182,10 +183,10 @@ func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, 
 			break
 		}
 	}
-	expires := int64(math.MaxInt64)
-	if ttl < time.Duration(math.MaxInt64-now) {
-		expires = now + int64(ttl)
-	}
+	// A key in flight never expires: expiry counts from completion (as
+	// Stripe's 24 hours do), so a route that runs longer than its ttl
+	// cannot run twice at once. Release, Expire or the request's end
+	// free it.
 	sh.ids++
 	e := &entry{
 		// Cloned: the caller's strings may be views of a reused buffer.
@@ -193,7 +194,8 @@ func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, 
 		fp:      fp,
 		id:      sh.ids,
 		created: now,
-		expires: expires,
+		expires: math.MaxInt64,
+		ttl:     int64(ttl),
 	}
 	if sh.byHash[h] == nil {
 		sh.byHash[h] = e
@@ -260,6 +262,8 @@ func (s *memIdempotency) Complete(_ context.Context, t Token, r Response) error 
 	}
 	e.resp = r
 	e.completed = true
+	e.expires = expiresAt(s.now().UnixNano(), e.ttl)
+	sh.fix(e)
 	sh.pushFront(e)
 	sh.wake(e)
 	return nil
@@ -313,6 +317,9 @@ func (s *memIdempotency) List(_ context.Context, o ListOptions) ([]Record, int, 
 			}
 			if e.completed {
 				r.State, r.Status = StateCompleted, e.resp.Status
+			} else {
+				// In flight: it would expire ttl after completing now.
+				r.Expires = time.Unix(0, expiresAt(now, e.ttl))
 			}
 			out = append(out, r)
 		}
@@ -359,6 +366,21 @@ func (sh *idemShard) push(e *entry) {
 	e.at = int32(len(sh.byExpiry))
 	sh.byExpiry = append(sh.byExpiry, e)
 	sh.up(int(e.at))
+}
+
+// fix moves e to its place in byExpiry after its expires changed.
+func (sh *idemShard) fix(e *entry) {
+	if !sh.down(int(e.at)) {
+		sh.up(int(e.at))
+	}
+}
+
+// expiresAt is now + ttl, saturating.
+func expiresAt(now, ttl int64) int64 {
+	if ttl >= math.MaxInt64-now {
+		return math.MaxInt64
+	}
+	return now + ttl
 }
 
 func (sh *idemShard) heapRemove(e *entry) {

@@ -127,7 +127,8 @@ type Idempotency interface {
 	Claim(ctx context.Context, k Key, fp Fingerprint, o ClaimOptions) (Claim, error)
 	// Complete stores r as the key's response, if t still holds the key
 	// (compare-and-set); otherwise it returns ErrNotClaimed. The store
-	// copies r.Body and r.Header. The key keeps the expiry of its claim.
+	// copies r.Body and r.Header. The key expires the claim's TTL after
+	// Complete.
 	Complete(ctx context.Context, t Token, r Response) error
 	// Release frees the key without storing anything, if t still holds
 	// it; otherwise it returns ErrNotClaimed. A retry then runs the route.
@@ -161,8 +162,10 @@ type Fingerprint [32]byte
 
 // ClaimOptions are the per-route settings of a claim.
 type ClaimOptions struct {
-	// TTL is how long the key is kept from its claim; zero means
-	// DefaultTTL. Past it the key is new again.
+	// TTL is how long the key is kept from its completion; zero means
+	// DefaultTTL. Past it the key is new again. A key in flight never
+	// expires (a route slower than its ttl must not run twice at once):
+	// only Complete, Release or Expire end it.
 	TTL time.Duration
 	// Wait makes a claim of an in-flight key wait for the first request's
 	// result (inFlight: wait) instead of returning InFlight.

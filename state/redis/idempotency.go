@@ -38,13 +38,24 @@ import (
 // its expiry, so that Redis frees what nobody sweeps.
 //
 // The key's hash (i:<sha1 of group\0scope\0key>) holds: id (the claim's
-// token), fp, e (expiry, 20 digits), m (its member), done, st, h (headers
-// as JSON), b (body), n (replays).
+// token), fp, e (expiry, 20 digits), t (the ttl, 20 digits of
+// nanoseconds), m (its member), done, st, h (headers as JSON), b (body),
+// n (replays).
+//
+// A key in flight never expires: its e is the largest time, and Complete
+// sets it to the store's now + t, so that a route slower than its ttl
+// cannot run twice at once. Its Redis TTL is only a net for a replica
+// that died mid-request: max(ttl, inFlightLease) until it completes.
 type redisIdempotency struct{ r *Store }
 
 // redisTTLSlack is how long Redis keeps a key past its expiry: replicas'
 // clocks differ a little, and the store's clock decides.
 const redisTTLSlack = 10 * time.Second
+
+// inFlightLease is the shortest Redis TTL of a key in flight: a replica
+// that dies mid-request leaves its key to 409 for at most this long (or
+// its ttl, if longer); a live request is never that slow.
+const inFlightLease = time.Hour
 
 // maxRedisTTL caps the Redis TTL of a key whose ttl is longer (the store's
 // clock still decides; this only keeps the sum from overflowing).
@@ -59,6 +70,16 @@ local function expired(e, now)
   local eh, nh = tonumber(string.sub(e, 1, 10)), tonumber(string.sub(now, 1, 10))
   if eh ~= nh then return eh < nh end
   return tonumber(string.sub(e, 11)) <= tonumber(string.sub(now, 11))
+end
+local function add20(a, b)
+  local lo = tonumber(string.sub(a, 11)) + tonumber(string.sub(b, 11))
+  local hi = tonumber(string.sub(a, 1, 10)) + tonumber(string.sub(b, 1, 10))
+  if lo >= 1e10 then lo = lo - 1e10; hi = hi + 1 end
+  if hi > 922337203 or (hi == 922337203 and lo > 6854775807) then return '09223372036854775807' end
+  return string.format('%010d%010d', hi, lo)
+end
+local function ms20(a)
+  return tonumber(string.sub(a, 1, 10)) * 1e4 + math.floor(tonumber(string.sub(a, 11)) / 1e6)
 end
 local function groupOf(m)
   local rest = string.sub(m, 22)
@@ -79,8 +100,8 @@ end
 `
 
 // claimScript: KEYS rec, idx, exp, lru, use. ARGV base, now (20 digits),
-// now (ms), expires (20 digits), expires (ms), Redis TTL (ms), fp, id,
-// member, max keys. Returns {1} new, {2, status, headers, body} replay,
+// now (ms), expires (20 digits: the largest time, in flight), expires
+// (ms), Redis TTL (ms), fp, id, member, max keys, ttl (20 digits). Returns {1} new, {2, status, headers, body} replay,
 // {3} mismatch, {4} in flight, {5} abandoned (its release came first).
 var claimScript = goredis.NewScript(luaIdemLib + `
 local now, nowms = ARGV[2], tonumber(ARGV[3])
@@ -124,7 +145,7 @@ for i = 1, 2 do
   forget(m)
 end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'id', ARGV[8], 'fp', ARGV[7], 'e', ARGV[4], 'm', ARGV[9], 'done', '0', 'n', 0)
+redis.call('HSET', KEYS[1], 'id', ARGV[8], 'fp', ARGV[7], 'e', ARGV[4], 't', ARGV[11], 'm', ARGV[9], 'done', '0', 'n', 0)
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 redis.call('ZADD', KEYS[2], 0, ARGV[9])
 redis.call('ZADD', base .. 'i:g:' .. groupOf(ARGV[9]), 0, ARGV[9])
@@ -132,12 +153,20 @@ redis.call('ZADD', KEYS[3], ARGV[5], ARGV[9])
 return {1}
 `)
 
-// completeScript: KEYS rec, lru, use. ARGV base, id, status, headers,
-// body, channel. Returns 1, or 0 when the token no longer holds the key.
-var completeScript = goredis.NewScript(`
-local r = redis.call('HMGET', KEYS[1], 'id', 'done', 'm')
+// completeScript: KEYS rec, lru, use, exp. ARGV base, id, status,
+// headers, body, channel, now (20 digits), Redis TTL slack (ms), the
+// largest Redis TTL (ms). The key's expiry starts now. Returns 1, or 0
+// when the token no longer holds the key.
+var completeScript = goredis.NewScript(luaIdemLib + `
+local r = redis.call('HMGET', KEYS[1], 'id', 'done', 'm', 't')
 if r[1] ~= ARGV[2] or r[2] ~= '0' then return 0 end
 redis.call('HSET', KEYS[1], 'done', '1', 'st', ARGV[3], 'h', ARGV[4], 'b', ARGV[5])
+if r[4] then
+  local e = add20(ARGV[7], r[4])
+  redis.call('HSET', KEYS[1], 'e', e)
+  redis.call('ZADD', KEYS[4], ms20(e), r[3])
+  redis.call('PEXPIRE', KEYS[1], math.min(ms20(r[4]), tonumber(ARGV[9])) + tonumber(ARGV[8]))
+end
 redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), r[3])
 redis.call('PUBLISH', ARGV[6], '1')
 return 1
@@ -186,7 +215,7 @@ return {n, cursor}
 // base, now (20 digits), now (ms), offset, limit (0: no limit). It first
 // forgets the keys that have expired (up to 10,000 a call), so that the
 // index counts only live keys, then reads one page. Returns {total,
-// {{member, expires, done, status, replays}...}}.
+// {{member, expires, done, status, replays, ttl}...}}.
 var listScript = goredis.NewScript(luaIdemLib + `
 for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[3], 'LIMIT', 0, 10000)) do
   local e = redis.call('HGET', recKey(m), 'e')
@@ -199,9 +228,9 @@ if limit > 0 then stop = offset + limit - 1 end
 local out = {}
 if offset < total then
   for _, m in ipairs(redis.call('ZRANGE', KEYS[1], offset, stop)) do
-    local r = redis.call('HMGET', recKey(m), 'e', 'done', 'st', 'n')
+    local r = redis.call('HMGET', recKey(m), 'e', 'done', 'st', 'n', 't')
     if r[1] and not expired(r[1], ARGV[2]) then
-      out[#out + 1] = {m, r[1], r[2], r[3] or '', r[4] or '0'}
+      out[#out + 1] = {m, r[1], r[2], r[3] or '', r[4] or '0', r[5] or '0'}
     end
   end
 end
@@ -278,14 +307,11 @@ func (s *redisIdempotency) Claim(ctx context.Context, k state.Key, fp state.Fing
 // claimOnce runs the claim script once with token ID id.
 func (s *redisIdempotency) claimOnce(ctx context.Context, k state.Key, fp state.Fingerprint, ttl time.Duration, id uint64) ([]any, error) {
 	now := s.r.o.Now().UnixNano()
-	expires := int64(math.MaxInt64)
-	if ttl < time.Duration(math.MaxInt64-now) {
-		expires = now + int64(ttl)
-	}
-	redisTTL := (min(ttl, maxRedisTTL) + redisTTLSlack).Milliseconds()
+	const inFlight = int64(math.MaxInt64) // expiry counts from completion
+	redisTTL := (min(max(ttl, inFlightLease), maxRedisTTL) + redisTTLSlack).Milliseconds()
 	member := nanos20(now) + "\x00" + k.Group + "\x00" + k.Scope + "\x00" + k.Key
-	return claimScript.Run(ctx, s.r.rdb, s.keys(k), s.r.base, nanos20(now), now/1e6, nanos20(expires), expires/1e6,
-		redisTTL, fp[:], strconv.FormatUint(id, 10), member, s.r.o.MaxKeys).Slice()
+	return claimScript.Run(ctx, s.r.rdb, s.keys(k), s.r.base, nanos20(now), now/1e6, nanos20(inFlight), inFlight/1e6,
+		redisTTL, fp[:], strconv.FormatUint(id, 10), member, s.r.o.MaxKeys, nanos20(int64(ttl))).Slice()
 }
 
 // releaseLost releases a claim whose outcome is unknown, within a short
@@ -344,8 +370,9 @@ func (s *redisIdempotency) Complete(ctx context.Context, t state.Token, resp sta
 		return err
 	}
 	keys := s.keys(t.Key)
-	n, err := completeScript.Run(ctx, s.r.rdb, []string{keys[0], keys[3], keys[4]}, s.r.base,
-		strconv.FormatUint(t.ID, 10), resp.Status, h, resp.Body, s.channel(t.Key)).Int()
+	n, err := completeScript.Run(ctx, s.r.rdb, []string{keys[0], keys[3], keys[4], keys[2]}, s.r.base,
+		strconv.FormatUint(t.ID, 10), resp.Status, h, resp.Body, s.channel(t.Key),
+		nanos20(s.r.o.Now().UnixNano()), redisTTLSlack.Milliseconds(), maxRedisTTL.Milliseconds()).Int()
 	if err != nil {
 		return fmt.Errorf("state: redis complete: %w", err)
 	}
@@ -419,7 +446,7 @@ func (s *redisIdempotency) List(ctx context.Context, o state.ListOptions) ([]sta
 	out := make([]state.Record, 0, len(rows))
 	for _, row := range rows {
 		f, _ := row.([]any)
-		if len(f) != 5 {
+		if len(f) != 6 {
 			return nil, 0, bad
 		}
 		m, _ := f[0].(string)
@@ -427,6 +454,7 @@ func (s *redisIdempotency) List(ctx context.Context, o state.ListOptions) ([]sta
 		done, _ := f[2].(string)
 		st, _ := f[3].(string)
 		n, _ := f[4].(string)
+		ttl, _ := f[5].(string)
 		parts := strings.SplitN(m, "\x00", 4)
 		if len(parts) != 4 {
 			return nil, 0, bad
@@ -444,6 +472,9 @@ func (s *redisIdempotency) List(ctx context.Context, o state.ListOptions) ([]sta
 		if done == "1" {
 			rec.State = state.StateCompleted
 			rec.Status, _ = strconv.Atoi(st)
+		} else if t, err := strconv.ParseInt(ttl, 10, 64); err == nil && t > 0 {
+			// In flight: it would expire ttl after completing now.
+			rec.Expires = time.Unix(0, min(now, math.MaxInt64-t)+t)
 		}
 		out = append(out, rec)
 	}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/scenariomock/scenariomock/internal/redistest"
+)
+
+// slowRouteScenario is an idempotent create that runs longer than its
+// key's ttl (issue 19, item 3).
+const slowRouteScenario = `
+routes:
+  - name: slow create
+    method: POST
+    path: /slow
+    idempotency:
+      key: header.Idempotency-Key
+      required: true
+      ttl: 1s
+    respond:
+      status: 201
+      delay: 6s
+      template: true
+      body: { id: 'ch_{{ randomHex 12 }}' }
+`
+
+// idemKeyState returns the state of key in GET /__admin/idempotency ("" when
+// it is not listed).
+func idemKeyState(t *testing.T, base, key string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/__admin/idempotency")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page struct {
+		Keys []struct {
+			Key, State string
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range page.Keys {
+		if k.Key == key {
+			return k.State
+		}
+	}
+	return ""
+}
+
+// TestIdempotencyTTLShorterThanRoute: a route slower than its key's ttl
+// never runs twice at once. A retry sent after the ttl has passed, while
+// the first request still runs, gets 409 (before, it got a fresh 201 and
+// the route ran a second time); after the first completes, the retry gets
+// its replay, and the key expires ttl after that completion. Run against
+// memory and against a real redis-server.
+func TestIdempotencyTTLShorterThanRoute(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	rs := redistest.Start(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"memory", nil},
+		{"redis", []string{"--state", rs.URL(), "--state-prefix", "ttl:"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "slow.yaml")
+			if err := os.WriteFile(path, []byte(slowRouteScenario), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, addr, logs := started(t, bin, append(tc.args, "--watch=false", path)...)
+			base := "http://" + addr
+			first := make(chan answer, 1)
+			go func() { first <- call("POST", base+"/slow", `{"amount":1}`, "Idempotency-Key", "k1") }()
+			deadline := time.Now().Add(patience)
+			for idemKeyState(t, base, "k1") != "in-flight" {
+				if time.Now().After(deadline) {
+					t.Fatalf("k1 never in flight; logs:\n%s", logs)
+				}
+				time.Sleep(20 * time.Millisecond) // polling the admin API
+			}
+			claimed := time.Now()
+			// Wait out the ttl (1s) with margin; the route still has
+			// about 4.5s to run.
+			time.Sleep(1500*time.Millisecond - time.Since(claimed))
+			sent := time.Since(claimed)
+			retry := call("POST", base+"/slow", `{"amount":1}`, "Idempotency-Key", "k1")
+			if retry.err != nil {
+				t.Fatal(retry.err)
+			}
+			if retry.status == 201 && !retry.replayed {
+				t.Fatalf("a retry %v after the claim, past the 1s ttl, ran the route again: %d %s", sent, retry.status, retry.body)
+			}
+			if retry.status != 409 {
+				t.Fatalf("retry while the first runs = %d %s (replayed %v), want 409", retry.status, retry.body, retry.replayed)
+			}
+			a := <-first
+			if a.err != nil || a.status != 201 {
+				t.Fatalf("first request = %d %s %v", a.status, a.body, a.err)
+			}
+			done := time.Now()
+			again := call("POST", base+"/slow", `{"amount":1}`, "Idempotency-Key", "k1")
+			if time.Since(done) < 900*time.Millisecond && (again.status != 201 || !again.replayed || again.body != a.body) {
+				t.Fatalf("retry just after completion = %d %s (replayed %v), want the replay of %s", again.status, again.body, again.replayed, a.body)
+			}
+		})
+	}
+}
