@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -113,5 +116,107 @@ func TestIdempotencyTTLShorterThanRoute(t *testing.T) {
 				t.Fatalf("retry just after completion = %d %s (replayed %v), want the replay of %s", again.status, again.body, again.replayed, a.body)
 			}
 		})
+	}
+}
+
+// sleepyRouteScenario is an idempotent create that saves an item, so that
+// the request needs Redis again after its delay (issue 19, item 1).
+const sleepyRouteScenario = `
+routes:
+  - name: create payment
+    method: POST
+    path: /payments
+    idempotency:
+      key: header.Idempotency-Key
+      required: true
+    respond:
+      status: 201
+      delay: 3s
+      template: true
+      body: { id: 'pay_{{ randomHex 12 }}' }
+      save: { collection: payments, id: '{{ .Response.JSON.id }}' }
+`
+
+// redisAsleep reports whether the redis-server at addr fails to answer a
+// PING within 200ms, that is, whether DEBUG SLEEP holds it.
+func redisAsleep(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(200 * time.Millisecond))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	_, err = bufio.NewReader(c).ReadString('\n')
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// TestRedisTimeoutFreesKey: Redis stops answering (DEBUG SLEEP) while an
+// idempotent request runs, so that its store calls after the delay time
+// out and it answers 503. Once Redis answers again, the key must be free:
+// before, the failed release left it in flight for its whole ttl (24h of
+// 409s); now the store retries the release in the background until Redis
+// answers.
+func TestRedisTimeoutFreesKey(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	rs := redistest.Start(t)
+	path := filepath.Join(t.TempDir(), "payments.yaml")
+	if err := os.WriteFile(path, []byte(sleepyRouteScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, addr, logs := started(t, bin, "--state", rs.URL(), "--state-prefix", "sleepy:", "--watch=false", path)
+	base := "http://" + addr
+	first := make(chan answer, 1)
+	go func() { first <- call("POST", base+"/payments", `{"amount":1}`, "Idempotency-Key", "k1") }()
+	deadline := time.Now().Add(patience)
+	for idemKeyState(t, base, "k1") != "in-flight" {
+		if time.Now().After(deadline) {
+			t.Fatalf("k1 never in flight; logs:\n%s", logs)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the admin API
+	}
+	slept := make(chan error, 1)
+	go func() {
+		_, err := rs.Command("DEBUG", "SLEEP", "6")
+		slept <- err
+	}()
+	for !redisAsleep(rs.Addr()) {
+		if time.Now().After(deadline) {
+			t.Fatal("redis-server never went to sleep")
+		}
+	}
+	a := <-first
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	if err := <-slept; err != nil {
+		t.Fatalf("DEBUG SLEEP: %v", err)
+	}
+	if a.status != 503 {
+		t.Fatalf("the request whose store calls timed out = %d %s, want 503; logs:\n%s", a.status, a.body, logs)
+	}
+	// Redis is awake: the key must become free (a retry runs the route)
+	// within seconds, not stay in flight for 24 hours.
+	woke := time.Now()
+	for {
+		retry := call("POST", base+"/payments", `{"amount":1}`, "Idempotency-Key", "k1")
+		if retry.err != nil {
+			t.Fatal(retry.err)
+		}
+		if retry.status == 201 {
+			t.Logf("the key was free %v after Redis woke", time.Since(woke).Round(time.Millisecond))
+			break
+		}
+		if retry.status != 409 && retry.status != 503 {
+			t.Fatalf("retry = %d %s", retry.status, retry.body)
+		}
+		if time.Since(woke) > patience {
+			t.Fatalf("the key is still in flight %v after Redis woke (last retry %d); logs:\n%s", patience, retry.status, logs)
+		}
+		time.Sleep(100 * time.Millisecond) // polling, as a client's retries would
 	}
 }

@@ -46,7 +46,12 @@ import (
 // sets it to the store's now + t, so that a route slower than its ttl
 // cannot run twice at once. Its Redis TTL is only a net for a replica
 // that died mid-request: max(ttl, inFlightLease) until it completes.
-type redisIdempotency struct{ r *Store }
+type redisIdempotency struct {
+	r *Store
+	// retry frees keys whose release, completion or claim Redis did not
+	// answer, once it answers again.
+	retry *releaser
+}
 
 // redisTTLSlack is how long Redis keeps a key past its expiry: replicas'
 // clocks differ a little, and the store's clock decides.
@@ -315,11 +320,14 @@ func (s *redisIdempotency) claimOnce(ctx context.Context, k state.Key, fp state.
 }
 
 // releaseLost releases a claim whose outcome is unknown, within a short
-// time of its own; a failure (Redis still away) leaves the key to its TTL.
+// time of its own; a failure (Redis still away) leaves it to the
+// background retry.
 func (s *redisIdempotency) releaseLost(ctx context.Context, t state.Token) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultReadTimeout)
 	defer cancel()
-	_ = s.release(rctx, t, true)
+	if err := s.release(rctx, t, true); err != nil && !errors.Is(err, state.ErrNotClaimed) {
+		s.retry.add(t, true)
+	}
 }
 
 // sent reports whether a command that failed with err may have reached
@@ -374,6 +382,11 @@ func (s *redisIdempotency) Complete(ctx context.Context, t state.Token, resp sta
 		strconv.FormatUint(t.ID, 10), resp.Status, h, resp.Body, s.channel(t.Key),
 		nanos20(s.r.o.Now().UnixNano()), redisTTLSlack.Milliseconds(), maxRedisTTL.Milliseconds()).Int()
 	if err != nil {
+		// The completion may or may not have run. Either way the key
+		// must not stay in flight: a release once Redis answers frees
+		// it if it did not (the caller was told it failed), and finds
+		// it completed, changing nothing, if it did.
+		s.retry.add(t, false)
 		return fmt.Errorf("state: redis complete: %w", err)
 	}
 	if n == 0 {
@@ -383,7 +396,13 @@ func (s *redisIdempotency) Complete(ctx context.Context, t state.Token, resp sta
 }
 
 func (s *redisIdempotency) Release(ctx context.Context, t state.Token) error {
-	return s.release(ctx, t, false)
+	err := s.release(ctx, t, false)
+	if err != nil && !errors.Is(err, state.ErrNotClaimed) {
+		// Redis did not answer: release again once it does, rather
+		// than leave the key in flight (409) for its whole TTL.
+		s.retry.add(t, false)
+	}
+	return err
 }
 
 func (s *redisIdempotency) release(ctx context.Context, t state.Token, lost bool) error {

@@ -1,9 +1,11 @@
 package redis
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"github.com/scenariomock/scenariomock/state"
+	"net"
 	"testing"
 	"time"
 
@@ -93,6 +95,73 @@ func TestRedisJournalAway(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("still failing a minute after Redis came back: %v", err)
+		}
+	}
+}
+
+// asleep reports whether the redis-server at addr fails to answer a PING
+// within 200ms, that is, whether DEBUG SLEEP holds it.
+func asleep(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(200 * time.Millisecond))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	_, err = bufio.NewReader(c).ReadString('\n')
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// TestRedisReleaseRetried: a Release that Redis does not answer (DEBUG
+// SLEEP, past the read timeout) fails, and the key is freed once Redis
+// answers again, not left in flight for its TTL. The same for a claim
+// whose answer was lost.
+func TestRedisReleaseRetried(t *testing.T) {
+	srv := redistest.Start(t)
+	r, err := Open(context.Background(), srv.URL(), Options{Prefix: "retry:", ReadTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	ctx := context.Background()
+	idem := r.Idempotency()
+	k := state.Key{Group: "g", Key: "released"}
+	c, err := idem.Claim(ctx, k, state.Fingerprint{}, state.ClaimOptions{})
+	if err != nil || c.Outcome != state.New {
+		t.Fatalf("Claim = %v, %v", c.Outcome, err)
+	}
+	slept := make(chan error, 1)
+	go func() {
+		_, err := srv.Command("DEBUG", "SLEEP", "2")
+		slept <- err
+	}()
+	for deadline := time.Now().Add(30 * time.Second); !asleep(srv.Addr()); {
+		if time.Now().After(deadline) {
+			t.Fatal("redis-server never went to sleep")
+		}
+	}
+	if err := idem.Release(ctx, c.Token); err == nil {
+		t.Fatal("a Release while Redis sleeps succeeded")
+	}
+	lost := state.Key{Group: "g", Key: "lost"}
+	if _, err := idem.Claim(ctx, lost, state.Fingerprint{}, state.ClaimOptions{}); err == nil {
+		t.Fatal("a Claim while Redis sleeps succeeded")
+	}
+	if err := <-slept; err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); r.idem.retry.len() > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d releases still pending 30s after Redis woke", r.idem.retry.len())
+		}
+	}
+	for _, k := range []state.Key{k, lost} {
+		if c, err := idem.Claim(ctx, k, state.Fingerprint{}, state.ClaimOptions{}); err != nil || c.Outcome != state.New {
+			t.Fatalf("Claim(%s) after Redis woke = %v, %v; want new (the key freed)", k.Key, c.Outcome, err)
 		}
 	}
 }

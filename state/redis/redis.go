@@ -108,6 +108,7 @@ func Open(ctx context.Context, rawURL string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("state: redis %s: subscribe: %w", redactURL(rawURL), err)
 	}
 	r.idem = &redisIdempotency{r: r}
+	r.idem.retry = startReleaser(r.idem, ro.ReadTimeout)
 	r.seqs = &redisSequences{r: r}
 	r.ctrs = &redisCounters{r: r}
 	r.cols = &redisCollections{r: r}
@@ -245,11 +246,13 @@ func (h tripHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.
 	}
 }
 
-// Close ends the subscription and closes the connections. Claims waiting
-// for a key return InFlight.
+// Close ends the subscription and the background releases (after one last
+// attempt at those still pending) and closes the connections. Claims
+// waiting for a key return InFlight.
 func (r *Store) Close() error {
 	r.closeOnce.Do(func() {
 		r.notify.close()
+		r.idem.retry.close()
 		r.closeErr = r.rdb.Close()
 	})
 	return r.closeErr
