@@ -24,7 +24,7 @@ func NewMemory(o Options) *Memory {
 	return &Memory{
 		idem: newMemIdempotency(o.Now, o.MaxKeys),
 		seqs: &memSequences{limit: o.MaxSequenceKeys},
-		ctrs: &memCounters{},
+		ctrs: &memCounters{limit: o.MaxCounters},
 		cols: &memCollections{limit: o.MaxItems, byName: map[string]*collection{}},
 		jrnl: newMemJournal(o.JournalSize),
 	}

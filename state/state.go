@@ -39,7 +39,17 @@ var (
 	// ErrFull is returned by Collections when saving one more item would
 	// pass the store's bound.
 	ErrFull = errors.New("state: collections are full")
+	// ErrCountersFull is returned by Counters.Next for a name it has not
+	// seen when it already keeps Options.MaxCounters names. Reset forgets
+	// names and so makes room.
+	ErrCountersFull = errors.New("state: too many seq counters (the bound is --max-counters; POST /__admin/reset forgets them)")
+	// ErrCounterName is returned by Counters.Next for a name longer than
+	// MaxCounterName bytes.
+	ErrCounterName = errors.New("state: seq counter name longer than 1024 bytes")
 )
+
+// MaxCounterName is the longest counter name, in bytes.
+const MaxCounterName = 1024
 
 // Options configures a store. The zero value gives the defaults.
 type Options struct {
@@ -64,6 +74,10 @@ type Options struct {
 	// JournalSize is how many requests the journal keeps (default
 	// 10,000); the oldest go first.
 	JournalSize int
+	// MaxCounters bounds the names of seq counters (default 10,000): a
+	// name can come from a request, and past the bound Next refuses a new
+	// one with ErrCountersFull.
+	MaxCounters int
 }
 
 // Defaults of Options.
@@ -71,6 +85,7 @@ const (
 	DefaultMaxKeys         = 100_000
 	DefaultMaxSequenceKeys = 100_000
 	DefaultMaxItems        = 100_000
+	DefaultMaxCounters     = 10_000
 	// DefaultTTL is how long a key is kept when ClaimOptions.TTL is zero:
 	// 24 hours, as Stripe keeps its keys.
 	DefaultTTL = 24 * time.Hour
@@ -93,6 +108,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.JournalSize <= 0 {
 		o.JournalSize = DefaultJournalSize
+	}
+	if o.MaxCounters <= 0 {
+		o.MaxCounters = DefaultMaxCounters
 	}
 	return o
 }
@@ -287,11 +305,23 @@ type SequenceCount struct {
 // Implementations are safe for concurrent use.
 type Counters interface {
 	// Next increments the counter and returns its value: 1 on first use.
+	// A new name past Options.MaxCounters fails with ErrCountersFull, one
+	// longer than MaxCounterName with ErrCounterName.
 	Next(ctx context.Context, name string) (int64, error)
-	// List returns every counter by name.
+	// List returns every counter by name (at most Options.MaxCounters).
 	List(ctx context.Context) ([]Counter, error)
-	// Reset sets counter name ("" for all) back so that Next returns 1.
+	// Reset forgets counter name ("" for all), so that Next returns 1
+	// and the name no longer counts against the bound.
 	Reset(ctx context.Context, name string) error
+}
+
+// CounterPager is implemented by the Counters of Memory and of
+// state/redis: the admin listing reads one page at a time. It is apart
+// from Counters so that Counters' other implementations stay valid.
+type CounterPager interface {
+	// Page returns the counters by name from offset, at most limit of
+	// them (0 for all), and how many there are in all.
+	Page(ctx context.Context, offset, limit int) ([]Counter, int, error)
 }
 
 // Counter is one named counter's current value.

@@ -108,37 +108,93 @@ func (s *redisSequences) Retain(ctx context.Context, routes []string) error {
 	return nil
 }
 
-// redisCounters keeps the named counters in one hash, c.
+// redisCounters keeps the named counters in one hash, c, and their names
+// in a sorted set, c:z (all scored 0, so in lexical order), for paging.
+// The bound on names is checked in the same script that adds one.
 type redisCounters struct{ r *Store }
 
+var _ state.CounterPager = (*redisCounters)(nil)
+
+// nextScript: KEYS c, c:z. ARGV name, the bound on names. Returns the
+// counter's value, or -1 when the name is new and the bound is reached.
+var nextScript = goredis.NewScript(`
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+  if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[2]) then return -1 end
+  redis.call('ZADD', KEYS[2], 0, ARGV[1])
+end
+return redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+`)
+
+// pageCountersScript: KEYS c, c:z. ARGV offset, limit (0: all). Returns
+// {total, names, values}.
+var pageCountersScript = goredis.NewScript(`
+local offset, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local stop = -1
+if limit > 0 then stop = offset + limit - 1 end
+local names = redis.call('ZRANGE', KEYS[2], offset, stop)
+local values = {}
+for i = 1, #names, 1000 do
+  local part = redis.call('HMGET', KEYS[1], unpack(names, i, math.min(i + 999, #names)))
+  for _, v in ipairs(part) do values[#values + 1] = v or '0' end
+end
+return {redis.call('ZCARD', KEYS[2]), names, values}
+`)
+
+func (c *redisCounters) keys() []string { return []string{c.r.key("c"), c.r.key("c", "z")} }
+
 func (c *redisCounters) Next(ctx context.Context, name string) (int64, error) {
-	n, err := c.r.rdb.HIncrBy(ctx, c.r.key("c"), name, 1).Result()
+	if len(name) > state.MaxCounterName {
+		return 0, state.ErrCounterName
+	}
+	n, err := nextScript.Run(ctx, c.r.rdb, c.keys(), name, c.r.o.MaxCounters).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("state: redis counter: %w", err)
+	}
+	if n < 0 {
+		return 0, state.ErrCountersFull
 	}
 	return n, nil
 }
 
 func (c *redisCounters) List(ctx context.Context) ([]state.Counter, error) {
-	all, err := c.r.rdb.HGetAll(ctx, c.r.key("c")).Result()
+	out, _, err := c.Page(ctx, 0, 0)
+	return out, err
+}
+
+func (c *redisCounters) Page(ctx context.Context, offset, limit int) ([]state.Counter, int, error) {
+	res, err := pageCountersScript.Run(ctx, c.r.rdb, c.keys(), max(offset, 0), max(limit, 0)).Slice()
 	if err != nil {
-		return nil, fmt.Errorf("state: redis counters: %w", err)
+		return nil, 0, fmt.Errorf("state: redis counters: %w", err)
 	}
-	out := make([]state.Counter, 0, len(all))
-	for name, v := range all {
+	if len(res) != 3 {
+		return nil, 0, fmt.Errorf("state: redis counters: unexpected reply %v", res)
+	}
+	total, _ := res[0].(int64)
+	names, _ := res[1].([]any)
+	values, _ := res[2].([]any)
+	out := make([]state.Counter, 0, len(names))
+	for i, name := range names {
+		s, _ := name.(string)
+		var v string
+		if i < len(values) {
+			v, _ = values[i].(string)
+		}
 		n, _ := strconv.ParseInt(v, 10, 64)
-		out = append(out, state.Counter{Name: name, Value: n})
+		out = append(out, state.Counter{Name: s, Value: n})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out, int(total), nil
 }
 
 func (c *redisCounters) Reset(ctx context.Context, name string) error {
 	var err error
 	if name == "" {
-		err = c.r.rdb.Del(ctx, c.r.key("c")).Err()
+		err = c.r.rdb.Del(ctx, c.keys()...).Err()
 	} else {
-		err = c.r.rdb.HDel(ctx, c.r.key("c"), name).Err()
+		_, err = c.r.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+			p.HDel(ctx, c.r.key("c"), name)
+			p.ZRem(ctx, c.r.key("c", "z"), name)
+			return nil
+		})
 	}
 	if err != nil {
 		return fmt.Errorf("state: redis reset counters: %w", err)

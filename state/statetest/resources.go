@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -157,6 +158,49 @@ func (h *harness) counters(t *testing.T) {
 		for _, name := range []string{"order", "invoice"} {
 			if n, _ := c.Next(ctx, name); n != 1 {
 				t.Fatalf("%s after reset all = %d, want 1", name, n)
+			}
+		}
+	})
+	t.Run("names are bounded, refused past the bound, and reset forgets them", func(t *testing.T) {
+		t.Parallel()
+		s, _ := h.open(t, state.Options{MaxCounters: 3})
+		c := s.Counters()
+		for _, name := range []string{"a", "b", "c", "a"} {
+			_, err := c.Next(ctx, name)
+			must(t, err)
+		}
+		if _, err := c.Next(ctx, "d"); !errors.Is(err, state.ErrCountersFull) {
+			t.Fatalf("a fourth name of 3 = %v, want ErrCountersFull", err)
+		}
+		if n, err := c.Next(ctx, "a"); err != nil || n != 3 {
+			t.Fatalf("a known name past the bound = %d, %v; want 3", n, err)
+		}
+		if _, err := c.Next(ctx, strings.Repeat("x", state.MaxCounterName+1)); !errors.Is(err, state.ErrCounterName) {
+			t.Fatalf("a name of %d bytes = %v, want ErrCounterName", state.MaxCounterName+1, err)
+		}
+		must(t, c.Reset(ctx, "b"))
+		if n, err := c.Next(ctx, "d"); err != nil || n != 1 {
+			t.Fatalf("a new name after a reset made room = %d, %v; want 1", n, err)
+		}
+		pager, ok := c.(state.CounterPager)
+		if !ok {
+			t.Fatal("Counters do not page (state.CounterPager)")
+		}
+		page, total, err := pager.Page(ctx, 1, 1)
+		must(t, err)
+		if want := []state.Counter{{Name: "c", Value: 1}}; total != 3 || !slices.Equal(page, want) {
+			t.Fatalf("Page(1, 1) = %v of %d, want %v of 3", page, total, want)
+		}
+		if page, total, _ := pager.Page(ctx, 5, 10); total != 3 || len(page) != 0 {
+			t.Fatalf("a page past the end = %v of %d", page, total)
+		}
+		must(t, c.Reset(ctx, ""))
+		if list, err := c.List(ctx); err != nil || len(list) != 0 {
+			t.Fatalf("List after reset all = %v, %v; want no names", list, err)
+		}
+		for _, name := range []string{"e", "f", "g"} {
+			if n, err := c.Next(ctx, name); err != nil || n != 1 {
+				t.Fatalf("Next(%s) after reset all = %d, %v", name, n, err)
 			}
 		}
 	})
