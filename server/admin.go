@@ -329,10 +329,23 @@ type adminCounter struct {
 }
 
 // handleCounters lists the named counters of seq by name, each with the
-// value it last returned (the next call gets one more). POST
-// /__admin/reset sets them all back to start from 1.
+// value it last returned (the next call gets one more), a page at a time
+// (?offset=, ?limit=, as listPage). POST /__admin/reset forgets them.
 func (s *Server) handleCounters(w http.ResponseWriter, r *http.Request) {
-	list, err := s.state.Counters().List(r.Context())
+	offset, limit, err := listPage(r)
+	if err != nil {
+		writeProblem(w, newProblem(http.StatusBadRequest, err.Error()))
+		return
+	}
+	var list []state.Counter
+	total := 0
+	if p, ok := s.state.Counters().(state.CounterPager); ok {
+		list, total, err = p.Page(r.Context(), offset, limit)
+	} else {
+		list, err = s.state.Counters().List(r.Context())
+		total = len(list)
+		list = list[min(offset, total):min(offset+limit, total)]
+	}
 	if err != nil {
 		s.unavailable(w, r, "", err, s.opts.Clock.Now())
 		return
@@ -341,5 +354,5 @@ func (s *Server) handleCounters(w http.ResponseWriter, r *http.Request) {
 	for i, c := range list {
 		out[i] = adminCounter{Name: c.Name, Value: c.Value}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"counters": out})
+	writeJSON(w, http.StatusOK, map[string]any{"counters": out, "total": total, "offset": offset})
 }
