@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -218,5 +220,89 @@ func TestRedisTimeoutFreesKey(t *testing.T) {
 			t.Fatalf("the key is still in flight %v after Redis woke (last retry %d); logs:\n%s", patience, retry.status, logs)
 		}
 		time.Sleep(100 * time.Millisecond) // polling, as a client's retries would
+	}
+}
+
+// TestCountersBounded: seq counter names taken from the request are
+// bounded by --max-counters (before, every name was kept: 20,000 long names
+// took RSS to 252 MB), the listing pages, and a reset forgets the names,
+// making room again. Issue 19, item 6; memory and a real redis-server.
+func TestCountersBounded(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	rs := redistest.Start(t)
+	const scenario = `
+routes:
+  - name: numbered
+    method: GET
+    path: /orders/{id}
+    respond:
+      status: 200
+      template: true
+      body: 'n{{ seq .Request.Vars.id }}'
+`
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"memory", nil},
+		{"redis", []string{"--state", rs.URL(), "--state-prefix", "counters:"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "orders.yaml")
+			if err := os.WriteFile(path, []byte(scenario), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, addr, logs := started(t, bin, append(tc.args, "--max-counters", "20", "--watch=false", path)...)
+			base := "http://" + addr
+			for i := range 20 {
+				if a := call("GET", fmt.Sprintf("%s/orders/o%02d", base, i), ""); a.status != 200 || a.body != "n1" {
+					t.Fatalf("name %d of 20 = %d %s; logs:\n%s", i, a.status, a.body, logs)
+				}
+			}
+			if a := call("GET", base+"/orders/o00", ""); a.status != 200 || a.body != "n2" {
+				t.Fatalf("a known name at the bound = %d %s, want n2", a.status, a.body)
+			}
+			if a := call("GET", base+"/orders/one-too-many", ""); a.status < 500 || !strings.Contains(a.body, "max-counters") {
+				t.Fatalf("a 21st name of 20 = %d %s, want a problem naming --max-counters", a.status, a.body)
+			}
+			var page struct {
+				Counters []struct {
+					Name  string
+					Value int64
+				}
+				Total, Offset int
+			}
+			getJSON(t, base+"/__admin/counters?offset=5&limit=3", &page)
+			if page.Total != 20 || len(page.Counters) != 3 || page.Counters[0].Name != "o05" {
+				t.Fatalf("counters page (offset 5, limit 3) = %+v, want o05.. of 20", page)
+			}
+			if a := call("POST", base+"/__admin/reset", ""); a.status != 200 {
+				t.Fatalf("reset = %d %s", a.status, a.body)
+			}
+			getJSON(t, base+"/__admin/counters", &page)
+			if page.Total != 0 || len(page.Counters) != 0 {
+				t.Fatalf("counters after reset = %+v, want none (names forgotten)", page)
+			}
+			if a := call("GET", base+"/orders/one-too-many", ""); a.status != 200 || a.body != "n1" {
+				t.Fatalf("a new name after reset = %d %s, want n1", a.status, a.body)
+			}
+		})
+	}
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d", url, resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
 	}
 }

@@ -256,6 +256,7 @@ type serveOptions struct {
 	adminHosts        []string
 	shutdownWaitDelay bool
 	maxItems          int
+	maxCounters       int
 	journalSize       int
 	journalBodyLimit  byteSize
 	cpuProfile        string
@@ -308,6 +309,7 @@ separated by colons when none are given.`,
 	f.Var(&opts.maxTemplateOutput, "max-template-output", "largest header or body a response template may render; larger ones get a 500 problem")
 	f.StringSliceVar(&opts.adminHosts, "admin-hosts", nil, "host names besides localhost and IP addresses that admin calls may use (the names a container is reached by; * for any)")
 	f.IntVar(&opts.maxItems, "max-collection-items", 100_000, "items all stored collections may hold together; a save past it gets 507")
+	f.IntVar(&opts.maxCounters, "max-counters", state.DefaultMaxCounters, "names of seq counters kept (a name may come from the request); a new name past it is refused until POST /__admin/reset")
 	f.StringVar(&opts.state, "state", "memory", "where runtime state lives: memory (this process), or a Redis URL that replicas share: redis://[:password@]host:6379/0, rediss:// for TLS")
 	f.StringVar(&opts.statePrefix, "state-prefix", redis.DefaultPrefix, "prefix of every Redis key: replicas with the same prefix share state, others do not")
 	f.Uint64Var(&opts.seed, "seed", 0, "make every random choice repeatable (fault chances, delay ranges, randomInt, randomHex, uuid) for the same requests in the same order")
@@ -405,7 +407,9 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var shared state.Store // nil (not a nil *redis.Store): the server's own memory store
+	// The memory store is made here, not by the server, so that every
+	// bound of the flags reaches it as it reaches Redis.
+	var shared state.Store = state.NewMemory(withJournal(stateOptions(opts), opts))
 	if store != nil {
 		shared = store
 	}
@@ -482,13 +486,30 @@ func openState(ctx context.Context, opts serveOptions) (*redis.Store, error) {
 		return nil, withCode(exitUsage, errors.New("--state-prefix must not be empty"))
 	}
 	s, err := redis.Open(ctx, opts.state, redis.Options{
-		Options: state.Options{MaxKeys: opts.maxIdemKeys, MaxSequenceKeys: opts.maxSequenceKeys, MaxItems: opts.maxItems},
+		Options: stateOptions(opts),
 		Prefix:  opts.statePrefix,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("--state: %w", err)
 	}
 	return s, nil
+}
+
+// stateOptions are the bounds of the state store that the flags set, for
+// memory and Redis alike.
+func stateOptions(opts serveOptions) state.Options {
+	return state.Options{
+		MaxKeys: opts.maxIdemKeys, MaxSequenceKeys: opts.maxSequenceKeys, MaxItems: opts.maxItems,
+		MaxCounters: opts.maxCounters,
+	}
+}
+
+// withJournal adds the journal's size to o for the memory store, as the
+// server would size the store it makes (off is the default size: the
+// server itself journals nothing then).
+func withJournal(o state.Options, opts serveOptions) state.Options {
+	o.JournalSize = max(journalSize(opts.journalSize), 0)
+	return o
 }
 
 // redactedURL hides a URL's password, for logs and errors.
