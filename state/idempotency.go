@@ -25,6 +25,11 @@ type memIdempotency struct {
 	// count is the keys of all shards: the bound is over the whole store,
 	// while eviction happens in the shard that needs room.
 	count atomic.Int64
+	// bytes is the size of the stored answers of all shards, against
+	// maxBytes: a completion past it evicts least recently used
+	// completed keys, in its shard first, then in the others.
+	bytes    atomic.Int64
+	maxBytes int64
 }
 
 // idemShard holds the keys whose hash falls in it.
@@ -64,6 +69,7 @@ type entry struct {
 	prev, next       *entry // in lru, once completed
 	replays          uint32 // saturates
 	at               int32  // index in byExpiry
+	size             uint32 // of the stored answer, once completed
 	completed        bool
 }
 
@@ -71,14 +77,14 @@ type entry struct {
 // fast as keys arrive, without a goroutine that would need an owner.
 const sweepPerClaim = 2
 
-func newMemIdempotency(now func() time.Time, limit int) *memIdempotency {
+func newMemIdempotency(now func() time.Time, limit int, maxBytes int64) *memIdempotency {
 	// One shard keeps small stores exactly LRU (and their tests exact); a
 	// store big enough to be busy gets enough shards for the cores.
 	n := 1
 	if limit >= 4096 {
 		n = 64
 	}
-	s := &memIdempotency{now: now, seed: maphash.MakeSeed(), limit: int64(limit)}
+	s := &memIdempotency{now: now, seed: maphash.MakeSeed(), limit: int64(limit), maxBytes: maxBytes}
 	s.hash = s.hashKey
 	for range n {
 		sh := &idemShard{byHash: map[uint64]*entry{}}
@@ -235,6 +241,7 @@ func (s *memIdempotency) remove(sh *idemShard, e *entry) {
 	sh.heapRemove(e)
 	if e.completed {
 		sh.unlink(e)
+		s.bytes.Add(-int64(e.size))
 	}
 	sh.wake(e)
 	s.count.Add(-1)
@@ -253,20 +260,52 @@ func (s *memIdempotency) Complete(_ context.Context, t Token, r Response) error 
 	// copy need not hold up other keys of the shard.
 	r.Header = slices.Clone(r.Header)
 	r.Body = slices.Clone(r.Body)
+	size := answerSize(r)
 	h, sh := s.shard(t.Key)
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
 	e := sh.lookup(h, t.Key)
 	if e == nil || e.id != t.ID || e.completed {
+		sh.mu.Unlock()
 		return ErrNotClaimed
 	}
 	e.resp = r
 	e.completed = true
+	e.size = uint32(min(size, math.MaxUint32))
 	e.expires = expiresAt(s.now().UnixNano(), e.ttl)
 	sh.fix(e)
 	sh.pushFront(e)
 	sh.wake(e)
+	s.bytes.Add(int64(e.size))
+	// Past the byte bound: the least recently used completed keys go,
+	// in this shard first (this answer last of them), then in the
+	// others, one shard locked at a time.
+	for s.bytes.Load() > s.maxBytes && sh.lru.prev != &sh.lru {
+		s.remove(sh, sh.lru.prev)
+	}
+	sh.mu.Unlock()
+	for i := 1; i < len(s.shards) && s.bytes.Load() > s.maxBytes; i++ {
+		other := s.shards[(h+uint64(i))%uint64(len(s.shards))]
+		other.mu.Lock()
+		for s.bytes.Load() > s.maxBytes && other.lru.prev != &other.lru {
+			s.remove(other, other.lru.prev)
+		}
+		other.mu.Unlock()
+	}
 	return nil
+}
+
+// answerSize is what a stored answer counts against the byte bound.
+func answerSize(r Response) int {
+	n := len(r.Body) + 8 // the status and the header count
+	for _, h := range r.Header {
+		n += len(h.Name) + len(h.Value) + 4
+	}
+	return n
+}
+
+// usage returns the keys kept and the bytes of their answers.
+func (s *memIdempotency) usage() (keys int, bytes int64) {
+	return int(s.count.Load()), s.bytes.Load()
 }
 
 func (s *memIdempotency) Release(_ context.Context, t Token) error {

@@ -22,10 +22,10 @@ var _ Store = (*Memory)(nil)
 func NewMemory(o Options) *Memory {
 	o = o.WithDefaults()
 	return &Memory{
-		idem: newMemIdempotency(o.Now, o.MaxKeys),
+		idem: newMemIdempotency(o.Now, o.MaxKeys, o.MaxIdempotencyBytes),
 		seqs: &memSequences{limit: o.MaxSequenceKeys},
 		ctrs: &memCounters{limit: o.MaxCounters},
-		cols: &memCollections{limit: o.MaxItems, byName: map[string]*collection{}},
+		cols: &memCollections{limit: o.MaxItems, maxBytes: o.MaxCollectionBytes, byName: map[string]*collection{}},
 		jrnl: newMemJournal(o.JournalSize),
 	}
 }
@@ -54,6 +54,14 @@ func (m *Memory) Reset(ctx context.Context) error {
 		m.cols.Reset(ctx, ""),
 		m.jrnl.Clear(ctx),
 	)
+}
+
+var _ UsageReporter = (*Memory)(nil)
+
+// Usage returns the keys and bytes the store holds.
+func (m *Memory) Usage(context.Context) (Usage, error) {
+	keys, bytes := m.idem.usage()
+	return Usage{IdempotencyKeys: keys, IdempotencyBytes: bytes, CollectionBytes: m.cols.Bytes()}, nil
 }
 
 // Close does nothing: a Memory holds no goroutines or connections. It is

@@ -74,6 +74,15 @@ type Options struct {
 	// JournalSize is how many requests the journal keeps (default
 	// 10,000); the oldest go first.
 	JournalSize int
+	// MaxCollectionBytes bounds the bytes of the ids and bodies of all
+	// collections together (default 256 MiB); past it Save and Seed fail
+	// with ErrFull, as past MaxItems.
+	MaxCollectionBytes int64
+	// MaxIdempotencyBytes bounds the bytes of the stored answers
+	// (status, headers and body) of all completed idempotency keys
+	// (default 256 MiB); past it the least recently used completed keys
+	// are forgotten, as past MaxKeys. Keys in flight are never forgotten.
+	MaxIdempotencyBytes int64
 	// MaxCounters bounds the names of seq counters (default 10,000): a
 	// name can come from a request, and past the bound Next refuses a new
 	// one with ErrCountersFull.
@@ -86,6 +95,9 @@ const (
 	DefaultMaxSequenceKeys = 100_000
 	DefaultMaxItems        = 100_000
 	DefaultMaxCounters     = 10_000
+	// DefaultMaxCollectionBytes and DefaultMaxIdempotencyBytes are 256 MiB.
+	DefaultMaxCollectionBytes  = 256 << 20
+	DefaultMaxIdempotencyBytes = 256 << 20
 	// DefaultTTL is how long a key is kept when ClaimOptions.TTL is zero:
 	// 24 hours, as Stripe keeps its keys.
 	DefaultTTL = 24 * time.Hour
@@ -108,6 +120,12 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.JournalSize <= 0 {
 		o.JournalSize = DefaultJournalSize
+	}
+	if o.MaxCollectionBytes <= 0 {
+		o.MaxCollectionBytes = DefaultMaxCollectionBytes
+	}
+	if o.MaxIdempotencyBytes <= 0 {
+		o.MaxIdempotencyBytes = DefaultMaxIdempotencyBytes
 	}
 	if o.MaxCounters <= 0 {
 		o.MaxCounters = DefaultMaxCounters
@@ -322,6 +340,19 @@ type CounterPager interface {
 	// Page returns the counters by name from offset, at most limit of
 	// them (0 for all), and how many there are in all.
 	Page(ctx context.Context, offset, limit int) ([]Counter, int, error)
+}
+
+// Usage is what a store holds, for the health endpoint.
+type Usage struct {
+	IdempotencyKeys  int   // keys kept, in flight or completed
+	IdempotencyBytes int64 // of the stored answers, against MaxIdempotencyBytes
+	CollectionBytes  int64 // of ids and bodies, against MaxCollectionBytes
+}
+
+// UsageReporter is implemented by Memory and by state/redis's Store. It is
+// apart from Store so that Store's other implementations stay valid.
+type UsageReporter interface {
+	Usage(ctx context.Context) (Usage, error)
 }
 
 // Counter is one named counter's current value.

@@ -92,7 +92,9 @@ local function groupOf(m)
 end
 local function forget(m)
   local k = recKey(m)
-  local done = redis.call('HGET', k, 'done')
+  local r = redis.call('HMGET', k, 'done', 'sz')
+  local done = r[1]
+  if done == '1' and r[2] then redis.call('DECRBY', base .. 'i:bytes', r[2]) end
   redis.call('DEL', k)
   redis.call('ZREM', base .. 'i:idx', m)
   redis.call('ZREM', base .. 'i:g:' .. groupOf(m), m)
@@ -158,14 +160,17 @@ redis.call('ZADD', KEYS[3], ARGV[5], ARGV[9])
 return {1}
 `)
 
-// completeScript: KEYS rec, lru, use, exp. ARGV base, id, status,
+// completeScript: KEYS rec, lru, use, exp, bytes. ARGV base, id, status,
 // headers, body, channel, now (20 digits), Redis TTL slack (ms), the
-// largest Redis TTL (ms). The key's expiry starts now. Returns 1, or 0
-// when the token no longer holds the key.
+// largest Redis TTL (ms), the byte bound. The key's expiry starts now;
+// past the byte bound the least recently used completed keys go (this
+// one last). Returns 1, or 0 when the token no longer holds the key.
 var completeScript = goredis.NewScript(luaIdemLib + `
 local r = redis.call('HMGET', KEYS[1], 'id', 'done', 'm', 't')
 if r[1] ~= ARGV[2] or r[2] ~= '0' then return 0 end
-redis.call('HSET', KEYS[1], 'done', '1', 'st', ARGV[3], 'h', ARGV[4], 'b', ARGV[5])
+local sz = #ARGV[4] + #ARGV[5] + 8
+redis.call('HSET', KEYS[1], 'done', '1', 'st', ARGV[3], 'h', ARGV[4], 'b', ARGV[5], 'sz', sz)
+redis.call('INCRBY', KEYS[5], sz)
 if r[4] then
   local e = add20(ARGV[7], r[4])
   redis.call('HSET', KEYS[1], 'e', e)
@@ -174,6 +179,11 @@ if r[4] then
 end
 redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), r[3])
 redis.call('PUBLISH', ARGV[6], '1')
+while tonumber(redis.call('GET', KEYS[5]) or '0') > tonumber(ARGV[10]) do
+  local y = redis.call('ZRANGE', KEYS[2], 0, 0)
+  if not y[1] then break end
+  forget(y[1])
+end
 return 1
 `)
 
@@ -378,9 +388,9 @@ func (s *redisIdempotency) Complete(ctx context.Context, t state.Token, resp sta
 		return err
 	}
 	keys := s.keys(t.Key)
-	n, err := completeScript.Run(ctx, s.r.rdb, []string{keys[0], keys[3], keys[4], keys[2]}, s.r.base,
+	n, err := completeScript.Run(ctx, s.r.rdb, []string{keys[0], keys[3], keys[4], keys[2], s.r.key("i", "bytes")}, s.r.base,
 		strconv.FormatUint(t.ID, 10), resp.Status, h, resp.Body, s.channel(t.Key),
-		nanos20(s.r.o.Now().UnixNano()), redisTTLSlack.Milliseconds(), maxRedisTTL.Milliseconds()).Int()
+		nanos20(s.r.o.Now().UnixNano()), redisTTLSlack.Milliseconds(), maxRedisTTL.Milliseconds(), s.r.o.MaxIdempotencyBytes).Int()
 	if err != nil {
 		// The completion may or may not have run. Either way the key
 		// must not stay in flight: a release once Redis answers frees

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/scenariomock/scenariomock/state"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -216,6 +217,31 @@ func (r *Store) Reset(ctx context.Context) error {
 		r.cols.Reset(ctx, ""),
 		r.jrnl.Clear(ctx),
 	)
+}
+
+var _ state.UsageReporter = (*Store)(nil)
+
+// Usage returns what every replica's shared state holds, in one round
+// trip.
+func (r *Store) Usage(ctx context.Context) (state.Usage, error) {
+	var keys *goredis.IntCmd
+	var bytes *goredis.SliceCmd
+	_, err := r.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		keys = p.ZCard(ctx, r.key("i", "idx"))
+		bytes = p.MGet(ctx, r.key("i", "bytes"), r.key("o", "b"))
+		return nil
+	})
+	if err != nil {
+		return state.Usage{}, fmt.Errorf("state: redis usage: %w", err)
+	}
+	u := state.Usage{IdempotencyKeys: int(keys.Val())}
+	if v := bytes.Val(); len(v) == 2 {
+		s0, _ := v[0].(string)
+		s1, _ := v[1].(string)
+		u.IdempotencyBytes, _ = strconv.ParseInt(s0, 10, 64)
+		u.CollectionBytes, _ = strconv.ParseInt(s1, 10, 64)
+	}
+	return u, nil
 }
 
 // Ping reports whether Redis answers, for the health endpoint.

@@ -206,7 +206,8 @@ func (c *redisCounters) Reset(ctx context.Context, name string) error {
 // body) and a sorted set o:s:<name> (id by insertion number, from the
 // counter o:seq), a hash o:n of item counts by collection (also the list
 // of collections) and the total o:t, which the scripts check against the
-// bound in the same step as they add.
+// bound in the same step as they add; likewise the bytes of ids and bodies,
+// o:b in all and o:nb by collection, against the byte bound.
 type redisCollections struct{ r *Store }
 
 // luaColBase is the collection scripts' prelude: ARGV[1] is the key
@@ -215,16 +216,25 @@ const luaColBase = `
 local base, name = ARGV[1], ARGV[2]
 local items, order = base .. 'o:i:' .. name, base .. 'o:s:' .. name
 local names, total, seq = base .. 'o:n', base .. 'o:t', base .. 'o:seq'
+local bytes, nbytes = base .. 'o:b', base .. 'o:nb'
 `
 
-// saveScript: ARGV base, name, id, body, bound. Returns 1 created, 0
-// replaced, -1 full.
+// saveScript: ARGV base, name, id, body, bound, byte bound. Returns 1
+// created, 0 replaced, -1 full.
 var saveScript = goredis.NewScript(luaColBase + `
+local used = tonumber(redis.call('GET', bytes) or '0')
 if redis.call('HEXISTS', items, ARGV[3]) == 1 then
+  local grown = #ARGV[4] - redis.call('HSTRLEN', items, ARGV[3])
+  if grown > 0 and used + grown > tonumber(ARGV[6]) then return -1 end
   redis.call('HSET', items, ARGV[3], ARGV[4])
+  redis.call('INCRBY', bytes, grown)
+  redis.call('HINCRBY', nbytes, name, grown)
   return 0
 end
 if tonumber(redis.call('GET', total) or '0') >= tonumber(ARGV[5]) then return -1 end
+if used + #ARGV[3] + #ARGV[4] > tonumber(ARGV[6]) then return -1 end
+redis.call('INCRBY', bytes, #ARGV[3] + #ARGV[4])
+redis.call('HINCRBY', nbytes, name, #ARGV[3] + #ARGV[4])
 redis.call('HSET', items, ARGV[3], ARGV[4])
 redis.call('ZADD', order, redis.call('INCR', seq), ARGV[3])
 redis.call('INCR', total)
@@ -234,7 +244,10 @@ return 1
 
 // deleteScript: ARGV base, name, id. Returns 1 when the item existed.
 var deleteScript = goredis.NewScript(luaColBase + `
+local size = #ARGV[3] + redis.call('HSTRLEN', items, ARGV[3])
 if redis.call('HDEL', items, ARGV[3]) == 0 then return 0 end
+redis.call('DECRBY', bytes, size)
+if redis.call('HINCRBY', nbytes, name, -size) <= 0 then redis.call('HDEL', nbytes, name) end
 redis.call('ZREM', order, ARGV[3])
 redis.call('DECR', total)
 if redis.call('HINCRBY', names, name, -1) <= 0 then redis.call('HDEL', names, name) end
@@ -257,18 +270,25 @@ end
 return {n, ids, bodies}
 `)
 
-// seedScript: ARGV base, name, bound, then id, body pairs. Returns 1, or
-// -1 when the items would pass the bound (nothing changed).
+// seedScript: ARGV base, name, bound, byte bound, then id, body pairs.
+// Returns 1, or -1 when the items would pass a bound (nothing changed).
 var seedScript = goredis.NewScript(luaColBase + `
-local seen, n = {}, 0
-for i = 4, #ARGV, 2 do
-  if not seen[ARGV[i]] then seen[ARGV[i]] = true; n = n + 1 end
+local seen, n, size = {}, 0, 0
+for i = 5, #ARGV, 2 do
+  if not seen[ARGV[i]] then n = n + 1 else size = size - #ARGV[i] - seen[ARGV[i]] end
+  seen[ARGV[i]] = #ARGV[i + 1]
+  size = size + #ARGV[i] + #ARGV[i + 1]
 end
 local old = redis.call('HLEN', items)
 local t = tonumber(redis.call('GET', total) or '0')
 if t - old + n > tonumber(ARGV[3]) then return -1 end
+local oldSize = tonumber(redis.call('HGET', nbytes, name) or '0')
+local used = tonumber(redis.call('GET', bytes) or '0')
+if used - oldSize + size > tonumber(ARGV[4]) then return -1 end
+redis.call('SET', bytes, used - oldSize + size)
+if n == 0 then redis.call('HDEL', nbytes, name) else redis.call('HSET', nbytes, name, size) end
 redis.call('UNLINK', items, order)
-for i = 4, #ARGV, 2 do
+for i = 5, #ARGV, 2 do
   if redis.call('HSET', items, ARGV[i], ARGV[i + 1]) == 1 then
     redis.call('ZADD', order, redis.call('INCR', seq), ARGV[i])
   end
@@ -285,15 +305,17 @@ if name == '' then all = redis.call('HKEYS', names) end
 for _, c in ipairs(all) do
   local k = base .. 'o:i:' .. c
   redis.call('DECRBY', total, redis.call('HLEN', k))
+  redis.call('DECRBY', bytes, tonumber(redis.call('HGET', nbytes, c) or '0'))
   redis.call('UNLINK', k, base .. 'o:s:' .. c)
   redis.call('HDEL', names, c)
+  redis.call('HDEL', nbytes, c)
 end
-if name == '' then redis.call('DEL', total, names) end
+if name == '' then redis.call('DEL', total, names, bytes, nbytes) end
 return 0
 `)
 
 func (c *redisCollections) Save(ctx context.Context, name, id string, body []byte) (bool, error) {
-	n, err := saveScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name, id, body, c.r.o.MaxItems).Int()
+	n, err := saveScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name, id, body, c.r.o.MaxItems, c.r.o.MaxCollectionBytes).Int()
 	if err != nil {
 		return false, fmt.Errorf("state: redis save: %w", err)
 	}
@@ -306,7 +328,7 @@ func (c *redisCollections) Save(ctx context.Context, name, id string, body []byt
 // keys lists the keys a collection script touches, for Redis Cluster's
 // routing; the scripts build the same names from ARGV.
 func (c *redisCollections) keys(name string) []string {
-	return []string{c.r.key("o", "i", name), c.r.key("o", "s", name), c.r.key("o", "n"), c.r.key("o", "t"), c.r.key("o", "seq")}
+	return []string{c.r.key("o", "i", name), c.r.key("o", "s", name), c.r.key("o", "n"), c.r.key("o", "t"), c.r.key("o", "seq"), c.r.key("o", "b"), c.r.key("o", "nb")}
 }
 
 func (c *redisCollections) Load(ctx context.Context, name, id string) ([]byte, bool, error) {
@@ -352,8 +374,8 @@ func (c *redisCollections) Delete(ctx context.Context, name, id string) (bool, e
 }
 
 func (c *redisCollections) Seed(ctx context.Context, name string, items []state.Item) error {
-	args := make([]any, 0, 3+2*len(items))
-	args = append(args, c.r.base, name, c.r.o.MaxItems)
+	args := make([]any, 0, 4+2*len(items))
+	args = append(args, c.r.base, name, c.r.o.MaxItems, c.r.o.MaxCollectionBytes)
 	for _, it := range items {
 		args = append(args, it.ID, it.Body)
 	}

@@ -349,6 +349,36 @@ func (h *harness) collections(t *testing.T) {
 				t.Fatalf("Save after a delete made room: %v", err)
 			}
 		}},
+		{"the byte bound refuses what would pass it and changes nothing", state.Options{MaxCollectionBytes: 20}, func(t *testing.T, c state.Collections) {
+			ten := []byte("0123456789")
+			_, err := c.Save(ctx, "orders", "a", ten) // 11 bytes with its id
+			must(t, err)
+			if _, err := c.Save(ctx, "orders", "b", ten); !errors.Is(err, state.ErrFull) {
+				t.Fatalf("Save of 11 more bytes of 20 with 11 used: %v, want ErrFull", err)
+			}
+			if _, err := c.Save(ctx, "orders", "a", []byte("0123456789012345678")); err != nil { // 20 bytes
+				t.Fatalf("replacing up to the byte bound: %v", err)
+			}
+			if _, err := c.Save(ctx, "orders", "a", []byte("01234567890123456789")); !errors.Is(err, state.ErrFull) {
+				t.Fatalf("replacing past the byte bound: %v, want ErrFull", err)
+			}
+			if body, _, _ := c.Load(ctx, "orders", "a"); string(body) != "0123456789012345678" {
+				t.Fatalf("a refused replace changed the item: %q", body)
+			}
+			if err := c.Seed(ctx, "users", []state.Item{{ID: "x", Body: []byte("1")}}); !errors.Is(err, state.ErrFull) {
+				t.Fatalf("Seed past the byte bound: %v, want ErrFull", err)
+			}
+			must(t, c.Seed(ctx, "orders", []state.Item{{ID: "s", Body: ten}, {ID: "s", Body: []byte("1")}})) // replaces a: 2 bytes
+			if _, err := c.Save(ctx, "users", "u", ten); err != nil {
+				t.Fatalf("Save after a Seed made room: %v", err)
+			}
+			_, err = c.Delete(ctx, "users", "u")
+			must(t, err)
+			must(t, c.Reset(ctx, "orders"))
+			if _, err := c.Save(ctx, "users", "0123456789", []byte("012345678")); err != nil {
+				t.Fatalf("Save of 19 bytes after a delete and a reset: %v", err)
+			}
+		}},
 		{"reset one collection or all, and counts", state.Options{}, func(t *testing.T, c state.Collections) {
 			for _, col := range []string{"orders", "orders", "users"} {
 				_, err := c.Save(ctx, col, fmt.Sprint(len(col), col), []byte("x"))
