@@ -42,6 +42,9 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		// it does not answer; StateError then says why.
 		State      string `json:"state,omitempty"`
 		StateError string `json:"stateError,omitempty"`
+		// Usage is what the store holds against its bounds
+		// (--idempotency-max-bytes, --collections-max-bytes).
+		Usage *adminUsage `json:"usage,omitempty"`
 	}{Status: "ok", Version: snap.version, Routes: len(snap.routes), Build: s.opts.Build}
 	// A shared store that is down degrades this replica without taking
 	// it out of a load balancer's rotation (still 200): every replica
@@ -55,7 +58,21 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 			out.Status, out.State, out.StateError = "degraded", "unavailable", err.Error()
 		}
 	}
+	if u, ok := s.state.(state.UsageReporter); ok && out.StateError == "" {
+		ctx, cancel := context.WithTimeout(r.Context(), healthPingTimeout)
+		defer cancel()
+		if got, err := u.Usage(ctx); err == nil {
+			out.Usage = &adminUsage{IdempotencyKeys: got.IdempotencyKeys, IdempotencyBytes: got.IdempotencyBytes, CollectionBytes: got.CollectionBytes}
+		}
+	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// adminUsage is state.Usage in GET /__admin/health.
+type adminUsage struct {
+	IdempotencyKeys  int   `json:"idempotencyKeys"`
+	IdempotencyBytes int64 `json:"idempotencyBytes"`
+	CollectionBytes  int64 `json:"collectionBytes"`
 }
 
 // healthPingTimeout bounds the store check of a health request, which a
