@@ -306,3 +306,90 @@ func getJSON(t *testing.T, url string, v any) {
 		t.Fatalf("GET %s: %v", url, err)
 	}
 }
+
+// TestByteBudgets: stored answers and items are bounded by bytes, not only
+// by count (issue 19, item 7: 1,500 items of 2 MB took 5.7 GB RSS). Past
+// --idempotency-max-bytes the least recently used answers are forgotten;
+// past --collections-max-bytes a save is a 507; health reports the bytes
+// used. Memory and a real redis-server.
+func TestByteBudgets(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	rs := redistest.Start(t)
+	big := strings.Repeat("x", 200<<10)
+	scenario := `
+routes:
+  - name: create
+    method: POST
+    path: /charges
+    idempotency: { key: header.Idempotency-Key, required: true }
+    respond: { status: 201, body: "` + big + `" }
+  - name: save
+    method: PUT
+    path: /items/{id}
+    idempotency: off
+    respond:
+      status: 201
+      template: true
+      body: '{"id":"{{ .Request.Vars.id }}","pad":"` + big + `"}'
+      save: { collection: items, id: '{{ .Request.Vars.id }}' }
+`
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"memory", nil},
+		{"redis", []string{"--state", rs.URL(), "--state-prefix", "bytes:"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "big.yaml")
+			if err := os.WriteFile(path, []byte(scenario), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, addr, logs := started(t, bin, append(tc.args, "--idempotency-max-bytes", "1MiB", "--collections-max-bytes", "1MiB", "--watch=false", path)...)
+			base := "http://" + addr
+			for i := range 10 {
+				if a := call("POST", base+"/charges", "", "Idempotency-Key", fmt.Sprint("k", i)); a.status != 201 || a.replayed {
+					t.Fatalf("charge %d = %d (replayed %v); logs:\n%s", i, a.status, a.replayed, logs)
+				}
+			}
+			if a := call("POST", base+"/charges", "", "Idempotency-Key", "k9"); !a.replayed {
+				t.Fatalf("the newest answer is not replayed: %d", a.status)
+			}
+			var health struct {
+				Usage struct {
+					IdempotencyKeys                   int
+					IdempotencyBytes, CollectionBytes int64
+				}
+			}
+			getJSON(t, base+"/__admin/health", &health)
+			if u := health.Usage; u.IdempotencyKeys > 5 || u.IdempotencyBytes <= 4*200<<10 || u.IdempotencyBytes > 1<<20 {
+				t.Fatalf("after ten 200 KiB answers under a 1 MiB budget, health usage = %+v, want at most 5 keys within 1 MiB", u)
+			}
+			// Redis evicts in exact LRU order; memory, sharded at the
+			// default --idempotency-max-keys, per shard.
+			if a := call("POST", base+"/charges", "", "Idempotency-Key", "k0"); a.replayed && tc.name == "redis" {
+				t.Fatal("the oldest of ten 200 KiB answers is still replayed under a 1 MiB budget")
+			}
+			saved := 0
+			for i := range 10 {
+				a := call("PUT", fmt.Sprintf("%s/items/i%d", base, i), "")
+				if a.status == 507 {
+					break
+				}
+				if a.status != 201 {
+					t.Fatalf("save %d = %d %.200s", i, a.status, a.body)
+				}
+				saved++
+			}
+			if saved != 5 {
+				t.Fatalf("%d items of 200 KiB saved under a 1 MiB budget, want 5 then a 507", saved)
+			}
+			getJSON(t, base+"/__admin/health", &health)
+			if u := health.Usage; u.CollectionBytes <= 5*200<<10 || u.CollectionBytes > 1<<20 {
+				t.Fatalf("health usage = %+v, want collection bytes within 1 MiB and near it", u)
+			}
+		})
+	}
+}

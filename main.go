@@ -257,6 +257,8 @@ type serveOptions struct {
 	shutdownWaitDelay bool
 	maxItems          int
 	maxCounters       int
+	maxIdemBytes      byteSize
+	maxColBytes       byteSize
 	journalSize       int
 	journalBodyLimit  byteSize
 	cpuProfile        string
@@ -270,7 +272,8 @@ type serveOptions struct {
 }
 
 func newServeCmd(stderr io.Writer) *cobra.Command {
-	opts := serveOptions{maxBody: 10 << 20, maxHeaderBytes: 64 << 10, maxTemplateOutput: 4 << 20, journalBodyLimit: 64 << 10}
+	opts := serveOptions{maxBody: 10 << 20, maxHeaderBytes: 64 << 10, maxTemplateOutput: 4 << 20, journalBodyLimit: 64 << 10,
+		maxIdemBytes: state.DefaultMaxIdempotencyBytes, maxColBytes: state.DefaultMaxCollectionBytes}
 	cmd := &cobra.Command{
 		Use:   "serve [file or directory ...]",
 		Short: "Serve scenarios (the built-in payments demo when no path is given)",
@@ -309,6 +312,8 @@ separated by colons when none are given.`,
 	f.Var(&opts.maxTemplateOutput, "max-template-output", "largest header or body a response template may render; larger ones get a 500 problem")
 	f.StringSliceVar(&opts.adminHosts, "admin-hosts", nil, "host names besides localhost and IP addresses that admin calls may use (the names a container is reached by; * for any)")
 	f.IntVar(&opts.maxItems, "max-collection-items", 100_000, "items all stored collections may hold together; a save past it gets 507")
+	f.Var(&opts.maxIdemBytes, "idempotency-max-bytes", "bytes of stored idempotent answers kept; past it the least recently used completed keys go (keys in flight are never dropped)")
+	f.Var(&opts.maxColBytes, "collections-max-bytes", "bytes of ids and bodies all stored collections may hold together; a save past it gets 507")
 	f.IntVar(&opts.maxCounters, "max-counters", state.DefaultMaxCounters, "names of seq counters kept (a name may come from the request); a new name past it is refused until POST /__admin/reset")
 	f.StringVar(&opts.state, "state", "memory", "where runtime state lives: memory (this process), or a Redis URL that replicas share: redis://[:password@]host:6379/0, rediss:// for TLS")
 	f.StringVar(&opts.statePrefix, "state-prefix", redis.DefaultPrefix, "prefix of every Redis key: replicas with the same prefix share state, others do not")
@@ -500,7 +505,7 @@ func openState(ctx context.Context, opts serveOptions) (*redis.Store, error) {
 func stateOptions(opts serveOptions) state.Options {
 	return state.Options{
 		MaxKeys: opts.maxIdemKeys, MaxSequenceKeys: opts.maxSequenceKeys, MaxItems: opts.maxItems,
-		MaxCounters: opts.maxCounters,
+		MaxCounters: opts.maxCounters, MaxIdempotencyBytes: int64(opts.maxIdemBytes), MaxCollectionBytes: int64(opts.maxColBytes),
 	}
 }
 

@@ -277,9 +277,10 @@ func (s *memIdempotency) Complete(_ context.Context, t Token, r Response) error 
 	sh.wake(e)
 	s.bytes.Add(int64(e.size))
 	// Past the byte bound: the least recently used completed keys go,
-	// in this shard first (this answer last of them), then in the
-	// others, one shard locked at a time.
-	for s.bytes.Load() > s.maxBytes && sh.lru.prev != &sh.lru {
+	// in this shard first, then in the others, one shard locked at a
+	// time, and this answer only when nothing else is left (it is larger
+	// than the whole bound).
+	for s.bytes.Load() > s.maxBytes && sh.lru.prev != &sh.lru && sh.lru.prev != e {
 		s.remove(sh, sh.lru.prev)
 	}
 	sh.mu.Unlock()
@@ -290,6 +291,13 @@ func (s *memIdempotency) Complete(_ context.Context, t Token, r Response) error 
 			s.remove(other, other.lru.prev)
 		}
 		other.mu.Unlock()
+	}
+	if s.bytes.Load() > s.maxBytes {
+		sh.mu.Lock()
+		if sh.lookup(h, t.Key) == e && e.completed {
+			s.remove(sh, e)
+		}
+		sh.mu.Unlock()
 	}
 	return nil
 }
