@@ -31,6 +31,7 @@ type results struct {
 
 	baselineSize int      // tests that passed in the baseline
 	missing      []string // of those, the ones that did not pass here
+	notRun       int      // of those, the ones that did not run (their package exited early)
 }
 
 // event is one line of `go test -json` (cmd/test2json).
@@ -209,11 +210,14 @@ func (res *results) compare(path string) error {
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	passed := map[string]bool{}
+	passed, ran := map[string]bool{}, map[string]bool{}
 	for _, t := range res.passed {
 		passed[t] = true
 	}
-	res.missing, res.baselineSize = nil, 0
+	for _, t := range slices.Concat(res.failed, res.skipped) {
+		ran[t] = true
+	}
+	res.missing, res.baselineSize, res.notRun = nil, 0, 0
 	for _, line := range strings.Split(string(b), "\n") {
 		t := strings.TrimSpace(line)
 		if t == "" || strings.HasPrefix(t, "#") {
@@ -222,6 +226,9 @@ func (res *results) compare(path string) error {
 		res.baselineSize++
 		if !passed[t] {
 			res.missing = append(res.missing, t)
+			if !ran[t] {
+				res.notRun++
+			}
 		}
 	}
 	slices.Sort(res.missing)
@@ -314,7 +321,8 @@ func (res *results) summarize(w io.Writer, dir string) {
 			p, _, _ := strings.Cut(t, " ")
 			byPkg[p] = append(byPkg[p], t)
 		}
-		fmt.Fprintf(w, " (%s), in %d packages; the most:\n\n| missing | package |\n|---|---|\n", filepath.Join(dir, "missing.txt"), len(byPkg))
+		fmt.Fprintf(w, " (%s; %d of them did not run, their package having exited or crashed before them), in %d packages; the most:\n\n| missing | package |\n|---|---|\n",
+			filepath.Join(dir, "missing.txt"), res.notRun, len(byPkg))
 		for _, p := range sortedByCount(byPkg)[:min(10, len(byPkg))] {
 			fmt.Fprintf(w, "| %d | %s |\n", len(byPkg[p]), cell(p))
 		}

@@ -93,21 +93,22 @@ func TestRun(t *testing.T) {
 		subtests  int               // passed
 		broken    map[string]string // package → reason prefix
 		missing   []string          // of the baseline below
+		notRun    int               // of missing
 		noWarning bool
 	}{{
 		name:    "server command",
 		command: true,
 		passed:  []string{"api TestPass", "api TestSubtests"}, failed: []string{"api TestFail"}, skipped: []string{"api TestSkip"},
-		subtests: 2, broken: broken, missing: []string{"api TestFail", "broken TestNeverRuns"}, noWarning: true,
+		subtests: 2, broken: broken, missing: []string{"api TestFail", "broken TestNeverRuns"}, notRun: 1, noWarning: true,
 	}, {
 		name:   "port",
 		passed: []string{"api TestPass", "api TestSubtests"}, failed: []string{"api TestFail"}, skipped: []string{"api TestSkip"},
-		subtests: 2, broken: broken, missing: []string{"api TestFail", "broken TestNeverRuns"}, noWarning: true,
+		subtests: 2, broken: broken, missing: []string{"api TestFail", "broken TestNeverRuns"}, notRun: 1, noWarning: true,
 	}, {
 		name:    "no version header",
 		command: true, noHeader: true,
 		broken:  map[string]string{"api": "Your version of stripe-mock () is too old.", "broken": broken["broken"], "buildfail": broken["buildfail"]},
-		missing: []string{"api TestFail", "api TestPass", "broken TestNeverRuns"},
+		missing: []string{"api TestFail", "api TestPass", "broken TestNeverRuns"}, notRun: 3,
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,6 +144,9 @@ func TestRun(t *testing.T) {
 				if !slices.Equal(c.got, c.want) {
 					t.Errorf("%s = %q, want %q", c.what, c.got, c.want)
 				}
+			}
+			if res.notRun != tc.notRun {
+				t.Errorf("baseline tests that did not run = %d, want %d", res.notRun, tc.notRun)
 			}
 			if got := res.subtests["pass"]; got != tc.subtests {
 				t.Errorf("subtests passed = %d, want %d", got, tc.subtests)
