@@ -63,7 +63,7 @@ func newStageHarness(t *testing.T, method, target, body string) *stageHarness {
 	conn := connExchange(context.Background(), nil)
 	r := httptest.NewRequestWithContext(conn, method, target, nil)
 	h := &stageHarness{s: s, w: &discardWriter{h: http.Header{}}, r: r, body: []byte(body)}
-	for i := range 1000 {
+	for i := range 5000 { // more than the runs of TestStageAllocations: each key is fresh once
 		h.keys = append(h.keys, []string{"key-" + strconv.Itoa(i)})
 	}
 	return h
@@ -135,12 +135,13 @@ func TestStageAllocations(t *testing.T) {
 	}{
 		{"get", "GET", "/payments/pay_demo_0001", "", "", 200, [8]float64{0, 0, 0, 0, 0, 0, 0, 0}},
 		{"post", "POST", "/transfers", `{"amount":9800,"currency":"JPY"}`, "", 201, [8]float64{0, 0, 0, 0, 0, 0, 1, 0}},
-		// The claim's and the commit's are the memory store's (the entry,
-		// the key and the answer it copies), with one of room each; the
-		// deliveries' one is the journal's copy of the body, and a
-		// replay's other the slice of its header values.
-		{"idempotent-new", "POST", "/payments", `{"amount":9800,"currency":"JPY"}`, "fresh", 201, [8]float64{0, 4, 0, 0, 0, 3, 1, 0}},
-		{"idempotent-replay", "POST", "/payments", `{"amount":9800,"currency":"JPY"}`, "stored", 201, [8]float64{0, 0, 0, 0, 0, 0, 2, 0}},
+		// The claim's and the commit's are the memory store's (a new
+		// entry, the answer it encodes; a replay's decoded header), with
+		// one of room for each; the deliveries' one is the journal's copy
+		// of the body, and a replay's other the slice of its header
+		// values.
+		{"idempotent-new", "POST", "/payments", `{"amount":9800,"currency":"JPY"}`, "fresh", 201, [8]float64{0, 2, 0, 0, 0, 2, 1, 0}},
+		{"idempotent-replay", "POST", "/payments", `{"amount":9800,"currency":"JPY"}`, "stored", 201, [8]float64{0, 2, 0, 0, 0, 0, 2, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newStageHarness(t, tc.method, tc.target, tc.body)
@@ -148,17 +149,22 @@ func TestStageAllocations(t *testing.T) {
 				h.r.Header.Set("Idempotency-Key", "stored-key")
 				run(h.s, h.exchange(), len(stages)-1)
 			}
-			var prev float64
+			// Totals through each stage are held to the budgets' sums:
+			// AllocsPerRun rounds each total down, so that stage by stage
+			// differences of a store that allocates now and then (a
+			// sweep, a map growing) would wobble by one.
+			var prev, allowed float64
 			for i, name := range stages {
-				n := testing.AllocsPerRun(200, func() {
+				n := testing.AllocsPerRun(500, func() {
 					if tc.key == "fresh" {
 						h.freshKey()
 					}
 					run(h.s, h.exchange(), i)
 				})
-				t.Logf("%s: %.0f", name, n-prev)
-				if got := n - prev; got > tc.budget[i] {
-					t.Errorf("stage %s: %.0f allocations, the budget is %.0f", name, got, tc.budget[i])
+				allowed += tc.budget[i]
+				t.Logf("through %s: %.0f allocations (%+.0f)", name, n, n-prev)
+				if n > allowed {
+					t.Errorf("through stage %s: %.0f allocations, the budgets so far allow %.0f", name, n, allowed)
 				}
 				prev = n
 			}
