@@ -26,6 +26,7 @@ type verifyOptions struct {
 	none        bool
 	noUnmatched bool
 	junit       string // --junit FILE
+	file        string // --file checks.yaml
 	json        bool
 }
 
@@ -47,6 +48,15 @@ matched, the newest requests received, and exits 1.
 its near-miss report. It looks at every request (since --since, if given),
 whatever the other filters say; with no count flag it is the only check.
 
+--file checks.yaml runs many checks at once, every one even after one
+failed: checks is a list of mappings whose keys are name and the filter
+and count flags' names without dashes, e.g.
+  checks:
+    - { name: one payment, method: POST, path: /payments, count: 1 }
+    - { name: its retry replayed, route: create payment, idempotency: replayed, at-least: 1 }
+    - { name: nothing unmocked, no-unmatched: true }
+A check without a name is named by its filters and count.
+
 --junit FILE also writes the checks as a JUnit XML report (one testcase per
 check, the failure report as its message), for a CI system to show; --json
 prints them as JSON on stdout instead of the text.
@@ -58,7 +68,8 @@ server answered at --addr within --timeout.`,
   scenariomock verify --path '/v1/payments/*' --method POST --at-least 2
   scenariomock verify --route "create payment" --idempotency replayed --count 1
   scenariomock verify --header Idempotency-Key=k1 --body amount=9800 --none
-  scenariomock verify --no-unmatched --junit verify.xml`,
+  scenariomock verify --no-unmatched --junit verify.xml
+  scenariomock verify --file checks.yaml --junit verify.xml`,
 		Args: cobra.NoArgs,
 		RunE: failing(func(cmd *cobra.Command, _ []string) error {
 			return runVerify(cmd.Context(), cmd, opts, stdout, stderr)
@@ -71,6 +82,7 @@ server answered at --addr within --timeout.`,
 	f.IntVar(&opts.atMost, "at-most", 0, "at most this many requests match")
 	f.BoolVar(&opts.none, "none", false, "no request matches (--count 0)")
 	f.BoolVar(&opts.noUnmatched, "no-unmatched", false, "fail when any request (since --since) matched no route, listing each with its near-miss report")
+	f.StringVar(&opts.file, "file", "", "run the checks of this YAML file (checks: [{name: ..., route: ..., count: 1}, ...]), every one of them; exit 1 if any failed")
 	f.StringVar(&opts.junit, "junit", "", "also write the checks to this file as a JUnit XML report")
 	f.BoolVar(&opts.json, "json", false, "print the checks as JSON on stdout instead of text")
 	_ = cmd.RegisterFlagCompletionFunc("route", completeRoutes(&opts.admin))
@@ -271,7 +283,7 @@ func runVerify(ctx context.Context, cmd *cobra.Command, opts verifyOptions, stdo
 // asks them.
 func (o verifyOptions) checks(cmd *cobra.Command) ([]check, *adminclient.Client, error) {
 	want, counting, err := o.flagCounts(cmd).expect(o.noUnmatched)
-	if err != nil {
+	if err != nil && o.file == "" {
 		return nil, nil, withCode(exitUsage, err)
 	}
 	if o.noUnmatched && o.admin.filter.Matched != "" {
@@ -280,6 +292,10 @@ func (o verifyOptions) checks(cmd *cobra.Command) ([]check, *adminclient.Client,
 	client, filter, err := o.admin.build()
 	if err != nil {
 		return nil, nil, err
+	}
+	if o.file != "" {
+		checks, err := fileChecks(cmd, o.file, filter.Since)
+		return checks, client, err
 	}
 	var checks []check
 	if counting {

@@ -207,3 +207,133 @@ func TestVerifyJSON(t *testing.T) {
 		t.Errorf("no-unmatched check: %+v", u)
 	}
 }
+
+// TestVerifyFile: --file runs every check, even after one failed, exits 1
+// when any did, and each check is one testcase named by its name.
+func TestVerifyFile(t *testing.T) {
+	t.Parallel()
+	url := serveShop(t)
+	shopping(t, url)
+	dir := t.TempDir()
+	checks := filepath.Join(dir, "checks.yaml")
+	writeFile(t, checks, `
+checks:
+  - { name: two payments, method: POST, path: /payments, count: 2 }
+  - { name: one charge, route: charge, count: 1 }     # fails: there were two
+  - name: the retry replayed
+    route: charge
+    idempotency: replayed
+    status: 201
+    header: [Idempotency-Key=k1]
+    at-least: 1
+  - { name: nothing unmocked, no-unmatched: true }     # fails: /paymnts/p1
+  - { name: tenant, header: X-Tenant=t1, query: mode=test, body: [amount=9800, customer.id=cus_1], at-most: 1, at-least: 1 }
+  - { method: GET, matched: false, none: true }        # fails, and is named by its filters
+`)
+	file := filepath.Join(dir, "r.xml")
+	var out, errOut bytes.Buffer
+	cmd := newRootCmd(&out, &errOut)
+	cmd.SetArgs([]string{"verify", "--addr", url, "--file", checks, "--junit", file})
+	if code := report(&errOut, cmd.ExecuteContext(context.Background())); code != 1 {
+		t.Errorf("exit code %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	for _, s := range []string{"ok: 2 requests matched", "ok: 1 request matched, want at least 1", "ok: 1 request matched, want exactly 1 request; filters: body.amount"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("stdout lacks %q:\n%s", s, out.String())
+		}
+	}
+	for _, s := range []string{"want exactly 1 request, found 2", "1 request matched no route", "want exactly 0 requests, found 1"} {
+		if !strings.Contains(errOut.String(), s) {
+			t.Errorf("stderr lacks %q:\n%s", s, errOut.String())
+		}
+	}
+	doc := readJUnit(t, file)
+	if doc.Tests != 6 || doc.Failures != 3 || doc.Errors != 0 {
+		t.Fatalf("report: %+v", doc)
+	}
+	want := []struct {
+		name   string
+		failed bool
+	}{
+		{"two payments", false}, {"one charge", true}, {"the retry replayed", false}, {"nothing unmocked", true},
+		{"tenant", false}, {`matched="false" method="GET": exactly 0 requests`, true},
+	}
+	for i, c := range doc.Suites[0].Cases {
+		if c.Name != want[i].name || (c.Failure != nil) != want[i].failed {
+			t.Errorf("case %d: %q failed=%v, want %q failed=%v", i, c.Name, c.Failure != nil, want[i].name, want[i].failed)
+		}
+	}
+
+	// All passing: exit 0. --since on the command line is the since of
+	// checks that give none.
+	writeFile(t, checks, "checks:\n  - { name: none since, route: charge, none: true }\n  - { name: own since, route: charge, count: 2, since: '0' }\n")
+	if out, errOut, err := runCmd(t, "verify", "--addr", url, "--file", checks, "--since", "6"); err != nil {
+		t.Errorf("verify --file: %v\n%s%s", err, out, errOut)
+	}
+}
+
+// TestVerifyFileMistakes: a file's mistakes are usage errors, each at its
+// line and column, all of them at once; no check runs.
+func TestVerifyFileMistakes(t *testing.T) {
+	t.Parallel()
+	url := serveShop(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, file string
+		args       []string
+		want       []string
+	}{
+		{name: "several mistakes", file: `
+checks:
+  - { name: a, rout: charge }
+  - { name: b, count: -1 }
+  - { name: c, count: 1, none: true }
+  - { name: d, no-unmatched: true, route: charge }
+  - { name: a, route: charge }
+  - { name: e, count: two, header: X-A }
+  - just a string
+`, want: []string{
+			`checks.yaml:3:16: checks[0] (a): unknown key "rout"`,
+			"checks.yaml:4:5: checks[1] (b): count -1: want 0 or more",
+			"checks.yaml:5:5: checks[2] (c): none goes with no other count flag",
+			"checks.yaml:6:5: checks[3] (d): no-unmatched goes with only name and since, not route",
+			`checks.yaml:7:5: checks[4]: the name "a" is the name of the check at line 3 too`,
+			`checks.yaml:8:23: checks[5] (e): count: want a whole number, not "two"`,
+			`checks[5] (e): header "X-A": want name=value`,
+			"checks.yaml:9:5: checks[6]: want a mapping",
+		}},
+		{name: "no checks", file: "other: 1\n", want: []string{`checks.yaml:1:1: unknown key "other"`}},
+		{name: "empty list", file: "checks: []\n", want: []string{"checks.yaml:1:9: checks: want a list of one check or more"}},
+		{name: "not YAML", file: "checks: [\n", want: []string{"checks.yaml: yaml:"}},
+		{name: "with a filter flag", file: "checks: [{count: 1}]\n", args: []string{"--route", "charge"}, want: []string{"and --route: give the checks in the file, or as flags"}},
+		{name: "missing file", args: []string{"--file", filepath.Join(dir, "nope.yaml")}, want: []string{"--file: open"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sub := t.TempDir()
+			file := filepath.Join(sub, "checks.yaml")
+			writeFile(t, file, tc.file)
+			args := append([]string{"verify", "--addr", url, "--file", file}, tc.args...)
+			_, _, err := runCmd(t, args...)
+			if code := report(&bytes.Buffer{}, err); code != 2 {
+				t.Errorf("exit code %d, want 2: %v", code, err)
+			}
+			if err == nil {
+				return
+			}
+			msg := strings.ReplaceAll(err.Error(), file, "checks.yaml")
+			for _, s := range tc.want {
+				if !strings.Contains(msg, s) {
+					t.Errorf("error lacks %q:\n%s", s, msg)
+				}
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, name, data string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
