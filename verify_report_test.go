@@ -229,6 +229,7 @@ checks:
   - { name: nothing unmocked, no-unmatched: true }     # fails: /paymnts/p1
   - { name: tenant, header: X-Tenant=t1, query: mode=test, body: [amount=9800, customer.id=cus_1], at-most: 1, at-least: 1 }
   - { method: GET, matched: false, none: true }        # fails, and is named by its filters
+  - { name: no form, form: [amount=9800], none: true } # the bodies were JSON
 `)
 	file := filepath.Join(dir, "r.xml")
 	var out, errOut bytes.Buffer
@@ -248,7 +249,7 @@ checks:
 		}
 	}
 	doc := readJUnit(t, file)
-	if doc.Tests != 6 || doc.Failures != 3 || doc.Errors != 0 {
+	if doc.Tests != 7 || doc.Failures != 3 || doc.Errors != 0 {
 		t.Fatalf("report: %+v", doc)
 	}
 	want := []struct {
@@ -256,7 +257,7 @@ checks:
 		failed bool
 	}{
 		{"two payments", false}, {"one charge", true}, {"the retry replayed", false}, {"nothing unmocked", true},
-		{"tenant", false}, {`matched="false" method="GET": exactly 0 requests`, true},
+		{"tenant", false}, {`matched="false" method="GET": exactly 0 requests`, true}, {"no form", false},
 	}
 	for i, c := range doc.Suites[0].Cases {
 		if c.Name != want[i].name || (c.Failure != nil) != want[i].failed {

@@ -114,6 +114,28 @@ func shopping(t *testing.T, url string) {
 	send(t, "POST", url+"/charges", `{}`, "Idempotency-Key", "k1")
 }
 
+// TestVerifyForm: --form selects by a form body's fields, as Stripe's
+// SDKs send them; a JSON body is no form.
+func TestVerifyForm(t *testing.T) {
+	t.Parallel()
+	url := serveShop(t)
+	send(t, "POST", url+"/payments", "amount=500&metadata%5Border%5D=o1", "Content-Type", "application/x-www-form-urlencoded")
+	send(t, "POST", url+"/payments", `{"amount": 500}`, "Content-Type", "application/json")
+	for _, args := range [][]string{
+		{"--form", "amount=500", "--form", "metadata[order]=o1", "--count", "1"},
+		{"--form", "amount=500", "--route", "create payment", "--count", "1"},
+		{"--form", "amount=501", "--none"},
+		{"--body", "amount=500", "--count", "1"},
+	} {
+		if out, errOut, err := runCmd(t, append([]string{"verify", "--addr", url}, args...)...); err != nil {
+			t.Errorf("verify %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut)
+		}
+	}
+	if _, errOut, err := runCmd(t, "verify", "--addr", url, "--form", "amount"); err == nil || !strings.Contains(err.Error(), `--form "amount": want name=value`) {
+		t.Errorf("--form amount: %v %s", err, errOut)
+	}
+}
+
 // unreachable returns an address nothing listens on.
 func unreachable(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

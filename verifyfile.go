@@ -16,7 +16,7 @@ import (
 
 // checkFlags are the flags a check in a --file sets by the same names
 // (without dashes); with --file they are not given on the command line.
-var checkFlags = []string{"route", "method", "path", "status", "header", "query", "body", "idempotency", "matched",
+var checkFlags = []string{"route", "method", "path", "status", "header", "query", "form", "body", "idempotency", "matched",
 	"count", "at-least", "at-most", "none", "no-unmatched"}
 
 // fileChecks reads the checks of a --file: a mapping with one key,
@@ -113,6 +113,7 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 		name                string
 		f                   adminclient.Filter
 		headers, query, bod []string
+		form                []string
 		cs                  counts
 		noUnmatched         bool
 		filterKeys          []string // the keys given other than name and since
@@ -204,6 +205,8 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 			headers = list(k, v)
 		case "query":
 			query = list(k, v)
+		case "form":
+			form = list(k, v)
 		case "body":
 			bod = list(k, v)
 		case "count":
@@ -225,7 +228,7 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 		key  string
 		vals []string
 		to   *map[string]string
-	}{{"header", headers, &f.Headers}, {"query", query, &f.Query}, {"body", bod, &f.Body}} {
+	}{{"header", headers, &f.Headers}, {"query", query, &f.Query}, {"form", form, &f.Form}, {"body", bod, &f.Body}} {
 		if *pr.to, err = pairs(pr.key, pr.vals); err != nil {
 			p.errorf(n, "%s: %v", where, err)
 		}

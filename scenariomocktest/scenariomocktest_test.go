@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -60,6 +61,18 @@ func TestStart(t *testing.T) {
 	got := srv.Requests(scenariomocktest.Filter{Body: map[string]string{"amount": "2"}})
 	if len(got) != 1 || got[0].Route != "create payment" || got[0].Status != 201 {
 		t.Errorf("Requests(amount=2) = %+v", got)
+	}
+	// A form body (Stripe's), by its fields as sent.
+	resp, err := http.PostForm(srv.URL()+"/payments", url.Values{"amount": {"3"}, "metadata[order]": {"o1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if n := srv.Count(scenariomocktest.Filter{Form: map[string]string{"amount": "3", "metadata[order]": "o1"}}); n != 1 {
+		t.Errorf("Count(form amount=3, metadata[order]=o1) = %d, want 1", n)
+	}
+	if n := srv.Count(scenariomocktest.Filter{Form: map[string]string{"amount": "2"}}); n != 0 {
+		t.Errorf("Count(form amount=2) = %d, want 0: a JSON body is no form", n)
 	}
 	srv.Reset()
 	if n := srv.Count(scenariomocktest.Filter{}); n != 0 {
