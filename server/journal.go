@@ -33,7 +33,10 @@ type journalRecord struct {
 	refused bool
 	// unmatched: no route matched (the fallback or a 404 answered).
 	unmatched bool
-	near      []matcher.NearMiss
+	// catchAll: a route marked unmatched: true answered, which the entry
+	// records as matching no route.
+	catchAll bool
+	near     []matcher.NearMiss
 	// active: the record is a mock request's (serveScenario's), not left
 	// over on the connection from an earlier one.
 	active bool
@@ -124,7 +127,8 @@ func (s *Server) record(jr *journalRecord, r *http.Request, route string, status
 		e.BodyTruncated = true
 	}
 	e.Route = route
-	e.Matched = route != "" && !jr.unmatched
+	e.Matched = route != "" && !jr.unmatched && !jr.catchAll
+	e.CatchAll = jr.catchAll
 	if len(jr.near) > 0 {
 		e.NearMisses = make([]state.NearMiss, len(jr.near))
 		for i, n := range jr.near {

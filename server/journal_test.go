@@ -851,3 +851,38 @@ func TestJournalRefusedChunkedBody(t *testing.T) {
 		t.Errorf("entries: %+v, want one 413 with bodyTruncated and no body", l.Requests)
 	}
 }
+
+// TestJournalCatchAll: a route marked unmatched: true answers, and its
+// entry says it matched no route, naming the route, as a catch-all; an
+// idempotent catch-all too.
+func TestJournalCatchAll(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, `
+routes:
+  - { name: known, method: GET, path: /v1/known, respond: { status: 200 } }
+  - { name: unknown URL, method: ANY, path: '/v1/{p:.*}', priority: -1, unmatched: true, respond: { status: 404 } }
+  - name: idem catch-all
+    method: POST
+    path: '/v2/{p:.*}'
+    unmatched: true
+    idempotency: { key: header.Idempotency-Key }
+    respond: { status: 404 }
+`)
+	if r := do(t, "GET", hs.URL+"/v1/nope", ""); r.status != 404 {
+		t.Fatalf("GET /v1/nope: %d", r.status)
+	}
+	do(t, "GET", hs.URL+"/v1/known", "")
+	do(t, "POST", hs.URL+"/v2/x", "{}", "Idempotency-Key", "k")
+	l := listRequests(t, hs.URL, "matched=false")
+	if l.Total != 2 {
+		t.Fatalf("matched=false: %v", paths(l.Requests))
+	}
+	for i, want := range []string{"unknown URL", "idem catch-all"} {
+		if e := l.Requests[i]; e.Route != want || e.Matched || !e.CatchAll {
+			t.Errorf("entry %d: route %q matched %v catchAll %v, want %q, false, true", i, e.Route, e.Matched, e.CatchAll, want)
+		}
+	}
+	if e := listRequests(t, hs.URL, "matched=true").Requests; len(e) != 1 || e[0].Route != "known" || e[0].CatchAll {
+		t.Errorf("matched=true: %+v", e)
+	}
+}

@@ -768,6 +768,9 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 		s.miss(w, r, snap, in, start)
 		return
 	}
+	if jr != nil {
+		jr.catchAll = m.Route.Unmatched
+	}
 	rt := snap.routes[m.Route.Index]
 	if rt.idem != nil {
 		s.serveIdempotent(w, r, in, m, rt, start)
