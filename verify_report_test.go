@@ -338,3 +338,30 @@ func writeFile(t *testing.T, name, data string) {
 		t.Fatal(err)
 	}
 }
+
+// TestVerifyNoUnmatchedCatchAll: against the Stripe example, a call it
+// does not fake is answered by its "unknown URL" route (Stripe's 404),
+// and --no-unmatched fails on it, naming the catch-all.
+func TestVerifyNoUnmatchedCatchAll(t *testing.T) {
+	t.Parallel()
+	file, text, err := example("stripe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, _, _ := serveText(t, file, string(text), "", false)
+	auth := []string{"Authorization", "Bearer sk_test_123", "Content-Type", "application/x-www-form-urlencoded"}
+	send(t, "POST", url+"/v1/customers", "email=a%40example.com", auth...)
+	if out, errOut, err := runCmd(t, "verify", "--addr", url, "--no-unmatched"); err != nil {
+		t.Fatalf("before the unfaked call: %v\n%s%s", err, out, errOut)
+	}
+	send(t, "GET", url+"/v1/balance", "", auth...)
+	out, errOut, err := runCmd(t, "verify", "--addr", url, "--no-unmatched")
+	if report(&bytes.Buffer{}, err) != 1 || !strings.Contains(errOut, "1 request matched no route") ||
+		!strings.Contains(errOut, `#2 GET /v1/balance: answered by "stripe, unknown URL", a catch-all (unmatched: true)`) {
+		t.Errorf("verify --no-unmatched: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	// The customer's creation still counts as its route's.
+	if out, errOut, err := runCmd(t, "verify", "--addr", url, "--form", "email=a@example.com", "--matched", "true", "--count", "1"); err != nil {
+		t.Errorf("verify --form: %v\n%s%s", err, out, errOut)
+	}
+}

@@ -49,8 +49,14 @@ func serveShopWith(t *testing.T, token string, split bool) (url, adminURL string
 // test ends (a second stop does nothing).
 func serveShopStoppable(t *testing.T, token string, split bool) (url, adminURL string, stop func()) {
 	t.Helper()
+	return serveText(t, "shop.yaml", shop, token, split)
+}
+
+// serveText is serveShopStoppable for the scenarios text of file.
+func serveText(t *testing.T, file, text, token string, split bool) (url, adminURL string, stop func()) {
+	t.Helper()
 	srv, err := server.New(server.Options{
-		Load:       func() (*scenarios.Set, error) { return scenarios.LoadBytes("shop.yaml", []byte(shop)) },
+		Load:       func() (*scenarios.Set, error) { return scenarios.LoadBytes(file, []byte(text)) },
 		AdminToken: token,
 	})
 	if err != nil {
