@@ -212,7 +212,7 @@ func (f Filter) Match(e *state.Entry) bool {
 		return false
 	}
 	for _, h := range f.headers {
-		if !slices.Contains(e.Headers[h.name], h.value) {
+		if !headerMatches(e.Headers[h.name], h.name, h.value) {
 			return false
 		}
 	}
