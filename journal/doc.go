@@ -9,7 +9,7 @@
 // headers) with a short digest, and a filter on such a header matches the
 // value as sent or as redacted.
 //
-// It owns the filter language only. The entries are recorded by the
+// It owns these two only. The entries are recorded by the
 // server and kept by the state package (state.Journal); this package does
 // no I/O and keeps no state, so a filter is safe for concurrent use.
 package journal

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/scenariomock/scenariomock/journal"
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/state"
 )
@@ -113,6 +114,9 @@ func (s *Server) record(jr *journalRecord, r *http.Request, route string, status
 	// it (net/http's rule, which the server keeps). A clone would cost
 	// three allocations per request, the journal's largest share.
 	e.Headers = r.Header
+	if !s.opts.JournalKeepsSecrets {
+		e.Headers = journal.RedactHeaders(r.Header) // a copy, only when it has a credential
+	}
 	switch {
 	case len(jr.body) > 0:
 		keep := min(len(jr.body), s.opts.JournalBodyLimit)

@@ -111,6 +111,10 @@ type Options struct {
 	// JournalBodyLimit is how much of each request body the journal keeps
 	// (default 64 KiB); Entry.BodySize still says the whole size.
 	JournalBodyLimit int
+	// JournalKeepsSecrets keeps credential headers in the journal as sent
+	// (--journal-secrets keep); by default they are redacted
+	// (journal.RedactHeaders).
+	JournalKeepsSecrets bool
 	// Explain is how much a 404 tells the client of the closest routes
 	// (default ExplainRedacted); the log line has the whole report.
 	Explain ExplainMode
