@@ -318,6 +318,7 @@ separated by colons when none are given.`,
 	f.Var(&opts.journalSecrets, "journal-secrets", "redact: the journal and the dashboard show credential headers (Authorization, Cookie, X-Api-Key, ...) as a short hash; keep: as sent")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
 	_ = f.MarkHidden("cpuprofile")
+	registerCompletions(cmd, map[string][]cobra.Completion{"log-format": logFormats, "log-level": logLevels, "explain": explainModes, "journal-secrets": journalSecrets})
 	return cmd
 }
 

@@ -86,6 +86,7 @@ server answered at --addr within --timeout.`,
 	f.StringVar(&opts.junit, "junit", "", "also write the checks to this file as a JUnit XML report")
 	f.BoolVar(&opts.json, "json", false, "print the checks as JSON on stdout instead of text")
 	_ = cmd.RegisterFlagCompletionFunc("route", completeRoutes(&opts.admin))
+	registerCompletions(cmd, map[string][]cobra.Completion{"idempotency": idemOutcomes, "matched": matchedValues})
 	return cmd
 }
 
