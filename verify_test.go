@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -335,5 +336,12 @@ func TestCIExampleValidates(t *testing.T) {
 	out, errOut, err := runCmd(t, "validate", "examples/ci/payments.yaml")
 	if err != nil || out != "ok: 1 file, 3 routes\n" {
 		t.Errorf("validate examples/ci/payments.yaml: %v %q %s", err, out, errOut)
+	}
+	data, err := os.ReadFile("examples/ci/checks.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checks, err := parseChecks("examples/ci/checks.yaml", data, ""); err != nil || len(checks) != 7 {
+		t.Errorf("examples/ci/checks.yaml: %d checks, %v", len(checks), err)
 	}
 }
