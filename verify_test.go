@@ -337,11 +337,11 @@ func TestCIExampleValidates(t *testing.T) {
 	if err != nil || out != "ok: 1 file, 3 routes\n" {
 		t.Errorf("validate examples/ci/payments.yaml: %v %q %s", err, out, errOut)
 	}
-	data, err := os.ReadFile("examples/ci/checks.yaml")
+	data, err := os.ReadFile("examples/ci/verify/checks.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if checks, err := parseChecks("examples/ci/checks.yaml", data, ""); err != nil || len(checks) != 7 {
-		t.Errorf("examples/ci/checks.yaml: %d checks, %v", len(checks), err)
+	if checks, err := parseChecks("examples/ci/verify/checks.yaml", data, ""); err != nil || len(checks) != 7 {
+		t.Errorf("examples/ci/verify/checks.yaml: %d checks, %v", len(checks), err)
 	}
 }

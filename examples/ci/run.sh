@@ -48,7 +48,7 @@ echo "--- the client (its own module: vet it too, the main module's go vet ./...
 (cd "$here" && go vet ./... && go run . -addr "$SCENARIOMOCK_ADDR" -timeout 1s) || fail
 
 echo "--- verify what the server received: checks.yaml, and a JUnit report for the CI system"
-"$sm" verify --file "$here/checks.yaml" --junit "$work/verify.xml" || fail
+"$sm" verify --file "$here/verify/checks.yaml" --junit "$work/verify.xml" || fail
 grep -c '<testcase ' "$work/verify.xml" | sed 's/^/testcases in the JUnit report: /'
 # One check alone, as a flag: the retry of the payment was no second run.
 "$sm" verify --route "create payment" --count 2 || fail
