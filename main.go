@@ -261,6 +261,7 @@ type serveOptions struct {
 	maxColBytes       byteSize
 	journalSize       int
 	journalBodyLimit  byteSize
+	journalSecrets    secretsFlag
 	cpuProfile        string
 	explain           explainFlag
 	state             string
@@ -322,8 +323,10 @@ separated by colons when none are given.`,
 	opts.tls.flags(f, true)
 	f.IntVar(&opts.journalSize, "journal-size", 10_000, "requests the journal keeps for GET /__admin/requests (the oldest go first); 0 turns the journal off")
 	f.Var(&opts.journalBodyLimit, "journal-body-limit", "how much of each request body the journal keeps (bodySize says the whole size)")
+	f.Var(&opts.journalSecrets, "journal-secrets", "redact: the journal and the dashboard show credential headers (Authorization, Cookie, X-Api-Key, ...) as a short hash; keep: as sent")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
 	_ = f.MarkHidden("cpuprofile")
+	registerCompletions(cmd, map[string][]cobra.Completion{"log-format": logFormats, "log-level": logLevels, "explain": explainModes, "journal-secrets": journalSecrets})
 	return cmd
 }
 
@@ -436,6 +439,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems, Rand: random,
 		CORS: opts.cors, TLS: tlsConfig,
 		JournalSize: journalSize(opts.journalSize), JournalBodyLimit: int(opts.journalBodyLimit),
+		JournalKeepsSecrets: bool(opts.journalSecrets),
 	})
 	if err != nil {
 		printProblems(stderr, err)

@@ -639,3 +639,22 @@ func TestDecodeInChunks(t *testing.T) {
 		})
 	}
 }
+
+func TestUnmatched(t *testing.T) {
+	t.Parallel()
+	set := loadOne(t, `
+routes:
+  - { name: a, path: /a, respond: {} }
+  - { name: catch-all, path: '/{p:.*}', priority: -1, unmatched: true, respond: { status: 404 } }
+  - { name: b, path: /b, unmatched: false, respond: {} }
+`)
+	for i, want := range []bool{false, true, false} {
+		if r := set.Routes()[i]; r.Unmatched != want {
+			t.Errorf("%s: Unmatched = %v, want %v", r.Name, r.Unmatched, want)
+		}
+	}
+	_, err := LoadBytes("u.yaml", []byte("routes:\n  - { path: /a, unmatched: sometimes, respond: {} }\n"))
+	if err == nil || !strings.Contains(err.Error(), "u.yaml:2:") || !strings.Contains(err.Error(), "unmatched") {
+		t.Errorf("unmatched: sometimes: %v", err)
+	}
+}

@@ -78,6 +78,10 @@ type Route struct {
 	Identity string
 	// CORS is the cors: block of the route's file; nil when it has none.
 	CORS *CORS
+	// Unmatched marks a catch-all (unmatched: true): its answers are
+	// journaled as matching no route, so that verify --no-unmatched
+	// counts the calls a file does not fake.
+	Unmatched bool
 }
 
 // When holds a route's conditions; all of them must hold.

@@ -20,7 +20,7 @@ import (
 var (
 	fileFields     = []string{"name", "description", "defaults", "cors", "collections", "routes", "fallback"}
 	defaultsFields = []string{"headers", "delay", "idempotency"}
-	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency", "missing"}
+	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency", "missing", "unmatched"}
 	whenFields     = []string{"headers", "query", "body"}
 	conditionKinds = []string{"equals", "contains", "regex", "oneOf", "present", "absent"}
 	bodyKinds      = []string{"json", "form", "equals", "contains", "regex"}
@@ -196,6 +196,9 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 	}
 	if p, ok := fs["when"]; ok {
 		r.When = d.when(p.val)
+	}
+	if p, ok := fs["unmatched"]; ok {
+		r.Unmatched, _ = d.boolean(p.val, "unmatched")
 	}
 	respond, hasRespond := fs["respond"]
 	responses, hasResponses := fs["responses"]

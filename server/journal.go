@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/scenariomock/scenariomock/journal"
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/state"
 )
@@ -33,7 +34,10 @@ type journalRecord struct {
 	refused bool
 	// unmatched: no route matched (the fallback or a 404 answered).
 	unmatched bool
-	near      []matcher.NearMiss
+	// catchAll: a route marked unmatched: true answered, which the entry
+	// records as matching no route.
+	catchAll bool
+	near     []matcher.NearMiss
 	// active: the record is a mock request's (serveScenario's), not left
 	// over on the connection from an earlier one.
 	active bool
@@ -110,6 +114,9 @@ func (s *Server) record(jr *journalRecord, r *http.Request, route string, status
 	// it (net/http's rule, which the server keeps). A clone would cost
 	// three allocations per request, the journal's largest share.
 	e.Headers = r.Header
+	if !s.opts.JournalKeepsSecrets {
+		e.Headers = journal.RedactHeaders(r.Header) // a copy, only when it has a credential
+	}
 	switch {
 	case len(jr.body) > 0:
 		keep := min(len(jr.body), s.opts.JournalBodyLimit)
@@ -124,7 +131,8 @@ func (s *Server) record(jr *journalRecord, r *http.Request, route string, status
 		e.BodyTruncated = true
 	}
 	e.Route = route
-	e.Matched = route != "" && !jr.unmatched
+	e.Matched = route != "" && !jr.unmatched && !jr.catchAll
+	e.CatchAll = jr.catchAll
 	if len(jr.near) > 0 {
 		e.NearMisses = make([]state.NearMiss, len(jr.near))
 		for i, n := range jr.near {

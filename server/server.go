@@ -111,6 +111,10 @@ type Options struct {
 	// JournalBodyLimit is how much of each request body the journal keeps
 	// (default 64 KiB); Entry.BodySize still says the whole size.
 	JournalBodyLimit int
+	// JournalKeepsSecrets keeps credential headers in the journal as sent
+	// (--journal-secrets keep); by default they are redacted
+	// (journal.RedactHeaders).
+	JournalKeepsSecrets bool
 	// Explain is how much a 404 tells the client of the closest routes
 	// (default ExplainRedacted); the log line has the whole report.
 	Explain ExplainMode
@@ -767,6 +771,9 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		s.miss(w, r, snap, in, start)
 		return
+	}
+	if jr != nil {
+		jr.catchAll = m.Route.Unmatched
 	}
 	rt := snap.routes[m.Route.Index]
 	if rt.idem != nil {
