@@ -30,6 +30,7 @@ import (
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/server"
 	"github.com/scenariomock/scenariomock/state"
+	"github.com/scenariomock/scenariomock/webhooks"
 )
 
 // The examples built into the binary: serve and routes use one of them
@@ -265,6 +266,7 @@ type serveOptions struct {
 	seedSet           bool
 	cors              bool
 	tls               tlsOptions
+	webhooks          webhooks.Options
 }
 
 func newServeCmd(stderr io.Writer) *cobra.Command {
@@ -312,6 +314,9 @@ separated by colons when none are given.`,
 	f.Uint64Var(&opts.seed, "seed", 0, "make every random choice repeatable (fault chances, delay ranges, randomInt, randomHex, uuid) for the same requests in the same order")
 	f.BoolVar(&opts.cors, "cors", false, "answer browsers from any origin (CORS preflights and headers, credentials allowed) on routes whose file has no cors: block; not the admin API")
 	opts.tls.flags(f, true)
+	f.IntVar(&opts.webhooks.Queue, "webhook-queue", 10_000, "webhook deliveries the outbox holds, pending or in flight; past it an event is refused and the refusal is in GET /__admin/webhooks")
+	f.IntVar(&opts.webhooks.Concurrency, "webhook-concurrency", 8, "webhook attempts in flight at once (so a hanging receiver holds at most this many)")
+	f.Float64Var(&opts.webhooks.TimeScale, "time-scale", 1, "multiply webhook waits (after, fault delays, the retry schedule, Retry-After) by this: 0.01 runs a 30s retry in 300ms for CI; signed timestamps stay real")
 	f.IntVar(&opts.journalSize, "journal-size", 10_000, "requests the journal keeps for GET /__admin/requests (the oldest go first); 0 turns the journal off")
 	f.Var(&opts.journalBodyLimit, "journal-body-limit", "how much of each request body the journal keeps (bodySize says the whole size)")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
@@ -426,6 +431,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems, Rand: random,
 		CORS: opts.cors, TLS: tlsConfig,
 		JournalSize: journalSize(opts.journalSize), JournalBodyLimit: int(opts.journalBodyLimit),
+		Webhooks: webhookOptions(opts),
 	})
 	if err != nil {
 		printProblems(stderr, err)
@@ -690,4 +696,11 @@ func checkHealth(ctx context.Context, stdout io.Writer, addr string, timeout tim
 	}
 	fmt.Fprint(stdout, string(body))
 	return nil
+}
+
+// webhookOptions are the dispatcher's flags; --seed seeds its faults too.
+func webhookOptions(opts serveOptions) webhooks.Options {
+	w := opts.webhooks
+	w.Seed = opts.seed
+	return w
 }
