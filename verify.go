@@ -19,6 +19,7 @@ type verifyOptions struct {
 	atMost      int
 	none        bool
 	noUnmatched bool
+	webhooks    webhookVerify
 }
 
 // shown is how many matching requests a failed verify lists.
@@ -46,7 +47,9 @@ server answered at --addr within --timeout.`,
   scenariomock verify --path '/v1/payments/*' --method POST --at-least 2
   scenariomock verify --route "create payment" --idempotency replayed --count 1
   scenariomock verify --header Idempotency-Key=k1 --body amount=9800 --none
-  scenariomock verify --no-unmatched`,
+  scenariomock verify --no-unmatched
+  scenariomock verify --webhook shop --type payment_intent.succeeded --delivered --attempts-at-most 3 --within 10s
+  scenariomock verify --webhook shop --undelivered --none`,
 		Args: cobra.NoArgs,
 		RunE: failing(func(cmd *cobra.Command, _ []string) error {
 			return runVerify(cmd.Context(), cmd, opts, stdout, stderr)
@@ -59,6 +62,7 @@ server answered at --addr within --timeout.`,
 	f.IntVar(&opts.atMost, "at-most", 0, "at most this many requests match")
 	f.BoolVar(&opts.none, "none", false, "no request matches (--count 0)")
 	f.BoolVar(&opts.noUnmatched, "no-unmatched", false, "fail when any request (since --since) matched no route, listing each with its near-miss report")
+	opts.webhooks.register(f)
 	_ = cmd.RegisterFlagCompletionFunc("route", completeRoutes(&opts.admin))
 	return cmd
 }
@@ -125,9 +129,25 @@ func runVerify(ctx context.Context, cmd *cobra.Command, opts verifyOptions, stdo
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.admin.timeout)
+	hooks := opts.webhooks.on(cmd.Flags().Changed)
+	if hooks {
+		if _, err := opts.webhooks.filter(); err != nil {
+			return withCode(exitUsage, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.admin.timeout+opts.webhooks.within)
 	defer cancel()
 	failed := false
+	if hooks {
+		ok, err := verifyWebhooks(ctx, client, opts.webhooks, want, stdout, stderr)
+		if err != nil {
+			return adminError(err, opts.admin.timeout)
+		}
+		if !ok {
+			return errReported
+		}
+		return nil
+	}
 	if counting {
 		ok, err := verifyCount(ctx, client, filter, want, stdout, stderr)
 		if err != nil {
