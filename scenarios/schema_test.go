@@ -114,7 +114,7 @@ func TestSchemaAcceptsValidFiles(t *testing.T) {
 	sch, _ := readSchema(t)
 	editor, _ := readSchemaAs(t, draft7)
 	var files []string
-	for _, pattern := range []string{"../examples/*.yaml", "../examples/ci/*.yaml", "../starter/*.yaml", "testdata/valid/*.yaml"} {
+	for _, pattern := range []string{"../examples/*.yaml", "../examples/ci/*.yaml", "../examples/webhooks/*.yaml", "../starter/*.yaml", "testdata/valid/*.yaml"} {
 		found, err := filepath.Glob(pattern)
 		if err != nil || len(found) == 0 {
 			t.Fatalf("%s: no files (%v)", pattern, err)
