@@ -55,7 +55,7 @@ func (rc *hookReceiver) got() []map[string]any {
 
 // serveYAMLRunning serves content with Serve, as the product does, so
 // that the webhook dispatcher runs; it returns the base URL.
-func serveYAMLRunning(t *testing.T, opts Options, content string) (*Server, string, *syncBuffer) {
+func serveYAMLRunning(t testing.TB, opts Options, content string) (*Server, string, *syncBuffer) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.yaml")
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {

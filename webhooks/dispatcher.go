@@ -203,6 +203,12 @@ func (d *Dispatcher) Endpoints() []string {
 // and an error for a name that is not an endpoint; the other endpoints
 // get the event.
 func (d *Dispatcher) Send(ev *Event, to []string, after time.Duration, f *Fault) error {
+	_, err := d.send(ev, to, after, f)
+	return err
+}
+
+// send is Send, and returns how many deliveries it queued.
+func (d *Dispatcher) send(ev *Event, to []string, after time.Duration, f *Fault) (int, error) {
 	if ev.ID == "" {
 		ev.ID = NewID()
 	}
@@ -218,7 +224,7 @@ func (d *Dispatcher) Send(ev *Event, to []string, after time.Duration, f *Fault)
 		}
 		var b bytes.Buffer
 		if err := json.Compact(&b, *raw); err != nil {
-			return fmt.Errorf("event %s: data is not JSON: %w", ev.Type, err)
+			return 0, fmt.Errorf("event %s: data is not JSON: %w", ev.Type, err)
 		}
 		*raw = b.Bytes()
 	}
@@ -228,6 +234,7 @@ func (d *Dispatcher) Send(ev *Event, to []string, after time.Duration, f *Fault)
 		to = d.names
 	}
 	var errs []error
+	queued := 0
 	now := d.opts.Now()
 	d.remember(ev)
 	object := ev.ObjectID()
@@ -266,13 +273,14 @@ func (d *Dispatcher) Send(ev *Event, to []string, after time.Duration, f *Fault)
 			dl.seq = d.seq
 			d.live[dl.id] = dl
 			heap.Push(&d.queue, dl)
+			queued++
 		}
 		if dr.reorder {
 			d.reorder(name, ev, object, due)
 		}
 	}
 	d.signal()
-	return errors.Join(errs...)
+	return queued, errors.Join(errs...)
 }
 
 // reorder moves the queued first attempts of the earlier events of
@@ -606,9 +614,7 @@ func (d *Dispatcher) Redeliver(id, endpoint string) (int, error) {
 	if endpoint != "" {
 		to = []string{endpoint}
 	}
-	before := d.Pending()
-	err := d.Send(ev, to, 0, nil)
-	return max(d.Pending()-before, 0), err
+	return d.send(ev, to, 0, nil)
 }
 
 // Event returns the event with id, if it is still kept.

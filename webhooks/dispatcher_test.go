@@ -562,3 +562,23 @@ func TestFaultRatesOverAThousandEvents(t *testing.T) {
 	}
 	t.Logf("duplicated %d, reordered %d of 500", dups, reordered)
 }
+
+func TestRingKeepsTheNewest(t *testing.T) {
+	t.Parallel()
+	r := newRing[int](3)
+	for i := 1; i <= 5; i++ {
+		old, dropped := r.push(i)
+		if want := i > 3; dropped != want || (dropped && old != i-3) {
+			t.Errorf("push %d: dropped %v (%d)", i, dropped, old)
+		}
+	}
+	var got []int
+	r.each(func(v *int) { got = append(got, *v) })
+	if fmt.Sprint(got) != "[3 4 5]" {
+		t.Errorf("ring holds %v, want [3 4 5]", got)
+	}
+	r.clear()
+	if r.push(9); len(r.buf) != 1 {
+		t.Errorf("after clear, %d elements", len(r.buf))
+	}
+}

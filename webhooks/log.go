@@ -162,20 +162,20 @@ func (d *Dispatcher) Events() []*Event {
 	return out
 }
 
-// ring is a bounded FIFO that drops its oldest element when full.
+// ring is a bounded FIFO that drops its oldest element when full. It
+// grows as it fills, so that a server that sends no webhooks holds none.
 type ring[T any] struct {
 	buf   []T
-	start int
-	n     int
+	start int // of the oldest element, once buf is full
+	size  int
 }
 
-func newRing[T any](size int) ring[T] { return ring[T]{buf: make([]T, size)} }
+func newRing[T any](size int) ring[T] { return ring[T]{size: size} }
 
 // push adds v and returns the element it pushed out, if any.
 func (r *ring[T]) push(v T) (old T, dropped bool) {
-	if r.n < len(r.buf) {
-		r.buf[(r.start+r.n)%len(r.buf)] = v
-		r.n++
+	if len(r.buf) < r.size {
+		r.buf = append(r.buf, v)
 		return old, false
 	}
 	old = r.buf[r.start]
@@ -185,12 +185,11 @@ func (r *ring[T]) push(v T) (old T, dropped bool) {
 }
 
 func (r *ring[T]) each(f func(*T)) {
-	for i := range r.n {
+	for i := range r.buf {
 		f(&r.buf[(r.start+i)%len(r.buf)])
 	}
 }
 
 func (r *ring[T]) clear() {
-	clear(r.buf)
-	r.start, r.n = 0, 0
+	r.buf, r.start = nil, 0
 }
