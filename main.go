@@ -347,6 +347,9 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if opts.journalSize < 0 {
 		return withCode(exitUsage, fmt.Errorf("--journal-size %d: want a number of requests, or 0 for no journal", opts.journalSize))
 	}
+	if err := checkWebhookFlags(opts.webhooks); err != nil {
+		return withCode(exitUsage, err)
+	}
 	if opts.cpuProfile != "" {
 		stop, err := startCPUProfile(opts.cpuProfile)
 		if err != nil {
@@ -703,4 +706,16 @@ func webhookOptions(opts serveOptions) webhooks.Options {
 	w := opts.webhooks
 	w.Seed = opts.seed
 	return w
+}
+
+func checkWebhookFlags(w webhooks.Options) error {
+	switch {
+	case w.Queue < 1:
+		return fmt.Errorf("--webhook-queue %d: want 1 or more deliveries", w.Queue)
+	case w.Concurrency < 1:
+		return fmt.Errorf("--webhook-concurrency %d: want 1 or more attempts at once", w.Concurrency)
+	case !(w.TimeScale > 0) || w.TimeScale > 1000:
+		return fmt.Errorf("--time-scale %g: want a factor above 0 (0.01 makes a 1s wait 10ms), at most 1000", w.TimeScale)
+	}
+	return nil
 }
