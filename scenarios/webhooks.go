@@ -14,6 +14,9 @@ import (
 type Webhooks struct {
 	Pos       Pos
 	Endpoints []*WebhookEndpoint
+	// Collection, when set, is where every event is also saved (by its
+	// id), so that routes can serve them (GET /v1/events).
+	Collection string
 }
 
 // WebhookEndpoint is one receiver of events.
@@ -60,7 +63,7 @@ type EventFault struct {
 }
 
 var (
-	webhooksFields = []string{"endpoints"}
+	webhooksFields = []string{"endpoints", "collection"}
 	endpointFields = []string{"name", "url", "signing", "secret", "secretEnv", "retry", "timeScale", "apiVersion"}
 	retryFields    = []string{"schedule", "timeout"}
 	eventFields    = []string{"type", "data", "after", "endpoints", "fault"}
@@ -74,10 +77,21 @@ func (d *fileDecoder) webhooks(n *yaml.Node) *Webhooks {
 		return nil
 	}
 	w := &Webhooks{Pos: d.pos(d.resolve(n))}
+	if p, ok := fs["collection"]; ok {
+		if s, ok := d.str(p.val, "webhooks.collection"); ok {
+			if !validCollectionName(s) {
+				d.fail(d.resolve(p.val), "webhooks.collection", "%q is not a collection name: use letters, digits, '-', '_' and '.'", s)
+			}
+			w.Collection = s
+		}
+	}
 	p, ok := fs["endpoints"]
 	if !ok {
-		d.fail(d.resolve(n), "webhooks", "endpoints: is required (a list of {name, url, signing, secret})")
-		return nil
+		if w.Collection == "" {
+			d.fail(d.resolve(n), "webhooks", "endpoints: is required (a list of {name, url, signing, secret}), or collection: to keep the events only")
+			return nil
+		}
+		return w
 	}
 	list := d.resolve(p.val)
 	if list.Kind != yaml.SequenceNode {
@@ -304,10 +318,12 @@ func (d *fileDecoder) rate(n *yaml.Node, field string) float64 {
 // are unique in the set, and each event names endpoints that exist.
 func (l *loader) checkWebhooks() {
 	names := map[string]Pos{}
+	kept := false // some file keeps the events in a collection
 	for _, f := range l.set.Files {
 		if f.Webhooks == nil {
 			continue
 		}
+		kept = kept || f.Webhooks.Collection != ""
 		for _, e := range f.Webhooks.Endpoints {
 			if first, dup := names[e.Name]; dup {
 				l.failf(e.Pos, "webhooks: endpoint %q is defined twice (first at %s)", e.Name, first)
@@ -318,8 +334,8 @@ func (l *loader) checkWebhooks() {
 	}
 	for _, r := range l.set.Routes() {
 		for i, ev := range r.Events {
-			if len(names) == 0 {
-				l.failf(ev.Pos, "route %q: events[%d]: no webhook endpoints are defined; add webhooks: {endpoints: [{name, url, secret}]} to a file", r.Name, i)
+			if len(names) == 0 && !kept {
+				l.failf(ev.Pos, "route %q: events[%d]: no webhook endpoints are defined; add webhooks: {endpoints: [{name, url, secret}]} (or {collection: events}) to a file", r.Name, i)
 				continue
 			}
 			for _, name := range ev.Endpoints {
@@ -340,4 +356,15 @@ func (s *Set) WebhookEndpoints() []*WebhookEndpoint {
 		}
 	}
 	return out
+}
+
+// EventCollection returns the collection the events are saved in: the
+// first file's webhooks.collection; "" for none.
+func (s *Set) EventCollection() string {
+	for _, f := range s.Files {
+		if f.Webhooks != nil && f.Webhooks.Collection != "" {
+			return f.Webhooks.Collection
+		}
+	}
+	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"sync/atomic"
 
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/scenarios"
@@ -17,6 +18,9 @@ import (
 type hooks struct {
 	d    *webhooks.Dispatcher
 	done chan struct{} // closed when Run returns; nil before Serve
+	// collection is where events are saved too (webhooks.collection);
+	// "" for none.
+	collection atomic.Pointer[string]
 }
 
 // maxEventBody bounds what a route's answer contributes to its events.
@@ -45,6 +49,8 @@ func (s *Server) configureWebhooks(set *scenarios.Set) {
 		}
 		eps = append(eps, ep)
 	}
+	coll := set.EventCollection()
+	s.hooks.collection.Store(&coll)
 	if err := s.hooks.d.SetEndpoints(eps); err != nil {
 		s.log.Error("webhook endpoints not changed", "error", err.Error())
 	}
@@ -114,6 +120,9 @@ func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matche
 		}
 		if err := s.hooks.d.Send(ev, e.Endpoints, e.After, f); err != nil {
 			s.log.Error("webhook event not queued", "route", m.Route.Name, "type", e.Type, "error", err.Error())
+		}
+		if coll := s.hooks.collection.Load(); coll != nil && *coll != "" && ev.ID != "" {
+			s.keepEvent(ctx, *coll, ev, len(e.Endpoints))
 		}
 	}
 }
@@ -194,3 +203,13 @@ func (t *eventTee) Write(b []byte) (int, error) {
 }
 
 func (t *eventTee) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// keepEvent saves ev in the events collection, as GET /v1/events serves it.
+func (s *Server) keepEvent(ctx context.Context, coll string, ev *webhooks.Event, to int) {
+	if to == 0 {
+		to = len(s.hooks.d.Endpoints())
+	}
+	if _, err := s.state.Collections().Save(context.WithoutCancel(ctx), coll, ev.ID, ev.JSON(webhooks.DefaultAPIVersion, to)); err != nil {
+		s.log.Error("webhook event not kept in its collection", "collection", coll, "event", ev.ID, "error", err.Error())
+	}
+}

@@ -60,6 +60,12 @@ func (e *Event) ObjectID() string {
 	return string(o.ID)
 }
 
+// JSON encodes the event in Stripe's shape, as a delivery carries it; ID,
+// Created and Object must be set (Send sets them).
+func (e *Event) JSON(apiVersion string, pendingWebhooks int) []byte {
+	return e.payload(apiVersion, pendingWebhooks)
+}
+
 // payload encodes the event for one endpoint, in Stripe's shape.
 func (e *Event) payload(apiVersion string, pending int) []byte {
 	var b bytes.Buffer
