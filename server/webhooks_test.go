@@ -242,3 +242,44 @@ func TestResetDropsPendingDeliveries(t *testing.T) {
 		t.Errorf("after reset, %d pending", list.Pending)
 	}
 }
+
+func TestShutdownSaysHowManyDeliveriesWerePending(t *testing.T) {
+	t.Parallel()
+	rc := newHookReceiver(t, "whsec_test_123")
+	yaml := strings.ReplaceAll(fmt.Sprintf(hooksYAML, rc.URL), "      - type: payment_intent.created\n", "      - type: payment_intent.created\n        after: 1h\n")
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	s, err := New(Options{
+		Load:   func() (*scenarios.Set, error) { return scenarios.Load(path) },
+		Logger: slog.New(slog.NewJSONHandler(logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	do(t, "POST", "http://"+ln.Addr().String()+"/v1/payment_intents", `{}`, "Idempotency-Key", "k-1")
+	eventually(t, patience, func() string {
+		if n := len(rc.got()); n != 1 {
+			return fmt.Sprintf("receiver accepted %d events, want the succeeded one", n)
+		}
+		return ""
+	})
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(patience):
+		t.Fatal("Serve did not return: the dispatcher held shutdown")
+	}
+	if !strings.Contains(logs.String(), `"msg":"webhook deliveries pending at shutdown, not sent","pending":1`) {
+		t.Errorf("the log does not say one delivery was pending:\n%s", logs.String())
+	}
+}
