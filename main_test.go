@@ -653,6 +653,8 @@ func TestExitCodes(t *testing.T) {
 		{name: "bad environment variable", env: []string{"SCENARIOMOCK_MAX_BODY=lots"}, args: []string{"serve"}, code: 2, stderr: "SCENARIOMOCK_MAX_BODY"},
 		{name: "negative journal size", args: []string{"serve", "--addr", "127.0.0.1:0", "--journal-size", "-1"}, code: 2, stderr: "--journal-size -1"},
 		{name: "bad journal secrets", args: []string{"serve", "--addr", "127.0.0.1:0", "--journal-secrets", "hide"}, code: 2, stderr: `invalid argument "hide" for "--journal-secrets" flag: want redact or keep`},
+		{name: "zero time scale", args: []string{"serve", "--addr", "127.0.0.1:0", "--time-scale", "0"}, code: 2, stderr: "--time-scale 0: want a factor above 0"},
+		{name: "zero webhook queue", args: []string{"serve", "--addr", "127.0.0.1:0", "--webhook-queue", "0"}, code: 2, stderr: "--webhook-queue 0"},
 		{name: "bad log level", args: []string{"serve", "--addr", "127.0.0.1:0", "--log-level", "verbose"}, code: 2, stderr: `--log-level "verbose"`},
 		{name: "validate without paths", args: []string{"validate"}, code: 2, stderr: "validate needs files or directories"},
 		{name: "health with an argument", args: []string{"health", "extra"}, code: 2, stderr: "unknown command"},

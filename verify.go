@@ -28,6 +28,7 @@ type verifyOptions struct {
 	junit       string // --junit FILE
 	file        string // --file checks.yaml
 	json        bool
+	webhooks    webhookVerify
 }
 
 // shown is how many matching requests a failed verify lists.
@@ -69,7 +70,9 @@ server answered at --addr within --timeout.`,
   scenariomock verify --route "create payment" --idempotency replayed --count 1
   scenariomock verify --header Idempotency-Key=k1 --body amount=9800 --none
   scenariomock verify --no-unmatched --junit verify.xml
-  scenariomock verify --file checks.yaml --junit verify.xml`,
+  scenariomock verify --file checks.yaml --junit verify.xml
+  scenariomock verify --webhook shop --type payment_intent.succeeded --delivered --attempts-at-most 3 --within 10s
+  scenariomock verify --webhook shop --undelivered --none`,
 		Args: cobra.NoArgs,
 		RunE: failing(func(cmd *cobra.Command, _ []string) error {
 			return runVerify(cmd.Context(), cmd, opts, stdout, stderr)
@@ -85,6 +88,7 @@ server answered at --addr within --timeout.`,
 	f.StringVar(&opts.file, "file", "", "run the checks of this YAML file (checks: [{name: ..., route: ..., count: 1}, ...]), every one of them; exit 1 if any failed")
 	f.StringVar(&opts.junit, "junit", "", "also write the checks to this file as a JUnit XML report")
 	f.BoolVar(&opts.json, "json", false, "print the checks as JSON on stdout instead of text")
+	opts.webhooks.register(f)
 	_ = cmd.RegisterFlagCompletionFunc("route", completeRoutes(&opts.admin))
 	registerCompletions(cmd, map[string][]cobra.Completion{"idempotency": idemOutcomes, "matched": matchedValues})
 	return cmd
@@ -232,6 +236,9 @@ func (c check) run(ctx context.Context, client *adminclient.Client) result {
 }
 
 func runVerify(ctx context.Context, cmd *cobra.Command, opts verifyOptions, stdout, stderr io.Writer) error {
+	if opts.webhooks.on(cmd.Flags().Changed) {
+		return runVerifyWebhooks(ctx, cmd, opts, stdout, stderr)
+	}
 	checks, client, err := opts.checks(cmd)
 	if err != nil {
 		return err
@@ -274,6 +281,36 @@ func runVerify(ctx context.Context, cmd *cobra.Command, opts verifyOptions, stdo
 		failed = failed || !r.ok
 	}
 	if failed {
+		return errReported
+	}
+	return nil
+}
+
+// runVerifyWebhooks is verify with the webhook flags: one check of the
+// deliveries they select, asked again until --within ends. It writes
+// text only: --file, --junit and --json check requests.
+func runVerifyWebhooks(ctx context.Context, cmd *cobra.Command, opts verifyOptions, stdout, stderr io.Writer) error {
+	if opts.file != "" || opts.junit != "" || opts.json || opts.noUnmatched {
+		return withCode(exitUsage, errors.New("--webhook and its flags go without --file, --junit, --json and --no-unmatched"))
+	}
+	want, _, err := opts.flagCounts(cmd).expect(false)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if _, err := opts.webhooks.filter(); err != nil {
+		return withCode(exitUsage, err)
+	}
+	client, _, err := opts.admin.build()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.admin.timeout+opts.webhooks.within)
+	defer cancel()
+	ok, err := verifyWebhooks(ctx, client, opts.webhooks, want, stdout, stderr)
+	if err != nil {
+		return adminError(err, opts.admin.timeout)
+	}
+	if !ok {
 		return errReported
 	}
 	return nil

@@ -734,6 +734,7 @@ func (l *loader) finish() (*Set, error) {
 	for _, r := range l.set.Routes() {
 		r.Identity = r.Name + "@" + r.Identity
 	}
+	l.checkWebhooks()
 	if len(l.errs) > 0 {
 		return nil, joinErrors(l.errs)
 	}

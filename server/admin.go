@@ -301,6 +301,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.unmatched.Store(0)
+		s.hooks.d.Reset() // pending deliveries, the attempt log, the events
 		s.log.Info("state reset", "routes", len(snap.routes))
 		writeJSON(w, http.StatusOK, map[string]any{"reset": len(snap.routes)})
 		return

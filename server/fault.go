@@ -60,6 +60,10 @@ func (s *Server) respondFaulted(w http.ResponseWriter, r *http.Request, in *matc
 			s.logProblem(r, route, statusOf(err), delay, start, faultAttrs(f, slog.String("error", err.Error()))...)
 			return
 		}
+		if processing {
+			// Processed, then the answer is lost: its events go.
+			s.commitEvents(ctx, in, m, call, rec.status, rec.header, rec.body.Bytes())
+		}
 	}
 	s.deliverFault(w, r, route, f, rec, delay, start)
 }

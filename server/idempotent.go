@@ -254,6 +254,8 @@ func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, in *matcher.
 			// The answer still goes out; a retry runs the route again.
 			s.log.Warn("idempotent response not stored", "route", route, "error", err.Error())
 		}
+		// Committed: the events go, once; a replay of the key sends none.
+		s.commitEvents(bg, in, m, call, rec.status, rec.header, rec.body.Bytes())
 	} else {
 		release()
 	}

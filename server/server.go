@@ -27,6 +27,7 @@ import (
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
+	"github.com/scenariomock/scenariomock/webhooks"
 )
 
 // Options configure a Server. Zero values take the defaults shown.
@@ -130,6 +131,9 @@ type Options struct {
 	// streamKeepAlive replaces the 15s between keep-alive comments of
 	// the request stream, for tests.
 	streamKeepAlive time.Duration
+	// Webhooks configures the dispatcher of the routes' events: the outbox
+	// size, the concurrency, the time scale and the faults' seed.
+	Webhooks webhooks.Options
 	// maxTemplateSteps replaces scenarios.MaxRangeSteps, for tests that
 	// would otherwise spend seconds reaching it under the race detector.
 	maxTemplateSteps int
@@ -227,6 +231,8 @@ type Server struct {
 	// or a 404), so that a CI job can assert that nothing unmocked was
 	// called. POST /__admin/reset zeroes it.
 	unmatched atomic.Int64
+	// hooks delivers the routes' events (webhooks.go).
+	hooks hooks
 }
 
 // snapshot is one immutable generation of the served configuration.
@@ -289,10 +295,12 @@ func New(opts Options) (*Server, error) {
 	}
 	s.stopping, s.stop = context.WithCancelCause(context.Background())
 	s.admin = s.adminRouter()
+	s.newHooks()
 	set, err := opts.Load()
 	if err != nil {
 		return nil, err
 	}
+	s.configureWebhooks(set)
 	t, err := matcher.Compile(set)
 	if err != nil {
 		return nil, err
@@ -463,6 +471,7 @@ func (s *Server) reload() error {
 	s.lastHash = set.Hash
 	snap := s.build(t, old.version+1, now)
 	s.snap.Store(snap)
+	s.configureWebhooks(set)
 	ids := make([]string, len(snap.routes))
 	for i, rt := range snap.routes {
 		ids[i] = rt.route.Identity
@@ -504,6 +513,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) ServeSplit(ctx context.Context, ln, adminLn net.Listener) error {
 	base, cancelDelays := context.WithCancelCause(context.Background())
 	defer cancelDelays(nil)
+	s.startWebhooks() // until shutdown begins (s.stop)
+	defer s.waitWebhooks()
 	servers := []*http.Server{s.httpServer(s, base)}
 	listeners := []net.Listener{ln}
 	ready := []any{"addr", ln.Addr().String()}
@@ -885,6 +896,11 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 		s.respondFaulted(w, r, in, m, p, call, f, route, delay, start)
 		return
 	}
+	var tee *eventTee
+	if m.Route != nil && len(m.Route.Events) > 0 {
+		tee = &eventTee{ResponseWriter: w}
+		w = tee
+	}
 	var err error
 	status := p.status
 	if p.src.Op != "" || p.src.Save != nil {
@@ -897,6 +913,9 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, in *matcher.Req
 		writeProblem(w, newProblem(statusOf(err), err.Error()))
 		s.logProblem(r, route, statusOf(err), delay, start, slog.String("error", err.Error()))
 		return
+	}
+	if tee != nil {
+		s.commitEvents(r.Context(), in, m, call, tee.status, w.Header(), tee.body.Bytes())
 	}
 	s.logRequest(r, route, status, delay, start)
 }
@@ -1096,6 +1115,7 @@ func (s *Server) adminRouter() http.Handler {
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotency).Methods(http.MethodGet)
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotencyDelete).Methods(http.MethodDelete)
 	s.collectionRoutes(r)
+	s.webhookRoutes(r)
 	// The dashboard: each embedded file by its exact path, so that any
 	// other /ui/... gets the admin API's 404 problem.
 	for _, p := range dashboard.Assets() {
