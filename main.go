@@ -448,7 +448,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		CORS: opts.cors, TLS: tlsConfig,
 		JournalSize: journalSize(opts.journalSize), JournalBodyLimit: int(opts.journalBodyLimit),
 		JournalKeepsSecrets: bool(opts.journalSecrets),
-		Webhooks: webhookOptions(opts),
+		Webhooks:            webhookOptions(opts),
 	})
 	if err != nil {
 		printProblems(stderr, err)
