@@ -3,7 +3,6 @@ package matcher
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -58,7 +57,7 @@ type Route struct {
 	// Index is the route's position in match order, which also indexes
 	// per-route state kept outside the table.
 	Index int
-	re    *regexp.Regexp // nil when the path is literal
+	path  *scenarios.PathTemplate
 	// literal is the template up to its first variable, for ranking near
 	// misses by how much of the path they share.
 	literal string
@@ -102,7 +101,7 @@ func Compile(set *scenarios.Set) (*Table, error) {
 			}
 		}
 		literal, _, _ := strings.Cut(r.Path, "{")
-		t.routes[i] = &Route{Route: r, Index: i, re: tpl.Regexp, literal: literal, table: t}
+		t.routes[i] = &Route{Route: r, Index: i, path: tpl, literal: literal, table: t}
 		t.addTemplate(t.routes[i], templateIDs)
 		t.addConditions(t.routes[i], condIDs)
 		segs, exact := scenarios.LiteralPrefix(r.Path)
@@ -131,7 +130,7 @@ func Compile(set *scenarios.Set) (*Table, error) {
 	slices.SortStableFunc(t.byLiteral, func(a, b int32) int { return strings.Compare(t.templates[a].literal, t.templates[b].literal) })
 	t.exact = map[string][]int32{}
 	for _, r := range t.routes {
-		if r.re == nil {
+		if r.path.Literal() {
 			if _, done := t.exact[r.Path]; !done {
 				t.exact[r.Path] = slices.Clip(t.walk(r.Path, nil))
 			}
@@ -288,27 +287,23 @@ func (r *Route) methodOK(m string) bool {
 }
 
 func (r *Route) matchPath(path string) (map[string]string, bool) {
-	if r.re == nil {
+	if r.path.Literal() {
 		return nil, path == r.Path
 	}
-	m := r.re.FindStringSubmatch(path)
-	if m == nil {
+	var buf [4]string
+	vals, ok := r.path.Match(path, buf[:0])
+	if !ok {
 		return nil, false
 	}
-	vars := make(map[string]string, len(r.Vars))
-	for i, name := range r.Vars {
-		vars[name] = m[i+1]
+	vars := make(map[string]string, len(vals))
+	for i, name := range r.path.Vars {
+		vars[name] = vals[i]
 	}
 	return vars, true
 }
 
 // pathMatches is matchPath without binding the variables.
-func (r *Route) pathMatches(path string) bool {
-	if r.re == nil {
-		return path == r.Path
-	}
-	return r.re.MatchString(path)
-}
+func (r *Route) pathMatches(path string) bool { return r.path.Matches(path) }
 
 // testConditions checks the route's conditions in order: headers, query,
 // body. It returns how many passed and, on failure, what failed. A
