@@ -33,17 +33,31 @@ type Table struct {
 // template is one distinct path template and the routes that use it.
 type template struct {
 	path, literal string
-	first         int32            // its first route in match order
-	anyMethod     int32            // its first route that takes any method, or -1
-	byMethod      map[string]int32 // its first route taking each method
+	first         int32 // its first route in match order
+	anyMethod     int32 // its first route that takes any method, or -1
+	// byMethod is its first route taking each method, in the order of
+	// those routes: a few at most, where a map cost some 200 bytes a
+	// template (20 MB at 100,000 routes).
+	byMethod []methodRoute
+}
+
+// methodRoute is a template's first route taking a method.
+type methodRoute struct {
+	method string
+	route  int32
 }
 
 // representative returns the route that stands for the template in a
 // near-miss report: the first that takes the method, else the first.
 func (tp *template) representative(method string) (int32, bool) {
 	best := tp.anyMethod
-	if i, ok := tp.byMethod[method]; ok && (best < 0 || i < best) {
-		best = i
+	for _, m := range tp.byMethod {
+		if m.method == method {
+			if best < 0 || m.route < best {
+				best = m.route
+			}
+			break
+		}
 	}
 	if best < 0 {
 		return tp.first, false
@@ -72,11 +86,11 @@ type Route struct {
 }
 
 // node is one level of the path index: routes whose template's leading
-// literal segments end here.
+// literal segments end here and which continue with a variable. Fully
+// literal templates are not in it: their paths are keys of Table.exact.
 type node struct {
 	children map[string]*node
-	exact    []int32 // fully literal templates ending here
-	prefix   []int32 // templates whose literal part ends here and which continue with a variable
+	prefix   []int32
 }
 
 // Match is the route chosen for a request and the path variables it bound.
@@ -92,6 +106,7 @@ func Compile(set *scenarios.Set) (*Table, error) {
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Priority > all[j].Priority })
 	t := &Table{set: set, routes: make([]*Route, len(all))}
 	templateIDs, condIDs := map[string]int32{}, map[string]int32{}
+	literals := map[string][]int32{} // the routes of each fully literal template, in match order
 	for i, r := range all {
 		tpl := r.Template
 		if tpl == nil {
@@ -105,6 +120,10 @@ func Compile(set *scenarios.Set) (*Table, error) {
 		t.addTemplate(t.routes[i], templateIDs)
 		t.addConditions(t.routes[i], condIDs)
 		segs, exact := scenarios.LiteralPrefix(r.Path)
+		if exact {
+			literals[r.Path] = append(literals[r.Path], int32(i))
+			continue
+		}
 		n := &t.root
 		for _, s := range segs {
 			if n.children == nil {
@@ -117,24 +136,23 @@ func Compile(set *scenarios.Set) (*Table, error) {
 			}
 			n = child
 		}
-		if exact {
-			n.exact = append(n.exact, int32(i))
-		} else {
-			n.prefix = append(n.prefix, int32(i))
-		}
+		n.prefix = append(n.prefix, int32(i))
 	}
 	t.byLiteral = make([]int32, len(t.templates))
 	for i := range t.byLiteral {
 		t.byLiteral[i] = int32(i)
 	}
 	slices.SortStableFunc(t.byLiteral, func(a, b int32) int { return strings.Compare(t.templates[a].literal, t.templates[b].literal) })
-	t.exact = map[string][]int32{}
-	for _, r := range t.routes {
-		if r.path.Literal() {
-			if _, done := t.exact[r.Path]; !done {
-				t.exact[r.Path] = slices.Clip(t.walk(r.Path, nil))
-			}
+	t.exact = make(map[string][]int32, len(literals))
+	for path, routes := range literals {
+		c := t.walk(path, nil)
+		if len(c) == 0 {
+			t.exact[path] = slices.Clip(routes)
+			continue
 		}
+		c = append(c, routes...)
+		slices.Sort(c)
+		t.exact[path] = slices.Clip(c)
 	}
 	return t, nil
 }
@@ -145,7 +163,7 @@ func (t *Table) addTemplate(r *Route, ids map[string]int32) {
 	if !ok {
 		id = int32(len(t.templates))
 		ids[r.Path] = id
-		t.templates = append(t.templates, template{path: r.Path, literal: r.literal, first: int32(r.Index), anyMethod: -1, byMethod: map[string]int32{}})
+		t.templates = append(t.templates, template{path: r.Path, literal: r.literal, first: int32(r.Index), anyMethod: -1})
 	}
 	r.tpl = id
 	tp := &t.templates[id]
@@ -153,8 +171,8 @@ func (t *Table) addTemplate(r *Route, ids map[string]int32) {
 		tp.anyMethod = int32(r.Index)
 	}
 	for _, m := range r.Methods {
-		if _, ok := tp.byMethod[m]; !ok {
-			tp.byMethod[m] = int32(r.Index)
+		if !slices.ContainsFunc(tp.byMethod, func(b methodRoute) bool { return b.method == m }) {
+			tp.byMethod = append(tp.byMethod, methodRoute{m, int32(r.Index)})
 		}
 	}
 }
@@ -240,10 +258,6 @@ func (t *Table) walk(path string, buf []int32) []int32 {
 			lists++
 		}
 		if !more {
-			if len(n.exact) > 0 {
-				buf = append(buf, n.exact...)
-				lists++
-			}
 			break
 		}
 		rest = tail
