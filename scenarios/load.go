@@ -413,26 +413,39 @@ func (l *loader) decodeInChunks(d *fileDecoder, path string, data []byte) (p par
 	if len(p.file.Routes) != 0 {
 		return parsed{}, false
 	}
-	var chunk []byte
+	// Parsing a slice is about half of the work and decoding its routes
+	// the other half: a goroutine parses the next slice while this one
+	// decodes the last, so that a large load takes both cores. It stops
+	// when it is done, or when this function returns first.
+	lists := make(chan *yaml.Node, 1) // a list of routes; nil when a slice did not parse
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(lists)
+		var chunk []byte
+		for from := 0; from < len(items); from += chunkRoutes {
+			to := min(from+chunkRoutes, len(items))
+			list := parseSlice(&chunk, lines[items[from]:itemsEnd(items, to, end)], to-from)
+			if list != nil {
+				shiftLines(list, items[from]-1) // the slice's line 2 is the file's line items[from]+1
+			}
+			select {
+			case lists <- list:
+			case <-stop:
+				return
+			}
+			if list == nil {
+				return
+			}
+		}
+	})
+	defer wg.Wait()
+	defer close(stop)
 	for from := 0; from < len(items); from += chunkRoutes {
-		to := min(from+chunkRoutes, len(items))
-		last := end
-		if to < len(items) {
-			last = items[to]
-		}
-		chunk = append(chunk[:0], "routes:\n"...)
-		for _, ln := range lines[items[from]:last] {
-			chunk = append(chunk, ln...)
-		}
-		doc, err := parseYAML(chunk)
-		if err != nil || len(doc.Content) != 1 || len(doc.Content[0].Content) != 2 {
+		list := <-lists
+		if list == nil {
 			return parsed{}, false
 		}
-		list := doc.Content[0].Content[1]
-		if list.Kind != yaml.SequenceNode || len(list.Content) != to-from {
-			return parsed{}, false
-		}
-		shiftLines(list, items[from]-1) // the slice's line 2 is the file's line items[from]+1
 		for i, rn := range list.Content {
 			if r := d.route(rn, from+i); r != nil {
 				p.file.Routes = append(p.file.Routes, r)
@@ -441,6 +454,35 @@ func (l *loader) decodeInChunks(d *fileDecoder, path string, data []byte) (p par
 		}
 	}
 	return p, true
+}
+
+// itemsEnd returns the index of the line just past list item to-1: where
+// item to starts, or end past the last.
+func itemsEnd(items []int, to, end int) int {
+	if to < len(items) {
+		return items[to]
+	}
+	return end
+}
+
+// parseSlice parses lines, n items of the routes list, as the document
+// "routes:" followed by them, in *buf, and returns the list, or nil when
+// the lines do not parse as a list of n items.
+func parseSlice(buf *[]byte, lines [][]byte, n int) *yaml.Node {
+	chunk := append((*buf)[:0], "routes:\n"...)
+	for _, ln := range lines {
+		chunk = append(chunk, ln...)
+	}
+	*buf = chunk
+	doc, err := parseYAML(chunk)
+	if err != nil || len(doc.Content) != 1 || len(doc.Content[0].Content) != 2 {
+		return nil
+	}
+	list := doc.Content[0].Content[1]
+	if list.Kind != yaml.SequenceNode || len(list.Content) != n {
+		return nil
+	}
+	return list
 }
 
 // routeItems finds, in a file's lines, the block list that follows a
