@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -105,11 +106,18 @@ func (d *decoder) pairs(n *yaml.Node, field string) ([]pair, bool) {
 }
 
 func (d *decoder) pairsDepth(n *yaml.Node, field string, depth int) []pair {
-	var out, merged []pair
-	seen := map[string]*yaml.Node{}
+	var merged []pair
+	out := make([]pair, 0, len(n.Content)/2)
+	// The keys so far, for a mapping of many; those of a small one, as
+	// most are, are looked for in n instead (a map each cost a tenth of
+	// a large load's allocations).
+	var seen map[string]*yaml.Node
+	if len(n.Content) > 2*smallMapping {
+		seen = make(map[string]*yaml.Node, len(n.Content)/2)
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+		if isMergeKey(k) {
 			merged = append(merged, d.merge(v, field, depth)...)
 			continue
 		}
@@ -118,20 +126,50 @@ func (d *decoder) pairsDepth(n *yaml.Node, field string, depth int) []pair {
 			d.fail(k, field, "a key must be a plain string, got %s", describe(kr))
 			continue
 		}
-		if prev, dup := seen[kr.Value]; dup {
+		prev, dup := seen[kr.Value]
+		if seen == nil {
+			prev, dup = d.firstKey(n, i, kr.Value)
+		}
+		if dup {
 			d.fail(k, join(field, kr.Value), "duplicate key (first at line %d)", prev.Line)
 			continue
 		}
-		seen[kr.Value] = k
+		if seen != nil {
+			seen[kr.Value] = k
+		}
 		out = append(out, pair{kr, v})
 	}
 	for _, p := range merged {
-		if _, ok := seen[p.key.Value]; !ok {
-			seen[p.key.Value] = p.key
+		_, dup := seen[p.key.Value]
+		if seen == nil {
+			dup = slices.ContainsFunc(out, func(q pair) bool { return q.key.Value == p.key.Value })
+		}
+		if !dup {
+			if seen != nil {
+				seen[p.key.Value] = p.key
+			}
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// smallMapping is how many keys a mapping may have for pairsDepth to look
+// for duplicates without a map.
+const smallMapping = 16
+
+func isMergeKey(k *yaml.Node) bool { return k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" }
+
+// firstKey returns the first of the keys of mapping n before index i
+// whose value is key, as written (an alias stays one), if any.
+func (d *decoder) firstKey(n *yaml.Node, i int, key string) (*yaml.Node, bool) {
+	for j := 0; j < i; j += 2 {
+		k := n.Content[j]
+		if kr := d.resolve(k); kr.Kind == yaml.ScalarNode && kr.Value == key && !isMergeKey(k) {
+			return k, true
+		}
+	}
+	return nil, false
 }
 
 // merge returns the pairs that a merge key's value brings: one mapping, or
