@@ -25,16 +25,17 @@ func routesYAML(n int) string {
 	return b.String()
 }
 
-// BenchmarkMatch measures a match against tables of 10, 1,000 and 10,000
-// routes, on the first and the last of the /items routes. With the index,
-// cost must stay flat as routes grow (compare ns/op across sizes).
+// BenchmarkMatch measures a match against tables of 10 to 100,000
+// routes, on the first and the last of the /items routes, and on the
+// first and the last route, both templated. With the index, cost must
+// stay flat as routes grow (compare ns/op across sizes).
 func BenchmarkMatch(b *testing.B) {
-	for _, n := range []int{10, 1000, 10000} {
-		tab := compile(b, routesYAML(n))
+	for _, n := range []int{10, 1000, 10000, 100000} {
+		tab := compile(b, routesYAML(n)+"  - { name: last, method: GET, path: \"/orders/{id}/lines/{line}\", respond: {} }\n")
 		for _, which := range []struct {
 			name   string
 			target string
-		}{{"first", "/items/0"}, {"last", fmt.Sprintf("/items/%d", n-1)}, {"templated", "/payments/pay_1"}} {
+		}{{"first", "/items/0"}, {"last", fmt.Sprintf("/items/%d", n-1)}, {"templated", "/payments/pay_1"}, {"templated-last", "/orders/o_1/lines/2"}} {
 			r := httptest.NewRequest("GET", which.target, nil)
 			b.Run(fmt.Sprintf("routes=%d/%s", n, which.name), func(b *testing.B) {
 				b.ReportAllocs()
