@@ -1,6 +1,7 @@
 package matcher
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -103,10 +104,10 @@ type Match struct {
 // priority, higher first; equal priorities keep file order.
 func Compile(set *scenarios.Set) (*Table, error) {
 	all := set.Routes()
-	sort.SliceStable(all, func(i, j int) bool { return all[i].Priority > all[j].Priority })
+	slices.SortStableFunc(all, func(a, b *scenarios.Route) int { return cmp.Compare(b.Priority, a.Priority) })
 	t := &Table{set: set, routes: make([]*Route, len(all))}
 	templateIDs, condIDs := map[string]int32{}, map[string]int32{}
-	literals := map[string][]int32{} // the routes of each fully literal template, in match order
+	t.exact = map[string][]int32{}
 	for i, r := range all {
 		tpl := r.Template
 		if tpl == nil {
@@ -121,7 +122,7 @@ func Compile(set *scenarios.Set) (*Table, error) {
 		t.addConditions(t.routes[i], condIDs)
 		segs, exact := scenarios.LiteralPrefix(r.Path)
 		if exact {
-			literals[r.Path] = append(literals[r.Path], int32(i))
+			t.exact[r.Path] = append(t.exact[r.Path], int32(i))
 			continue
 		}
 		n := &t.root
@@ -143,8 +144,9 @@ func Compile(set *scenarios.Set) (*Table, error) {
 		t.byLiteral[i] = int32(i)
 	}
 	slices.SortStableFunc(t.byLiteral, func(a, b int32) int { return strings.Compare(t.templates[a].literal, t.templates[b].literal) })
-	t.exact = make(map[string][]int32, len(literals))
-	for path, routes := range literals {
+	// A literal path's candidates are its routes and the templated ones
+	// whose literal part leads it.
+	for path, routes := range t.exact {
 		c := t.walk(path, nil)
 		if len(c) == 0 {
 			t.exact[path] = slices.Clip(routes)
