@@ -312,7 +312,7 @@ func (l *loader) loadFile(path, root string, walked bool) {
 // and root the directory body files must stay within; "" forbids them.
 func (l *loader) parse(path string, data []byte, dir, root string) {
 	newDecoder := func() *fileDecoder {
-		d := &fileDecoder{decoder: decoder{file: path, budget: nodeBudget, lines: splitLines(data)}}
+		d := &fileDecoder{decoder: decoder{file: path, budget: nodeBudget, src: data}}
 		d.readBody = func(rel string) ([]byte, string, error) {
 			data, msg, err := l.readBody(dir, root, rel)
 			d.bodies.Write(data)
@@ -383,7 +383,7 @@ func (l *loader) decodeInChunks(d *fileDecoder, path string, data []byte) (p par
 		bytes.Contains(data, []byte("\u0085")) || bytes.Contains(data, []byte("\u2028")) || bytes.Contains(data, []byte("\u2029")) {
 		return parsed{}, false
 	}
-	lines := d.lines
+	lines := splitLines(data) // not d's: they would outlive the slices
 	first, end, items := routeItems(lines)
 	if len(items) < chunkRoutes {
 		return parsed{}, false
@@ -396,6 +396,18 @@ func (l *loader) decodeInChunks(d *fileDecoder, path string, data []byte) (p par
 		}
 		head = append(head, ln...)
 	}
+	// The slices are cut from data by the byte offset of their first
+	// lines; the lines themselves can go.
+	offsets := make([]int, len(items)+1)
+	off, next := 0, 0
+	for i, ln := range lines[:end] {
+		if next < len(items) && items[next] == i {
+			offsets[next] = off
+			next++
+		}
+		off += len(ln)
+	}
+	offsets[len(items)] = off
 	doc, err := parseYAML(head)
 	if err != nil {
 		return parsed{}, false
@@ -425,7 +437,7 @@ func (l *loader) decodeInChunks(d *fileDecoder, path string, data []byte) (p par
 		var chunk []byte
 		for from := 0; from < len(items); from += chunkRoutes {
 			to := min(from+chunkRoutes, len(items))
-			list := parseSlice(&chunk, lines[items[from]:itemsEnd(items, to, end)], to-from)
+			list := parseSlice(&chunk, data[offsets[from]:offsets[to]], to-from)
 			if list != nil {
 				shiftLines(list, items[from]-1) // the slice's line 2 is the file's line items[from]+1
 			}
@@ -456,23 +468,11 @@ func (l *loader) decodeInChunks(d *fileDecoder, path string, data []byte) (p par
 	return p, true
 }
 
-// itemsEnd returns the index of the line just past list item to-1: where
-// item to starts, or end past the last.
-func itemsEnd(items []int, to, end int) int {
-	if to < len(items) {
-		return items[to]
-	}
-	return end
-}
-
-// parseSlice parses lines, n items of the routes list, as the document
+// parseSlice parses items, n items of the routes list, as the document
 // "routes:" followed by them, in *buf, and returns the list, or nil when
-// the lines do not parse as a list of n items.
-func parseSlice(buf *[]byte, lines [][]byte, n int) *yaml.Node {
-	chunk := append((*buf)[:0], "routes:\n"...)
-	for _, ln := range lines {
-		chunk = append(chunk, ln...)
-	}
+// they do not parse as a list of n items.
+func parseSlice(buf *[]byte, items []byte, n int) *yaml.Node {
+	chunk := append(append((*buf)[:0], "routes:\n"...), items...)
 	*buf = chunk
 	doc, err := parseYAML(chunk)
 	if err != nil || len(doc.Content) != 1 || len(doc.Content[0].Content) != 2 {
