@@ -228,6 +228,9 @@ type Filter struct {
 	// a query parameter's, and a value at a dotted path into a JSON body
 	// ("amount", "customer.id", "items.0.sku").
 	Headers, Query, Body map[string]string
+	// Form is a URL-encoded form body's fields (Stripe's), by their keys
+	// as sent: "amount", "metadata[order_id]".
+	Form map[string]string
 	// Idempotency is the idempotency outcome: new, replayed, mismatch,
 	// in-flight, missing-key or invalid-key.
 	Idempotency string
@@ -259,7 +262,7 @@ func (f Filter) Values() url.Values {
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}
-	for prefix, m := range map[string]map[string]string{"header.": f.Headers, "query.": f.Query, "body.": f.Body} {
+	for prefix, m := range map[string]map[string]string{"header.": f.Headers, "query.": f.Query, "form.": f.Form, "body.": f.Body} {
 		for k, v := range m {
 			q.Set(prefix+k, v)
 		}

@@ -47,6 +47,8 @@ type File struct {
 	Routes []*Route
 	// CORS is the file's cors: block; nil when it has none.
 	CORS *CORS
+	// Webhooks is the file's webhooks: block; nil when it has none.
+	Webhooks *Webhooks
 }
 
 // Route maps a method, a path and conditions to one response or a sequence
@@ -78,6 +80,12 @@ type Route struct {
 	Identity string
 	// CORS is the cors: block of the route's file; nil when it has none.
 	CORS *CORS
+	// Unmatched marks a catch-all (unmatched: true): its answers are
+	// journaled as matching no route, so that verify --no-unmatched
+	// counts the calls a file does not fake.
+	Unmatched bool
+	// Events are sent after the route's effects are committed.
+	Events []*Event
 }
 
 // When holds a route's conditions; all of them must hold.

@@ -307,6 +307,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.unmatched.Store(0)
+		s.hooks.d.Reset() // pending deliveries, the attempt log, the events
 		s.log.Info("state reset", "routes", len(snap.routes))
 		writeJSON(w, http.StatusOK, map[string]any{"reset": len(snap.routes)})
 		return
@@ -472,6 +473,7 @@ func (s *Server) adminRouter() http.Handler {
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotency).Methods(http.MethodGet)
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotencyDelete).Methods(http.MethodDelete)
 	s.collectionRoutes(r)
+	s.webhookRoutes(r)
 	// The dashboard: each embedded file by its exact path, so that any
 	// other /ui/... gets the admin API's 404 problem.
 	for _, p := range dashboard.Assets() {

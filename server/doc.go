@@ -27,7 +27,7 @@
 //	    advance                   pipeline.go     sequence position, the response to use
 //	    wait                      pipeline.go     fault draw and delay; a client that left ends here
 //	    produce                   pipeline.go     the answer: canned, template (respond.go), collection operation (collections.go)
-//	    commit                    pipeline.go     save the item, complete or release the claim
+//	    commit                    pipeline.go     save the item, complete or release the claim, send the events (webhooks.go)
 //	    deliver                   pipeline.go     record, then write the answer, or the fault (fault.go)
 //	  finish                      finish.go     the log line (and record, if deliver did not run)
 //
@@ -35,10 +35,10 @@
 //   - A new kind of answer (proxying, OpenAPI-generated): one arm in
 //     produce, rendering into x.rec; everything after it (saving,
 //     storing for idempotency, faults, journal) then applies unchanged.
-//   - A new effect of a request (webhook events, recording): one call in
-//     commit, after the save and before the claim completes, so that it
-//     happens only for an answer that exists, and before the client sees
-//     it.
+//   - A new effect of a request (recording, as sendEvents for webhook
+//     events): one call at the end of commit, after the save and the
+//     claim's completion, so that it happens only for an answer that
+//     exists and is stored, once per key, and before the client sees it.
 //   - A new way for a request to end early: a stage sets the answer
 //     (x.fail, x.answerProblem, x.abort) and returns false; commit
 //     releases the claim and deliver sends it.

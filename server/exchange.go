@@ -105,6 +105,9 @@ type result struct {
 	near                 []matcher.NearMiss
 	// refused: the request body was refused (413, 408, unreadable).
 	refused bool
+	// catchAll: a route marked unmatched: true answered, which the entry
+	// records as matching no route.
+	catchAll bool
 }
 
 // problemish reports whether the request is logged at warn: it went wrong

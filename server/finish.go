@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scenariomock/scenariomock/internal/loghandler"
+	"github.com/scenariomock/scenariomock/journal"
 	"github.com/scenariomock/scenariomock/state"
 )
 
@@ -41,6 +42,9 @@ func (s *Server) record(x *exchange) {
 	// it (net/http's rule, which the server keeps). A clone would cost
 	// three allocations per request, the journal's largest share.
 	e.Headers = r.Header
+	if !s.opts.JournalKeepsSecrets {
+		e.Headers = journal.RedactHeaders(r.Header) // a copy, only when it has a credential
+	}
 	switch {
 	case len(x.body) > 0:
 		keep := min(len(x.body), s.opts.JournalBodyLimit)
@@ -55,7 +59,8 @@ func (s *Server) record(x *exchange) {
 		e.BodyTruncated = true
 	}
 	e.Route = o.route
-	e.Matched = o.route != "" && !o.unmatched
+	e.Matched = o.route != "" && !o.unmatched && !o.catchAll
+	e.CatchAll = o.catchAll
 	if len(o.near) > 0 {
 		e.NearMisses = make([]state.NearMiss, len(o.near))
 		for i, n := range o.near {

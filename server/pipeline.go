@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -83,6 +84,7 @@ func (s *Server) match(x *exchange) bool {
 	}
 	x.rt = snap.routes[m.Route.Index]
 	x.out.route = m.Route.Name
+	x.out.catchAll = m.Route.Unmatched
 	return true
 }
 
@@ -245,8 +247,8 @@ func (s *Server) produce(x *exchange) {
 // answer saves nothing, and a save that fails (507) releases the key
 // instead of storing a 201 whose item does not exist.
 //
-// Effects to come (webhook events, recording) are one call each here,
-// after the save and before the claim completes.
+// Effects are one call each here, after the save and the claim's
+// completion: the route's webhook events (sendEvents); recording to come.
 func (s *Server) commit(x *exchange) {
 	f := x.fault
 	if !x.produced || f != nil && f.After == scenarios.AfterArrival {
@@ -266,7 +268,36 @@ func (s *Server) commit(x *exchange) {
 			return
 		}
 	}
+	claimed := x.claimed
 	s.completeClaim(x)
+	if !x.produced {
+		return // the claim was lost: the client gets a 503, and no event
+	}
+	s.sendEvents(x, claimed)
+}
+
+// sendEvents sends the route's events for the answer just committed (a
+// 2xx only; a replay never reaches here, so a key's events go once). The
+// dispatcher keeps the body: it gets a copy, the recorder's being reused.
+func (s *Server) sendEvents(x *exchange, claimed bool) {
+	if x.rt == nil || len(x.m.Route.Events) == 0 {
+		return
+	}
+	ctx := x.r.Context()
+	if claimed {
+		ctx = detached
+	}
+	s.commitEvents(ctx, x.in, x.m, x.call, x.rec.status, x.rec.header, bytes.Clone(x.rec.body))
+}
+
+// templateData returns what a template rendered outside the pipeline
+// (a webhook event's data) sees, made when first needed.
+func (s *Server) templateData(ctx context.Context, in *matcher.Request, m matcher.Match, call int64) func() *templateData {
+	return func() *templateData {
+		d := newTemplateData(in, m, call, s.opts.Clock.Now(), s.env(ctx))
+		d.ctx, d.maxSteps = ctx, s.opts.maxTemplateSteps
+		return d
+	}
 }
 
 // deliver sends the answer, or breaks the exchange as the request's fault

@@ -141,6 +141,7 @@ func (s *Server) reload() error {
 	s.lastHash = set.Hash
 	snap := s.build(t, old.version+1, now)
 	s.snap.Store(snap)
+	s.configureWebhooks(set)
 	ids := make([]string, len(snap.routes))
 	for i, rt := range snap.routes {
 		ids[i] = rt.route.Identity

@@ -23,6 +23,7 @@ import (
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
+	"github.com/scenariomock/scenariomock/webhooks"
 )
 
 // Options configure a Server. Zero values take the defaults shown.
@@ -107,6 +108,10 @@ type Options struct {
 	// JournalBodyLimit is how much of each request body the journal keeps
 	// (default 64 KiB); Entry.BodySize still says the whole size.
 	JournalBodyLimit int
+	// JournalKeepsSecrets keeps credential headers in the journal as sent
+	// (--journal-secrets keep); by default they are redacted
+	// (journal.RedactHeaders).
+	JournalKeepsSecrets bool
 	// Explain is how much a 404 tells the client of the closest routes
 	// (default ExplainRedacted); the log line has the whole report.
 	Explain ExplainMode
@@ -122,6 +127,9 @@ type Options struct {
 	// streamKeepAlive replaces the 15s between keep-alive comments of
 	// the request stream, for tests.
 	streamKeepAlive time.Duration
+	// Webhooks configures the dispatcher of the routes' events: the outbox
+	// size, the concurrency, the time scale and the faults' seed.
+	Webhooks webhooks.Options
 	// maxTemplateSteps replaces scenarios.MaxRangeSteps, for tests that
 	// would otherwise spend seconds reaching it under the race detector.
 	maxTemplateSteps int
@@ -219,6 +227,8 @@ type Server struct {
 	// or a 404), so that a CI job can assert that nothing unmocked was
 	// called. POST /__admin/reset zeroes it.
 	unmatched atomic.Int64
+	// hooks delivers the routes' events (webhooks.go).
+	hooks hooks
 }
 
 // snapshot is one immutable generation of the served configuration.
@@ -281,10 +291,12 @@ func New(opts Options) (*Server, error) {
 	}
 	s.stopping, s.stop = context.WithCancelCause(context.Background())
 	s.admin = s.adminRouter()
+	s.newHooks()
 	set, err := opts.Load()
 	if err != nil {
 		return nil, err
 	}
+	s.configureWebhooks(set)
 	t, err := matcher.Compile(set)
 	if err != nil {
 		return nil, err
@@ -352,6 +364,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) ServeSplit(ctx context.Context, ln, adminLn net.Listener) error {
 	base, cancelDelays := context.WithCancelCause(context.Background())
 	defer cancelDelays(nil)
+	s.startWebhooks() // until shutdown begins (s.stop)
+	defer s.waitWebhooks()
 	servers := []*http.Server{s.httpServer(s, base)}
 	listeners := []net.Listener{ln}
 	ready := []any{"addr", ln.Addr().String()}
