@@ -370,9 +370,12 @@ const claimRetry = time.Second
 func (d *Dispatcher) lease() time.Duration {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	l := DefaultRetry.Timeout
+	var l time.Duration
 	for _, ep := range d.endpoints {
 		l = max(l, ep.Retry.Timeout)
+	}
+	if l == 0 {
+		l = DefaultRetry.Timeout
 	}
 	return l + leaseSlack
 }
