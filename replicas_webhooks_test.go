@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -16,14 +17,14 @@ import (
 )
 
 // webhookReplicaScenario sends one event per payment to the receiver at
-// %s, retried once after 2s.
+// %s, retried once after 2s, each attempt given %s.
 const webhookReplicaScenario = `
 webhooks:
   endpoints:
     - name: shop
       url: %s
       signing: none
-      retry: { schedule: [2s], timeout: 5s }
+      retry: { schedule: [2s], timeout: %s }
 routes:
   - name: create payment
     method: POST
@@ -37,9 +38,11 @@ routes:
       - type: payment.created
 `
 
-// hookReceiver answers 500 to the first delivery and 200 to the others,
-// and keeps the event id and answer of each.
+// hookReceiver answers 500 to the first delivery (or, with hang, holds
+// it until the sender goes away) and 200 to the others, and keeps the
+// event id and answer of each.
 type hookReceiver struct {
+	hang  bool
 	mu    sync.Mutex // guards got
 	got   []hookCall
 	first chan struct{} // closed on the first delivery
@@ -56,12 +59,20 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(b, &ev)
 	h.mu.Lock()
 	status := http.StatusOK
-	if len(h.got) == 0 {
+	first := len(h.got) == 0
+	if first {
 		status = http.StatusInternalServerError
+		if h.hang {
+			status = 0
+		}
 		close(h.first)
 	}
 	h.got = append(h.got, hookCall{ev.ID, status})
 	h.mu.Unlock()
+	if first && h.hang {
+		<-r.Context().Done()
+		return
+	}
 	w.WriteHeader(status)
 }
 
@@ -73,6 +84,19 @@ func (h *hookReceiver) calls() []hookCall {
 
 // hookState reads a replica's GET /__admin/webhooks.
 func hookState(t *testing.T, base string) (pending int, outcomes []string) {
+	pending, as := hookAttempts(t, base)
+	for _, a := range as {
+		outcomes = append(outcomes, a.Outcome)
+	}
+	return pending, outcomes
+}
+
+type loggedAttempt struct {
+	Outcome string
+	Attempt int
+}
+
+func hookAttempts(t *testing.T, base string) (pending int, attempts []loggedAttempt) {
 	t.Helper()
 	resp, err := http.Get(base + "/__admin/webhooks")
 	if err != nil {
@@ -81,15 +105,12 @@ func hookState(t *testing.T, base string) (pending int, outcomes []string) {
 	defer resp.Body.Close()
 	var out struct {
 		Pending  int
-		Attempts []struct{ Outcome string }
+		Attempts []loggedAttempt
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 		t.Fatalf("GET /__admin/webhooks: %v", err)
 	}
-	for _, a := range out.Attempts {
-		outcomes = append(outcomes, a.Outcome)
-	}
-	return out.Pending, outcomes
+	return out.Pending, out.Attempts
 }
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
@@ -114,7 +135,7 @@ func TestReplicasWebhookOutbox(t *testing.T) {
 	hs := httptest.NewServer(recv)
 	defer hs.Close()
 	path := filepath.Join(t.TempDir(), "hooks.yaml")
-	if err := os.WriteFile(path, []byte(fmt.Sprintf(webhookReplicaScenario, hs.URL)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(webhookReplicaScenario, hs.URL, "5s")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	bin := binary(t)
@@ -161,4 +182,57 @@ func TestReplicasWebhookOutbox(t *testing.T) {
 	if len(outB)+len(outC) != 1 || append(outB, outC...)[0] != "delivered" {
 		t.Fatalf("attempts logged: B %v, C %v; want one delivered between them", outB, outC)
 	}
+}
+
+// TestReplicasWebhookLease: a replica killed in the middle of an attempt
+// (the receiver holds it) leaves the delivery claimed; when the claim's
+// lease ends (the 3s timeout plus 5s), one of the two replicas started
+// after makes the attempt again, and only one does.
+func TestReplicasWebhookLease(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	recv := &hookReceiver{hang: true, first: make(chan struct{})}
+	hs := httptest.NewServer(recv)
+	defer hs.Close()
+	path := filepath.Join(t.TempDir(), "hooks.yaml")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(webhookReplicaScenario, hs.URL, "3s")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := binary(t)
+	start := func() (*exec.Cmd, string) {
+		cmd, addr, _ := started(t, bin, "--state", rs.URL(), "--state-prefix", "lease:", "--watch=false", path)
+		return cmd, "http://" + addr
+	}
+	a, baseA := start()
+	if r := call("POST", baseA+"/payments", `{}`); r.status != 201 {
+		t.Fatalf("POST /payments = %d %s %v", r.status, r.body, r.err)
+	}
+	select {
+	case <-recv.first:
+	case <-time.After(2 * patience):
+		t.Fatal("no first delivery")
+	}
+	killed := time.Now()
+	if err := a.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Wait()
+	_, baseB := start()
+	_, baseC := start()
+	waitUntil(t, "the attempt again, and an empty outbox", func() bool {
+		pending, _ := hookState(t, baseB)
+		return len(recv.calls()) >= 2 && pending == 0
+	})
+	got := recv.calls()
+	if len(got) != 2 || got[0].event == "" || got[1].event != got[0].event || got[1].status != 200 {
+		t.Fatalf("the receiver got %+v, want the held attempt then one 200, one event id", got)
+	}
+	_, inB := hookAttempts(t, baseB)
+	_, inC := hookAttempts(t, baseC)
+	all := append(inB, inC...)
+	// Attempt 1 again: the killed replica recorded no outcome.
+	if len(all) != 1 || all[0].Outcome != "delivered" || all[0].Attempt != 1 {
+		t.Fatalf("attempts logged: B %+v, C %+v; want one delivered first attempt between them", inB, inC)
+	}
+	t.Logf("delivered again %s after the kill (lease 8s from the claim)", time.Since(killed).Round(time.Millisecond))
 }
