@@ -79,7 +79,6 @@ type Dispatcher struct {
 	attempts  ring[Attempt]
 	finished  ring[Delivery]
 	attemptN  int64
-	boxErr    string // the last error of the outbox's Claim, "" once it answers
 }
 
 type endpointState struct {
@@ -418,12 +417,6 @@ func (d *Dispatcher) schedule(ctx context.Context, wg *sync.WaitGroup) {
 				d.attempt(ctx, p)
 			})
 		}
-		d.mu.Lock()
-		d.boxErr = ""
-		if err != nil && ctx.Err() == nil {
-			d.boxErr = err.Error()
-		}
-		d.mu.Unlock()
 		if err == nil && len(claimed) == n {
 			continue // perhaps more are due
 		}
