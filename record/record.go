@@ -373,7 +373,13 @@ func (w *writer) response(rt *route, x *Exchange) (*yaml.Node, error) {
 		kv = append(kv, "body", n)
 	case textual && len(body) <= w.opts.InlineLimit:
 		s := str(string(body))
-		if strings.Contains(string(body), "\n") {
+		switch {
+		// Scenario files may hold no tab, even in a block scalar (see
+		// scenarios' indentation check): a quoted string escapes it.
+		// Leading blank lines do not survive a block scalar either.
+		case bytes.ContainsAny(body, "\t\r") || body[0] == '\n':
+			s.Style = yaml.DoubleQuotedStyle
+		case bytes.Contains(body, []byte("\n")):
 			s.Style = yaml.LiteralStyle
 		}
 		kv = append(kv, "body", s)

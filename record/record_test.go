@@ -420,3 +420,47 @@ func TestCheckDirNotWritable(t *testing.T) {
 		t.Error("CheckDir accepted a directory under a regular file")
 	}
 }
+
+// TestTextBodiesRoundTrip: every text body, however awkward for YAML,
+// loads back byte for byte.
+func TestTextBodiesRoundTrip(t *testing.T) {
+	t.Parallel()
+	bodies := []string{
+		"a\r\nb\r\n", "trailing\n\n\n", "  leading spaces\nx", "tab\there\n", "no newline",
+		"\ttab first\n", "# not a comment\n", "{{ not a template }}", "ends with space \nnext", "- a\n- b\n",
+		"key: value\n", "true", "123", "null", "\u00e9t\u00e9 \u2603\n", "[not json", "\n\nleading newlines", " ",
+	}
+	var ex []record.Exchange
+	for i, b := range bodies {
+		ex = append(ex, record.Exchange{Method: "GET", Path: fmt.Sprintf("/t/%d", i), Status: 200,
+			Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte(b)})
+	}
+	for i, b := range bodies {
+		js, _ := json.Marshal(map[string]string{"s": b})
+		ex = append(ex, record.Exchange{Method: "GET", Path: fmt.Sprintf("/t/%d", i), Status: 200,
+			Header: http.Header{"Content-Type": {"application/json"}}, Body: js})
+	}
+	files, err := record.Render(ex, record.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := scenarios.LoadBytes("recorded.yaml", files["recorded.yaml"])
+	if err != nil {
+		t.Fatalf("%v\n%s", err, files["recorded.yaml"])
+	}
+	rs := set.Routes()[0].Responses
+	if len(rs) != 2*len(bodies) {
+		t.Fatalf("%d responses, want %d", len(rs), 2*len(bodies))
+	}
+	for i, r := range rs[:len(bodies)] {
+		if string(r.Body) != bodies[i] {
+			t.Errorf("body %d = %q, want %q", i, r.Body, bodies[i])
+		}
+	}
+	for i, r := range rs[len(bodies):] {
+		var got map[string]string
+		if err := json.Unmarshal(r.Body, &got); err != nil || got["s"] != bodies[i] {
+			t.Errorf("JSON body %d = %s, want the string %q", i, r.Body, bodies[i])
+		}
+	}
+}

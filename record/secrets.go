@@ -251,7 +251,11 @@ func jsonValue(d *json.Decoder) (*yaml.Node, error) {
 			return n, nil
 		}
 	case string:
-		return str(t), nil
+		n := str(t)
+		if strings.ContainsAny(t, "\t\r") || strings.HasPrefix(t, "\n") {
+			n.Style = yaml.DoubleQuotedStyle // as textBody's strings: no tabs in block scalars
+		}
+		return n, nil
 	case json.Number:
 		tag := "!!int"
 		if strings.ContainsAny(t.String(), ".eE") {
