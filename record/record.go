@@ -53,6 +53,10 @@ type Options struct {
 	Headers []string
 	// Latency writes each answer's upstream latency as its delay:.
 	Latency bool
+	// SequencePer, when set (header.Idempotency-Key), writes sequence: {
+	// per: ... } on every route with a responses: list, so that each key
+	// replays the sequence from its start.
+	SequencePer string
 	// MaxBody bounds a recorded body, decoded (default 10 MiB); an
 	// exchange over it is skipped and counted.
 	MaxBody int
@@ -317,6 +321,9 @@ func (w *writer) route(rt *route) (*yaml.Node, error) {
 		kv = append(kv, "respond", resps[0])
 	} else {
 		kv = append(kv, "responses", &yaml.Node{Kind: yaml.SequenceNode, Content: resps})
+		if w.opts.SequencePer != "" {
+			kv = append(kv, "sequence", mapping("per", str(w.opts.SequencePer)))
+		}
 	}
 	return mapping(kv...), nil
 }

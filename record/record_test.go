@@ -464,3 +464,64 @@ func TestTextBodiesRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestSequencePer(t *testing.T) {
+	t.Parallel()
+	var ex []record.Exchange
+	for i := range 2 {
+		ex = append(ex, record.Exchange{Method: "POST", Path: "/payments", Status: 200 + i})
+	}
+	files, err := record.Render(ex, record.Options{SequencePer: "header.Idempotency-Key"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := scenarios.LoadBytes("recorded.yaml", files["recorded.yaml"])
+	if err != nil {
+		t.Fatalf("%v\n%s", err, files["recorded.yaml"])
+	}
+	r := set.Routes()[0]
+	if r.Sequence == nil || r.Sequence.Per == nil || len(r.Responses) != 2 || r.Responses[1].Status != 201 {
+		t.Errorf("route = %+v, want two responses in a sequence per Idempotency-Key\n%s", r, files["recorded.yaml"])
+	}
+}
+
+// TestRecorderConcurrent adds from many goroutines while writing; -race
+// checks the Recorder's lock, and the bound counts what it dropped.
+func TestRecorderConcurrent(t *testing.T) {
+	t.Parallel()
+	rec := record.New(record.Options{MaxExchanges: 100})
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 50 {
+				rec.Add(record.Exchange{Method: "GET", Path: fmt.Sprintf("/g%d/%d", g, i), Status: 200,
+					Header: http.Header{"Content-Type": {"text/plain"}}, Body: fmt.Appendf(nil, "%d %d", g, i)})
+			}
+		}()
+	}
+	dir := t.TempDir()
+	if _, err := rec.Write(dir); err != nil {
+		t.Error(err)
+	}
+	for range 4 {
+		<-done
+	}
+	if rec.Skipped() != 100 {
+		t.Errorf("skipped %d, want 100 past MaxExchanges", rec.Skipped())
+	}
+	if _, err := rec.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	set, err := scenarios.Load(filepath.Join(dir, "recorded.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range set.Routes() {
+		n += len(r.Responses)
+	}
+	if n != 100 {
+		t.Errorf("%d responses written, want 100", n)
+	}
+}

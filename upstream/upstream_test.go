@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -419,5 +420,59 @@ func BenchmarkStream(b *testing.B) {
 			<-sampled
 			b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
 		})
+	}
+}
+
+// TestClientGone: a client that leaves while the upstream works ends the
+// forward at once, as ClientGone, and the upstream sees it cancelled.
+func TestClientGone(t *testing.T) {
+	t.Parallel()
+	arrived, cancelled := make(chan struct{}), make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		<-r.Context().Done()
+		close(cancelled)
+	}))
+	defer up.Close()
+	p := newProxy(t)
+	tg := mustTarget(t, Config{URL: up.URL})
+	ctx, cancel := context.WithCancel(context.Background())
+	r := httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx)
+	go func() { <-arrived; cancel() }()
+	_, err := p.Do(r, tg)
+	var ue *Error
+	if !errors.As(err, &ue) || !ue.ClientGone || ue.Timeout {
+		t.Fatalf("Do = %v, want ClientGone", err)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the upstream's request was never cancelled")
+	}
+}
+
+// TestCloseLeavesNoGoroutines: after Close and the upstream's shutdown,
+// the transport's connection goroutines are gone.
+func TestCloseLeavesNoGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") }))
+	p := New(Options{})
+	tg := mustTarget(t, Config{URL: up.URL})
+	for range 5 {
+		resp, err := p.Do(httptest.NewRequest(http.MethodGet, "/", nil), tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = resp.WriteTo(httptest.NewRecorder())
+	}
+	p.Close()
+	up.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines left, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
