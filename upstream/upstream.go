@@ -267,7 +267,8 @@ type Response struct {
 // any, is an *Error. Body reads after Do keep the route's timeout: each
 // read must get data within it.
 func (p *Proxy) Do(r *http.Request, t *Target) (*Response, error) {
-	target := t.resolve(r.URL)
+	u := t.resolve(r.URL)
+	target := u.String()
 	if p.closed.Load() {
 		return nil, &Error{Upstream: target, Status: http.StatusBadGateway, Cause: "the proxy is shut down", Err: errClosed}
 	}
@@ -276,12 +277,7 @@ func (p *Proxy) Do(r *http.Request, t *Target) (*Response, error) {
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	w := newWatchdog(t.timeout, cancel)
-	out, err := p.outbound(ctx, r, t, target)
-	if err != nil {
-		w.stop()
-		cancel()
-		return nil, &Error{Upstream: target, Status: http.StatusBadGateway, Cause: err.Error(), Err: err}
-	}
+	out := p.outbound(ctx, r, t, u)
 	start := time.Now()
 	resp, err := p.transport.RoundTrip(out)
 	if err != nil {
@@ -304,14 +300,14 @@ func (p *Proxy) Do(r *http.Request, t *Target) (*Response, error) {
 
 // resolve returns the URL a request for in goes to: the target's base
 // path joined with the request's path, the request's query kept.
-func (t *Target) resolve(in *url.URL) string {
+func (t *Target) resolve(in *url.URL) *url.URL {
 	u := *t.url
 	u.Path = joinPath(t.url.Path, in.Path)
 	if in.RawPath != "" || t.url.RawPath != "" {
 		u.RawPath = joinPath(t.url.EscapedPath(), in.EscapedPath())
 	}
 	u.RawQuery = in.RawQuery
-	return u.String()
+	return &u
 }
 
 func joinPath(a, b string) string {
@@ -327,11 +323,7 @@ func joinPath(a, b string) string {
 	return strings.TrimSuffix(a, "/") + "/" + strings.TrimPrefix(b, "/")
 }
 
-func (p *Proxy) outbound(ctx context.Context, r *http.Request, t *Target, target string) (*http.Request, error) {
-	u, err := url.Parse(target)
-	if err != nil {
-		return nil, err
-	}
+func (p *Proxy) outbound(ctx context.Context, r *http.Request, t *Target, u *url.URL) *http.Request {
 	out := &http.Request{
 		Method:        r.Method,
 		URL:           u,
@@ -373,7 +365,7 @@ func (p *Proxy) outbound(ctx context.Context, r *http.Request, t *Target, target
 	if _, ok := out.Header["User-Agent"]; !ok {
 		out.Header.Set("User-Agent", "") // net/http would add Go's own
 	}
-	return out.WithContext(ctx), nil
+	return out.WithContext(ctx)
 }
 
 // WriteTo writes the answer to w: status, headers, then the body as it
