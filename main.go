@@ -26,6 +26,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scenariomock/scenariomock/adminclient"
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/server"
@@ -702,9 +703,7 @@ func checkHealth(ctx context.Context, stdout io.Writer, addr string, timeout tim
 	if err != nil {
 		return withCode(exitUsage, fmt.Errorf("--addr %q: %w", addr, err))
 	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1" // the server listens on all interfaces; ask it on loopback
-	}
+	host = adminclient.ReachableHost(host) // 0.0.0.0: ask on loopback
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	client, scheme, err := tlsOpts.httpClient()

@@ -74,10 +74,7 @@ func ParseAddr(addr string) (*url.URL, error) {
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return nil, fmt.Errorf("address %q: want only a scheme, a host, a port and an optional path prefix", addr)
 	}
-	host, port := u.Hostname(), u.Port()
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
+	host, port := ReachableHost(u.Hostname()), u.Port()
 	if port == "" && strings.HasSuffix(u.Host, ":") {
 		return nil, fmt.Errorf("address %q: empty port", addr)
 	}
@@ -91,6 +88,16 @@ func ParseAddr(addr string) (*url.URL, error) {
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	return u, nil
+}
+
+// ReachableHost is the host to ask a server listening on host: an
+// unspecified host (0.0.0.0, ::, or none, as in ":8080") is the server
+// listening on every interface, asked on loopback; any other is itself.
+func ReachableHost(host string) string {
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		return "127.0.0.1"
+	}
+	return host
 }
 
 // URL is the server's base URL, as the client asks it.
