@@ -27,6 +27,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scenariomock/scenariomock/matcher"
+	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/server"
 	"github.com/scenariomock/scenariomock/state"
@@ -235,6 +236,7 @@ expected.`,
 
 type serveOptions struct {
 	paths             []string
+	openapi           openapiOptions
 	example           string
 	exampleSet        bool
 	addr              string
@@ -312,6 +314,7 @@ separated by colons when none are given.`,
 	f.Uint64Var(&opts.seed, "seed", 0, "make every random choice repeatable (fault chances, delay ranges, randomInt, randomHex, uuid) for the same requests in the same order")
 	f.BoolVar(&opts.cors, "cors", false, "answer browsers from any origin (CORS preflights and headers, credentials allowed) on routes whose file has no cors: block; not the admin API")
 	opts.tls.flags(f, true)
+	opts.openapi.flags(f)
 	f.IntVar(&opts.journalSize, "journal-size", 10_000, "requests the journal keeps for GET /__admin/requests (the oldest go first); 0 turns the journal off")
 	f.Var(&opts.journalBodyLimit, "journal-body-limit", "how much of each request body the journal keeps (bodySize says the whole size)")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
@@ -349,9 +352,15 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		}
 		defer stop()
 	}
+	if err := opts.openapi.check(); err != nil {
+		return withCode(exitUsage, err)
+	}
 	file, data, err := scenarioSource(opts.paths, opts.example, opts.exampleSet)
 	if err != nil {
 		return err
+	}
+	if len(opts.paths) == 0 && opts.openapi.spec != "" {
+		file, data = opts.openapi.spec, emptyScenario // the spec alone
 	}
 	if err := server.CheckAdminToken(opts.adminToken); err != nil {
 		return withCode(exitUsage, fmt.Errorf("--admin-token (or SCENARIOMOCK_ADMIN_TOKEN): %w", err))
@@ -371,12 +380,20 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 			what = "built-in demo "
 		}
 		source = what + file + " (run `scenariomock serve <path>` to serve your own)"
-		opts.watch = false
+		opts.watch = opts.watch && opts.openapi.spec != ""
+		if opts.openapi.spec != "" {
+			source = "OpenAPI document " + opts.openapi.spec
+		}
+	}
+	load = loadWithOpenAPI(load, opts.openapi.expand(openapi.NewCache()))
+	watchPaths := opts.paths
+	if len(watchPaths) == 0 && opts.openapi.spec != "" {
+		watchPaths = []string{specDir(opts.openapi.spec)} // the spec is a dep
 	}
 	var watcher *scenarios.Watcher
 	if opts.watch {
 		// Watch before the first load, so that an edit during it is seen.
-		if watcher, err = scenarios.NewWatcher(opts.paths, opts.debounce, log); err != nil {
+		if watcher, err = scenarios.NewWatcher(watchPaths, opts.debounce, log); err != nil {
 			log.Warn("hot reload is off", "error", err)
 		}
 	}
@@ -538,7 +555,7 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 			if len(paths) == 0 {
 				return withCode(exitUsage, errors.New("validate needs files or directories (or SCENARIOMOCK_SCENARIOS)"))
 			}
-			set, err := scenarios.Load(paths...)
+			set, err := loadWithOpenAPI(func() (*scenarios.Set, error) { return scenarios.Load(paths...) }, openapi.Options{})()
 			if err != nil {
 				printProblems(stderr, err)
 				return errReported
@@ -566,6 +583,9 @@ func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
 				set, err = scenarios.Load(paths...)
 			} else {
 				set, err = scenarios.LoadBytes(file, data)
+			}
+			if err == nil {
+				err = openapi.Expand(set, openapi.Options{})
 			}
 			if err != nil {
 				printProblems(stderr, err)

@@ -25,6 +25,7 @@ import (
 	"github.com/scenariomock/scenariomock/certs"
 	"github.com/scenariomock/scenariomock/dashboard"
 	"github.com/scenariomock/scenariomock/matcher"
+	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
 )
@@ -250,6 +251,9 @@ type routeRuntime struct {
 	// template reading .Call) or it is idempotent. Otherwise they are
 	// counted in Server.local.
 	shared bool
+	// op validates requests of a route compiled from an OpenAPI document
+	// (nil for a YAML route); see openapi.go.
+	op *openapi.Operation
 }
 
 // hits returns the sequence positions where rt's hits are counted.
@@ -322,6 +326,7 @@ func (s *Server) build(t *matcher.Table, version int64, now time.Time) *snapshot
 			rt.responses = append(rt.responses, prepare(resp))
 			rt.shared = rt.shared || readsCall(resp)
 		}
+		rt.op = generatedOperation(r.Route, rt.responses)
 		snap.routes = append(snap.routes, rt)
 	}
 	if fb := t.Fallback(); fb != nil {
@@ -769,6 +774,9 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt := snap.routes[m.Route.Index]
+	if rt.op != nil && !s.checkOperation(w, r, rt.op, body, start) {
+		return
+	}
 	if rt.idem != nil {
 		s.serveIdempotent(w, r, in, m, rt, start)
 		return

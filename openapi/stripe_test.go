@@ -1,0 +1,155 @@
+package openapi_test
+
+import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stripe/stripe-mock/embedded"
+
+	"github.com/scenariomock/scenariomock/openapi"
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/server"
+	"net/http/httptest"
+)
+
+// stripeFiles writes stripe-mock's copy of Stripe's spec and fixtures
+// into a fresh directory.
+func stripeFiles(tb testing.TB) (spec, fixtures string) {
+	tb.Helper()
+	dir := tb.TempDir()
+	spec, fixtures = filepath.Join(dir, "spec3.json"), filepath.Join(dir, "fixtures3.json")
+	if err := os.WriteFile(spec, embedded.OpenAPISpec, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(fixtures, embedded.OpenAPIFixtures, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return spec, fixtures
+}
+
+func stripeSet(tb testing.TB, spec, fixtures string, cache *openapi.Cache) (*scenarios.Set, error) {
+	set, err := scenarios.LoadBytes("stripe", []byte("routes: []\n"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return set, openapi.Expand(set, openapi.Options{Extra: []*scenarios.OpenAPISource{openapi.FileSource(spec, fixtures)}, Cache: cache})
+}
+
+func TestStripeSpec(t *testing.T) {
+	t.Parallel()
+	spec, fixtures := stripeFiles(t)
+	set, err := stripeSet(t, spec, fixtures, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(set.Routes()); n != 594 {
+		t.Errorf("%d routes; want one per operation of Stripe's spec, 594", n)
+	}
+	srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) { return set, nil }, Rand: server.SeededRand(7)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	auth := []string{"Authorization", "Bearer sk_test_123"}
+	form := url.Values{
+		"email": {"jenny@example.com"}, "name": {"Jenny"}, "metadata[order]": {"6735"},
+		"shipping[name]": {"Jenny"}, "shipping[address][line1]": {"1 Main St"}, "expand[]": {"tax"},
+	}
+	created := call(t, "POST", hs.URL+"/v1/customers", "application/x-www-form-urlencoded", form.Encode(), auth...)
+	if created.status != 200 || created.json["email"] != "jenny@example.com" || created.json["object"] != "customer" {
+		t.Fatalf("create customer: %d %s; want 200, a customer with the email reflected", created.status, created.body)
+	}
+	if md, _ := created.json["metadata"].(map[string]any); md["order"] != "6735" {
+		t.Errorf("metadata %v; want metadata[order] reflected", created.json["metadata"])
+	}
+	id, _ := created.json["id"].(string)
+	if !strings.HasPrefix(id, "cus_") {
+		t.Fatalf("id %q; want a fresh cus_ id", id)
+	}
+	got := call(t, "GET", hs.URL+"/v1/customers/"+id, "", "", auth...)
+	if got.status != 200 || got.json["id"] != id || got.json["email"] != "jenny@example.com" {
+		t.Fatalf("retrieve: %d %s; want the stored customer", got.status, got.body)
+	}
+	missing := call(t, "GET", hs.URL+"/v1/customers/cus_never", "", "", auth...)
+	if missing.status != 404 || !strings.Contains(missing.body, "resource_missing") {
+		t.Fatalf("retrieve an id never created: %d %s; want Stripe's 404 resource_missing", missing.status, missing.body)
+	}
+	bad := call(t, "POST", hs.URL+"/v1/payment_intents", "application/x-www-form-urlencoded", "currency=usd&amount=abc", auth...)
+	if bad.status != 400 || !strings.Contains(bad.body, `"pointer":"#/amount"`) {
+		t.Fatalf("amount=abc: %d %s; want 400 with a violation at #/amount", bad.status, bad.body)
+	}
+}
+
+// BenchmarkStripeLoad compiles Stripe's spec (594 operations) cold, and
+// again from the cache (the unchanged reload: a hash of the files).
+func BenchmarkStripeLoad(b *testing.B) {
+	spec, fixtures := stripeFiles(b)
+	b.Run("cold", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := stripeSet(b, spec, fixtures, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("unchanged", func(b *testing.B) {
+		cache := openapi.NewCache()
+		if _, err := stripeSet(b, spec, fixtures, cache); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := stripeSet(b, spec, fixtures, cache); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkStripeCheck is validation's cost per request on Stripe's spec:
+// a form-encoded create and a retrieve with expand[].
+func BenchmarkStripeCheck(b *testing.B) {
+	spec, fixtures := stripeFiles(b)
+	set, err := stripeSet(b, spec, fixtures, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ops := map[string]*openapi.Operation{}
+	for _, r := range set.Routes() {
+		ops[r.Name], _ = r.Operation.(*openapi.Operation)
+	}
+	form := url.Values{
+		"email": {"jenny@example.com"}, "name": {"Jenny"}, "metadata[order]": {"6735"},
+		"shipping[name]": {"Jenny"}, "shipping[address][line1]": {"1 Main St"}, "expand[]": {"tax"},
+	}.Encode()
+	cases := []struct {
+		name, op, method, target, body string
+	}{
+		{"POST /v1/customers form", "PostCustomers", "POST", "/v1/customers", form},
+		{"GET /v1/customers/{customer}", "GetCustomersCustomer", "GET", "/v1/customers/cus_123?expand[]=default_source", ""},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			op := ops[tc.op]
+			if op == nil {
+				b.Fatalf("no operation %s", tc.op)
+			}
+			r := httptest.NewRequest(tc.method, tc.target, nil)
+			r.Header.Set("Authorization", "Bearer sk_test_123")
+			if tc.body != "" {
+				r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			}
+			if vs := op.Check(r, []byte(tc.body)); len(vs) > 0 {
+				b.Fatalf("violations %v; want a valid request", vs)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				op.Check(r, []byte(tc.body))
+			}
+		})
+	}
+}

@@ -1,0 +1,102 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scenariomock/scenariomock/openapi"
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// This file is the server's one meeting point with routes compiled from an
+// OpenAPI document (package openapi): their requests are checked before
+// any state is touched, and their answers are generated where a canned
+// response would be written. Everything else (idempotency, sequences,
+// delays, faults, the journal) treats them as any route.
+
+// generatedOperation returns the operation of a generated route, and makes
+// its prepared responses generate their answers; nil for a YAML route.
+func generatedOperation(r *scenarios.Route, responses []*prepared) *openapi.Operation {
+	op, ok := r.Operation.(*openapi.Operation)
+	if !ok {
+		return nil
+	}
+	for _, p := range responses {
+		p.op = op
+		p.templated = true
+		kept := p.header[:0]
+		for _, h := range p.header {
+			if h.name != "Content-Length" { // known per request
+				kept = append(kept, h)
+			}
+		}
+		p.header = kept
+	}
+	return op
+}
+
+// checkOperation validates a request against its operation. It answers
+// a refused request (validate: enforce) with a problem listing each
+// violation and returns false; with validate: report it logs the
+// violations and returns true. A request refused here never reaches the
+// idempotency store: Stripe keeps no result for a request that failed
+// validation.
+func (s *Server) checkOperation(w http.ResponseWriter, r *http.Request, op *openapi.Operation, body []byte, start time.Time) bool {
+	vs := op.Check(r, body)
+	if len(vs) == 0 {
+		return true
+	}
+	summary := make([]string, len(vs))
+	for i, v := range vs {
+		summary[i] = v.In + " " + v.Name + " " + v.Pointer + ": " + v.Detail
+	}
+	name := op.Method + " " + op.Path
+	if op.Mode() == "report" {
+		s.log.Warn("request does not match the OpenAPI operation", "route", name, "violations", strings.Join(summary, "; "))
+		return true
+	}
+	status, b := openapi.Problem(op, vs)
+	h := w.Header()
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+	s.logProblem(r, name, status, 0, start, slog.String("violations", strings.Join(summary, "; ")))
+	return false
+}
+
+// writeGenerated writes the answer the operation generates for the
+// request in d.
+func (p *prepared) writeGenerated(w http.ResponseWriter, d *templateData) error {
+	ctx := d.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	rnd := d.env.rand
+	status, header, body, err := p.op.Respond(ctx, openapi.Exchange{
+		Request: d.in.HTTP, Body: d.in.Body, Vars: d.Request.Vars, Store: d.env.collections, Rand: rnd,
+	})
+	if err != nil {
+		if errors.Is(err, state.ErrFull) {
+			return err
+		}
+		return storeErr{err}
+	}
+	h := w.Header()
+	for k, v := range header {
+		h[k] = v
+	}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	if len(body) == 0 {
+		delete(h, "Content-Type")
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+	return nil
+}
