@@ -90,10 +90,17 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 	var shape any
 	_ = json.Unmarshal(body, &shape)
 	obj, isObj := shape.(map[string]any)
-	if _, hasData := obj["data"]; !isObj || !hasData {
-		if _, isArr := shape.([]any); !isArr {
-			return 0, nil, errNoState
-		}
+	elems, _ := shape.([]any)
+	if isObj {
+		elems, _ = obj["data"].([]any)
+	}
+	// A list of resources: its generated element has an id. A list of
+	// anything else (strings, a report's rows) is answered from the spec.
+	if len(elems) == 0 {
+		return 0, nil, errNoState
+	}
+	if first, ok := elems[0].(map[string]any); !ok || first["id"] == nil {
+		return 0, nil, errNoState
 	}
 	items, _, err := x.Store.List(ctx, coll, 0, 0)
 	if err != nil {
