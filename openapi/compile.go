@@ -51,7 +51,7 @@ type Options struct {
 // an openapi: block (validate enforce, state on), as serve --openapi names
 // it. Its files are read by Expand.
 func FileSource(spec, fixtures string) *scenarios.OpenAPISource {
-	return &scenarios.OpenAPISource{Spec: spec, Fixtures: fixtures, Validate: "enforce", State: true, UnknownIDs: "404",
+	return &scenarios.OpenAPISource{Spec: spec, Fixtures: fixtures, Validate: "enforce", State: true, UnknownIDs: "404", Errors: "problem",
 		Pos: scenarios.Pos{File: spec, Line: 1, Col: 1}}
 }
 
@@ -146,7 +146,7 @@ type compiled struct {
 
 func sourceKey(src *scenarios.OpenAPISource) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%v\x00%s\x00%d\x00", src.Spec, src.Fixtures, src.Validate, src.State, src.UnknownIDs, len(src.SpecData))
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%v\x00%s\x00%s\x00%d\x00", src.Spec, src.Fixtures, src.Validate, src.State, src.UnknownIDs, src.Errors, len(src.SpecData))
 	h.Write(src.SpecData)
 	h.Write(src.FixturesData)
 	// The defaults are part of the routes.
@@ -206,6 +206,7 @@ type api struct {
 	bodies   requests.RequestBodyValidator
 	fixtures map[string]json.RawMessage // by resource name
 	validate string
+	errors   string // "problem" or "stripe"
 	state    bool
 	generate bool // unknownIds: generate
 	version  float32
@@ -294,7 +295,7 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 			out.siblingData = append(out.siblingData, data)
 		}
 	}
-	a := &api{spec: src.Spec, model: &m.Model, validate: src.Validate, state: src.State, generate: src.UnknownIDs == "generate"}
+	a := &api{spec: src.Spec, model: &m.Model, validate: src.Validate, errors: src.Errors, state: src.State, generate: src.UnknownIDs == "generate"}
 	if a.validate == "" {
 		a.validate = "enforce"
 	}

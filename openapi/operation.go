@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -183,6 +184,44 @@ func formKey(path []string) string {
 		s += "[" + p + "]"
 	}
 	return s
+}
+
+// Refusal is the answer to a refused request: its status, content type
+// and body, in the shape the source's errors: says.
+func Refusal(o *Operation, vs []Violation) (int, string, []byte) {
+	if o.api.errors == "stripe" {
+		status, b := stripeError(vs)
+		return status, "application/json", b
+	}
+	status, b := Problem(o, vs)
+	return status, "application/problem+json", b
+}
+
+var missingProperty = regexp.MustCompile(`missing propert(?:y|ies) '([^']+)'`)
+
+// stripeError is Stripe's error object for the first violation, as
+// Stripe reports one problem at a time.
+func stripeError(vs []Violation) (int, []byte) {
+	v := vs[0]
+	e := map[string]any{"type": "invalid_request_error"}
+	status := http.StatusBadRequest
+	switch {
+	case v.In == "security":
+		status = http.StatusUnauthorized
+		e["message"] = "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY')."
+	case missingProperty.MatchString(v.Detail):
+		param := missingProperty.FindStringSubmatch(v.Detail)[1]
+		if v.Name != "" {
+			param = v.Name + "[" + param + "]"
+		}
+		e["code"], e["param"] = "parameter_missing", param
+		e["message"] = "Missing required param: " + param + "."
+	default:
+		e["code"], e["param"] = "parameter_invalid", v.Name
+		e["message"] = "Invalid " + v.Name + ": " + v.Detail
+	}
+	b, _ := json.Marshal(map[string]any{"error": e})
+	return status, b
 }
 
 // Problem is the RFC 9457 answer for a refused request; each violation

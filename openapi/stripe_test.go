@@ -153,3 +153,41 @@ func BenchmarkStripeCheck(b *testing.B) {
 		})
 	}
 }
+
+func TestStripeErrorShape(t *testing.T) {
+	t.Parallel()
+	spec, fixtures := stripeFiles(t)
+	src := openapi.FileSource(spec, fixtures)
+	src.Errors = "stripe"
+	set, err := scenarios.LoadBytes("stripe", []byte("routes: []\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := openapi.Expand(set, openapi.Options{Extra: []*scenarios.OpenAPISource{src}}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) { return set, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	cases := []struct {
+		name, body string
+		status     int
+		code       string
+		param      string
+	}{
+		{"invalid integer", "currency=usd&amount=abc", 400, "parameter_invalid", "amount"},
+		{"missing param", "amount=100", 400, "parameter_missing", "currency"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := call(t, "POST", hs.URL+"/v1/payment_intents", "application/x-www-form-urlencoded", tc.body, "Authorization", "Bearer sk_test_1")
+			e, _ := got.json["error"].(map[string]any)
+			if got.status != tc.status || e["type"] != "invalid_request_error" || e["code"] != tc.code || e["param"] != tc.param {
+				t.Fatalf("%d %s; want %d with Stripe's error object, code %s, param %s", got.status, got.body, tc.status, tc.code, tc.param)
+			}
+		})
+	}
+}

@@ -26,6 +26,9 @@ type OpenAPISource struct {
 	Validate   string
 	State      bool
 	UnknownIDs string
+	// Errors is the shape of a refusal: "problem" (RFC 9457, the default)
+	// or "stripe" (Stripe's error object).
+	Errors string
 	// Headers, Delay and Idempotency are the file's defaults:, which apply
 	// to the generated routes as to the file's own (Idempotency to the
 	// operations that change something: POST, PUT, PATCH and DELETE).
@@ -35,13 +38,14 @@ type OpenAPISource struct {
 }
 
 var (
-	openapiFields  = []string{"spec", "fixtures", "validate", "state", "unknownIds"}
+	openapiFields  = []string{"spec", "fixtures", "validate", "state", "unknownIds", "errors"}
+	errorShapes    = []string{"problem", "stripe"}
 	validateModes  = []string{"enforce", "report", "off"}
 	unknownIDModes = []string{"404", "generate"}
 )
 
 func (d *fileDecoder) openapi(key, n *yaml.Node) *OpenAPISource {
-	src := &OpenAPISource{Pos: d.pos(key), Validate: "enforce", State: true, UnknownIDs: "404",
+	src := &OpenAPISource{Pos: d.pos(key), Validate: "enforce", State: true, UnknownIDs: "404", Errors: "problem",
 		Headers: d.defaults.headers, Delay: d.defaults.delay, Idempotency: d.defaults.idempotency}
 	fs, ok := d.fields(n, "openapi", openapiFields...)
 	if !ok {
@@ -80,6 +84,9 @@ func (d *fileDecoder) openapi(key, n *yaml.Node) *OpenAPISource {
 	}
 	if p, ok := fs["unknownIds"]; ok {
 		src.UnknownIDs, _ = d.oneOfWord(p.val, "openapi.unknownIds", unknownIDModes)
+	}
+	if p, ok := fs["errors"]; ok {
+		src.Errors, _ = d.oneOfWord(p.val, "openapi.errors", errorShapes)
 	}
 	return src
 }

@@ -61,9 +61,9 @@ func (s *Server) checkOperation(w http.ResponseWriter, r *http.Request, op *open
 		s.log.Warn("request does not match the OpenAPI operation", "route", name, "violations", strings.Join(summary, "; "))
 		return true
 	}
-	status, b := openapi.Problem(op, vs)
+	status, contentType, b := openapi.Refusal(op, vs)
 	h := w.Header()
-	h.Set("Content-Type", "application/problem+json")
+	h.Set("Content-Type", contentType)
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
