@@ -31,6 +31,7 @@ import (
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/server"
 	"github.com/scenariomock/scenariomock/state"
+	"github.com/scenariomock/scenariomock/state/redis"
 )
 
 // The examples built into the binary: serve and routes use one of them
@@ -257,6 +258,9 @@ type serveOptions struct {
 	adminHosts        []string
 	shutdownWaitDelay bool
 	maxItems          int
+	maxCounters       int
+	maxIdemBytes      byteSize
+	maxColBytes       byteSize
 	journalSize       int
 	journalBodyLimit  byteSize
 	cpuProfile        string
@@ -270,7 +274,8 @@ type serveOptions struct {
 }
 
 func newServeCmd(stderr io.Writer) *cobra.Command {
-	opts := serveOptions{maxBody: 10 << 20, maxHeaderBytes: 64 << 10, maxTemplateOutput: 4 << 20, journalBodyLimit: 64 << 10}
+	opts := serveOptions{maxBody: 10 << 20, maxHeaderBytes: 64 << 10, maxTemplateOutput: 4 << 20, journalBodyLimit: 64 << 10,
+		maxIdemBytes: state.DefaultMaxIdempotencyBytes, maxColBytes: state.DefaultMaxCollectionBytes}
 	cmd := &cobra.Command{
 		Use:   "serve [file or directory ...]",
 		Short: "Serve scenarios (the built-in payments demo when no path is given)",
@@ -309,8 +314,11 @@ separated by colons when none are given.`,
 	f.Var(&opts.maxTemplateOutput, "max-template-output", "largest header or body a response template may render; larger ones get a 500 problem")
 	f.StringSliceVar(&opts.adminHosts, "admin-hosts", nil, "host names besides localhost and IP addresses that admin calls may use (the names a container is reached by; * for any)")
 	f.IntVar(&opts.maxItems, "max-collection-items", 100_000, "items all stored collections may hold together; a save past it gets 507")
+	f.Var(&opts.maxIdemBytes, "idempotency-max-bytes", "bytes of stored idempotent answers kept; past it the least recently used completed keys go (keys in flight are never dropped)")
+	f.Var(&opts.maxColBytes, "collections-max-bytes", "bytes of ids and bodies all stored collections may hold together; a save past it gets 507")
+	f.IntVar(&opts.maxCounters, "max-counters", state.DefaultMaxCounters, "names of seq counters kept (a name may come from the request); a new name past it is refused until POST /__admin/reset")
 	f.StringVar(&opts.state, "state", "memory", "where runtime state lives: memory (this process), or a Redis URL that replicas share: redis://[:password@]host:6379/0, rediss:// for TLS")
-	f.StringVar(&opts.statePrefix, "state-prefix", state.DefaultRedisPrefix, "prefix of every Redis key: replicas with the same prefix share state, others do not")
+	f.StringVar(&opts.statePrefix, "state-prefix", redis.DefaultPrefix, "prefix of every Redis key: replicas with the same prefix share state, others do not")
 	f.Uint64Var(&opts.seed, "seed", 0, "make every random choice repeatable (fault chances, delay ranges, randomInt, randomHex, uuid) for the same requests in the same order")
 	f.BoolVar(&opts.cors, "cors", false, "answer browsers from any origin (CORS preflights and headers, credentials allowed) on routes whose file has no cors: block; not the admin API")
 	opts.tls.flags(f, true)
@@ -421,7 +429,9 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var shared state.Store // nil (not a nil *Redis): the server's own memory store
+	// The memory store is made here, not by the server, so that every
+	// bound of the flags reaches it as it reaches Redis.
+	var shared state.Store = state.NewMemory(withJournal(stateOptions(opts), opts))
 	if store != nil {
 		shared = store
 	}
@@ -486,7 +496,7 @@ func journalSize(flag int) int {
 // openState opens the store --state names: nil for memory (the server
 // makes its own), a Redis store for a redis:// or rediss:// URL. The
 // bounds are the same flags as for memory.
-func openState(ctx context.Context, opts serveOptions) (*state.Redis, error) {
+func openState(ctx context.Context, opts serveOptions) (*redis.Store, error) {
 	switch {
 	case opts.state == "" || opts.state == "memory":
 		return nil, nil
@@ -497,14 +507,31 @@ func openState(ctx context.Context, opts serveOptions) (*state.Redis, error) {
 	if opts.statePrefix == "" {
 		return nil, withCode(exitUsage, errors.New("--state-prefix must not be empty"))
 	}
-	s, err := state.OpenRedis(ctx, opts.state, state.RedisOptions{
-		Options: state.Options{MaxKeys: opts.maxIdemKeys, MaxSequenceKeys: opts.maxSequenceKeys, MaxItems: opts.maxItems},
+	s, err := redis.Open(ctx, opts.state, redis.Options{
+		Options: stateOptions(opts),
 		Prefix:  opts.statePrefix,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("--state: %w", err)
 	}
 	return s, nil
+}
+
+// stateOptions are the bounds of the state store that the flags set, for
+// memory and Redis alike.
+func stateOptions(opts serveOptions) state.Options {
+	return state.Options{
+		MaxKeys: opts.maxIdemKeys, MaxSequenceKeys: opts.maxSequenceKeys, MaxItems: opts.maxItems,
+		MaxCounters: opts.maxCounters, MaxIdempotencyBytes: int64(opts.maxIdemBytes), MaxCollectionBytes: int64(opts.maxColBytes),
+	}
+}
+
+// withJournal adds the journal's size to o for the memory store, as the
+// server would size the store it makes (off is the default size: the
+// server itself journals nothing then).
+func withJournal(o state.Options, opts serveOptions) state.Options {
+	o.JournalSize = max(journalSize(opts.journalSize), 0)
+	return o
 }
 
 // redactedURL hides a URL's password, for logs and errors.

@@ -42,6 +42,9 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		// it does not answer; StateError then says why.
 		State      string `json:"state,omitempty"`
 		StateError string `json:"stateError,omitempty"`
+		// Usage is what the store holds against its bounds
+		// (--idempotency-max-bytes, --collections-max-bytes).
+		Usage *adminUsage `json:"usage,omitempty"`
 	}{Status: "ok", Version: snap.version, Routes: len(snap.routes), Build: s.opts.Build}
 	// A shared store that is down degrades this replica without taking
 	// it out of a load balancer's rotation (still 200): every replica
@@ -55,7 +58,21 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 			out.Status, out.State, out.StateError = "degraded", "unavailable", err.Error()
 		}
 	}
+	if u, ok := s.state.(state.UsageReporter); ok && out.StateError == "" {
+		ctx, cancel := context.WithTimeout(r.Context(), healthPingTimeout)
+		defer cancel()
+		if got, err := u.Usage(ctx); err == nil {
+			out.Usage = &adminUsage{IdempotencyKeys: got.IdempotencyKeys, IdempotencyBytes: got.IdempotencyBytes, CollectionBytes: got.CollectionBytes}
+		}
+	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// adminUsage is state.Usage in GET /__admin/health.
+type adminUsage struct {
+	IdempotencyKeys  int   `json:"idempotencyKeys"`
+	IdempotencyBytes int64 `json:"idempotencyBytes"`
+	CollectionBytes  int64 `json:"collectionBytes"`
 }
 
 // healthPingTimeout bounds the store check of a health request, which a
@@ -329,10 +346,23 @@ type adminCounter struct {
 }
 
 // handleCounters lists the named counters of seq by name, each with the
-// value it last returned (the next call gets one more). POST
-// /__admin/reset sets them all back to start from 1.
+// value it last returned (the next call gets one more), a page at a time
+// (?offset=, ?limit=, as listPage). POST /__admin/reset forgets them.
 func (s *Server) handleCounters(w http.ResponseWriter, r *http.Request) {
-	list, err := s.state.Counters().List(r.Context())
+	offset, limit, err := listPage(r)
+	if err != nil {
+		writeProblem(w, newProblem(http.StatusBadRequest, err.Error()))
+		return
+	}
+	var list []state.Counter
+	total := 0
+	if p, ok := s.state.Counters().(state.CounterPager); ok {
+		list, total, err = p.Page(r.Context(), offset, limit)
+	} else {
+		list, err = s.state.Counters().List(r.Context())
+		total = len(list)
+		list = list[min(offset, total):min(offset+limit, total)]
+	}
 	if err != nil {
 		s.unavailable(w, r, "", err, s.opts.Clock.Now())
 		return
@@ -341,5 +371,5 @@ func (s *Server) handleCounters(w http.ResponseWriter, r *http.Request) {
 	for i, c := range list {
 		out[i] = adminCounter{Name: c.Name, Value: c.Value}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"counters": out})
+	writeJSON(w, http.StatusOK, map[string]any{"counters": out, "total": total, "offset": offset})
 }

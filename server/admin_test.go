@@ -365,7 +365,8 @@ func TestHealthBuild(t *testing.T) {
 		waitListening(t, url)
 		r := do(t, "GET", url+"/__admin/health", "")
 		got := r.json(t)
-		want := map[string]any{"status": "ok", "version": float64(1), "routes": float64(2), "build": tc.want}
+		want := map[string]any{"status": "ok", "version": float64(1), "routes": float64(2), "build": tc.want,
+			"usage": map[string]any{"idempotencyKeys": float64(0), "idempotencyBytes": float64(0), "collectionBytes": float64(0)}}
 		if r.status != 200 || !reflect.DeepEqual(got, want) {
 			t.Errorf("Build %q: health %d %s, want %v", tc.build, r.status, r.body, want)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/scenariomock/scenariomock/internal/redistest"
 	"github.com/scenariomock/scenariomock/state"
+	"github.com/scenariomock/scenariomock/state/redis"
 )
 
 // TestRedisOutage serves from a Redis store, stops redis-server and starts
@@ -17,7 +18,7 @@ import (
 // itself.
 func TestRedisOutage(t *testing.T) {
 	rs := redistest.Start(t)
-	st, err := state.OpenRedis(context.Background(), rs.URL(), state.RedisOptions{})
+	st, err := redis.Open(context.Background(), rs.URL(), redis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ routes:
 func TestRedisReplicaStartKeepsSharedItems(t *testing.T) {
 	rs := redistest.Start(t)
 	open := func() state.Store {
-		st, err := state.OpenRedis(context.Background(), rs.URL(), state.RedisOptions{Prefix: "seeds:"})
+		st, err := redis.Open(context.Background(), rs.URL(), redis.Options{Prefix: "seeds:"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +183,7 @@ routes:
 // not a hung request; stateless routes do not wait for it.
 func TestRedisSlow(t *testing.T) {
 	rs := redistest.Start(t)
-	st, err := state.OpenRedis(context.Background(), rs.URL(), state.RedisOptions{})
+	st, err := redis.Open(context.Background(), rs.URL(), redis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -323,7 +323,7 @@ routes:
 	check("after reload", do(t, "GET", hs.URL+"/next", ""), `next=4 (reloaded)`)
 
 	list := do(t, "GET", hs.URL+"/__admin/counters", "")
-	if list.status != 200 || normalJSON(t, list.body) != `{"counters":[{"name":"orders","value":4},{"name":"other","value":1}]}` {
+	if list.status != 200 || normalJSON(t, list.body) != `{"counters":[{"name":"orders","value":4},{"name":"other","value":1}],"offset":0,"total":2}` {
 		t.Errorf("counters: %d %s", list.status, list.body)
 	}
 	if r := do(t, "POST", hs.URL+"/__admin/reset", ""); r.status != 200 {

@@ -11,12 +11,23 @@ import (
 // memCollections keeps stored bodies. One lock for all collections:
 // saving a resource is far rarer than matching a request, and one lock
 // keeps the bound (over all collections) exact.
+//
+// Besides the count of items, the bytes of ids and bodies are bounded
+// (Options.MaxCollectionBytes): a save past either bound is refused with
+// ErrFull (507), never made room for by dropping an item, because a
+// dropped item would turn a later GET of it into a 404 the client did not
+// cause.
 type memCollections struct {
-	mu     sync.Mutex // guards byName and total
-	byName map[string]*collection
-	total  int // items over all collections
-	limit  int
+	mu       sync.Mutex // guards byName, total and bytes
+	byName   map[string]*collection
+	total    int   // items over all collections
+	bytes    int64 // ids and bodies over all collections
+	limit    int
+	maxBytes int64
 }
+
+// itemBytes is what an item counts against the byte bound.
+func itemBytes(id string, body []byte) int64 { return int64(len(id) + len(body)) }
 
 // collection is one named collection; memCollections.mu guards it.
 type collection struct {
@@ -30,11 +41,16 @@ func (c *memCollections) Save(_ context.Context, name, id string, body []byte) (
 	col := c.byName[name]
 	if col != nil {
 		if it := col.byID[id]; it != nil {
+			grown := int64(len(body) - len(it.Body))
+			if grown > 0 && c.bytes+grown > c.maxBytes {
+				return false, ErrFull
+			}
 			it.Body = slices.Clone(body)
+			c.bytes += grown
 			return false, nil
 		}
 	}
-	if c.total >= c.limit {
+	if c.total >= c.limit || c.bytes+itemBytes(id, body) > c.maxBytes {
 		return false, ErrFull
 	}
 	if col == nil {
@@ -45,6 +61,7 @@ func (c *memCollections) Save(_ context.Context, name, id string, body []byte) (
 	col.byID[it.ID] = it
 	col.order = append(col.order, it)
 	c.total++
+	c.bytes += itemBytes(it.ID, it.Body)
 	return true, nil
 }
 
@@ -95,6 +112,7 @@ func (c *memCollections) Delete(_ context.Context, name, id string) (bool, error
 	// full collection is 800 KB of pointers to move at worst.
 	col.order = slices.DeleteFunc(col.order, func(x *Item) bool { return x == it })
 	c.total--
+	c.bytes -= itemBytes(it.ID, it.Body)
 	if len(col.order) == 0 {
 		delete(c.byName, name)
 	}
@@ -104,9 +122,9 @@ func (c *memCollections) Delete(_ context.Context, name, id string) (bool, error
 func (c *memCollections) Seed(_ context.Context, name string, items []Item) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	old := 0
+	old, oldBytes := 0, int64(0)
 	if col := c.byName[name]; col != nil {
-		old = len(col.order)
+		old, oldBytes = len(col.order), col.bytes()
 	}
 	col := &collection{byID: make(map[string]*Item, len(items))}
 	for _, in := range items {
@@ -120,10 +138,11 @@ func (c *memCollections) Seed(_ context.Context, name string, items []Item) erro
 		col.byID[it.ID] = it
 		col.order = append(col.order, it)
 	}
-	if c.total-old+len(col.order) > c.limit {
+	if c.total-old+len(col.order) > c.limit || c.bytes-oldBytes+col.bytes() > c.maxBytes {
 		return ErrFull
 	}
 	c.total += len(col.order) - old
+	c.bytes += col.bytes() - oldBytes
 	if len(col.order) == 0 {
 		delete(c.byName, name)
 	} else {
@@ -136,11 +155,12 @@ func (c *memCollections) Reset(_ context.Context, name string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if name == "" {
-		c.byName, c.total = map[string]*collection{}, 0
+		c.byName, c.total, c.bytes = map[string]*collection{}, 0, 0
 		return nil
 	}
 	if col := c.byName[name]; col != nil {
 		c.total -= len(col.order)
+		c.bytes -= col.bytes()
 		delete(c.byName, name)
 	}
 	return nil
@@ -155,4 +175,20 @@ func (c *memCollections) Counts(context.Context) ([]CollectionCount, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// bytes is what the collection's items count against the byte bound.
+func (col *collection) bytes() int64 {
+	var n int64
+	for _, it := range col.order {
+		n += itemBytes(it.ID, it.Body)
+	}
+	return n
+}
+
+// Bytes returns the bytes of ids and bodies stored in all collections.
+func (c *memCollections) Bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
 }

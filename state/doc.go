@@ -38,8 +38,10 @@
 // implementation may be remote (Redis, so that replicas behind a load
 // balancer share keys): each request-path operation is one round trip, the
 // claim is atomic with a TTL, and completion is a compare-and-set on the
-// claim's token. Memory is the in-memory implementation; Redis keeps the
-// same state in a Redis database that several replicas share (OpenRedis).
+// claim's token. Memory is the in-memory implementation; package
+// state/redis keeps the same state in a Redis database that several
+// replicas share (redis.Open), in a package of its own so that what does
+// not need Redis does not link go-redis.
 // The conformance suite in package statetest runs against both: the Redis
 // store against a real redis-server, on the same injected clock (its
 // scripts compare expiry with the store's Now, a Redis TTL being only the

@@ -2,20 +2,29 @@ package state
 
 import (
 	"context"
+	"encoding/binary"
 	"hash/maphash"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // memIdempotency is the in-memory idempotency store. Keys are spread over
 // shards, each with its own lock, so that requests with different keys
 // contend only when they hash to the same shard, and no lock is held
 // while a route runs or a waiter waits.
+//
+// What it keeps is free of pointers, so that a store of 100,000 answers
+// gives the garbage collector almost nothing to trace (issue 14): each
+// key is a slot, a struct of numbers in one slice per shard, found by
+// its 64-bit hash in a map of integers; its key and its answer (status,
+// headers and body, encoded as one run of bytes) live in the shard's
+// arena, a few large byte chunks that hold no pointers. Links between
+// slots (the LRU list, the expiry heap) are slot indices.
 type memIdempotency struct {
 	now    func() time.Time
 	seed   maphash.Seed
@@ -25,44 +34,53 @@ type memIdempotency struct {
 	// count is the keys of all shards: the bound is over the whole store,
 	// while eviction happens in the shard that needs room.
 	count atomic.Int64
+	// bytes is the size of the stored answers of all shards, against
+	// maxBytes: a completion past it evicts least recently used
+	// completed keys, in its shard first, then in the others.
+	bytes    atomic.Int64
+	maxBytes int64
 }
 
 // idemShard holds the keys whose hash falls in it.
 type idemShard struct {
-	mu sync.Mutex // guards everything below and the entries
-	// byHash finds a key by its 64-bit hash: a map slot is then 16 bytes
-	// instead of 56 (three strings and a pointer), which is a fifth of the
-	// memory a stored key costs. A key whose hash another key holds goes
-	// to collided, which is empty but for a 1 in 10⁹ accident.
-	byHash   map[uint64]*entry
-	collided map[Key]*entry
-	// waiting holds the channel of each key in flight that has waiters;
-	// it is closed when the key completes or is freed, so waiters block,
-	// never poll. Waiters are rare, so the channel is not in the entry.
-	waiting map[*entry]chan struct{}
-	// lru links the completed keys, most recently used after the
-	// sentinel. Keys in flight are not in it: evicting one would let a
+	mu sync.Mutex // guards everything below
+	// byHash finds a key's slot by its 64-bit hash. A key whose hash
+	// another key holds goes to collided, by its encoded key, which is
+	// empty but for a 1 in 10⁹ accident.
+	byHash   map[uint64]int32
+	collided map[string]int32
+	slots    []slot
+	free     []int32 // indices of unused slots
+	// waiting holds the channel of each slot in flight that has
+	// waiters; it is closed when the key completes or is freed, so
+	// waiters block, never poll. Waiters are rare, so the channel is not
+	// in the slot.
+	waiting map[int32]chan struct{}
+	// head and tail link the completed keys, most recently used at head
+	// (-1: none). Keys in flight are not in it: evicting one would let a
 	// duplicate run, which is what this store exists to prevent.
-	lru entry
-	// byExpiry is a min-heap on expires, so the next key to expire is
-	// found without a scan: for eviction (expired keys go first) and for
-	// the sweep that frees expired keys nobody asks for again.
-	byExpiry []*entry
+	head, tail int32
+	// byExpiry is a min-heap of slot indices on expires, so the next key
+	// to expire is found without a scan: for eviction (expired keys go
+	// first) and for the sweep that frees expired keys nobody asks for
+	// again.
+	byExpiry []int32
+	arena    arena
 	ids      uint64 // last claim ID handed out
 	_        [64]byte
 }
 
-// entry is one key. Its shard's mu guards it. Its fields are sized so
-// that it fits the 192-byte allocation class.
-type entry struct {
-	key              Key
+// slot is one key. Its shard's mu guards it. It holds no pointers.
+type slot struct {
+	hash             uint64
 	fp               Fingerprint
-	id               uint64 // the claim's Token.ID
-	created, expires int64  // Unix nanoseconds
-	resp             Response
-	prev, next       *entry // in lru, once completed
-	replays          uint32 // saturates
+	id               uint64 // the claim's Token.ID; 0 for an unused slot
+	created, expires int64  // Unix nanoseconds; expires is MaxInt64 in flight
+	ttl              int64  // nanoseconds kept from completion
+	key, answer      span   // in the arena; answer is empty in flight
+	prev, next       int32  // in the LRU list, once completed
 	at               int32  // index in byExpiry
+	replays          uint32 // saturates
 	completed        bool
 }
 
@@ -70,19 +88,17 @@ type entry struct {
 // fast as keys arrive, without a goroutine that would need an owner.
 const sweepPerClaim = 2
 
-func newMemIdempotency(now func() time.Time, limit int) *memIdempotency {
+func newMemIdempotency(now func() time.Time, limit int, maxBytes int64) *memIdempotency {
 	// One shard keeps small stores exactly LRU (and their tests exact); a
 	// store big enough to be busy gets enough shards for the cores.
 	n := 1
 	if limit >= 4096 {
 		n = 64
 	}
-	s := &memIdempotency{now: now, seed: maphash.MakeSeed(), limit: int64(limit)}
+	s := &memIdempotency{now: now, seed: maphash.MakeSeed(), limit: int64(limit), maxBytes: maxBytes}
 	s.hash = s.hashKey
 	for range n {
-		sh := &idemShard{byHash: map[uint64]*entry{}}
-		sh.lru.next, sh.lru.prev = &sh.lru, &sh.lru
-		s.shards = append(s.shards, sh)
+		s.shards = append(s.shards, &idemShard{byHash: map[uint64]int32{}, head: -1, tail: -1})
 	}
 	return s
 }
@@ -104,15 +120,54 @@ func (s *memIdempotency) hashKey(k Key) uint64 {
 	return h.Sum64()
 }
 
-// lookup returns the entry of k, or nil. sh.mu is held.
-func (sh *idemShard) lookup(h uint64, k Key) *entry {
-	if e := sh.byHash[h]; e != nil && e.key == k {
-		return e
+// encodeKey appends k as group\0scope\0key. Groups and scopes hold no
+// NUL (the server makes them), keys may: the key is last.
+func encodeKey(b []byte, k Key) []byte {
+	b = append(b, k.Group...)
+	b = append(b, 0)
+	b = append(b, k.Scope...)
+	b = append(b, 0)
+	return append(b, k.Key...)
+}
+
+// keyEquals reports whether the encoded key b is k, without allocating.
+func keyEquals(b []byte, k Key) bool {
+	n := len(k.Group) + len(k.Scope) + len(k.Key) + 2
+	if len(b) != n {
+		return false
+	}
+	g, rest := b[:len(k.Group)], b[len(k.Group):]
+	if string(g) != k.Group || rest[0] != 0 {
+		return false
+	}
+	rest = rest[1:]
+	if string(rest[:len(k.Scope)]) != k.Scope || rest[len(k.Scope)] != 0 {
+		return false
+	}
+	return string(rest[len(k.Scope)+1:]) == k.Key
+}
+
+// decodeKey is the inverse of encodeKey; the strings are copies.
+func decodeKey(b []byte) Key {
+	parts := strings.SplitN(string(b), "\x00", 3)
+	for len(parts) < 3 {
+		parts = append(parts, "")
+	}
+	return Key{Group: parts[0], Scope: parts[1], Key: parts[2]}
+}
+
+// lookup returns the slot index of k, or -1. sh.mu is held.
+func (sh *idemShard) lookup(h uint64, k Key) int32 {
+	if i, ok := sh.byHash[h]; ok && keyEquals(sh.arena.bytes(sh.slots[i].key), k) {
+		return i
 	}
 	if len(sh.collided) > 0 {
-		return sh.collided[k]
+		var buf [128]byte
+		if i, ok := sh.collided[string(encodeKey(buf[:0], k))]; ok {
+			return i
+		}
 	}
-	return nil
+	return -1
 }
 
 func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o ClaimOptions) (Claim, error) {
@@ -124,16 +179,18 @@ func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o Cla
 	for {
 		now := s.now().UnixNano()
 		sh.mu.Lock()
-		e := sh.lookup(h, k)
-		if e != nil && e.expires <= now {
-			s.remove(sh, e)
-			e = nil
+		i := sh.lookup(h, k)
+		if i >= 0 && sh.slots[i].expires <= now {
+			s.remove(sh, i)
+			i = -1
 		}
-		switch {
-		case e == nil:
+		if i < 0 {
 			id := s.insert(sh, h, k, fp, now, ttl)
 			sh.mu.Unlock()
 			return Claim{Outcome: New, Token: Token{Key: k, ID: id}}, nil
+		}
+		e := &sh.slots[i]
+		switch {
 		case e.fp != fp:
 			sh.mu.Unlock()
 			return Claim{Outcome: Mismatch}, nil
@@ -141,22 +198,22 @@ func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o Cla
 			if e.replays < math.MaxUint32 {
 				e.replays++
 			}
-			sh.unlink(e)
-			sh.pushFront(e)
-			r := e.resp
+			sh.unlink(i)
+			sh.pushFront(i)
+			r := decodeAnswer(sh.arena.bytes(e.answer))
 			sh.mu.Unlock()
 			return Claim{Outcome: Replay, Response: r}, nil
 		case !o.Wait:
 			sh.mu.Unlock()
 			return Claim{Outcome: InFlight}, nil
 		}
-		done := sh.waiting[e]
+		done := sh.waiting[i]
 		if done == nil {
 			if sh.waiting == nil {
-				sh.waiting = map[*entry]chan struct{}{}
+				sh.waiting = map[int32]chan struct{}{}
 			}
 			done = make(chan struct{})
-			sh.waiting[e] = done
+			sh.waiting[i] = done
 		}
 		sh.mu.Unlock()
 		select {
@@ -171,7 +228,7 @@ func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o Cla
 
 // insert adds a key in flight and returns its claim ID. sh.mu is held.
 func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, now int64, ttl time.Duration) uint64 {
-	for i := 0; i < sweepPerClaim && len(sh.byExpiry) > 0 && sh.byExpiry[0].expires <= now; i++ {
+	for i := 0; i < sweepPerClaim && len(sh.byExpiry) > 0 && sh.slots[sh.byExpiry[0]].expires <= now; i++ {
 		s.remove(sh, sh.byExpiry[0])
 	}
 	// Evicting up to two keys per new one brings a store that passed its
@@ -182,30 +239,36 @@ func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, 
 			break
 		}
 	}
-	expires := int64(math.MaxInt64)
-	if ttl < time.Duration(math.MaxInt64-now) {
-		expires = now + int64(ttl)
-	}
+	sh.compact()
 	sh.ids++
-	e := &entry{
-		// Cloned: the caller's strings may be views of a reused buffer.
-		key:     Key{Group: strings.Clone(k.Group), Scope: strings.Clone(k.Scope), Key: strings.Clone(k.Key)},
-		fp:      fp,
-		id:      sh.ids,
-		created: now,
-		expires: expires,
+	var i int32
+	if n := len(sh.free); n > 0 {
+		i, sh.free = sh.free[n-1], sh.free[:n-1]
+	} else {
+		i = int32(len(sh.slots))
+		sh.slots = append(sh.slots, slot{})
 	}
-	if sh.byHash[h] == nil {
-		sh.byHash[h] = e
+	// A key in flight never expires: expiry counts from completion (as
+	// Stripe's 24 hours do), so a route that runs longer than its ttl
+	// cannot run twice at once. Release, Expire or the request's end
+	// free it. The key is copied into the arena: the caller's strings
+	// may be views of a reused buffer.
+	var buf [128]byte
+	sh.slots[i] = slot{
+		hash: h, fp: fp, id: sh.ids, created: now, expires: math.MaxInt64, ttl: int64(ttl),
+		key: sh.arena.add(encodeKey(buf[:0], k)), prev: -1, next: -1,
+	}
+	if _, taken := sh.byHash[h]; !taken {
+		sh.byHash[h] = i
 	} else {
 		if sh.collided == nil {
-			sh.collided = map[Key]*entry{}
+			sh.collided = map[string]int32{}
 		}
-		sh.collided[e.key] = e
+		sh.collided[string(encodeKey(buf[:0], k))] = i
 	}
-	sh.push(e)
+	sh.push(i)
 	s.count.Add(1)
-	return e.id
+	return sh.ids
 }
 
 // evict forgets the shard's next key to expire if it has expired, else its
@@ -213,67 +276,159 @@ func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, 
 // sh.mu is held.
 func (s *memIdempotency) evict(sh *idemShard, now int64) bool {
 	switch {
-	case len(sh.byExpiry) > 0 && sh.byExpiry[0].expires <= now:
+	case len(sh.byExpiry) > 0 && sh.slots[sh.byExpiry[0]].expires <= now:
 		s.remove(sh, sh.byExpiry[0])
-	case sh.lru.prev != &sh.lru:
-		s.remove(sh, sh.lru.prev)
+	case sh.tail >= 0:
+		s.remove(sh, sh.tail)
 	default:
 		return false
 	}
 	return true
 }
 
-// remove forgets e and wakes its waiters. sh.mu is held.
-func (s *memIdempotency) remove(sh *idemShard, e *entry) {
-	if h := s.hash(e.key); sh.byHash[h] == e {
-		delete(sh.byHash, h)
+// remove forgets slot i and wakes its waiters. sh.mu is held.
+func (s *memIdempotency) remove(sh *idemShard, i int32) {
+	e := &sh.slots[i]
+	if j, ok := sh.byHash[e.hash]; ok && j == i {
+		delete(sh.byHash, e.hash)
 	} else {
-		delete(sh.collided, e.key)
+		delete(sh.collided, string(sh.arena.bytes(e.key)))
 	}
-	sh.heapRemove(e)
+	sh.heapRemove(i)
 	if e.completed {
-		sh.unlink(e)
+		sh.unlink(i)
+		s.bytes.Add(-int64(e.answer.n))
 	}
-	sh.wake(e)
+	sh.arena.drop(e.key)
+	sh.arena.drop(e.answer)
+	sh.wake(i)
+	*e = slot{}
+	sh.free = append(sh.free, i)
 	s.count.Add(-1)
 }
 
-// wake releases the waiters of e. sh.mu is held.
-func (sh *idemShard) wake(e *entry) {
-	if done, ok := sh.waiting[e]; ok {
+// wake releases the waiters of slot i. sh.mu is held.
+func (sh *idemShard) wake(i int32) {
+	if done, ok := sh.waiting[i]; ok {
 		close(done)
-		delete(sh.waiting, e)
+		delete(sh.waiting, i)
 	}
 }
 
 func (s *memIdempotency) Complete(_ context.Context, t Token, r Response) error {
-	// Copy before locking: the caller may reuse its buffers, and the
-	// copy need not hold up other keys of the shard.
-	r.Header = slices.Clone(r.Header)
-	r.Body = slices.Clone(r.Body)
+	// The answer is encoded straight into the arena: one copy of the
+	// caller's buffers (which it may reuse), no allocation of its own.
 	h, sh := s.shard(t.Key)
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	e := sh.lookup(h, t.Key)
-	if e == nil || e.id != t.ID || e.completed {
+	i := sh.lookup(h, t.Key)
+	if i < 0 || sh.slots[i].id != t.ID || sh.slots[i].completed {
+		sh.mu.Unlock()
 		return ErrNotClaimed
 	}
-	e.resp = r
+	sh.compact()
+	e := &sh.slots[i]
+	e.answer = sh.arena.addAnswer(r)
 	e.completed = true
-	sh.pushFront(e)
-	sh.wake(e)
+	e.expires = expiresAt(s.now().UnixNano(), e.ttl)
+	sh.fix(i)
+	sh.pushFront(i)
+	sh.wake(i)
+	s.bytes.Add(int64(e.answer.n))
+	// Past the byte bound: the least recently used completed keys go,
+	// in this shard first, then in the others, one shard locked at a
+	// time, and this answer only when nothing else is left (it is larger
+	// than the whole bound).
+	for s.bytes.Load() > s.maxBytes && sh.tail >= 0 && sh.tail != i {
+		s.remove(sh, sh.tail)
+	}
+	sh.mu.Unlock()
+	for j := 1; j < len(s.shards) && s.bytes.Load() > s.maxBytes; j++ {
+		other := s.shards[(h+uint64(j))%uint64(len(s.shards))]
+		other.mu.Lock()
+		for s.bytes.Load() > s.maxBytes && other.tail >= 0 {
+			s.remove(other, other.tail)
+		}
+		other.mu.Unlock()
+	}
+	if s.bytes.Load() > s.maxBytes {
+		sh.mu.Lock()
+		if j := sh.lookup(h, t.Key); j >= 0 && sh.slots[j].id == t.ID && sh.slots[j].completed {
+			s.remove(sh, j)
+		}
+		sh.mu.Unlock()
+	}
 	return nil
+}
+
+// addAnswer adds r encoded as one run of bytes: status (2 bytes), header
+// count (2), then per header its name's length (2), value's length (4),
+// name and value, then the body. The byte bound counts this length.
+func (a *arena) addAnswer(r Response) span {
+	n := 4 + len(r.Body)
+	for _, h := range r.Header[:min(len(r.Header), math.MaxUint16)] {
+		n += 6 + min(len(h.Name), math.MaxUint16) + len(h.Value)
+	}
+	sp, b := a.reserve(n)
+	b = binary.LittleEndian.AppendUint16(b, uint16(r.Status))
+	b = binary.LittleEndian.AppendUint16(b, uint16(min(len(r.Header), math.MaxUint16)))
+	for _, h := range r.Header[:min(len(r.Header), math.MaxUint16)] {
+		name := h.Name[:min(len(h.Name), math.MaxUint16)]
+		b = binary.LittleEndian.AppendUint16(b, uint16(len(name)))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(h.Value)))
+		b = append(b, name...)
+		b = append(b, h.Value...)
+	}
+	a.commit(append(b, r.Body...))
+	return sp
+}
+
+// decodeAnswer reads what encodeAnswer wrote. The header strings and the
+// body are views of b, which the arena never writes again: a replay
+// allocates only its header slice.
+func decodeAnswer(b []byte) Response {
+	if len(b) < 4 {
+		return Response{}
+	}
+	r := Response{Status: int(binary.LittleEndian.Uint16(b))}
+	n := int(binary.LittleEndian.Uint16(b[2:]))
+	b = b[4:]
+	if n > 0 {
+		r.Header = make([]Header, n)
+		for i := range r.Header {
+			nl, vl := int(binary.LittleEndian.Uint16(b)), int(binary.LittleEndian.Uint32(b[2:]))
+			b = b[6:]
+			r.Header[i] = Header{Name: view(b[:nl]), Value: view(b[nl : nl+vl])}
+			b = b[nl+vl:]
+		}
+	}
+	if len(b) > 0 {
+		r.Body = b[:len(b):len(b)]
+	}
+	return r
+}
+
+// view is b as a string without a copy; b must never change.
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// usage returns the keys kept and the bytes of their answers.
+func (s *memIdempotency) usage() (keys int, bytes int64) {
+	return int(s.count.Load()), s.bytes.Load()
 }
 
 func (s *memIdempotency) Release(_ context.Context, t Token) error {
 	h, sh := s.shard(t.Key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.lookup(h, t.Key)
-	if e == nil || e.id != t.ID || e.completed {
+	i := sh.lookup(h, t.Key)
+	if i < 0 || sh.slots[i].id != t.ID || sh.slots[i].completed {
 		return ErrNotClaimed
 	}
-	s.remove(sh, e)
+	s.remove(sh, i)
 	return nil
 }
 
@@ -281,9 +436,10 @@ func (s *memIdempotency) Expire(_ context.Context, group, key string) (int, erro
 	n := 0
 	for _, sh := range s.shards {
 		sh.mu.Lock()
-		for _, e := range sh.entries() {
-			if (group == "" || e.key.Group == group) && (key == "" || e.key.Key == key) {
-				s.remove(sh, e)
+		for _, i := range append([]int32(nil), sh.byExpiry...) {
+			k := decodeKey(sh.arena.bytes(sh.slots[i].key))
+			if (group == "" || k.Group == group) && (key == "" || k.Key == key) {
+				s.remove(sh, i)
 				n++
 			}
 		}
@@ -302,17 +458,25 @@ func (s *memIdempotency) List(_ context.Context, o ListOptions) ([]Record, int, 
 	var out []Record
 	for _, sh := range s.shards {
 		sh.mu.Lock()
-		for _, e := range sh.byExpiry {
-			if e.expires <= now || (o.Group != "" && e.key.Group != o.Group) {
+		for _, i := range sh.byExpiry {
+			e := &sh.slots[i]
+			if e.expires <= now {
+				continue
+			}
+			k := decodeKey(sh.arena.bytes(e.key))
+			if o.Group != "" && k.Group != o.Group {
 				continue
 			}
 			r := Record{
-				Key: e.key, State: StateInFlight,
+				Key: k, State: StateInFlight,
 				Created: time.Unix(0, e.created), Expires: time.Unix(0, e.expires),
 				Replays: int64(e.replays),
 			}
 			if e.completed {
-				r.State, r.Status = StateCompleted, e.resp.Status
+				r.State, r.Status = StateCompleted, int(binary.LittleEndian.Uint16(sh.arena.bytes(e.answer)))
+			} else {
+				// In flight: it would expire ttl after completing now.
+				r.Expires = time.Unix(0, expiresAt(now, e.ttl))
 			}
 			out = append(out, r)
 		}
@@ -332,61 +496,85 @@ func (s *memIdempotency) List(_ context.Context, o ListOptions) ([]Record, int, 
 		return a.Key.Key < b.Key.Key
 	})
 	total := len(out)
-	from := min(max(o.Offset, 0), total)
-	to := total
-	if o.Limit > 0 {
-		to = min(from+o.Limit, total)
-	}
+	from, to := pageBounds(o.Offset, o.Limit, total)
 	return append([]Record{}, out[from:to]...), total, nil
 }
 
-// entries returns a copy of the shard's entries, to remove some while
-// going through them. sh.mu is held.
-func (sh *idemShard) entries() []*entry { return slices.Clone(sh.byExpiry) }
-
-func (sh *idemShard) pushFront(e *entry) {
-	e.prev, e.next = &sh.lru, sh.lru.next
-	e.next.prev = e
-	sh.lru.next = e
-}
-
-func (sh *idemShard) unlink(e *entry) {
-	e.prev.next, e.next.prev = e.next, e.prev
-	e.prev, e.next = nil, nil
-}
-
-func (sh *idemShard) push(e *entry) {
-	e.at = int32(len(sh.byExpiry))
-	sh.byExpiry = append(sh.byExpiry, e)
-	sh.up(int(e.at))
-}
-
-func (sh *idemShard) heapRemove(e *entry) {
-	h := sh.byExpiry
-	i, last := int(e.at), len(h)-1
-	if i != last {
-		sh.swap(i, last)
+func (sh *idemShard) pushFront(i int32) {
+	e := &sh.slots[i]
+	e.prev, e.next = -1, sh.head
+	if sh.head >= 0 {
+		sh.slots[sh.head].prev = i
+	} else {
+		sh.tail = i
 	}
-	h[last] = nil
+	sh.head = i
+}
+
+func (sh *idemShard) unlink(i int32) {
+	e := &sh.slots[i]
+	if e.prev >= 0 {
+		sh.slots[e.prev].next = e.next
+	} else {
+		sh.head = e.next
+	}
+	if e.next >= 0 {
+		sh.slots[e.next].prev = e.prev
+	} else {
+		sh.tail = e.prev
+	}
+	e.prev, e.next = -1, -1
+}
+
+func (sh *idemShard) push(i int32) {
+	sh.slots[i].at = int32(len(sh.byExpiry))
+	sh.byExpiry = append(sh.byExpiry, i)
+	sh.up(int(sh.slots[i].at))
+}
+
+// fix moves slot i to its place in byExpiry after its expires changed.
+func (sh *idemShard) fix(i int32) {
+	if at := int(sh.slots[i].at); !sh.down(at) {
+		sh.up(at)
+	}
+}
+
+// expiresAt is now + ttl, saturating.
+func expiresAt(now, ttl int64) int64 {
+	if ttl >= math.MaxInt64-now {
+		return math.MaxInt64
+	}
+	return now + ttl
+}
+
+func (sh *idemShard) heapRemove(i int32) {
+	h := sh.byExpiry
+	at, last := int(sh.slots[i].at), len(h)-1
+	if at != last {
+		sh.swap(at, last)
+	}
 	sh.byExpiry = h[:last]
-	if i != last {
-		if !sh.down(i) {
-			sh.up(i)
+	if at != last {
+		if !sh.down(at) {
+			sh.up(at)
 		}
 	}
 }
 
-func (sh *idemShard) swap(i, j int) {
+func (sh *idemShard) less(a, b int) bool {
+	return sh.slots[sh.byExpiry[a]].expires < sh.slots[sh.byExpiry[b]].expires
+}
+
+func (sh *idemShard) swap(a, b int) {
 	h := sh.byExpiry
-	h[i], h[j] = h[j], h[i]
-	h[i].at, h[j].at = int32(i), int32(j)
+	h[a], h[b] = h[b], h[a]
+	sh.slots[h[a]].at, sh.slots[h[b]].at = int32(a), int32(b)
 }
 
 func (sh *idemShard) up(i int) {
-	h := sh.byExpiry
 	for i > 0 {
 		p := (i - 1) / 2
-		if h[p].expires <= h[i].expires {
+		if !sh.less(i, p) {
 			return
 		}
 		sh.swap(i, p)
@@ -394,19 +582,19 @@ func (sh *idemShard) up(i int) {
 	}
 }
 
-// down moves h[i] down to its place and reports whether it moved.
+// down moves byExpiry[i] down to its place and reports whether it moved.
 func (sh *idemShard) down(i int) bool {
-	h := sh.byExpiry
+	n := len(sh.byExpiry)
 	start := i
 	for {
 		c := 2*i + 1
-		if c >= len(h) {
+		if c >= n {
 			break
 		}
-		if r := c + 1; r < len(h) && h[r].expires < h[c].expires {
+		if r := c + 1; r < n && sh.less(r, c) {
 			c = r
 		}
-		if h[i].expires <= h[c].expires {
+		if !sh.less(c, i) {
 			break
 		}
 		sh.swap(i, c)
@@ -414,3 +602,92 @@ func (sh *idemShard) down(i int) bool {
 	}
 	return i > start
 }
+
+// compact moves the live bytes of the shard's arena to fresh chunks when
+// more than a third of it is dropped bytes, so that an arena under
+// eviction holds at most 1.5 times what it keeps. sh.mu is held.
+func (sh *idemShard) compact() {
+	a := &sh.arena
+	waste := a.used - a.live
+	if waste <= compactMin || waste <= a.live/2 {
+		return
+	}
+	var fresh arena
+	for i := range sh.slots {
+		e := &sh.slots[i]
+		if e.id == 0 {
+			continue
+		}
+		e.key = fresh.add(a.bytes(e.key))
+		if e.answer.n > 0 {
+			e.answer = fresh.add(a.bytes(e.answer))
+		}
+	}
+	*a = fresh
+}
+
+// compactMin is the dropped bytes below which an arena is not compacted.
+const compactMin = 64 << 10
+
+// arena holds bytes in a few large chunks, so that the stored keys and
+// answers are not objects the garbage collector traces one by one.
+// Bytes once added are never written again: views of them (replayed
+// bodies and headers) stay valid, even after a compaction, which copies
+// into new chunks and leaves the old ones to whoever still views them.
+type arena struct {
+	chunks     [][]byte
+	live, used int64 // bytes of spans not dropped, and of all spans
+}
+
+// span is a run of bytes in an arena.
+type span struct {
+	chunk int32
+	off   uint32
+	n     uint32
+}
+
+// Chunk sizes grow from arenaFirst to arenaMax, so that a shard that
+// holds little costs little; a run larger than arenaMax gets its own.
+const (
+	arenaFirst = 1 << 10
+	arenaMax   = 64 << 10
+)
+
+func (a *arena) add(b []byte) span {
+	if len(b) == 0 {
+		return span{}
+	}
+	sp, dst := a.reserve(len(b))
+	a.commit(append(dst, b...))
+	return sp
+}
+
+// reserve returns the span of the next n bytes and the last chunk to
+// append exactly those n bytes to; commit then stores the chunk.
+func (a *arena) reserve(n int) (span, []byte) {
+	last := len(a.chunks) - 1
+	if last < 0 || cap(a.chunks[last])-len(a.chunks[last]) < n {
+		size := arenaFirst
+		if last >= 0 {
+			size = min(2*cap(a.chunks[last]), arenaMax)
+		}
+		a.chunks = append(a.chunks, make([]byte, 0, max(size, n)))
+		last++
+	}
+	c := a.chunks[last]
+	a.live += int64(n)
+	a.used += int64(n)
+	return span{chunk: int32(last), off: uint32(len(c)), n: uint32(n)}, c
+}
+
+// commit stores the last chunk after an append within its capacity.
+func (a *arena) commit(c []byte) { a.chunks[len(a.chunks)-1] = c }
+
+func (a *arena) bytes(sp span) []byte {
+	if sp.n == 0 {
+		return nil
+	}
+	return a.chunks[sp.chunk][sp.off : sp.off+sp.n : sp.off+sp.n]
+}
+
+func (a *arena) drop(sp span) { a.live -= int64(sp.n) }

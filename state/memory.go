@@ -20,12 +20,12 @@ var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty in-memory store.
 func NewMemory(o Options) *Memory {
-	o = o.withDefaults()
+	o = o.WithDefaults()
 	return &Memory{
-		idem: newMemIdempotency(o.Now, o.MaxKeys),
+		idem: newMemIdempotency(o.Now, o.MaxKeys, o.MaxIdempotencyBytes),
 		seqs: &memSequences{limit: o.MaxSequenceKeys},
-		ctrs: &memCounters{},
-		cols: &memCollections{limit: o.MaxItems, byName: map[string]*collection{}},
+		ctrs: &memCounters{limit: o.MaxCounters},
+		cols: &memCollections{limit: o.MaxItems, maxBytes: o.MaxCollectionBytes, byName: map[string]*collection{}},
 		jrnl: newMemJournal(o.JournalSize),
 	}
 }
@@ -54,6 +54,14 @@ func (m *Memory) Reset(ctx context.Context) error {
 		m.cols.Reset(ctx, ""),
 		m.jrnl.Clear(ctx),
 	)
+}
+
+var _ UsageReporter = (*Memory)(nil)
+
+// Usage returns the keys and bytes the store holds.
+func (m *Memory) Usage(context.Context) (Usage, error) {
+	keys, bytes := m.idem.usage()
+	return Usage{IdempotencyKeys: keys, IdempotencyBytes: bytes, CollectionBytes: m.cols.Bytes()}, nil
 }
 
 // Close does nothing: a Memory holds no goroutines or connections. It is

@@ -39,7 +39,17 @@ var (
 	// ErrFull is returned by Collections when saving one more item would
 	// pass the store's bound.
 	ErrFull = errors.New("state: collections are full")
+	// ErrCountersFull is returned by Counters.Next for a name it has not
+	// seen when it already keeps Options.MaxCounters names. Reset forgets
+	// names and so makes room.
+	ErrCountersFull = errors.New("state: too many seq counters (the bound is --max-counters; POST /__admin/reset forgets them)")
+	// ErrCounterName is returned by Counters.Next for a name longer than
+	// MaxCounterName bytes.
+	ErrCounterName = errors.New("state: seq counter name longer than 1024 bytes")
 )
+
+// MaxCounterName is the longest counter name, in bytes.
+const MaxCounterName = 1024
 
 // Options configures a store. The zero value gives the defaults.
 type Options struct {
@@ -64,6 +74,19 @@ type Options struct {
 	// JournalSize is how many requests the journal keeps (default
 	// 10,000); the oldest go first.
 	JournalSize int
+	// MaxCollectionBytes bounds the bytes of the ids and bodies of all
+	// collections together (default 256 MiB); past it Save and Seed fail
+	// with ErrFull, as past MaxItems.
+	MaxCollectionBytes int64
+	// MaxIdempotencyBytes bounds the bytes of the stored answers
+	// (status, headers and body) of all completed idempotency keys
+	// (default 256 MiB); past it the least recently used completed keys
+	// are forgotten, as past MaxKeys. Keys in flight are never forgotten.
+	MaxIdempotencyBytes int64
+	// MaxCounters bounds the names of seq counters (default 10,000): a
+	// name can come from a request, and past the bound Next refuses a new
+	// one with ErrCountersFull.
+	MaxCounters int
 }
 
 // Defaults of Options.
@@ -71,12 +94,18 @@ const (
 	DefaultMaxKeys         = 100_000
 	DefaultMaxSequenceKeys = 100_000
 	DefaultMaxItems        = 100_000
+	DefaultMaxCounters     = 10_000
+	// DefaultMaxCollectionBytes and DefaultMaxIdempotencyBytes are 256 MiB.
+	DefaultMaxCollectionBytes  = 256 << 20
+	DefaultMaxIdempotencyBytes = 256 << 20
 	// DefaultTTL is how long a key is kept when ClaimOptions.TTL is zero:
 	// 24 hours, as Stripe keeps its keys.
 	DefaultTTL = 24 * time.Hour
 )
 
-func (o Options) withDefaults() Options {
+// WithDefaults returns o with every zero field set to its default, for
+// implementations in other packages (state/redis).
+func (o Options) WithDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -91,6 +120,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.JournalSize <= 0 {
 		o.JournalSize = DefaultJournalSize
+	}
+	if o.MaxCollectionBytes <= 0 {
+		o.MaxCollectionBytes = DefaultMaxCollectionBytes
+	}
+	if o.MaxIdempotencyBytes <= 0 {
+		o.MaxIdempotencyBytes = DefaultMaxIdempotencyBytes
+	}
+	if o.MaxCounters <= 0 {
+		o.MaxCounters = DefaultMaxCounters
 	}
 	return o
 }
@@ -125,7 +163,8 @@ type Idempotency interface {
 	Claim(ctx context.Context, k Key, fp Fingerprint, o ClaimOptions) (Claim, error)
 	// Complete stores r as the key's response, if t still holds the key
 	// (compare-and-set); otherwise it returns ErrNotClaimed. The store
-	// copies r.Body and r.Header. The key keeps the expiry of its claim.
+	// copies r.Body and r.Header. The key expires the claim's TTL after
+	// Complete.
 	Complete(ctx context.Context, t Token, r Response) error
 	// Release frees the key without storing anything, if t still holds
 	// it; otherwise it returns ErrNotClaimed. A retry then runs the route.
@@ -159,8 +198,10 @@ type Fingerprint [32]byte
 
 // ClaimOptions are the per-route settings of a claim.
 type ClaimOptions struct {
-	// TTL is how long the key is kept from its claim; zero means
-	// DefaultTTL. Past it the key is new again.
+	// TTL is how long the key is kept from its completion; zero means
+	// DefaultTTL. Past it the key is new again. A key in flight never
+	// expires (a route slower than its ttl must not run twice at once):
+	// only Complete, Release or Expire end it.
 	TTL time.Duration
 	// Wait makes a claim of an in-flight key wait for the first request's
 	// result (inFlight: wait) instead of returning InFlight.
@@ -282,11 +323,36 @@ type SequenceCount struct {
 // Implementations are safe for concurrent use.
 type Counters interface {
 	// Next increments the counter and returns its value: 1 on first use.
+	// A new name past Options.MaxCounters fails with ErrCountersFull, one
+	// longer than MaxCounterName with ErrCounterName.
 	Next(ctx context.Context, name string) (int64, error)
-	// List returns every counter by name.
+	// List returns every counter by name (at most Options.MaxCounters).
 	List(ctx context.Context) ([]Counter, error)
-	// Reset sets counter name ("" for all) back so that Next returns 1.
+	// Reset forgets counter name ("" for all), so that Next returns 1
+	// and the name no longer counts against the bound.
 	Reset(ctx context.Context, name string) error
+}
+
+// CounterPager is implemented by the Counters of Memory and of
+// state/redis: the admin listing reads one page at a time. It is apart
+// from Counters so that Counters' other implementations stay valid.
+type CounterPager interface {
+	// Page returns the counters by name from offset, at most limit of
+	// them (0 for all), and how many there are in all.
+	Page(ctx context.Context, offset, limit int) ([]Counter, int, error)
+}
+
+// Usage is what a store holds, for the health endpoint.
+type Usage struct {
+	IdempotencyKeys  int   // keys kept, in flight or completed
+	IdempotencyBytes int64 // of the stored answers, against MaxIdempotencyBytes
+	CollectionBytes  int64 // of ids and bodies, against MaxCollectionBytes
+}
+
+// UsageReporter is implemented by Memory and by state/redis's Store. It is
+// apart from Store so that Store's other implementations stay valid.
+type UsageReporter interface {
+	Usage(ctx context.Context) (Usage, error)
 }
 
 // Counter is one named counter's current value.

@@ -1,6 +1,7 @@
 package statetest
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"sync"
@@ -157,6 +158,54 @@ func (h *harness) concurrency(t *testing.T) {
 }
 
 func (h *harness) bound(t *testing.T) {
+	hour := state.ClaimOptions{TTL: time.Hour}
+	t.Run("past the byte bound the least recently used completed keys go, never one in flight", func(t *testing.T) {
+		t.Parallel()
+		// 100-byte answers: a little over 100 bytes each as the store
+		// counts them (status, headers), so that three fit in 350.
+		s, _ := h.open(t, state.Options{MaxKeys: 100, MaxIdempotencyBytes: 350})
+		idem := s.Idempotency()
+		body := bytes.Repeat([]byte("x"), 100)
+		complete := func(k string) {
+			c := claim(t, idem, key(k), fp(k), hour, state.New)
+			must(t, idem.Complete(ctx, c.Token, state.Response{Status: 201, Body: body}))
+		}
+		inFlight := claim(t, idem, key("running"), fp("running"), hour, state.New)
+		complete("a")
+		complete("b")
+		complete("c")
+		claim(t, idem, key("a"), fp("a"), hour, state.Replay) // by use: b, c, a
+		complete("d")                                         // evicts b
+		claim(t, idem, key("b"), fp("b2"), hour, state.New)
+		for _, k := range []string{"a", "c", "d"} {
+			claim(t, idem, key(k), fp(k), hour, state.Replay)
+		}
+		claim(t, idem, key("running"), fp("running"), hour, state.InFlight)
+		must(t, idem.Complete(ctx, inFlight.Token, state.Response{Status: 201, Body: body}))
+		u, ok := s.(state.UsageReporter)
+		if !ok {
+			t.Fatal("the store reports no usage (state.UsageReporter)")
+		}
+		got, err := u.Usage(ctx)
+		must(t, err)
+		if got.IdempotencyBytes <= 300 || got.IdempotencyBytes > 350 {
+			t.Fatalf("Usage = %+v, want between 300 and 350 idempotency bytes", got)
+		}
+		// An answer larger than the whole bound is not kept.
+		c := claim(t, idem, key("huge"), fp("huge"), hour, state.New)
+		must(t, idem.Complete(ctx, c.Token, state.Response{Status: 201, Body: bytes.Repeat([]byte("x"), 400)}))
+		claim(t, idem, key("huge"), fp("huge"), hour, state.New)
+		must(t, idem.Reset(ctx))
+		if got, err := u.Usage(ctx); err != nil || got.IdempotencyBytes != 0 {
+			t.Fatalf("Usage after Reset = %+v, %v; want 0 bytes", got, err)
+		}
+		cols := s.Collections()
+		_, err = cols.Save(ctx, "orders", "0123456789", []byte("012345678"))
+		must(t, err)
+		if got, err := u.Usage(ctx); err != nil || got.CollectionBytes != 19 {
+			t.Fatalf("Usage = %+v, %v; want 19 collection bytes", got, err)
+		}
+	})
 	t.Run("expired keys are evicted first, then the least recently used", func(t *testing.T) {
 		t.Parallel()
 		s, clock := h.open(t, state.Options{MaxKeys: 3})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -160,6 +161,49 @@ func (h *harness) counters(t *testing.T) {
 			}
 		}
 	})
+	t.Run("names are bounded, refused past the bound, and reset forgets them", func(t *testing.T) {
+		t.Parallel()
+		s, _ := h.open(t, state.Options{MaxCounters: 3})
+		c := s.Counters()
+		for _, name := range []string{"a", "b", "c", "a"} {
+			_, err := c.Next(ctx, name)
+			must(t, err)
+		}
+		if _, err := c.Next(ctx, "d"); !errors.Is(err, state.ErrCountersFull) {
+			t.Fatalf("a fourth name of 3 = %v, want ErrCountersFull", err)
+		}
+		if n, err := c.Next(ctx, "a"); err != nil || n != 3 {
+			t.Fatalf("a known name past the bound = %d, %v; want 3", n, err)
+		}
+		if _, err := c.Next(ctx, strings.Repeat("x", state.MaxCounterName+1)); !errors.Is(err, state.ErrCounterName) {
+			t.Fatalf("a name of %d bytes = %v, want ErrCounterName", state.MaxCounterName+1, err)
+		}
+		must(t, c.Reset(ctx, "b"))
+		if n, err := c.Next(ctx, "d"); err != nil || n != 1 {
+			t.Fatalf("a new name after a reset made room = %d, %v; want 1", n, err)
+		}
+		pager, ok := c.(state.CounterPager)
+		if !ok {
+			t.Fatal("Counters do not page (state.CounterPager)")
+		}
+		page, total, err := pager.Page(ctx, 1, 1)
+		must(t, err)
+		if want := []state.Counter{{Name: "c", Value: 1}}; total != 3 || !slices.Equal(page, want) {
+			t.Fatalf("Page(1, 1) = %v of %d, want %v of 3", page, total, want)
+		}
+		if page, total, _ := pager.Page(ctx, 5, 10); total != 3 || len(page) != 0 {
+			t.Fatalf("a page past the end = %v of %d", page, total)
+		}
+		must(t, c.Reset(ctx, ""))
+		if list, err := c.List(ctx); err != nil || len(list) != 0 {
+			t.Fatalf("List after reset all = %v, %v; want no names", list, err)
+		}
+		for _, name := range []string{"e", "f", "g"} {
+			if n, err := c.Next(ctx, name); err != nil || n != 1 {
+				t.Fatalf("Next(%s) after reset all = %d, %v", name, n, err)
+			}
+		}
+	})
 	t.Run("concurrent next hands out every value once", func(t *testing.T) {
 		t.Parallel()
 		s, _ := h.open(t, state.Options{})
@@ -303,6 +347,36 @@ func (h *harness) collections(t *testing.T) {
 			must(t, err)
 			if _, err := c.Save(ctx, "users", "2", []byte("x")); err != nil {
 				t.Fatalf("Save after a delete made room: %v", err)
+			}
+		}},
+		{"the byte bound refuses what would pass it and changes nothing", state.Options{MaxCollectionBytes: 20}, func(t *testing.T, c state.Collections) {
+			ten := []byte("0123456789")
+			_, err := c.Save(ctx, "orders", "a", ten) // 11 bytes with its id
+			must(t, err)
+			if _, err := c.Save(ctx, "orders", "b", ten); !errors.Is(err, state.ErrFull) {
+				t.Fatalf("Save of 11 more bytes of 20 with 11 used: %v, want ErrFull", err)
+			}
+			if _, err := c.Save(ctx, "orders", "a", []byte("0123456789012345678")); err != nil { // 20 bytes
+				t.Fatalf("replacing up to the byte bound: %v", err)
+			}
+			if _, err := c.Save(ctx, "orders", "a", []byte("01234567890123456789")); !errors.Is(err, state.ErrFull) {
+				t.Fatalf("replacing past the byte bound: %v, want ErrFull", err)
+			}
+			if body, _, _ := c.Load(ctx, "orders", "a"); string(body) != "0123456789012345678" {
+				t.Fatalf("a refused replace changed the item: %q", body)
+			}
+			if err := c.Seed(ctx, "users", []state.Item{{ID: "x", Body: []byte("1")}}); !errors.Is(err, state.ErrFull) {
+				t.Fatalf("Seed past the byte bound: %v, want ErrFull", err)
+			}
+			must(t, c.Seed(ctx, "orders", []state.Item{{ID: "s", Body: ten}, {ID: "s", Body: []byte("1")}})) // replaces a: 2 bytes
+			if _, err := c.Save(ctx, "users", "u", ten); err != nil {
+				t.Fatalf("Save after a Seed made room: %v", err)
+			}
+			_, err = c.Delete(ctx, "users", "u")
+			must(t, err)
+			must(t, c.Reset(ctx, "orders"))
+			if _, err := c.Save(ctx, "users", "0123456789", []byte("012345678")); err != nil {
+				t.Fatalf("Save of 19 bytes after a delete and a reset: %v", err)
 			}
 		}},
 		{"reset one collection or all, and counts", state.Options{}, func(t *testing.T, c state.Collections) {

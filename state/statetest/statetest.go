@@ -288,12 +288,26 @@ func (h *harness) idempotency(t *testing.T) {
 			clock.Advance(time.Second)
 			claim(t, idem, key("k1"), fp("a"), state.ClaimOptions{}, state.New)
 		}},
-		{"a key in flight past its ttl is new again and the old claim cannot complete", func(t *testing.T, idem state.Idempotency, clock *Clock) {
-			c := claim(t, idem, key("k1"), fp("a"), state.ClaimOptions{TTL: time.Minute}, state.New)
-			clock.Advance(time.Minute)
-			c2 := claim(t, idem, key("k1"), fp("a"), state.ClaimOptions{TTL: time.Minute}, state.New)
+		{"a key in flight never expires: its ttl counts from completion", func(t *testing.T, idem state.Idempotency, clock *Clock) {
+			minute := state.ClaimOptions{TTL: time.Minute}
+			c := claim(t, idem, key("k1"), fp("a"), minute, state.New)
+			// The route runs longer than its ttl: a retry must not run it
+			// a second time while the first still runs.
+			clock.Advance(time.Hour)
+			claim(t, idem, key("k1"), fp("a"), minute, state.InFlight)
+			claim(t, idem, key("k1"), fp("b"), minute, state.Mismatch)
+			recs, _, err := idem.List(ctx, state.ListOptions{})
+			must(t, err)
+			if len(recs) != 1 || recs[0].State != state.StateInFlight {
+				t.Fatalf("an in-flight key an hour past its ttl is listed as %+v", recs)
+			}
+			must(t, idem.Complete(ctx, c.Token, response("first")))
+			clock.Advance(time.Minute - time.Nanosecond)
+			sameResponse(t, claim(t, idem, key("k1"), fp("a"), minute, state.Replay).Response, response("first"))
+			clock.Advance(time.Nanosecond)
+			c2 := claim(t, idem, key("k1"), fp("a"), minute, state.New)
 			if err := idem.Complete(ctx, c.Token, response("old")); !errors.Is(err, state.ErrNotClaimed) {
-				t.Fatalf("Complete of the expired claim: %v, want ErrNotClaimed", err)
+				t.Fatalf("Complete of the first, expired claim: %v, want ErrNotClaimed", err)
 			}
 			must(t, idem.Complete(ctx, c2.Token, response("new")))
 			sameResponse(t, claim(t, idem, key("k1"), fp("a"), hour, state.Replay).Response, response("new"))
@@ -360,8 +374,9 @@ func (h *harness) idempotency(t *testing.T) {
 			must(t, err)
 			want := []state.Record{
 				{Key: key("a"), State: state.StateCompleted, Status: 201, Created: start, Expires: start.Add(time.Hour), Replays: 1},
-				{Key: key("b"), State: state.StateInFlight, Created: start.Add(time.Second), Expires: start.Add(time.Second + 2*time.Hour)},
-				{Key: state.Key{Group: "refunds", Key: "c"}, State: state.StateInFlight, Created: start.Add(2 * time.Second), Expires: start.Add(2*time.Second + time.Hour)},
+				// In flight: they would expire their ttl after completing now.
+				{Key: key("b"), State: state.StateInFlight, Created: start.Add(time.Second), Expires: start.Add(4*time.Second + 2*time.Hour)},
+				{Key: state.Key{Group: "refunds", Key: "c"}, State: state.StateInFlight, Created: start.Add(2 * time.Second), Expires: start.Add(4*time.Second + time.Hour)},
 			}
 			if total != 3 || len(recs) != 3 {
 				t.Fatalf("List = %d records of %d, want 3 of 3: %+v", len(recs), total, recs)

@@ -1,4 +1,4 @@
-package state
+package redis
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/scenariomock/scenariomock/state"
 	"math"
 	"net"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // redisIdempotency keeps each key as a Redis hash, plus three sorted sets
@@ -37,13 +38,29 @@ import (
 // its expiry, so that Redis frees what nobody sweeps.
 //
 // The key's hash (i:<sha1 of group\0scope\0key>) holds: id (the claim's
-// token), fp, e (expiry, 20 digits), m (its member), done, st, h (headers
-// as JSON), b (body), n (replays).
-type redisIdempotency struct{ r *Redis }
+// token), fp, e (expiry, 20 digits), t (the ttl, 20 digits of
+// nanoseconds), m (its member), done, st, h (headers as JSON), b (body),
+// n (replays).
+//
+// A key in flight never expires: its e is the largest time, and Complete
+// sets it to the store's now + t, so that a route slower than its ttl
+// cannot run twice at once. Its Redis TTL is only a net for a replica
+// that died mid-request: max(ttl, inFlightLease) until it completes.
+type redisIdempotency struct {
+	r *Store
+	// retry frees keys whose release, completion or claim Redis did not
+	// answer, once it answers again.
+	retry *releaser
+}
 
 // redisTTLSlack is how long Redis keeps a key past its expiry: replicas'
 // clocks differ a little, and the store's clock decides.
 const redisTTLSlack = 10 * time.Second
+
+// inFlightLease is the shortest Redis TTL of a key in flight: a replica
+// that dies mid-request leaves its key to 409 for at most this long (or
+// its ttl, if longer); a live request is never that slow.
+const inFlightLease = time.Hour
 
 // maxRedisTTL caps the Redis TTL of a key whose ttl is longer (the store's
 // clock still decides; this only keeps the sum from overflowing).
@@ -59,13 +76,25 @@ local function expired(e, now)
   if eh ~= nh then return eh < nh end
   return tonumber(string.sub(e, 11)) <= tonumber(string.sub(now, 11))
 end
+local function add20(a, b)
+  local lo = tonumber(string.sub(a, 11)) + tonumber(string.sub(b, 11))
+  local hi = tonumber(string.sub(a, 1, 10)) + tonumber(string.sub(b, 1, 10))
+  if lo >= 1e10 then lo = lo - 1e10; hi = hi + 1 end
+  if hi > 922337203 or (hi == 922337203 and lo > 6854775807) then return '09223372036854775807' end
+  return string.format('%010d%010d', hi, lo)
+end
+local function ms20(a)
+  return tonumber(string.sub(a, 1, 10)) * 1e4 + math.floor(tonumber(string.sub(a, 11)) / 1e6)
+end
 local function groupOf(m)
   local rest = string.sub(m, 22)
   return string.sub(rest, 1, string.find(rest, '\0', 1, true) - 1)
 end
 local function forget(m)
   local k = recKey(m)
-  local done = redis.call('HGET', k, 'done')
+  local r = redis.call('HMGET', k, 'done', 'sz')
+  local done = r[1]
+  if done == '1' and r[2] then redis.call('DECRBY', base .. 'i:bytes', r[2]) end
   redis.call('DEL', k)
   redis.call('ZREM', base .. 'i:idx', m)
   redis.call('ZREM', base .. 'i:g:' .. groupOf(m), m)
@@ -78,10 +107,10 @@ end
 `
 
 // claimScript: KEYS rec, idx, exp, lru, use. ARGV base, now (20 digits),
-// now (ms), expires (20 digits), expires (ms), Redis TTL (ms), fp, id,
-// member, max keys. Returns {1} new, {2, status, headers, body} replay,
+// now (ms), expires (20 digits: the largest time, in flight), expires
+// (ms), Redis TTL (ms), fp, id, member, max keys, ttl (20 digits). Returns {1} new, {2, status, headers, body} replay,
 // {3} mismatch, {4} in flight, {5} abandoned (its release came first).
-var claimScript = redis.NewScript(luaIdemLib + `
+var claimScript = goredis.NewScript(luaIdemLib + `
 local now, nowms = ARGV[2], tonumber(ARGV[3])
 local rec = redis.call('HMGET', KEYS[1], 'id', 'fp', 'e', 'done', 'm')
 if rec[1] and expired(rec[3], now) then
@@ -123,7 +152,7 @@ for i = 1, 2 do
   forget(m)
 end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'id', ARGV[8], 'fp', ARGV[7], 'e', ARGV[4], 'm', ARGV[9], 'done', '0', 'n', 0)
+redis.call('HSET', KEYS[1], 'id', ARGV[8], 'fp', ARGV[7], 'e', ARGV[4], 't', ARGV[11], 'm', ARGV[9], 'done', '0', 'n', 0)
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 redis.call('ZADD', KEYS[2], 0, ARGV[9])
 redis.call('ZADD', base .. 'i:g:' .. groupOf(ARGV[9]), 0, ARGV[9])
@@ -131,14 +160,30 @@ redis.call('ZADD', KEYS[3], ARGV[5], ARGV[9])
 return {1}
 `)
 
-// completeScript: KEYS rec, lru, use. ARGV base, id, status, headers,
-// body, channel. Returns 1, or 0 when the token no longer holds the key.
-var completeScript = redis.NewScript(`
-local r = redis.call('HMGET', KEYS[1], 'id', 'done', 'm')
+// completeScript: KEYS rec, lru, use, exp, bytes. ARGV base, id, status,
+// headers, body, channel, now (20 digits), Redis TTL slack (ms), the
+// largest Redis TTL (ms), the byte bound. The key's expiry starts now;
+// past the byte bound the least recently used completed keys go (this
+// one last). Returns 1, or 0 when the token no longer holds the key.
+var completeScript = goredis.NewScript(luaIdemLib + `
+local r = redis.call('HMGET', KEYS[1], 'id', 'done', 'm', 't')
 if r[1] ~= ARGV[2] or r[2] ~= '0' then return 0 end
-redis.call('HSET', KEYS[1], 'done', '1', 'st', ARGV[3], 'h', ARGV[4], 'b', ARGV[5])
+local sz = #ARGV[4] + #ARGV[5] + 8
+redis.call('HSET', KEYS[1], 'done', '1', 'st', ARGV[3], 'h', ARGV[4], 'b', ARGV[5], 'sz', sz)
+redis.call('INCRBY', KEYS[5], sz)
+if r[4] then
+  local e = add20(ARGV[7], r[4])
+  redis.call('HSET', KEYS[1], 'e', e)
+  redis.call('ZADD', KEYS[4], ms20(e), r[3])
+  redis.call('PEXPIRE', KEYS[1], math.min(ms20(r[4]), tonumber(ARGV[9])) + tonumber(ARGV[8]))
+end
 redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), r[3])
 redis.call('PUBLISH', ARGV[6], '1')
+while tonumber(redis.call('GET', KEYS[5]) or '0') > tonumber(ARGV[10]) do
+  local y = redis.call('ZRANGE', KEYS[2], 0, 0)
+  if not y[1] then break end
+  forget(y[1])
+end
 return 1
 `)
 
@@ -147,7 +192,7 @@ return 1
 // key. Releasing a lost claim that does not hold the key leaves a mark
 // for a minute, i:lost:<id>: the claim, sent on another connection, may
 // run after this release, and then must not take the key.
-var releaseScript = redis.NewScript(luaIdemLib + `
+var releaseScript = goredis.NewScript(luaIdemLib + `
 local r = redis.call('HMGET', KEYS[1], 'id', 'done', 'm')
 if r[1] ~= ARGV[2] or r[2] ~= '0' then
   if ARGV[3] == '1' then redis.call('SET', base .. 'i:lost:' .. ARGV[2], '1', 'PX', 60000) end
@@ -162,7 +207,7 @@ return 1
 // members from the cursor, forgets those that match, and returns {how many
 // it forgot, the next cursor or -1 at the end}: Expire calls it until the
 // end, so that no one call holds Redis for long.
-var expireScript = redis.NewScript(luaIdemLib + `
+var expireScript = goredis.NewScript(luaIdemLib + `
 local n, cursor = 0, tonumber(ARGV[4])
 local ms = redis.call('ZRANGE', KEYS[1], cursor, cursor + 999)
 for _, m in ipairs(ms) do
@@ -185,8 +230,8 @@ return {n, cursor}
 // base, now (20 digits), now (ms), offset, limit (0: no limit). It first
 // forgets the keys that have expired (up to 10,000 a call), so that the
 // index counts only live keys, then reads one page. Returns {total,
-// {{member, expires, done, status, replays}...}}.
-var listScript = redis.NewScript(luaIdemLib + `
+// {{member, expires, done, status, replays, ttl}...}}.
+var listScript = goredis.NewScript(luaIdemLib + `
 for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[3], 'LIMIT', 0, 10000)) do
   local e = redis.call('HGET', recKey(m), 'e')
   if not e or expired(e, ARGV[2]) then forget(m) end
@@ -198,9 +243,9 @@ if limit > 0 then stop = offset + limit - 1 end
 local out = {}
 if offset < total then
   for _, m in ipairs(redis.call('ZRANGE', KEYS[1], offset, stop)) do
-    local r = redis.call('HMGET', recKey(m), 'e', 'done', 'st', 'n')
+    local r = redis.call('HMGET', recKey(m), 'e', 'done', 'st', 'n', 't')
     if r[1] and not expired(r[1], ARGV[2]) then
-      out[#out + 1] = {m, r[1], r[2], r[3] or '', r[4] or '0'}
+      out[#out + 1] = {m, r[1], r[2], r[3] or '', r[4] or '0', r[5] or '0'}
     end
   end
 end
@@ -212,17 +257,17 @@ return {total, out}
 func nanos20(ns int64) string { return fmt.Sprintf("%020d", ns) }
 
 // recID names a key's hash: the SHA-1 of group\0scope\0key.
-func recID(k Key) string {
+func recID(k state.Key) string {
 	h := sha1.Sum([]byte(k.Group + "\x00" + k.Scope + "\x00" + k.Key))
 	return hex.EncodeToString(h[:])
 }
 
-func (s *redisIdempotency) keys(k Key) []string {
+func (s *redisIdempotency) keys(k state.Key) []string {
 	r := s.r
 	return []string{r.key("i", recID(k)), r.key("i", "idx"), r.key("i", "exp"), r.key("i", "lru"), r.key("i", "use")}
 }
 
-func (s *redisIdempotency) channel(k Key) string { return s.r.key("n", "i", recID(k)) }
+func (s *redisIdempotency) channel(k state.Key) string { return s.r.key("n", "i", recID(k)) }
 
 // newTokenID returns a random claim ID. Chosen here rather than by Redis,
 // so that a claim whose answer was lost can still be released.
@@ -232,10 +277,10 @@ func newTokenID() uint64 {
 	return binary.BigEndian.Uint64(b[:]) | 1
 }
 
-func (s *redisIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o ClaimOptions) (Claim, error) {
+func (s *redisIdempotency) Claim(ctx context.Context, k state.Key, fp state.Fingerprint, o state.ClaimOptions) (state.Claim, error) {
 	ttl := o.TTL
 	if ttl <= 0 {
-		ttl = DefaultTTL
+		ttl = state.DefaultTTL
 	}
 	for {
 		var wake <-chan struct{}
@@ -249,50 +294,50 @@ func (s *redisIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o C
 			// key if it did, or a retry would find it in flight until
 			// it expires. A claim that never left is not released.
 			if sent(err) {
-				s.releaseLost(ctx, Token{Key: k, ID: id})
+				s.releaseLost(ctx, state.Token{Key: k, ID: id})
 			}
 			if o.Wait && ctx.Err() != nil {
 				// The waiter left (or left while waiting): as documented.
-				return Claim{Outcome: InFlight}, nil
+				return state.Claim{Outcome: state.InFlight}, nil
 			}
-			return Claim{}, fmt.Errorf("state: redis claim: %w", err)
+			return state.Claim{}, fmt.Errorf("state: redis claim: %w", err)
 		}
 		c, err := decodeClaim(res)
 		if err != nil {
-			return Claim{}, err
+			return state.Claim{}, err
 		}
 		switch {
-		case c.Outcome == New:
-			c.Token = Token{Key: k, ID: id}
+		case c.Outcome == state.New:
+			c.Token = state.Token{Key: k, ID: id}
 			return c, nil
-		case c.Outcome != InFlight || !o.Wait:
+		case c.Outcome != state.InFlight || !o.Wait:
 			return c, nil
 		}
 		if s.r.notify.closed() || !sleep(ctx, wake) {
-			return Claim{Outcome: InFlight}, nil
+			return state.Claim{Outcome: state.InFlight}, nil
 		}
 	}
 }
 
 // claimOnce runs the claim script once with token ID id.
-func (s *redisIdempotency) claimOnce(ctx context.Context, k Key, fp Fingerprint, ttl time.Duration, id uint64) ([]any, error) {
+func (s *redisIdempotency) claimOnce(ctx context.Context, k state.Key, fp state.Fingerprint, ttl time.Duration, id uint64) ([]any, error) {
 	now := s.r.o.Now().UnixNano()
-	expires := int64(math.MaxInt64)
-	if ttl < time.Duration(math.MaxInt64-now) {
-		expires = now + int64(ttl)
-	}
-	redisTTL := (min(ttl, maxRedisTTL) + redisTTLSlack).Milliseconds()
+	const inFlight = int64(math.MaxInt64) // expiry counts from completion
+	redisTTL := (min(max(ttl, inFlightLease), maxRedisTTL) + redisTTLSlack).Milliseconds()
 	member := nanos20(now) + "\x00" + k.Group + "\x00" + k.Scope + "\x00" + k.Key
-	return claimScript.Run(ctx, s.r.rdb, s.keys(k), s.r.base, nanos20(now), now/1e6, nanos20(expires), expires/1e6,
-		redisTTL, fp[:], strconv.FormatUint(id, 10), member, s.r.o.MaxKeys).Slice()
+	return claimScript.Run(ctx, s.r.rdb, s.keys(k), s.r.base, nanos20(now), now/1e6, nanos20(inFlight), inFlight/1e6,
+		redisTTL, fp[:], strconv.FormatUint(id, 10), member, s.r.o.MaxKeys, nanos20(int64(ttl))).Slice()
 }
 
 // releaseLost releases a claim whose outcome is unknown, within a short
-// time of its own; a failure (Redis still away) leaves the key to its TTL.
-func (s *redisIdempotency) releaseLost(ctx context.Context, t Token) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultRedisReadTimeout)
+// time of its own; a failure (Redis still away) leaves it to the
+// background retry.
+func (s *redisIdempotency) releaseLost(ctx context.Context, t state.Token) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultReadTimeout)
 	defer cancel()
-	_ = s.release(rctx, t, true)
+	if err := s.release(rctx, t, true); err != nil && !errors.Is(err, state.ErrNotClaimed) {
+		s.retry.add(t, true)
+	}
 }
 
 // sent reports whether a command that failed with err may have reached
@@ -302,22 +347,22 @@ func sent(err error) bool {
 	if errors.As(err, &op) && op.Op == "dial" {
 		return false
 	}
-	return !errors.Is(err, redis.ErrPoolTimeout)
+	return !errors.Is(err, goredis.ErrPoolTimeout)
 }
 
-func decodeClaim(res []any) (Claim, error) {
+func decodeClaim(res []any) (state.Claim, error) {
 	if len(res) == 0 {
-		return Claim{}, errors.New("state: redis claim: empty reply")
+		return state.Claim{}, errors.New("state: redis claim: empty reply")
 	}
 	outcome, _ := res[0].(int64)
-	switch Outcome(outcome) {
-	case New, Mismatch, InFlight:
-		return Claim{Outcome: Outcome(outcome)}, nil
+	switch state.Outcome(outcome) {
+	case state.New, state.Mismatch, state.InFlight:
+		return state.Claim{Outcome: state.Outcome(outcome)}, nil
 	case 5:
 		// Only a claim whose caller already gave up (and released it)
 		// meets its mark; no caller waits for this answer.
-		return Claim{}, errors.New("state: redis claim: abandoned")
-	case Replay:
+		return state.Claim{}, errors.New("state: redis claim: abandoned")
+	case state.Replay:
 		if len(res) != 4 {
 			break
 		}
@@ -328,37 +373,49 @@ func decodeClaim(res []any) (Claim, error) {
 		if err != nil {
 			break
 		}
-		var header []Header
+		var header []state.Header
 		if err := json.Unmarshal([]byte(h), &header); err != nil {
 			break
 		}
-		return Claim{Outcome: Replay, Response: Response{Status: status, Header: header, Body: []byte(b)}}, nil
+		return state.Claim{Outcome: state.Replay, Response: state.Response{Status: status, Header: header, Body: []byte(b)}}, nil
 	}
-	return Claim{}, fmt.Errorf("state: redis claim: unexpected reply %v", res)
+	return state.Claim{}, fmt.Errorf("state: redis claim: unexpected reply %v", res)
 }
 
-func (s *redisIdempotency) Complete(ctx context.Context, t Token, resp Response) error {
+func (s *redisIdempotency) Complete(ctx context.Context, t state.Token, resp state.Response) error {
 	h, err := json.Marshal(resp.Header)
 	if err != nil {
 		return err
 	}
 	keys := s.keys(t.Key)
-	n, err := completeScript.Run(ctx, s.r.rdb, []string{keys[0], keys[3], keys[4]}, s.r.base,
-		strconv.FormatUint(t.ID, 10), resp.Status, h, resp.Body, s.channel(t.Key)).Int()
+	n, err := completeScript.Run(ctx, s.r.rdb, []string{keys[0], keys[3], keys[4], keys[2], s.r.key("i", "bytes")}, s.r.base,
+		strconv.FormatUint(t.ID, 10), resp.Status, h, resp.Body, s.channel(t.Key),
+		nanos20(s.r.o.Now().UnixNano()), redisTTLSlack.Milliseconds(), maxRedisTTL.Milliseconds(), s.r.o.MaxIdempotencyBytes).Int()
 	if err != nil {
+		// The completion may or may not have run. Either way the key
+		// must not stay in flight: a release once Redis answers frees
+		// it if it did not (the caller was told it failed), and finds
+		// it completed, changing nothing, if it did.
+		s.retry.add(t, false)
 		return fmt.Errorf("state: redis complete: %w", err)
 	}
 	if n == 0 {
-		return ErrNotClaimed
+		return state.ErrNotClaimed
 	}
 	return nil
 }
 
-func (s *redisIdempotency) Release(ctx context.Context, t Token) error {
-	return s.release(ctx, t, false)
+func (s *redisIdempotency) Release(ctx context.Context, t state.Token) error {
+	err := s.release(ctx, t, false)
+	if err != nil && !errors.Is(err, state.ErrNotClaimed) {
+		// Redis did not answer: release again once it does, rather
+		// than leave the key in flight (409) for its whole TTL.
+		s.retry.add(t, false)
+	}
+	return err
 }
 
-func (s *redisIdempotency) release(ctx context.Context, t Token, lost bool) error {
+func (s *redisIdempotency) release(ctx context.Context, t state.Token, lost bool) error {
 	flag := "0"
 	if lost {
 		flag = "1"
@@ -368,7 +425,7 @@ func (s *redisIdempotency) release(ctx context.Context, t Token, lost bool) erro
 		return fmt.Errorf("state: redis release: %w", err)
 	}
 	if n == 0 {
-		return ErrNotClaimed
+		return state.ErrNotClaimed
 	}
 	return nil
 }
@@ -402,7 +459,7 @@ func (s *redisIdempotency) Reset(ctx context.Context) error {
 	return err
 }
 
-func (s *redisIdempotency) List(ctx context.Context, o ListOptions) ([]Record, int, error) {
+func (s *redisIdempotency) List(ctx context.Context, o state.ListOptions) ([]state.Record, int, error) {
 	now := s.r.o.Now().UnixNano()
 	res, err := listScript.Run(ctx, s.r.rdb, []string{s.index(o.Group), s.r.key("i", "exp")}, s.r.base, nanos20(now), now/1e6,
 		max(o.Offset, 0), max(o.Limit, 0)).Slice()
@@ -415,10 +472,10 @@ func (s *redisIdempotency) List(ctx context.Context, o ListOptions) ([]Record, i
 	}
 	total, _ := res[0].(int64)
 	rows, _ := res[1].([]any)
-	out := make([]Record, 0, len(rows))
+	out := make([]state.Record, 0, len(rows))
 	for _, row := range rows {
 		f, _ := row.([]any)
-		if len(f) != 5 {
+		if len(f) != 6 {
 			return nil, 0, bad
 		}
 		m, _ := f[0].(string)
@@ -426,6 +483,7 @@ func (s *redisIdempotency) List(ctx context.Context, o ListOptions) ([]Record, i
 		done, _ := f[2].(string)
 		st, _ := f[3].(string)
 		n, _ := f[4].(string)
+		ttl, _ := f[5].(string)
 		parts := strings.SplitN(m, "\x00", 4)
 		if len(parts) != 4 {
 			return nil, 0, bad
@@ -435,14 +493,17 @@ func (s *redisIdempotency) List(ctx context.Context, o ListOptions) ([]Record, i
 		if err1 != nil || err2 != nil {
 			return nil, 0, bad
 		}
-		rec := Record{
-			Key: Key{Group: parts[1], Scope: parts[2], Key: parts[3]}, State: StateInFlight,
+		rec := state.Record{
+			Key: state.Key{Group: parts[1], Scope: parts[2], Key: parts[3]}, State: state.StateInFlight,
 			Created: time.Unix(0, created), Expires: time.Unix(0, expires),
 		}
 		rec.Replays, _ = strconv.ParseInt(n, 10, 64)
 		if done == "1" {
-			rec.State = StateCompleted
+			rec.State = state.StateCompleted
 			rec.Status, _ = strconv.Atoi(st)
+		} else if t, err := strconv.ParseInt(ttl, 10, 64); err == nil && t > 0 {
+			// In flight: it would expire ttl after completing now.
+			rec.Expires = time.Unix(0, min(now, math.MaxInt64-t)+t)
 		}
 		out = append(out, rec)
 	}

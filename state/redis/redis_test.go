@@ -1,4 +1,4 @@
-package state_test
+package redis_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/scenariomock/scenariomock/internal/redistest"
 	"github.com/scenariomock/scenariomock/state"
+	"github.com/scenariomock/scenariomock/state/redis"
 	"github.com/scenariomock/scenariomock/state/statetest"
 )
 
@@ -21,7 +22,7 @@ func TestRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	var n atomic.Int64
 	statetest.Run(t, func(t *testing.T, o state.Options) state.Store {
-		s, err := state.OpenRedis(context.Background(), srv.URL(), state.RedisOptions{
+		s, err := redis.Open(context.Background(), srv.URL(), redis.Options{
 			Options: o,
 			Prefix:  fmt.Sprintf("test%d:", n.Add(1)),
 		})
@@ -37,7 +38,7 @@ func TestRedis(t *testing.T) {
 func TestRedisCloseLeaksNothing(t *testing.T) {
 	srv := redistest.Start(t)
 	before := runtime.NumGoroutine()
-	s, err := state.OpenRedis(context.Background(), srv.URL(), state.RedisOptions{Prefix: "leak:"})
+	s, err := redis.Open(context.Background(), srv.URL(), redis.Options{Prefix: "leak:"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,9 +81,9 @@ func TestRedisCloseLeaksNothing(t *testing.T) {
 // names the URL without its password.
 func TestRedisURLErrors(t *testing.T) {
 	for _, url := range []string{"redis://:hunter2@127.0.0.1:1/0", "redis://:hunter2@127.0.0.1:1/notadb", "http://:hunter2@x"} {
-		_, err := state.OpenRedis(context.Background(), url, state.RedisOptions{DialTimeout: 100 * time.Millisecond})
+		_, err := redis.Open(context.Background(), url, redis.Options{DialTimeout: 100 * time.Millisecond})
 		if err == nil || strings.Contains(err.Error(), "hunter2") {
-			t.Errorf("OpenRedis(%s) = %v, want an error without the password", url, err)
+			t.Errorf("Open(%s) = %v, want an error without the password", url, err)
 		}
 	}
 }
@@ -92,7 +93,7 @@ func TestRedisURLErrors(t *testing.T) {
 // a first request (claim, complete), a replay, a sequence step.
 func BenchmarkRedis(b *testing.B) {
 	srv := redistest.Start(b)
-	s, err := state.OpenRedis(context.Background(), srv.URL(), state.RedisOptions{Prefix: "bench:"})
+	s, err := redis.Open(context.Background(), srv.URL(), redis.Options{Prefix: "bench:"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func BenchmarkRedis(b *testing.B) {
 func TestRedisSharedAcrossStores(t *testing.T) {
 	srv := redistest.Start(t)
 	open := func(prefix string) state.Store {
-		s, err := state.OpenRedis(context.Background(), srv.URL(), state.RedisOptions{Prefix: prefix})
+		s, err := redis.Open(context.Background(), srv.URL(), redis.Options{Prefix: prefix})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,5 +179,30 @@ func TestRedisSharedAcrossStores(t *testing.T) {
 	}
 	if r := <-replay; r.Outcome != state.Replay || string(r.Response.Body) != "done" {
 		t.Fatalf("waiting claim on another store = %v %q, want the replay", r.Outcome, r.Response.Body)
+	}
+}
+
+var (
+	benchCtx  = context.Background()
+	benchFP   = state.Fingerprint{1, 2, 3}
+	benchOpts = state.ClaimOptions{TTL: time.Hour}
+)
+
+// benchResponse is what a typical JSON create answers.
+func benchResponse(bodySize int) state.Response {
+	return state.Response{
+		Status: 201,
+		Header: []state.Header{{Name: "Content-Type", Value: "application/json"}, {Name: "Location", Value: "/v1/charges/ch_1"}},
+		Body:   make([]byte, bodySize),
+	}
+}
+
+func claimComplete(b *testing.B, idem state.Idempotency, key string, resp state.Response) {
+	c, err := idem.Claim(benchCtx, state.Key{Group: "charges", Key: key}, benchFP, benchOpts)
+	if err != nil || c.Outcome != state.New {
+		b.Fatalf("claim %s: %v %v", key, c.Outcome, err)
+	}
+	if err := idem.Complete(benchCtx, c.Token, resp); err != nil {
+		b.Fatal(err)
 	}
 }

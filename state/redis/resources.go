@@ -1,12 +1,13 @@
-package state
+package redis
 
 import (
 	"context"
 	"fmt"
+	"github.com/scenariomock/scenariomock/state"
 	"sort"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // redisSequences keeps, in hash q:hits, each route's hit count by
@@ -14,10 +15,10 @@ import (
 // Retain), and per route with a per-key sequence a hash q:k:<route> of
 // calls per attribute value and a list q:o:<route> of the values in the
 // order they came, to forget the oldest past the bound.
-type redisSequences struct{ r *Redis }
+type redisSequences struct{ r *Store }
 
 // hitKeyScript: KEYS hits, keys, order. ARGV route, value, bound.
-var hitKeyScript = redis.NewScript(`
+var hitKeyScript = goredis.NewScript(`
 local hit = redis.call('HINCRBY', KEYS[1], ARGV[1], 1) - 1
 local n = redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
 if n == 1 then
@@ -31,7 +32,7 @@ return {hit, n - 1}
 
 // retainScript: KEYS hits. ARGV base, then the routes to keep ("" alone:
 // keep none). Forgets every other route.
-var retainScript = redis.NewScript(`
+var retainScript = goredis.NewScript(`
 local keep = {}
 for i = 2, #ARGV do keep[ARGV[i]] = true end
 for _, route in ipairs(redis.call('HKEYS', KEYS[1])) do
@@ -51,31 +52,31 @@ func (s *redisSequences) Hit(ctx context.Context, route string) (int64, error) {
 	return n - 1, nil
 }
 
-func (s *redisSequences) HitKey(ctx context.Context, route, value string) (Position, error) {
+func (s *redisSequences) HitKey(ctx context.Context, route, value string) (state.Position, error) {
 	res, err := hitKeyScript.Run(ctx, s.r.rdb, []string{s.r.key("q", "hits"), s.r.key("q", "k", route), s.r.key("q", "o", route)},
 		route, value, s.r.o.MaxSequenceKeys).Int64Slice()
 	if err != nil {
-		return Position{}, fmt.Errorf("state: redis hit: %w", err)
+		return state.Position{}, fmt.Errorf("state: redis hit: %w", err)
 	}
 	if len(res) != 2 {
-		return Position{}, fmt.Errorf("state: redis hit: unexpected reply %v", res)
+		return state.Position{}, fmt.Errorf("state: redis hit: unexpected reply %v", res)
 	}
-	return Position{Hit: res[0], Key: res[1]}, nil
+	return state.Position{Hit: res[0], Key: res[1]}, nil
 }
 
-func (s *redisSequences) Count(ctx context.Context, route string) (SequenceCount, error) {
-	var hits *redis.StringCmd
-	var keys *redis.IntCmd
-	_, err := s.r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+func (s *redisSequences) Count(ctx context.Context, route string) (state.SequenceCount, error) {
+	var hits *goredis.StringCmd
+	var keys *goredis.IntCmd
+	_, err := s.r.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		hits = p.HGet(ctx, s.r.key("q", "hits"), route)
 		keys = p.HLen(ctx, s.r.key("q", "k", route))
 		return nil
 	})
-	if err != nil && err != redis.Nil {
-		return SequenceCount{}, fmt.Errorf("state: redis count: %w", err)
+	if err != nil && err != goredis.Nil {
+		return state.SequenceCount{}, fmt.Errorf("state: redis count: %w", err)
 	}
-	n, _ := hits.Int64() // redis.Nil: no hits yet
-	return SequenceCount{Hits: n, Keys: int(keys.Val())}, nil
+	n, _ := hits.Int64() // goredis.Nil: no hits yet
+	return state.SequenceCount{Hits: n, Keys: int(keys.Val())}, nil
 }
 
 func (s *redisSequences) Reset(ctx context.Context, route string) error {
@@ -83,13 +84,13 @@ func (s *redisSequences) Reset(ctx context.Context, route string) error {
 	if route == "" {
 		err = retainScript.Run(ctx, s.r.rdb, []string{s.r.key("q", "hits")}, s.r.base).Err()
 	} else {
-		_, err = s.r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		_, err = s.r.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 			p.HDel(ctx, s.r.key("q", "hits"), route)
 			p.Unlink(ctx, s.r.key("q", "k", route), s.r.key("q", "o", route))
 			return nil
 		})
 	}
-	if err != nil && err != redis.Nil {
+	if err != nil && err != goredis.Nil {
 		return fmt.Errorf("state: redis reset sequences: %w", err)
 	}
 	return nil
@@ -101,43 +102,99 @@ func (s *redisSequences) Retain(ctx context.Context, routes []string) error {
 	for _, r := range routes {
 		args = append(args, r)
 	}
-	if err := retainScript.Run(ctx, s.r.rdb, []string{s.r.key("q", "hits")}, args...).Err(); err != nil && err != redis.Nil {
+	if err := retainScript.Run(ctx, s.r.rdb, []string{s.r.key("q", "hits")}, args...).Err(); err != nil && err != goredis.Nil {
 		return fmt.Errorf("state: redis retain: %w", err)
 	}
 	return nil
 }
 
-// redisCounters keeps the named counters in one hash, c.
-type redisCounters struct{ r *Redis }
+// redisCounters keeps the named counters in one hash, c, and their names
+// in a sorted set, c:z (all scored 0, so in lexical order), for paging.
+// The bound on names is checked in the same script that adds one.
+type redisCounters struct{ r *Store }
+
+var _ state.CounterPager = (*redisCounters)(nil)
+
+// nextScript: KEYS c, c:z. ARGV name, the bound on names. Returns the
+// counter's value, or -1 when the name is new and the bound is reached.
+var nextScript = goredis.NewScript(`
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+  if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[2]) then return -1 end
+  redis.call('ZADD', KEYS[2], 0, ARGV[1])
+end
+return redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+`)
+
+// pageCountersScript: KEYS c, c:z. ARGV offset, limit (0: all). Returns
+// {total, names, values}.
+var pageCountersScript = goredis.NewScript(`
+local offset, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local stop = -1
+if limit > 0 then stop = offset + limit - 1 end
+local names = redis.call('ZRANGE', KEYS[2], offset, stop)
+local values = {}
+for i = 1, #names, 1000 do
+  local part = redis.call('HMGET', KEYS[1], unpack(names, i, math.min(i + 999, #names)))
+  for _, v in ipairs(part) do values[#values + 1] = v or '0' end
+end
+return {redis.call('ZCARD', KEYS[2]), names, values}
+`)
+
+func (c *redisCounters) keys() []string { return []string{c.r.key("c"), c.r.key("c", "z")} }
 
 func (c *redisCounters) Next(ctx context.Context, name string) (int64, error) {
-	n, err := c.r.rdb.HIncrBy(ctx, c.r.key("c"), name, 1).Result()
+	if len(name) > state.MaxCounterName {
+		return 0, state.ErrCounterName
+	}
+	n, err := nextScript.Run(ctx, c.r.rdb, c.keys(), name, c.r.o.MaxCounters).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("state: redis counter: %w", err)
+	}
+	if n < 0 {
+		return 0, state.ErrCountersFull
 	}
 	return n, nil
 }
 
-func (c *redisCounters) List(ctx context.Context) ([]Counter, error) {
-	all, err := c.r.rdb.HGetAll(ctx, c.r.key("c")).Result()
+func (c *redisCounters) List(ctx context.Context) ([]state.Counter, error) {
+	out, _, err := c.Page(ctx, 0, 0)
+	return out, err
+}
+
+func (c *redisCounters) Page(ctx context.Context, offset, limit int) ([]state.Counter, int, error) {
+	res, err := pageCountersScript.Run(ctx, c.r.rdb, c.keys(), max(offset, 0), max(limit, 0)).Slice()
 	if err != nil {
-		return nil, fmt.Errorf("state: redis counters: %w", err)
+		return nil, 0, fmt.Errorf("state: redis counters: %w", err)
 	}
-	out := make([]Counter, 0, len(all))
-	for name, v := range all {
+	if len(res) != 3 {
+		return nil, 0, fmt.Errorf("state: redis counters: unexpected reply %v", res)
+	}
+	total, _ := res[0].(int64)
+	names, _ := res[1].([]any)
+	values, _ := res[2].([]any)
+	out := make([]state.Counter, 0, len(names))
+	for i, name := range names {
+		s, _ := name.(string)
+		var v string
+		if i < len(values) {
+			v, _ = values[i].(string)
+		}
 		n, _ := strconv.ParseInt(v, 10, 64)
-		out = append(out, Counter{Name: name, Value: n})
+		out = append(out, state.Counter{Name: s, Value: n})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out, int(total), nil
 }
 
 func (c *redisCounters) Reset(ctx context.Context, name string) error {
 	var err error
 	if name == "" {
-		err = c.r.rdb.Del(ctx, c.r.key("c")).Err()
+		err = c.r.rdb.Del(ctx, c.keys()...).Err()
 	} else {
-		err = c.r.rdb.HDel(ctx, c.r.key("c"), name).Err()
+		_, err = c.r.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+			p.HDel(ctx, c.r.key("c"), name)
+			p.ZRem(ctx, c.r.key("c", "z"), name)
+			return nil
+		})
 	}
 	if err != nil {
 		return fmt.Errorf("state: redis reset counters: %w", err)
@@ -149,8 +206,9 @@ func (c *redisCounters) Reset(ctx context.Context, name string) error {
 // body) and a sorted set o:s:<name> (id by insertion number, from the
 // counter o:seq), a hash o:n of item counts by collection (also the list
 // of collections) and the total o:t, which the scripts check against the
-// bound in the same step as they add.
-type redisCollections struct{ r *Redis }
+// bound in the same step as they add; likewise the bytes of ids and bodies,
+// o:b in all and o:nb by collection, against the byte bound.
+type redisCollections struct{ r *Store }
 
 // luaColBase is the collection scripts' prelude: ARGV[1] is the key
 // prefix, ARGV[2] the collection.
@@ -158,16 +216,25 @@ const luaColBase = `
 local base, name = ARGV[1], ARGV[2]
 local items, order = base .. 'o:i:' .. name, base .. 'o:s:' .. name
 local names, total, seq = base .. 'o:n', base .. 'o:t', base .. 'o:seq'
+local bytes, nbytes = base .. 'o:b', base .. 'o:nb'
 `
 
-// saveScript: ARGV base, name, id, body, bound. Returns 1 created, 0
-// replaced, -1 full.
-var saveScript = redis.NewScript(luaColBase + `
+// saveScript: ARGV base, name, id, body, bound, byte bound. Returns 1
+// created, 0 replaced, -1 full.
+var saveScript = goredis.NewScript(luaColBase + `
+local used = tonumber(redis.call('GET', bytes) or '0')
 if redis.call('HEXISTS', items, ARGV[3]) == 1 then
+  local grown = #ARGV[4] - redis.call('HSTRLEN', items, ARGV[3])
+  if grown > 0 and used + grown > tonumber(ARGV[6]) then return -1 end
   redis.call('HSET', items, ARGV[3], ARGV[4])
+  redis.call('INCRBY', bytes, grown)
+  redis.call('HINCRBY', nbytes, name, grown)
   return 0
 end
 if tonumber(redis.call('GET', total) or '0') >= tonumber(ARGV[5]) then return -1 end
+if used + #ARGV[3] + #ARGV[4] > tonumber(ARGV[6]) then return -1 end
+redis.call('INCRBY', bytes, #ARGV[3] + #ARGV[4])
+redis.call('HINCRBY', nbytes, name, #ARGV[3] + #ARGV[4])
 redis.call('HSET', items, ARGV[3], ARGV[4])
 redis.call('ZADD', order, redis.call('INCR', seq), ARGV[3])
 redis.call('INCR', total)
@@ -176,8 +243,11 @@ return 1
 `)
 
 // deleteScript: ARGV base, name, id. Returns 1 when the item existed.
-var deleteScript = redis.NewScript(luaColBase + `
+var deleteScript = goredis.NewScript(luaColBase + `
+local size = #ARGV[3] + redis.call('HSTRLEN', items, ARGV[3])
 if redis.call('HDEL', items, ARGV[3]) == 0 then return 0 end
+redis.call('DECRBY', bytes, size)
+if redis.call('HINCRBY', nbytes, name, -size) <= 0 then redis.call('HDEL', nbytes, name) end
 redis.call('ZREM', order, ARGV[3])
 redis.call('DECR', total)
 if redis.call('HINCRBY', names, name, -1) <= 0 then redis.call('HDEL', names, name) end
@@ -186,7 +256,7 @@ return 1
 
 // listItemsScript: ARGV base, name, offset, limit (0: all). Returns
 // {total, ids, bodies}.
-var listItemsScript = redis.NewScript(luaColBase + `
+var listItemsScript = goredis.NewScript(luaColBase + `
 local n = redis.call('ZCARD', order)
 local offset, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
 local stop = -1
@@ -200,18 +270,25 @@ end
 return {n, ids, bodies}
 `)
 
-// seedScript: ARGV base, name, bound, then id, body pairs. Returns 1, or
-// -1 when the items would pass the bound (nothing changed).
-var seedScript = redis.NewScript(luaColBase + `
-local seen, n = {}, 0
-for i = 4, #ARGV, 2 do
-  if not seen[ARGV[i]] then seen[ARGV[i]] = true; n = n + 1 end
+// seedScript: ARGV base, name, bound, byte bound, then id, body pairs.
+// Returns 1, or -1 when the items would pass a bound (nothing changed).
+var seedScript = goredis.NewScript(luaColBase + `
+local seen, n, size = {}, 0, 0
+for i = 5, #ARGV, 2 do
+  if not seen[ARGV[i]] then n = n + 1 else size = size - #ARGV[i] - seen[ARGV[i]] end
+  seen[ARGV[i]] = #ARGV[i + 1]
+  size = size + #ARGV[i] + #ARGV[i + 1]
 end
 local old = redis.call('HLEN', items)
 local t = tonumber(redis.call('GET', total) or '0')
 if t - old + n > tonumber(ARGV[3]) then return -1 end
+local oldSize = tonumber(redis.call('HGET', nbytes, name) or '0')
+local used = tonumber(redis.call('GET', bytes) or '0')
+if used - oldSize + size > tonumber(ARGV[4]) then return -1 end
+redis.call('SET', bytes, used - oldSize + size)
+if n == 0 then redis.call('HDEL', nbytes, name) else redis.call('HSET', nbytes, name, size) end
 redis.call('UNLINK', items, order)
-for i = 4, #ARGV, 2 do
+for i = 5, #ARGV, 2 do
   if redis.call('HSET', items, ARGV[i], ARGV[i + 1]) == 1 then
     redis.call('ZADD', order, redis.call('INCR', seq), ARGV[i])
   end
@@ -222,26 +299,28 @@ return 1
 `)
 
 // resetColScript: ARGV base, name ("" for all).
-var resetColScript = redis.NewScript(luaColBase + `
+var resetColScript = goredis.NewScript(luaColBase + `
 local all = {name}
 if name == '' then all = redis.call('HKEYS', names) end
 for _, c in ipairs(all) do
   local k = base .. 'o:i:' .. c
   redis.call('DECRBY', total, redis.call('HLEN', k))
+  redis.call('DECRBY', bytes, tonumber(redis.call('HGET', nbytes, c) or '0'))
   redis.call('UNLINK', k, base .. 'o:s:' .. c)
   redis.call('HDEL', names, c)
+  redis.call('HDEL', nbytes, c)
 end
-if name == '' then redis.call('DEL', total, names) end
+if name == '' then redis.call('DEL', total, names, bytes, nbytes) end
 return 0
 `)
 
 func (c *redisCollections) Save(ctx context.Context, name, id string, body []byte) (bool, error) {
-	n, err := saveScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name, id, body, c.r.o.MaxItems).Int()
+	n, err := saveScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name, id, body, c.r.o.MaxItems, c.r.o.MaxCollectionBytes).Int()
 	if err != nil {
 		return false, fmt.Errorf("state: redis save: %w", err)
 	}
 	if n < 0 {
-		return false, ErrFull
+		return false, state.ErrFull
 	}
 	return n == 1, nil
 }
@@ -249,12 +328,12 @@ func (c *redisCollections) Save(ctx context.Context, name, id string, body []byt
 // keys lists the keys a collection script touches, for Redis Cluster's
 // routing; the scripts build the same names from ARGV.
 func (c *redisCollections) keys(name string) []string {
-	return []string{c.r.key("o", "i", name), c.r.key("o", "s", name), c.r.key("o", "n"), c.r.key("o", "t"), c.r.key("o", "seq")}
+	return []string{c.r.key("o", "i", name), c.r.key("o", "s", name), c.r.key("o", "n"), c.r.key("o", "t"), c.r.key("o", "seq"), c.r.key("o", "b"), c.r.key("o", "nb")}
 }
 
 func (c *redisCollections) Load(ctx context.Context, name, id string) ([]byte, bool, error) {
 	b, err := c.r.rdb.HGet(ctx, c.r.key("o", "i", name), id).Bytes()
-	if err == redis.Nil {
+	if err == goredis.Nil {
 		return nil, false, nil
 	}
 	if err != nil {
@@ -263,7 +342,7 @@ func (c *redisCollections) Load(ctx context.Context, name, id string) ([]byte, b
 	return b, true, nil
 }
 
-func (c *redisCollections) List(ctx context.Context, name string, offset, limit int) ([]Item, int, error) {
+func (c *redisCollections) List(ctx context.Context, name string, offset, limit int) ([]state.Item, int, error) {
 	res, err := listItemsScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name, max(offset, 0), max(limit, 0)).Slice()
 	if err != nil {
 		return nil, 0, fmt.Errorf("state: redis list: %w", err)
@@ -274,14 +353,14 @@ func (c *redisCollections) List(ctx context.Context, name string, offset, limit 
 	total, _ := res[0].(int64)
 	ids, _ := res[1].([]any)
 	bodies, _ := res[2].([]any)
-	out := make([]Item, 0, len(ids))
+	out := make([]state.Item, 0, len(ids))
 	for i, id := range ids {
 		s, _ := id.(string)
 		var b string
 		if i < len(bodies) {
 			b, _ = bodies[i].(string)
 		}
-		out = append(out, Item{ID: s, Body: []byte(b)})
+		out = append(out, state.Item{ID: s, Body: []byte(b)})
 	}
 	return out, int(total), nil
 }
@@ -294,9 +373,9 @@ func (c *redisCollections) Delete(ctx context.Context, name, id string) (bool, e
 	return n == 1, nil
 }
 
-func (c *redisCollections) Seed(ctx context.Context, name string, items []Item) error {
-	args := make([]any, 0, 3+2*len(items))
-	args = append(args, c.r.base, name, c.r.o.MaxItems)
+func (c *redisCollections) Seed(ctx context.Context, name string, items []state.Item) error {
+	args := make([]any, 0, 4+2*len(items))
+	args = append(args, c.r.base, name, c.r.o.MaxItems, c.r.o.MaxCollectionBytes)
 	for _, it := range items {
 		args = append(args, it.ID, it.Body)
 	}
@@ -305,27 +384,27 @@ func (c *redisCollections) Seed(ctx context.Context, name string, items []Item) 
 		return fmt.Errorf("state: redis seed: %w", err)
 	}
 	if n < 0 {
-		return ErrFull
+		return state.ErrFull
 	}
 	return nil
 }
 
 func (c *redisCollections) Reset(ctx context.Context, name string) error {
-	if err := resetColScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name).Err(); err != nil && err != redis.Nil {
+	if err := resetColScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name).Err(); err != nil && err != goredis.Nil {
 		return fmt.Errorf("state: redis reset collections: %w", err)
 	}
 	return nil
 }
 
-func (c *redisCollections) Counts(ctx context.Context) ([]CollectionCount, error) {
+func (c *redisCollections) Counts(ctx context.Context) ([]state.CollectionCount, error) {
 	all, err := c.r.rdb.HGetAll(ctx, c.r.key("o", "n")).Result()
 	if err != nil {
 		return nil, fmt.Errorf("state: redis counts: %w", err)
 	}
-	out := make([]CollectionCount, 0, len(all))
+	out := make([]state.CollectionCount, 0, len(all))
 	for name, v := range all {
 		if n, _ := strconv.Atoi(v); n > 0 {
-			out = append(out, CollectionCount{Name: name, Items: n})
+			out = append(out, state.CollectionCount{Name: name, Items: n})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

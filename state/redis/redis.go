@@ -1,19 +1,21 @@
-package state
+package redis
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/scenariomock/scenariomock/state"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
 )
 
-// Redis is the Store that replicas share: all state lives in one Redis
+// Store is the state.Store that replicas share: all state lives in one Redis
 // database, under a key prefix, so that replicas behind a load balancer
 // claim idempotency keys, advance sequences and store items together.
 // Every request-path operation is one round trip (a Lua script or a
@@ -26,10 +28,10 @@ import (
 // keys of the same slot. The URL forms here open a single-node client;
 // running on a Cluster would need a cluster client and puts one store on
 // one shard.
-type Redis struct {
-	rdb    *redis.Client
+type Store struct {
+	rdb    *goredis.Client
 	base   string // Prefix + "{state}:"
-	o      Options
+	o      state.Options
 	notify *notifier
 
 	idem *redisIdempotency
@@ -46,12 +48,12 @@ type Redis struct {
 	closeErr  error
 }
 
-var _ Store = (*Redis)(nil)
+var _ state.Store = (*Store)(nil)
 
-// RedisOptions configures OpenRedis. The zero value gives the defaults.
-type RedisOptions struct {
+// Options configures Open. The zero value gives the defaults.
+type Options struct {
 	// Options are the bounds and the clock, as for Memory.
-	Options
+	state.Options
 	// Prefix starts every key (default "scenariomock:"); stores with
 	// different prefixes share nothing.
 	Prefix string
@@ -70,30 +72,30 @@ type RedisOptions struct {
 	Retries int
 }
 
-// Defaults of RedisOptions.
+// Defaults of Options.
 const (
-	DefaultRedisPrefix       = "scenariomock:"
-	DefaultRedisDialTimeout  = time.Second
-	DefaultRedisReadTimeout  = 500 * time.Millisecond
-	DefaultRedisWriteTimeout = 500 * time.Millisecond
-	DefaultRedisPoolSize     = 64
+	DefaultPrefix       = "scenariomock:"
+	DefaultDialTimeout  = time.Second
+	DefaultReadTimeout  = 500 * time.Millisecond
+	DefaultWriteTimeout = 500 * time.Millisecond
+	DefaultPoolSize     = 64
 )
 
-// OpenRedis connects to the Redis at rawURL (redis://[user:password@]host:port/db
+// Open connects to the Redis at rawURL (redis://[user:password@]host:port/db
 // or rediss:// for TLS) and returns a store on it. It fails when the URL
 // is malformed or Redis does not answer a PING within ctx and the dial
 // timeout: a server should not start on a store it cannot reach.
-func OpenRedis(ctx context.Context, rawURL string, o RedisOptions) (*Redis, error) {
+func Open(ctx context.Context, rawURL string, o Options) (*Store, error) {
 	ro, err := redisClientOptions(rawURL, o)
 	if err != nil {
 		return nil, err
 	}
-	quietRedis.Do(func() { redis.SetLogger(discardLogger{}) })
+	quietRedis.Do(func() { goredis.SetLogger(discardLogger{}) })
 	if o.Prefix == "" {
-		o.Prefix = DefaultRedisPrefix
+		o.Prefix = DefaultPrefix
 	}
-	rdb := redis.NewClient(ro)
-	r := &Redis{rdb: rdb, base: o.Prefix + "{state}:", o: o.Options.withDefaults()}
+	rdb := goredis.NewClient(ro)
+	r := &Store{rdb: rdb, base: o.Prefix + "{state}:", o: o.Options.WithDefaults()}
 	rdb.AddHook(tripHook{&r.trips})
 	pctx, cancel := context.WithTimeout(ctx, ro.DialTimeout+ro.ReadTimeout)
 	defer cancel()
@@ -107,6 +109,7 @@ func OpenRedis(ctx context.Context, rawURL string, o RedisOptions) (*Redis, erro
 		return nil, fmt.Errorf("state: redis %s: subscribe: %w", redactURL(rawURL), err)
 	}
 	r.idem = &redisIdempotency{r: r}
+	r.idem.retry = startReleaser(r.idem, ro.ReadTimeout)
 	r.seqs = &redisSequences{r: r}
 	r.ctrs = &redisCounters{r: r}
 	r.cols = &redisCollections{r: r}
@@ -116,12 +119,12 @@ func OpenRedis(ctx context.Context, rawURL string, o RedisOptions) (*Redis, erro
 
 // redisClientOptions parses the URL and applies the defaults the URL does
 // not override.
-func redisClientOptions(rawURL string, o RedisOptions) (*redis.Options, error) {
+func redisClientOptions(rawURL string, o Options) (*goredis.Options, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("state: redis URL: %w", err)
 	}
-	ro, err := redis.ParseURL(rawURL)
+	ro, err := goredis.ParseURL(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("state: redis URL %s: %w", redactURL(rawURL), err)
 	}
@@ -135,11 +138,11 @@ func redisClientOptions(rawURL string, o RedisOptions) (*redis.Options, error) {
 		}
 		*dst = v
 	}
-	set("dial_timeout", &ro.DialTimeout, o.DialTimeout, DefaultRedisDialTimeout)
-	set("read_timeout", &ro.ReadTimeout, o.ReadTimeout, DefaultRedisReadTimeout)
-	set("write_timeout", &ro.WriteTimeout, o.WriteTimeout, DefaultRedisWriteTimeout)
+	set("dial_timeout", &ro.DialTimeout, o.DialTimeout, DefaultDialTimeout)
+	set("read_timeout", &ro.ReadTimeout, o.ReadTimeout, DefaultReadTimeout)
+	set("write_timeout", &ro.WriteTimeout, o.WriteTimeout, DefaultWriteTimeout)
 	if !q.Has("pool_size") {
-		ro.PoolSize = DefaultRedisPoolSize
+		ro.PoolSize = DefaultPoolSize
 		if o.PoolSize > 0 {
 			ro.PoolSize = o.PoolSize
 		}
@@ -190,23 +193,23 @@ func redactURL(raw string) string {
 }
 
 // Idempotency returns the store of idempotency keys.
-func (r *Redis) Idempotency() Idempotency { return r.idem }
+func (r *Store) Idempotency() state.Idempotency { return r.idem }
 
 // Sequences returns the sequence positions.
-func (r *Redis) Sequences() Sequences { return r.seqs }
+func (r *Store) Sequences() state.Sequences { return r.seqs }
 
 // Counters returns the named counters.
-func (r *Redis) Counters() Counters { return r.ctrs }
+func (r *Store) Counters() state.Counters { return r.ctrs }
 
 // Collections returns the stored resources.
-func (r *Redis) Collections() Collections { return r.cols }
+func (r *Store) Collections() state.Collections { return r.cols }
 
 // Journal returns the request journal.
-func (r *Redis) Journal() Journal { return r.jrnl }
+func (r *Store) Journal() state.Journal { return r.jrnl }
 
 // Reset forgets everything every replica shares. Claim IDs and journal
 // IDs keep increasing, so that no stale token or tail sees one twice.
-func (r *Redis) Reset(ctx context.Context) error {
+func (r *Store) Reset(ctx context.Context) error {
 	return errors.Join(
 		r.idem.Reset(ctx),
 		r.seqs.Reset(ctx, ""),
@@ -216,45 +219,72 @@ func (r *Redis) Reset(ctx context.Context) error {
 	)
 }
 
+var _ state.UsageReporter = (*Store)(nil)
+
+// Usage returns what every replica's shared state holds, in one round
+// trip.
+func (r *Store) Usage(ctx context.Context) (state.Usage, error) {
+	var keys *goredis.IntCmd
+	var bytes *goredis.SliceCmd
+	_, err := r.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		keys = p.ZCard(ctx, r.key("i", "idx"))
+		bytes = p.MGet(ctx, r.key("i", "bytes"), r.key("o", "b"))
+		return nil
+	})
+	if err != nil {
+		return state.Usage{}, fmt.Errorf("state: redis usage: %w", err)
+	}
+	u := state.Usage{IdempotencyKeys: int(keys.Val())}
+	if v := bytes.Val(); len(v) == 2 {
+		s0, _ := v[0].(string)
+		s1, _ := v[1].(string)
+		u.IdempotencyBytes, _ = strconv.ParseInt(s0, 10, 64)
+		u.CollectionBytes, _ = strconv.ParseInt(s1, 10, 64)
+	}
+	return u, nil
+}
+
 // Ping reports whether Redis answers, for the health endpoint.
-func (r *Redis) Ping(ctx context.Context) error {
+func (r *Store) Ping(ctx context.Context) error {
 	return r.rdb.Ping(ctx).Err()
 }
 
 // RoundTrips returns how many round trips to Redis the store has made
 // (a pipeline is one), for measurements.
-func (r *Redis) RoundTrips() int64 { return r.trips.Load() }
+func (r *Store) RoundTrips() int64 { return r.trips.Load() }
 
 // tripHook counts round trips.
 type tripHook struct{ n *atomic.Int64 }
 
-func (h tripHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h tripHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 
-func (h tripHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
+func (h tripHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
 		h.n.Add(1)
 		return next(ctx, cmd)
 	}
 }
 
-func (h tripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
+func (h tripHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
 		h.n.Add(1)
 		return next(ctx, cmds)
 	}
 }
 
-// Close ends the subscription and closes the connections. Claims waiting
-// for a key return InFlight.
-func (r *Redis) Close() error {
+// Close ends the subscription and the background releases (after one last
+// attempt at those still pending) and closes the connections. Claims
+// waiting for a key return InFlight.
+func (r *Store) Close() error {
 	r.closeOnce.Do(func() {
 		r.notify.close()
+		r.idem.retry.close()
 		r.closeErr = r.rdb.Close()
 	})
 	return r.closeErr
 }
 
 // key returns the full name of one of the store's keys.
-func (r *Redis) key(parts ...string) string {
+func (r *Store) key(parts ...string) string {
 	return r.base + strings.Join(parts, ":")
 }

@@ -1,17 +1,18 @@
-package state
+package redis
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/scenariomock/scenariomock/state"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // redisJournal keeps the journal as a Redis stream, j, capped at the
@@ -28,7 +29,7 @@ import (
 // its answer finds its request in the journal), and no goroutine is left
 // running between Appends.
 type redisJournal struct {
-	r *Redis
+	r *Store
 
 	mu       sync.Mutex
 	pending  []*pendingEntry
@@ -44,7 +45,7 @@ const journalRetry = time.Second
 
 // pendingEntry is an entry on its way to Redis.
 type pendingEntry struct {
-	e    *Entry
+	e    *state.Entry
 	json []byte
 	err  error
 	done chan struct{}
@@ -60,7 +61,7 @@ const maxAppendGroup = 64
 
 // appendScript: KEYS stream, id counter. ARGV cap, channel, then the
 // entries' JSON. The entries take consecutive IDs; it returns the first.
-var appendScript = redis.NewScript(`
+var appendScript = goredis.NewScript(`
 local n = #ARGV - 2
 local last = redis.call('INCRBY', KEYS[2], n)
 local first = last - n + 1
@@ -71,7 +72,7 @@ redis.call('PUBLISH', ARGV[2], last)
 return first
 `)
 
-func (j *redisJournal) Append(ctx context.Context, e *Entry) error {
+func (j *redisJournal) Append(ctx context.Context, e *state.Entry) error {
 	if time.Now().UnixNano() < j.downUntil.Load() {
 		return errJournalAway
 	}
@@ -137,7 +138,7 @@ func (j *redisJournal) flush(ctx context.Context) {
 	}
 }
 
-func (j *redisJournal) Entries(ctx context.Context, after int64) ([]Entry, error) {
+func (j *redisJournal) Entries(ctx context.Context, after int64) ([]state.Entry, error) {
 	start := "-"
 	if after > 0 {
 		start = "(0-" + strconv.FormatInt(after, 10)
@@ -146,9 +147,9 @@ func (j *redisJournal) Entries(ctx context.Context, after int64) ([]Entry, error
 	if err != nil {
 		return nil, fmt.Errorf("state: redis journal: %w", err)
 	}
-	out := make([]Entry, 0, len(msgs))
+	out := make([]state.Entry, 0, len(msgs))
 	for _, m := range msgs {
-		var e Entry
+		var e state.Entry
 		raw, _ := m.Values["e"].(string)
 		if err := json.Unmarshal([]byte(raw), &e); err != nil {
 			return nil, fmt.Errorf("state: redis journal entry %s: %w", m.ID, err)

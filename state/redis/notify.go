@@ -1,4 +1,4 @@
-package state
+package redis
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // notifier wakes the waiters of this process when another process (or
@@ -17,7 +17,7 @@ import (
 // Close stops. Messages can be lost (while the subscription reconnects),
 // so waiters also re-check after waitPoll: a bounded fallback, not a loop.
 type notifier struct {
-	ps     *redis.PubSub
+	ps     *goredis.PubSub
 	cancel context.CancelFunc
 	done   chan struct{} // closed when run returns
 
@@ -36,7 +36,7 @@ const maxWaitChannels = 4096
 // startNotifier subscribes to every channel under prefix and waits for
 // Redis to confirm, so that a waiter registered after it returns misses
 // no message published after the waiter's check.
-func startNotifier(ctx context.Context, rdb *redis.Client, prefix string) (*notifier, error) {
+func startNotifier(ctx context.Context, rdb *goredis.Client, prefix string) (*notifier, error) {
 	ps := rdb.PSubscribe(ctx)
 	if err := ps.PSubscribe(ctx, escapeGlob(prefix)+"*"); err != nil {
 		_ = ps.Close()
@@ -48,7 +48,7 @@ func startNotifier(ctx context.Context, rdb *redis.Client, prefix string) (*noti
 			_ = ps.Close()
 			return nil, err
 		}
-		if _, ok := msg.(*redis.Subscription); ok {
+		if _, ok := msg.(*goredis.Subscription); ok {
 			break
 		}
 	}
@@ -88,9 +88,9 @@ func (n *notifier) run(ctx context.Context) {
 		}
 		backoff = 10 * time.Millisecond
 		switch m := msg.(type) {
-		case *redis.Message:
+		case *goredis.Message:
 			n.wake(m.Channel)
-		case *redis.Subscription:
+		case *goredis.Subscription:
 			n.wakeAll() // subscribed again after a reconnect
 		}
 	}

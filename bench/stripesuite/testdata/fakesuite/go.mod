@@ -1,0 +1,3 @@
+module example.com/fakesuite
+
+go 1.22

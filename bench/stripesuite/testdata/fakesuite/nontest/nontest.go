@@ -1,0 +1,2 @@
+// Package nontest has no tests.
+package nontest
