@@ -377,6 +377,7 @@ func (a *api) route(path string, item *v3.PathItem, method string, op *v3.Operat
 	if err != nil {
 		return nil, err
 	}
+	o.Name = name
 	resp := &scenarios.Response{Pos: pos, Status: o.status, Delay: src.Delay}
 	resp.Headers = append(resp.Headers, src.Headers...)
 	if _, set := resp.Header("Content-Type"); !set {

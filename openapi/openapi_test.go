@@ -167,6 +167,12 @@ func TestPetstoreValidation(t *testing.T) {
 			if got.status != tc.status {
 				t.Fatalf("invalid create: %d %s; want %d", got.status, got.body, tc.status)
 			}
+			if tc.validate == "report" {
+				j := call(t, "GET", hs.URL+"/__admin/requests", "", "")
+				if !strings.Contains(j.body, `"violations"`) || !strings.Contains(j.body, "body age #/age: minimum") || !strings.Contains(j.body, `"route": "createPet"`) {
+					t.Fatalf("journal %s; want the entry of createPet with its violations", j.body)
+				}
+			}
 			if tc.status != 400 {
 				return
 			}

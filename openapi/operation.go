@@ -25,6 +25,7 @@ import (
 // concurrent use.
 type Operation struct {
 	api    *api
+	Name   string // the route's name: the operationId, or "METHOD path"
 	Method string
 	Path   string // the spec's path template
 	Pos    scenarios.Pos

@@ -44,7 +44,7 @@ func generatedOperation(r *scenarios.Route, responses []*prepared) *openapi.Oper
 // checkOperation validates a request against its operation. It answers
 // a refused request (validate: enforce) with a problem listing each
 // violation and returns false; with validate: report it logs the
-// violations and returns true. A request refused here never reaches the
+// violations (in the log and the journal) and returns true. A request refused here never reaches the
 // idempotency store: Stripe keeps no result for a request that failed
 // validation.
 func (s *Server) checkOperation(w http.ResponseWriter, r *http.Request, op *openapi.Operation, body []byte, start time.Time) bool {
@@ -54,9 +54,18 @@ func (s *Server) checkOperation(w http.ResponseWriter, r *http.Request, op *open
 	}
 	summary := make([]string, len(vs))
 	for i, v := range vs {
-		summary[i] = v.In + " " + v.Name + " " + v.Pointer + ": " + v.Detail
+		where := v.In
+		for _, part := range []string{v.Name, v.Pointer} {
+			if part != "" {
+				where += " " + part
+			}
+		}
+		summary[i] = where + ": " + v.Detail
 	}
-	name := op.Method + " " + op.Path
+	name := op.Name
+	if jr, _ := r.Context().Value(journalKey{}).(*journalRecord); jr != nil {
+		jr.entry.Violations = summary // the entry is written when the request ends
+	}
 	if op.Mode() == "report" {
 		s.log.Warn("request does not match the OpenAPI operation", "route", name, "violations", strings.Join(summary, "; "))
 		return true
