@@ -1,6 +1,7 @@
 package openapi_test
 
 import (
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -9,10 +10,10 @@ import (
 
 	"github.com/stripe/stripe-mock/embedded"
 
+	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/server"
-	"net/http/httptest"
 )
 
 // stripeFiles writes stripe-mock's copy of Stripe's spec and fixtures
@@ -187,6 +188,36 @@ func TestStripeErrorShape(t *testing.T) {
 			e, _ := got.json["error"].(map[string]any)
 			if got.status != tc.status || e["type"] != "invalid_request_error" || e["code"] != tc.code || e["param"] != tc.param {
 				t.Fatalf("%d %s; want %d with Stripe's error object, code %s, param %s", got.status, got.body, tc.status, tc.code, tc.param)
+			}
+		})
+	}
+}
+
+// BenchmarkStripeMatch compares a hit and a miss among the 594 routes
+// generated from Stripe's spec (issue 15: a miss within 10x of a hit).
+func BenchmarkStripeMatch(b *testing.B) {
+	spec, fixtures := stripeFiles(b)
+	set, err := stripeSet(b, spec, fixtures, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t, err := matcher.Compile(set)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct{ name, method, target string }{
+		{"hit", "GET", "/v1/customers/cus_123"},
+		{"miss", "GET", "/v1/nothing/cus_123"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			r := httptest.NewRequest(tc.method, tc.target, nil)
+			in := matcher.NewRequest(r, nil)
+			if _, ok := t.Match(in); ok != (tc.name == "hit") {
+				b.Fatalf("%s %s matched %v", tc.method, tc.target, ok)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				t.Match(matcher.NewRequest(r, nil))
 			}
 		})
 	}
