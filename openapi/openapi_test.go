@@ -343,3 +343,25 @@ defaults:
 		t.Fatalf("corrected retry with the key of a refused request: %d %s; want 201", fixed.status, fixed.body)
 	}
 }
+
+func TestGenerateKeepsDeletedObjectsGone(t *testing.T) {
+	t.Parallel()
+	_, hs := serveDir(t, petstore(t, "openapi: {spec: openapi.yaml, unknownIds: generate}\n"), openapi.Options{})
+	// An id never created stays generated after a delete (stripe-go's
+	// suite deletes and reads the same made-up ids)...
+	if del := call(t, "DELETE", hs.URL+"/pets/pet_madeup", "", ""); del.status != 204 {
+		t.Fatalf("delete an id never created: %d %s", del.status, del.body)
+	}
+	if got := call(t, "GET", hs.URL+"/pets/pet_madeup", "", ""); got.status != 200 {
+		t.Fatalf("read a made-up id after its delete: %d %s; want a generated object", got.status, got.body)
+	}
+	// ...while an object that was created and deleted stays a 404.
+	created := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Tom"}`)
+	id, _ := created.json["id"].(string)
+	if del := call(t, "DELETE", hs.URL+"/pets/"+id, "", ""); del.status != 204 {
+		t.Fatalf("delete: %d %s", del.status, del.body)
+	}
+	if got := call(t, "GET", hs.URL+"/pets/"+id, "", ""); got.status != 404 {
+		t.Fatalf("read a deleted object: %d %s; want 404", got.status, got.body)
+	}
+}
