@@ -365,3 +365,18 @@ func TestGenerateKeepsDeletedObjectsGone(t *testing.T) {
 		t.Fatalf("read a deleted object: %d %s; want 404", got.status, got.body)
 	}
 }
+
+func TestGenerateListsWhenNothingIsStored(t *testing.T) {
+	t.Parallel()
+	_, hs := serveDir(t, petstore(t, "openapi: {spec: openapi.yaml, unknownIds: generate}\n"), openapi.Options{})
+	empty := call(t, "GET", hs.URL+"/pets", "", "")
+	if d, _ := empty.json["data"].([]any); len(d) != 1 {
+		t.Fatalf("list with nothing stored: %s; want the spec's list of one, as stripe-mock answers", empty.body)
+	}
+	created := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Tom"}`)
+	list := call(t, "GET", hs.URL+"/pets", "", "")
+	d, _ := list.json["data"].([]any)
+	if len(d) != 1 || d[0].(map[string]any)["id"] != created.json["id"] {
+		t.Fatalf("list after a create: %s; want the stored pet alone", list.body)
+	}
+}

@@ -111,6 +111,11 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 	if err != nil {
 		return 0, nil, err
 	}
+	if len(items) == 0 && o.api.generate {
+		// Nothing stored: with unknownIds: generate the spec's list of one
+		// answers, as stripe-mock's does (stripe-go's suite iterates it).
+		return 0, nil, errNoState
+	}
 	slices.Reverse(items) // newest first
 	limit := 10
 	if l, err := strconv.Atoi(q.Get("limit")); err == nil && l > 0 && l <= 100 {
