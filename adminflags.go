@@ -26,6 +26,7 @@ type adminFlags struct {
 	filter  adminclient.Filter
 	headers []string // Name=value, repeatable
 	query   []string
+	form    []string
 	body    []string
 }
 
@@ -42,6 +43,7 @@ func (a *adminFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Status, "status", "", "requests answered with this status (201) or class (4xx)")
 	fs.StringArrayVar(&a.headers, "header", nil, "requests with this header value, as Name=value (repeatable)")
 	fs.StringArrayVar(&a.query, "query", nil, "requests with this query parameter value, as name=value (repeatable)")
+	fs.StringArrayVar(&a.form, "form", nil, "requests whose URL-encoded form body has this field value, as amount=2000 or metadata[order_id]=7 (repeatable)")
 	fs.StringArrayVar(&a.body, "body", nil, "requests whose JSON body has this value at a dotted path, as amount=9800 or customer.id=cus_1 (repeatable)")
 	fs.StringVar(&f.Idempotency, "idempotency", "", "requests with this idempotency outcome: new, replayed, mismatch, in-flight, missing-key or invalid-key")
 	fs.StringVar(&f.Matched, "matched", "", "true: requests a route answered; false: requests no route matched")
@@ -57,6 +59,9 @@ func (a *adminFlags) build() (*adminclient.Client, adminclient.Filter, error) {
 		return nil, f, withCode(exitUsage, err)
 	}
 	if f.Query, err = pairs("--query", a.query); err != nil {
+		return nil, f, withCode(exitUsage, err)
+	}
+	if f.Form, err = pairs("--form", a.form); err != nil {
 		return nil, f, withCode(exitUsage, err)
 	}
 	if f.Body, err = pairs("--body", a.body); err != nil {

@@ -106,3 +106,28 @@ func (e *explainFlag) Set(s string) error {
 }
 
 func (e *explainFlag) Type() string { return "mode" }
+
+// secretsFlag is --journal-secrets: redact (the default) or keep, as
+// Options.JournalKeepsSecrets says.
+type secretsFlag bool
+
+func (k *secretsFlag) String() string {
+	if *k {
+		return "keep"
+	}
+	return "redact"
+}
+
+func (k *secretsFlag) Set(s string) error {
+	switch s {
+	case "redact":
+		*k = false
+	case "keep":
+		*k = true
+	default:
+		return fmt.Errorf("want redact or keep")
+	}
+	return nil
+}
+
+func (k *secretsFlag) Type() string { return "redact|keep" }

@@ -10,7 +10,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // only the schema tests (scenarios/schema_test.go) import it
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
-	github.com/stripe/stripe-go/v85 v85.0.0 // only examples/stripe_test.go imports it
+	github.com/stripe/stripe-go/v85 v85.0.0 // test-only: examples/stripe_test.go, and the webhooks and server tests verify signatures with its webhook package
 	gopkg.in/yaml.v3 v3.0.1
 )
 

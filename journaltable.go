@@ -129,6 +129,10 @@ func printNearMisses(w io.Writer, entries []state.Entry) {
 		if e.Query != "" {
 			fmt.Fprintf(w, "?%s", e.Query)
 		}
+		if e.CatchAll {
+			fmt.Fprintf(w, ": answered by %q, a catch-all (unmatched: true)\n", e.Route)
+			continue
+		}
 		if len(e.NearMisses) == 0 {
 			fmt.Fprintln(w, ": no route came close")
 			continue

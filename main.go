@@ -26,12 +26,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scenariomock/scenariomock/adminclient"
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/server"
 	"github.com/scenariomock/scenariomock/state"
 	"github.com/scenariomock/scenariomock/state/redis"
+	"github.com/scenariomock/scenariomock/webhooks"
 )
 
 // The examples built into the binary: serve and routes use one of them
@@ -263,6 +265,7 @@ type serveOptions struct {
 	maxColBytes       byteSize
 	journalSize       int
 	journalBodyLimit  byteSize
+	journalSecrets    secretsFlag
 	cpuProfile        string
 	explain           explainFlag
 	state             string
@@ -271,6 +274,7 @@ type serveOptions struct {
 	seedSet           bool
 	cors              bool
 	tls               tlsOptions
+	webhooks          webhooks.Options
 }
 
 func newServeCmd(stderr io.Writer) *cobra.Command {
@@ -323,10 +327,15 @@ separated by colons when none are given.`,
 	f.BoolVar(&opts.cors, "cors", false, "answer browsers from any origin (CORS preflights and headers, credentials allowed) on routes whose file has no cors: block; not the admin API")
 	opts.tls.flags(f, true)
 	opts.openapi.flags(f)
+	f.IntVar(&opts.webhooks.Queue, "webhook-queue", 10_000, "webhook deliveries the outbox holds, pending or in flight; past it an event is refused and the refusal is in GET /__admin/webhooks")
+	f.IntVar(&opts.webhooks.Concurrency, "webhook-concurrency", 8, "webhook attempts in flight at once (so a hanging receiver holds at most this many)")
+	f.Float64Var(&opts.webhooks.TimeScale, "time-scale", 1, "multiply webhook waits (after, fault delays, the retry schedule, Retry-After) by this: 0.01 runs a 30s retry in 300ms for CI; signed timestamps stay real")
 	f.IntVar(&opts.journalSize, "journal-size", 10_000, "requests the journal keeps for GET /__admin/requests (the oldest go first); 0 turns the journal off")
 	f.Var(&opts.journalBodyLimit, "journal-body-limit", "how much of each request body the journal keeps (bodySize says the whole size)")
+	f.Var(&opts.journalSecrets, "journal-secrets", "redact: the journal and the dashboard show credential headers (Authorization, Cookie, X-Api-Key, ...) as a short hash; keep: as sent")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
 	_ = f.MarkHidden("cpuprofile")
+	registerCompletions(cmd, map[string][]cobra.Completion{"log-format": logFormats, "log-level": logLevels, "explain": explainModes, "journal-secrets": journalSecrets})
 	return cmd
 }
 
@@ -352,6 +361,9 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	}
 	if opts.journalSize < 0 {
 		return withCode(exitUsage, fmt.Errorf("--journal-size %d: want a number of requests, or 0 for no journal", opts.journalSize))
+	}
+	if err := checkWebhookFlags(opts.webhooks); err != nil {
+		return withCode(exitUsage, err)
 	}
 	if opts.cpuProfile != "" {
 		stop, err := startCPUProfile(opts.cpuProfile)
@@ -453,6 +465,8 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems, Rand: random,
 		CORS: opts.cors, TLS: tlsConfig,
 		JournalSize: journalSize(opts.journalSize), JournalBodyLimit: int(opts.journalBodyLimit),
+		JournalKeepsSecrets: bool(opts.journalSecrets),
+		Webhooks:            webhookOptions(opts),
 	})
 	if err != nil {
 		printProblems(stderr, err)
@@ -709,9 +723,7 @@ func checkHealth(ctx context.Context, stdout io.Writer, addr string, timeout tim
 	if err != nil {
 		return withCode(exitUsage, fmt.Errorf("--addr %q: %w", addr, err))
 	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1" // the server listens on all interfaces; ask it on loopback
-	}
+	host = adminclient.ReachableHost(host) // 0.0.0.0: ask on loopback
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	client, scheme, err := tlsOpts.httpClient()
@@ -736,5 +748,24 @@ func checkHealth(ctx context.Context, stdout io.Writer, addr string, timeout tim
 		return withCode(exitUnhealthy, fmt.Errorf("unhealthy: %s answered %s", url, resp.Status))
 	}
 	fmt.Fprint(stdout, string(body))
+	return nil
+}
+
+// webhookOptions are the dispatcher's flags; --seed seeds its faults too.
+func webhookOptions(opts serveOptions) webhooks.Options {
+	w := opts.webhooks
+	w.Seed = opts.seed
+	return w
+}
+
+func checkWebhookFlags(w webhooks.Options) error {
+	switch {
+	case w.Queue < 1:
+		return fmt.Errorf("--webhook-queue %d: want 1 or more deliveries", w.Queue)
+	case w.Concurrency < 1:
+		return fmt.Errorf("--webhook-concurrency %d: want 1 or more attempts at once", w.Concurrency)
+	case !(w.TimeScale > 0) || w.TimeScale > 1000:
+		return fmt.Errorf("--time-scale %g: want a factor above 0 (0.01 makes a 1s wait 10ms), at most 1000", w.TimeScale)
+	}
 	return nil
 }

@@ -308,6 +308,28 @@ func TestEndToEnd(t *testing.T) {
 		if resp.StatusCode != 404 {
 			t.Errorf("--journal-size 0: GET /__admin/requests answered %d, want 404 (off)", resp.StatusCode)
 		}
+		// Credentials are redacted unless --journal-secrets keep.
+		for _, keep := range []bool{false, true} {
+			args := []string{}
+			if keep {
+				args = append(args, "--journal-secrets", "keep")
+			}
+			_, addr, _ := started(t, bin, args...)
+			req, _ := http.NewRequest("GET", "http://"+addr+"/payments", nil)
+			req.Header.Set("Authorization", "Bearer sk_test_secret")
+			if resp, err = http.DefaultClient.Do(req); err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp, err = http.Get("http://" + addr + "/__admin/requests"); err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if shown := strings.Contains(string(body), "sk_test_secret"); shown != keep || !keep && !strings.Contains(string(body), "Bearer redacted:") {
+				t.Errorf("--journal-secrets keep=%v: %s", keep, body)
+			}
+		}
 	})
 
 	t.Run("built-in example", func(t *testing.T) {
@@ -630,6 +652,9 @@ func TestExitCodes(t *testing.T) {
 		{name: "bad flag value", args: []string{"serve", "--max-body", "lots"}, code: 2, stderr: "want a positive size"},
 		{name: "bad environment variable", env: []string{"SCENARIOMOCK_MAX_BODY=lots"}, args: []string{"serve"}, code: 2, stderr: "SCENARIOMOCK_MAX_BODY"},
 		{name: "negative journal size", args: []string{"serve", "--addr", "127.0.0.1:0", "--journal-size", "-1"}, code: 2, stderr: "--journal-size -1"},
+		{name: "bad journal secrets", args: []string{"serve", "--addr", "127.0.0.1:0", "--journal-secrets", "hide"}, code: 2, stderr: `invalid argument "hide" for "--journal-secrets" flag: want redact or keep`},
+		{name: "zero time scale", args: []string{"serve", "--addr", "127.0.0.1:0", "--time-scale", "0"}, code: 2, stderr: "--time-scale 0: want a factor above 0"},
+		{name: "zero webhook queue", args: []string{"serve", "--addr", "127.0.0.1:0", "--webhook-queue", "0"}, code: 2, stderr: "--webhook-queue 0"},
 		{name: "bad log level", args: []string{"serve", "--addr", "127.0.0.1:0", "--log-level", "verbose"}, code: 2, stderr: `--log-level "verbose"`},
 		{name: "validate without paths", args: []string{"validate"}, code: 2, stderr: "validate needs files or directories"},
 		{name: "health with an argument", args: []string{"health", "extra"}, code: 2, stderr: "unknown command"},

@@ -45,6 +45,7 @@ goes on printing each request as it is recorded, until Ctrl-C.`,
 	f.BoolVar(&opts.json, "json", false, "one JSON object a line, headers and body included")
 	f.BoolVar(&opts.follow, "follow", false, "go on printing requests as they arrive, until interrupted")
 	_ = cmd.RegisterFlagCompletionFunc("route", completeRoutes(&opts.admin))
+	registerCompletions(cmd, map[string][]cobra.Completion{"idempotency": idemOutcomes, "matched": matchedValues})
 	return cmd
 }
 

@@ -207,3 +207,54 @@ func TestBuildInHealth(t *testing.T) {
 		t.Errorf("health %s, want build %q with status, version and routes", body, build)
 	}
 }
+
+// TestStarterServes: the starter's headline features work as its comments
+// say, over the real server: a retry with the same key replays the
+// order, the order is stored, a lost- key loses the first answer and its
+// retry gets it.
+func TestStarterServes(t *testing.T) {
+	t.Parallel()
+	url, _, _ := serveText(t, starterName, string(starter), "", false)
+	post := func(key, body string) (int, map[string]any, error) {
+		req, _ := http.NewRequest("POST", url+"/orders", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer t")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out, nil
+	}
+	code, first, err := post("k1", `{"amount": 100}`)
+	if err != nil || code != 201 || first["amount"] != float64(100) {
+		t.Fatalf("create: %d %v %v", code, first, err)
+	}
+	if code, again, err := post("k1", `{"amount": 100}`); err != nil || code != 201 || again["id"] != first["id"] {
+		t.Errorf("retry: %d %v %v, want the replay of %v", code, again, err, first["id"])
+	}
+	if code, _, err := post("k1", `{"amount": 200}`); err != nil || code != 422 {
+		t.Errorf("same key, another body: %d %v, want 422", code, err)
+	}
+	resp, err := http.Get(url + "/orders/" + first["id"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("get the order: %d", resp.StatusCode)
+	}
+	if _, _, err := post("lost-1", `{"amount": 5}`); err == nil {
+		t.Error("lost-1: an answer came, want the connection reset")
+	}
+	code, replay, err := post("lost-1", `{"amount": 5}`)
+	if err != nil || code != 201 || replay["amount"] != float64(5) {
+		t.Errorf("lost-1 retry: %d %v %v, want the stored 201", code, replay, err)
+	}
+	if out, errOut, err := runCmd(t, "verify", "--addr", url, "--route", "create order, answer lost", "--idempotency", "replayed", "--count", "1"); err != nil {
+		t.Errorf("%v %s%s", err, out, errOut)
+	}
+}

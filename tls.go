@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +24,9 @@ import (
 type tlsOptions struct {
 	cert, key  string
 	selfSigned bool
+	// selfSignedOut is where serve writes the certificate it made, for
+	// clients to trust (serve only).
+	selfSignedOut string
 }
 
 func (o *tlsOptions) flags(f *pflag.FlagSet, serve bool) {
@@ -30,6 +34,7 @@ func (o *tlsOptions) flags(f *pflag.FlagSet, serve bool) {
 		f.StringVar(&o.cert, "tls-cert", "", "serve HTTPS (and HTTP/2) with this PEM certificate (chain); needs --tls-key")
 		f.StringVar(&o.key, "tls-key", "", "the PEM private key of --tls-cert")
 		f.BoolVar(&o.selfSigned, "tls-self-signed", false, "serve HTTPS with a certificate made at start for the --addr host, localhost, 127.0.0.1 and ::1; the ready log has its SHA-256")
+		f.StringVar(&o.selfSignedOut, "tls-self-signed-out", "", "write the certificate --tls-self-signed made to this PEM file, for clients to trust (curl --cacert, NODE_EXTRA_CA_CERTS, --tls-cert of verify)")
 		return
 	}
 	f.StringVar(&o.cert, "tls-cert", "", "ask over HTTPS, trusting this PEM certificate (as serve's --tls-cert)")
@@ -50,6 +55,8 @@ func (o tlsOptions) config(addrs []string, now time.Time) (*tls.Config, error) {
 		return nil, withCode(exitUsage, errors.New("--tls-self-signed makes its own certificate: give it or --tls-cert and --tls-key, not both"))
 	case o.cert != "" && o.key == "":
 		return nil, withCode(exitUsage, errors.New("--tls-cert needs --tls-key, the certificate's private key"))
+	case o.selfSignedOut != "" && !o.selfSigned:
+		return nil, withCode(exitUsage, errors.New("--tls-self-signed-out writes the certificate --tls-self-signed makes: give both"))
 	case o.key != "" && o.cert == "":
 		return nil, withCode(exitUsage, errors.New("--tls-key needs --tls-cert, the certificate it belongs to"))
 	case o.cert != "":
@@ -63,9 +70,41 @@ func (o tlsOptions) config(addrs []string, now time.Time) (*tls.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--tls-self-signed: %w", err)
 		}
+		if o.selfSignedOut != "" {
+			if err := writeCertificate(o.selfSignedOut, pair); err != nil {
+				return nil, fmt.Errorf("--tls-self-signed-out: %w", err)
+			}
+		}
 		return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
 	}
 	return nil, nil
+}
+
+// writeCertificate writes c's certificate (not its key) as PEM to path,
+// replacing the file of an earlier run by a rename, so that a client never
+// reads half of one.
+func writeCertificate(path string, c tls.Certificate) error {
+	certPEM, _, err := certs.EncodePEM(c)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".cert-*.pem")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename, nothing is there
+	if _, err := tmp.Write(certPEM); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // listenHosts are the names a self-signed certificate is made for besides

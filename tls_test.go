@@ -254,3 +254,51 @@ func TestVerifyTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestTLSSelfSignedOut: --tls-self-signed-out writes the certificate
+// serve made, and a client that trusts that file alone connects with the
+// certificate checked, as curl --cacert and NODE_EXTRA_CA_CERTS do;
+// verify --tls-cert takes it too.
+func TestTLSSelfSignedOut(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	dir := t.TempDir()
+	certFile := filepath.Join(dir, "cert.pem")
+	if err := os.WriteFile(certFile, []byte("an earlier run's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, addr, _ := started(t, bin, "--tls-self-signed", "--tls-self-signed-out", certFile)
+	pem, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(pem), "PRIVATE KEY") {
+		t.Fatal("the file has the private key")
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("no certificate in %s: %q", certFile, pem)
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	for _, host := range []string{"127.0.0.1", "localhost"} {
+		client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+		resp, err := client.Get("https://" + net.JoinHostPort(host, port) + "/payments/pay_demo_0001")
+		if err != nil {
+			t.Fatalf("%s, trusting %s: %v", host, certFile, err)
+		}
+		resp.Body.Close()
+	}
+	if code, stdout, stderr := runCLI(t, bin, nil, "verify", "--addr", addr, "--tls-cert", certFile, "--path", "/payments/*"); code != 0 {
+		t.Errorf("verify --tls-cert %s: exit %d\n%s%s", certFile, code, stdout, stderr)
+	}
+	if curl, err := exec.LookPath("curl"); err == nil {
+		if out, err := exec.Command(curl, "-sS", "--cacert", certFile, "https://localhost:"+port+"/__admin/health").CombinedOutput(); err != nil {
+			t.Errorf("curl --cacert: %v %s", err, out)
+		}
+	}
+	out, err := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--tls-self-signed-out", certFile).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.Contains(string(out), "give both") {
+		t.Errorf("--tls-self-signed-out alone: %v %s, want exit %d", err, out, exitUsage)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,8 +50,14 @@ func serveShopWith(t *testing.T, token string, split bool) (url, adminURL string
 // test ends (a second stop does nothing).
 func serveShopStoppable(t *testing.T, token string, split bool) (url, adminURL string, stop func()) {
 	t.Helper()
+	return serveText(t, "shop.yaml", shop, token, split)
+}
+
+// serveText is serveShopStoppable for the scenarios text of file.
+func serveText(t *testing.T, file, text, token string, split bool) (url, adminURL string, stop func()) {
+	t.Helper()
 	srv, err := server.New(server.Options{
-		Load:       func() (*scenarios.Set, error) { return scenarios.LoadBytes("shop.yaml", []byte(shop)) },
+		Load:       func() (*scenarios.Set, error) { return scenarios.LoadBytes(file, []byte(text)) },
 		AdminToken: token,
 	})
 	if err != nil {
@@ -112,6 +119,28 @@ func shopping(t *testing.T, url string) {
 	send(t, "GET", url+"/paymnts/p1", "")
 	send(t, "POST", url+"/charges", `{}`, "Idempotency-Key", "k1")
 	send(t, "POST", url+"/charges", `{}`, "Idempotency-Key", "k1")
+}
+
+// TestVerifyForm: --form selects by a form body's fields, as Stripe's
+// SDKs send them; a JSON body is no form.
+func TestVerifyForm(t *testing.T) {
+	t.Parallel()
+	url := serveShop(t)
+	send(t, "POST", url+"/payments", "amount=500&metadata%5Border%5D=o1", "Content-Type", "application/x-www-form-urlencoded")
+	send(t, "POST", url+"/payments", `{"amount": 500}`, "Content-Type", "application/json")
+	for _, args := range [][]string{
+		{"--form", "amount=500", "--form", "metadata[order]=o1", "--count", "1"},
+		{"--form", "amount=500", "--route", "create payment", "--count", "1"},
+		{"--form", "amount=501", "--none"},
+		{"--body", "amount=500", "--count", "1"},
+	} {
+		if out, errOut, err := runCmd(t, append([]string{"verify", "--addr", url}, args...)...); err != nil {
+			t.Errorf("verify %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut)
+		}
+	}
+	if _, errOut, err := runCmd(t, "verify", "--addr", url, "--form", "amount"); err == nil || !strings.Contains(err.Error(), `--form "amount": want name=value`) {
+		t.Errorf("--form amount: %v %s", err, errOut)
+	}
 }
 
 // unreachable returns an address nothing listens on.
@@ -307,5 +336,12 @@ func TestCIExampleValidates(t *testing.T) {
 	out, errOut, err := runCmd(t, "validate", "examples/ci/payments.yaml")
 	if err != nil || out != "ok: 1 file, 3 routes\n" {
 		t.Errorf("validate examples/ci/payments.yaml: %v %q %s", err, out, errOut)
+	}
+	data, err := os.ReadFile("examples/ci/verify/checks.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checks, err := parseChecks("examples/ci/verify/checks.yaml", data, ""); err != nil || len(checks) != 7 {
+		t.Errorf("examples/ci/verify/checks.yaml: %d checks, %v", len(checks), err)
 	}
 }

@@ -74,10 +74,7 @@ func ParseAddr(addr string) (*url.URL, error) {
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return nil, fmt.Errorf("address %q: want only a scheme, a host, a port and an optional path prefix", addr)
 	}
-	host, port := u.Hostname(), u.Port()
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
+	host, port := ReachableHost(u.Hostname()), u.Port()
 	if port == "" && strings.HasSuffix(u.Host, ":") {
 		return nil, fmt.Errorf("address %q: empty port", addr)
 	}
@@ -91,6 +88,16 @@ func ParseAddr(addr string) (*url.URL, error) {
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	return u, nil
+}
+
+// ReachableHost is the host to ask a server listening on host: an
+// unspecified host (0.0.0.0, ::, or none, as in ":8080") is the server
+// listening on every interface, asked on loopback; any other is itself.
+func ReachableHost(host string) string {
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		return "127.0.0.1"
+	}
+	return host
 }
 
 // URL is the server's base URL, as the client asks it.
@@ -221,6 +228,9 @@ type Filter struct {
 	// a query parameter's, and a value at a dotted path into a JSON body
 	// ("amount", "customer.id", "items.0.sku").
 	Headers, Query, Body map[string]string
+	// Form is a URL-encoded form body's fields (Stripe's), by their keys
+	// as sent: "amount", "metadata[order_id]".
+	Form map[string]string
 	// Idempotency is the idempotency outcome: new, replayed, mismatch,
 	// in-flight, missing-key or invalid-key.
 	Idempotency string
@@ -252,7 +262,7 @@ func (f Filter) Values() url.Values {
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}
-	for prefix, m := range map[string]map[string]string{"header.": f.Headers, "query.": f.Query, "body.": f.Body} {
+	for prefix, m := range map[string]map[string]string{"header.": f.Headers, "query.": f.Query, "form.": f.Form, "body.": f.Body} {
 		for k, v := range m {
 			q.Set(prefix+k, v)
 		}

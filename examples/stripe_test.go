@@ -391,3 +391,54 @@ func collectionTotal(t *testing.T, hs *httptest.Server, name string) int {
 	}
 	return v.Total
 }
+
+// TestStripeEvents: each creation records an event, which stripe-go lists
+// and retrieves; a replay of an Idempotency-Key records none.
+func TestStripeEvents(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+
+	cp := &stripe.CustomerCreateParams{Email: stripe.String("ada@example.com")}
+	cp.SetIdempotencyKey("create-ada")
+	c, err := sc.V1Customers.Create(ctx, cp)
+	if err != nil {
+		t.Fatalf("create customer: %v", err)
+	}
+	again := &stripe.CustomerCreateParams{Email: stripe.String("ada@example.com")}
+	again.SetIdempotencyKey("create-ada")
+	if replay, err := sc.V1Customers.Create(ctx, again); err != nil || replay.ID != c.ID {
+		t.Fatalf("replay: %v %v", replay, err)
+	}
+	pi, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd")})
+	if err != nil {
+		t.Fatalf("create payment intent: %v", err)
+	}
+
+	var events []*stripe.Event
+	for ev, err := range sc.V1Events.List(ctx, &stripe.EventListParams{ListParams: stripe.ListParams{Limit: stripe.Int64(1)}}).All(ctx) {
+		if err != nil {
+			t.Fatalf("list events: %v", err)
+		}
+		events = append(events, ev)
+	}
+	if len(events) != 2 {
+		t.Fatalf("listed %d events, want 2 (the replay records none)", len(events))
+	}
+	if e := events[0]; e.Type != "customer.created" || e.Data.Object["id"] != c.ID || e.Request == nil || e.Request.IdempotencyKey != "create-ada" ||
+		!strings.HasPrefix(e.ID, "evt_") || e.Livemode || e.APIVersion != stripe.APIVersion {
+		t.Errorf("first event: %+v (request %+v)", e, e.Request)
+	}
+	if e := events[1]; e.Type != "payment_intent.created" || e.Data.Object["id"] != pi.ID {
+		t.Errorf("second event: %+v", e)
+	}
+	got, err := sc.V1Events.Retrieve(ctx, events[1].ID, nil)
+	if err != nil || got.ID != events[1].ID || got.Type != "payment_intent.created" {
+		t.Errorf("retrieve: %+v, %v", got, err)
+	}
+	_, err = sc.V1Events.Retrieve(ctx, "evt_nope", nil)
+	if se := stripeError(t, err); se.HTTPStatusCode != 404 || se.Code != stripe.ErrorCodeResourceMissing {
+		t.Errorf("missing event: %+v", se)
+	}
+}

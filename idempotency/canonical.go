@@ -82,7 +82,9 @@ func (p *canonParser) object(dst []byte, depth int) ([]byte, bool) {
 	// the stack, the values' bytes in one buffer the size of the rest.
 	var room [16]member
 	members := room[:0]
-	scratch := make([]byte, 0, len(p.src)-p.i)
+	bp := buffers.Get().(*[]byte)
+	scratch := slices.Grow((*bp)[:0], len(p.src)-p.i)
+	defer putBuffer(bp, &scratch)
 	p.space()
 	if p.i < len(p.src) && p.src[p.i] == '}' {
 		p.i++

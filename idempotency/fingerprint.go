@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/scenarios"
@@ -25,8 +27,10 @@ type Fingerprint [sha256.Size]byte
 // body is its bytes.
 func FingerprintOf(in *matcher.Request, parts []scenarios.FingerprintPart, vars map[string]string) Fingerprint {
 	// One buffer, hashed once: a sha256 hash object and a write per value
-	// would allocate on every request.
-	b := make([]byte, 0, len(in.Body)+64)
+	// would allocate on every request; the buffer is pooled.
+	bp := buffers.Get().(*[]byte)
+	b := slices.Grow((*bp)[:0], len(in.Body)+64)
+	defer putBuffer(bp, &b)
 	for _, p := range parts {
 		switch {
 		case p.Attr != nil:
@@ -45,6 +49,19 @@ func FingerprintOf(in *matcher.Request, parts []scenarios.FingerprintPart, vars 
 		}
 	}
 	return sha256.Sum256(b)
+}
+
+// buffers hold the bytes fingerprints are computed over, and the
+// scratch of canonical JSON objects, between requests.
+var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// putBuffer returns *b's storage to the pool, unless it grew past what is
+// worth keeping.
+func putBuffer(bp *[]byte, b *[]byte) {
+	if cap(*b) <= 64<<10 {
+		*bp = (*b)[:0]
+		buffers.Put(bp)
+	}
 }
 
 // field appends one named value, length-prefixed so that no two different

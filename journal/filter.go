@@ -32,6 +32,7 @@ type Filter struct {
 	class       int    // status=4xx: 4; 0: any
 	headers     []pair // canonical names
 	query       []pair
+	form        []pair // fields of a URL-encoded form body, by their keys as sent (metadata[order_id])
 	body        []bodyCond
 	idempotency string
 	matched     *bool
@@ -102,6 +103,9 @@ func (f *Filter) set(name, v string) error {
 		case "query":
 			f.query = append(f.query, pair{rest, v})
 			return nil
+		case "form":
+			f.form = append(f.form, pair{rest, v})
+			return nil
 		case "body":
 			segs := strings.Split(rest, ".")
 			if slices.Contains(segs, "") {
@@ -110,7 +114,7 @@ func (f *Filter) set(name, v string) error {
 			f.body = append(f.body, bodyCond{segs, v})
 			return nil
 		}
-		return bad("unknown filter; the filters are route, method, path, status, header.<Name>, query.<name>, body.<json.path>, idempotency, matched, since and limit")
+		return bad("unknown filter; the filters are route, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, idempotency, matched, since and limit")
 	}
 	if v == "" && slices.Contains(plainFilters, name) {
 		return bad("empty value")
@@ -175,7 +179,7 @@ func (f *Filter) set(name, v string) error {
 		}
 		f.limit = n
 	default:
-		return bad("unknown filter; the filters are route, method, path, status, header.<Name>, query.<name>, body.<json.path>, idempotency, matched, since and limit")
+		return bad("unknown filter; the filters are route, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, idempotency, matched, since and limit")
 	}
 	return nil
 }
@@ -208,7 +212,7 @@ func (f Filter) Match(e *state.Entry) bool {
 		return false
 	}
 	for _, h := range f.headers {
-		if !slices.Contains(e.Headers[h.name], h.value) {
+		if !headerMatches(e.Headers[h.name], h.name, h.value) {
 			return false
 		}
 	}
@@ -218,6 +222,20 @@ func (f Filter) Match(e *state.Entry) bool {
 			return false
 		}
 		for _, c := range f.query {
+			if !slices.Contains(q[c.name], c.value) {
+				return false
+			}
+		}
+	}
+	if len(f.form) > 0 {
+		if !isForm(e.Headers["Content-Type"]) {
+			return false
+		}
+		q, err := url.ParseQuery(string(e.Body))
+		if err != nil && len(q) == 0 {
+			return false
+		}
+		for _, c := range f.form {
 			if !slices.Contains(q[c.name], c.value) {
 				return false
 			}
@@ -235,6 +253,16 @@ func (f Filter) Match(e *state.Entry) bool {
 		}
 	}
 	return true
+}
+
+// isForm reports whether a request's Content-Type names a URL-encoded
+// form, as the matcher reads it.
+func isForm(contentType []string) bool {
+	if len(contentType) == 0 {
+		return false
+	}
+	mt, _, _ := strings.Cut(contentType[0], ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/x-www-form-urlencoded")
 }
 
 // parseJSON reads a JSON body, numbers as written.

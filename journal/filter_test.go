@@ -114,6 +114,55 @@ func TestMatchBodyNotJSON(t *testing.T) {
 	}
 }
 
+// TestMatchForm: form.<key> reads a URL-encoded body (Stripe's), by the
+// keys as sent, and only when the Content-Type says it is a form.
+func TestMatchForm(t *testing.T) {
+	t.Parallel()
+	form := func(contentType, body string) *state.Entry {
+		e := entry()
+		e.Body = []byte(body)
+		e.Headers = http.Header{"Content-Type": {contentType}}
+		return e
+	}
+	const stripe = "amount=2000&currency=usd&metadata[order_id]=6735&expand[]=customer&expand[]=invoice&note=a+b%26c"
+	for _, tc := range []struct {
+		name  string
+		query string
+		entry *state.Entry
+		want  bool
+	}{
+		{"a field", "form.amount=2000", form("application/x-www-form-urlencoded", stripe), true},
+		{"another value", "form.amount=1", form("application/x-www-form-urlencoded", stripe), false},
+		{"a bracket key as sent", "form.metadata%5Border_id%5D=6735", form("application/x-www-form-urlencoded", stripe), true},
+		{"any of a list", "form.expand%5B%5D=invoice", form("application/x-www-form-urlencoded", stripe), true},
+		{"decoded", "form.note=a+b%26c", form("application/x-www-form-urlencoded", stripe), true},
+		{"with a charset, ANDed", "form.amount=2000&form.currency=usd", form("Application/X-WWW-Form-Urlencoded; charset=utf-8", stripe), true},
+		{"ANDed, one fails", "form.amount=2000&form.currency=eur", form("application/x-www-form-urlencoded", stripe), false},
+		{"a missing field", "form.customer=cus_1", form("application/x-www-form-urlencoded", stripe), false},
+		{"not a form", "form.amount=2000", form("text/plain", stripe), false},
+		{"no Content-Type", "form.amount=2000", func() *state.Entry { e := form("", stripe); delete(e.Headers, "Content-Type"); return e }(), false},
+		{"a JSON body", "form.amount=9800", entry(), false},
+		{"a broken pair among good ones", "form.amount=2000", form("application/x-www-form-urlencoded", "x=%zz&amount=2000"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, err := url.ParseQuery(tc.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := ParseFilter(q)
+			if err != nil {
+				t.Fatalf("ParseFilter: %v", err)
+			}
+			if got := f.Match(tc.entry); got != tc.want {
+				t.Errorf("Match = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if _, err := ParseFilter(url.Values{"form.": {"1"}}); err == nil {
+		t.Error("form. with no key: no error")
+	}
+}
+
 func TestMatchStatusZeroAndRoutes(t *testing.T) {
 	t.Parallel()
 	e := entry()

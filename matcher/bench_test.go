@@ -25,16 +25,17 @@ func routesYAML(n int) string {
 	return b.String()
 }
 
-// BenchmarkMatch measures a match against tables of 10, 1,000 and 10,000
-// routes, on the first and the last of the /items routes. With the index,
-// cost must stay flat as routes grow (compare ns/op across sizes).
+// BenchmarkMatch measures a match against tables of 10 to 100,000
+// routes, on the first and the last of the /items routes, and on the
+// first and the last route, both templated. With the index, cost must
+// stay flat as routes grow (compare ns/op across sizes).
 func BenchmarkMatch(b *testing.B) {
-	for _, n := range []int{10, 1000, 10000} {
-		tab := compile(b, routesYAML(n))
+	for _, n := range []int{10, 1000, 10000, 100000} {
+		tab := compile(b, routesYAML(n)+"  - { name: last, method: GET, path: \"/orders/{id}/lines/{line}\", respond: {} }\n")
 		for _, which := range []struct {
 			name   string
 			target string
-		}{{"first", "/items/0"}, {"last", fmt.Sprintf("/items/%d", n-1)}, {"templated", "/payments/pay_1"}} {
+		}{{"first", "/items/0"}, {"last", fmt.Sprintf("/items/%d", n-1)}, {"templated", "/payments/pay_1"}, {"templated-last", "/orders/o_1/lines/2"}} {
 			r := httptest.NewRequest("GET", which.target, nil)
 			b.Run(fmt.Sprintf("routes=%d/%s", n, which.name), func(b *testing.B) {
 				b.ReportAllocs()
@@ -175,9 +176,9 @@ func loadRoutesYAML(n int) string {
 
 // BenchmarkLoadCompile measures what startup and a changed reload cost:
 // scenarios.Load of one file of n routes, then Compile. live-MB is the
-// heap the table keeps.
+// heap the set and the table keep.
 func BenchmarkLoadCompile(b *testing.B) {
-	for _, n := range []int{1000, 10000, 100000} {
+	for _, n := range []int{10, 10000, 100000} {
 		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "routes.yaml")
 			if err := os.WriteFile(path, []byte(loadRoutesYAML(n)), 0o644); err != nil {
@@ -194,11 +195,48 @@ func BenchmarkLoadCompile(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			var m runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&m)
-			b.ReportMetric(float64(m.HeapAlloc)/(1<<20), "live-MB")
+			b.ReportMetric(liveMB(), "live-MB")
 			runtime.KeepAlive(tab)
 		})
 	}
+}
+
+// BenchmarkCompile measures Compile alone, of a set of n routes loaded
+// once. table-MB is the heap the table keeps beyond the set's.
+func BenchmarkCompile(b *testing.B) {
+	for _, n := range []int{10, 10000, 100000} {
+		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "routes.yaml")
+			if err := os.WriteFile(path, []byte(loadRoutesYAML(n)), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			set, err := scenarios.Load(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			setOnly := liveMB()
+			b.ReportAllocs()
+			var tab *Table
+			for b.Loop() {
+				if tab, err = Compile(set); err != nil {
+					b.Fatal(err)
+				}
+				if len(tab.Routes()) != n {
+					b.Fatalf("%d routes", len(tab.Routes()))
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(liveMB()-setOnly, "table-MB")
+			runtime.KeepAlive(tab)
+			runtime.KeepAlive(set)
+		})
+	}
+}
+
+// liveMB collects garbage and returns the heap in use, in MiB.
+func liveMB() float64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapAlloc) / (1 << 20)
 }

@@ -6,9 +6,13 @@
 //
 // Routes are indexed by the literal segments that lead their path template
 // (a trie), so a request only tests the routes that can match its path:
-// the cost of a match does not grow with the number of routes. Among the
-// candidates, the first in match order whose conditions all hold wins;
-// match order is priority (higher first), then file order.
+// the cost of a match does not grow with the number of routes. A fully
+// literal path is one map lookup; the trie holds only templated routes.
+// Among the candidates, the first in match order whose conditions all
+// hold wins; match order is priority (higher first), then file order. A
+// template whose variables are plain {name} segments is matched a segment
+// at a time, any other by its regexp (scenarios.PathTemplate), as
+// gorilla/mux would match it.
 //
 // A miss costs about what a hit costs: Explain ranks the candidates the
 // index offers, tests conditions only of those that could still rank, and

@@ -1,9 +1,9 @@
 package matcher
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -34,17 +34,31 @@ type Table struct {
 // template is one distinct path template and the routes that use it.
 type template struct {
 	path, literal string
-	first         int32            // its first route in match order
-	anyMethod     int32            // its first route that takes any method, or -1
-	byMethod      map[string]int32 // its first route taking each method
+	first         int32 // its first route in match order
+	anyMethod     int32 // its first route that takes any method, or -1
+	// byMethod is its first route taking each method, in the order of
+	// those routes: a few at most, where a map cost some 200 bytes a
+	// template (20 MB at 100,000 routes).
+	byMethod []methodRoute
+}
+
+// methodRoute is a template's first route taking a method.
+type methodRoute struct {
+	method string
+	route  int32
 }
 
 // representative returns the route that stands for the template in a
 // near-miss report: the first that takes the method, else the first.
 func (tp *template) representative(method string) (int32, bool) {
 	best := tp.anyMethod
-	if i, ok := tp.byMethod[method]; ok && (best < 0 || i < best) {
-		best = i
+	for _, m := range tp.byMethod {
+		if m.method == method {
+			if best < 0 || m.route < best {
+				best = m.route
+			}
+			break
+		}
 	}
 	if best < 0 {
 		return tp.first, false
@@ -58,7 +72,7 @@ type Route struct {
 	// Index is the route's position in match order, which also indexes
 	// per-route state kept outside the table.
 	Index int
-	re    *regexp.Regexp // nil when the path is literal
+	path  *scenarios.PathTemplate
 	// literal is the template up to its first variable, for ranking near
 	// misses by how much of the path they share.
 	literal string
@@ -73,11 +87,11 @@ type Route struct {
 }
 
 // node is one level of the path index: routes whose template's leading
-// literal segments end here.
+// literal segments end here and which continue with a variable. Fully
+// literal templates are not in it: their paths are keys of Table.exact.
 type node struct {
 	children map[string]*node
-	exact    []int32 // fully literal templates ending here
-	prefix   []int32 // templates whose literal part ends here and which continue with a variable
+	prefix   []int32
 }
 
 // Match is the route chosen for a request and the path variables it bound.
@@ -90,9 +104,10 @@ type Match struct {
 // priority, higher first; equal priorities keep file order.
 func Compile(set *scenarios.Set) (*Table, error) {
 	all := set.Routes()
-	sort.SliceStable(all, func(i, j int) bool { return all[i].Priority > all[j].Priority })
+	slices.SortStableFunc(all, func(a, b *scenarios.Route) int { return cmp.Compare(b.Priority, a.Priority) })
 	t := &Table{set: set, routes: make([]*Route, len(all))}
 	templateIDs, condIDs := map[string]int32{}, map[string]int32{}
+	t.exact = map[string][]int32{}
 	for i, r := range all {
 		tpl := r.Template
 		if tpl == nil {
@@ -102,10 +117,14 @@ func Compile(set *scenarios.Set) (*Table, error) {
 			}
 		}
 		literal, _, _ := strings.Cut(r.Path, "{")
-		t.routes[i] = &Route{Route: r, Index: i, re: tpl.Regexp, literal: literal, table: t}
+		t.routes[i] = &Route{Route: r, Index: i, path: tpl, literal: literal, table: t}
 		t.addTemplate(t.routes[i], templateIDs)
 		t.addConditions(t.routes[i], condIDs)
 		segs, exact := scenarios.LiteralPrefix(r.Path)
+		if exact {
+			t.exact[r.Path] = append(t.exact[r.Path], int32(i))
+			continue
+		}
 		n := &t.root
 		for _, s := range segs {
 			if n.children == nil {
@@ -118,24 +137,24 @@ func Compile(set *scenarios.Set) (*Table, error) {
 			}
 			n = child
 		}
-		if exact {
-			n.exact = append(n.exact, int32(i))
-		} else {
-			n.prefix = append(n.prefix, int32(i))
-		}
+		n.prefix = append(n.prefix, int32(i))
 	}
 	t.byLiteral = make([]int32, len(t.templates))
 	for i := range t.byLiteral {
 		t.byLiteral[i] = int32(i)
 	}
 	slices.SortStableFunc(t.byLiteral, func(a, b int32) int { return strings.Compare(t.templates[a].literal, t.templates[b].literal) })
-	t.exact = map[string][]int32{}
-	for _, r := range t.routes {
-		if r.re == nil {
-			if _, done := t.exact[r.Path]; !done {
-				t.exact[r.Path] = slices.Clip(t.walk(r.Path, nil))
-			}
+	// A literal path's candidates are its routes and the templated ones
+	// whose literal part leads it.
+	for path, routes := range t.exact {
+		c := t.walk(path, nil)
+		if len(c) == 0 {
+			t.exact[path] = slices.Clip(routes)
+			continue
 		}
+		c = append(c, routes...)
+		slices.Sort(c)
+		t.exact[path] = slices.Clip(c)
 	}
 	return t, nil
 }
@@ -146,7 +165,7 @@ func (t *Table) addTemplate(r *Route, ids map[string]int32) {
 	if !ok {
 		id = int32(len(t.templates))
 		ids[r.Path] = id
-		t.templates = append(t.templates, template{path: r.Path, literal: r.literal, first: int32(r.Index), anyMethod: -1, byMethod: map[string]int32{}})
+		t.templates = append(t.templates, template{path: r.Path, literal: r.literal, first: int32(r.Index), anyMethod: -1})
 	}
 	r.tpl = id
 	tp := &t.templates[id]
@@ -154,8 +173,8 @@ func (t *Table) addTemplate(r *Route, ids map[string]int32) {
 		tp.anyMethod = int32(r.Index)
 	}
 	for _, m := range r.Methods {
-		if _, ok := tp.byMethod[m]; !ok {
-			tp.byMethod[m] = int32(r.Index)
+		if !slices.ContainsFunc(tp.byMethod, func(b methodRoute) bool { return b.method == m }) {
+			tp.byMethod = append(tp.byMethod, methodRoute{m, int32(r.Index)})
 		}
 	}
 }
@@ -241,10 +260,6 @@ func (t *Table) walk(path string, buf []int32) []int32 {
 			lists++
 		}
 		if !more {
-			if len(n.exact) > 0 {
-				buf = append(buf, n.exact...)
-				lists++
-			}
 			break
 		}
 		rest = tail
@@ -288,27 +303,23 @@ func (r *Route) methodOK(m string) bool {
 }
 
 func (r *Route) matchPath(path string) (map[string]string, bool) {
-	if r.re == nil {
+	if r.path.Literal() {
 		return nil, path == r.Path
 	}
-	m := r.re.FindStringSubmatch(path)
-	if m == nil {
+	var buf [4]string
+	vals, ok := r.path.Match(path, buf[:0])
+	if !ok {
 		return nil, false
 	}
-	vars := make(map[string]string, len(r.Vars))
-	for i, name := range r.Vars {
-		vars[name] = m[i+1]
+	vars := make(map[string]string, len(vals))
+	for i, name := range r.path.Vars {
+		vars[name] = vals[i]
 	}
 	return vars, true
 }
 
 // pathMatches is matchPath without binding the variables.
-func (r *Route) pathMatches(path string) bool {
-	if r.re == nil {
-		return path == r.Path
-	}
-	return r.re.MatchString(path)
-}
+func (r *Route) pathMatches(path string) bool { return r.path.Matches(path) }
 
 // testConditions checks the route's conditions in order: headers, query,
 // body. It returns how many passed and, on failure, what failed. A

@@ -310,7 +310,10 @@ func (s *Server) unmatched() error {
 		if e.Status != 0 {
 			fmt.Fprintf(&b, " → %d", e.Status)
 		}
-		if len(e.NearMisses) == 0 {
+		switch {
+		case e.CatchAll:
+			fmt.Fprintf(&b, ": answered by %q, a catch-all (unmatched: true)", e.Route)
+		case len(e.NearMisses) == 0:
 			b.WriteString(": no route came close")
 		}
 		for _, m := range e.NearMisses {

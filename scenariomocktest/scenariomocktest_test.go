@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -60,6 +61,18 @@ func TestStart(t *testing.T) {
 	got := srv.Requests(scenariomocktest.Filter{Body: map[string]string{"amount": "2"}})
 	if len(got) != 1 || got[0].Route != "create payment" || got[0].Status != 201 {
 		t.Errorf("Requests(amount=2) = %+v", got)
+	}
+	// A form body (Stripe's), by its fields as sent.
+	resp, err := http.PostForm(srv.URL()+"/payments", url.Values{"amount": {"3"}, "metadata[order]": {"o1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if n := srv.Count(scenariomocktest.Filter{Form: map[string]string{"amount": "3", "metadata[order]": "o1"}}); n != 1 {
+		t.Errorf("Count(form amount=3, metadata[order]=o1) = %d, want 1", n)
+	}
+	if n := srv.Count(scenariomocktest.Filter{Form: map[string]string{"amount": "2"}}); n != 0 {
+		t.Errorf("Count(form amount=2) = %d, want 0: a JSON body is no form", n)
 	}
 	srv.Reset()
 	if n := srv.Count(scenariomocktest.Filter{}); n != 0 {
@@ -150,6 +163,7 @@ func TestFailOnUnmatched(t *testing.T) {
 		name      string
 		opts      []scenariomocktest.Option
 		unmatched bool
+		catchAll  bool // call a path only the catch-all route answers
 		// fails says whether the test must fail, and then with what.
 		fails []string
 	}{
@@ -157,14 +171,21 @@ func TestFailOnUnmatched(t *testing.T) {
 		{name: "unmatched, not asked", unmatched: true},
 		{name: "unmatched", opts: []scenariomocktest.Option{scenariomocktest.FailOnUnmatched()}, unmatched: true,
 			fails: []string{"scenariomocktest: 1 request matched no route:", "GET /paymnts/p1?x=1 → 404", "get payment:"}},
+		{name: "a catch-all answered", opts: []scenariomocktest.Option{scenariomocktest.FailOnUnmatched()}, catchAll: true,
+			fails: []string{"scenariomocktest: 1 request matched no route:", `GET /v1/balance → 404: answered by "unknown URL", a catch-all (unmatched: true)`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			rec := &recorder{TB: t}
-			srv := scenariomocktest.Start(rec, scenariomocktest.YAML(payments), tc.opts...)
+			srv := scenariomocktest.Start(rec, scenariomocktest.YAML(payments+`
+	  - { name: unknown URL, path: '/v1/{p:.*}', unmatched: true, respond: { status: 404 } }
+`), tc.opts...)
 			get(t, srv.URL()+"/payments/p1")
 			if tc.unmatched {
 				get(t, srv.URL()+"/paymnts/p1?x=1")
+			}
+			if tc.catchAll {
+				get(t, srv.URL()+"/v1/balance")
 			}
 			rec.end()
 			errs, _ := rec.report()

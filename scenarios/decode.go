@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,9 +17,14 @@ import (
 // struct decoding so that every error carries a column, unknown fields get
 // a suggestion, and one bad field does not hide the next.
 type decoder struct {
-	file   string
-	lines  [][]byte // the file's lines, to find a column where only a line is known
-	prefix string   // names the route being decoded, e.g. `route "pay": `
+	file string
+	// src is the file's content; split is its lines once fileLines was
+	// called, to find a column where only a line is known. Only an error
+	// needs them: at 100,000 routes in one file, the lines were 30 MB
+	// kept for the whole load.
+	src    []byte
+	split  [][]byte
+	prefix string // names the route being decoded, e.g. `route "pay": `
 	errs   []*Error
 	// budget bounds the nodes visited through aliases, so that a small file
 	// of nested anchors cannot expand into gigabytes (billion laughs).
@@ -32,12 +38,21 @@ const maxDepth = 200
 
 func (d *decoder) pos(n *yaml.Node) Pos { return Pos{File: d.file, Line: n.Line, Col: n.Column} }
 
+// fileLines returns the file's lines, split at their first use.
+func (d *decoder) fileLines() [][]byte {
+	if d.split == nil && d.src != nil {
+		d.split = splitLines(d.src)
+	}
+	return d.split
+}
+
 // lineStart returns the column of the first non-blank character of a line.
 func (d *decoder) lineStart(line int) int {
-	if line < 1 || line > len(d.lines) {
+	lines := d.fileLines()
+	if line < 1 || line > len(lines) {
 		return 1
 	}
-	return firstNonBlank(d.lines[line-1])
+	return firstNonBlank(lines[line-1])
 }
 
 func firstNonBlank(line []byte) int {
@@ -105,11 +120,18 @@ func (d *decoder) pairs(n *yaml.Node, field string) ([]pair, bool) {
 }
 
 func (d *decoder) pairsDepth(n *yaml.Node, field string, depth int) []pair {
-	var out, merged []pair
-	seen := map[string]*yaml.Node{}
+	var merged []pair
+	out := make([]pair, 0, len(n.Content)/2)
+	// The keys so far, for a mapping of many; those of a small one, as
+	// most are, are looked for in n instead (a map each cost a tenth of
+	// a large load's allocations).
+	var seen map[string]*yaml.Node
+	if len(n.Content) > 2*smallMapping {
+		seen = make(map[string]*yaml.Node, len(n.Content)/2)
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+		if isMergeKey(k) {
 			merged = append(merged, d.merge(v, field, depth)...)
 			continue
 		}
@@ -118,20 +140,50 @@ func (d *decoder) pairsDepth(n *yaml.Node, field string, depth int) []pair {
 			d.fail(k, field, "a key must be a plain string, got %s", describe(kr))
 			continue
 		}
-		if prev, dup := seen[kr.Value]; dup {
+		prev, dup := seen[kr.Value]
+		if seen == nil {
+			prev, dup = d.firstKey(n, i, kr.Value)
+		}
+		if dup {
 			d.fail(k, join(field, kr.Value), "duplicate key (first at line %d)", prev.Line)
 			continue
 		}
-		seen[kr.Value] = k
+		if seen != nil {
+			seen[kr.Value] = k
+		}
 		out = append(out, pair{kr, v})
 	}
 	for _, p := range merged {
-		if _, ok := seen[p.key.Value]; !ok {
-			seen[p.key.Value] = p.key
+		_, dup := seen[p.key.Value]
+		if seen == nil {
+			dup = slices.ContainsFunc(out, func(q pair) bool { return q.key.Value == p.key.Value })
+		}
+		if !dup {
+			if seen != nil {
+				seen[p.key.Value] = p.key
+			}
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// smallMapping is how many keys a mapping may have for pairsDepth to look
+// for duplicates without a map.
+const smallMapping = 16
+
+func isMergeKey(k *yaml.Node) bool { return k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" }
+
+// firstKey returns the first of the keys of mapping n before index i
+// whose value is key, as written (an alias stays one), if any.
+func (d *decoder) firstKey(n *yaml.Node, i int, key string) (*yaml.Node, bool) {
+	for j := 0; j < i; j += 2 {
+		k := n.Content[j]
+		if kr := d.resolve(k); kr.Kind == yaml.ScalarNode && kr.Value == key && !isMergeKey(k) {
+			return k, true
+		}
+	}
+	return nil, false
 }
 
 // merge returns the pairs that a merge key's value brings: one mapping, or

@@ -204,6 +204,7 @@ func FuzzCompilePath(f *testing.F) {
 		"/", "/payments", "/payments/{id}", "/items/{n:[0-9]+}", "/files/{path:.+}",
 		"/a/{x}/b/{y:[a-z]{2,3}}", "/v{version:[0-9]}/things", "/dots/{name}.json", "/a.b/{c}",
 		"/{a}{b}", "/x/{y:(?:a|b)}", "/{u:[^/]*}/end", "/é/{ü}", "/{x:(a)}", "/{x", "/x}", "payments", "/{:a}", "/{a}/{a}",
+		"/users/{id}/orders/{n}", "/pay_{id}.json/x", "/a//{b}/", "/{a:[^/]+}/{b}", "/\ufffd/{a}", "/{a}-{b}/c",
 	} {
 		f.Add(tpl)
 	}
@@ -230,16 +231,16 @@ func FuzzCompilePath(f *testing.F) {
 		if err := route.GetError(); err != nil {
 			t.Fatalf("CompilePath accepts %q but gorilla/mux rejects it: %v", tpl, err)
 		}
-		if pt.Regexp == nil {
-			if len(pt.Vars) != 0 {
-				t.Fatalf("%q: variables %q but no regexp", tpl, pt.Vars)
+		if pt.Regexp != nil {
+			if n := pt.Regexp.NumSubexp(); n != len(pt.Vars) {
+				t.Fatalf("%q: regexp %s has %d groups for %d variables %q (matching would index out of range)", tpl, pt.Regexp, n, len(pt.Vars), pt.Vars)
 			}
-		} else if n := pt.Regexp.NumSubexp(); n != len(pt.Vars) {
-			t.Fatalf("%q: regexp %s has %d groups for %d variables %q (matching would index out of range)", tpl, pt.Regexp, n, len(pt.Vars), pt.Vars)
+		} else if len(pt.Vars) != 0 && pt.segs == nil {
+			t.Fatalf("%q: variables %q but neither a regexp nor segments", tpl, pt.Vars)
 		}
 		segs, exact := LiteralPrefix(tpl)
-		if lit := "/" + strings.Join(segs, "/"); !strings.HasPrefix(tpl, lit) || exact != (lit == tpl) || exact != (pt.Regexp == nil) {
-			t.Errorf("LiteralPrefix(%q) = %q, %v; regexp %v", tpl, segs, exact, pt.Regexp)
+		if lit := "/" + strings.Join(segs, "/"); !strings.HasPrefix(tpl, lit) || exact != (lit == tpl) || exact != pt.Literal() {
+			t.Errorf("LiteralPrefix(%q) = %q, %v; Literal %v", tpl, segs, exact, pt.Literal())
 		}
 		for _, p := range derivedPaths(tpl) {
 			agreesWithMux(t, tpl, pt, route, p)

@@ -312,7 +312,7 @@ func (l *loader) loadFile(path, root string, walked bool) {
 // and root the directory body files must stay within; "" forbids them.
 func (l *loader) parse(path string, data []byte, dir, root string) {
 	newDecoder := func() *fileDecoder {
-		d := &fileDecoder{decoder: decoder{file: path, budget: nodeBudget, lines: splitLines(data)}}
+		d := &fileDecoder{decoder: decoder{file: path, budget: nodeBudget, src: data}}
 		d.readBody = func(rel string) ([]byte, string, error) {
 			data, msg, err := l.readBody(dir, root, rel)
 			d.bodies.Write(data)
@@ -383,7 +383,7 @@ func (l *loader) decodeInChunks(d *fileDecoder, path string, data []byte) (p par
 		bytes.Contains(data, []byte("\u0085")) || bytes.Contains(data, []byte("\u2028")) || bytes.Contains(data, []byte("\u2029")) {
 		return parsed{}, false
 	}
-	lines := d.lines
+	lines := splitLines(data) // not d's: they would outlive the slices
 	first, end, items := routeItems(lines)
 	if len(items) < chunkRoutes {
 		return parsed{}, false
@@ -396,6 +396,18 @@ func (l *loader) decodeInChunks(d *fileDecoder, path string, data []byte) (p par
 		}
 		head = append(head, ln...)
 	}
+	// The slices are cut from data by the byte offset of their first
+	// lines; the lines themselves can go.
+	offsets := make([]int, len(items)+1)
+	off, next := 0, 0
+	for i, ln := range lines[:end] {
+		if next < len(items) && items[next] == i {
+			offsets[next] = off
+			next++
+		}
+		off += len(ln)
+	}
+	offsets[len(items)] = off
 	doc, err := parseYAML(head)
 	if err != nil {
 		return parsed{}, false
@@ -413,26 +425,39 @@ func (l *loader) decodeInChunks(d *fileDecoder, path string, data []byte) (p par
 	if len(p.file.Routes) != 0 {
 		return parsed{}, false
 	}
-	var chunk []byte
+	// Parsing a slice is about half of the work and decoding its routes
+	// the other half: a goroutine parses the next slice while this one
+	// decodes the last, so that a large load takes both cores. It stops
+	// when it is done, or when this function returns first.
+	lists := make(chan *yaml.Node, 1) // a list of routes; nil when a slice did not parse
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(lists)
+		var chunk []byte
+		for from := 0; from < len(items); from += chunkRoutes {
+			to := min(from+chunkRoutes, len(items))
+			list := parseSlice(&chunk, data[offsets[from]:offsets[to]], to-from)
+			if list != nil {
+				shiftLines(list, items[from]-1) // the slice's line 2 is the file's line items[from]+1
+			}
+			select {
+			case lists <- list:
+			case <-stop:
+				return
+			}
+			if list == nil {
+				return
+			}
+		}
+	})
+	defer wg.Wait()
+	defer close(stop)
 	for from := 0; from < len(items); from += chunkRoutes {
-		to := min(from+chunkRoutes, len(items))
-		last := end
-		if to < len(items) {
-			last = items[to]
-		}
-		chunk = append(chunk[:0], "routes:\n"...)
-		for _, ln := range lines[items[from]:last] {
-			chunk = append(chunk, ln...)
-		}
-		doc, err := parseYAML(chunk)
-		if err != nil || len(doc.Content) != 1 || len(doc.Content[0].Content) != 2 {
+		list := <-lists
+		if list == nil {
 			return parsed{}, false
 		}
-		list := doc.Content[0].Content[1]
-		if list.Kind != yaml.SequenceNode || len(list.Content) != to-from {
-			return parsed{}, false
-		}
-		shiftLines(list, items[from]-1) // the slice's line 2 is the file's line items[from]+1
 		for i, rn := range list.Content {
 			if r := d.route(rn, from+i); r != nil {
 				p.file.Routes = append(p.file.Routes, r)
@@ -441,6 +466,23 @@ func (l *loader) decodeInChunks(d *fileDecoder, path string, data []byte) (p par
 		}
 	}
 	return p, true
+}
+
+// parseSlice parses items, n items of the routes list, as the document
+// "routes:" followed by them, in *buf, and returns the list, or nil when
+// they do not parse as a list of n items.
+func parseSlice(buf *[]byte, items []byte, n int) *yaml.Node {
+	chunk := append(append((*buf)[:0], "routes:\n"...), items...)
+	*buf = chunk
+	doc, err := parseYAML(chunk)
+	if err != nil || len(doc.Content) != 1 || len(doc.Content[0].Content) != 2 {
+		return nil
+	}
+	list := doc.Content[0].Content[1]
+	if list.Kind != yaml.SequenceNode || len(list.Content) != n {
+		return nil
+	}
+	return list
 }
 
 // routeItems finds, in a file's lines, the block list that follows a
@@ -734,6 +776,7 @@ func (l *loader) finish() (*Set, error) {
 	for _, r := range l.set.Routes() {
 		r.Identity = r.Name + "@" + r.Identity
 	}
+	l.checkWebhooks()
 	if len(l.errs) > 0 {
 		return nil, joinErrors(l.errs)
 	}

@@ -377,19 +377,31 @@ func TestBillionLaughs(t *testing.T) {
 // exactly what a gorilla/mux route with the same template does.
 func TestPathTemplatesAgreeWithMux(t *testing.T) {
 	t.Parallel()
-	templates := []string{
-		"/payments", "/payments/{id}", "/items/{n:[0-9]+}", "/files/{path:.+}",
-		"/a/{x}/b/{y:[a-z]{2,3}}", "/v{version:[0-9]}/things", "/dots/{name}.json", "/a.b/{c}",
+	templates := []struct {
+		tpl      string
+		segments bool // matched a segment at a time, without a regexp
+	}{
+		{"/payments", false}, {"/payments/{id}", true}, {"/items/{n:[0-9]+}", false}, {"/files/{path:.+}", false},
+		{"/a/{x}/b/{y:[a-z]{2,3}}", false}, {"/v{version:[0-9]}/things", false}, {"/dots/{name}.json", true}, {"/a.b/{c}", true},
+		{"/users/{id}/orders/{n}", true}, {"/users/{id}/orders/7", true}, {"/{a}", true}, {"/pay_{id}/x", true},
+		{"/a//{b}/", true}, {"/{a:[^/]+}/{b}", false}, {"/{a}-{b}/c", false}, {"/{a}{b}", false}, {"/\ufffd/{a}", false},
 	}
 	paths := []string{
 		"/payments", "/payments/", "/payments/pay_1", "/payments/a/b", "/items/42", "/items/x",
 		"/files/a/b/c.txt", "/a/1/b/xy", "/a/1/b/xyzw", "/v2/things", "/dots/report.json",
-		"/dots/.json", "/a.b/x", "/aXb/x", "/", "",
+		"/dots/.json", "/dots/a.json.json", "/dots/x.jso", "/a.b/x", "/aXb/x", "/", "", "//", "payments/x",
+		"/users/u1/orders/7", "/users//orders/7", "/users/u1/orders/7/", "/users/u1/orders", "/users/u\n1/orders/7",
+		"/x", "/x-y-z/c", "/xy", "/pay_/x", "/pay_1/x", "/pay_1/x/", "/a//b/", "/a/b/", "/a//b", "/a///",
+		"/\ufffd/x", "/\xff/x", "/users/\xff/orders/7",
 	}
-	for _, tpl := range templates {
+	for _, c := range templates {
+		tpl := c.tpl
 		pt, _, err := CompilePath(tpl)
 		if err != nil {
 			t.Fatalf("CompilePath(%q): %v", tpl, err)
+		}
+		if got := pt.segs != nil && pt.Regexp == nil; got != c.segments {
+			t.Errorf("CompilePath(%q): matched a segment at a time %v, want %v (regexp %v)", tpl, got, c.segments, pt.Regexp)
 		}
 		route := mux.NewRouter().Path(tpl)
 		if err := route.GetError(); err != nil {
@@ -637,5 +649,24 @@ func TestDecodeInChunks(t *testing.T) {
 				t.Errorf("%d routes, want 1200", len(whole.Routes()))
 			}
 		})
+	}
+}
+
+func TestUnmatched(t *testing.T) {
+	t.Parallel()
+	set := loadOne(t, `
+routes:
+  - { name: a, path: /a, respond: {} }
+  - { name: catch-all, path: '/{p:.*}', priority: -1, unmatched: true, respond: { status: 404 } }
+  - { name: b, path: /b, unmatched: false, respond: {} }
+`)
+	for i, want := range []bool{false, true, false} {
+		if r := set.Routes()[i]; r.Unmatched != want {
+			t.Errorf("%s: Unmatched = %v, want %v", r.Name, r.Unmatched, want)
+		}
+	}
+	_, err := LoadBytes("u.yaml", []byte("routes:\n  - { path: /a, unmatched: sometimes, respond: {} }\n"))
+	if err == nil || !strings.Contains(err.Error(), "u.yaml:2:") || !strings.Contains(err.Error(), "unmatched") {
+		t.Errorf("unmatched: sometimes: %v", err)
 	}
 }

@@ -52,6 +52,8 @@ type File struct {
 	// OpenAPI is the file's openapi: block; nil when it has none. Package
 	// openapi compiles it into routes (see Set.Extend).
 	OpenAPI *OpenAPISource
+	// Webhooks is the file's webhooks: block; nil when it has none.
+	Webhooks *Webhooks
 }
 
 // Route maps a method, a path and conditions to one response or a sequence
@@ -88,6 +90,12 @@ type Route struct {
 	// answers; the server asserts it to the interface it calls. Nil for a
 	// route written in YAML.
 	Operation any
+	// Unmatched marks a catch-all (unmatched: true): its answers are
+	// journaled as matching no route, so that verify --no-unmatched
+	// counts the calls a file does not fake.
+	Unmatched bool
+	// Events are sent after the route's effects are committed.
+	Events []*Event
 }
 
 // When holds a route's conditions; all of them must hold.

@@ -18,9 +18,9 @@ import (
 // The fields of each mapping in the format, in the order the README lists
 // them (also the order "did you mean" considers them).
 var (
-	fileFields     = []string{"name", "description", "defaults", "cors", "collections", "routes", "fallback", "openapi"}
+	fileFields     = []string{"name", "description", "defaults", "cors", "collections", "routes", "fallback", "webhooks", "openapi"}
 	defaultsFields = []string{"headers", "delay", "idempotency"}
-	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency", "missing"}
+	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events"}
 	whenFields     = []string{"headers", "query", "body"}
 	conditionKinds = []string{"equals", "contains", "regex", "oneOf", "present", "absent"}
 	bodyKinds      = []string{"json", "form", "equals", "contains", "regex"}
@@ -104,6 +104,9 @@ func (d *fileDecoder) decodeFile(doc *yaml.Node, path string) parsed {
 	if p, ok := fs["openapi"]; ok {
 		out.file.OpenAPI = d.openapi(p.key, p.val)
 	}
+	if p, ok := fs["webhooks"]; ok {
+		out.file.Webhooks = d.webhooks(p.val)
+	}
 	if p, ok := fs["fallback"]; ok {
 		d.prefix = "fallback: "
 		out.fallback = d.response(p.val, "", nil)
@@ -112,7 +115,7 @@ func (d *fileDecoder) decodeFile(doc *yaml.Node, path string) parsed {
 	}
 	p, ok := fs["routes"]
 	if !ok {
-		if out.fallback == nil && out.file.OpenAPI == nil {
+		if out.fallback == nil && out.file.Webhooks == nil && out.file.OpenAPI == nil {
 			d.fail(root, "", "no routes: (a scenario file needs routes, a fallback, an openapi: block, or some of them)")
 		}
 		return out
@@ -200,6 +203,9 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 	if p, ok := fs["when"]; ok {
 		r.When = d.when(p.val)
 	}
+	if p, ok := fs["unmatched"]; ok {
+		r.Unmatched, _ = d.boolean(p.val, "unmatched")
+	}
 	respond, hasRespond := fs["respond"]
 	responses, hasResponses := fs["responses"]
 	seq, hasSeq := fs["sequence"]
@@ -233,6 +239,9 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 	}
 	if r.Idempotency != nil && r.Idempotency.Group == "" {
 		r.Idempotency.Group = defaultGroup(r)
+	}
+	if p, ok := fs["events"]; ok {
+		r.Events = d.events(p.val)
 	}
 	if len(d.errs) > before {
 		return nil

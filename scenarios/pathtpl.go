@@ -6,17 +6,100 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
 
-// PathTemplate is a compiled gorilla/mux path template. The regexp is built
-// exactly as mux builds it (literal parts quoted, {name} as [^/]+,
-// {name:pattern} as pattern, anchored at both ends), so a path matches here
-// exactly when it would match a mux route with the same template.
+// PathTemplate is a compiled gorilla/mux path template: a path matches
+// here exactly when it would match a mux route with the same template, and
+// binds the same values. A template whose variables all take the default
+// pattern, each alone in its segment (with literal text around it if need
+// be, as in /files/{name}.json), is matched a segment at a time without a
+// regexp: at 100,000 routes, their regexps were a third of a load's time
+// and half of the memory a set kept. Any other template is matched by a
+// regexp built exactly as mux builds it (literal parts quoted, {name} as
+// [^/]+, {name:pattern} as pattern, anchored at both ends). A PathTemplate
+// is immutable and safe for concurrent use.
 type PathTemplate struct {
-	Regexp *regexp.Regexp // nil when the template has no variables
-	Vars   []string       // variable names in order; group i+1 is Vars[i]
+	// Regexp is nil when the template has no variables or is matched a
+	// segment at a time; group i+1 is Vars[i].
+	Regexp *regexp.Regexp
+	Vars   []string // variable names in order
+	path   string   // the template as written
+	// segs are the segments after the leading "/" of a template matched a
+	// segment at a time.
+	segs []pathSegment
+}
+
+// pathSegment is one segment of a template matched a segment at a time:
+// literal text, or a variable with the literal text before and after it.
+// A variable takes the default pattern, [^/]+: at least one byte, no "/".
+type pathSegment struct {
+	prefix, suffix string // the whole segment when !variable
+	variable       bool
+}
+
+// Literal reports whether the template has no variables: a path matches
+// it exactly when it is the template.
+func (t *PathTemplate) Literal() bool { return len(t.Vars) == 0 }
+
+// Match reports whether path matches the template, and appends the values
+// its variables bind, in the order of Vars, to vals.
+func (t *PathTemplate) Match(path string, vals []string) ([]string, bool) {
+	switch {
+	case t.segs != nil:
+		return t.matchSegments(path, vals, true)
+	case t.Regexp != nil:
+		m := t.Regexp.FindStringSubmatch(path)
+		if m == nil {
+			return vals, false
+		}
+		return append(vals, m[1:]...), true
+	}
+	return vals, path == t.path
+}
+
+// Matches reports whether path matches the template, binding nothing.
+func (t *PathTemplate) Matches(path string) bool {
+	switch {
+	case t.segs != nil:
+		_, ok := t.matchSegments(path, nil, false)
+		return ok
+	case t.Regexp != nil:
+		return t.Regexp.MatchString(path)
+	}
+	return path == t.path
+}
+
+// matchSegments matches path a segment at a time, appending to vals what
+// each variable binds when bind is set. Each variable has its segment to
+// itself, so what [^/]+ takes, anchored between fixed literal parts, is
+// the one way the regexp could match: the rest of its segment.
+func (t *PathTemplate) matchSegments(path string, vals []string, bind bool) ([]string, bool) {
+	if path == "" || path[0] != '/' {
+		return vals, false
+	}
+	n, rest := len(vals), path[1:]
+	for i := range t.segs {
+		sg := &t.segs[i]
+		seg, tail, more := strings.Cut(rest, "/")
+		if more != (i < len(t.segs)-1) {
+			return vals[:n], false
+		}
+		rest = tail
+		switch {
+		case !sg.variable:
+			if seg != sg.prefix {
+				return vals[:n], false
+			}
+		case len(seg) <= len(sg.prefix)+len(sg.suffix) || !strings.HasPrefix(seg, sg.prefix) || !strings.HasSuffix(seg, sg.suffix):
+			return vals[:n], false
+		case bind:
+			vals = append(vals, seg[len(sg.prefix):len(seg)-len(sg.suffix)])
+		}
+	}
+	return vals, true
 }
 
 // pathError is a template problem at a byte offset into the template.
@@ -65,36 +148,40 @@ func compilePath(tpl string) (*PathTemplate, *pathError) {
 		return nil, &pathError{start, `unbalanced "{"`}
 	}
 	if len(idxs) == 0 {
-		return &PathTemplate{}, nil
+		return &PathTemplate{path: tpl}, nil
 	}
-	t := &PathTemplate{}
-	var pattern bytes.Buffer
-	pattern.WriteByte('^')
-	end := 0
-	seen := map[string]bool{}
+	t := &PathTemplate{path: tpl}
+	patts := make([]string, 0, len(idxs)/2)
 	for i := 0; i < len(idxs); i += 2 {
-		raw := tpl[end:idxs[i]]
-		end = idxs[i+1]
-		inner := tpl[idxs[i]+1 : end-1]
+		inner := tpl[idxs[i]+1 : idxs[i+1]-1]
 		name, patt, hasPatt := strings.Cut(inner, ":")
 		if !hasPatt {
 			patt = defaultVarPattern
 		}
 		if name == "" || patt == "" {
-			return nil, &pathError{idxs[i], fmt.Sprintf("missing name or pattern in %q", tpl[idxs[i]:end])}
+			return nil, &pathError{idxs[i], fmt.Sprintf("missing name or pattern in %q", tpl[idxs[i]:idxs[i+1]])}
 		}
-		if seen[name] {
+		if slices.Contains(t.Vars, name) {
 			return nil, &pathError{idxs[i], fmt.Sprintf("variable %q appears twice", name)}
 		}
-		seen[name] = true
 		if patt != defaultVarPattern {
 			if perr := checkVarPattern(name, patt, idxs[i]+len(name)+2); perr != nil {
 				return nil, perr
 			}
 		}
-		pattern.WriteString(regexp.QuoteMeta(raw))
-		pattern.WriteString("(" + patt + ")")
 		t.Vars = append(t.Vars, name)
+		patts = append(patts, patt)
+	}
+	if t.segs = splitSegments(tpl, idxs); t.segs != nil {
+		return t, nil
+	}
+	var pattern bytes.Buffer
+	pattern.WriteByte('^')
+	end := 0
+	for i := 0; i < len(idxs); i += 2 {
+		pattern.WriteString(regexp.QuoteMeta(tpl[end:idxs[i]]))
+		pattern.WriteString("(" + patts[i/2] + ")")
+		end = idxs[i+1]
 	}
 	pattern.WriteString(regexp.QuoteMeta(tpl[end:]))
 	pattern.WriteByte('$')
@@ -109,6 +196,37 @@ func compilePath(tpl string) (*PathTemplate, *pathError) {
 	}
 	t.Regexp = re
 	return t, nil
+}
+
+// splitSegments returns the segments of tpl, a valid template whose
+// variables' braces are at idxs (pairs of [start, end)), when it can be
+// matched a segment at a time: each variable is {name}, with no pattern,
+// alone in its segment; and no literal part holds U+FFFD,
+// which the regexp also matches to a byte of invalid UTF-8 in the path
+// where comparing bytes would not. Otherwise it returns nil.
+func splitSegments(tpl string, idxs []int) []pathSegment {
+	if strings.ContainsRune(tpl, utf8.RuneError) {
+		return nil
+	}
+	for i := 0; i < len(idxs); i += 2 {
+		if strings.ContainsAny(tpl[idxs[i]+1:idxs[i+1]-1], ":/{}") {
+			return nil // a pattern; or a "/" in braces, which is not a segment's end
+		}
+	}
+	segs := make([]pathSegment, 0, strings.Count(tpl, "/"))
+	for seg := range strings.SplitSeq(tpl[1:], "/") {
+		open := strings.IndexByte(seg, '{')
+		if open < 0 {
+			segs = append(segs, pathSegment{prefix: seg})
+			continue
+		}
+		end := strings.IndexByte(seg, '}') + 1
+		if strings.ContainsAny(seg[end:], "{}") {
+			return nil // two variables in a segment: [^/]+ can split it many ways
+		}
+		segs = append(segs, pathSegment{prefix: seg[:open], suffix: seg[end:], variable: true})
+	}
+	return segs
 }
 
 // defaultVarPattern is what {name} matches, as in mux. It is known to be

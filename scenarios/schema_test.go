@@ -114,7 +114,7 @@ func TestSchemaAcceptsValidFiles(t *testing.T) {
 	sch, _ := readSchema(t)
 	editor, _ := readSchemaAs(t, draft7)
 	var files []string
-	for _, pattern := range []string{"../examples/*.yaml", "../examples/ci/*.yaml", "../starter/*.yaml", "testdata/valid/*.yaml"} {
+	for _, pattern := range []string{"../examples/*.yaml", "../examples/ci/*.yaml", "../examples/webhooks/*.yaml", "../starter/*.yaml", "testdata/valid/*.yaml"} {
 		found, err := filepath.Glob(pattern)
 		if err != nil || len(found) == 0 {
 			t.Fatalf("%s: no files (%v)", pattern, err)
@@ -149,8 +149,20 @@ var hosts = map[string]func(v map[string]any) map[string]any{
 	"defaults": func(v map[string]any) map[string]any { return fileWith("defaults", v) },
 	"cors":     func(v map[string]any) map[string]any { return fileWith("cors", v) },
 	"seedItem": func(v map[string]any) map[string]any { return fileWith("collections", map[string]any{"c": []any{v}}) },
-	"route":    routeFile,
-	"when":     func(v map[string]any) map[string]any { return routeWith("when", v) },
+	"route":    withWebhooks(routeFile),
+	// Events need an endpoint in the set.
+	"webhooks": func(v map[string]any) map[string]any { return fileWith("webhooks", v) },
+	"webhookEndpoint": func(v map[string]any) map[string]any {
+		return fileWith("webhooks", map[string]any{"endpoints": []any{v}})
+	},
+	"webhookRetry": func(v map[string]any) map[string]any {
+		return fileWith("webhooks", map[string]any{"endpoints": []any{map[string]any{"name": "shop", "url": "http://127.0.0.1:4242/", "secret": "whsec_test_123", "retry": v}}})
+	},
+	"event": func(v map[string]any) map[string]any { return withEndpoint(routeWith("events", []any{v})) },
+	"eventFault": func(v map[string]any) map[string]any {
+		return withEndpoint(routeWith("events", []any{map[string]any{"type": "t", "fault": v}}))
+	},
+	"when": func(v map[string]any) map[string]any { return routeWith("when", v) },
 	"tests": func(v map[string]any) map[string]any {
 		return routeWith("when", map[string]any{"headers": map[string]any{"X-A": v}})
 	},
@@ -172,6 +184,23 @@ var hosts = map[string]func(v map[string]any) map[string]any{
 	},
 	"itemRef": func(v map[string]any) map[string]any { return routeWith("respond", map[string]any{"load": v}) },
 	"listRef": func(v map[string]any) map[string]any { return routeWith("respond", map[string]any{"list": v}) },
+}
+
+// withEndpoint adds the webhooks: block that a file's events need.
+func withEndpoint(f map[string]any) map[string]any {
+	f["webhooks"] = map[string]any{"endpoints": []any{map[string]any{"name": "shop", "url": "http://127.0.0.1:4242/", "secret": "whsec_test_123"}}}
+	return f
+}
+
+// withWebhooks gives host's file an endpoint when the route has events.
+func withWebhooks(host func(map[string]any) map[string]any) func(map[string]any) map[string]any {
+	return func(v map[string]any) map[string]any {
+		f := host(v)
+		if _, ok := v["events"]; ok {
+			withEndpoint(f)
+		}
+		return f
+	}
 }
 
 func fileWith(key string, v any) map[string]any {
@@ -208,22 +237,26 @@ var (
 		"route":      {"path": "/x/{id}", "respond": map[string]any{}},
 		"delayRange": {"min": "1ms", "max": "24h"},
 		"faultSpec":  {"kind": "connection-reset"},
+		// Signing is stripe unless said: a secret is needed.
+		"webhookEndpoint": {"secret": "whsec_test_123"},
 	}
 	needs = map[string]map[string]any{
-		"route.responses":   {"respond": nil},
-		"route.sequence":    {"respond": nil, "responses": []any{map[string]any{}}},
-		"route.missing":     {"respond": map[string]any{"load": map[string]any{"collection": "c", "id": "x"}}},
-		"response.save":     {"body": map[string]any{"id": 1}},
-		"response.missing":  {"load": map[string]any{"collection": "c", "id": "x"}},
-		"delayRange.median": {"min": nil, "max": nil, "sigma": 0.5},
-		"delayRange.sigma":  {"min": nil, "max": nil, "median": "1ms"},
-		"response.fault":    {"body": sampleBody},
-		"faultSpec.bytes":   {"kind": "partial-body"},
-		"faultSpec.over":    {"kind": "slow-body"},
-		"faultSpec.chunks":  {"kind": "slow-body", "over": "5s"},
+		"route.responses":           {"respond": nil},
+		"route.sequence":            {"respond": nil, "responses": []any{map[string]any{}}},
+		"route.missing":             {"respond": map[string]any{"load": map[string]any{"collection": "c", "id": "x"}}},
+		"response.save":             {"body": map[string]any{"id": 1}},
+		"response.missing":          {"load": map[string]any{"collection": "c", "id": "x"}},
+		"delayRange.median":         {"min": nil, "max": nil, "sigma": 0.5},
+		"delayRange.sigma":          {"min": nil, "max": nil, "median": "1ms"},
+		"response.fault":            {"body": sampleBody},
+		"faultSpec.bytes":           {"kind": "partial-body"},
+		"faultSpec.over":            {"kind": "slow-body"},
+		"faultSpec.chunks":          {"kind": "slow-body", "over": "5s"},
+		"webhookEndpoint.secretEnv": {"secret": nil},
 	}
 	valueNeeds = map[string]map[string]any{
-		`faultSpec.kind="slow-body"`: {"over": "5s"},
+		`faultSpec.kind="slow-body"`:         {"over": "5s"},
+		`webhookEndpoint.signing="standard"`: {"secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
 	}
 )
 
@@ -618,6 +651,12 @@ func TestSchemaKnowsEveryField(t *testing.T) {
 		{"fault fields", faultFields, props("faultSpec")},
 		{"fault after values", faultStages, enumOf(prop("faultSpec", "after"))},
 		{"cors fields", corsFields, props("cors")},
+		{"webhooks fields", webhooksFields, props("webhooks")},
+		{"webhook endpoint fields", endpointFields, props("webhookEndpoint")},
+		{"webhook signings", signings, enumOf(prop("webhookEndpoint", "signing"))},
+		{"webhook retry fields", retryFields, props("webhookRetry")},
+		{"event fields", eventFields, props("event")},
+		{"event faults", eventFaults, props("eventFault")},
 		// itemRef lists its fields inline; keep these in step with it.
 		{"save/load/delete fields", []string{"collection", "id"}, props("itemRef")},
 		{"list fields", []string{"collection", "paged"}, props("listRef")},

@@ -455,7 +455,7 @@ func (d *decoder) templateError(n *yaml.Node, field string, err error) {
 		tl, _ := strconv.Atoi(m[1])
 		msg = m[2]
 		switch {
-		case n.Style&yaml.LiteralStyle != 0 && line+tl <= len(d.lines):
+		case n.Style&yaml.LiteralStyle != 0 && line+tl <= len(d.fileLines()):
 			line, col = line+tl, d.lineStart(line+tl)
 		case tl > 1:
 			msg = fmt.Sprintf("line %d of the template: %s", tl, msg)

@@ -17,20 +17,25 @@ func agreesWithMux(t *testing.T, tpl string, pt *PathTemplate, route *mux.Route,
 	req := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: path}, Header: http.Header{}}
 	var m mux.RouteMatch
 	muxOK := route.Match(req, &m)
-	ours, vars := false, map[string]string{}
-	if pt.Regexp == nil {
-		ours = path == tpl
-	} else if sm := pt.Regexp.FindStringSubmatch(path); sm != nil {
-		ours = true
-		for i, v := range pt.Vars {
-			vars[v] = sm[i+1]
-		}
-	}
+	vals, ours := pt.Match(path, nil)
 	if ours != muxOK {
 		t.Errorf("template %q, path %q: ours %v, mux %v", tpl, path, ours, muxOK)
 		return
 	}
-	if ours && pt.Regexp != nil && !reflect.DeepEqual(vars, m.Vars) {
+	if pt.Matches(path) != ours {
+		t.Errorf("template %q, path %q: Match says %v, Matches the opposite", tpl, path, ours)
+	}
+	if !ours {
+		return
+	}
+	if len(vals) != len(pt.Vars) {
+		t.Fatalf("template %q, path %q: %d values %q for variables %q", tpl, path, len(vals), vals, pt.Vars)
+	}
+	vars := map[string]string{}
+	for i, v := range pt.Vars {
+		vars[v] = vals[i]
+	}
+	if len(pt.Vars) > 0 && !reflect.DeepEqual(vars, m.Vars) {
 		t.Errorf("template %q, path %q: vars %v, mux %v", tpl, path, vars, m.Vars)
 	}
 }

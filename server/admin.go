@@ -6,10 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
+	"net/netip"
+	"path"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/gorilla/mux"
+	"github.com/scenariomock/scenariomock/dashboard"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
 )
@@ -247,7 +253,7 @@ func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
 		r := rt.route
 		count, err := s.hits(rt).Count(req.Context(), r.Identity)
 		if err != nil {
-			s.unavailable(w, req, "", err, s.opts.Clock.Now())
+			s.adminUnavailable(w, req, err)
 			return
 		}
 		ar := adminRoute{
@@ -289,7 +295,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	name := r.URL.Query().Get("route")
 	if name == "" {
 		if err := s.state.Reset(r.Context()); err != nil {
-			s.unavailable(w, r, "", err, s.opts.Clock.Now())
+			s.adminUnavailable(w, r, err)
 			return
 		}
 		_ = s.local.Reset(r.Context(), "") // in memory: cannot fail
@@ -301,6 +307,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.unmatched.Store(0)
+		s.hooks.d.Reset() // pending deliveries, the attempt log, the events
 		s.log.Info("state reset", "routes", len(snap.routes))
 		writeJSON(w, http.StatusOK, map[string]any{"reset": len(snap.routes)})
 		return
@@ -309,7 +316,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	for _, rt := range snap.routes {
 		if rt.route.Name == name {
 			if err := s.hits(rt).Reset(r.Context(), rt.route.Identity); err != nil {
-				s.unavailable(w, r, "", err, s.opts.Clock.Now())
+				s.adminUnavailable(w, r, err)
 				return
 			}
 			n++
@@ -364,7 +371,7 @@ func (s *Server) handleCounters(w http.ResponseWriter, r *http.Request) {
 		list = list[min(offset, total):min(offset+limit, total)]
 	}
 	if err != nil {
-		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		s.adminUnavailable(w, r, err)
 		return
 	}
 	out := make([]adminCounter, len(list))
@@ -372,4 +379,123 @@ func (s *Server) handleCounters(w http.ResponseWriter, r *http.Request) {
 		out[i] = adminCounter{Name: c.Name, Value: c.Value}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"counters": out, "total": total, "offset": offset})
+}
+
+const adminPrefix = "/__admin"
+
+// adminMethods are the methods each admin path takes, for routing and
+// for the Allow header of a 405.
+var adminMethods = map[string]string{
+	adminPrefix + "/health":             "GET, HEAD",
+	adminPrefix + "/scenarios":          "GET",
+	adminPrefix + "/reset":              "POST",
+	adminPrefix + "/reload":             "POST",
+	adminPrefix + "/idempotency":        "GET, DELETE",
+	adminPrefix + "/idempotency/expire": "POST",
+	adminPrefix + "/counters":           "GET",
+	adminPrefix + "/collections":        "GET, DELETE",
+	adminPrefix + "/collections/{name}": "GET, DELETE",
+	adminPrefix + "/ui":                 "GET, HEAD", // and each of its assets, /ui/*
+	adminPrefix + "/requests":           "GET, DELETE",
+	adminPrefix + "/requests/count":     "GET",
+	adminPrefix + "/requests/stream":    "GET",
+}
+
+// adminTarget reports whether r is for the admin API and whether it came
+// in the canonical form. A request is for the admin API when its path,
+// percent-decoded, or decoded and cleaned of dot segments and repeated
+// slashes, is /__admin or under it. It is canonical when the request
+// target, as sent, is that cleaned path exactly (a query aside): origin
+// form, nothing encoded that need not be. Every other spelling
+// (/%5f_admin, //__admin, /./__admin, /__admin/../x, an absolute URL) is
+// refused rather than served: a proxy rule that keeps /__admin from the
+// outside matches the spelling it sees, so serving these would walk round
+// it, and handing them to the scenarios would make one path mean two things.
+func adminTarget(r *http.Request) (admin, canonical bool) {
+	p := r.URL.Path
+	if !strings.Contains(p, adminPrefix) { // the hot path: one scan, no allocation
+		return false, false
+	}
+	clean := path.Clean(p)
+	if !underAdmin(p) && !underAdmin(clean) {
+		return false, false
+	}
+	target := r.RequestURI
+	if target == "" { // a handler called directly, not by net/http's server
+		target = r.URL.RequestURI()
+	}
+	if i := strings.IndexByte(target, '?'); i >= 0 {
+		target = target[:i]
+	}
+	return true, target == clean
+}
+
+func underAdmin(p string) bool {
+	return strings.HasPrefix(p, adminPrefix) && (len(p) == len(adminPrefix) || p[len(adminPrefix)] == '/')
+}
+
+// adminHostAllowed checks the Host of an admin call: a web page whose
+// name an attacker points at 127.0.0.1 (DNS rebinding) sends its own name,
+// which is not on the list. IP addresses, localhost names and no Host at
+// all cannot come from such a page; names a container is reached by are
+// given to --admin-hosts ("*" allows any).
+func (s *Server) adminHostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if host == "" || host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	for _, h := range s.opts.AdminHosts {
+		if h == "*" || strings.EqualFold(strings.TrimSuffix(h, "."), host) {
+			return true
+		}
+	}
+	return false
+}
+
+// adminRouter is built once; the admin API is small and off the hot path.
+func (s *Server) adminRouter() http.Handler {
+	// Full paths on the root router: a mux subrouter answers a wrong
+	// method with 404 instead of 405.
+	r := mux.NewRouter()
+	for path, h := range map[string]http.HandlerFunc{
+		"/health": s.handleHealth, "/scenarios": s.handleScenarios, "/reset": s.handleReset, "/reload": s.handleReload,
+		"/idempotency/expire": s.handleIdempotencyExpire, "/counters": s.handleCounters,
+	} {
+		r.HandleFunc(adminPrefix+path, h).Methods(strings.Split(adminMethods[adminPrefix+path], ", ")...)
+	}
+	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotency).Methods(http.MethodGet)
+	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotencyDelete).Methods(http.MethodDelete)
+	s.collectionRoutes(r)
+	s.webhookRoutes(r)
+	// The dashboard: each embedded file by its exact path, so that any
+	// other /ui/... gets the admin API's 404 problem.
+	for _, p := range dashboard.Assets() {
+		r.Handle(p, dashboard.Handler()).Methods(http.MethodGet, http.MethodHead)
+	}
+	r.HandleFunc(adminPrefix+"/requests", s.handleRequests).Methods(http.MethodGet)
+	r.HandleFunc(adminPrefix+"/requests", s.handleRequestsClear).Methods(http.MethodDelete)
+	r.HandleFunc(adminPrefix+"/requests/count", s.handleRequestsCount).Methods(http.MethodGet)
+	r.HandleFunc(adminPrefix+"/requests/stream", s.handleRequestsStream).Methods(http.MethodGet)
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("The admin API has no %s; see GET %s/scenarios.", r.URL.Path, adminPrefix)))
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		allow := adminMethods[r.URL.Path]
+		if strings.HasPrefix(r.URL.Path, adminPrefix+"/collections/") {
+			allow = adminMethods[adminPrefix+"/collections/{name}"]
+		}
+		if strings.HasPrefix(r.URL.Path, dashboard.Path+"/") {
+			allow = adminMethods[dashboard.Path]
+		}
+		w.Header().Set("Allow", allow) // RFC 9110 asks a 405 for it
+		writeProblem(w, newProblem(http.StatusMethodNotAllowed, fmt.Sprintf("%s takes %s, not %s.", r.URL.Path, allow, r.Method)))
+	})
+	return r
 }

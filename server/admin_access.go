@@ -10,6 +10,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/scenariomock/scenariomock/dashboard"
 )
@@ -41,7 +42,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request, canonical bo
 	// for the admin calls that take one.
 	body, err := s.readBody(w, r, nil)
 	if err != nil {
-		s.bodyProblem(w, r, err, s.opts.Clock.Now())
+		s.adminBodyProblem(w, r, err)
 		return
 	}
 	if len(body) > 0 {
@@ -183,4 +184,28 @@ func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="scenariomock admin"`)
 	writeProblem(w, newProblem(http.StatusUnauthorized, detail))
 	s.log.Warn("admin call refused", "method", r.Method, "path", r.URL.Path, "status", http.StatusUnauthorized, "reason", reason)
+}
+
+// adminUnavailable answers an admin call whose state could not be read or
+// written: a 503 rather than an answer that may be wrong.
+func (s *Server) adminUnavailable(w http.ResponseWriter, r *http.Request, err error) {
+	w.Header().Set("Retry-After", "1")
+	s.adminProblem(w, r, err, newProblem(http.StatusServiceUnavailable, "The state store did not answer: "+err.Error()))
+}
+
+// adminBodyProblem answers an admin call whose body could not be read,
+// and closes the connection, as refuseBody does for a mock request.
+func (s *Server) adminBodyProblem(w http.ResponseWriter, r *http.Request, err error) {
+	w.Header().Set("Connection", "close")
+	s.adminProblem(w, r, err, newProblem(statusOf(err), err.Error()))
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+}
+
+// adminProblem sends p and logs the call as a request that went wrong
+// (the admin API is not journaled).
+func (s *Server) adminProblem(w http.ResponseWriter, r *http.Request, err error, p *Problem) {
+	x := &exchange{s: s, w: w, r: r, start: s.opts.Clock.Now(), recorded: true}
+	x.out.err, x.out.status = err, p.Status
+	writeProblem(w, p)
+	s.logLine(x)
 }

@@ -25,7 +25,7 @@ type adminCollection struct {
 func (s *Server) handleCollections(w http.ResponseWriter, r *http.Request) {
 	counts, err := s.state.Collections().Counts(r.Context())
 	if err != nil {
-		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		s.adminUnavailable(w, r, err)
 		return
 	}
 	out := make([]adminCollection, 0, len(counts))
@@ -55,7 +55,7 @@ func (s *Server) handleCollection(w http.ResponseWriter, r *http.Request) {
 	}
 	items, total, err := s.state.Collections().List(r.Context(), name, offset, limit)
 	if err != nil {
-		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		s.adminUnavailable(w, r, err)
 		return
 	}
 	out := make([]adminItem, 0, len(items))
@@ -79,7 +79,7 @@ func (s *Server) handleCollectionsDelete(w http.ResponseWriter, r *http.Request)
 		err = s.state.Collections().Reset(r.Context(), name)
 	}
 	if err != nil {
-		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		s.adminUnavailable(w, r, err)
 		return
 	}
 	n := 0

@@ -33,7 +33,7 @@ func (s *Server) handleIdempotency(w http.ResponseWriter, r *http.Request) {
 	o := state.ListOptions{Group: r.URL.Query().Get("group"), Offset: offset, Limit: limit}
 	records, total, err := s.state.Idempotency().List(r.Context(), o)
 	if err != nil {
-		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		s.adminUnavailable(w, r, err)
 		return
 	}
 	keys := make([]adminKey, 0, len(records))
@@ -50,7 +50,7 @@ func (s *Server) handleIdempotency(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleIdempotencyDelete(w http.ResponseWriter, r *http.Request) {
 	n, err := s.state.Idempotency().Expire(r.Context(), "", "")
 	if err != nil {
-		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		s.adminUnavailable(w, r, err)
 		return
 	}
 	s.log.Info("idempotency keys deleted", "keys", n)
@@ -64,7 +64,7 @@ func (s *Server) handleIdempotencyExpire(w http.ResponseWriter, r *http.Request)
 	q := r.URL.Query()
 	n, err := s.state.Idempotency().Expire(r.Context(), q.Get("group"), q.Get("key"))
 	if err != nil {
-		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		s.adminUnavailable(w, r, err)
 		return
 	}
 	s.log.Info("idempotency keys expired", "group", q.Get("group"), "key", q.Get("key"), "keys", n)

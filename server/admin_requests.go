@@ -73,7 +73,7 @@ func (s *Server) handleRequests(w http.ResponseWriter, r *http.Request) {
 	}
 	entries, idx, err := s.matching(r.Context(), f)
 	if err != nil {
-		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		s.adminUnavailable(w, r, err)
 		return
 	}
 	total := len(idx)
@@ -115,7 +115,7 @@ func (s *Server) handleRequestsCount(w http.ResponseWriter, r *http.Request) {
 	}
 	_, idx, err := s.matching(r.Context(), f)
 	if err != nil {
-		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		s.adminUnavailable(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]int{"count": len(idx)})
@@ -129,7 +129,7 @@ func (s *Server) handleRequestsClear(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.state.Journal().Clear(r.Context()); err != nil {
-		s.unavailable(w, r, "", err, s.opts.Clock.Now())
+		s.adminUnavailable(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -164,7 +164,7 @@ func (s *Server) handleRequestsStream(w http.ResponseWriter, r *http.Request) {
 	} else {
 		entries, err := j.Entries(r.Context(), 0)
 		if err != nil {
-			s.unavailable(w, r, "", err, s.opts.Clock.Now())
+			s.adminUnavailable(w, r, err)
 			return
 		}
 		if len(entries) > 0 {

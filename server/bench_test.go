@@ -60,8 +60,8 @@ func BenchmarkServeHTTP(b *testing.B) {
 		return s
 	}
 	demo := func(level slog.Level) *Server { return demoWith(level, false) }
-	// Under Serve each connection carries a journal record (connJournal).
-	conn := connJournal(context.Background(), nil)
+	// Under Serve each connection carries its exchange (connExchange).
+	conn := connExchange(context.Background(), nil)
 	get := httptest.NewRequestWithContext(conn, "GET", "/payments/pay_demo_0001", nil)
 	// A browser's GET: with --cors it gets its CORS headers.
 	getOrigin := httptest.NewRequestWithContext(conn, "GET", "/payments/pay_demo_0001", nil)
@@ -128,8 +128,9 @@ func BenchmarkRequestLog(b *testing.B) {
 			start := time.Now()
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
+				x := &exchange{s: s, r: r, start: start, out: result{route: "payment found", status: 200}}
 				for pb.Next() {
-					s.logRequest(r, "payment found", 200, 0, start)
+					s.logLine(x)
 				}
 			})
 		})
@@ -271,7 +272,7 @@ func BenchmarkIdempotent(b *testing.B) {
 
 // BenchmarkJournal measures what journaling adds per request: the same
 // requests with the journal off, on as under Serve (the connection's
-// record, see connJournal) and on with a record per request (the handler
+// record, see connExchange) and on with a record per request (the handler
 // served by another http.Server); a GET without a body and a POST with a
 // 1 KiB body, each with the five headers a usual client sends.
 func BenchmarkJournal(b *testing.B) {
@@ -316,7 +317,7 @@ routes:
 					req.Header.Set(name, v)
 				}
 				if mode == "on" {
-					req = req.WithContext(connJournal(req.Context(), nil))
+					req = req.WithContext(connExchange(req.Context(), nil))
 				}
 				rd := bytes.NewReader(nil)
 				w := &discardWriter{h: http.Header{}}

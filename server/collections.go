@@ -3,8 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -173,13 +171,12 @@ func page(items []state.Item, q url.Values, collection string) (out []state.Item
 	return items, false, nil
 }
 
-// produce renders the answer of p into rec: it runs the collection
+// operate renders the answer of p into rec: it runs the collection
 // operation first, and answers a load or delete that finds nothing with
-// the response's missing: answer or a 404 problem. It saves nothing; the
-// caller saves once it knows the answer is produced (see save). readOnly
-// is runOp's.
-func (s *Server) produce(ctx context.Context, rec *recorder, p *prepared, d *templateData, readOnly bool) error {
-	data := func() *templateData { return d }
+// the response's missing: answer or a 404 problem. It saves nothing; commit
+// saves once it knows the answer is produced (see save). readOnly is
+// runOp's.
+func (s *Server) operate(ctx context.Context, rec *recorder, p *prepared, d *templateData, readOnly bool) error {
 	if p.src.Op != "" {
 		found, err := s.runOp(ctx, p, d, readOnly)
 		if err != nil {
@@ -187,20 +184,20 @@ func (s *Server) produce(ctx context.Context, rec *recorder, p *prepared, d *tem
 		}
 		if !found {
 			if p.missing != nil {
-				return p.missing.write(rec, s.opts.MaxTemplateOutput, data)
+				return p.missing.render(rec, s.opts.MaxTemplateOutput, d)
 			}
 			writeProblem(rec, newProblem(http.StatusNotFound, fmt.Sprintf("No item %q in collection %q.", d.id, d.collection)))
 			return nil
 		}
 	}
-	return p.write(rec, s.opts.MaxTemplateOutput, data)
+	return p.render(rec, s.opts.MaxTemplateOutput, d)
 }
 
 // save stores the answer in rec as the item save: names. The id template
 // sees the answer as .Response.
 func (s *Server) save(ctx context.Context, p *prepared, d *templateData, rec *recorder) error {
 	ref := p.src.Save
-	body := rec.body.Bytes()
+	body := rec.body
 	resp := &templateResponse{Status: rec.status, Headers: rec.header, Body: string(body), JSON: map[string]any{}}
 	if m, ok := parseItem(body).(map[string]any); ok {
 		resp.JSON = m
@@ -223,81 +220,4 @@ func (s *Server) save(ctx context.Context, p *prepared, d *templateData, rec *re
 		return fmt.Errorf("%w: %v", errStore, err)
 	}
 	return nil
-}
-
-// seedHashes identifies each seeded collection's items, so that a reload
-// re-seeds only a collection whose seed changed.
-func seedHashes(set *scenarios.Set) map[string]string {
-	out := map[string]string{}
-	for _, sd := range set.Seeds {
-		h := sha256.New()
-		for _, it := range sd.Items {
-			fmt.Fprintf(h, "%d:%s%d:", len(it.ID), it.ID, len(it.Body))
-			h.Write(it.Body)
-		}
-		out[sd.Name] = hex.EncodeToString(h.Sum(nil))
-	}
-	return out
-}
-
-// seed fills the seeded collections of set. With replace (startup and
-// POST /__admin/reset) each collection becomes exactly its seed. Otherwise
-// (a reload) only a collection whose seed changed since the last seeding
-// is touched, and then its seeded items are saved again over whatever
-// they became, while items created at run time stay: a reload after
-// editing an unrelated route must not undo a test's payments. The caller
-// holds reloadMu.
-func (s *Server) seed(ctx context.Context, set *scenarios.Set, replace bool) error {
-	hashes := seedHashes(set)
-	cols := s.state.Collections()
-	var errs []error
-	for _, sd := range set.Seeds {
-		if !replace && s.seeded[sd.Name] == hashes[sd.Name] {
-			continue
-		}
-		var err error
-		if replace {
-			items := make([]state.Item, len(sd.Items))
-			for i, it := range sd.Items {
-				items[i] = state.Item{ID: it.ID, Body: it.Body}
-			}
-			err = cols.Seed(ctx, sd.Name, items)
-		} else {
-			for _, it := range sd.Items {
-				if _, err = cols.Save(ctx, sd.Name, it.ID, it.Body); err != nil {
-					break
-				}
-			}
-		}
-		if err != nil {
-			if errors.Is(err, state.ErrFull) {
-				err = fmt.Errorf("its %d items would pass the limit of %d items in all collections (--max-collection-items)", len(sd.Items), s.opts.MaxCollectionItems)
-			}
-			// A scenario error, so that the admin API and the log show it
-			// with the file's other problems.
-			errs = append(errs, &scenarios.Error{Pos: sd.Pos, Msg: fmt.Sprintf("collections: %s: not seeded: %v", sd.Name, err)})
-			delete(hashes, sd.Name) // try again at the next reload
-		}
-	}
-	s.seeded = hashes
-	return errors.Join(errs...)
-}
-
-// respondStored answers a response that loads, lists, deletes or saves
-// items, on a route without an idempotency block: the answer is rendered
-// first, and saved before it is sent, so that a save that fails (507)
-// answers instead of it. Nothing is written to w on error.
-func (s *Server) respondStored(ctx context.Context, w http.ResponseWriter, p *prepared, d *templateData) (int, error) {
-	rec := &recorder{header: http.Header{}}
-	if err := s.produce(ctx, rec, p, d, false); err != nil {
-		return 0, err
-	}
-	if p.src.Save != nil {
-		// Saving outlives a client that hangs up now: the answer exists.
-		if err := s.save(context.WithoutCancel(ctx), p, d, rec); err != nil {
-			return 0, err
-		}
-	}
-	rec.writeTo(w)
-	return rec.status, nil
 }

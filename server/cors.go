@@ -1,8 +1,8 @@
 package server
 
 import (
+	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -220,7 +220,9 @@ func explicitOptions(m *scenarios.Route) bool { return slices.Contains(m.Methods
 // policies that allow the origin allow together (the union of their
 // methods and headers, the shortest max age), or a 403 problem, which a
 // browser reports as a CORS failure and the log explains.
-func (s *Server) preflight(w http.ResponseWriter, r *http.Request, cr *corsRuntime, start time.Time) {
+func (s *Server) preflight(x *exchange, cr *corsRuntime) {
+	w, r := x.w, x.r
+	x.out.route = corsRoute
 	origin := r.Header.Get("Origin")
 	h := w.Header()
 	h["Vary"] = varyPreflight
@@ -243,8 +245,9 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request, cr *corsRunti
 	}
 	if !allowed {
 		msg := fmt.Sprintf("Origin %s is not allowed: no cors: block lists it (and --cors is off).", strconv.Quote(origin))
-		writeProblem(w, newProblem(http.StatusForbidden, msg))
-		s.logProblem(r, corsRoute, http.StatusForbidden, 0, start, slog.String("error", msg))
+		x.out.err = errors.New(msg)
+		x.answerProblem(newProblem(http.StatusForbidden, msg))
+		s.deliver(x)
 		return
 	}
 	h["Access-Control-Allow-Origin"] = []string{origin}
@@ -271,8 +274,10 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request, cr *corsRunti
 	if r.Header.Get("Access-Control-Request-Private-Network") == "true" {
 		h["Access-Control-Allow-Private-Network"] = headerTrue
 	}
-	w.WriteHeader(http.StatusNoContent)
-	s.logRequest(r, corsRoute, http.StatusNoContent, 0, start)
+	x.rec.direct(h)
+	x.rec.status = http.StatusNoContent
+	x.kind = answerRecorded
+	s.deliver(x)
 }
 
 // corsRoute names preflights answered before routing in the log.

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -11,24 +10,10 @@ import (
 // debugBodyMax is how much of a request body a debug log line shows.
 const debugBodyMax = 4096
 
-// debugBodyKey carries a request's body, in its context, to its log line.
-// It is set only when the log is at debug, so that other levels pay
-// nothing for it.
-type debugBodyKey struct{}
-
-// withDebugBody returns r carrying body for logRequestAt, if the log is at
-// debug.
-func (s *Server) withDebugBody(r *http.Request, body []byte) *http.Request {
-	if len(body) == 0 || !s.log.Enabled(r.Context(), slog.LevelDebug) {
-		return r
-	}
-	return r.WithContext(context.WithValue(r.Context(), debugBodyKey{}, body))
-}
-
 // requestDetails are what a request's log line adds at debug: its query,
 // its headers (names sorted, repeated values joined by ", ") and its body,
 // cut at debugBodyMax, with its full length when cut.
-func requestDetails(r *http.Request) []slog.Attr {
+func requestDetails(r *http.Request, body []byte) []slog.Attr {
 	var attrs []slog.Attr
 	if q := r.URL.RawQuery; q != "" {
 		attrs = append(attrs, slog.String("query", q))
@@ -45,7 +30,7 @@ func requestDetails(r *http.Request) []slog.Attr {
 		}
 		attrs = append(attrs, slog.Group("headers", headers...))
 	}
-	if body, _ := r.Context().Value(debugBodyKey{}).([]byte); len(body) > 0 {
+	if len(body) > 0 {
 		if len(body) > debugBodyMax {
 			// The body buffer is reused after the request: the string
 			// conversion copies what the line keeps.

@@ -1,15 +1,64 @@
 // Package server serves a scenario table over HTTP: it owns the listeners,
-// the request handler, delays, faults, the admin API under /__admin (on
-// the scenario listener, or on one of its own: ServeSplit) and its guards
-// (admin_access.go: token, cross-site requests, Host), and all mutable
-// state (sequence positions, reload status).
-//
-//	request ─▶ Server.ServeHTTP ─▶ Table.Match ─▶ sequence ─▶ delay ─▶ respond ─▶ log
+// the request pipeline (matching aside: package matcher), delays, faults,
+// the admin API under /__admin (on the scenario listener, or on one of its
+// own: ServeSplit) and its guards (admin_access.go: token, cross-site
+// requests, Host), and the reload status. What outlives a request
+// (sequence positions, idempotency keys, counters, collections, the
+// journal) lives in package state, behind its interfaces; the server asks
+// it for what changes and keeps none of it.
 //
 // On the hot path the only shared mutable thing is one atomic pointer to
 // the current snapshot (table plus prepared responses); a reload builds a
 // new snapshot and swaps it in, and requests in flight finish on the one
 // they started with.
+//
+// # One request
+//
+// A mock request is one exchange (exchange.go): the value its stages
+// share, kept in the connection's context so that an HTTP/1 request
+// allocates none, with a typed result that the log line, the journal and
+// the counters read. Its path, in order:
+//
+//	ServeHTTP                     server.go     admin API or scenarios
+//	serveScenario                 pipeline.go   read the body; defer finish
+//	  match                       pipeline.go   route; CORS preflight (cors.go); miss: 404 or the fallback
+//	  serveRoute                  pipeline.go   the orchestrator:
+//	    claim                     idempotent.go   Idempotency-Key: a replay or a refusal ends here
+//	    advance                   pipeline.go     sequence position, the response to use
+//	    wait                      pipeline.go     fault draw and delay; a client that left ends here
+//	    produce                   pipeline.go     the answer: canned, template (respond.go), collection operation (collections.go)
+//	    commit                    pipeline.go     save the item, complete or release the claim, send the events (webhooks.go)
+//	    deliver                   pipeline.go     record, then write the answer, or the fault (fault.go)
+//	  finish                      finish.go     the log line (and record, if deliver did not run)
+//
+// Where to change what:
+//   - A new kind of answer (proxying, OpenAPI-generated): one arm in
+//     produce, rendering into x.rec; everything after it (saving,
+//     storing for idempotency, faults, journal) then applies unchanged.
+//   - A new effect of a request (recording, as sendEvents for webhook
+//     events): one call at the end of commit, after the save and the
+//     claim's completion, so that it happens only for an answer that
+//     exists and is stored, once per key, and before the client sees it.
+//   - A new way for a request to end early: a stage sets the answer
+//     (x.fail, x.answerProblem, x.abort) and returns false; commit
+//     releases the claim and deliver sends it.
+//   - A new field in the log line or the journal: add it to result
+//     (exchange.go), set it in the stage that knows it, read it in record
+//     or logOutcome (finish.go). Never read a log attribute back.
+//   - A new fault kind: deliverFault (fault.go).
+//
+// record (finish.go) appends the journal entry just before the first byte
+// of the answer, or of its fault, reaches the client: a client that has
+// seen its answer, or its connection reset, finds its request in GET
+// /__admin/requests and /count, on every replica. Entries are numbered as
+// they are appended, so a request answered after another (as a client
+// that waits for each answer sends them) has the higher number; requests
+// in flight at once are numbered as they are answered.
+//
+// Elsewhere: reload.go swaps snapshots (Reload) and collections.go seeds
+// collections; admin*.go are the admin API; problem.go maps errors to
+// statuses (statusOf) and writes RFC 9457 problems; log.go wires in
+// internal/loghandler, which makes the log line cheap.
 //
 // CORS (cors.go) is part of the snapshot: each route answers browsers as
 // its file's cors: block says (or --cors, for files without one), and

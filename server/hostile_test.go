@@ -157,13 +157,13 @@ func expectClosed(t *testing.T, br *bufio.Reader) {
 
 const followUp = "GET /payments/p1 HTTP/1.1\r\nHost: x\r\n\r\n"
 
-// exchange writes raw on a fresh connection in one go and reads up to n
+// rawExchange writes raw on a fresh connection in one go and reads up to n
 // answers. The write runs beside the reads, so a server that answers
 // before reading everything cannot deadlock the test. Afterwards the
 // connection must be closed if the server said so, and otherwise still in
 // step: a follow-up GET gets its 200, which shows that no stray bytes of a
 // body were taken for a request (or a request for a body).
-func exchange(t *testing.T, addr, raw string, n int) []answer {
+func rawExchange(t *testing.T, addr, raw string, n int) []answer {
 	t.Helper()
 	conn := dialRaw(t, addr, rawDeadline)
 	written := make(chan error, 1)
@@ -213,7 +213,7 @@ func runRaw(t *testing.T, addr string, cases []rawCase) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			start := time.Now()
-			got := exchange(t, addr, c.raw, len(c.want))
+			got := rawExchange(t, addr, c.raw, len(c.want))
 			t.Logf("%d bytes sent; answered in %s: %v", len(c.raw), time.Since(start).Round(time.Millisecond), got)
 			var statuses []int
 			for _, a := range got {
@@ -434,7 +434,7 @@ func TestHostileIdleConnections(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	if a := exchange(t, addr, followUp, 1); a[0].status != http.StatusOK {
+	if a := rawExchange(t, addr, followUp, 1); a[0].status != http.StatusOK {
 		t.Errorf("new connection beside %d idle ones: %s", n, a[0])
 	}
 	// A server that held idle connections against new ones would not answer
@@ -545,7 +545,7 @@ func TestHostileSlowloris(t *testing.T) {
 			}
 		}()
 		start := time.Now()
-		a := exchange(t, addr, followUp, 1)[0]
+		a := rawExchange(t, addr, followUp, 1)[0]
 		served := time.Since(start)
 		if since := time.Since(first); since >= timeout {
 			t.Fatalf("inconclusive: opening %d connections took %s, past the %s timeout", n, since, timeout)

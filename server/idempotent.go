@@ -1,18 +1,15 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/scenariomock/scenariomock/idempotency"
 	"github.com/scenariomock/scenariomock/matcher"
@@ -41,7 +38,7 @@ func newIdemRuntime(cfg *scenarios.Idempotency) *idemRuntime {
 	return ir
 }
 
-// The idempotency outcomes, as the log (and later the journal) names them.
+// The idempotency outcomes (result.idem), as the log and the journal name them.
 const (
 	idemNew      = "new"
 	idemReplayed = "replayed"
@@ -51,221 +48,152 @@ const (
 	idemInvalid  = "invalid-key"
 )
 
-// serveIdempotent answers a request to a route with an idempotency block:
-// the key is claimed in the store before the route runs, and the route's
-// answer is stored for retries (draft-ietf-httpapi-idempotency-key-header,
-// Stripe's rules).
-func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, in *matcher.Request, m matcher.Match, rt *routeRuntime, start time.Time) {
-	ir := rt.idem
+// claim is the first stage of a request to a route with an idempotency
+// block (draft-ietf-httpapi-idempotency-key-header, Stripe's rules): the
+// key is claimed in the store before the route runs, in one round trip
+// that also fetches a stored answer. A replay or a refusal ends the
+// request here: nothing of the route runs, no sequence step, no delay.
+func (s *Server) claim(x *exchange) bool {
+	if x.rt == nil || x.rt.idem == nil {
+		return true
+	}
+	ir := x.rt.idem
 	cfg := ir.cfg
-	raw, ok := in.Attribute(cfg.Key, m.Vars)
+	raw, ok := x.in.Attribute(cfg.Key, x.m.Vars)
 	if !ok {
 		if !cfg.Required {
-			call, p, err := s.next(r.Context(), rt, in, m)
-			if err != nil {
-				s.unavailable(w, r, m.Route.Name, err, start)
-				return
-			}
-			s.respond(w, r, in, m, p, call, start)
-			return
+			return true
 		}
-		s.refuse(w, r, in, m, ir.missing, http.StatusBadRequest, idemMissing, start,
+		s.refuse(x, ir.missing, http.StatusBadRequest, idemMissing,
 			"Idempotency-Key is missing",
 			fmt.Sprintf("This operation is idempotent: send a key in %s (a UUID is fine) so that a retry cannot run it twice.", cfg.Key))
-		return
+		return false
 	}
 	key, err := idempotency.ParseKey(raw)
 	if err != nil {
-		s.refuse(w, r, in, m, nil, http.StatusBadRequest, idemInvalid, start, "Idempotency-Key is invalid", err.Error()+".")
-		return
+		s.refuse(x, nil, http.StatusBadRequest, idemInvalid, "Idempotency-Key is invalid", err.Error()+".")
+		return false
 	}
-	k := state.Key{Group: cfg.Group, Scope: scopeOf(in, cfg.Scope, m.Vars), Key: key}
-	fp := state.Fingerprint(idempotency.FingerprintOf(in, cfg.Fingerprint, m.Vars))
-	c, err := s.state.Idempotency().Claim(r.Context(), k, fp, state.ClaimOptions{TTL: cfg.TTL, Wait: cfg.InFlight == scenarios.Wait})
+	k := state.Key{Group: cfg.Group, Scope: scopeOf(x.in, cfg.Scope, x.m.Vars), Key: key}
+	fp := state.Fingerprint(idempotency.FingerprintOf(x.in, cfg.Fingerprint, x.m.Vars))
+	c, err := s.state.Idempotency().Claim(x.r.Context(), k, fp, state.ClaimOptions{TTL: cfg.TTL, Wait: cfg.InFlight == scenarios.Wait})
 	if err != nil {
-		s.unavailable(w, r, m.Route.Name, err, start)
-		return
+		s.unavailable(x, err)
+		return false
 	}
 	switch c.Outcome {
 	case state.Replay:
-		s.replay(w, r, m.Route.Name, cfg, c.Response, start)
+		x.out.idem = idemReplayed
+		x.kind, x.stored = answerStored, c.Response
 	case state.Mismatch:
-		s.refuse(w, r, in, m, ir.mismatch, http.StatusUnprocessableEntity, idemMismatch, start,
+		s.refuse(x, ir.mismatch, http.StatusUnprocessableEntity, idemMismatch,
 			"Idempotency-Key is already used",
 			"This Idempotency-Key was first used with another request; use a new key for a new request.")
 	case state.InFlight:
-		if r.Context().Err() != nil {
+		if x.r.Context().Err() != nil {
 			// inFlight: wait, and the waiting client left first.
-			s.logRequest(r, m.Route.Name, 0, 0, start, slog.String("idempotency", idemInFlight), slog.String("outcome", "client gone while waiting"))
-			panic(http.ErrAbortHandler)
+			x.out.idem = idemInFlight
+			x.abort("client gone while waiting")
+			return false
 		}
 		if ir.conflict == nil {
-			w.Header().Set("Retry-After", "1")
+			x.w.Header().Set("Retry-After", "1")
 		}
-		s.refuse(w, r, in, m, ir.conflict, http.StatusConflict, idemInFlight, start,
+		s.refuse(x, ir.conflict, http.StatusConflict, idemInFlight,
 			"A request is outstanding for this Idempotency-Key",
 			"The first request with this key is still running; retry after it completes.")
 	case state.New:
-		s.runClaimed(w, r, in, m, rt, c.Token, start)
+		x.out.idem = idemNew
+		x.tok, x.claimed = c.Token, true
+		return true
 	}
+	return false
 }
 
 // refuse answers a request the idempotency rules turn away: with the
 // scenario's own answer when it has one, else a problem.
-func (s *Server) refuse(w http.ResponseWriter, r *http.Request, in *matcher.Request, m matcher.Match, own *prepared, status int, outcome string, start time.Time, title, detail string) {
-	route := m.Route.Name
+func (s *Server) refuse(x *exchange, own *prepared, status int, outcome, title, detail string) {
+	x.out.idem = outcome
 	if own != nil {
-		if err := own.write(w, s.opts.MaxTemplateOutput, s.templateData(r.Context(), in, m, 0)); err != nil {
-			err = fmt.Errorf("route %q: idempotency answer: %w", route, err)
-			writeProblem(w, newProblem(statusOf(err), err.Error()))
-			s.logProblem(r, route, statusOf(err), 0, start, slog.String("idempotency", outcome), slog.String("error", err.Error()))
+		x.rec.direct(x.w.Header())
+		if err := own.render(&x.rec, s.opts.MaxTemplateOutput, x); err != nil {
+			x.fail(fmt.Errorf("route %q: idempotency answer: %w", x.out.route, err))
 			return
 		}
-		s.logRequest(r, route, own.status, 0, start, slog.String("idempotency", outcome))
+		x.kind = answerRecorded
 		return
 	}
 	p := newProblem(status, detail)
 	p.Title = title
-	writeProblem(w, p)
-	s.logRequest(r, route, status, 0, start, slog.String("idempotency", outcome))
-}
-
-// unavailable answers a request whose state could not be read or written:
-// a 503 rather than an answer that may be wrong.
-func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, route string, err error, start time.Time) {
-	w.Header().Set("Retry-After", "1")
-	writeProblem(w, newProblem(http.StatusServiceUnavailable, "The state store did not answer: "+err.Error()))
-	s.logProblem(r, route, http.StatusServiceUnavailable, 0, start, slog.String("error", err.Error()))
+	x.answerProblem(p)
 }
 
 // replay sends a stored response again, byte for byte, with the replay
-// header. Nothing of the route runs: no sequence step, no delay, no
-// template.
-func (s *Server) replay(w http.ResponseWriter, r *http.Request, route string, cfg *scenarios.Idempotency, resp state.Response, start time.Time) {
-	h := w.Header()
-	for _, f := range resp.Header {
-		h[f.Name] = append(h[f.Name], f.Value)
+// header: one lookup (the claim) and one write.
+func (s *Server) replay(x *exchange) {
+	resp := &x.stored
+	h := x.w.Header()
+	// One slice holds the values of the fields w does not have yet (all
+	// of them, but for CORS), so that the replay allocates it alone.
+	values := make([]string, len(resp.Header))
+	for i, f := range resp.Header {
+		if vs, ok := h[f.Name]; ok {
+			h[f.Name] = append(vs, f.Value)
+			continue
+		}
+		values[i] = f.Value
+		h[f.Name] = values[i : i+1 : i+1]
 	}
-	if cfg.ReplayHeader != "" {
-		h[cfg.ReplayHeader] = []string{"true"}
+	if rh := x.rt.idem.cfg.ReplayHeader; rh != "" {
+		h[rh] = headerTrue
 	}
-	h["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
-	w.WriteHeader(resp.Status)
-	_, _ = w.Write(resp.Body)
-	s.logRequest(r, route, resp.Status, 0, start, slog.String("idempotency", idemReplayed))
+	// The stored answer has its Content-Length (render sets it); it is
+	// set again only if it says another length.
+	var n [20]byte
+	if cl := h["Content-Length"]; len(cl) != 1 || cl[0] != string(strconv.AppendInt(n[:0], int64(len(resp.Body)), 10)) {
+		h["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
+	}
+	x.out.status = resp.Status
+	s.record(x)
+	x.w.WriteHeader(resp.Status)
+	_, _ = x.w.Write(resp.Body)
 }
 
-// runClaimed runs the route for the request that claimed its key, stores
-// the answer when its status is one the route stores, and releases the key
-// otherwise, so that a retry runs the route again.
-func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, in *matcher.Request, m matcher.Match, rt *routeRuntime, tok state.Token, start time.Time) {
-	cfg := rt.idem.cfg
-	route := m.Route.Name
-	// The store is written whatever the client does: a remote store must
-	// not keep a key in flight because the client hung up.
-	bg := context.WithoutCancel(r.Context())
-	release := func() {
-		if err := s.state.Idempotency().Release(bg, tok); err != nil && !errors.Is(err, state.ErrNotClaimed) {
-			s.log.Warn("idempotency key not released", "route", route, "error", err.Error())
-		}
-	}
-	call, p, err := s.next(r.Context(), rt, in, m)
-	if err != nil {
-		release()
-		s.unavailable(w, r, route, err, start)
+// releaseClaim frees the request's key, if it holds one, so that a retry
+// runs the route again. The store is written whatever the client does: a
+// remote store must not keep a key in flight because the client hung up.
+func (s *Server) releaseClaim(x *exchange) {
+	if !x.claimed {
 		return
 	}
-	// A real server that has started the work finishes it when the client
-	// hangs up; the retry then finds the stored answer. Only shutdown
-	// stops it (onClientAbort: discard stops with the client instead).
-	ctx := r.Context()
-	f := s.faultFor(p)
-	delay := pickDelay(p.src.Delay, s.opts.Rand)
-	if delay > 0 {
-		// Contexts only for a delay: they cost allocations and a
-		// registration with the shutdown signal.
-		var stop func()
-		if cfg.OnClientAbort == scenarios.Complete {
-			ctx, stop = s.detach(r.Context())
-		} else {
-			ctx, stop = s.delayContext(r)
-		}
-		defer stop()
-	} else if cfg.OnClientAbort == scenarios.Complete {
-		ctx = context.WithoutCancel(ctx)
+	x.claimed = false
+	if err := s.state.Idempotency().Release(detached, x.tok); err != nil && !errors.Is(err, state.ErrNotClaimed) {
+		s.log.Warn("idempotency key not released", "route", x.out.route, "error", err.Error())
 	}
-	if delay > 0 && !s.opts.Clock.Wait(ctx, delay) {
-		release()
-		outcome := "client gone during delay"
-		if errors.Is(context.Cause(ctx), errShutdown) {
-			outcome = "delay cancelled by shutdown"
-		}
-		s.logRequest(r, route, 0, delay, start, slog.String("idempotency", idemNew), slog.String("outcome", outcome))
-		panic(http.ErrAbortHandler)
-	}
-	if f != nil && f.After == scenarios.AfterArrival {
-		// Nothing is processed: the key is free for the retry. A kind
-		// that sends part of the answer renders it, writing nothing.
-		release()
-		var rec *recorder
-		if f.SendsAnswer() {
-			rec = &recorder{header: http.Header{}}
-			if err := s.produce(ctx, rec, p, s.templateData(ctx, in, m, call)(), true); err != nil {
-				err = fmt.Errorf("route %q: %w", route, err)
-				writeProblem(w, newProblem(statusOf(err), err.Error()))
-				s.logProblem(r, route, statusOf(err), delay, start, faultAttrs(f, slog.String("idempotency", idemNew), slog.String("error", err.Error()))...)
-				return
-			}
-		}
-		s.deliverFault(w, r, route, f, rec, delay, start, slog.String("idempotency", idemNew))
+}
+
+// completeClaim stores the answer under the request's key, if it holds
+// one. When the store cannot take it (the claim was lost: the key expired
+// or the store restarted and forgot it; or the store did not answer), the
+// client gets a 503 instead of the answer: a retry will run the route
+// again, and a success the client trusts would then be a second payment.
+func (s *Server) completeClaim(x *exchange) {
+	if !x.claimed {
 		return
 	}
-	rec := &recorder{header: http.Header{}}
-	var d *templateData
-	if p.src.Op != "" || p.src.Save != nil {
-		d = s.templateData(ctx, in, m, call)()
-		err = s.produce(bg, rec, p, d, false)
-	} else {
-		err = p.write(rec, s.opts.MaxTemplateOutput, s.templateData(ctx, in, m, call))
-	}
-	if err != nil {
-		release()
-		err = fmt.Errorf("route %q: %w", route, err)
-		writeProblem(w, newProblem(statusOf(err), err.Error()))
-		s.logProblem(r, route, statusOf(err), delay, start, slog.String("idempotency", idemNew), slog.String("error", err.Error()))
+	x.claimed = false
+	err := s.state.Idempotency().Complete(detached, x.tok, x.rec.response())
+	if err == nil {
 		return
 	}
-	if cfg.Store.Has(rec.status) {
-		// The item is saved before the key is completed, and only for an
-		// answer that is stored: a replay then finds both, a released
-		// answer (5xx, fault, template failure) saves nothing, and a save
-		// that fails (507) releases the key instead of storing a 201 whose
-		// item does not exist.
-		if p.src.Save != nil {
-			if err := s.save(bg, p, d, rec); err != nil {
-				release()
-				err = fmt.Errorf("route %q: %w", route, err)
-				writeProblem(w, newProblem(statusOf(err), err.Error()))
-				s.logProblem(r, route, statusOf(err), delay, start, slog.String("idempotency", idemNew), slog.String("error", err.Error()))
-				return
-			}
-		}
-		if err := s.state.Idempotency().Complete(bg, tok, rec.response()); err != nil {
-			// The answer still goes out; a retry runs the route again.
-			s.log.Warn("idempotent response not stored", "route", route, "error", err.Error())
-		}
-	} else {
-		release()
+	x.produced = false
+	x.w.Header().Set("Retry-After", "1")
+	x.out.err = err
+	detail := "The answer could not be stored for this Idempotency-Key (the state store did not answer: " + err.Error() + "); the request may have taken effect, and a retry runs it again."
+	if errors.Is(err, state.ErrNotClaimed) {
+		detail = "This request's claim on its Idempotency-Key was lost before its answer could be stored (the key expired or the state store forgot it); the request may have taken effect, and a retry runs it again."
 	}
-	if f != nil {
-		// After processing: the answer is stored (or the key released, as
-		// its status says) and the item saved, and then the client never
-		// gets it. The retry with the key gets the replay.
-		s.deliverFault(w, r, route, f, rec, delay, start, slog.String("idempotency", idemNew))
-		return
-	}
-	rec.writeTo(w)
-	s.logRequest(r, route, rec.status, delay, start, slog.String("idempotency", idemNew))
+	x.answerProblem(newProblem(http.StatusServiceUnavailable, detail))
 }
 
 // detach returns a context that ignores the client leaving but ends at
@@ -297,12 +225,47 @@ func scopeOf(in *matcher.Request, scope []*scenarios.Attribute, vars map[string]
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
-// recorder captures the answer prepared.write produces, so that it can be
-// stored before it is sent.
+// recorder holds an answer made before it is sent: stored, saved, or
+// broken by a fault. Its header is w's own when the answer is sent as it
+// is (direct), else a map apart from what w already carries.
 type recorder struct {
 	header http.Header
 	status int
-	body   bytes.Buffer
+	// body is the answer's body: buf's bytes, or a prepared response's
+	// own, which is never written to.
+	body []byte
+	// buf is storage kept between the requests of a connection; the store,
+	// the journal and collections copy what they keep of it.
+	buf []byte
+	// inW: header is w's.
+	inW bool
+	// names and fields are response's scratch.
+	names  []string
+	fields []state.Header
+}
+
+// scratch returns an empty recorder that keeps rec's storage, unless it
+// grew past what is worth keeping.
+func (rec *recorder) scratch() recorder {
+	if cap(rec.buf) > maxPooledBody || cap(rec.fields) > 64 {
+		return recorder{}
+	}
+	clear(rec.fields) // let go of the strings
+	clear(rec.names)
+	return recorder{buf: rec.buf[:0], names: rec.names[:0], fields: rec.fields[:0]}
+}
+
+// direct makes h, w's header, where the answer is rendered.
+func (rec *recorder) direct(h http.Header) {
+	rec.header, rec.inW, rec.status, rec.body = h, true, 0, nil
+}
+
+// apart renders the answer into the exchange's own header map.
+func (rec *recorder) apart(x *exchange) {
+	if x.ownHeader == nil {
+		x.ownHeader = http.Header{}
+	}
+	rec.header, rec.inW, rec.status, rec.body = x.ownHeader, false, 0, nil
 }
 
 func (rec *recorder) Header() http.Header { return rec.header }
@@ -315,31 +278,41 @@ func (rec *recorder) WriteHeader(status int) {
 
 func (rec *recorder) Write(b []byte) (int, error) {
 	rec.WriteHeader(http.StatusOK)
-	return rec.body.Write(b)
+	rec.buf = append(append(rec.buf[:0], rec.body...), b...) // body may be buf's own bytes
+	rec.body = rec.buf
+	return len(b), nil
 }
 
 // response is the recorded answer as the store keeps it; net/http writes
-// header fields sorted by name, so that is the order kept.
+// header fields sorted by name, so that is the order kept. Its slices are
+// the recorder's scratch, reused by the next request: the store copies
+// what it keeps.
 func (rec *recorder) response() state.Response {
-	names := make([]string, 0, len(rec.header))
+	names := rec.names[:0]
 	for name := range rec.header {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	var fields []state.Header
+	fields := rec.fields[:0]
 	for _, name := range names {
 		for _, v := range rec.header[name] {
 			fields = append(fields, state.Header{Name: name, Value: v})
 		}
 	}
-	return state.Response{Status: rec.status, Header: fields, Body: rec.body.Bytes()}
+	rec.names, rec.fields = names, fields
+	return state.Response{Status: rec.status, Header: fields, Body: rec.body}
 }
 
+// writeTo sends the answer.
 func (rec *recorder) writeTo(w http.ResponseWriter) {
-	h := w.Header()
-	for name, vs := range rec.header {
-		h[name] = vs
+	if !rec.inW {
+		h := w.Header()
+		for name, vs := range rec.header {
+			h[name] = vs
+		}
 	}
 	w.WriteHeader(rec.status)
-	_, _ = w.Write(rec.body.Bytes())
+	if len(rec.body) > 0 {
+		_, _ = w.Write(rec.body)
+	}
 }

@@ -3,11 +3,9 @@ package server
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
@@ -41,14 +39,19 @@ func generatedOperation(r *scenarios.Route, responses []*prepared) *openapi.Oper
 	return op
 }
 
-// checkOperation validates a request against its operation. It answers
-// a refused request (validate: enforce) with a problem listing each
-// violation and returns false; with validate: report it logs the
-// violations (in the log and the journal) and returns true. A request refused here never reaches the
-// idempotency store: Stripe keeps no result for a request that failed
-// validation.
-func (s *Server) checkOperation(w http.ResponseWriter, r *http.Request, op *openapi.Operation, body []byte, start time.Time) bool {
-	vs := op.Check(r, body)
+// check is the stage before claim for a route compiled from an OpenAPI
+// document: it validates the request against its operation. A refused
+// request (validate: enforce) gets the refusal as its answer and check
+// returns false; with validate: report the request goes on. Either way the
+// violations go to the journal entry and the log. A request refused here
+// never reaches the idempotency store: Stripe keeps no result for a
+// request that failed validation.
+func (s *Server) check(x *exchange) bool {
+	if x.rt == nil || x.rt.op == nil {
+		return true
+	}
+	op := x.rt.op
+	vs := op.Check(x.r, x.body)
 	if len(vs) == 0 {
 		return true
 	}
@@ -62,21 +65,20 @@ func (s *Server) checkOperation(w http.ResponseWriter, r *http.Request, op *open
 		}
 		summary[i] = where + ": " + v.Detail
 	}
-	name := op.Name
-	if jr, _ := r.Context().Value(journalKey{}).(*journalRecord); jr != nil {
-		jr.entry.Violations = summary // the entry is written when the request ends
-	}
+	x.entry.Violations = summary // record fills in the rest of the entry
+	s.log.Warn("request does not match its OpenAPI operation", "route", op.Name, "mode", op.Mode(), "violations", strings.Join(summary, "; "))
 	if op.Mode() == "report" {
-		s.log.Warn("request does not match the OpenAPI operation", "route", name, "violations", strings.Join(summary, "; "))
 		return true
 	}
 	status, contentType, b := openapi.Refusal(op, vs)
-	h := w.Header()
+	rec := &x.rec
+	rec.apart(x)
+	h := rec.Header()
 	h.Set("Content-Type", contentType)
 	h.Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-	s.logProblem(r, name, status, 0, start, slog.String("violations", strings.Join(summary, "; ")))
+	rec.WriteHeader(status)
+	_, _ = rec.Write(b)
+	x.kind = answerRecorded
 	return false
 }
 

@@ -247,20 +247,22 @@ func newTemplateData(in *matcher.Request, m matcher.Match, call int64, now time.
 	}
 }
 
-// write sends the response. A template that fails to render becomes a 500
-// problem naming the template's error, before anything is written; so
-// does one whose output (a header or the body) would pass limit bytes.
-func (p *prepared) write(w http.ResponseWriter, limit int, data func() *templateData) error {
-	h := w.Header()
+// render makes the response into rec: its headers, status and body. A
+// template that fails to render is an error naming the template's error,
+// and so is one whose output (a header or the body) would pass limit
+// bytes; the caller answers a 500 problem instead, and nothing has been
+// sent. A static body is rec's without a copy.
+func (p *prepared) render(rec *recorder, limit int, data dataSource) error {
+	h := rec.header
 	for _, hv := range p.header {
 		h[hv.name] = hv.value
 	}
 	if p.op != nil {
-		return p.writeGenerated(w, data())
+		return p.writeGenerated(rec, data.templateData())
 	}
 	body := p.body
 	if p.templated {
-		d := data()
+		d := data.templateData()
 		for i, t := range p.templates {
 			b := renderBuffer{max: limit}
 			if err := t.Template.Execute(&b, d); err != nil {
@@ -307,8 +309,7 @@ func (p *prepared) write(w http.ResponseWriter, limit int, data func() *template
 		}
 		h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	}
-	w.WriteHeader(p.status)
-	_, _ = w.Write(body) // a client that went away is not an error of ours
+	rec.status, rec.body = p.status, body
 	return nil
 }
 

@@ -53,6 +53,9 @@ type Entry struct {
 	// "(fallback)" when the fallback answered.
 	Route   string `json:"route,omitempty"`
 	Matched bool   `json:"matched"`
+	// CatchAll: Route is marked unmatched: true (a catch-all), so Matched
+	// is false although it answered.
+	CatchAll bool `json:"catchAll,omitempty"`
 	// NearMisses is the near-miss report of a request no route matched.
 	NearMisses []NearMiss `json:"nearMisses,omitempty"`
 	// Status is 0 when no HTTP answer was sent (a fault, the client left).

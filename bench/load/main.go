@@ -47,7 +47,7 @@ func main() {
 	baseline := flag.String("serve-baseline", "", "internal: run as the baseline server answering the canned response in this file")
 	baselineAddr := flag.String("baseline-addr", "", "internal: the baseline's address")
 	baselineProfile := flag.String("baseline-profile", "", "internal: write the baseline's CPU profile here")
-	workloads := flag.String("workloads", "get,post,idem,replay,routes,delay,reload", "which workloads to run, comma-separated")
+	workloads := flag.String("workloads", "get,post,idem,replay,routes,startup,delay,reload", "which workloads to run, comma-separated")
 	conns := flag.Int("conns", 32, "connections of the closed-loop load")
 	duration := flag.Duration("duration", 5*time.Second, "length of each round")
 	rounds := flag.Int("rounds", 3, "rounds per workload and server; the median is reported")
@@ -56,6 +56,8 @@ func main() {
 	heldFor := flag.Duration("held-for", 8*time.Second, "how long each round of the delay workload runs")
 	heldRounds := flag.Int("held-rounds", 3, "rounds of the delay workload per server")
 	edits := flag.Int("edits", 100, "rewrites of the scenario file in the reload workload")
+	startupRoutes := flag.Int("startup-routes", 100000, "routes the startup workload serves (in 10 files)")
+	writeRoutes := flag.String("write-routes", "", "only write the startup workload's -startup-routes routes into this directory, e.g. for timing scenariomock validate on it")
 	out := flag.String("out", "", "also write the results to this Markdown file")
 	profile := flag.String("profile", "", "write scenariomock CPU profiles into this directory")
 	smArgs := flag.String("scenariomock-args", "", "extra arguments for scenariomock serve, e.g. --log-level=warn")
@@ -82,9 +84,16 @@ func main() {
 	// while it measures: a pause reads as latency of whichever server is
 	// being measured. It allocates little (buffers are reused, latencies
 	// kept as samples), so collection is left to the memory limit.
+	if *writeRoutes != "" {
+		if err := writeStartupRoutes(*writeRoutes, *startupRoutes); err != nil {
+			fmt.Fprintln(os.Stderr, "load:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(4 << 30)
-	failures, err := run(*workloads, *conns, *duration, *rounds, *heldConns, *heldRounds, *delay, *heldFor, *edits, *out, *profile, *smArgs, *bin, *stateURL)
+	failures, err := run(*workloads, *conns, *duration, *rounds, *heldConns, *heldRounds, *delay, *heldFor, *edits, *startupRoutes, *out, *profile, *smArgs, *bin, *stateURL)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
@@ -97,7 +106,7 @@ func main() {
 
 // run runs the workloads and returns, besides an error, the workloads
 // that had failed or wrong answers.
-func run(workloads string, conns int, duration time.Duration, rounds, heldConns, heldRounds int, delay, heldFor time.Duration, edits int, out, profile, smArgs, bin, stateURL string) (failures []string, err error) {
+func run(workloads string, conns int, duration time.Duration, rounds, heldConns, heldRounds int, delay, heldFor time.Duration, edits, startupRoutes int, out, profile, smArgs, bin, stateURL string) (failures []string, err error) {
 	failed := func(name string, errors, wrong int64) {
 		if errors > 0 || wrong > 0 {
 			failures = append(failures, fmt.Sprintf("%s: %d errors, %d wrong", name, errors, wrong))
@@ -247,6 +256,48 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns,
 			fmt.Fprintf(&md, "\nCost per request at 10,000 routes ÷ at 10 routes (scenariomock, spread): **%.2f×** (target ≤ 1.3×) %s\n", cost, mark(cost <= 1.3))
 		}
 		md.WriteString("\n")
+	}
+
+	if want["startup"] {
+		section("Startup with many routes")
+		h.current = "startup"
+		progress("workload startup: %d routes", startupRoutes)
+		dir := filepath.Join(tmp, "startup")
+		if err := writeStartupRoutes(dir, startupRoutes); err != nil {
+			return nil, err
+		}
+		rs, errs, wrong, err := h.startup(dir, startupRoutes, startupChecks(startupRoutes))
+		if err != nil {
+			return nil, err
+		}
+		cannedPath := filepath.Join(tmp, "startup-canned.json")
+		if err := os.WriteFile(cannedPath, []byte(`{"status":200}`), 0o644); err != nil {
+			return nil, err
+		}
+		t0 := time.Now()
+		base, err := start("baseline", self, "-serve-baseline", cannedPath, "-baseline-addr", "{addr}")
+		if err != nil {
+			return nil, err
+		}
+		baseHealth := time.Since(t0)
+		_, basePeak := base.memory()
+		base.stop()
+		sm := medianStartup(rs)
+		fmt.Fprintf(&md, "`scenariomock serve` of %d routes in %d files (the shapes of the Go benchmarks: literal paths with JSON bodies; every third "+
+			"`/users/{id}/orders/N` with a header condition; every tenth a sequence), from the start of the process to its first answer to "+
+			"`GET /__admin/health`; CPU is what the process had used by then, peak RSS its high-water mark. The median of %d starts; "+
+			"a bare `net/http` process started beside it for scale. Then the last route of each shape must answer.\n\n",
+			startupRoutes, startupFiles, len(rs))
+		md.WriteString("| server | time to health | CPU by then | peak RSS | starts (time to health) | errors | wrong |\n|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&md, "| bare net/http (no routes) | %s | | %s | | | |\n", ms(baseHealth), mib(basePeak))
+		var each []string
+		for _, r := range rs {
+			each = append(each, ms(r.health))
+		}
+		fmt.Fprintf(&md, "| scenariomock | %s | %s | %s | %s | %d | %d |\n", ms(sm.health), ms(sm.cpu), mib(sm.peak), strings.Join(each, ", "), errs, wrong)
+		failed("6. startup", errs, wrong)
+		ok := sm.health < 3*time.Second && sm.peak < 300<<20
+		fmt.Fprintf(&md, "\nTarget at 100,000 routes: healthy in < 3 s, peak RSS < 300 MB %s\n\n", mark(ok))
 	}
 
 	if want["delay"] {

@@ -47,20 +47,11 @@ fail() { echo "--- the server's journal:"; "$sm" requests || true; echo "--- the
 echo "--- the client (its own module: vet it too, the main module's go vet ./... skips it)"
 (cd "$here" && go vet ./... && go run . -addr "$SCENARIOMOCK_ADDR" -timeout 1s) || fail
 
-echo "--- verify what the server received"
-v() { echo "verify $(printf '%q ' "$@")"; "$sm" verify "$@" || fail; }
-# The payment: created once (its answer lost), and the retry was a
-# replay of it, not a second run of the route.
-v --route "create payment" --idempotency new --count 1
-v --route "create payment" --idempotency replayed --status 201 --count 1
-v --route "list payments" --method GET --count 1
-# The transfer: created once; retries while it ran got 409, and the last
-# one the stored answer.
-v --route "create transfer" --idempotency new --count 1
-v --route "create transfer" --idempotency in-flight --status 409 --at-least 1
-v --route "create transfer" --idempotency replayed --status 201 --count 1
-# Nothing the client sent was left unmatched (a typo in a path would be).
-v --no-unmatched
+echo "--- verify what the server received: checks.yaml, and a JUnit report for the CI system"
+"$sm" verify --file "$here/verify/checks.yaml" --junit "$work/verify.xml" || fail
+grep -c '<testcase ' "$work/verify.xml" | sed 's/^/testcases in the JUnit report: /'
+# One check alone, as a flag: the retry of the payment was no second run.
+"$sm" verify --route "create payment" --count 2 || fail
 
 echo "--- what the server received"
 "$sm" requests

@@ -1,4 +1,4 @@
-package server
+package loghandler
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// LogWriter buffers log output so that the log line every request writes
+// Writer buffers log output so that the log line every request writes
 // costs no system call on the request's path: Write only appends to a
 // buffer; Run, in its own goroutine, writes full buffers out at once and
 // the current one every interval. It is safe for concurrent use.
@@ -15,7 +15,7 @@ import (
 // slog's handlers hold their own lock while they call Write, so a Write
 // that made a system call would stall every request goroutine behind it;
 // that is what this type exists to avoid.
-type LogWriter struct {
+type Writer struct {
 	w        io.Writer
 	mu       sync.Mutex // guards buf, pending, free, inFlight and running
 	room     sync.Cond  // signalled each time Run has written a buffer out
@@ -35,16 +35,16 @@ const (
 	logPending = 8
 )
 
-// NewLogWriter returns a LogWriter writing to w.
-func NewLogWriter(w io.Writer) *LogWriter {
-	l := &LogWriter{w: w, wake: make(chan struct{}, 1)}
+// NewWriter returns a Writer writing to w.
+func NewWriter(w io.Writer) *Writer {
+	l := &Writer{w: w, wake: make(chan struct{}, 1)}
 	l.room.L = &l.mu
 	return l
 }
 
 // Write appends p. While Run is not running it writes through, so that
 // nothing logged before Run starts or after it ends is held back.
-func (l *LogWriter) Write(p []byte) (int, error) {
+func (l *Writer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.running {
@@ -73,7 +73,7 @@ func (l *LogWriter) Write(p []byte) (int, error) {
 // Run writes log output until ctx ends, then writes what is left and
 // returns; later writes go straight through. While it runs it is the only
 // goroutine that writes, so lines keep their order.
-func (l *LogWriter) Run(ctx context.Context, interval time.Duration) {
+func (l *Writer) Run(ctx context.Context, interval time.Duration) {
 	l.mu.Lock()
 	l.running = true
 	l.mu.Unlock()

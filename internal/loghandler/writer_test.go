@@ -1,4 +1,4 @@
-package server
+package loghandler
 
 import (
 	"bytes"
@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 )
+
+// patience is how long a test waits for something that takes
+// milliseconds, generous for a loaded machine.
+const patience = 30 * time.Second
 
 // slowWriter records writes and can be made to stall.
 type slowWriter struct {
@@ -40,7 +44,7 @@ func (s *slowWriter) String() string {
 func TestLogWriterKeepsEveryLineInOrder(t *testing.T) {
 	t.Parallel()
 	dst := &slowWriter{}
-	l := NewLogWriter(dst)
+	l := NewWriter(dst)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	const interval = 5 * time.Millisecond
@@ -101,7 +105,7 @@ func TestLogWriterKeepsEveryLineInOrder(t *testing.T) {
 func TestLogWriterBackpressure(t *testing.T) {
 	t.Parallel()
 	dst := &slowWriter{stall: make(chan struct{})}
-	l := NewLogWriter(dst)
+	l := NewWriter(dst)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { l.Run(ctx, time.Hour); close(done) }()

@@ -1,4 +1,4 @@
-package server
+package loghandler
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"unicode/utf8"
 )
 
-// NewLogHandler returns a slog.Handler that writes each record exactly as
+// New returns a slog.Handler that writes each record exactly as
 // slog's TextHandler (or, with asJSON, its JSONHandler) writes it with
 // default options, but in about half the time and without a lock of its
 // own: each record is formatted into a pooled buffer and written with one
@@ -27,16 +27,19 @@ import (
 // they serialize on a mutex held across Write. Records in a group opened
 // by WithGroup, which scenariomock does not use, are handed to slog's own
 // handler.
-func NewLogHandler(w io.Writer, asJSON bool, level slog.Leveler) slog.Handler {
+func New(w io.Writer, asJSON bool, level slog.Leveler) slog.Handler {
 	if level == nil {
 		level = slog.LevelInfo
 	}
-	h := &logHandler{w: w, json: asJSON, level: level}
+	h := &Handler{w: w, json: asJSON, level: level}
 	h.req = h.requestKeys()
 	return h
 }
 
-type logHandler struct {
+// Handler is the handler New returns; its HandleRequest writes the
+// request log line without building a record. It is safe for concurrent
+// use.
+type Handler struct {
 	w     io.Writer
 	json  bool
 	level slog.Leveler
@@ -47,11 +50,11 @@ type logHandler struct {
 
 var logBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
-func (h *logHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level.Level() }
+func (h *Handler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level.Level() }
 
 // open starts a record in a pooled buffer; close ends it, writes it out
 // with one Write and returns the buffer.
-func (h *logHandler) open() (*[]byte, []byte) {
+func (h *Handler) open() (*[]byte, []byte) {
 	bp := logBuffers.Get().(*[]byte)
 	b := (*bp)[:0]
 	if h.json {
@@ -60,7 +63,7 @@ func (h *logHandler) open() (*[]byte, []byte) {
 	return bp, b
 }
 
-func (h *logHandler) close(bp *[]byte, b []byte) error {
+func (h *Handler) close(bp *[]byte, b []byte) error {
 	if h.json {
 		b = append(b, '}')
 	}
@@ -73,7 +76,7 @@ func (h *logHandler) close(bp *[]byte, b []byte) error {
 	return err
 }
 
-func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
+func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 	bp, b := h.open()
 	first := true
 	if !r.Time.IsZero() {
@@ -92,13 +95,15 @@ func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
 	return h.close(bp, b)
 }
 
-// handleRequest writes the request log line: exactly what Handle writes
-// for the record Server.logRequest would build (a test holds them equal),
+// HandleRequest writes the request log line: exactly what Handle writes
+// for a record with message RequestMsg and the attributes method, path,
+// route, status, duration_ms, delay_ms (when positive) and idempotency
+// (when not empty), in that order (server's tests hold them equal),
 // formatted with the same helpers but without building the record, and
 // with its constant parts (level, message, keys) formatted once.
 // idem, when not empty, is the idempotency outcome, the attribute a
 // request to an idempotent route adds after the others.
-func (h *logHandler) handleRequest(t time.Time, method, path, route string, status int, duration, delay time.Duration, idem string) error {
+func (h *Handler) HandleRequest(t time.Time, method, path, route string, status int, duration, delay time.Duration, idem string) error {
 	bp, b := h.open()
 	first := true
 	b = h.key(b, slog.TimeKey, &first)
@@ -113,10 +118,10 @@ func (h *logHandler) handleRequest(t time.Time, method, path, route string, stat
 	b = append(b, k.status...)
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, k.duration...)
-	b = h.float(b, millis(duration))
+	b = h.float(b, Millis(duration))
 	if delay > 0 {
 		b = append(b, k.delay...)
-		b = h.float(b, millis(delay))
+		b = h.float(b, Millis(delay))
 	}
 	if idem != "" {
 		b = append(b, k.idem...)
@@ -125,12 +130,12 @@ func (h *logHandler) handleRequest(t time.Time, method, path, route string, stat
 	return h.close(bp, b)
 }
 
-// millis is a duration as the logs give every duration: a number of
+// Millis is a duration as the logs give every duration: a number of
 // milliseconds, under a key ending in _ms. Numbers, so that a program
 // reading JSON logs can add and compare them; one unit, so that no key
 // needs parsing (slog's own handlers write integer nanoseconds in JSON
 // and Go's "1.5s" in text).
-func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // requestKeys are the request line's constant parts, each with the
 // separator before it; method's carries level, message and the attributes
@@ -138,13 +143,13 @@ func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisec
 type requestKeys struct{ method, path, route, status, duration, delay, idem []byte }
 
 // requestKeys formats the constant parts for h's format and attributes.
-func (h *logHandler) requestKeys() requestKeys {
+func (h *Handler) requestKeys() requestKeys {
 	first := false
 	var k requestKeys
 	k.method = h.key(nil, slog.LevelKey, &first)
 	k.method = h.str(k.method, slog.LevelInfo.String())
 	k.method = h.key(k.method, slog.MessageKey, &first)
-	k.method = h.str(k.method, requestMsg)
+	k.method = h.str(k.method, RequestMsg)
 	k.method = append(k.method, h.pre...)
 	k.method = h.key(k.method, "method", &first)
 	for _, f := range []struct {
@@ -156,12 +161,12 @@ func (h *logHandler) requestKeys() requestKeys {
 	return k
 }
 
-// requestMsg is the message of the request log line.
-const requestMsg = "request"
+// RequestMsg is the message of the request log line.
+const RequestMsg = "request"
 
 // float writes a float64 as slog's handlers do: strconv's shortest 'g'
 // in text, encoding/json's format in JSON (without its allocations).
-func (h *logHandler) float(b []byte, f float64) []byte {
+func (h *Handler) float(b []byte, f float64) []byte {
 	if !h.json {
 		return strconv.AppendFloat(b, f, 'g', -1, 64)
 	}
@@ -184,18 +189,18 @@ func (h *logHandler) float(b []byte, f float64) []byte {
 	return b
 }
 
-func (h *logHandler) duration(b []byte, d time.Duration) []byte {
+func (h *Handler) duration(b []byte, d time.Duration) []byte {
 	if h.json {
 		return strconv.AppendInt(b, int64(d), 10)
 	}
 	return append(b, d.String()...)
 }
 
-func (h *logHandler) WithAttrs(as []slog.Attr) slog.Handler {
+func (h *Handler) WithAttrs(as []slog.Attr) slog.Handler {
 	if len(as) == 0 {
 		return h
 	}
-	n := logHandler{w: h.w, json: h.json, level: h.level}
+	n := Handler{w: h.w, json: h.json, level: h.level}
 	first := false // the built-ins always come first
 	n.pre = append([]byte(nil), h.pre...)
 	for _, a := range as {
@@ -206,7 +211,7 @@ func (h *logHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	return &n
 }
 
-func (h *logHandler) WithGroup(name string) slog.Handler {
+func (h *Handler) WithGroup(name string) slog.Handler {
 	if name == "" {
 		return h
 	}
@@ -219,14 +224,14 @@ func (h *logHandler) WithGroup(name string) slog.Handler {
 }
 
 // key writes a separator unless the key comes first, then the key.
-func (h *logHandler) key(b []byte, key string, first *bool) []byte {
+func (h *Handler) key(b []byte, key string, first *bool) []byte {
 	return h.prefixedKey(b, "", key, first)
 }
 
 // prefixedKey writes a key in groups (text only). Like slog, it quotes
 // the whole when the prefix or the key alone would need it, so an empty
 // key in a group is quoted.
-func (h *logHandler) prefixedKey(b []byte, prefix, key string, first *bool) []byte {
+func (h *Handler) prefixedKey(b []byte, prefix, key string, first *bool) []byte {
 	if !*first {
 		if h.json {
 			b = append(b, ',')
@@ -251,7 +256,7 @@ func (h *logHandler) prefixedKey(b []byte, prefix, key string, first *bool) []by
 
 // attr writes one attribute; prefix is the dotted path of the groups it
 // is in (text only: JSON nests groups as objects).
-func (h *logHandler) attr(b []byte, prefix string, a slog.Attr, first *bool) []byte {
+func (h *Handler) attr(b []byte, prefix string, a slog.Attr, first *bool) []byte {
 	a.Value = a.Value.Resolve()
 	if a.Equal(slog.Attr{}) {
 		return b // slog elides an empty attribute
@@ -285,7 +290,7 @@ func (h *logHandler) attr(b []byte, prefix string, a slog.Attr, first *bool) []b
 	return h.value(b, a.Value)
 }
 
-func (h *logHandler) nonEmpty(as []slog.Attr) bool {
+func (h *Handler) nonEmpty(as []slog.Attr) bool {
 	for _, a := range as {
 		v := a.Value.Resolve()
 		if v.Kind() == slog.KindGroup {
@@ -303,7 +308,7 @@ func (h *logHandler) nonEmpty(as []slog.Attr) bool {
 
 // value writes an attribute's value as slog's handlers do; the formats
 // differ only for floats, durations and arbitrary values.
-func (h *logHandler) value(b []byte, v slog.Value) []byte {
+func (h *Handler) value(b []byte, v slog.Value) []byte {
 	switch v.Kind() {
 	case slog.KindString:
 		return h.str(b, v.String())
@@ -356,7 +361,7 @@ func jsonMarshal(b []byte, v any) []byte {
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
-func (h *logHandler) str(b []byte, s string) []byte {
+func (h *Handler) str(b []byte, s string) []byte {
 	if h.json {
 		b = append(b, '"')
 		b = appendJSONEscaped(b, s)
@@ -371,7 +376,7 @@ func (h *logHandler) str(b []byte, s string) []byte {
 	return strconv.AppendQuote(b, s)
 }
 
-func (h *logHandler) time(b []byte, t time.Time) []byte {
+func (h *Handler) time(b []byte, t time.Time) []byte {
 	if h.json {
 		b = append(b, '"')
 		b = t.AppendFormat(b, time.RFC3339Nano)

@@ -1,0 +1,370 @@
+package scenarios
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Webhooks is a file's webhooks: block: where a route's events: go.
+type Webhooks struct {
+	Pos       Pos
+	Endpoints []*WebhookEndpoint
+	// Collection, when set, is where every event is also saved (by its
+	// id), so that routes can serve them (GET /v1/events).
+	Collection string
+}
+
+// WebhookEndpoint is one receiver of events.
+type WebhookEndpoint struct {
+	Pos  Pos
+	Name string
+	URL  string
+	// Signing is "stripe" (the default), "standard" or "none".
+	Signing string
+	// Secrets sign deliveries, the current one first; several during a
+	// rotation. SecretEnv, when set, names an environment variable that
+	// holds the secret instead, read by the server.
+	Secrets   []string
+	SecretEnv string
+	// Schedule holds the waits before each retry; nil means the default.
+	Schedule []time.Duration
+	// Timeout bounds one attempt; 0 means the default.
+	Timeout time.Duration
+	// TimeScale multiplies the endpoint's waits; 0 means --time-scale's.
+	TimeScale  float64
+	APIVersion string
+}
+
+// Event is one event a route sends after its effects are committed.
+type Event struct {
+	Pos  Pos
+	Type string
+	// Data renders data.object; it sees what a response template sees,
+	// and .Response, the answer sent. Nil means the answer's JSON body.
+	Data *JSONTemplate
+	// After delays the event's first attempt.
+	After time.Duration
+	// Endpoints names where it goes; empty means every endpoint.
+	Endpoints []string
+	Fault     *EventFault
+}
+
+// EventFault is how an event's deliveries go wrong. Rates are from 0 to 1
+// (true is 1).
+type EventFault struct {
+	Duplicate, Reorder, DropFirst                          float64
+	Delay                                                  Delay
+	StaleTimestamp, BadSignature, WrongSecret, NoSignature float64
+}
+
+var (
+	webhooksFields = []string{"endpoints", "collection"}
+	endpointFields = []string{"name", "url", "signing", "secret", "secretEnv", "retry", "timeScale", "apiVersion"}
+	retryFields    = []string{"schedule", "timeout"}
+	eventFields    = []string{"type", "data", "after", "endpoints", "fault"}
+	eventFaults    = []string{"duplicate", "reorder", "delay", "dropFirst", "staleTimestamp", "badSignature", "wrongSecret", "noSignature"}
+	signings       = []string{"stripe", "standard", "none"}
+)
+
+func (d *fileDecoder) webhooks(n *yaml.Node) *Webhooks {
+	fs, ok := d.fields(n, "webhooks", webhooksFields...)
+	if !ok {
+		return nil
+	}
+	w := &Webhooks{Pos: d.pos(d.resolve(n))}
+	if p, ok := fs["collection"]; ok {
+		if s, ok := d.str(p.val, "webhooks.collection"); ok {
+			if !validCollectionName(s) {
+				d.fail(d.resolve(p.val), "webhooks.collection", "%q is not a collection name: use letters, digits, '-', '_' and '.'", s)
+			}
+			w.Collection = s
+		}
+	}
+	p, ok := fs["endpoints"]
+	if !ok {
+		if w.Collection == "" {
+			d.fail(d.resolve(n), "webhooks", "endpoints: is required (a list of {name, url, signing, secret}), or collection: to keep the events only")
+			return nil
+		}
+		return w
+	}
+	list := d.resolve(p.val)
+	if list.Kind != yaml.SequenceNode {
+		d.fail(list, "webhooks.endpoints", "want a list of endpoints, got %s", describe(list))
+		return nil
+	}
+	seen := map[string]Pos{}
+	for i, en := range list.Content {
+		e := d.endpoint(en, fmt.Sprintf("webhooks.endpoints[%d]", i))
+		if e == nil {
+			continue
+		}
+		if first, dup := seen[e.Name]; dup {
+			d.fail(d.resolve(en), fmt.Sprintf("webhooks.endpoints[%d].name", i), "endpoint %q is defined twice (first at %s)", e.Name, first)
+			continue
+		}
+		seen[e.Name] = e.Pos
+		w.Endpoints = append(w.Endpoints, e)
+	}
+	return w
+}
+
+func (d *fileDecoder) endpoint(n *yaml.Node, field string) *WebhookEndpoint {
+	before := len(d.errs)
+	fs, ok := d.fields(n, field, endpointFields...)
+	if !ok {
+		return nil
+	}
+	e := &WebhookEndpoint{Pos: d.pos(d.resolve(n)), Signing: "stripe"}
+	if p, ok := fs["name"]; ok {
+		if s, ok := d.str(p.val, join(field, "name")); ok && strings.TrimSpace(s) != "" {
+			e.Name = s
+		} else if ok {
+			d.fail(p.val, join(field, "name"), "must not be empty")
+		}
+	} else {
+		d.fail(d.resolve(n), field, "name: is required")
+	}
+	if p, ok := fs["url"]; ok {
+		if s, ok := d.str(p.val, join(field, "url")); ok {
+			u, err := url.Parse(s)
+			switch {
+			case err != nil:
+				d.fail(p.val, join(field, "url"), "%v", err)
+			case u.Scheme != "http" && u.Scheme != "https":
+				d.fail(p.val, join(field, "url"), "want an http:// or https:// URL, got %q", s)
+			case u.Host == "":
+				d.fail(p.val, join(field, "url"), "%q has no host", s)
+			default:
+				e.URL = s
+			}
+		}
+	} else {
+		d.fail(d.resolve(n), field, "url: is required (the receiver under test, e.g. http://127.0.0.1:4242/webhooks)")
+	}
+	if p, ok := fs["signing"]; ok {
+		if s, ok := d.str(p.val, join(field, "signing")); ok {
+			if !contains(signings, s) {
+				d.unknown(d.resolve(p.val), join(field, "signing"), "signing", s, signings)
+			}
+			e.Signing = s
+		}
+	}
+	if p, ok := fs["secret"]; ok {
+		if list, ok := d.strList(p.val, join(field, "secret")); ok {
+			e.Secrets = list
+			for _, s := range list {
+				if s == "" {
+					d.fail(d.resolve(p.val), join(field, "secret"), "must not be empty")
+				} else if b64, ok := strings.CutPrefix(s, "whsec_"); e.Signing == "standard" && !ok {
+					d.fail(d.resolve(p.val), join(field, "secret"), `a standard secret is "whsec_" and base64, e.g. whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw`)
+				} else if key, err := base64.StdEncoding.DecodeString(b64); e.Signing == "standard" && (err != nil || len(key) == 0) {
+					d.fail(d.resolve(p.val), join(field, "secret"), "the part after whsec_ is not base64 (Standard Webhooks keys are base64)")
+				}
+			}
+		}
+	}
+	if p, ok := fs["secretEnv"]; ok {
+		e.SecretEnv, _ = d.str(p.val, join(field, "secretEnv"))
+		if _, both := fs["secret"]; both {
+			d.fail(p.key, join(field, "secretEnv"), "secret: and secretEnv: exclude each other")
+		}
+	}
+	if e.Signing != "none" && len(e.Secrets) == 0 && e.SecretEnv == "" {
+		d.fail(d.resolve(n), field, "signing %s needs secret: (or secretEnv:, an environment variable that holds it)", e.Signing)
+	}
+	if p, ok := fs["retry"]; ok {
+		d.retry(p.val, join(field, "retry"), e)
+	}
+	if p, ok := fs["timeScale"]; ok {
+		if v, ok := d.float(p.val, join(field, "timeScale")); ok {
+			if v <= 0 {
+				d.fail(d.resolve(p.val), join(field, "timeScale"), "must be above 0 (0.01 makes a 1s wait 10ms)")
+			}
+			e.TimeScale = v
+		}
+	}
+	if p, ok := fs["apiVersion"]; ok {
+		e.APIVersion, _ = d.str(p.val, join(field, "apiVersion"))
+	}
+	if len(d.errs) > before {
+		return nil
+	}
+	return e
+}
+
+func (d *fileDecoder) retry(n *yaml.Node, field string, e *WebhookEndpoint) {
+	fs, ok := d.fields(n, field, retryFields...)
+	if !ok {
+		return
+	}
+	if p, ok := fs["schedule"]; ok {
+		list := d.resolve(p.val)
+		if list.Kind != yaml.SequenceNode {
+			d.fail(list, join(field, "schedule"), "want a list of waits, e.g. [1s, 5s, 30s], got %s", describe(list))
+		} else {
+			e.Schedule = []time.Duration{}
+			for i, wn := range list.Content {
+				if v, ok := d.duration(wn, fmt.Sprintf("%s.schedule[%d]", field, i)); ok {
+					e.Schedule = append(e.Schedule, v)
+				}
+			}
+		}
+	}
+	if p, ok := fs["timeout"]; ok {
+		if v, ok := d.duration(p.val, join(field, "timeout")); ok {
+			if v == 0 {
+				d.fail(d.resolve(p.val), join(field, "timeout"), "must be above 0")
+			}
+			e.Timeout = v
+		}
+	}
+}
+
+// events decodes a route's events: list.
+func (d *fileDecoder) events(n *yaml.Node) []*Event {
+	list := d.resolve(n)
+	if list.Kind != yaml.SequenceNode {
+		d.fail(list, "events", "want a list of events ({type, data, after, fault}), got %s", describe(list))
+		return nil
+	}
+	var out []*Event
+	for i, en := range list.Content {
+		field := fmt.Sprintf("events[%d]", i)
+		fs, ok := d.fields(en, field, eventFields...)
+		if !ok {
+			continue
+		}
+		ev := &Event{Pos: d.pos(d.resolve(en))}
+		if p, ok := fs["type"]; ok {
+			if s, ok := d.str(p.val, join(field, "type")); ok && strings.TrimSpace(s) != "" {
+				ev.Type = s
+			} else if ok {
+				d.fail(p.val, join(field, "type"), "must not be empty")
+			}
+		} else {
+			d.fail(d.resolve(en), field, "type: is required, e.g. payment_intent.succeeded")
+		}
+		if p, ok := fs["data"]; ok {
+			ev.Data, _ = d.jsonTemplate(p.val, join(field, "data"))
+		}
+		if p, ok := fs["after"]; ok {
+			ev.After, _ = d.duration(p.val, join(field, "after"))
+		}
+		if p, ok := fs["endpoints"]; ok {
+			ev.Endpoints, _ = d.strList(p.val, join(field, "endpoints"))
+		}
+		if p, ok := fs["fault"]; ok {
+			ev.Fault = d.eventFault(p.val, join(field, "fault"))
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+func (d *fileDecoder) eventFault(n *yaml.Node, field string) *EventFault {
+	fs, ok := d.fields(n, field, eventFaults...)
+	if !ok {
+		return nil
+	}
+	f := &EventFault{}
+	for _, r := range []struct {
+		name string
+		dst  *float64
+	}{
+		{"duplicate", &f.Duplicate}, {"reorder", &f.Reorder}, {"dropFirst", &f.DropFirst},
+		{"staleTimestamp", &f.StaleTimestamp}, {"badSignature", &f.BadSignature},
+		{"wrongSecret", &f.WrongSecret}, {"noSignature", &f.NoSignature},
+	} {
+		if p, ok := fs[r.name]; ok {
+			*r.dst = d.rate(p.val, join(field, r.name))
+		}
+	}
+	if p, ok := fs["delay"]; ok {
+		f.Delay, _ = d.delay(p.val, join(field, "delay"))
+	}
+	return f
+}
+
+// rate reads true, false or a probability from 0 to 1.
+func (d *fileDecoder) rate(n *yaml.Node, field string) float64 {
+	n = d.resolve(n)
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" {
+		if b, _ := d.boolean(n, field); b {
+			return 1
+		}
+		return 0
+	}
+	if n.Kind == yaml.ScalarNode && (n.ShortTag() == "!!int" || n.ShortTag() == "!!float") {
+		if v, ok := d.float(n, field); ok {
+			if v < 0 || v > 1 {
+				d.fail(n, field, "rate %g is not between 0 and 1", v)
+				return 0
+			}
+			return v
+		}
+		return 0
+	}
+	d.fail(n, field, "want true, false or a rate from 0 to 1 (0.2 is one delivery in five), got %s", describe(n))
+	return 0
+}
+
+// checkWebhooks runs the webhook checks that span files: endpoint names
+// are unique in the set, and each event names endpoints that exist.
+func (l *loader) checkWebhooks() {
+	names := map[string]Pos{}
+	kept := false // some file keeps the events in a collection
+	for _, f := range l.set.Files {
+		if f.Webhooks == nil {
+			continue
+		}
+		kept = kept || f.Webhooks.Collection != ""
+		for _, e := range f.Webhooks.Endpoints {
+			if first, dup := names[e.Name]; dup {
+				l.failf(e.Pos, "webhooks: endpoint %q is defined twice (first at %s)", e.Name, first)
+				continue
+			}
+			names[e.Name] = e.Pos
+		}
+	}
+	for _, r := range l.set.Routes() {
+		for i, ev := range r.Events {
+			if len(names) == 0 && !kept {
+				l.failf(ev.Pos, "route %q: events[%d]: no webhook endpoints are defined; add webhooks: {endpoints: [{name, url, secret}]} (or {collection: events}) to a file", r.Name, i)
+				continue
+			}
+			for _, name := range ev.Endpoints {
+				if _, ok := names[name]; !ok {
+					l.failf(ev.Pos, "route %q: events[%d].endpoints: no webhook endpoint %q", r.Name, i, name)
+				}
+			}
+		}
+	}
+}
+
+// WebhookEndpoints returns the endpoints of every file, in file order.
+func (s *Set) WebhookEndpoints() []*WebhookEndpoint {
+	var out []*WebhookEndpoint
+	for _, f := range s.Files {
+		if f.Webhooks != nil {
+			out = append(out, f.Webhooks.Endpoints...)
+		}
+	}
+	return out
+}
+
+// EventCollection returns the collection the events are saved in: the
+// first file's webhooks.collection; "" for none.
+func (s *Set) EventCollection() string {
+	for _, f := range s.Files {
+		if f.Webhooks != nil && f.Webhooks.Collection != "" {
+			return f.Webhooks.Collection
+		}
+	}
+	return ""
+}

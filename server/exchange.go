@@ -1,0 +1,201 @@
+package server
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/scenariomock/scenariomock/matcher"
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// exchange is one mock request on its way through the pipeline (see
+// serveRoute): what the stages share, the answer deliver sends, and the
+// typed outcome that record and finish turn into the journal entry, the
+// counters and the log line. Each stage writes its own fields; a field is
+// read only by the stages after the one that sets it.
+//
+// Under Serve each HTTP/1 connection keeps one exchange in its context
+// (connExchange), which its requests reuse, one at a time: the hot path
+// allocates none. HTTP/2 requests, and a handler served by another
+// http.Server, take one from a pool.
+type exchange struct {
+	s     *Server
+	w     http.ResponseWriter
+	r     *http.Request
+	start time.Time
+	snap  *snapshot
+	// body is the request body, in a pooled buffer: whatever keeps it
+	// past the request copies it (the journal, templates).
+	body []byte
+	in   *matcher.Request // &req, or a HEAD request's GET
+	req  matcher.Request
+	m    matcher.Match
+	rt   *routeRuntime // nil for the fallback and for requests no route took
+
+	// claim
+	tok     state.Token
+	claimed bool // tok holds the key: commit completes or releases it
+	// advance
+	p    *prepared // the response the call gets
+	call int64     // its position in the sequence, from 0
+	// wait
+	fault *scenarios.Fault // drawn for this call; nil: the answer
+	// ctx is what the route's work runs under (templates, collection
+	// operations): the request's context, or one that outlasts the client
+	// (onClientAbort: complete); release ends it.
+	ctx     context.Context
+	release func()
+	// produce
+	data     *templateData // made when a template first needs it
+	produced bool          // rec holds the route's answer
+
+	// The answer deliver sends: kind says which of the fields below holds it.
+	kind    answerKind
+	rec     recorder       // answerRecorded; and what a fault sends of the answer
+	stored  state.Response // answerStored: a replay
+	problem *Problem       // answerProblem
+	// ownHeader is a header map kept between requests on a connection for
+	// answers rendered apart from w's headers (stored ones, faults): the
+	// store and the fault copy what they keep.
+	ownHeader http.Header
+
+	out result
+	// recorded: the journal entry was appended (record); finished: the
+	// log line was written. Each happens once.
+	recorded, finished bool
+	entry              state.Entry
+	// pooled: x came from exchanges, and end returns it there.
+	pooled bool
+}
+
+// answerKind says what deliver sends.
+type answerKind uint8
+
+const (
+	answerNone     answerKind = iota // nothing yet: a stage that ended the request must set one
+	answerRecorded                   // rec: the route's answer, or a refusal's own
+	answerStored                     // stored: the replay of an idempotent answer
+	answerProblem                    // problem: an RFC 9457 problem
+	answerAbort                      // no answer: the connection is dropped (a client that left, shutdown)
+)
+
+// result is what happened to a request, typed: the log line, the
+// journal entry and the counters are all made from it, and nothing reads
+// it back out of log attributes.
+type result struct {
+	route  string // "" when no route matched
+	status int    // 0: no HTTP answer was sent (a fault, the client left)
+	delay  time.Duration
+	// idem is the idempotency outcome (idemNew, idemReplayed, ...), "" for
+	// none.
+	idem string
+	// ended says why a request ended without its answer ("client gone
+	// during delay", ...): the log line's "outcome".
+	ended string
+	err   error // what went wrong, for a problem answer
+	// fault is the fault the request got (after its delay), nil for none.
+	fault *scenarios.Fault
+	// unmatched: no route matched (the fallback or a 404 answered); near
+	// is the near-miss report, explained is whether it was made.
+	unmatched, explained bool
+	near                 []matcher.NearMiss
+	// refused: the request body was refused (413, 408, unreadable).
+	refused bool
+	// catchAll: a route marked unmatched: true answered, which the entry
+	// records as matching no route.
+	catchAll bool
+}
+
+// problemish reports whether the request is logged at warn: it went wrong
+// (no route matched, its body was refused, its template failed).
+func (o *result) problemish() bool {
+	return o.err != nil || (o.unmatched && o.route == "")
+}
+
+// detached is the context of work that outlasts the client: store writes
+// (a remote store must not keep a key in flight because the client hung
+// up), saves, and the route's work under onClientAbort: complete without a
+// delay. Nothing the pipeline calls reads a value of the request's
+// context, so it is the background, which context.WithoutCancel would
+// cost an allocation per call to wrap.
+var detached = context.Background()
+
+type exchangeKey struct{}
+
+// connExchange gives each connection Serve accepts its exchange.
+func connExchange(ctx context.Context, _ net.Conn) context.Context {
+	return context.WithValue(ctx, exchangeKey{}, &exchange{})
+}
+
+// exchanges hold the exchanges of requests that have no connection of
+// their own to keep one in (HTTP/2 streams, a handler served without
+// Serve's ConnContext) between requests.
+var exchanges = sync.Pool{New: func() any { return &exchange{} }}
+
+// exchangeFor returns the exchange for r, reset: the connection's when r
+// is HTTP/1 under Serve, else one from the pool, which end returns.
+func (s *Server) exchangeFor(w http.ResponseWriter, r *http.Request, start time.Time, snap *snapshot) *exchange {
+	var x *exchange
+	if r.ProtoMajor == 1 {
+		x, _ = r.Context().Value(exchangeKey{}).(*exchange)
+	}
+	pooled := x == nil
+	if pooled {
+		x = exchanges.Get().(*exchange)
+	}
+	rec, own := x.rec.scratch(), x.ownHeader
+	clear(own)
+	*x = exchange{s: s, w: w, r: r, start: start, snap: snap, ctx: r.Context(), ownHeader: own, rec: rec, pooled: pooled}
+	x.entry.Version = snap.version
+	return x
+}
+
+// end lets go of what the exchange points at once its request is over,
+// so that a connection idle between requests (or the pool) pins no
+// answer, body or request; its buffers are kept for the next request.
+// Nothing may use x after end.
+func (x *exchange) end() {
+	rec, own, pooled := x.rec.scratch(), x.ownHeader, x.pooled
+	*x = exchange{rec: rec, ownHeader: own}
+	clear(own)
+	if pooled {
+		exchanges.Put(x)
+	}
+}
+
+// templateData returns what the response's templates see, made the first
+// time a template needs it, bounded by x.ctx and the step budget.
+func (x *exchange) templateData() *templateData {
+	if x.data == nil {
+		s := x.s
+		x.data = newTemplateData(x.in, x.m, x.call, s.opts.Clock.Now(), s.env(x.ctx))
+		x.data.ctx, x.data.maxSteps = x.ctx, s.opts.maxTemplateSteps
+	}
+	return x.data
+}
+
+// dataSource hands a render its template data when it first needs it:
+// an exchange makes it then, a *templateData is it.
+type dataSource interface{ templateData() *templateData }
+
+func (d *templateData) templateData() *templateData { return d }
+
+// answerProblem makes a problem the answer.
+func (x *exchange) answerProblem(p *Problem) {
+	x.kind, x.problem = answerProblem, p
+}
+
+// fail makes err the answer, as the problem statusOf maps it to.
+func (x *exchange) fail(err error) {
+	x.out.err = err
+	x.answerProblem(newProblem(statusOf(err), err.Error()))
+}
+
+// abort ends the request without an answer, for the reason ended.
+func (x *exchange) abort(ended string) {
+	x.kind, x.out.ended = answerAbort, ended
+}

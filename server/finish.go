@@ -1,0 +1,162 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/scenariomock/scenariomock/internal/loghandler"
+	"github.com/scenariomock/scenariomock/journal"
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// record makes the request's outcome known to everyone who asks: it
+// appends the journal entry (GET /__admin/requests, /count, verify, every
+// replica on a shared store) and counts a miss. deliver calls it just
+// before the first byte of the answer, or of its fault, goes out, so that
+// a client that has seen its answer always finds its request counted;
+// finish calls it for a request that ended otherwise. A request is
+// recorded once. The entry's duration is the time to this point, before
+// the answer is written.
+func (s *Server) record(x *exchange) {
+	if x.recorded {
+		return
+	}
+	x.recorded = true
+	o := &x.out
+	if o.unmatched {
+		s.unmatched.Add(1)
+	}
+	if !s.journalOn() {
+		return
+	}
+	r := x.r
+	e := &x.entry
+	e.Time = x.start
+	e.Method = r.Method
+	e.Path = r.URL.Path
+	e.Query = r.URL.RawQuery
+	// Not a copy: net/http makes each request's header map afresh and
+	// writes it no more once the handler runs, and handlers do not write
+	// it (net/http's rule, which the server keeps). A clone would cost
+	// three allocations per request, the journal's largest share.
+	e.Headers = r.Header
+	if !s.opts.JournalKeepsSecrets {
+		e.Headers = journal.RedactHeaders(r.Header) // a copy, only when it has a credential
+	}
+	switch {
+	case len(x.body) > 0:
+		keep := min(len(x.body), s.opts.JournalBodyLimit)
+		// The body's buffer goes back to a pool after the request.
+		e.Body = bytes.Clone(x.body[:keep])
+		e.BodySize = int64(len(x.body))
+		e.BodyTruncated = keep < len(x.body)
+	case o.refused:
+		// A refused body is not kept; the size is the one declared, or,
+		// for a chunked body, unknown (0), but it was cut all the same.
+		e.BodySize = max(r.ContentLength, 0)
+		e.BodyTruncated = true
+	}
+	e.Route = o.route
+	e.Matched = o.route != "" && !o.unmatched && !o.catchAll
+	e.CatchAll = o.catchAll
+	if len(o.near) > 0 {
+		e.NearMisses = make([]state.NearMiss, len(o.near))
+		for i, n := range o.near {
+			e.NearMisses[i] = state.NearMiss{Route: n.Route, Reason: n.Reason}
+		}
+	}
+	e.Status = o.status
+	e.DelayMs = millis(o.delay)
+	e.DurationMs = millis(s.opts.Clock.Now().Sub(x.start))
+	e.Idempotency = o.idem
+	if o.fault != nil {
+		e.Fault, e.FaultAfter = string(o.fault.Kind), string(o.fault.After)
+	}
+	// Not the request's context: an entry is kept when the client has
+	// left, and a remote journal must not drop it for that.
+	if err := s.state.Journal().Append(context.Background(), e); err != nil {
+		s.log.Warn("request not journaled", "method", r.Method, "path", r.URL.Path, "error", err.Error())
+	}
+}
+
+// finish ends a request: it records it if deliver did not (a stage
+// panicked), ends what the stages left running (a detached context, a
+// claim), and writes the one log line each request gets, from x.out.
+// serveScenario defers it, so it also runs when a stage aborts the
+// handler (http.ErrAbortHandler).
+func (s *Server) finish(x *exchange) {
+	if x.finished {
+		return
+	}
+	x.finished = true
+	if x.release != nil {
+		x.release()
+	}
+	s.releaseClaim(x)
+	s.record(x)
+	s.logLine(x)
+}
+
+// logLine writes the request's log line: the outcome's fields as
+// attributes, in one order (method, path, route, status, duration_ms,
+// delay_ms, idempotency, outcome, error, fault, fault_after, near), at
+// warn for a request that went wrong. A line with no more than the
+// idempotency outcome, at info, is formatted directly by a loghandler.Handler
+// (HandleRequest); the others go through a slog.Record.
+func (s *Server) logLine(x *exchange) {
+	level := slog.LevelInfo
+	if x.out.problemish() {
+		level = slog.LevelWarn
+	}
+	h := s.log.Handler()
+	ctx := x.r.Context()
+	if !h.Enabled(ctx, level) {
+		return
+	}
+	s.logOutcome(h, level, x, s.opts.Clock.Now(), false)
+}
+
+// logOutcome writes x's log line at now with h; viaRecord forces the
+// slog.Record path (for tests that hold the two equal).
+func (s *Server) logOutcome(h slog.Handler, level slog.Level, x *exchange, now time.Time, viaRecord bool) {
+	r, o := x.r, &x.out
+	ctx := r.Context()
+	debug := h.Enabled(ctx, slog.LevelDebug)
+	plain := o.ended == "" && o.err == nil && o.fault == nil && !(o.unmatched && o.route == "")
+	if lh, ok := h.(*loghandler.Handler); ok && level == slog.LevelInfo && !debug && plain && !viaRecord {
+		_ = lh.HandleRequest(now, r.Method, r.URL.Path, o.route, o.status, now.Sub(x.start), o.delay, o.idem)
+		return
+	}
+	rec := slog.NewRecord(now, level, requestMsg, 0)
+	rec.AddAttrs(
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.String("route", o.route),
+		slog.Int("status", o.status),
+		slog.Float64("duration_ms", millis(now.Sub(x.start))),
+	)
+	if o.delay > 0 {
+		rec.AddAttrs(slog.Float64("delay_ms", millis(o.delay)))
+	}
+	if o.idem != "" {
+		rec.AddAttrs(slog.String("idempotency", o.idem))
+	}
+	if o.ended != "" {
+		rec.AddAttrs(slog.String("outcome", o.ended))
+	}
+	if o.err != nil {
+		rec.AddAttrs(slog.String("error", o.err.Error()))
+	}
+	if o.fault != nil {
+		rec.AddAttrs(slog.String("fault", string(o.fault.Kind)), slog.String("fault_after", string(o.fault.After)))
+	}
+	if o.unmatched && o.route == "" {
+		rec.AddAttrs(slog.String("near", nearMisses(o.near)))
+	}
+	if debug {
+		rec.AddAttrs(requestDetails(r, x.body)...)
+	}
+	_ = h.Handle(ctx, rec)
+}

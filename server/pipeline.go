@@ -1,0 +1,401 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/scenariomock/scenariomock/matcher"
+	"github.com/scenariomock/scenariomock/scenarios"
+)
+
+// serveScenario answers a request that is not for the admin API: it reads
+// the body, matches a route (match answers CORS preflights and misses),
+// and hands a matched request to serveRoute. Whatever happens, finish
+// logs it once.
+func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
+	start := s.opts.Clock.Now()
+	snap := s.snap.Load()
+	x := s.exchangeFor(w, r, start, snap)
+	defer x.end()
+	if r.Body != nil && r.Body != http.NoBody {
+		bp := bodyBuffers.Get().(*[]byte)
+		// Nothing holds on to the body once the answer is written:
+		// matching, templates, sequence keys and the journal copy what
+		// they keep. finish runs before this (deferred after it).
+		defer putBody(bp, x)
+		body, err := s.readBody(w, r, *bp)
+		if err != nil {
+			defer s.finish(x)
+			s.refuseBody(x, err)
+			return
+		}
+		x.body = body
+	}
+	defer s.finish(x)
+	if s.match(x) {
+		s.serveRoute(x)
+	}
+}
+
+// match finds the route for the request, and answers what no route
+// runs for: a CORS preflight, a miss (the fallback runs as a route). It
+// reports whether a route took the request.
+func (s *Server) match(x *exchange) bool {
+	w, r, snap := x.w, x.r, x.snap
+	x.req = *matcher.NewRequest(r, x.body) // in the exchange: no allocation
+	in := &x.req
+	m, ok := snap.table.Match(in)
+	if !ok && r.Method == http.MethodHead {
+		// HEAD is GET without the body (RFC 9110 §9.3.2), as net/http's
+		// file server and most servers answer it: a GET route answers it
+		// unless a route matched HEAD itself. net/http drops the body we
+		// write and keeps the Content-Length we set, so the headers are
+		// GET's, Content-Length included. The call counts as the route's.
+		get := r.WithContext(r.Context())
+		get.Method = http.MethodGet
+		asGet := matcher.NewRequest(get, x.body)
+		if m, ok = snap.table.Match(asGet); ok {
+			asGet.HTTP = r // templates see the method that was sent
+			in = asGet
+		}
+	}
+	x.in, x.m = in, m
+	if snap.cors != nil {
+		// Preflights are answered here, before any route runs, unless a
+		// route was written for OPTIONS.
+		if isPreflight(r) && (!ok || !explicitOptions(m.Route.Route)) {
+			s.preflight(x, snap.cors)
+			return false
+		}
+		var rt *routeRuntime
+		if ok {
+			rt = snap.routes[m.Route.Index]
+		}
+		snap.cors.corsHeaders(w.Header(), r, rt)
+	}
+	if !ok {
+		s.miss(x)
+		return false
+	}
+	x.rt = snap.routes[m.Route.Index]
+	x.out.route = m.Route.Name
+	x.out.catchAll = m.Route.Unmatched
+	return true
+}
+
+// putBody returns a request body's buffer to the pool.
+func putBody(bp *[]byte, x *exchange) {
+	if body := x.body; cap(body) >= cap(*bp) && cap(body) <= maxPooledBody {
+		*bp = body[:0]
+	}
+	bodyBuffers.Put(bp)
+}
+
+// serveRoute runs a request that a route (or the fallback) answers, one
+// stage after another; each stage is a method over the exchange, and one
+// that ends the request (a replay, a refusal, a client that left, a
+// failure) sets the answer and returns false. commit and deliver run
+// whatever stage ended it: commit releases a claim the request no longer
+// needs, and deliver sends the answer it has, after record has put it in
+// the journal.
+//
+// A new kind of answer is one arm in produce; a new effect of a request
+// (an event, a recording) is one call in commit.
+func (s *Server) serveRoute(x *exchange) {
+	if s.check(x) && s.claim(x) && s.advance(x) && s.wait(x) {
+		s.produce(x)
+	}
+	s.commit(x)
+	s.deliver(x)
+}
+
+// advance moves the route's sequence for this request and picks the
+// response it gets. The position moves when the request arrives, before
+// any delay, so a client that gives up during the delay gets the next
+// response when it retries. The fallback has no sequence (call 0).
+func (s *Server) advance(x *exchange) bool {
+	if x.rt == nil {
+		return true
+	}
+	call, p, err := s.next(x.r.Context(), x.rt, x.in, x.m)
+	if err != nil {
+		s.unavailable(x, err)
+		return false
+	}
+	x.call, x.p = call, p
+	return true
+}
+
+// next returns the call's position in rt's sequence and the response it
+// gets.
+func (s *Server) next(ctx context.Context, rt *routeRuntime, in *matcher.Request, m matcher.Match) (int64, *prepared, error) {
+	seqs := s.hits(rt)
+	seq := rt.route.Sequence
+	if seq == nil || seq.Per == nil {
+		n, err := seqs.Hit(ctx, rt.route.Identity)
+		if err != nil || seq == nil {
+			return n, rt.responses[0], err
+		}
+		return n, rt.pick(n), nil
+	}
+	key, ok := in.Attribute(seq.Per, m.Vars)
+	if !ok {
+		key = "\x00absent" // requests without the attribute share one sequence
+	}
+	pos, err := seqs.HitKey(ctx, rt.route.Identity, key)
+	if err != nil {
+		return 0, rt.responses[0], err
+	}
+	return pos.Key, rt.pick(pos.Key), nil
+}
+
+// wait draws the call's fault and delay (in that order, from
+// Options.Rand, so that a seeded server repeats them) and waits the delay.
+// A client that leaves during it, or shutdown (unless
+// WaitDelaysOnShutdown), ends the request without an answer: returning
+// would let net/http send an empty 200 that no scenario says.
+//
+// A request that claimed an idempotency key goes on when its client
+// leaves (onClientAbort: complete, the default), as a real server that
+// has started the work finishes it; the retry then finds the stored
+// answer. Only shutdown stops it.
+func (s *Server) wait(x *exchange) bool {
+	p := x.p
+	x.fault = s.faultFor(p)
+	delay := pickDelay(p.src.Delay, s.opts.Rand)
+	x.out.delay = delay
+	complete := x.claimed && x.rt.idem.cfg.OnClientAbort == scenarios.Complete
+	var ctx context.Context
+	switch {
+	case delay > 0 && complete:
+		// Contexts only for a delay: they cost allocations and a
+		// registration with the shutdown signal.
+		x.ctx, x.release = s.detach(x.r.Context())
+		ctx = x.ctx
+	case delay > 0 && x.claimed:
+		x.ctx, x.release = s.delayContext(x.r)
+		ctx = x.ctx
+	case delay > 0:
+		var release func()
+		ctx, release = s.delayContext(x.r)
+		defer release()
+	case complete:
+		x.ctx = detached
+	}
+	if delay > 0 && !s.opts.Clock.Wait(ctx, delay) {
+		ended := "client gone during delay"
+		if errors.Is(context.Cause(ctx), errShutdown) {
+			ended = "delay cancelled by shutdown"
+		}
+		x.abort(ended)
+		return false
+	}
+	x.out.fault = x.fault
+	return true
+}
+
+// produce makes the route's answer into x.rec: a canned or templated
+// response, or a collection operation (load, list, delete) and its answer.
+// It saves nothing and stores nothing: commit does, once the answer
+// exists. A fault at arrival renders only what its kind sends of the
+// answer, and changes nothing (a delete finds its item and leaves it).
+func (s *Server) produce(x *exchange) {
+	p, f := x.p, x.fault
+	arrival := f != nil && f.After == scenarios.AfterArrival
+	if arrival && !f.SendsAnswer() {
+		return // nothing of the answer is sent: deliver breaks the exchange
+	}
+	rec := &x.rec
+	if !x.claimed && f == nil && p.src.Op == "" && p.src.Save == nil {
+		// Sent as it is rendered: straight into w's headers.
+		rec.direct(x.w.Header())
+	} else {
+		// Stored, saved or faulted: apart from what w already carries.
+		rec.apart(x)
+	}
+	var err error
+	if p.src.Op != "" || p.src.Save != nil {
+		ctx := x.ctx
+		if x.claimed && !arrival {
+			// The store is written whatever the client does: a remote
+			// store must not keep a key in flight because the client
+			// hung up.
+			ctx = detached
+		}
+		err = s.operate(ctx, rec, p, x.templateData(), arrival)
+	} else {
+		err = p.render(rec, s.opts.MaxTemplateOutput, x)
+	}
+	if err != nil {
+		x.fail(fmt.Errorf("route %q: %w", x.out.route, err))
+		return
+	}
+	x.kind, x.produced = answerRecorded, true
+}
+
+// commit makes the request's effects permanent once its answer exists:
+// it saves the item save: names, then completes the idempotency claim
+// with the answer, or releases the claim (a refusal, a failure, a fault
+// at arrival, a status the route does not store) so that a retry runs
+// the route again. The item is saved before the key is completed, and
+// only for an answer that is stored: a replay then finds both, a released
+// answer saves nothing, and a save that fails (507) releases the key
+// instead of storing a 201 whose item does not exist.
+//
+// Effects are one call each here, after the save and the claim's
+// completion: the route's webhook events (sendEvents); recording to come.
+func (s *Server) commit(x *exchange) {
+	f := x.fault
+	if !x.produced || f != nil && f.After == scenarios.AfterArrival {
+		s.releaseClaim(x)
+		return
+	}
+	if x.claimed && !x.rt.idem.cfg.Store.Has(x.rec.status) {
+		s.releaseClaim(x)
+		return
+	}
+	if p := x.p; p.src.Save != nil {
+		// Saving outlives a client that hangs up now: the answer exists.
+		if err := s.save(detached, p, x.data, &x.rec); err != nil {
+			s.releaseClaim(x)
+			x.produced = false
+			x.fail(fmt.Errorf("route %q: %w", x.out.route, err))
+			return
+		}
+	}
+	claimed := x.claimed
+	s.completeClaim(x)
+	if !x.produced {
+		return // the claim was lost: the client gets a 503, and no event
+	}
+	s.sendEvents(x, claimed)
+}
+
+// sendEvents sends the route's events for the answer just committed (a
+// 2xx only; a replay never reaches here, so a key's events go once). The
+// dispatcher keeps the body: it gets a copy, the recorder's being reused.
+func (s *Server) sendEvents(x *exchange, claimed bool) {
+	if x.rt == nil || len(x.m.Route.Events) == 0 {
+		return
+	}
+	ctx := x.r.Context()
+	if claimed {
+		ctx = detached
+	}
+	s.commitEvents(ctx, x.in, x.m, x.call, x.rec.status, x.rec.header, bytes.Clone(x.rec.body))
+}
+
+// templateData returns what a template rendered outside the pipeline
+// (a webhook event's data) sees, made when first needed.
+func (s *Server) templateData(ctx context.Context, in *matcher.Request, m matcher.Match, call int64) func() *templateData {
+	return func() *templateData {
+		d := newTemplateData(in, m, call, s.opts.Clock.Now(), s.env(ctx))
+		d.ctx, d.maxSteps = ctx, s.opts.maxTemplateSteps
+		return d
+	}
+}
+
+// deliver sends the answer, or breaks the exchange as the request's fault
+// says. record journals the request first: a client that has seen any
+// byte of its answer (or its connection reset) finds it in the journal.
+func (s *Server) deliver(x *exchange) {
+	if x.fault != nil && (x.kind == answerNone || x.produced) {
+		s.deliverFault(x)
+		return
+	}
+	w := x.w
+	switch x.kind {
+	case answerRecorded:
+		x.out.status = x.rec.status
+		s.record(x)
+		x.rec.writeTo(w)
+	case answerStored:
+		s.replay(x)
+	case answerProblem:
+		x.out.status = x.problem.Status
+		s.record(x)
+		writeProblem(w, x.problem)
+	case answerAbort:
+		s.record(x)
+		panic(http.ErrAbortHandler)
+	default:
+		// A stage ended the request without an answer: a bug of ours.
+		x.fail(fmt.Errorf("route %q: no answer was made", x.out.route))
+		x.out.status = x.problem.Status
+		s.record(x)
+		writeProblem(w, x.problem)
+	}
+}
+
+// unavailable answers a request whose state could not be read or written:
+// a 503 rather than an answer that may be wrong.
+func (s *Server) unavailable(x *exchange, err error) {
+	x.w.Header().Set("Retry-After", "1")
+	x.out.err = err
+	x.answerProblem(newProblem(http.StatusServiceUnavailable, "The state store did not answer: "+err.Error()))
+}
+
+// miss answers a request that no route matched: with the fallback if the
+// scenarios define one, else a 404 problem naming the closest routes and
+// why each failed, as much as Options.Explain allows. The log gets the
+// whole explanation.
+func (s *Server) miss(x *exchange) {
+	r, snap := x.r, x.snap
+	x.out.unmatched = true
+	// The journal keeps the near-miss report of every miss; ranking is
+	// one pass over the routes, bounded like matching.
+	if s.journalOn() {
+		x.out.near, x.out.explained = snap.table.Explain(x.in), true
+	}
+	if snap.fallback != nil {
+		// Misses are ordinary traffic here: rank near misses (one pass
+		// over the routes) only when the debug log wants them.
+		if s.log.Enabled(r.Context(), slog.LevelDebug) {
+			if !x.out.explained {
+				x.out.near, x.out.explained = snap.table.Explain(x.in), true
+			}
+			s.log.Debug("fallback served", "method", r.Method, "path", r.URL.Path, "near", nearMisses(x.out.near))
+		}
+		x.out.route = fallbackRoute
+		x.p = snap.fallback
+		s.serveRoute(x)
+		return
+	}
+	if !x.out.explained && (s.opts.Explain != ExplainOff || s.log.Enabled(r.Context(), slog.LevelWarn)) {
+		x.out.near, x.out.explained = snap.table.Explain(x.in), true
+	}
+	p := newProblem(http.StatusNotFound, fmt.Sprintf("No route matches %s %s.", r.Method, r.URL.Path))
+	if shown := s.opts.Explain.shown(x.out.near); len(shown) > 0 {
+		p.Detail += " Closest: " + nearMisses(shown) + "."
+		p.Closest = shown
+	}
+	x.answerProblem(p)
+	s.deliver(x)
+}
+
+// fallbackRoute names the fallback in the log and the journal.
+const fallbackRoute = "(fallback)"
+
+// refuseBody answers a request whose body could not be read. The
+// connection is closed after the answer: what is left of the body is
+// unknown, and net/http would otherwise wait to drain it first.
+func (s *Server) refuseBody(x *exchange, err error) {
+	w := x.w
+	if x.snap.cors != nil {
+		x.snap.cors.corsHeaders(w.Header(), x.r, nil)
+	}
+	x.out.refused = true
+	w.Header().Set("Connection", "close")
+	x.fail(err)
+	s.deliver(x)
+	// Once the handler returns, net/http drains up to 256 KiB of unread
+	// body even after Connection: close, so a client that declared a body
+	// and sends none would never see the connection end. An expired read
+	// deadline ends that drain at once; the answer is already flushed.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+}

@@ -1,0 +1,215 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"sync/atomic"
+
+	"github.com/scenariomock/scenariomock/matcher"
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/webhooks"
+)
+
+// hooks is the server's webhook dispatcher and the goroutine that runs it.
+// The dispatcher exists from New; it delivers while Serve runs.
+type hooks struct {
+	d    *webhooks.Dispatcher
+	done chan struct{} // closed when Run returns; nil before Serve
+	// collection is where events are saved too (webhooks.collection);
+	// "" for none.
+	collection atomic.Pointer[string]
+}
+
+// maxEventBody bounds what a route's answer contributes to its events.
+const maxEventBody = 1 << 20
+
+func (s *Server) newHooks() {
+	s.hooks.d = webhooks.New(s.opts.Webhooks)
+}
+
+// configureWebhooks gives the dispatcher the set's endpoints. An endpoint
+// whose secretEnv names an empty variable is left out, and said so.
+func (s *Server) configureWebhooks(set *scenarios.Set) {
+	var eps []webhooks.Endpoint
+	for _, e := range set.WebhookEndpoints() {
+		ep := webhooks.Endpoint{
+			Name: e.Name, URL: e.URL, Signing: webhooks.Signing(e.Signing), Secrets: e.Secrets,
+			Retry: webhooks.Retry{Schedule: e.Schedule, Timeout: e.Timeout}, TimeScale: e.TimeScale, APIVersion: e.APIVersion,
+		}
+		if e.SecretEnv != "" {
+			v := os.Getenv(e.SecretEnv)
+			if v == "" {
+				s.log.Error("webhook endpoint skipped: its secret's environment variable is empty", "endpoint", e.Name, "secretEnv", e.SecretEnv, "at", e.Pos.String())
+				continue
+			}
+			ep.Secrets = []string{v}
+		}
+		eps = append(eps, ep)
+	}
+	coll := set.EventCollection()
+	s.hooks.collection.Store(&coll)
+	if err := s.hooks.d.SetEndpoints(eps); err != nil {
+		s.log.Error("webhook endpoints not changed", "error", err.Error())
+	}
+}
+
+// startWebhooks delivers until shutdown begins.
+func (s *Server) startWebhooks() {
+	s.hooks.done = make(chan struct{})
+	go func() {
+		defer close(s.hooks.done)
+		if n := s.hooks.d.Run(s.stopping); n > 0 {
+			s.log.Warn("webhook deliveries pending at shutdown, not sent", "pending", n)
+		}
+	}()
+}
+
+// waitWebhooks waits for the dispatcher that startWebhooks started.
+func (s *Server) waitWebhooks() {
+	if s.hooks.done != nil {
+		<-s.hooks.done
+	}
+}
+
+// commitEvents sends the route's events after its effects are committed:
+// the answer (status, header, body) is the one written or stored. Only a
+// 2xx answer sends events, as a provider sends none for a refused call; a
+// replayed Idempotency-Key never reaches here.
+func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matcher.Match, call int64, status int, header http.Header, body []byte) {
+	if m.Route == nil || len(m.Route.Events) == 0 || status < 200 || status > 299 {
+		return
+	}
+	var d *templateData
+	resp := &templateResponse{Status: status, Headers: header, Body: string(body), JSON: map[string]any{}}
+	if obj, ok := parseItem(body).(map[string]any); ok {
+		resp.JSON = obj
+	}
+	reqID := header.Get("Request-Id")
+	if reqID == "" {
+		reqID = "req_" + webhooks.NewID()[4:18]
+	}
+	key := in.HTTP.Header.Get("Idempotency-Key")
+	if m.Route.Idempotency != nil {
+		key, _ = in.Attribute(m.Route.Idempotency.Key, m.Vars)
+	}
+	for _, e := range m.Route.Events {
+		ev := &webhooks.Event{Type: e.Type, RequestID: reqID, IdempotencyKey: key}
+		if e.Data == nil {
+			ev.Object = json.RawMessage("{}")
+			if json.Valid(body) && bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+				ev.Object = body
+			}
+		} else {
+			if d == nil {
+				d = s.templateData(context.WithoutCancel(ctx), in, m, call)()
+				d.Response = resp
+			}
+			var buf bytes.Buffer
+			if err := e.Data.Execute(&buf, d, s.opts.MaxTemplateOutput); err != nil {
+				s.log.Error("webhook event not sent: its data did not render", "route", m.Route.Name, "type", e.Type, "error", err.Error())
+				continue
+			}
+			ev.Object, ev.Previous = overlay(buf.Bytes())
+		}
+		var f *webhooks.Fault
+		if e.Fault != nil {
+			f = eventFault(e.Fault)
+		}
+		if err := s.hooks.d.Send(ev, e.Endpoints, e.After, f); err != nil {
+			s.log.Error("webhook event not queued", "route", m.Route.Name, "type", e.Type, "error", err.Error())
+		}
+		if coll := s.hooks.collection.Load(); coll != nil && *coll != "" && ev.ID != "" {
+			s.keepEvent(ctx, *coll, ev, len(e.Endpoints))
+		}
+	}
+}
+
+// overlay reads data: {object: <an object>, key: value…} as the object
+// with the other keys set over it, their old values (null when absent)
+// being the previous attributes; anything else is the object itself.
+func overlay(rendered []byte) (object, previous json.RawMessage) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(rendered, &top) != nil {
+		return rendered, nil
+	}
+	base, ok := top["object"]
+	var obj map[string]json.RawMessage
+	if !ok || json.Unmarshal(base, &obj) != nil || obj == nil {
+		return rendered, nil
+	}
+	prev := map[string]json.RawMessage{}
+	for k, v := range top {
+		if k == "object" {
+			continue
+		}
+		old, had := obj[k]
+		if !had {
+			old = json.RawMessage("null")
+		}
+		prev[k] = old
+		obj[k] = v
+	}
+	object, _ = json.Marshal(obj)
+	if len(prev) > 0 {
+		previous, _ = json.Marshal(prev)
+	}
+	return object, previous
+}
+
+func eventFault(f *scenarios.EventFault) *webhooks.Fault {
+	out := &webhooks.Fault{
+		Duplicate: f.Duplicate, Reorder: f.Reorder, DropFirst: f.DropFirst,
+		Negative: map[webhooks.Negative]float64{
+			webhooks.StaleTimestamp: f.StaleTimestamp, webhooks.BadSignature: f.BadSignature,
+			webhooks.WrongSecret: f.WrongSecret, webhooks.NoSignature: f.NoSignature,
+		},
+	}
+	switch f.Delay.Kind {
+	case scenarios.Fixed:
+		out.Delay.Fixed = f.Delay.Fixed
+	case scenarios.Uniform:
+		out.Delay.Min, out.Delay.Max = f.Delay.Min, f.Delay.Max
+	case scenarios.LogNormal:
+		out.Delay.Median, out.Delay.Sigma = f.Delay.Median, f.Delay.Sigma
+	}
+	return out
+}
+
+// eventTee keeps a copy of what a route writes, for its events.
+type eventTee struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (t *eventTee) WriteHeader(status int) {
+	if t.status == 0 {
+		t.status = status
+	}
+	t.ResponseWriter.WriteHeader(status)
+}
+
+func (t *eventTee) Write(b []byte) (int, error) {
+	if t.status == 0 {
+		t.status = http.StatusOK
+	}
+	if t.body.Len()+len(b) <= maxEventBody {
+		t.body.Write(b)
+	}
+	return t.ResponseWriter.Write(b)
+}
+
+func (t *eventTee) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// keepEvent saves ev in the events collection, as GET /v1/events serves it.
+func (s *Server) keepEvent(ctx context.Context, coll string, ev *webhooks.Event, to int) {
+	if to == 0 {
+		to = len(s.hooks.d.Endpoints())
+	}
+	if _, err := s.state.Collections().Save(context.WithoutCancel(ctx), coll, ev.ID, ev.JSON(webhooks.DefaultAPIVersion, to)); err != nil {
+		s.log.Error("webhook event not kept in its collection", "collection", coll, "event", ev.ID, "error", err.Error())
+	}
+}

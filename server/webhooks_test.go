@@ -1,0 +1,291 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/webhooks"
+	"github.com/stripe/stripe-go/v85/webhook"
+)
+
+// hookReceiver is a receiver under test: it verifies with stripe-go and
+// keeps the events it accepted.
+type hookReceiver struct {
+	*httptest.Server
+	mu     sync.Mutex // guards events
+	events []map[string]any
+}
+
+func newHookReceiver(t *testing.T, secret string) *hookReceiver {
+	rc := &hookReceiver{}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if _, err := webhook.ConstructEvent(body, r.Header.Get("Stripe-Signature"), secret); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var ev map[string]any
+		_ = json.Unmarshal(body, &ev)
+		rc.mu.Lock()
+		rc.events = append(rc.events, ev)
+		rc.mu.Unlock()
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+func (rc *hookReceiver) got() []map[string]any {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]map[string]any(nil), rc.events...)
+}
+
+// serveYAMLRunning serves content with Serve, as the product does, so
+// that the webhook dispatcher runs; it returns the base URL.
+func serveYAMLRunning(t testing.TB, opts Options, content string) (*Server, string, *syncBuffer) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	opts.Load = func() (*scenarios.Set, error) { return scenarios.Load(path) }
+	opts.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(patience):
+			t.Error("Serve did not return")
+		}
+	})
+	return s, "http://" + ln.Addr().String(), logs
+}
+
+const hooksYAML = `
+webhooks:
+  endpoints:
+    - name: shop
+      url: %s
+      secret: whsec_test_123
+      retry: { schedule: [1s, 1s], timeout: 5s }
+routes:
+  - name: create payment intent
+    method: POST
+    path: /v1/payment_intents
+    idempotency: { key: header.Idempotency-Key }
+    respond:
+      status: 200
+      template: true
+      headers: { Request-Id: req_abc }
+      body: { id: 'pi_{{ randomHex 8 }}', object: payment_intent, status: requires_confirmation }
+    events:
+      - type: payment_intent.created
+      - type: payment_intent.succeeded
+        data: { object: '{{ .Response.JSON }}', status: succeeded }
+  - name: refused
+    method: POST
+    path: /v1/refused
+    respond: { status: 402, body: { error: card_declined } }
+    events:
+      - type: charge.failed
+  - name: plain
+    method: POST
+    path: /v1/customers
+    respond: { status: 201, body: { id: cus_1, object: customer } }
+    events:
+      - type: customer.created
+`
+
+func TestRouteEventsAreSignedAndSentOnce(t *testing.T) {
+	t.Parallel()
+	rc := newHookReceiver(t, "whsec_test_123")
+	_, base, _ := serveYAMLRunning(t, Options{Webhooks: webhooks.Options{TimeScale: 0.001}}, fmt.Sprintf(hooksYAML, rc.URL))
+	r := do(t, "POST", base+"/v1/payment_intents", `{}`, "Idempotency-Key", "k-1")
+	if r.status != 200 {
+		t.Fatalf("POST = %d %s", r.status, r.body)
+	}
+	pi := r.json(t)["id"].(string)
+	eventually(t, patience, func() string {
+		if n := len(rc.got()); n != 2 {
+			return fmt.Sprintf("receiver accepted %d events, want 2", n)
+		}
+		return ""
+	})
+	byType := map[string]map[string]any{}
+	for _, ev := range rc.got() {
+		byType[ev["type"].(string)] = ev
+	}
+	created, succeeded := byType["payment_intent.created"], byType["payment_intent.succeeded"]
+	if created == nil || succeeded == nil {
+		t.Fatalf("events = %v", rc.got())
+	}
+	obj := created["data"].(map[string]any)["object"].(map[string]any)
+	if obj["id"] != pi || obj["status"] != "requires_confirmation" {
+		t.Errorf("created data.object = %v, want the answer", obj)
+	}
+	req := created["request"].(map[string]any)
+	if req["id"] != "req_abc" || req["idempotency_key"] != "k-1" {
+		t.Errorf("request = %v, want the answer's Request-Id and the key", req)
+	}
+	data := succeeded["data"].(map[string]any)
+	if o := data["object"].(map[string]any); o["id"] != pi || o["status"] != "succeeded" {
+		t.Errorf("succeeded data.object = %v", o)
+	}
+	if prev, _ := data["previous_attributes"].(map[string]any); prev["status"] != "requires_confirmation" {
+		t.Errorf("previous_attributes = %v", data["previous_attributes"])
+	}
+	// The replay of the key sends nothing: the events are queued before
+	// the first answer is written, so none can be on its way.
+	if r2 := do(t, "POST", base+"/v1/payment_intents", `{}`, "Idempotency-Key", "k-1"); r2.body != r.body {
+		t.Fatalf("replay = %d %s", r2.status, r2.body)
+	}
+	var list adminWebhooks
+	if err := json.Unmarshal([]byte(do(t, "GET", base+"/__admin/webhooks", "").body), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Deliveries) != 2 {
+		t.Errorf("after the replay, %d deliveries, want 2", len(list.Deliveries))
+	}
+	// A refused call sends no event; a route without idempotency sends its own.
+	if r := do(t, "POST", base+"/v1/refused", `{}`); r.status != 402 {
+		t.Fatalf("refused = %d", r.status)
+	}
+	do(t, "POST", base+"/v1/customers", `{}`)
+	eventually(t, patience, func() string {
+		if n := len(rc.got()); n != 3 {
+			return fmt.Sprintf("receiver accepted %d events, want 3", n)
+		}
+		return ""
+	})
+	if typ := rc.got()[2]["type"]; typ != "customer.created" {
+		t.Errorf("third event = %v", typ)
+	}
+	// Filters, redelivery and reset.
+	if err := json.Unmarshal([]byte(do(t, "GET", base+"/__admin/webhooks?type=payment_intent.created&outcome=delivered", "").body), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Deliveries) != 1 || len(list.Attempts) != 1 || list.Attempts[0].Status != 200 {
+		t.Fatalf("filtered list = %+v", list)
+	}
+	id := list.Deliveries[0].EventID
+	if r := do(t, "POST", base+"/__admin/webhooks/"+id+"/redeliver", ""); r.status != http.StatusAccepted {
+		t.Fatalf("redeliver = %d %s", r.status, r.body)
+	}
+	eventually(t, patience, func() string {
+		if n := len(rc.got()); n != 4 {
+			return fmt.Sprintf("receiver accepted %d events, want 4", n)
+		}
+		return ""
+	})
+	if rc.got()[3]["id"] != id {
+		t.Errorf("redelivered %v, want %s", rc.got()[3]["id"], id)
+	}
+	if r := do(t, "POST", base+"/__admin/webhooks/evt_nope/redeliver", ""); r.status != http.StatusNotFound {
+		t.Errorf("redeliver of an unknown event = %d", r.status)
+	}
+	do(t, "POST", base+"/__admin/reset", "")
+	if err := json.Unmarshal([]byte(do(t, "GET", base+"/__admin/webhooks", "").body), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Deliveries) != 0 || len(list.Attempts) != 0 || list.Pending != 0 {
+		t.Errorf("after reset: %+v", list)
+	}
+}
+
+func TestResetDropsPendingDeliveries(t *testing.T) {
+	t.Parallel()
+	rc := newHookReceiver(t, "whsec_test_123")
+	yaml := strings.Replace(fmt.Sprintf(hooksYAML, rc.URL), "      - type: payment_intent.created\n", "      - type: payment_intent.created\n        after: 1h\n", 1)
+	_, base, _ := serveYAMLRunning(t, Options{}, yaml)
+	do(t, "POST", base+"/v1/payment_intents", `{}`, "Idempotency-Key", "k-1")
+	var list adminWebhooks
+	if err := json.Unmarshal([]byte(do(t, "GET", base+"/__admin/webhooks?outcome=pending", "").body), &list); err != nil {
+		t.Fatal(err)
+	}
+	later := false
+	for _, d := range list.Deliveries {
+		later = later || d.Type == "payment_intent.created" && d.Attempts == 0
+	}
+	if !later {
+		t.Fatalf("pending = %+v, want the created event an hour away", list)
+	}
+	do(t, "POST", base+"/__admin/reset", "")
+	if err := json.Unmarshal([]byte(do(t, "GET", base+"/__admin/webhooks", "").body), &list); err != nil {
+		t.Fatal(err)
+	}
+	if list.Pending != 0 {
+		t.Errorf("after reset, %d pending", list.Pending)
+	}
+}
+
+func TestShutdownSaysHowManyDeliveriesWerePending(t *testing.T) {
+	t.Parallel()
+	rc := newHookReceiver(t, "whsec_test_123")
+	yaml := strings.ReplaceAll(fmt.Sprintf(hooksYAML, rc.URL), "      - type: payment_intent.created\n", "      - type: payment_intent.created\n        after: 1h\n")
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	s, err := New(Options{
+		Load:   func() (*scenarios.Set, error) { return scenarios.Load(path) },
+		Logger: slog.New(slog.NewJSONHandler(logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	do(t, "POST", "http://"+ln.Addr().String()+"/v1/payment_intents", `{}`, "Idempotency-Key", "k-1")
+	eventually(t, patience, func() string {
+		if n := len(rc.got()); n != 1 {
+			return fmt.Sprintf("receiver accepted %d events, want the succeeded one", n)
+		}
+		// The receiver has the event before the dispatcher has its
+		// answer: until then the attempt is in flight, and shutdown
+		// would count it pending too.
+		if n := s.hooks.d.Pending(); n != 1 {
+			return fmt.Sprintf("%d deliveries pending, want the one an hour away", n)
+		}
+		return ""
+	})
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(patience):
+		t.Fatal("Serve did not return: the dispatcher held shutdown")
+	}
+	if !strings.Contains(logs.String(), `"msg":"webhook deliveries pending at shutdown, not sent","pending":1`) {
+		t.Errorf("the log does not say one delivery was pending:\n%s", logs.String())
+	}
+}

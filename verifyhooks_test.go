@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/server"
+	"github.com/scenariomock/scenariomock/webhooks"
+)
+
+func TestVerifyWebhooks(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) <= 2 {
+			w.WriteHeader(http.StatusInternalServerError) // 500, 500, then 200
+		}
+	}))
+	t.Cleanup(shop.Close)
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	t.Cleanup(broken.Close)
+	yaml := fmt.Sprintf(`
+webhooks:
+  endpoints:
+    - { name: shop, url: '%s', secret: whsec_test_123, retry: { schedule: [1s, 1s, 1s] } }
+    - { name: broken, url: '%s', secret: whsec_test_123, retry: { schedule: [1s] } }
+routes:
+  - name: create
+    method: POST
+    path: /v1/payment_intents
+    respond: { status: 200, body: { id: pi_1, object: payment_intent } }
+    events:
+      - { type: payment_intent.created, endpoints: shop }
+      - { type: payment_intent.created, endpoints: broken }
+`, shop.URL, broken.URL)
+	srv, err := server.New(server.Options{
+		Load:     func() (*scenarios.Set, error) { return scenarios.LoadBytes("hooks.yaml", []byte(yaml)) },
+		Webhooks: webhooks.Options{TimeScale: 0.001},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	url := "http://" + ln.Addr().String()
+	send(t, "POST", url+"/v1/payment_intents", `{}`)
+	for _, tc := range []struct {
+		name        string
+		args        []string
+		code        int
+		out, errOut []string
+	}{
+		{name: "delivered within three attempts", args: []string{"--webhook", "shop", "--type", "payment_intent.created", "--delivered", "--attempts-at-most", "3", "--within", "30s"},
+			out: []string{`ok: 1 webhook delivery matched, want at least 1 delivery; filters: webhook="shop" type="payment_intent.created" outcome="delivered" attempts<=3`}},
+		{name: "but not within two", args: []string{"--webhook", "shop", "--delivered", "--attempts-at-most", "2"}, code: 1,
+			errOut: []string{"1 with more than 2 attempts", "attempts=3"}},
+		{name: "the broken endpoint fails", args: []string{"--webhook", "broken", "--undelivered", "--count", "1", "--within", "30s"},
+			out: []string{"ok: 1 webhook delivery matched"}},
+		{name: "undelivered none fails", args: []string{"--webhook", "broken", "--undelivered", "--none"}, code: 1,
+			errOut: []string{"want exactly 0 webhook deliveries, found 1", "status=500"}},
+		{name: "delivered and undelivered", args: []string{"--delivered", "--undelivered"}, code: 2, errOut: []string{"exclude each other"}},
+	} {
+		var out, errOut bytes.Buffer
+		cmd := newRootCmd(&out, &errOut)
+		cmd.SetArgs(append([]string{"verify", "--addr", url}, tc.args...))
+		code := report(&errOut, cmd.ExecuteContext(context.Background()))
+		if code != tc.code {
+			t.Errorf("%s: exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", tc.name, code, tc.code, out.String(), errOut.String())
+		}
+		for _, s := range tc.out {
+			if !strings.Contains(out.String(), s) {
+				t.Errorf("%s: stdout lacks %q:\n%s", tc.name, s, out.String())
+			}
+		}
+		for _, s := range tc.errOut {
+			if !strings.Contains(errOut.String(), s) {
+				t.Errorf("%s: stderr lacks %q:\n%s", tc.name, s, errOut.String())
+			}
+		}
+	}
+}

@@ -1,0 +1,20 @@
+// Package webhooks owns the events a mock sends to receivers under test:
+// the endpoints they go to, the event objects (shaped like Stripe's), their
+// signatures (Stripe's, Standard Webhooks', or none), a bounded outbox, and
+// a dispatcher that delivers each event at least once on a retry schedule,
+// with the delivery faults real providers produce (duplicates, reordering,
+// delays, a first attempt never sent, and negative deliveries a receiver
+// must refuse), repeatable with a seed. Every attempt is recorded in a
+// bounded log that the admin API lists.
+//
+// It sits after a route's commit:
+//
+//	server commit ─▶ Dispatcher.Send ─▶ outbox ─▶ workers ─▶ receiver
+//	                                     ▲            │
+//	                                     └── retry ◀──┘ (non-2xx, timeout, reset)
+//
+// The package knows nothing of scenario files or of serving; the server
+// turns a route's events: into Events and endpoints: into Endpoints. It
+// owns its goroutines: Run starts them and returns, with the count of
+// deliveries left pending, when its context ends.
+package webhooks

@@ -1,0 +1,195 @@
+package webhooks
+
+import (
+	"strings"
+	"time"
+)
+
+// Attempt is one entry of the attempt log: an attempt made, or a delivery
+// refused before its first (overflow, a disabled endpoint).
+type Attempt struct {
+	Seq      int64     `json:"seq"`
+	Delivery string    `json:"delivery,omitempty"`
+	Endpoint string    `json:"endpoint"`
+	EventID  string    `json:"eventId"`
+	Type     string    `json:"type"`
+	Attempt  int       `json:"attempt"` // 1-based; 0 for a delivery that never started
+	At       time.Time `json:"at"`
+	// DurationMS is how long the attempt took, in milliseconds.
+	DurationMS float64 `json:"durationMs"`
+	// LagMS is, for a first attempt, how late it started after it was due
+	// (the dispatch lag: commit to first attempt, less any after: or delay).
+	LagMS  float64 `json:"lagMs,omitempty"`
+	Status int     `json:"status,omitempty"`
+	Error  string  `json:"error,omitempty"`
+	// Fault names the faults drawn for the delivery (on its first attempt).
+	Fault   string `json:"fault,omitempty"`
+	Outcome string `json:"outcome"`
+	// Next is when the next attempt is due, after a failed one.
+	Next *time.Time `json:"next,omitempty"`
+}
+
+// Delivery summarises one event's delivery to one endpoint.
+type Delivery struct {
+	ID         string    `json:"id"`
+	Endpoint   string    `json:"endpoint"`
+	EventID    string    `json:"eventId"`
+	Type       string    `json:"type"`
+	State      string    `json:"state"` // Pending, Delivered, Failed or Disabled
+	Attempts   int       `json:"attempts"`
+	LastStatus int       `json:"lastStatus,omitempty"`
+	LastError  string    `json:"lastError,omitempty"`
+	Fault      string    `json:"fault,omitempty"`
+	Created    time.Time `json:"created"`
+	Finished   time.Time `json:"finished,omitzero"`
+}
+
+func (dl *delivery) summary(state string) Delivery {
+	return Delivery{
+		ID: dl.id, Endpoint: dl.endpoint, EventID: dl.ev.ID, Type: dl.ev.Type, State: state,
+		Attempts: dl.attempts, LastStatus: dl.last, LastError: dl.lastErr, Fault: dl.faults, Created: dl.created,
+	}
+}
+
+// describe names what a draw holds, for the log; dup marks the second
+// copy of a duplicated delivery.
+func (dr draws) describe(dup bool) string {
+	var parts []string
+	if dr.duplicate {
+		if dup {
+			parts = append(parts, "duplicate (second copy)")
+		} else {
+			parts = append(parts, "duplicate (first copy)")
+		}
+	}
+	if dup {
+		return strings.Join(parts, ", ")
+	}
+	if dr.reorder {
+		parts = append(parts, "reorder")
+	}
+	if dr.dropFirst {
+		parts = append(parts, "drop-first")
+	}
+	if dr.delay > 0 {
+		parts = append(parts, "delay "+dr.delay.String())
+	}
+	if dr.negative != "" {
+		parts = append(parts, string(dr.negative))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Filter selects attempts or deliveries; an empty field matches all.
+type Filter struct {
+	Endpoint string
+	Type     string
+	EventID  string
+	// Outcome matches an attempt's outcome or a delivery's state;
+	// "undelivered" matches every one but Delivered.
+	Outcome string
+	// Limit keeps the last Limit matches; 0 keeps all.
+	Limit int
+}
+
+func (f *Filter) match(endpoint, typ, id, outcome string) bool {
+	switch {
+	case f.Endpoint != "" && f.Endpoint != endpoint,
+		f.Type != "" && f.Type != typ,
+		f.EventID != "" && f.EventID != id:
+		return false
+	case f.Outcome == "undelivered":
+		return outcome != Delivered
+	}
+	return f.Outcome == "" || f.Outcome == outcome
+}
+
+func limit[T any](out []T, n int) []T {
+	if n > 0 && len(out) > n {
+		return out[len(out)-n:]
+	}
+	return out
+}
+
+// Attempts returns the attempts that f selects, oldest first.
+func (d *Dispatcher) Attempts(f Filter) []Attempt {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []Attempt
+	d.attempts.each(func(a *Attempt) {
+		if f.match(a.Endpoint, a.Type, a.EventID, a.Outcome) {
+			out = append(out, *a)
+		}
+	})
+	return limit(out, f.Limit)
+}
+
+// Deliveries returns the deliveries that f selects: the finished ones
+// kept, oldest first, then those pending.
+func (d *Dispatcher) Deliveries(f Filter) []Delivery {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []Delivery
+	d.finished.each(func(s *Delivery) {
+		if f.match(s.Endpoint, s.Type, s.EventID, s.State) {
+			out = append(out, *s)
+		}
+	})
+	var pending []Delivery
+	for _, dl := range d.live {
+		if f.match(dl.endpoint, dl.ev.Type, dl.ev.ID, Pending) {
+			pending = append(pending, dl.summary(Pending))
+		}
+	}
+	sortByCreated(pending)
+	return limit(append(out, pending...), f.Limit)
+}
+
+func sortByCreated(ds []Delivery) {
+	for i := 1; i < len(ds); i++ { // insertion sort: pending lists are small and mostly ordered
+		for j := i; j > 0 && ds[j].Created.Before(ds[j-1].Created); j-- {
+			ds[j], ds[j-1] = ds[j-1], ds[j]
+		}
+	}
+}
+
+// Events returns the events kept, oldest first.
+func (d *Dispatcher) Events() []*Event {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []*Event
+	d.events.each(func(e **Event) { out = append(out, *e) })
+	return out
+}
+
+// ring is a bounded FIFO that drops its oldest element when full. It
+// grows as it fills, so that a server that sends no webhooks holds none.
+type ring[T any] struct {
+	buf   []T
+	start int // of the oldest element, once buf is full
+	size  int
+}
+
+func newRing[T any](size int) ring[T] { return ring[T]{size: size} }
+
+// push adds v and returns the element it pushed out, if any.
+func (r *ring[T]) push(v T) (old T, dropped bool) {
+	if len(r.buf) < r.size {
+		r.buf = append(r.buf, v)
+		return old, false
+	}
+	old = r.buf[r.start]
+	r.buf[r.start] = v
+	r.start = (r.start + 1) % len(r.buf)
+	return old, true
+}
+
+func (r *ring[T]) each(f func(*T)) {
+	for i := range r.buf {
+		f(&r.buf[(r.start+i)%len(r.buf)])
+	}
+}
+
+func (r *ring[T]) clear() {
+	r.buf, r.start = nil, 0
+}
