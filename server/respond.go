@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/scenariomock/scenariomock/matcher"
+	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
 )
@@ -33,6 +34,9 @@ type prepared struct {
 	// missing answers a load or delete that finds nothing (nil: a 404
 	// problem).
 	missing *prepared
+	// op generates the answer of a route compiled from an OpenAPI
+	// document (see openapi.go); nil otherwise.
+	op *openapi.Operation
 }
 
 type headerValue struct {
@@ -96,6 +100,8 @@ type templateData struct {
 	items      [][]byte
 	collection string
 	id         string
+	// in is the request, for a generated answer.
+	in *matcher.Request
 }
 
 // Step is called by every range iteration of a render (the check
@@ -151,15 +157,16 @@ func (b *renderBuffer) WriteString(s string) (int, error) {
 // templateEnv is what seq, randomHex and unix take from the server
 // (scenarios.Runtime).
 type templateEnv struct {
-	ctx      context.Context
-	counters state.Counters
-	rand     func() float64
+	ctx         context.Context
+	counters    state.Counters
+	rand        func() float64
+	collections state.Collections
 }
 
 // env returns what a template rendered for a request with context ctx
 // needs of the server.
 func (s *Server) env(ctx context.Context) templateEnv {
-	return templateEnv{ctx: ctx, counters: s.state.Counters(), rand: s.opts.Rand}
+	return templateEnv{ctx: ctx, counters: s.state.Counters(), rand: s.opts.Rand, collections: s.state.Collections()}
 }
 
 // NextCount gives seq the server's named counters, which all routes share
@@ -236,6 +243,7 @@ func newTemplateData(in *matcher.Request, m matcher.Match, call int64, now time.
 		Call:  call + 1,
 		Now:   now,
 		env:   env,
+		in:    in,
 	}
 }
 
@@ -248,6 +256,9 @@ func (p *prepared) render(rec *recorder, limit int, data dataSource) error {
 	h := rec.header
 	for _, hv := range p.header {
 		h[hv.name] = hv.value
+	}
+	if p.op != nil {
+		return p.writeGenerated(rec, data.templateData())
 	}
 	body := p.body
 	if p.templated {
