@@ -466,7 +466,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		CORS: opts.cors, TLS: tlsConfig,
 		JournalSize: journalSize(opts.journalSize), JournalBodyLimit: int(opts.journalBodyLimit),
 		JournalKeepsSecrets: bool(opts.journalSecrets),
-		Webhooks:            webhookOptions(opts),
+		Webhooks:            webhookOptions(opts, store),
 	})
 	if err != nil {
 		printProblems(stderr, err)
@@ -752,9 +752,14 @@ func checkHealth(ctx context.Context, stdout io.Writer, addr string, timeout tim
 }
 
 // webhookOptions are the dispatcher's flags; --seed seeds its faults too.
-func webhookOptions(opts serveOptions) webhooks.Options {
+// With a Redis store the replicas share one outbox, bounded by
+// --webhook-queue across them all.
+func webhookOptions(opts serveOptions, store *redis.Store) webhooks.Options {
 	w := opts.webhooks
 	w.Seed = opts.seed
+	if store != nil {
+		w.Outbox = store.Outbox(w.Queue)
+	}
 	return w
 }
 
