@@ -173,6 +173,9 @@ func (s *Server) env(ctx context.Context) templateEnv {
 // and reloads keep.
 func (d *templateData) NextCount(name string) (int64, error) {
 	n, err := d.env.counters.Next(d.env.ctx, name)
+	if errors.Is(err, state.ErrCountersFull) || errors.Is(err, state.ErrCounterName) {
+		return 0, boundErr{err} // a 507: the store is up, its bound is met
+	}
 	if err != nil {
 		return 0, storeErr{err} // a 503, not the template's fault
 	}
@@ -184,6 +187,15 @@ func (d *templateData) NextCount(name string) (int64, error) {
 type storeErr struct{ error }
 
 func (e storeErr) Is(target error) bool { return target == errStore }
+
+// boundErr marks a counter the store refused because of its bounds (too
+// many names, a name too long), so that it answers 507 (statusOf) as a
+// full collection does, with its message unchanged.
+type boundErr struct{ error }
+
+func (e boundErr) Is(target error) bool { return target == state.ErrFull }
+
+func (e boundErr) Unwrap() error { return e.error }
 
 // RandomFloat gives randomHex the server's randomness (Options.Rand).
 func (d *templateData) RandomFloat() float64 { return d.env.rand() }
@@ -324,6 +336,9 @@ func renderError(what string, limit int, err error) error {
 		return fmt.Errorf("%w: %s: %w", errTemplate, what, be)
 	case errors.Is(err, errRenderCancelled):
 		return fmt.Errorf("%w: %s: %w", errTemplate, what, errRenderCancelled)
+	case errors.Is(err, state.ErrCountersFull), errors.Is(err, state.ErrCounterName):
+		// seq met the store's bound: a 507, not a broken template.
+		return boundErr{fmt.Errorf("%s: %s", what, templateMessage(err))}
 	case errors.Is(err, errStore):
 		// seq could not reach the store: a 503, not a broken template.
 		return storeErr{fmt.Errorf("%s: %s", what, templateMessage(err))}
