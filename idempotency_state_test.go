@@ -264,8 +264,8 @@ routes:
 			if a := call("GET", base+"/orders/o00", ""); a.status != 200 || a.body != "n2" {
 				t.Fatalf("a known name at the bound = %d %s, want n2", a.status, a.body)
 			}
-			if a := call("GET", base+"/orders/one-too-many", ""); a.status < 500 || !strings.Contains(a.body, "max-counters") {
-				t.Fatalf("a 21st name of 20 = %d %s, want a problem naming --max-counters", a.status, a.body)
+			if a := call("GET", base+"/orders/one-too-many", ""); a.status != 507 || !strings.Contains(a.body, "max-counters") {
+				t.Fatalf("a 21st name of 20 = %d %s, want a 507 problem naming --max-counters", a.status, a.body)
 			}
 			var page struct {
 				Counters []struct {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/scenariomock/scenariomock/adminclient"
 	"github.com/scenariomock/scenariomock/matcher"
+	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/server"
 	"github.com/scenariomock/scenariomock/state"
@@ -238,6 +239,7 @@ expected.`,
 
 type serveOptions struct {
 	paths             []string
+	openapi           openapiOptions
 	example           string
 	exampleSet        bool
 	addr              string
@@ -324,6 +326,7 @@ separated by colons when none are given.`,
 	f.Uint64Var(&opts.seed, "seed", 0, "make every random choice repeatable (fault chances, delay ranges, randomInt, randomHex, uuid) for the same requests in the same order")
 	f.BoolVar(&opts.cors, "cors", false, "answer browsers from any origin (CORS preflights and headers, credentials allowed) on routes whose file has no cors: block; not the admin API")
 	opts.tls.flags(f, true)
+	opts.openapi.flags(f)
 	f.IntVar(&opts.webhooks.Queue, "webhook-queue", 10_000, "webhook deliveries the outbox holds, pending or in flight; past it an event is refused and the refusal is in GET /__admin/webhooks")
 	f.IntVar(&opts.webhooks.Concurrency, "webhook-concurrency", 8, "webhook attempts in flight at once (so a hanging receiver holds at most this many)")
 	f.Float64Var(&opts.webhooks.TimeScale, "time-scale", 1, "multiply webhook waits (after, fault delays, the retry schedule, Retry-After) by this: 0.01 runs a 30s retry in 300ms for CI; signed timestamps stay real")
@@ -369,9 +372,15 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		}
 		defer stop()
 	}
+	if err := opts.openapi.check(); err != nil {
+		return withCode(exitUsage, err)
+	}
 	file, data, err := scenarioSource(opts.paths, opts.example, opts.exampleSet)
 	if err != nil {
 		return err
+	}
+	if len(opts.paths) == 0 && opts.openapi.spec != "" {
+		file, data = opts.openapi.spec, emptyScenario // the spec alone
 	}
 	if err := server.CheckAdminToken(opts.adminToken); err != nil {
 		return withCode(exitUsage, fmt.Errorf("--admin-token (or SCENARIOMOCK_ADMIN_TOKEN): %w", err))
@@ -391,12 +400,20 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 			what = "built-in demo "
 		}
 		source = what + file + " (run `scenariomock serve <path>` to serve your own)"
-		opts.watch = false
+		opts.watch = opts.watch && opts.openapi.spec != ""
+		if opts.openapi.spec != "" {
+			source = "OpenAPI document " + opts.openapi.spec
+		}
+	}
+	load = loadWithOpenAPI(load, opts.openapi.expand(openapi.NewCache()))
+	watchPaths := opts.paths
+	if len(watchPaths) == 0 && opts.openapi.spec != "" {
+		watchPaths = []string{specDir(opts.openapi.spec)} // the spec is a dep
 	}
 	var watcher *scenarios.Watcher
 	if opts.watch {
 		// Watch before the first load, so that an edit during it is seen.
-		if watcher, err = scenarios.NewWatcher(opts.paths, opts.debounce, log); err != nil {
+		if watcher, err = scenarios.NewWatcher(watchPaths, opts.debounce, log); err != nil {
 			log.Warn("hot reload is off", "error", err)
 		}
 	}
@@ -449,7 +466,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		CORS: opts.cors, TLS: tlsConfig,
 		JournalSize: journalSize(opts.journalSize), JournalBodyLimit: int(opts.journalBodyLimit),
 		JournalKeepsSecrets: bool(opts.journalSecrets),
-		Webhooks:            webhookOptions(opts),
+		Webhooks:            webhookOptions(opts, store),
 	})
 	if err != nil {
 		printProblems(stderr, err)
@@ -579,7 +596,7 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 			if len(paths) == 0 {
 				return withCode(exitUsage, errors.New("validate needs files or directories (or SCENARIOMOCK_SCENARIOS)"))
 			}
-			set, err := scenarios.Load(paths...)
+			set, err := loadWithOpenAPI(func() (*scenarios.Set, error) { return scenarios.Load(paths...) }, openapi.Options{})()
 			if err != nil {
 				printProblems(stderr, err)
 				return errReported
@@ -607,6 +624,9 @@ func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
 				set, err = scenarios.Load(paths...)
 			} else {
 				set, err = scenarios.LoadBytes(file, data)
+			}
+			if err == nil {
+				err = openapi.Expand(set, openapi.Options{})
 			}
 			if err != nil {
 				printProblems(stderr, err)
@@ -732,9 +752,14 @@ func checkHealth(ctx context.Context, stdout io.Writer, addr string, timeout tim
 }
 
 // webhookOptions are the dispatcher's flags; --seed seeds its faults too.
-func webhookOptions(opts serveOptions) webhooks.Options {
+// With a Redis store the replicas share one outbox, bounded by
+// --webhook-queue across them all.
+func webhookOptions(opts serveOptions, store *redis.Store) webhooks.Options {
 	w := opts.webhooks
 	w.Seed = opts.seed
+	if store != nil {
+		w.Outbox = store.Outbox(w.Queue)
+	}
 	return w
 }
 

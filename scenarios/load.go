@@ -784,6 +784,7 @@ func (l *loader) finish() (*Set, error) {
 		l.hash.body(dep, l.bodies[i])
 	}
 	l.set.Hash = l.hash.sum()
+	l.set.hash = l.hash
 	return l.set, nil
 }
 

@@ -26,6 +26,8 @@ type Set struct {
 	Deps []string
 
 	paths []string // given to Load, for Rehash; nil for LoadBytes
+	// hash is the running content hash, which Extend adds to.
+	hash *contentHash
 	// Seeds are the collections the files fill, in file order; a
 	// collection is seeded by one file only.
 	Seeds []*Seed
@@ -47,6 +49,9 @@ type File struct {
 	Routes []*Route
 	// CORS is the file's cors: block; nil when it has none.
 	CORS *CORS
+	// OpenAPI is the file's openapi: block; nil when it has none. Package
+	// openapi compiles it into routes (see Set.Extend).
+	OpenAPI *OpenAPISource
 	// Webhooks is the file's webhooks: block; nil when it has none.
 	Webhooks *Webhooks
 }
@@ -80,6 +85,11 @@ type Route struct {
 	Identity string
 	// CORS is the cors: block of the route's file; nil when it has none.
 	CORS *CORS
+	// Operation is set on the routes compiled from an OpenAPI document
+	// (package openapi): the value that validates requests and generates
+	// answers; the server asserts it to the interface it calls. Nil for a
+	// route written in YAML.
+	Operation any
 	// Unmatched marks a catch-all (unmatched: true): its answers are
 	// journaled as matching no route, so that verify --no-unmatched
 	// counts the calls a file does not fake.

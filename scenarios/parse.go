@@ -18,7 +18,7 @@ import (
 // The fields of each mapping in the format, in the order the README lists
 // them (also the order "did you mean" considers them).
 var (
-	fileFields     = []string{"name", "description", "defaults", "cors", "collections", "routes", "fallback", "webhooks"}
+	fileFields     = []string{"name", "description", "defaults", "cors", "collections", "routes", "fallback", "webhooks", "openapi"}
 	defaultsFields = []string{"headers", "delay", "idempotency"}
 	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events"}
 	whenFields     = []string{"headers", "query", "body"}
@@ -101,6 +101,9 @@ func (d *fileDecoder) decodeFile(doc *yaml.Node, path string) parsed {
 	if p, ok := fs["collections"]; ok {
 		out.seeds = d.seeds(p.val)
 	}
+	if p, ok := fs["openapi"]; ok {
+		out.file.OpenAPI = d.openapi(p.key, p.val)
+	}
 	if p, ok := fs["webhooks"]; ok {
 		out.file.Webhooks = d.webhooks(p.val)
 	}
@@ -112,8 +115,8 @@ func (d *fileDecoder) decodeFile(doc *yaml.Node, path string) parsed {
 	}
 	p, ok := fs["routes"]
 	if !ok {
-		if out.fallback == nil && out.file.Webhooks == nil {
-			d.fail(root, "", "no routes: (a scenario file needs routes, a fallback, or both)")
+		if out.fallback == nil && out.file.Webhooks == nil && out.file.OpenAPI == nil {
+			d.fail(root, "", "no routes: (a scenario file needs routes, a fallback, an openapi: block, or some of them)")
 		}
 		return out
 	}

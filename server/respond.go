@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/scenariomock/scenariomock/matcher"
+	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
 )
@@ -33,6 +34,9 @@ type prepared struct {
 	// missing answers a load or delete that finds nothing (nil: a 404
 	// problem).
 	missing *prepared
+	// op generates the answer of a route compiled from an OpenAPI
+	// document (see openapi.go); nil otherwise.
+	op *openapi.Operation
 }
 
 type headerValue struct {
@@ -96,6 +100,8 @@ type templateData struct {
 	items      [][]byte
 	collection string
 	id         string
+	// in is the request, for a generated answer.
+	in *matcher.Request
 }
 
 // Step is called by every range iteration of a render (the check
@@ -151,21 +157,25 @@ func (b *renderBuffer) WriteString(s string) (int, error) {
 // templateEnv is what seq, randomHex and unix take from the server
 // (scenarios.Runtime).
 type templateEnv struct {
-	ctx      context.Context
-	counters state.Counters
-	rand     func() float64
+	ctx         context.Context
+	counters    state.Counters
+	rand        func() float64
+	collections state.Collections
 }
 
 // env returns what a template rendered for a request with context ctx
 // needs of the server.
 func (s *Server) env(ctx context.Context) templateEnv {
-	return templateEnv{ctx: ctx, counters: s.state.Counters(), rand: s.opts.Rand}
+	return templateEnv{ctx: ctx, counters: s.state.Counters(), rand: s.opts.Rand, collections: s.state.Collections()}
 }
 
 // NextCount gives seq the server's named counters, which all routes share
 // and reloads keep.
 func (d *templateData) NextCount(name string) (int64, error) {
 	n, err := d.env.counters.Next(d.env.ctx, name)
+	if errors.Is(err, state.ErrCountersFull) || errors.Is(err, state.ErrCounterName) {
+		return 0, boundErr{err} // a 507: the store is up, its bound is met
+	}
 	if err != nil {
 		return 0, storeErr{err} // a 503, not the template's fault
 	}
@@ -177,6 +187,15 @@ func (d *templateData) NextCount(name string) (int64, error) {
 type storeErr struct{ error }
 
 func (e storeErr) Is(target error) bool { return target == errStore }
+
+// boundErr marks a counter the store refused because of its bounds (too
+// many names, a name too long), so that it answers 507 (statusOf) as a
+// full collection does, with its message unchanged.
+type boundErr struct{ error }
+
+func (e boundErr) Is(target error) bool { return target == state.ErrFull }
+
+func (e boundErr) Unwrap() error { return e.error }
 
 // RandomFloat gives randomHex the server's randomness (Options.Rand).
 func (d *templateData) RandomFloat() float64 { return d.env.rand() }
@@ -236,6 +255,7 @@ func newTemplateData(in *matcher.Request, m matcher.Match, call int64, now time.
 		Call:  call + 1,
 		Now:   now,
 		env:   env,
+		in:    in,
 	}
 }
 
@@ -248,6 +268,9 @@ func (p *prepared) render(rec *recorder, limit int, data dataSource) error {
 	h := rec.header
 	for _, hv := range p.header {
 		h[hv.name] = hv.value
+	}
+	if p.op != nil {
+		return p.writeGenerated(rec, data.templateData())
 	}
 	body := p.body
 	if p.templated {
@@ -313,6 +336,9 @@ func renderError(what string, limit int, err error) error {
 		return fmt.Errorf("%w: %s: %w", errTemplate, what, be)
 	case errors.Is(err, errRenderCancelled):
 		return fmt.Errorf("%w: %s: %w", errTemplate, what, errRenderCancelled)
+	case errors.Is(err, state.ErrCountersFull), errors.Is(err, state.ErrCounterName):
+		// seq met the store's bound: a 507, not a broken template.
+		return boundErr{fmt.Errorf("%s: %s", what, templateMessage(err))}
 	case errors.Is(err, errStore):
 		// seq could not reach the store: a 503, not a broken template.
 		return storeErr{fmt.Errorf("%s: %s", what, templateMessage(err))}

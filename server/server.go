@@ -21,6 +21,7 @@ import (
 
 	"github.com/scenariomock/scenariomock/certs"
 	"github.com/scenariomock/scenariomock/matcher"
+	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
 	"github.com/scenariomock/scenariomock/webhooks"
@@ -256,6 +257,10 @@ type routeRuntime struct {
 	// template reading .Call) or it is idempotent. Otherwise they are
 	// counted in Server.local.
 	shared bool
+	// op validates the requests of a route compiled from an OpenAPI
+	// document and generates its answers (nil for a YAML route); see
+	// openapi.go.
+	op *openapi.Operation
 }
 
 // hits returns the sequence positions where rt's hits are counted.
@@ -330,6 +335,7 @@ func (s *Server) build(t *matcher.Table, version int64, now time.Time) *snapshot
 			rt.responses = append(rt.responses, prepare(resp))
 			rt.shared = rt.shared || readsCall(resp)
 		}
+		rt.op = generatedOperation(r.Route, rt.responses)
 		snap.routes = append(snap.routes, rt)
 	}
 	if fb := t.Fallback(); fb != nil {

@@ -61,7 +61,13 @@ func (s *Server) startWebhooks() {
 	s.hooks.done = make(chan struct{})
 	go func() {
 		defer close(s.hooks.done)
-		if n := s.hooks.d.Run(s.stopping); n > 0 {
+		n := s.hooks.d.Run(s.stopping)
+		switch {
+		case n > 0 && s.opts.Webhooks.Outbox != nil:
+			// A shared outbox (Redis) keeps them: another replica, or
+			// this one restarted, sends them.
+			s.log.Info("webhook deliveries left pending in the shared outbox", "pending", n)
+		case n > 0:
 			s.log.Warn("webhook deliveries pending at shutdown, not sent", "pending", n)
 		}
 	}()

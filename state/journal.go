@@ -66,8 +66,11 @@ type Entry struct {
 	FaultAfter string `json:"faultAfter,omitempty"`
 	// Idempotency is the idempotency outcome: new, replayed, mismatch,
 	// in-flight, missing-key, invalid-key, or "" for none.
-	Idempotency string  `json:"idempotency,omitempty"`
-	DurationMs  float64 `json:"durationMs"`
+	Idempotency string `json:"idempotency,omitempty"`
+	// Violations are how the request broke its OpenAPI operation
+	// (validate: enforce or report), one line each; none for a YAML route.
+	Violations []string `json:"violations,omitempty"`
+	DurationMs float64  `json:"durationMs"`
 	// Version is the version of the scenarios that answered.
 	Version int64 `json:"version"`
 }

@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"bytes"
-	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,8 +51,13 @@ type Options struct {
 	// Transport sends the attempts; nil means a transport of the
 	// dispatcher's own, closed when Run returns.
 	Transport http.RoundTripper
-	// Now is the clock of signed timestamps and the log; nil is time.Now.
+	// Now is the clock of signed timestamps, the log and the outbox's
+	// due times; nil is time.Now.
 	Now func() time.Time
+	// Outbox holds the deliveries; nil is one in this process's memory
+	// bounded by Queue. Replicas that share one (state/redis) deliver
+	// each attempt once, and what is pending outlives a replica.
+	Outbox Outbox
 }
 
 // Dispatcher delivers events to endpoints at least once. It is safe for
@@ -61,18 +65,15 @@ type Options struct {
 // called before, during and after it.
 type Dispatcher struct {
 	opts   Options
+	box    Outbox
 	client *http.Client
 	own    *http.Transport // closed when Run returns; nil with Options.Transport
 	wake   chan struct{}
 
-	mu        sync.Mutex // guards everything below
+	mu        sync.Mutex // guards everything below, and orders outcomes with the log
 	endpoints map[string]*endpointState
 	names     []string // endpoint names in configuration order
-	queue     deliveryHeap
-	live      map[string]*delivery // pending or in flight, by id
-	gen       int64                // bumped by Reset: attempts of an older generation are dropped
 	rng       *rand.Rand
-	seq       uint64
 	events    ring[*Event]
 	byID      map[string]*Event // the events in events
 	attempts  ring[Attempt]
@@ -83,25 +84,6 @@ type Dispatcher struct {
 type endpointState struct {
 	Endpoint
 	disabled bool
-}
-
-// delivery is one event on its way to one endpoint.
-type delivery struct {
-	id       string
-	ev       *Event
-	object   string // data.object.id, for reorder
-	endpoint string
-	body     []byte
-	due      time.Time
-	seq      uint64 // orders deliveries due at the same time
-	attempts int
-	first    draws  // the faults of the first attempt
-	faults   string // what was drawn, for the log
-	gen      int64
-	created  time.Time
-	last     int    // the last attempt's status
-	lastErr  string // and error
-	index    int    // in the heap; -1 when not queued
 }
 
 // New returns a dispatcher with no endpoints; it delivers once Run runs.
@@ -121,11 +103,15 @@ func New(opts Options) *Dispatcher {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	box := opts.Outbox
+	if box == nil {
+		box = NewMemoryOutbox(opts.Queue)
+	}
 	d := &Dispatcher{
 		opts:      opts,
+		box:       box,
 		wake:      make(chan struct{}, 1),
 		endpoints: map[string]*endpointState{},
-		live:      map[string]*delivery{},
 		byID:      map[string]*Event{},
 		rng:       rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
 		events:    newRing[*Event](opts.History),
@@ -186,6 +172,7 @@ func (d *Dispatcher) SetEndpoints(eps []Endpoint) error {
 		d.names = append(d.names, e.Name)
 	}
 	d.endpoints = next
+	d.signal() // a shared outbox may hold deliveries for endpoints new here
 	return nil
 }
 
@@ -200,11 +187,17 @@ func (d *Dispatcher) Endpoints() []string {
 // empty), after a wait (scaled by the time scale), with the fault f (nil
 // for none). An event with no ID gets one, with no Created time now. It
 // returns ErrFull, wrapped, for each endpoint the outbox had no room for,
-// and an error for a name that is not an endpoint; the other endpoints
-// get the event.
+// an error for a name that is not an endpoint, and the outbox's error if
+// it failed (Redis away); the other endpoints get the event.
 func (d *Dispatcher) Send(ev *Event, to []string, after time.Duration, f *Fault) error {
 	_, err := d.send(ev, to, after, f)
 	return err
+}
+
+// batch is the copies of one event for one endpoint.
+type batch struct {
+	ps      []Queued
+	reorder bool
 }
 
 // send is Send, and returns how many deliveries it queued.
@@ -228,13 +221,12 @@ func (d *Dispatcher) send(ev *Event, to []string, after time.Duration, f *Fault)
 		}
 		*raw = b.Bytes()
 	}
+	var errs []error
+	var batches []batch
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if len(to) == 0 {
 		to = d.names
 	}
-	var errs []error
-	queued := 0
 	now := d.opts.Now()
 	d.remember(ev)
 	object := ev.ObjectID()
@@ -253,54 +245,51 @@ func (d *Dispatcher) send(ev *Event, to []string, after time.Duration, f *Fault)
 			d.record(Attempt{Endpoint: name, EventID: ev.ID, Type: ev.Type, At: now, Outcome: Disabled, Error: "endpoint disabled by a 410 answer"})
 			continue
 		}
-		if len(d.live)+copies > d.opts.Queue {
-			err := fmt.Errorf("%w: %d deliveries pending (--webhook-queue %d)", ErrFull, len(d.live), d.opts.Queue)
-			d.record(Attempt{Endpoint: name, EventID: ev.ID, Type: ev.Type, At: now, Outcome: Overflow, Error: err.Error()})
+		body := ev.payload(apiVersion(ep), len(to))
+		due := now.Add(d.scaled(ep, after+dr.delay))
+		b := batch{reorder: dr.reorder}
+		for c := range copies {
+			p := Queued{
+				ID: "whd_" + randomToken(20), EventID: ev.ID, Type: ev.Type, Object: object, Endpoint: name, Body: body,
+				Due: due, Created: now, DropFirst: dr.dropFirst, Negative: dr.negative, Faults: dr.describe(c == 1),
+			}
+			if c == 1 {
+				p.Negative, p.DropFirst = "", false // the copy is plain
+			}
+			b.ps = append(b.ps, p)
+		}
+		batches = append(batches, b)
+	}
+	d.mu.Unlock()
+	queued := 0
+	for _, b := range batches {
+		ctx, cancel := boxContext()
+		err := d.box.Add(ctx, b.ps, b.reorder)
+		cancel()
+		if err != nil {
+			p := &b.ps[0]
+			outcome := Overflow
+			if !errors.Is(err, ErrFull) {
+				outcome, err = Failed, fmt.Errorf("outbox: %w", err)
+			}
+			d.mu.Lock()
+			d.record(Attempt{Endpoint: p.Endpoint, EventID: ev.ID, Type: ev.Type, At: now, Outcome: outcome, Error: err.Error()})
+			d.mu.Unlock()
 			errs = append(errs, err)
 			continue
 		}
-		body := ev.payload(apiVersion(ep), len(to))
-		due := now.Add(d.scaled(ep, after+dr.delay))
-		for c := range copies {
-			dl := &delivery{
-				id: "whd_" + randomToken(20), ev: ev, object: object, endpoint: name, body: body,
-				due: due, gen: d.gen, created: now, first: dr, faults: dr.describe(c == 1),
-			}
-			if c == 1 {
-				dl.first.negative, dl.first.dropFirst = "", false // the copy is plain
-			}
-			d.seq++
-			dl.seq = d.seq
-			d.live[dl.id] = dl
-			heap.Push(&d.queue, dl)
-			queued++
-		}
-		if dr.reorder {
-			d.reorder(name, ev, object, due)
-		}
+		queued += len(b.ps)
 	}
 	d.signal()
 	return queued, errors.Join(errs...)
 }
 
-// reorder moves the queued first attempts of the earlier events of
-// object at endpoint behind ev's, which is due at due.
-func (d *Dispatcher) reorder(endpoint string, ev *Event, object string, due time.Time) {
-	if object == "" {
-		return
-	}
-	for _, dl := range d.queue {
-		if dl.endpoint != endpoint || dl.attempts > 0 || dl.ev == ev || dl.object != object {
-			continue
-		}
-		if dl.due.Before(due) {
-			dl.due = due
-		}
-		d.seq++
-		dl.seq = d.seq
-		dl.faults = join(dl.faults, "reordered behind "+ev.ID)
-	}
-	heap.Init(&d.queue)
+// boxTimeout bounds one outbox operation that no request's context bounds
+// (the Redis client's own timeouts are shorter).
+const boxTimeout = 5 * time.Second
+
+func boxContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), boxTimeout)
 }
 
 func join(a, b string) string {
@@ -344,20 +333,12 @@ func (d *Dispatcher) remember(ev *Event) {
 }
 
 // Run delivers until ctx ends, with at most Options.Concurrency attempts
-// at once, and returns the number of deliveries left pending. An attempt
-// in flight when ctx ends is cut and counted as pending.
+// at once, and returns the number of deliveries left pending (in a
+// shared outbox, every replica's). An attempt in flight when ctx ends is
+// cut and left pending, due at once.
 func (d *Dispatcher) Run(ctx context.Context) (pending int) {
-	work := make(chan *delivery)
 	var wg sync.WaitGroup
-	for range d.opts.Concurrency {
-		wg.Go(func() {
-			for dl := range work {
-				d.attempt(ctx, dl)
-			}
-		})
-	}
-	d.schedule(ctx, work)
-	close(work)
+	d.schedule(ctx, &wg)
 	wg.Wait()
 	if d.own != nil {
 		d.own.CloseIdleConnections()
@@ -365,38 +346,86 @@ func (d *Dispatcher) Run(ctx context.Context) (pending int) {
 	return d.Pending()
 }
 
-// Pending returns the number of deliveries pending or in flight.
+// Pending returns the number of deliveries pending or in flight, or -1
+// when the outbox does not answer.
 func (d *Dispatcher) Pending() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return len(d.live)
+	ctx, cancel := boxContext()
+	defer cancel()
+	n, err := d.box.Len(ctx)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
-// schedule hands each delivery to a worker when it is due.
-func (d *Dispatcher) schedule(ctx context.Context, work chan<- *delivery) {
+// leaseSlack is how much longer than an attempt's timeout a claim lasts:
+// time for the outcome to reach the outbox.
+const leaseSlack = 5 * time.Second
+
+// claimRetry is how long the scheduler waits after the outbox failed.
+const claimRetry = time.Second
+
+// lease is how long a claim lasts: the longest attempt, and its outcome.
+func (d *Dispatcher) lease() time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var l time.Duration
+	for _, ep := range d.endpoints {
+		l = max(l, ep.Retry.Timeout)
+	}
+	if l == 0 {
+		l = DefaultRetry.Timeout
+	}
+	return l + leaseSlack
+}
+
+// schedule claims due deliveries while a worker is free and starts an
+// attempt for each, until ctx ends.
+func (d *Dispatcher) schedule(ctx context.Context, wg *sync.WaitGroup) {
+	free := make(chan struct{}, d.opts.Concurrency)
+	for range d.opts.Concurrency {
+		free <- struct{}{}
+	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
 	for {
-		var next *delivery
-		wait := time.Duration(-1)
-		d.mu.Lock()
-		if len(d.queue) > 0 {
-			if w := d.queue[0].due.Sub(d.opts.Now()); w <= 0 {
-				next = heap.Pop(&d.queue).(*delivery)
-			} else {
-				wait = w
+		select {
+		case <-free:
+		case <-ctx.Done():
+			return
+		}
+		n := 1
+	more:
+		for n < d.opts.Concurrency {
+			select {
+			case <-free:
+				n++
+			default:
+				break more
 			}
 		}
-		d.mu.Unlock()
-		if next != nil {
-			select {
-			case work <- next:
-				continue
-			case <-ctx.Done():
-				d.requeue(next)
-				return
-			}
+		cctx, cancel := context.WithTimeout(ctx, boxTimeout)
+		claimed, next, err := d.box.Claim(cctx, d.opts.Now(), n, d.lease())
+		cancel()
+		for range n - len(claimed) {
+			free <- struct{}{}
+		}
+		for _, p := range claimed {
+			wg.Go(func() {
+				defer func() { free <- struct{}{} }()
+				d.attempt(ctx, p)
+			})
+		}
+		if err == nil && len(claimed) == n {
+			continue // perhaps more are due
+		}
+		wait := time.Duration(-1)
+		switch {
+		case err != nil:
+			wait = claimRetry
+		case !next.IsZero():
+			wait = max(next.Sub(d.opts.Now()), 0)
 		}
 		if wait >= 0 {
 			timer.Reset(wait)
@@ -411,47 +440,33 @@ func (d *Dispatcher) schedule(ctx context.Context, work chan<- *delivery) {
 	}
 }
 
-// requeue puts back a delivery taken for an attempt that did not happen.
-func (d *Dispatcher) requeue(dl *delivery) {
+// attempt makes one attempt of the claimed p and records what follows.
+func (d *Dispatcher) attempt(ctx context.Context, p Queued) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if dl.gen == d.gen {
-		heap.Push(&d.queue, dl)
-	}
-}
-
-// attempt makes one attempt of dl and decides what follows.
-func (d *Dispatcher) attempt(ctx context.Context, dl *delivery) {
-	d.mu.Lock()
-	if dl.gen != d.gen {
-		d.mu.Unlock()
-		return // Reset dropped it
-	}
 	start := d.opts.Now()
-	ep, ok := d.endpoints[dl.endpoint]
+	ep, ok := d.endpoints[p.Endpoint]
 	var epc endpointState
 	if ok {
 		epc = *ep
 	}
-	dl.attempts++
-	n := dl.attempts
-	a := Attempt{Delivery: dl.id, Endpoint: dl.endpoint, EventID: dl.ev.ID, Type: dl.ev.Type, Attempt: n, At: start}
+	n := p.Attempts + 1
+	a := Attempt{Delivery: p.ID, Endpoint: p.Endpoint, EventID: p.EventID, Type: p.Type, Attempt: n, At: start}
 	var neg Negative
 	drop := false
 	if n == 1 {
-		a.LagMS = ms(start.Sub(dl.due))
-		a.Fault = dl.faults
-		neg, drop = dl.first.negative, dl.first.dropFirst
+		a.LagMS = ms(start.Sub(p.Due))
+		a.Fault = p.Faults
+		neg, drop = p.Negative, p.DropFirst
 	}
 	d.mu.Unlock()
 	switch {
 	case !ok:
-		a.Error = "no webhook endpoint " + strconv.Quote(dl.endpoint) + " (removed by a reload)"
-		d.finish(dl, &a, Failed)
+		a.Error = "no webhook endpoint " + strconv.Quote(p.Endpoint) + " (removed by a reload)"
+		d.finish(&p, &a, Failed)
 		return
 	case epc.disabled:
 		a.Error = "endpoint disabled by a 410 answer"
-		d.finish(dl, &a, Disabled)
+		d.finish(&p, &a, Disabled)
 		return
 	}
 	var status int
@@ -460,15 +475,15 @@ func (d *Dispatcher) attempt(ctx context.Context, dl *delivery) {
 	if drop {
 		err = errDropped
 	} else {
-		status, retryAfter, err = d.post(ctx, &epc, dl, neg)
+		status, retryAfter, err = d.post(ctx, &epc, &p, neg)
 	}
 	a.DurationMS = ms(d.opts.Now().Sub(start))
 	if err != nil && ctx.Err() != nil {
-		// Shutdown cut the attempt: it stays pending, to be made again.
-		d.mu.Lock()
-		dl.attempts--
-		d.mu.Unlock()
-		d.requeue(dl)
+		// Shutdown cut the attempt: it stays pending, due at once, to be
+		// made again (by another replica, with a shared outbox).
+		bctx, cancel := boxContext()
+		_ = d.box.Retry(bctx, &p, d.opts.Now())
+		cancel()
 		return
 	}
 	a.Status = status
@@ -480,17 +495,17 @@ func (d *Dispatcher) attempt(ctx context.Context, dl *delivery) {
 		if neg != "" {
 			a.Error = "the receiver accepted a delivery with " + string(neg)
 		}
-		d.finish(dl, &a, Delivered)
+		d.finish(&p, &a, Delivered)
 	case status == http.StatusGone:
-		d.disable(dl, &a)
+		d.disable(&p, &a)
 	case n-1 < len(epc.Retry.Schedule):
 		wait := epc.Retry.Schedule[n-1]
 		if retryAfter > 0 && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
 			wait = retryAfter
 		}
-		d.retry(dl, &a, d.scaled(&epc, wait))
+		d.retry(&p, &a, d.scaled(&epc, wait))
 	default:
-		d.finish(dl, &a, Failed)
+		d.finish(&p, &a, Failed)
 	}
 }
 
@@ -498,16 +513,16 @@ func (d *Dispatcher) attempt(ctx context.Context, dl *delivery) {
 const maxRetryAfter = 24 * time.Hour
 
 // post sends one attempt and returns the status and the Retry-After wait.
-func (d *Dispatcher) post(ctx context.Context, ep *endpointState, dl *delivery, neg Negative) (int, time.Duration, error) {
+func (d *Dispatcher) post(ctx context.Context, ep *endpointState, p *Queued, neg Negative) (int, time.Duration, error) {
 	actx, cancel := context.WithTimeout(ctx, ep.Retry.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, ep.URL, bytes.NewReader(dl.body))
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, ep.URL, bytes.NewReader(p.Body))
 	if err != nil {
 		return 0, 0, err
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("User-Agent", "scenariomock-webhooks/1")
-	sign(req.Header, &ep.Endpoint, dl.ev.ID, d.opts.Now(), dl.body, neg)
+	sign(req.Header, &ep.Endpoint, p.EventID, d.opts.Now(), p.Body, neg)
 	resp, err := d.client.Do(req)
 	if err != nil {
 		if actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
@@ -534,62 +549,80 @@ func (d *Dispatcher) post(ctx context.Context, ep *endpointState, dl *delivery, 
 	return resp.StatusCode, ra, nil
 }
 
-func (d *Dispatcher) retry(dl *delivery, a *Attempt, wait time.Duration) {
+// retry records a failed attempt and schedules the next. An outcome the
+// outbox refuses (the claim was lost to a reset, or to another replica
+// after the lease) is not logged: whoever holds the delivery now logs its
+// own attempts.
+func (d *Dispatcher) retry(p *Queued, a *Attempt, wait time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if dl.gen != d.gen {
+	p.Attempts = a.Attempt
+	p.LastStatus, p.LastError = a.Status, a.Error
+	due := d.opts.Now().Add(wait)
+	ctx, cancel := boxContext()
+	err := d.box.Retry(ctx, p, due)
+	cancel()
+	if errors.Is(err, ErrLeaseLost) {
 		return
 	}
-	dl.last, dl.lastErr = a.Status, a.Error
-	dl.due = d.opts.Now().Add(wait)
-	next := dl.due
-	a.Next = &next
+	if err != nil {
+		a.Error = join(a.Error, "outbox: "+err.Error()+" (due again when its lease ends)")
+	}
+	a.Next = &due
 	a.Outcome = Retrying
-	d.seq++
-	dl.seq = d.seq
-	heap.Push(&d.queue, dl)
 	d.record(*a)
 	d.signal()
 }
 
 // disable turns an endpoint off after a 410, and ends its deliveries.
-func (d *Dispatcher) disable(dl *delivery, a *Attempt) {
+func (d *Dispatcher) disable(p *Queued, a *Attempt) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if dl.gen != d.gen {
-		return
-	}
-	if ep, ok := d.endpoints[dl.endpoint]; ok {
+	if ep, ok := d.endpoints[p.Endpoint]; ok {
 		ep.disabled = true
 	}
-	d.finishLocked(dl, a, Disabled)
-	var keep deliveryHeap
-	for _, q := range d.queue {
-		if q.endpoint != dl.endpoint {
-			keep = append(keep, q)
-			continue
-		}
-		d.finishLocked(q, &Attempt{Delivery: q.id, Endpoint: q.endpoint, EventID: q.ev.ID, Type: q.ev.Type, Attempt: q.attempts + 1, At: a.At, Outcome: Disabled, Error: "endpoint disabled by a 410 answer"}, Disabled)
-	}
-	d.queue = keep
-	heap.Init(&d.queue)
-}
-
-func (d *Dispatcher) finish(dl *delivery, a *Attempt, outcome string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if dl.gen != d.gen {
+	if !d.finishLocked(p, a, Disabled) {
 		return
 	}
-	d.finishLocked(dl, a, outcome)
+	ctx, cancel := boxContext()
+	dropped, _ := d.box.Drop(ctx, p.Endpoint)
+	cancel()
+	sortPending(dropped)
+	for i := range dropped {
+		q := &dropped[i]
+		d.logFinished(q, &Attempt{Delivery: q.ID, Endpoint: q.Endpoint, EventID: q.EventID, Type: q.Type, Attempt: q.Attempts + 1, At: a.At, Outcome: Disabled, Error: "endpoint disabled by a 410 answer"}, Disabled)
+	}
 }
 
-func (d *Dispatcher) finishLocked(dl *delivery, a *Attempt, outcome string) {
+func (d *Dispatcher) finish(p *Queued, a *Attempt, outcome string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.finishLocked(p, a, outcome)
+}
+
+// finishLocked removes p from the outbox and logs it, and reports whether
+// p was still claimed (see retry).
+func (d *Dispatcher) finishLocked(p *Queued, a *Attempt, outcome string) bool {
+	p.Attempts = a.Attempt
+	ctx, cancel := boxContext()
+	err := d.box.Finish(ctx, p)
+	cancel()
+	if errors.Is(err, ErrLeaseLost) {
+		return false
+	}
+	if err != nil {
+		a.Error = join(a.Error, "outbox: "+err.Error()+" (due again when its lease ends)")
+	}
+	d.logFinished(p, a, outcome)
+	return true
+}
+
+func (d *Dispatcher) logFinished(p *Queued, a *Attempt, outcome string) {
 	a.Outcome = outcome
-	dl.last, dl.lastErr = a.Status, a.Error
+	p.LastStatus, p.LastError = a.Status, a.Error
 	d.record(*a)
-	delete(d.live, dl.id)
-	sum := dl.summary(outcome)
+	sum := p.summary(outcome)
+	sum.Attempts = a.Attempt
 	sum.Finished = a.At
 	d.finished.push(sum)
 }
@@ -625,15 +658,15 @@ func (d *Dispatcher) Event(id string) (*Event, bool) {
 	return ev, ok
 }
 
-// Reset drops every pending delivery, the attempt log and the events
-// kept, and enables the endpoints again. Attempts in flight finish and
-// are forgotten.
+// Reset drops every pending delivery (in a shared outbox, every
+// replica's), the attempt log and the events kept, and enables the
+// endpoints again. Attempts in flight finish and are forgotten.
 func (d *Dispatcher) Reset() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.gen++
-	d.queue = nil
-	d.live = map[string]*delivery{}
+	ctx, cancel := boxContext()
+	_ = d.box.Reset(ctx)
+	cancel()
 	d.byID = map[string]*Event{}
 	d.events.clear()
 	d.attempts.clear()
@@ -645,31 +678,3 @@ func (d *Dispatcher) Reset() {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// deliveryHeap orders deliveries by due time, then by seq.
-type deliveryHeap []*delivery
-
-func (h deliveryHeap) Len() int { return len(h) }
-func (h deliveryHeap) Less(i, j int) bool {
-	if !h[i].due.Equal(h[j].due) {
-		return h[i].due.Before(h[j].due)
-	}
-	return h[i].seq < h[j].seq
-}
-func (h deliveryHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *deliveryHeap) Push(x any) {
-	dl := x.(*delivery)
-	dl.index = len(*h)
-	*h = append(*h, dl)
-}
-func (h *deliveryHeap) Pop() any {
-	old := *h
-	dl := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	dl.index = -1
-	return dl
-}

@@ -13,6 +13,13 @@
 //	                                     ▲            │
 //	                                     └── retry ◀──┘ (non-2xx, timeout, reset)
 //
+// The outbox is an interface (Outbox): the dispatcher claims due
+// deliveries from it with a lease and records each attempt's outcome
+// there. NewMemoryOutbox is the default; state/redis provides one that
+// replicas share, so that each attempt is made by one of them and what is
+// pending outlives a replica. webhooks/outboxtest is the conformance
+// suite both pass. This package does not link go-redis.
+//
 // The package knows nothing of scenario files or of serving; the server
 // turns a route's events: into Events and endpoints: into Endpoints. It
 // owns its goroutines: Run starts them and returns, with the count of

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -42,13 +43,6 @@ type Delivery struct {
 	Fault      string    `json:"fault,omitempty"`
 	Created    time.Time `json:"created"`
 	Finished   time.Time `json:"finished,omitzero"`
-}
-
-func (dl *delivery) summary(state string) Delivery {
-	return Delivery{
-		ID: dl.id, Endpoint: dl.endpoint, EventID: dl.ev.ID, Type: dl.ev.Type, State: state,
-		Attempts: dl.attempts, LastStatus: dl.last, LastError: dl.lastErr, Fault: dl.faults, Created: dl.created,
-	}
 }
 
 // describe names what a draw holds, for the log; dup marks the second
@@ -135,14 +129,23 @@ func (d *Dispatcher) Deliveries(f Filter) []Delivery {
 			out = append(out, *s)
 		}
 	})
+	ctx, cancel := boxContext()
+	queued, _ := d.box.List(ctx) // an outbox that does not answer lists none pending
+	cancel()
 	var pending []Delivery
-	for _, dl := range d.live {
-		if f.match(dl.endpoint, dl.ev.Type, dl.ev.ID, Pending) {
-			pending = append(pending, dl.summary(Pending))
+	for i := range queued {
+		q := &queued[i]
+		if f.match(q.Endpoint, q.Type, q.EventID, Pending) {
+			pending = append(pending, q.summary(Pending))
 		}
 	}
 	sortByCreated(pending)
 	return limit(append(out, pending...), f.Limit)
+}
+
+// sortPending orders deliveries by creation, as they were queued.
+func sortPending(qs []Queued) {
+	slices.SortStableFunc(qs, func(a, b Queued) int { return a.Created.Compare(b.Created) })
 }
 
 func sortByCreated(ds []Delivery) {

@@ -12,6 +12,9 @@
 // It is a package of its own so that the packages which do not need Redis
 // (adminclient, journal, the in-memory store) do not link go-redis.
 //
+// It also holds the webhook outbox that replicas share (Store.Outbox, a
+// webhooks.Outbox): deliveries by due time, claimed with a lease.
+//
 // Where it sits in the flow: main opens it (Open) when --state names a
 // Redis URL and hands it to the server as its state.Store; the server
 // calls it exactly as it calls the memory store.

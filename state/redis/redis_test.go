@@ -14,6 +14,8 @@ import (
 	"github.com/scenariomock/scenariomock/state"
 	"github.com/scenariomock/scenariomock/state/redis"
 	"github.com/scenariomock/scenariomock/state/statetest"
+	"github.com/scenariomock/scenariomock/webhooks"
+	"github.com/scenariomock/scenariomock/webhooks/outboxtest"
 )
 
 // TestRedis runs the conformance suite against a real redis-server, each
@@ -205,4 +207,19 @@ func claimComplete(b *testing.B, idem state.Idempotency, key string, resp state.
 	if err := idem.Complete(benchCtx, c.Token, resp); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// TestRedisOutbox runs the webhook outbox's conformance suite against a
+// real redis-server, each outbox under its own prefix.
+func TestRedisOutbox(t *testing.T) {
+	srv := redistest.Start(t)
+	var n atomic.Int64
+	outboxtest.Run(t, func(t *testing.T, queue int) webhooks.Outbox {
+		s, err := redis.Open(context.Background(), srv.URL(), redis.Options{Prefix: fmt.Sprintf("outbox%d:", n.Add(1))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s.Outbox(queue)
+	})
 }

@@ -1,0 +1,399 @@
+package openapi
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pb33f/libopenapi"
+	"github.com/pb33f/libopenapi-validator/cache"
+	"github.com/pb33f/libopenapi-validator/config"
+	"github.com/pb33f/libopenapi-validator/parameters"
+	"github.com/pb33f/libopenapi-validator/requests"
+	"github.com/pb33f/libopenapi/datamodel"
+	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+
+	"github.com/scenariomock/scenariomock/scenarios"
+)
+
+// Priority is the priority of every generated route: below any a YAML
+// route can sensibly be given, so that a YAML route matching the same
+// request answers it.
+const Priority = math.MinInt32 / 2
+
+// Options are what Expand applies to every source.
+type Options struct {
+	// Extra are sources named outside the scenario files (serve
+	// --openapi); their files are read by Expand and added to the set's
+	// deps.
+	Extra []*scenarios.OpenAPISource
+	// UnknownIDs, when set ("404" or "generate"), overrides every
+	// source's unknownIds.
+	UnknownIDs string
+	// Cache keeps compiled documents across loads; nil compiles each time.
+	Cache *Cache
+}
+
+// FileSource returns a source for the spec at path with the defaults of
+// an openapi: block (validate enforce, state on), as serve --openapi names
+// it. Its files are read by Expand.
+func FileSource(spec, fixtures string) *scenarios.OpenAPISource {
+	return &scenarios.OpenAPISource{Spec: spec, Fixtures: fixtures, Validate: "enforce", State: true, UnknownIDs: "404", Errors: "problem",
+		Pos: scenarios.Pos{File: spec, Line: 1, Col: 1}}
+}
+
+// Expand compiles the openapi: blocks of set and opts.Extra, and adds
+// their routes to set, one generated file per source. It must be called
+// on a set fresh from scenarios.Load, before it is shared. Every problem
+// is returned, joined, with the file:line:col it is at.
+func Expand(set *scenarios.Set, opts Options) error {
+	var errs []error
+	sources := set.OpenAPISources()
+	for _, src := range sources {
+		if err := expandOne(set, src, opts, false); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, src := range opts.Extra {
+		if err := expandOne(set, src, opts, true); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func expandOne(set *scenarios.Set, src *scenarios.OpenAPISource, opts Options, extra bool) error {
+	var deps []string
+	var contents [][]byte
+	if extra {
+		s := *src
+		var err error
+		if s.SpecData, err = readFile(s.Spec); err != nil {
+			return &scenarios.Error{Pos: src.Pos, Msg: "--openapi: " + err.Error()}
+		}
+		deps, contents = append(deps, s.Spec), append(contents, s.SpecData)
+		if s.Fixtures != "" {
+			if s.FixturesData, err = readFile(s.Fixtures); err != nil {
+				return &scenarios.Error{Pos: scenarios.Pos{File: s.Fixtures, Line: 1, Col: 1}, Msg: "fixtures: " + err.Error()}
+			}
+			deps, contents = append(deps, s.Fixtures), append(contents, s.FixturesData)
+		}
+		src = &s
+	}
+	if opts.UnknownIDs != "" {
+		s := *src
+		s.UnknownIDs = opts.UnknownIDs
+		src = &s
+	}
+	c, err := opts.Cache.compile(src)
+	if err != nil {
+		return err
+	}
+	deps = append(deps, c.siblings...)
+	contents = append(contents, c.siblingData...)
+	f := &scenarios.File{Path: src.Spec, Name: c.title, Routes: slices.Clone(c.routes)}
+	return set.Extend(f, deps, contents)
+}
+
+func readFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Size() > scenarios.MaxBodyFileSize {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, scenarios.MaxBodyFileSize)
+	}
+	return os.ReadFile(path)
+}
+
+// Cache keeps compiled documents by the hash of everything they were
+// compiled from (the spec, its sibling files, the fixtures and the
+// block's settings). It is safe for concurrent use.
+type Cache struct {
+	mu      sync.Mutex // guards entries
+	entries map[string]*compiled
+}
+
+// NewCache returns an empty cache.
+func NewCache() *Cache { return &Cache{entries: map[string]*compiled{}} }
+
+// compiled is one document made into routes; immutable.
+type compiled struct {
+	key    string
+	title  string
+	routes []*scenarios.Route
+	// siblings are the files beside the spec that its $refs read, and
+	// siblingData their contents when compiled.
+	siblings    []string
+	siblingData [][]byte
+}
+
+func sourceKey(src *scenarios.OpenAPISource) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%v\x00%s\x00%s\x00%d\x00", src.Spec, src.Fixtures, src.Validate, src.State, src.UnknownIDs, src.Errors, len(src.SpecData))
+	h.Write(src.SpecData)
+	h.Write(src.FixturesData)
+	// The defaults are part of the routes.
+	for _, hd := range src.Headers {
+		fmt.Fprintf(h, "\x00%s: %s", hd.Name, hd.Value)
+	}
+	fmt.Fprintf(h, "\x00%s\x00%v", src.Delay, src.Idempotency != nil)
+	if src.Idempotency != nil {
+		b, _ := json.Marshal(src.Idempotency.Pos)
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// compile returns the compiled document of src, from the cache when
+// nothing it was compiled from changed.
+func (c *Cache) compile(src *scenarios.OpenAPISource) (*compiled, error) {
+	key := sourceKey(src)
+	if c != nil {
+		c.mu.Lock()
+		old := c.entries[src.Spec]
+		c.mu.Unlock()
+		if old != nil && old.key == key && siblingsUnchanged(old) {
+			return old, nil
+		}
+	}
+	out, err := compileSource(src, key)
+	if err != nil {
+		return nil, err
+	}
+	out.key = key
+	if c != nil {
+		c.mu.Lock()
+		c.entries[src.Spec] = out
+		c.mu.Unlock()
+	}
+	return out, nil
+}
+
+func siblingsUnchanged(c *compiled) bool {
+	for i, p := range c.siblings {
+		data, err := os.ReadFile(p)
+		if err != nil || string(data) != string(c.siblingData[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// api is what the operations of one document share. It is immutable once
+// compiled, apart from the validators' schema caches, which are safe for
+// concurrent use.
+type api struct {
+	spec     string
+	model    *v3.Document
+	params   parameters.ParameterValidator
+	bodies   requests.RequestBodyValidator
+	fixtures map[string]json.RawMessage // by resource name
+	validate string
+	errors   string // "problem" or "stripe"
+	state    bool
+	generate bool // unknownIds: generate
+	version  float32
+}
+
+var lineCol = regexp.MustCompile(`(?:\[(\d+):(\d+)\])|(?:line (\d+)(?:, col(?:umn)? (\d+))?)`)
+
+// specError places a library error in the spec: at the [line:col] or
+// "line N" it mentions, else at the document's start.
+func specError(file string, err error) error {
+	var out []error
+	for _, msg := range strings.Split(err.Error(), "\n") {
+		msg = strings.TrimSpace(msg)
+		if msg == "" {
+			continue
+		}
+		pos := scenarios.Pos{File: file, Line: 1, Col: 1}
+		if m := lineCol.FindStringSubmatch(msg); m != nil {
+			l, c := m[1], m[2]
+			if l == "" {
+				l, c = m[3], m[4]
+			}
+			pos.Line, _ = strconv.Atoi(l)
+			if c != "" {
+				pos.Col, _ = strconv.Atoi(c)
+			}
+		}
+		out = append(out, &scenarios.Error{Pos: pos, Msg: "openapi: " + msg})
+	}
+	return errors.Join(out...)
+}
+
+func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) {
+	dir := filepath.Dir(src.Spec)
+	cfg := &datamodel.DocumentConfiguration{
+		// Stripe's schemas refer to each other through anyOf and arrays
+		// (a charge's refunds, a refund's charge); they are fine to
+		// serve, only not to expand forever.
+		IgnorePolymorphicCircularReferences: true,
+		IgnoreArrayCircularReferences:       true,
+		BasePath:                            dir,
+		SpecFilePath:                        filepath.Base(src.Spec),
+		AllowFileReferences:                 true,
+		Logger:                              slog.New(slog.DiscardHandler), // its problems come back as errors
+	}
+	doc, err := libopenapi.NewDocumentWithConfiguration(src.SpecData, cfg)
+	if err != nil {
+		return nil, specError(src.Spec, err)
+	}
+	if v := doc.GetVersion(); !strings.HasPrefix(v, "3.") {
+		return nil, &scenarios.Error{Pos: scenarios.Pos{File: src.Spec, Line: 1, Col: 1},
+			Msg: fmt.Sprintf("openapi: version %q is not supported; want an OpenAPI 3.0 or 3.1 document", v)}
+	}
+	m, err := doc.BuildV3Model()
+	if err != nil {
+		return nil, specError(src.Spec, err)
+	}
+	if m == nil {
+		return nil, &scenarios.Error{Pos: scenarios.Pos{File: src.Spec, Line: 1, Col: 1}, Msg: "openapi: the document has no model"}
+	}
+	out := &compiled{}
+	if m.Model.Info != nil {
+		out.title = m.Model.Info.Title
+	}
+	// The files the $refs read, beside the spec: watched and hashed as
+	// body files are, and held to the spec's directory.
+	root, _ := filepath.Abs(dir)
+	specAbs, _ := filepath.Abs(src.Spec)
+	if rx := doc.GetRolodex(); rx != nil {
+		seen := map[string]bool{specAbs: true}
+		for _, ix := range rx.GetIndexes() {
+			p := ix.GetSpecAbsolutePath()
+			if p == "" || seen[p] || !filepath.IsAbs(p) {
+				continue
+			}
+			seen[p] = true
+			if rel, err := filepath.Rel(root, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return nil, &scenarios.Error{Pos: scenarios.Pos{File: src.Spec, Line: 1, Col: 1},
+					Msg: fmt.Sprintf("openapi: a $ref reads %s, outside the spec's directory %s", p, root)}
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				continue // not a file the spec read (the rolodex's root)
+			}
+			out.siblings = append(out.siblings, p)
+			out.siblingData = append(out.siblingData, data)
+		}
+	}
+	a := &api{spec: src.Spec, model: &m.Model, validate: src.Validate, errors: src.Errors, state: src.State, generate: src.UnknownIDs == "generate"}
+	if a.validate == "" {
+		a.validate = "enforce"
+	}
+	a.version = 3.0
+	if strings.HasPrefix(m.Model.Version, "3.1") {
+		a.version = 3.1
+	}
+	// The validators compile a schema when a request first needs it and
+	// keep it: their own constructor (validator.NewValidator) compiles
+	// every schema of the document up front, which for Stripe's spec took
+	// minutes and gigabytes.
+	vopts := []config.Option{config.WithSchemaCache(cache.NewDefaultCache()), config.WithURLEncodedBodyValidation()}
+	a.params = parameters.NewParameterValidator(&m.Model, vopts...)
+	a.bodies = requests.NewRequestBodyValidator(&m.Model, vopts...)
+	if len(src.FixturesData) > 0 {
+		var fx struct {
+			Resources map[string]json.RawMessage `json:"resources"`
+		}
+		if err := json.Unmarshal(src.FixturesData, &fx); err != nil {
+			return nil, &scenarios.Error{Pos: scenarios.Pos{File: src.Fixtures, Line: 1, Col: 1}, Msg: "fixtures: " + err.Error()}
+		}
+		a.fixtures = fx.Resources
+		if a.fixtures == nil { // keyed by component name at the top
+			_ = json.Unmarshal(src.FixturesData, &a.fixtures)
+		}
+	}
+	if m.Model.Paths == nil || m.Model.Paths.PathItems == nil {
+		return out, nil
+	}
+	var errs []error
+	for pp := m.Model.Paths.PathItems.First(); pp != nil; pp = pp.Next() {
+		path, item := pp.Key(), pp.Value()
+		for op := item.GetOperations().First(); op != nil; op = op.Next() {
+			r, err := a.route(path, item, strings.ToUpper(op.Key()), op.Value(), src, key)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			out.routes = append(out.routes, r)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	// A literal segment wins over a template (OpenAPI: "when matching
+	// URLs, concrete (non-templated) paths would be matched before their
+	// templated counterparts"), as /v1/customers/search over
+	// /v1/customers/{customer}.
+	sort.SliceStable(out.routes, func(i, j int) bool {
+		return strings.Count(out.routes[i].Path, "{") < strings.Count(out.routes[j].Path, "{")
+	})
+	return out, nil
+}
+
+// changes reports whether a method changes something, so that the
+// defaults' idempotency applies to it.
+func changes(method string) bool {
+	switch method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		return true
+	}
+	return false
+}
+
+func (a *api) route(path string, item *v3.PathItem, method string, op *v3.Operation, src *scenarios.OpenAPISource, key string) (*scenarios.Route, error) {
+	pos := scenarios.Pos{File: src.Spec, Line: 1, Col: 1}
+	if low := op.GoLow(); low != nil && low.KeyNode != nil {
+		pos.Line, pos.Col = low.KeyNode.Line, low.KeyNode.Column
+	}
+	tpl, _, err := scenarios.CompilePath(path)
+	if err != nil {
+		return nil, &scenarios.Error{Pos: pos, Msg: fmt.Sprintf("openapi: path %q: %v", path, err)}
+	}
+	name := op.OperationId
+	if name == "" {
+		name = method + " " + path
+	}
+	o, err := a.operation(path, item, method, op, pos)
+	if err != nil {
+		return nil, err
+	}
+	o.Name = name
+	resp := &scenarios.Response{Pos: pos, Status: o.status, Delay: src.Delay}
+	resp.Headers = append(resp.Headers, src.Headers...)
+	if _, set := resp.Header("Content-Type"); !set {
+		resp.Headers = append(resp.Headers, scenarios.Header{Name: "Content-Type", Value: "application/json"})
+	}
+	r := &scenarios.Route{
+		Pos: pos, PathPos: pos, Name: name, Named: true,
+		Methods: []string{method}, Path: path, Template: tpl, Vars: tpl.Vars,
+		Priority:  Priority,
+		Responses: []*scenarios.Response{resp},
+		Operation: o,
+	}
+	if changes(method) {
+		r.Idempotency = src.Idempotency
+	}
+	sum := sha256.Sum256([]byte(key + "\x00" + name))
+	r.Identity = name + "@" + hex.EncodeToString(sum[:8])
+	return r, nil
+}

@@ -1,0 +1,382 @@
+package openapi_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scenariomock/scenariomock/openapi"
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/server"
+)
+
+// serveDir serves the scenario files in dir (with their openapi:
+// blocks) over a real HTTP server.
+func serveDir(t *testing.T, dir string, opts openapi.Options) (*server.Server, *httptest.Server) {
+	t.Helper()
+	if opts.Cache == nil {
+		opts.Cache = openapi.NewCache()
+	}
+	load := func() (*scenarios.Set, error) {
+		set, err := scenarios.Load(filepath.Join(dir, "pets.yaml"))
+		if err != nil {
+			return nil, err
+		}
+		return set, openapi.Expand(set, opts)
+	}
+	srv, err := server.New(server.Options{Load: load, Rand: server.SeededRand(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	return srv, hs
+}
+
+// petstore copies the petstore spec (a 3.1 YAML document whose schemas
+// are in a sibling file) and a scenario file naming it into a fresh dir.
+func petstore(t *testing.T, scenario string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"openapi.yaml", "schemas.yaml"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "petstore", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pets.yaml"), []byte(scenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   string
+	json   map[string]any
+}
+
+func call(t *testing.T, method, url, contentType, body string, header ...string) answer {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	a := answer{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	_ = json.Unmarshal(b, &a.json)
+	return a
+}
+
+func TestPetstoreStateful(t *testing.T) {
+	t.Parallel()
+	_, hs := serveDir(t, petstore(t, "openapi: {spec: openapi.yaml}\n"), openapi.Options{})
+	created := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Tom","age":2}`)
+	if created.status != 201 || created.json["name"] != "Tom" || created.json["age"] != 2.0 {
+		t.Fatalf("create: %d %s; want 201 with the request's name and age reflected", created.status, created.body)
+	}
+	id, _ := created.json["id"].(string)
+	if !strings.HasPrefix(id, "pet_") || id == "pet_0001" {
+		t.Fatalf("create: id %q; want a fresh id in the example's style (pet_…)", id)
+	}
+	if got := call(t, "GET", hs.URL+"/pets/"+id, "", ""); got.status != 200 || got.body != created.body {
+		t.Fatalf("read: %d %s; want 200 and the created object %s", got.status, got.body, created.body)
+	}
+	second := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Ada","age":5}`)
+	list := call(t, "GET", hs.URL+"/pets", "", "")
+	data, _ := list.json["data"].([]any)
+	if list.status != 200 || len(data) != 2 || data[0].(map[string]any)["id"] != second.json["id"] {
+		t.Fatalf("list: %d %s; want both pets, newest first", list.status, list.body)
+	}
+	page := call(t, "GET", hs.URL+"/pets?limit=1", "", "")
+	if d, _ := page.json["data"].([]any); len(d) != 1 || page.json["has_more"] != true {
+		t.Fatalf("list limit=1: %s; want one pet and has_more", page.body)
+	}
+	if del := call(t, "DELETE", hs.URL+"/pets/"+id, "", ""); del.status != 204 {
+		t.Fatalf("delete: %d %s; want 204", del.status, del.body)
+	}
+	gone := call(t, "GET", hs.URL+"/pets/"+id, "", "")
+	if gone.status != 404 || !strings.Contains(gone.body, id) {
+		t.Fatalf("read after delete: %d %s; want the spec's 404 naming the id", gone.status, gone.body)
+	}
+}
+
+func TestPetstoreUnknownIDs(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		scenario string
+		opts     openapi.Options
+		status   int
+	}{
+		{"404 by default", "openapi: {spec: openapi.yaml}\n", openapi.Options{}, 404},
+		{"generate in the block", "openapi: {spec: openapi.yaml, unknownIds: generate}\n", openapi.Options{}, 200},
+		{"generate from the flag", "openapi: {spec: openapi.yaml}\n", openapi.Options{UnknownIDs: "generate"}, 200},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, hs := serveDir(t, petstore(t, tc.scenario), tc.opts)
+			got := call(t, "GET", hs.URL+"/pets/pet_never", "", "")
+			if got.status != tc.status {
+				t.Fatalf("GET an id never created: %d %s; want %d", got.status, got.body, tc.status)
+			}
+			if tc.status == 200 && got.json["id"] != "pet_never" {
+				t.Fatalf("generated object %s; want the path's id in id", got.body)
+			}
+		})
+	}
+}
+
+func TestPetstoreValidation(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		validate string
+		status   int
+	}{
+		{"enforce", "enforce", 400},
+		{"report", "report", 201},
+		{"off", "off", 201},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, hs := serveDir(t, petstore(t, "openapi: {spec: openapi.yaml, validate: "+tc.validate+"}\n"), openapi.Options{})
+			got := call(t, "POST", hs.URL+"/pets", "application/json", `{"age":-1}`)
+			if got.status != tc.status {
+				t.Fatalf("invalid create: %d %s; want %d", got.status, got.body, tc.status)
+			}
+			if tc.validate == "report" {
+				j := call(t, "GET", hs.URL+"/__admin/requests", "", "")
+				if !strings.Contains(j.body, `"violations"`) || !strings.Contains(j.body, "body age #/age: minimum") || !strings.Contains(j.body, `"route": "createPet"`) {
+					t.Fatalf("journal %s; want the entry of createPet with its violations", j.body)
+				}
+			}
+			if tc.status != 400 {
+				return
+			}
+			if ct := got.header.Get("Content-Type"); ct != "application/problem+json" {
+				t.Errorf("Content-Type %q; want application/problem+json", ct)
+			}
+			errs, _ := got.json["errors"].([]any)
+			var pointers []string
+			for _, e := range errs {
+				pointers = append(pointers, e.(map[string]any)["pointer"].(string))
+			}
+			if strings.Join(pointers, " ") != "# #/age" || !strings.Contains(got.body, "name") {
+				t.Fatalf("problem %s; want a violation for the missing name (#) and one at #/age", got.body)
+			}
+			q := call(t, "GET", hs.URL+"/pets?limit=0", "", "")
+			if q.status != 400 || !strings.Contains(q.body, `"in":"query"`) || !strings.Contains(q.body, "limit") {
+				t.Fatalf("GET /pets?limit=0: %d %s; want 400 naming query parameter limit", q.status, q.body)
+			}
+		})
+	}
+}
+
+func TestPetstoreSelection(t *testing.T) {
+	t.Parallel()
+	_, hs := serveDir(t, petstore(t, "openapi: {spec: openapi.yaml}\n"), openapi.Options{})
+	cases := []struct {
+		name   string
+		url    string
+		header []string
+		status int
+		want   string
+	}{
+		{"example by query", "/pets/x?__example=rex", nil, 200, `"name":"Rex"`},
+		{"example by Prefer", "/pets/x", []string{"Prefer", "example=rex"}, 200, `"tag":"dog"`},
+		{"code by Prefer", "/pets/x", []string{"Prefer", "code=404"}, 404, `"message"`},
+		{"code by query", "/pets/x?__code=404", nil, 404, `"code"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := call(t, "GET", hs.URL+tc.url, "", "", tc.header...)
+			if got.status != tc.status || !strings.Contains(got.body, tc.want) {
+				t.Fatalf("%d %s; want %d with %s", got.status, got.body, tc.status, tc.want)
+			}
+		})
+	}
+}
+
+func TestYAMLRouteTakesPriority(t *testing.T) {
+	t.Parallel()
+	scenario := `openapi: {spec: openapi.yaml}
+routes:
+  - name: pet-rex-is-gone
+    method: GET
+    path: /pets/pet_rex
+    respond: {status: 410, body: {gone: true}}
+  - name: createPet
+    method: POST
+    path: /pets
+    respond: {status: 402, body: {declined: true}}
+`
+	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{})
+	if got := call(t, "GET", hs.URL+"/pets/pet_rex", "", ""); got.status != 410 {
+		t.Fatalf("GET /pets/pet_rex: %d %s; want the YAML route's 410", got.status, got.body)
+	}
+	if got := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"x"}`); got.status != 402 {
+		t.Fatalf("POST /pets: %d %s; want the YAML route named createPet (402)", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/pets", "", ""); got.status != 200 {
+		t.Fatalf("GET /pets: %d %s; want the generated listPets", got.status, got.body)
+	}
+}
+
+func TestBrokenSpecKeepsLastGood(t *testing.T) {
+	t.Parallel()
+	dir := petstore(t, "openapi: {spec: openapi.yaml}\n")
+	srv, hs := serveDir(t, dir, openapi.Options{})
+	cases := []struct {
+		name string
+		file string
+		edit func(string) string
+		want string // in the error
+	}{
+		{"unresolvable $ref", "openapi.yaml", func(s string) string {
+			return strings.Replace(s, "#/components/schemas/Error", "#/components/schemas/Nope", 1)
+		}, "openapi.yaml:"},
+		{"not YAML", "openapi.yaml", func(s string) string { return s + "\n  : [\n" }, "openapi.yaml:"},
+		{"sibling file breaks", "schemas.yaml", func(s string) string { return s + "\n  : [\n" }, ""},
+	}
+	for _, tc := range cases {
+		path := filepath.Join(dir, tc.file)
+		orig, _ := os.ReadFile(path)
+		if err := os.WriteFile(path, []byte(tc.edit(string(orig))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := srv.Reload()
+		if err == nil {
+			t.Errorf("%s: reload succeeded; want an error", tc.name)
+		} else if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: reload error %q; want it to name %q", tc.name, err, tc.want)
+		}
+		if got := call(t, "GET", hs.URL+"/pets", "", ""); got.status != 200 {
+			t.Fatalf("%s: GET /pets after a broken edit: %d %s; want the last good set serving", tc.name, got.status, got.body)
+		}
+		if err := os.WriteFile(path, orig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Reload(); err != nil {
+			t.Fatalf("%s: reload of the repaired spec: %v", tc.name, err)
+		}
+	}
+}
+
+func TestSiblingFileIsADep(t *testing.T) {
+	t.Parallel()
+	dir := petstore(t, "openapi: {spec: openapi.yaml}\n")
+	srv, hs := serveDir(t, dir, openapi.Options{})
+	deps := strings.Join(srv.Deps(), " ")
+	if !strings.Contains(deps, "openapi.yaml") || !strings.Contains(deps, "schemas.yaml") {
+		t.Fatalf("deps %q; want the spec and the sibling file its $refs read, for the watcher", deps)
+	}
+	path := filepath.Join(dir, "schemas.yaml")
+	b, _ := os.ReadFile(path)
+	edited := strings.Replace(string(b), "minLength: 1", "minLength: 5", 1)
+	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if got := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Tom"}`); got.status != 400 {
+		t.Fatalf("after minLength became 5 in the sibling file: %d %s; want 400", got.status, got.body)
+	}
+}
+
+func TestDefaultsApplyToGeneratedRoutes(t *testing.T) {
+	t.Parallel()
+	scenario := `openapi: {spec: openapi.yaml}
+defaults:
+  headers: {Request-Id: req_1}
+  idempotency:
+    key: header.Idempotency-Key
+    fingerprint: body
+    replayHeader: Idempotent-Replayed
+`
+	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{})
+	first := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Tom"}`, "Idempotency-Key", "k1")
+	if first.status != 201 || first.header.Get("Request-Id") != "req_1" {
+		t.Fatalf("create: %d %v %s; want 201 with the defaults' Request-Id", first.status, first.header, first.body)
+	}
+	again := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Tom"}`, "Idempotency-Key", "k1")
+	if again.body != first.body || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("retry with the same key: %s (replayed %q); want the first answer %s replayed", again.body, again.header.Get("Idempotent-Replayed"), first.body)
+	}
+	other := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Ada"}`, "Idempotency-Key", "k1")
+	if other.status != 422 {
+		t.Fatalf("same key, other body: %d %s; want 422", other.status, other.body)
+	}
+	list := call(t, "GET", hs.URL+"/pets", "", "")
+	if d, _ := list.json["data"].([]any); len(d) != 1 {
+		t.Fatalf("list after a create and its replay: %s; want one pet", list.body)
+	}
+	// A request the spec refuses never reaches the idempotency store, so a
+	// corrected retry with the same key goes through.
+	if bad := call(t, "POST", hs.URL+"/pets", "application/json", `{}`, "Idempotency-Key", "k2"); bad.status != 400 {
+		t.Fatalf("invalid create: %d %s; want 400", bad.status, bad.body)
+	}
+	if fixed := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Bo"}`, "Idempotency-Key", "k2"); fixed.status != 201 {
+		t.Fatalf("corrected retry with the key of a refused request: %d %s; want 201", fixed.status, fixed.body)
+	}
+}
+
+func TestGenerateKeepsDeletedObjectsGone(t *testing.T) {
+	t.Parallel()
+	_, hs := serveDir(t, petstore(t, "openapi: {spec: openapi.yaml, unknownIds: generate}\n"), openapi.Options{})
+	// An id never created stays generated after a delete (stripe-go's
+	// suite deletes and reads the same made-up ids)...
+	if del := call(t, "DELETE", hs.URL+"/pets/pet_madeup", "", ""); del.status != 204 {
+		t.Fatalf("delete an id never created: %d %s", del.status, del.body)
+	}
+	if got := call(t, "GET", hs.URL+"/pets/pet_madeup", "", ""); got.status != 200 {
+		t.Fatalf("read a made-up id after its delete: %d %s; want a generated object", got.status, got.body)
+	}
+	// ...while an object that was created and deleted stays a 404.
+	created := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Tom"}`)
+	id, _ := created.json["id"].(string)
+	if del := call(t, "DELETE", hs.URL+"/pets/"+id, "", ""); del.status != 204 {
+		t.Fatalf("delete: %d %s", del.status, del.body)
+	}
+	if got := call(t, "GET", hs.URL+"/pets/"+id, "", ""); got.status != 404 {
+		t.Fatalf("read a deleted object: %d %s; want 404", got.status, got.body)
+	}
+}
+
+func TestGenerateListsWhenNothingIsStored(t *testing.T) {
+	t.Parallel()
+	_, hs := serveDir(t, petstore(t, "openapi: {spec: openapi.yaml, unknownIds: generate}\n"), openapi.Options{})
+	empty := call(t, "GET", hs.URL+"/pets", "", "")
+	if d, _ := empty.json["data"].([]any); len(d) != 1 {
+		t.Fatalf("list with nothing stored: %s; want the spec's list of one, as stripe-mock answers", empty.body)
+	}
+	created := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Tom"}`)
+	list := call(t, "GET", hs.URL+"/pets", "", "")
+	d, _ := list.json["data"].([]any)
+	if len(d) != 1 || d[0].(map[string]any)["id"] != created.json["id"] {
+		t.Fatalf("list after a create: %s; want the stored pet alone", list.body)
+	}
+}

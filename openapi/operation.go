@@ -1,0 +1,277 @@
+package openapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	liberrors "github.com/pb33f/libopenapi-validator/errors"
+	"github.com/pb33f/libopenapi-validator/helpers"
+	"github.com/pb33f/libopenapi/datamodel/high/base"
+	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+
+	"github.com/scenariomock/scenariomock/scenarios"
+)
+
+// Operation is one operation of a document, compiled: what a generated
+// route validates and answers with. It is immutable and safe for
+// concurrent use.
+type Operation struct {
+	api    *api
+	Name   string // the route's name: the operationId, or "METHOD path"
+	Method string
+	Path   string // the spec's path template
+	Pos    scenarios.Pos
+	item   *v3.PathItem
+	op     *v3.Operation
+	status int // the first 2xx response's code (200 when none)
+	// kind and collection say what the operation does to stored
+	// resources (see classify); idVar is the path variable naming the
+	// resource.
+	kind       opKind
+	collection string
+	idVar      string
+}
+
+func (a *api) operation(path string, item *v3.PathItem, method string, op *v3.Operation, pos scenarios.Pos) (*Operation, error) {
+	o := &Operation{api: a, Method: method, Path: path, Pos: pos, item: item, op: op, status: http.StatusOK}
+	if op.Responses != nil && op.Responses.Codes != nil {
+		best := 0
+		for c := op.Responses.Codes.First(); c != nil; c = c.Next() {
+			n, err := strconv.Atoi(c.Key())
+			if err == nil && n >= 200 && n < 300 && (best == 0 || n < best) {
+				best = n
+			}
+		}
+		if best != 0 {
+			o.status = best
+		}
+	}
+	o.classify()
+	return o, nil
+}
+
+// Violation is one way a request breaks its operation's contract.
+type Violation struct {
+	// In is where: "path", "query", "header", "cookie", "body" or
+	// "security"; Name the parameter or field (a form key as sent,
+	// metadata[order]); Pointer a JSON Pointer into the body ("" when not
+	// about the body).
+	In      string `json:"in"`
+	Name    string `json:"name,omitempty"`
+	Pointer string `json:"pointer,omitempty"`
+	Detail  string `json:"detail"`
+}
+
+// Mode is what a failed check does: "enforce" refuses the request,
+// "report" serves it and records the violations, "off" skips checks.
+func (o *Operation) Mode() string { return o.api.validate }
+
+// Check validates a request (whose body the server has read into body)
+// against the operation: parameters, the body, security. It returns the
+// violations, none when the request is valid or the mode is off.
+func (o *Operation) Check(r *http.Request, body []byte) []Violation {
+	if o.api.validate == "off" {
+		return nil
+	}
+	req := r.Clone(r.Context())
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	var errs []*liberrors.ValidationError
+	checks := []func(*http.Request, *v3.PathItem, string) (bool, []*liberrors.ValidationError){
+		o.api.params.ValidatePathParamsWithPathItem,
+		o.api.params.ValidateQueryParamsWithPathItem,
+		o.api.params.ValidateHeaderParamsWithPathItem,
+		o.api.params.ValidateCookieParamsWithPathItem,
+		o.api.params.ValidateSecurityWithPathItem,
+	}
+	for _, check := range checks {
+		if ok, e := check(req, o.item, o.Path); !ok {
+			errs = append(errs, e...)
+		}
+	}
+	if o.op.RequestBody != nil {
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if ok, e := o.api.bodies.ValidateRequestBodyWithPathItem(req, o.item, o.Path); !ok {
+			errs = append(errs, e...)
+		}
+	}
+	var out []Violation
+	for _, e := range errs {
+		// libopenapi-validator refuses a decoded form value holding a
+		// reserved character ("jenny@example.com") when the encoding does
+		// not allowReserved; allowReserved is about how a value is
+		// written, and a form body percent-encodes them, so the value
+		// is fine.
+		if e.ValidationType == helpers.URLEncodedValidation && e.ValidationSubType == helpers.ReservedValues {
+			continue
+		}
+		out = append(out, violations(e)...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].In < out[j].In })
+	return out
+}
+
+// violations turns one library error into one violation per schema
+// failure (or one for the error).
+func violations(e *liberrors.ValidationError) []Violation {
+	in := e.ValidationType
+	switch in {
+	case helpers.ParameterValidation:
+		in = strings.TrimPrefix(e.ValidationSubType, "")
+	case helpers.RequestBodyValidation, helpers.URLEncodedValidation:
+		in = "body"
+	}
+	switch {
+	case strings.Contains(in, "query"):
+		in = "query"
+	case strings.Contains(in, "path"):
+		in = "path"
+	case strings.Contains(in, "header"):
+		in = "header"
+	case strings.Contains(in, "cookie"):
+		in = "cookie"
+	case strings.Contains(in, "security"):
+		in = "security"
+	}
+	detail := e.Message
+	if e.Reason != "" && e.Reason != e.Message {
+		detail += ": " + e.Reason
+	}
+	if len(e.SchemaValidationErrors) == 0 {
+		return []Violation{{In: in, Name: e.ParameterName, Detail: detail}}
+	}
+	var out []Violation
+	for _, f := range e.SchemaValidationErrors {
+		v := Violation{In: in, Name: e.ParameterName, Detail: f.Reason}
+		if in == "body" {
+			v.Pointer = pointer(f.InstancePath)
+			if v.Name == "" && len(f.InstancePath) > 0 {
+				v.Name = formKey(f.InstancePath)
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// pointer writes an instance path as a JSON Pointer (RFC 6901) into the
+// body, with "#" for the document as RFC 9457's examples do.
+func pointer(path []string) string {
+	var b strings.Builder
+	b.WriteString("#")
+	for _, p := range path {
+		b.WriteByte('/')
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(p, "~", "~0"), "/", "~1"))
+	}
+	return b.String()
+}
+
+// formKey writes an instance path as the form key that sets it:
+// shipping[address][line1].
+func formKey(path []string) string {
+	if len(path) == 0 {
+		return ""
+	}
+	s := path[0]
+	for _, p := range path[1:] {
+		s += "[" + p + "]"
+	}
+	return s
+}
+
+// Refusal is the answer to a refused request: its status, content type
+// and body, in the shape the source's errors: says.
+func Refusal(o *Operation, vs []Violation) (int, string, []byte) {
+	if o.api.errors == "stripe" {
+		status, b := stripeError(vs)
+		return status, "application/json", b
+	}
+	status, b := Problem(o, vs)
+	return status, "application/problem+json", b
+}
+
+var missingProperty = regexp.MustCompile(`missing propert(?:y|ies) '([^']+)'`)
+
+// stripeError is Stripe's error object for the first violation, as
+// Stripe reports one problem at a time.
+func stripeError(vs []Violation) (int, []byte) {
+	v := vs[0]
+	e := map[string]any{"type": "invalid_request_error"}
+	status := http.StatusBadRequest
+	switch {
+	case v.In == "security":
+		status = http.StatusUnauthorized
+		e["message"] = "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY')."
+	case missingProperty.MatchString(v.Detail):
+		param := missingProperty.FindStringSubmatch(v.Detail)[1]
+		if v.Name != "" {
+			param = v.Name + "[" + param + "]"
+		}
+		e["code"], e["param"] = "parameter_missing", param
+		e["message"] = "Missing required param: " + param + "."
+	default:
+		e["code"], e["param"] = "parameter_invalid", v.Name
+		e["message"] = "Invalid " + v.Name + ": " + v.Detail
+	}
+	b, _ := json.Marshal(map[string]any{"error": e})
+	return status, b
+}
+
+// Problem is the RFC 9457 answer for a refused request; each violation
+// is in errors, as RFC 9457's own example puts them.
+func Problem(o *Operation, vs []Violation) (int, []byte) {
+	status := http.StatusBadRequest
+	for _, v := range vs {
+		if v.In == "security" {
+			status = http.StatusUnauthorized
+		}
+	}
+	details := make([]string, len(vs))
+	for i, v := range vs {
+		where := v.In
+		if v.Name != "" {
+			where += " " + v.Name
+		}
+		details[i] = where + ": " + v.Detail
+	}
+	b, _ := json.Marshal(struct {
+		Type      string      `json:"type"`
+		Title     string      `json:"title"`
+		Status    int         `json:"status"`
+		Detail    string      `json:"detail"`
+		Operation string      `json:"operation"`
+		Errors    []Violation `json:"errors"`
+	}{"about:blank", http.StatusText(status), status,
+		fmt.Sprintf("The request does not match %s %s (%s): %s.", o.Method, o.Path, o.Pos, strings.Join(details, "; ")),
+		o.op.OperationId, vs})
+	return status, b
+}
+
+// Respond is in respond.go.
+var _ = context.Background
+
+// schemaOf returns the schema of a response's JSON media type, and the
+// media type.
+func mediaOf(resp *v3.Response) (*v3.MediaType, *base.Schema) {
+	if resp == nil || resp.Content == nil {
+		return nil, nil
+	}
+	for c := resp.Content.First(); c != nil; c = c.Next() {
+		if strings.Contains(c.Key(), "json") || c.Key() == "*/*" {
+			mt := c.Value()
+			if mt.Schema != nil {
+				return mt, mt.Schema.Schema()
+			}
+			return mt, nil
+		}
+	}
+	return nil, nil
+}

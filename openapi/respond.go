@@ -1,0 +1,524 @@
+package openapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pb33f/go-yaml"
+	"github.com/pb33f/libopenapi/datamodel/high/base"
+	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// Exchange is what Respond needs of one request.
+type Exchange struct {
+	Request *http.Request
+	Body    []byte
+	Vars    map[string]string // the path's variables
+	// Store holds the resources of state-by-convention; nil turns it off.
+	Store state.Collections
+	// Rand draws the fresh ids of created resources (seeded under
+	// --seed, so that a run repeats).
+	Rand func() float64
+}
+
+// opKind is what an operation does to the resource its path names.
+type opKind int
+
+const (
+	opNone opKind = iota
+	opCreate
+	opRead
+	opUpdate
+	opDelete
+	opList
+)
+
+// classify finds the operation's part in state by convention: a POST to
+// a collection path creates, GET, POST/PUT/PATCH and DELETE on the
+// collection path with one more variable segment read, update and delete,
+// and GET on the collection path lists.
+func (o *Operation) classify() {
+	p := o.Path
+	if i := strings.LastIndex(p, "/{"); i >= 0 && strings.HasSuffix(p, "}") && !strings.Contains(p[i+2:len(p)-1], "{") {
+		o.collection, o.idVar = p[:i], p[i+2:len(p)-1]
+		switch o.Method {
+		case http.MethodGet:
+			o.kind = opRead
+		case http.MethodPost, http.MethodPut, http.MethodPatch:
+			o.kind = opUpdate
+		case http.MethodDelete:
+			o.kind = opDelete
+		}
+		return
+	}
+	o.collection = p
+	switch o.Method {
+	case http.MethodPost:
+		o.kind = opCreate
+	case http.MethodGet:
+		o.kind = opList
+	}
+}
+
+// collectionName is the stored collection of a path, with the parent's
+// variables filled in (/v1/customers/cus_1/sources).
+func (o *Operation) collectionName(vars map[string]string) string {
+	name := o.collection
+	for k, v := range vars {
+		name = strings.ReplaceAll(name, "{"+k+"}", v)
+	}
+	return "openapi " + name
+}
+
+// errNoState marks an operation that state by convention does not apply
+// to; it is answered from the spec alone.
+var errNoState = errors.New("no state")
+
+// Respond produces the operation's answer to x: the status, the headers
+// to add and the body. A store failure is returned as an error (the
+// server answers 503).
+func (o *Operation) Respond(ctx context.Context, x Exchange) (int, http.Header, []byte, error) {
+	q := x.Request.URL.Query()
+	code, example := preferred(x.Request, q)
+	in := requestValues(x.Request, x.Body)
+	if code == 0 && example == "" && o.api.state && x.Store != nil && o.kind != opNone {
+		status, body, err := o.stateful(ctx, x, in, q)
+		if !errors.Is(err, errNoState) {
+			return status, nil, body, err
+		}
+	}
+	status, body := o.generate(code, example, in, x)
+	return status, nil, body, nil
+}
+
+// preferred reads Prism's selection: Prefer: code=404, example=name, or
+// the same as __code and __example query parameters.
+func preferred(r *http.Request, q url.Values) (code int, example string) {
+	for _, v := range r.Header.Values("Prefer") {
+		for _, part := range strings.Split(v, ",") {
+			k, val, _ := strings.Cut(strings.TrimSpace(part), "=")
+			switch strings.TrimSpace(k) {
+			case "code":
+				code, _ = strconv.Atoi(strings.Trim(val, `" `))
+			case "example":
+				example = strings.Trim(val, `" `)
+			}
+		}
+	}
+	if c := q.Get("__code"); c != "" {
+		code, _ = strconv.Atoi(c)
+	}
+	if e := q.Get("__example"); e != "" {
+		example = e
+	}
+	return code, example
+}
+
+// response returns the response for code (0: the success one) and the
+// code it answers with.
+func (o *Operation) response(code int) (*v3.Response, int) {
+	if code == 0 {
+		code = o.status
+	}
+	if o.op.Responses == nil {
+		return nil, code
+	}
+	if o.op.Responses.Codes != nil {
+		if r, ok := o.op.Responses.Codes.Get(strconv.Itoa(code)); ok {
+			return r, code
+		}
+		// 4XX-style ranges
+		if r, ok := o.op.Responses.Codes.Get(strconv.Itoa(code/100) + "XX"); ok {
+			return r, code
+		}
+	}
+	return o.op.Responses.Default, code
+}
+
+// generate builds the answer from the spec: the chosen example, else a
+// fixture of the schema's resource, else values generated from the
+// schema; request values are reflected and the path's id goes in id.
+func (o *Operation) generate(code int, example string, in map[string]any, x Exchange) (int, []byte) {
+	resp, status := o.response(code)
+	mt, schema := mediaOf(resp)
+	if mt == nil && schema == nil {
+		return status, nil
+	}
+	v := o.api.instance(mt, schema, example)
+	if obj, ok := v.(map[string]any); ok {
+		reflectValues(obj, in)
+		if o.idVar != "" {
+			if id, ok := x.Vars[o.idVar]; ok {
+				if _, has := obj["id"]; has {
+					obj["id"] = id
+				}
+			}
+		}
+		if o.kind == opList {
+			if u, ok := obj["url"].(string); ok && u != "" {
+				obj["url"] = x.Request.URL.Path
+			}
+		}
+	}
+	b, _ := json.Marshal(v)
+	return status, b
+}
+
+// instance is the value an answer starts from.
+func (a *api) instance(mt *v3.MediaType, schema *base.Schema, example string) any {
+	if mt != nil {
+		if example != "" && mt.Examples != nil {
+			if ex, ok := mt.Examples.Get(example); ok && ex.Value != nil {
+				return nodeValue(ex.Value)
+			}
+		}
+		if mt.Example != nil {
+			return nodeValue(mt.Example)
+		}
+		if mt.Examples != nil {
+			if first := mt.Examples.First(); first != nil && first.Value().Value != nil {
+				return nodeValue(first.Value().Value)
+			}
+		}
+	}
+	if schema == nil {
+		return nil
+	}
+	if fx := a.fixture(schema, mt); fx != nil {
+		return fx
+	}
+	g := generator{api: a}
+	return g.value(schema, 0)
+}
+
+// fixture returns a copy of the fixture for the schema's resource: by
+// x-resourceId (Stripe's), else by the component name its $ref names.
+func (a *api) fixture(schema *base.Schema, mt *v3.MediaType) any {
+	if a.fixtures == nil {
+		return nil
+	}
+	var names []string
+	if id := resourceID(schema); id != "" {
+		names = append(names, id)
+	}
+	if mt != nil && mt.Schema != nil && mt.Schema.IsReference() {
+		ref := mt.Schema.GetReference()
+		names = append(names, ref[strings.LastIndex(ref, "/")+1:])
+	}
+	for _, n := range names {
+		if raw, ok := a.fixtures[n]; ok {
+			var v any
+			if json.Unmarshal(raw, &v) == nil {
+				return v
+			}
+		}
+	}
+	return nil
+}
+
+func resourceID(s *base.Schema) string {
+	if s == nil || s.Extensions == nil {
+		return ""
+	}
+	if n, ok := s.Extensions.Get("x-resourceId"); ok && n != nil {
+		return n.Value
+	}
+	return ""
+}
+
+// nodeValue decodes a YAML node (an example) into JSON-ready values.
+func nodeValue(n *yaml.Node) any {
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil
+	}
+	return jsonReady(v)
+}
+
+// jsonReady turns YAML's map[string]any / map[any]any into JSON objects.
+func jsonReady(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = jsonReady(e)
+		}
+		return t
+	case map[any]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[fmt.Sprint(k)] = jsonReady(e)
+		}
+		return m
+	case []any:
+		for i, e := range t {
+			t[i] = jsonReady(e)
+		}
+	}
+	return v
+}
+
+// maxDepth bounds generated objects: Stripe's schemas nest (and refer to
+// each other) deeper than any answer needs.
+const maxDepth = 4
+
+// generator makes deterministic values from schemas.
+type generator struct{ api *api }
+
+func (g generator) value(s *base.Schema, depth int) any {
+	if s == nil {
+		return nil
+	}
+	if s.Const != nil {
+		return nodeValue(s.Const)
+	}
+	if len(s.Enum) > 0 {
+		return nodeValue(s.Enum[0])
+	}
+	if s.Default != nil {
+		return nodeValue(s.Default)
+	}
+	if len(s.Examples) > 0 {
+		return nodeValue(s.Examples[0])
+	}
+	if s.Example != nil {
+		return nodeValue(s.Example)
+	}
+	if len(s.AllOf) > 0 {
+		merged := map[string]any{}
+		for _, p := range s.AllOf {
+			if m, ok := g.value(p.Schema(), depth).(map[string]any); ok {
+				for k, v := range m {
+					merged[k] = v
+				}
+			}
+		}
+		return merged
+	}
+	// anyOf/oneOf: the first alternative, which for Stripe's expandable
+	// fields is the unexpanded id.
+	for _, alts := range [][]*base.SchemaProxy{s.AnyOf, s.OneOf} {
+		if len(alts) > 0 {
+			return g.value(alts[0].Schema(), depth)
+		}
+	}
+	typ := ""
+	for _, t := range s.Type {
+		if t != "null" {
+			typ = t
+			break
+		}
+	}
+	if typ == "" && s.Properties != nil {
+		typ = "object"
+	}
+	switch typ {
+	case "object":
+		obj := map[string]any{}
+		if depth >= maxDepth {
+			return obj
+		}
+		if s.Properties != nil {
+			for p := s.Properties.First(); p != nil; p = p.Next() {
+				ps := p.Value().Schema()
+				if depth > 1 && !slices.Contains(s.Required, p.Key()) {
+					continue
+				}
+				obj[p.Key()] = g.value(ps, depth+1)
+			}
+		}
+		return obj
+	case "array":
+		if depth >= maxDepth || s.Items == nil || s.Items.A == nil {
+			return []any{}
+		}
+		return []any{g.value(s.Items.A.Schema(), depth+1)}
+	case "integer":
+		if s.Minimum != nil {
+			return int64(*s.Minimum)
+		}
+		return 0
+	case "number":
+		if s.Minimum != nil {
+			return *s.Minimum
+		}
+		return 0.0
+	case "boolean":
+		return false
+	case "string":
+		switch s.Format {
+		case "date-time":
+			return "2026-01-01T00:00:00Z"
+		case "date":
+			return "2026-01-01"
+		case "email":
+			return "user@example.com"
+		case "uuid":
+			return "00000000-0000-4000-8000-000000000000"
+		case "uri", "url":
+			return "https://example.com/"
+		case "unix-time":
+			return 1767225600
+		}
+		return "string"
+	}
+	return nil
+}
+
+// requestValues reads the request's JSON object body, or its form body
+// with bracket keys nested (shipping[address][line1]), and the query.
+func requestValues(r *http.Request, body []byte) map[string]any {
+	out := map[string]any{}
+	if len(body) > 0 {
+		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+			if vals, err := url.ParseQuery(string(body)); err == nil {
+				return unflatten(vals)
+			}
+		}
+		var m map[string]any
+		if json.Unmarshal(body, &m) == nil {
+			return m
+		}
+	}
+	return out
+}
+
+// unflatten nests form keys: a[b][c]=1 → {"a":{"b":{"c":"1"}}}, and
+// a[]=x&a[]=y → {"a":["x","y"]}.
+func unflatten(vals url.Values) map[string]any {
+	out := map[string]any{}
+	for key, vs := range vals {
+		parts := splitKey(key)
+		if len(parts) == 0 {
+			continue
+		}
+		cur := out
+		for i, p := range parts {
+			last := i == len(parts)-1
+			if last {
+				if p == "" { // a[]
+					continue
+				}
+				if i+1 < len(parts) {
+					continue
+				}
+				if len(vs) > 1 || (len(parts) > 1 && parts[len(parts)-1] == "") {
+					cur[p] = toAny(vs)
+				} else {
+					cur[p] = vs[0]
+				}
+				break
+			}
+			if parts[i+1] == "" { // p[] : a list
+				cur[p] = toAny(vs)
+				break
+			}
+			next, ok := cur[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				cur[p] = next
+			}
+			cur = next
+		}
+	}
+	return out
+}
+
+func toAny(vs []string) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		out[i] = v
+	}
+	return out
+}
+
+// splitKey splits a[b][c] into a, b, c (and a[] into a, "").
+func splitKey(k string) []string {
+	i := strings.IndexByte(k, '[')
+	if i < 0 {
+		return []string{k}
+	}
+	parts := []string{k[:i]}
+	rest := k[i:]
+	for len(rest) > 0 && rest[0] == '[' {
+		j := strings.IndexByte(rest, ']')
+		if j < 0 {
+			return []string{k}
+		}
+		parts = append(parts, rest[1:j])
+		rest = rest[j+1:]
+	}
+	return parts
+}
+
+// reflectValues copies request values into obj where obj has the field
+// and the value fits its type: amount=123 gives "amount": 123; a nested
+// object merges; metadata takes every key.
+func reflectValues(obj map[string]any, in map[string]any) {
+	for k, v := range in {
+		cur, has := obj[k]
+		if !has {
+			continue
+		}
+		if nv, ok := fit(cur, v); ok {
+			obj[k] = nv
+		}
+	}
+}
+
+// fit converts a request value to the type of the value it replaces.
+func fit(cur, v any) (any, bool) {
+	s, isStr := v.(string)
+	switch c := cur.(type) {
+	case float64, int, int64:
+		if isStr {
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return n, true
+			}
+			if f, err := strconv.ParseFloat(s, 64); err == nil {
+				return f, true
+			}
+			return nil, false
+		}
+		if f, ok := v.(float64); ok {
+			return f, true
+		}
+	case bool:
+		if isStr {
+			b, err := strconv.ParseBool(s)
+			return b, err == nil
+		}
+		if b, ok := v.(bool); ok {
+			return b, true
+		}
+	case string:
+		if isStr {
+			return s, true
+		}
+	case map[string]any:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if len(c) == 0 { // metadata: any keys
+			return m, true
+		}
+		reflectValues(c, m)
+		return c, true
+	case nil:
+		return v, true
+	case []any:
+		if l, ok := v.([]any); ok {
+			return l, true
+		}
+	}
+	return nil, false
+}

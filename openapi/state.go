@@ -1,0 +1,215 @@
+package openapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// stateful answers a create, read, update, delete or list through the
+// collections, or errNoState when the operation's answer has no id to
+// keep it by.
+func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any, q url.Values) (int, []byte, error) {
+	coll := o.collectionName(x.Vars)
+	tomb := coll + " (deleted)"
+	switch o.kind {
+	case opCreate:
+		status, body := o.generate(0, "", in, x)
+		obj, ok := decodeObject(body)
+		if !ok || obj["id"] == nil {
+			return 0, nil, errNoState
+		}
+		id := freshID(fmt.Sprint(obj["id"]), x.Rand)
+		obj["id"] = id
+		body, _ = json.Marshal(obj)
+		if _, err := x.Store.Save(ctx, coll, id, body); err != nil {
+			return 0, nil, err
+		}
+		return status, body, nil
+	case opRead, opUpdate, opDelete:
+		id := x.Vars[o.idVar]
+		stored, found, err := x.Store.Load(ctx, coll, id)
+		if err != nil {
+			return 0, nil, err
+		}
+		if !found {
+			_, deleted, err := x.Store.Load(ctx, tomb, id)
+			if err != nil {
+				return 0, nil, err
+			}
+			if deleted || !o.api.generate {
+				status, body := o.missing(id)
+				return status, body, nil
+			}
+			if o.kind != opDelete {
+				return 0, nil, errNoState // generated, as stripe-mock answers
+			}
+		}
+		switch o.kind {
+		case opRead:
+			return o.status, stored, nil
+		case opUpdate:
+			obj, ok := decodeObject(stored)
+			if !ok {
+				return o.status, stored, nil
+			}
+			reflectValues(obj, in)
+			body, _ := json.Marshal(obj)
+			if _, err := x.Store.Save(ctx, coll, id, body); err != nil {
+				return 0, nil, err
+			}
+			return o.status, body, nil
+		case opDelete:
+			// Only a stored object leaves a tombstone: an id never created
+			// that unknownIds: generate answered stays generated, as
+			// stripe-go's suite deletes and then reads the same made-up ids.
+			if found {
+				if _, err := x.Store.Delete(ctx, coll, id); err != nil {
+					return 0, nil, err
+				}
+				if _, err := x.Store.Save(ctx, tomb, id, []byte("{}")); err != nil {
+					return 0, nil, err
+				}
+			}
+			status, body := o.generate(0, "", in, x)
+			return status, body, nil
+		}
+	case opList:
+		return o.list(ctx, x, in, q, coll)
+	}
+	return 0, nil, errNoState
+}
+
+// list answers a list: the stored items newest first, in the spec's list
+// shape (an array, or an object whose data is the array), with Stripe's
+// cursors: limit, starting_after, ending_before and has_more.
+func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q url.Values, coll string) (int, []byte, error) {
+	status, body := o.generate(0, "", in, x)
+	var shape any
+	_ = json.Unmarshal(body, &shape)
+	obj, isObj := shape.(map[string]any)
+	elems, _ := shape.([]any)
+	if isObj {
+		elems, _ = obj["data"].([]any)
+	}
+	// A list of resources: its generated element has an id. A list of
+	// anything else (strings, a report's rows) is answered from the spec.
+	if len(elems) == 0 {
+		return 0, nil, errNoState
+	}
+	if first, ok := elems[0].(map[string]any); !ok || first["id"] == nil {
+		return 0, nil, errNoState
+	}
+	items, _, err := x.Store.List(ctx, coll, 0, 0)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(items) == 0 && o.api.generate {
+		// Nothing stored: with unknownIds: generate the spec's list of one
+		// answers, as stripe-mock's does (stripe-go's suite iterates it).
+		return 0, nil, errNoState
+	}
+	slices.Reverse(items) // newest first
+	limit := 10
+	if l, err := strconv.Atoi(q.Get("limit")); err == nil && l > 0 && l <= 100 {
+		limit = l
+	}
+	start, end := 0, len(items)
+	if after := q.Get("starting_after"); after != "" {
+		if i := indexOf(items, after); i >= 0 {
+			start = i + 1
+		}
+	}
+	if before := q.Get("ending_before"); before != "" {
+		if i := indexOf(items, before); i >= 0 {
+			end = i
+			if end-limit > start {
+				start = end - limit
+			}
+		}
+	}
+	page := items[start:end]
+	more := len(page) > limit
+	if more {
+		page = page[:limit]
+	}
+	data := make([]json.RawMessage, len(page))
+	for i, it := range page {
+		data[i] = it.Body
+	}
+	if !isObj {
+		b, _ := json.Marshal(data)
+		return status, b, nil
+	}
+	obj["data"] = data
+	if _, ok := obj["has_more"]; ok {
+		obj["has_more"] = more
+	}
+	b, _ := json.Marshal(obj)
+	return status, b, nil
+}
+
+func indexOf(items []state.Item, id string) int {
+	for i, it := range items {
+		if it.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// missing is the answer for an id never created (or deleted): the spec's
+// 404, with Stripe's resource_missing filled in when the error object
+// has those fields.
+func (o *Operation) missing(id string) (int, []byte) {
+	resp, _ := o.response(http.StatusNotFound)
+	mt, schema := mediaOf(resp)
+	var v any
+	if mt != nil || schema != nil {
+		v = o.api.instance(mt, schema, "")
+	}
+	obj, _ := v.(map[string]any)
+	msg := fmt.Sprintf("No such %s: '%s'", strings.TrimSuffix(o.collection[strings.LastIndex(o.collection, "/")+1:], "s"), id)
+	if e, ok := obj["error"].(map[string]any); ok {
+		e["type"], e["code"], e["message"], e["param"] = "invalid_request_error", "resource_missing", msg, o.idVar
+		b, _ := json.Marshal(obj)
+		return http.StatusNotFound, b
+	}
+	if _, ok := obj["message"].(string); ok && resp != nil {
+		obj["message"] = msg
+		b, _ := json.Marshal(obj)
+		return http.StatusNotFound, b
+	}
+	b, _ := json.Marshal(map[string]any{"type": "about:blank", "title": "Not Found", "status": 404, "detail": msg + "."})
+	return http.StatusNotFound, b
+}
+
+func decodeObject(b []byte) (map[string]any, bool) {
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil || m == nil {
+		return nil, false
+	}
+	return m, true
+}
+
+// freshID makes a new id in the style of like: its prefix up to the last
+// underscore (cus_), then 14 letters and digits.
+func freshID(like string, rnd func() float64) string {
+	prefix := ""
+	if i := strings.LastIndexByte(like, '_'); i >= 0 && i < 12 {
+		prefix = like[:i+1]
+	}
+	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, 14)
+	for i := range b {
+		b[i] = alphabet[int(rnd()*float64(len(alphabet)))%len(alphabet)]
+	}
+	return prefix + string(b)
+}

@@ -1,0 +1,224 @@
+package openapi_test
+
+import (
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stripe/stripe-mock/embedded"
+
+	"github.com/scenariomock/scenariomock/matcher"
+	"github.com/scenariomock/scenariomock/openapi"
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/server"
+)
+
+// stripeFiles writes stripe-mock's copy of Stripe's spec and fixtures
+// into a fresh directory.
+func stripeFiles(tb testing.TB) (spec, fixtures string) {
+	tb.Helper()
+	dir := tb.TempDir()
+	spec, fixtures = filepath.Join(dir, "spec3.json"), filepath.Join(dir, "fixtures3.json")
+	if err := os.WriteFile(spec, embedded.OpenAPISpec, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(fixtures, embedded.OpenAPIFixtures, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return spec, fixtures
+}
+
+func stripeSet(tb testing.TB, spec, fixtures string, cache *openapi.Cache) (*scenarios.Set, error) {
+	set, err := scenarios.LoadBytes("stripe", []byte("routes: []\n"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return set, openapi.Expand(set, openapi.Options{Extra: []*scenarios.OpenAPISource{openapi.FileSource(spec, fixtures)}, Cache: cache})
+}
+
+func TestStripeSpec(t *testing.T) {
+	t.Parallel()
+	spec, fixtures := stripeFiles(t)
+	set, err := stripeSet(t, spec, fixtures, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(set.Routes()); n != 594 {
+		t.Errorf("%d routes; want one per operation of Stripe's spec, 594", n)
+	}
+	srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) { return set, nil }, Rand: server.SeededRand(7)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	auth := []string{"Authorization", "Bearer sk_test_123"}
+	form := url.Values{
+		"email": {"jenny@example.com"}, "name": {"Jenny"}, "metadata[order]": {"6735"},
+		"shipping[name]": {"Jenny"}, "shipping[address][line1]": {"1 Main St"}, "expand[]": {"tax"},
+	}
+	created := call(t, "POST", hs.URL+"/v1/customers", "application/x-www-form-urlencoded", form.Encode(), auth...)
+	if created.status != 200 || created.json["email"] != "jenny@example.com" || created.json["object"] != "customer" {
+		t.Fatalf("create customer: %d %s; want 200, a customer with the email reflected", created.status, created.body)
+	}
+	if md, _ := created.json["metadata"].(map[string]any); md["order"] != "6735" {
+		t.Errorf("metadata %v; want metadata[order] reflected", created.json["metadata"])
+	}
+	id, _ := created.json["id"].(string)
+	if !strings.HasPrefix(id, "cus_") {
+		t.Fatalf("id %q; want a fresh cus_ id", id)
+	}
+	got := call(t, "GET", hs.URL+"/v1/customers/"+id, "", "", auth...)
+	if got.status != 200 || got.json["id"] != id || got.json["email"] != "jenny@example.com" {
+		t.Fatalf("retrieve: %d %s; want the stored customer", got.status, got.body)
+	}
+	missing := call(t, "GET", hs.URL+"/v1/customers/cus_never", "", "", auth...)
+	if missing.status != 404 || !strings.Contains(missing.body, "resource_missing") {
+		t.Fatalf("retrieve an id never created: %d %s; want Stripe's 404 resource_missing", missing.status, missing.body)
+	}
+	bad := call(t, "POST", hs.URL+"/v1/payment_intents", "application/x-www-form-urlencoded", "currency=usd&amount=abc", auth...)
+	if bad.status != 400 || !strings.Contains(bad.body, `"pointer":"#/amount"`) {
+		t.Fatalf("amount=abc: %d %s; want 400 with a violation at #/amount", bad.status, bad.body)
+	}
+}
+
+// BenchmarkStripeLoad compiles Stripe's spec (594 operations) cold, and
+// again from the cache (the unchanged reload: a hash of the files).
+func BenchmarkStripeLoad(b *testing.B) {
+	spec, fixtures := stripeFiles(b)
+	b.Run("cold", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := stripeSet(b, spec, fixtures, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("unchanged", func(b *testing.B) {
+		cache := openapi.NewCache()
+		if _, err := stripeSet(b, spec, fixtures, cache); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := stripeSet(b, spec, fixtures, cache); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkStripeCheck is validation's cost per request on Stripe's spec:
+// a form-encoded create and a retrieve with expand[].
+func BenchmarkStripeCheck(b *testing.B) {
+	spec, fixtures := stripeFiles(b)
+	set, err := stripeSet(b, spec, fixtures, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ops := map[string]*openapi.Operation{}
+	for _, r := range set.Routes() {
+		ops[r.Name], _ = r.Operation.(*openapi.Operation)
+	}
+	form := url.Values{
+		"email": {"jenny@example.com"}, "name": {"Jenny"}, "metadata[order]": {"6735"},
+		"shipping[name]": {"Jenny"}, "shipping[address][line1]": {"1 Main St"}, "expand[]": {"tax"},
+	}.Encode()
+	cases := []struct {
+		name, op, method, target, body string
+	}{
+		{"POST /v1/customers form", "PostCustomers", "POST", "/v1/customers", form},
+		{"GET /v1/customers/{customer}", "GetCustomersCustomer", "GET", "/v1/customers/cus_123?expand[]=default_source", ""},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			op := ops[tc.op]
+			if op == nil {
+				b.Fatalf("no operation %s", tc.op)
+			}
+			r := httptest.NewRequest(tc.method, tc.target, nil)
+			r.Header.Set("Authorization", "Bearer sk_test_123")
+			if tc.body != "" {
+				r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			}
+			if vs := op.Check(r, []byte(tc.body)); len(vs) > 0 {
+				b.Fatalf("violations %v; want a valid request", vs)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				op.Check(r, []byte(tc.body))
+			}
+		})
+	}
+}
+
+func TestStripeErrorShape(t *testing.T) {
+	t.Parallel()
+	spec, fixtures := stripeFiles(t)
+	src := openapi.FileSource(spec, fixtures)
+	src.Errors = "stripe"
+	set, err := scenarios.LoadBytes("stripe", []byte("routes: []\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := openapi.Expand(set, openapi.Options{Extra: []*scenarios.OpenAPISource{src}}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) { return set, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	cases := []struct {
+		name, body string
+		status     int
+		code       string
+		param      string
+	}{
+		{"invalid integer", "currency=usd&amount=abc", 400, "parameter_invalid", "amount"},
+		{"missing param", "amount=100", 400, "parameter_missing", "currency"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := call(t, "POST", hs.URL+"/v1/payment_intents", "application/x-www-form-urlencoded", tc.body, "Authorization", "Bearer sk_test_1")
+			e, _ := got.json["error"].(map[string]any)
+			if got.status != tc.status || e["type"] != "invalid_request_error" || e["code"] != tc.code || e["param"] != tc.param {
+				t.Fatalf("%d %s; want %d with Stripe's error object, code %s, param %s", got.status, got.body, tc.status, tc.code, tc.param)
+			}
+		})
+	}
+}
+
+// BenchmarkStripeMatch compares a hit and a miss among the 594 routes
+// generated from Stripe's spec (issue 15: a miss within 10x of a hit).
+func BenchmarkStripeMatch(b *testing.B) {
+	spec, fixtures := stripeFiles(b)
+	set, err := stripeSet(b, spec, fixtures, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t, err := matcher.Compile(set)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct{ name, method, target string }{
+		{"hit", "GET", "/v1/customers/cus_123"},
+		{"miss", "GET", "/v1/nothing/cus_123"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			r := httptest.NewRequest(tc.method, tc.target, nil)
+			in := matcher.NewRequest(r, nil)
+			if _, ok := t.Match(in); ok != (tc.name == "hit") {
+				b.Fatalf("%s %s matched %v", tc.method, tc.target, ok)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				t.Match(matcher.NewRequest(r, nil))
+			}
+		})
+	}
+}

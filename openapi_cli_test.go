@@ -1,0 +1,87 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeOpenAPI runs serve --openapi on a spec alone: its operations
+// answer, an edit of the spec is served once the watcher sees it, a broken
+// edit keeps the last good set, and --seed repeats the ids it makes.
+func TestServeOpenAPI(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	dir := t.TempDir()
+	for _, f := range []string{"openapi.yaml", "schemas.yaml"} {
+		b, err := os.ReadFile(filepath.Join("openapi", "testdata", "petstore", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := filepath.Join(dir, "openapi.yaml")
+	_, addr, logs := started(t, bin, "--openapi", spec, "--debounce", "10ms", "--seed", "3")
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v\n%s", path, err, logs)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/pets"); code != 200 || !strings.Contains(body, `"object":"list"`) {
+		t.Fatalf("GET /pets: %d %s", code, body)
+	}
+	if code, _ := get("/owners"); code != 404 {
+		t.Fatalf("GET /owners before the edit: %d; want 404", code)
+	}
+	orig, _ := os.ReadFile(spec)
+	broken := strings.Replace(string(orig), "paths:\n", "paths:\n  /owners: [\n", 1)
+	if err := os.WriteFile(spec, []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return strings.Contains(logs.String(), "reload failed") }, "the broken edit's reload to fail", logs)
+	if !strings.Contains(logs.String(), "openapi.yaml:") {
+		t.Errorf("the reload error does not name the spec's file:line:col:\n%s", logs)
+	}
+	if code, _ := get("/pets"); code != 200 {
+		t.Fatalf("GET /pets after a broken edit: %d; want the last good set", code)
+	}
+	owners := strings.Replace(string(orig), "paths:\n", `paths:
+  /owners:
+    get:
+      operationId: listOwners
+      responses:
+        "200":
+          description: owners
+          content:
+            application/json:
+              schema: {type: array, items: {type: string, example: ada}}
+`, 1)
+	if err := os.WriteFile(spec, []byte(owners), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { code, _ := get("/owners"); return code == 200 }, "GET /owners to be served after the edit", logs)
+	if _, body := get("/owners"); body != `["ada"]` {
+		t.Errorf("GET /owners: %s; want the schema's example in a list", body)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool, what string, logs *syncLog) {
+	t.Helper()
+	deadline := time.Now().Add(patience)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s:\n%s", what, logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

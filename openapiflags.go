@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/scenariomock/scenariomock/openapi"
+	"github.com/scenariomock/scenariomock/scenarios"
+)
+
+// openapiOptions are serve's flags for OpenAPI documents as a scenario
+// source.
+type openapiOptions struct {
+	spec       string // --openapi
+	fixtures   string // --openapi-fixtures
+	validate   string // --openapi-validate
+	unknownIDs string // --unknown-ids
+	errors     string // --openapi-errors
+}
+
+func (o *openapiOptions) flags(f *pflag.FlagSet) {
+	f.StringVar(&o.spec, "openapi", "", "serve an OpenAPI 3.0/3.1 document (JSON or YAML): a route per operation, validating requests and generating answers; YAML routes in the paths given take priority")
+	f.StringVar(&o.fixtures, "openapi-fixtures", "", "a fixtures file for --openapi ({\"resources\": {\"customer\": {...}}}, as Stripe's fixtures3.json), answered for a schema's resource")
+	f.StringVar(&o.validate, "openapi-validate", "enforce", "what --openapi does with a request that breaks the spec: enforce (a 400 problem listing each violation), report (serve it, log the violations) or off")
+	f.StringVar(&o.errors, "openapi-errors", "problem", "the shape of --openapi's answer to a refused request: problem (RFC 9457, each violation with a JSON Pointer) or stripe (Stripe's error object)")
+	f.StringVar(&o.unknownIDs, "unknown-ids", "", "what generated routes answer for an id never created: 404 (the spec's not-found answer) or generate (an object with that id, as stripe-mock does); overrides each openapi: block's unknownIds")
+}
+
+func (o *openapiOptions) check() error {
+	switch o.validate {
+	case "enforce", "report", "off":
+	default:
+		return fmt.Errorf("--openapi-validate %q: want enforce, report or off", o.validate)
+	}
+	switch o.errors {
+	case "problem", "stripe":
+	default:
+		return fmt.Errorf("--openapi-errors %q: want problem or stripe", o.errors)
+	}
+	switch o.unknownIDs {
+	case "", "404", "generate":
+	default:
+		return fmt.Errorf("--unknown-ids %q: want 404 or generate", o.unknownIDs)
+	}
+	if o.fixtures != "" && o.spec == "" {
+		return fmt.Errorf("--openapi-fixtures needs --openapi")
+	}
+	return nil
+}
+
+// expand returns the openapi.Options for these flags.
+func (o *openapiOptions) expand(cache *openapi.Cache) openapi.Options {
+	opts := openapi.Options{UnknownIDs: o.unknownIDs, Cache: cache}
+	if o.spec != "" {
+		src := openapi.FileSource(o.spec, o.fixtures)
+		src.Validate, src.Errors = o.validate, o.errors
+		opts.Extra = []*scenarios.OpenAPISource{src}
+	}
+	return opts
+}
+
+// emptyScenario is the set --openapi serves alone, with no paths.
+var emptyScenario = []byte("routes: []\n")
+
+// loadWithOpenAPI loads the scenarios as load does and adds the routes of
+// their openapi: blocks and of --openapi.
+func loadWithOpenAPI(load func() (*scenarios.Set, error), opts openapi.Options) func() (*scenarios.Set, error) {
+	return func() (*scenarios.Set, error) {
+		set, err := load()
+		if err != nil {
+			return nil, err
+		}
+		if err := openapi.Expand(set, opts); err != nil {
+			return nil, err
+		}
+		return set, nil
+	}
+}
+
+// specDir is what the watcher watches for --openapi served alone.
+func specDir(spec string) string { return filepath.Dir(spec) }

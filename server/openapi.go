@@ -1,0 +1,113 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/scenariomock/scenariomock/openapi"
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// This file is the server's one meeting point with routes compiled from an
+// OpenAPI document (package openapi): their requests are checked before
+// any state is touched, and their answers are generated where a canned
+// response would be written. Everything else (idempotency, sequences,
+// delays, faults, the journal) treats them as any route.
+
+// generatedOperation returns the operation of a generated route, and makes
+// its prepared responses generate their answers; nil for a YAML route.
+func generatedOperation(r *scenarios.Route, responses []*prepared) *openapi.Operation {
+	op, ok := r.Operation.(*openapi.Operation)
+	if !ok {
+		return nil
+	}
+	for _, p := range responses {
+		p.op = op
+		p.templated = true
+		kept := p.header[:0]
+		for _, h := range p.header {
+			if h.name != "Content-Length" { // known per request
+				kept = append(kept, h)
+			}
+		}
+		p.header = kept
+	}
+	return op
+}
+
+// check is the stage before claim for a route compiled from an OpenAPI
+// document: it validates the request against its operation. A refused
+// request (validate: enforce) gets the refusal as its answer and check
+// returns false; with validate: report the request goes on. Either way the
+// violations go to the journal entry and the log. A request refused here
+// never reaches the idempotency store: Stripe keeps no result for a
+// request that failed validation.
+func (s *Server) check(x *exchange) bool {
+	if x.rt == nil || x.rt.op == nil {
+		return true
+	}
+	op := x.rt.op
+	vs := op.Check(x.r, x.body)
+	if len(vs) == 0 {
+		return true
+	}
+	summary := make([]string, len(vs))
+	for i, v := range vs {
+		where := v.In
+		for _, part := range []string{v.Name, v.Pointer} {
+			if part != "" {
+				where += " " + part
+			}
+		}
+		summary[i] = where + ": " + v.Detail
+	}
+	x.entry.Violations = summary // record fills in the rest of the entry
+	s.log.Warn("request does not match its OpenAPI operation", "route", op.Name, "mode", op.Mode(), "violations", strings.Join(summary, "; "))
+	if op.Mode() == "report" {
+		return true
+	}
+	status, contentType, b := openapi.Refusal(op, vs)
+	rec := &x.rec
+	rec.apart(x)
+	h := rec.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	rec.WriteHeader(status)
+	_, _ = rec.Write(b)
+	x.kind = answerRecorded
+	return false
+}
+
+// writeGenerated writes the answer the operation generates for the
+// request in d.
+func (p *prepared) writeGenerated(w http.ResponseWriter, d *templateData) error {
+	ctx := d.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	rnd := d.env.rand
+	status, header, body, err := p.op.Respond(ctx, openapi.Exchange{
+		Request: d.in.HTTP, Body: d.in.Body, Vars: d.Request.Vars, Store: d.env.collections, Rand: rnd,
+	})
+	if err != nil {
+		if errors.Is(err, state.ErrFull) {
+			return err
+		}
+		return storeErr{err}
+	}
+	h := w.Header()
+	for k, v := range header {
+		h[k] = v
+	}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	if len(body) == 0 {
+		delete(h, "Content-Type")
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+	return nil
+}

@@ -1,0 +1,310 @@
+package redis
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/scenariomock/scenariomock/webhooks"
+)
+
+// redisOutbox is the webhook outbox that replicas share, so that each
+// attempt is made by one replica and what is pending outlives any of
+// them. Keys (under the store's prefix and {state} hash tag):
+//
+//   - w:q, a sorted set of delivery ids scored by when each is due, in
+//     Unix microseconds; a claimed delivery is scored by its lease's end,
+//     so that a replica that dies mid-attempt leaves it due again then;
+//   - w:d:<id>, a hash: j (the fixed part, JSON), b (the body), f (the
+//     faults), n (attempts recorded), s and e (the last status and error),
+//     ev and ep (event id, endpoint), o (its object set's key, or ""),
+//     and t (the claim's token, while claimed);
+//   - w:o:<sha1 of endpoint\0object>, the ids of an object's deliveries
+//     at an endpoint, for the reorder fault.
+//
+// Each operation is one script call: one round trip. The bound is the
+// sorted set's size, checked in the script that adds.
+type redisOutbox struct {
+	r     *Store
+	queue int
+}
+
+// outboxPoll bounds how long a replica waits before it looks at the
+// shared outbox again: another replica may have added a delivery due now
+// and be too busy (or gone) to make its attempt.
+const outboxPoll = time.Second
+
+// Outbox returns the webhook outbox in Redis that every replica on this
+// prefix shares, holding at most queue deliveries (10,000 when queue is 0
+// or less) across them all. It is safe for concurrent use.
+func (r *Store) Outbox(queue int) webhooks.Outbox {
+	if queue <= 0 {
+		queue = 10_000
+	}
+	return &redisOutbox{r: r, queue: queue}
+}
+
+// fixed is the part of a delivery that does not change, stored as j.
+type fixed struct {
+	ID        string            `json:"id"`
+	EventID   string            `json:"ev"`
+	Type      string            `json:"type"`
+	Endpoint  string            `json:"ep"`
+	Object    string            `json:"obj,omitempty"`
+	Created   time.Time         `json:"created"`
+	Due       time.Time         `json:"due"`
+	DropFirst bool              `json:"drop,omitempty"`
+	Negative  webhooks.Negative `json:"neg,omitempty"`
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// outboxAddScript: KEYS q. ARGV base, queue, due, reorder, event id,
+// endpoint, object set key, reorder note, count, then per delivery id,
+// j, b, f. Returns {1} added, or {0, pending} when full.
+var outboxAddScript = goredis.NewScript(`
+local q, base = KEYS[1], ARGV[1]
+local n = tonumber(ARGV[9])
+local have = redis.call('ZCARD', q)
+if have + n > tonumber(ARGV[2]) then return {0, have} end
+local due, ok = tonumber(ARGV[3]), ARGV[7]
+if ARGV[4] == '1' and ok ~= '' then
+  for _, id in ipairs(redis.call('SMEMBERS', ok)) do
+    local k = base .. 'w:d:' .. id
+    local r = redis.call('HMGET', k, 'n', 't', 'ev', 'ep', 'f')
+    if r[1] == '0' and not r[2] and r[3] ~= ARGV[5] and r[4] == ARGV[6] then
+      local s = tonumber(redis.call('ZSCORE', q, id))
+      if s and s <= due then redis.call('ZADD', q, due + 1, id) end
+      local f = r[5] or ''
+      if f ~= '' then f = f .. ', ' .. ARGV[8] else f = ARGV[8] end
+      redis.call('HSET', k, 'f', f)
+    end
+  end
+end
+for i = 0, n - 1 do
+  local id = ARGV[10 + 4 * i]
+  redis.call('HSET', base .. 'w:d:' .. id, 'j', ARGV[11 + 4 * i], 'b', ARGV[12 + 4 * i], 'f', ARGV[13 + 4 * i],
+    'n', 0, 's', 0, 'e', '', 'ev', ARGV[5], 'ep', ARGV[6], 'o', ok)
+  redis.call('ZADD', q, due, id)
+  if ok ~= '' then redis.call('SADD', ok, id) end
+end
+return {1}
+`)
+
+func (o *redisOutbox) Add(ctx context.Context, ps []webhooks.Queued, reorder bool) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	first := &ps[0]
+	objKey := ""
+	if first.Object != "" {
+		h := sha1.Sum([]byte(first.Endpoint + "\x00" + first.Object))
+		objKey = o.r.key("w", "o", hex.EncodeToString(h[:]))
+	}
+	re := "0"
+	if reorder {
+		re = "1"
+	}
+	args := make([]any, 0, 9+4*len(ps))
+	args = append(args, o.r.base, o.queue, micros(first.Due), re, first.EventID, first.Endpoint, objKey,
+		"reordered behind "+first.EventID, len(ps))
+	for i := range ps {
+		p := &ps[i]
+		j, err := json.Marshal(fixed{ID: p.ID, EventID: p.EventID, Type: p.Type, Endpoint: p.Endpoint, Object: p.Object,
+			Created: p.Created, Due: p.Due, DropFirst: p.DropFirst, Negative: p.Negative})
+		if err != nil {
+			return err
+		}
+		args = append(args, p.ID, j, p.Body, p.Faults)
+	}
+	res, err := outboxAddScript.Run(ctx, o.r.rdb, []string{o.r.key("w", "q")}, args...).Int64Slice()
+	if err != nil {
+		return fmt.Errorf("state: redis webhook outbox add: %w", err)
+	}
+	if res[0] == 0 {
+		return webhooks.FullError(int(res[1]), o.queue)
+	}
+	return nil
+}
+
+// outboxClaimScript: KEYS q. ARGV base, now, max, lease end, token.
+// Returns the next score ("" when empty), then per claimed delivery j,
+// b, f, n, s, e.
+var outboxClaimScript = goredis.NewScript(`
+local q, base = KEYS[1], ARGV[1]
+local ids = redis.call('ZRANGEBYSCORE', q, '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+local out = {''}
+for _, id in ipairs(ids) do
+  local k = base .. 'w:d:' .. id
+  local r = redis.call('HMGET', k, 'j', 'b', 'f', 'n', 's', 'e')
+  if r[1] then
+    redis.call('HSET', k, 't', ARGV[5])
+    redis.call('ZADD', q, ARGV[4], id)
+    for i = 1, 6 do table.insert(out, r[i] or '') end
+  else
+    redis.call('ZREM', q, id)
+  end
+end
+local nx = redis.call('ZRANGE', q, 0, 0, 'WITHSCORES')
+if nx[2] then out[1] = nx[2] end
+return out
+`)
+
+func (o *redisOutbox) Claim(ctx context.Context, now time.Time, max int, lease time.Duration) ([]webhooks.Queued, time.Time, error) {
+	token := make([]byte, 12)
+	_, _ = rand.Read(token)
+	res, err := outboxClaimScript.Run(ctx, o.r.rdb, []string{o.r.key("w", "q")},
+		o.r.base, micros(now), max, micros(now.Add(lease)), hex.EncodeToString(token)).StringSlice()
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("state: redis webhook outbox claim: %w", err)
+	}
+	var next time.Time
+	if res[0] != "" {
+		us, _ := strconv.ParseFloat(res[0], 64)
+		next = time.UnixMicro(int64(us))
+	}
+	if poll := now.Add(outboxPoll); next.IsZero() || next.After(poll) {
+		next = poll
+	}
+	var out []webhooks.Queued
+	for i := 1; i+6 <= len(res); i += 6 {
+		q, err := decodeQueued(res[i : i+6])
+		if err != nil {
+			return out, next, err
+		}
+		q.Token = hex.EncodeToString(token)
+		out = append(out, q)
+	}
+	return out, next, nil
+}
+
+// decodeQueued reads j, b, f, n, s, e.
+func decodeQueued(f []string) (webhooks.Queued, error) {
+	var x fixed
+	if err := json.Unmarshal([]byte(f[0]), &x); err != nil {
+		return webhooks.Queued{}, fmt.Errorf("state: redis webhook outbox: a delivery: %w", err)
+	}
+	n, _ := strconv.Atoi(f[3])
+	s, _ := strconv.Atoi(f[4])
+	return webhooks.Queued{
+		ID: x.ID, EventID: x.EventID, Type: x.Type, Endpoint: x.Endpoint, Object: x.Object, Body: []byte(f[1]),
+		Created: x.Created, Due: x.Due, Attempts: n, DropFirst: x.DropFirst, Negative: x.Negative, Faults: f[2],
+		LastStatus: s, LastError: f[5],
+	}, nil
+}
+
+// outboxRetryScript: KEYS q. ARGV base, id, token, due, n, s, e.
+var outboxRetryScript = goredis.NewScript(`
+local k = ARGV[1] .. 'w:d:' .. ARGV[2]
+if redis.call('HGET', k, 't') ~= ARGV[3] then return 0 end
+redis.call('HSET', k, 'n', ARGV[5], 's', ARGV[6], 'e', ARGV[7])
+redis.call('HDEL', k, 't')
+redis.call('ZADD', KEYS[1], ARGV[4], ARGV[2])
+return 1
+`)
+
+func (o *redisOutbox) Retry(ctx context.Context, p *webhooks.Queued, due time.Time) error {
+	ok, err := outboxRetryScript.Run(ctx, o.r.rdb, []string{o.r.key("w", "q")},
+		o.r.base, p.ID, p.Token, micros(due), p.Attempts, p.LastStatus, p.LastError).Int()
+	if err != nil {
+		return fmt.Errorf("state: redis webhook outbox retry: %w", err)
+	}
+	if ok == 0 {
+		return webhooks.ErrLeaseLost
+	}
+	return nil
+}
+
+// outboxFinishScript: KEYS q. ARGV base, id, token.
+var outboxFinishScript = goredis.NewScript(`
+local k = ARGV[1] .. 'w:d:' .. ARGV[2]
+local r = redis.call('HMGET', k, 't', 'o')
+if r[1] ~= ARGV[3] then return 0 end
+redis.call('DEL', k)
+redis.call('ZREM', KEYS[1], ARGV[2])
+if r[2] and r[2] ~= '' then redis.call('SREM', r[2], ARGV[2]) end
+return 1
+`)
+
+func (o *redisOutbox) Finish(ctx context.Context, p *webhooks.Queued) error {
+	ok, err := outboxFinishScript.Run(ctx, o.r.rdb, []string{o.r.key("w", "q")}, o.r.base, p.ID, p.Token).Int()
+	if err != nil {
+		return fmt.Errorf("state: redis webhook outbox finish: %w", err)
+	}
+	if ok == 0 {
+		return webhooks.ErrLeaseLost
+	}
+	return nil
+}
+
+// outboxScanScript: KEYS q. ARGV base, mode ('list', 'drop' or 'reset'),
+// endpoint. Returns j, b, f, n, s, e (b empty but for drop) of the
+// deliveries listed or dropped. The outbox is bounded, so one script
+// walks it all.
+var outboxScanScript = goredis.NewScript(`
+local q, base, mode = KEYS[1], ARGV[1], ARGV[2]
+local out = {}
+for _, id in ipairs(redis.call('ZRANGE', q, 0, -1)) do
+  local k = base .. 'w:d:' .. id
+  local r = redis.call('HMGET', k, 'j', 'f', 'n', 's', 'e', 'ep', 't', 'o')
+  local take = mode == 'list' or mode == 'reset' or (r[6] == ARGV[3] and not r[7])
+  if take and r[1] then
+    for _, i in ipairs({1, 0, 2, 3, 4, 5}) do
+      if i == 0 then table.insert(out, '') else table.insert(out, r[i] or '') end
+    end
+  end
+  if take and mode ~= 'list' then
+    redis.call('DEL', k)
+    redis.call('ZREM', q, id)
+    if r[8] and r[8] ~= '' then redis.call('SREM', r[8], id) end
+  end
+end
+return out
+`)
+
+func (o *redisOutbox) scan(ctx context.Context, mode, endpoint string) ([]webhooks.Queued, error) {
+	res, err := outboxScanScript.Run(ctx, o.r.rdb, []string{o.r.key("w", "q")}, o.r.base, mode, endpoint).StringSlice()
+	if err != nil {
+		return nil, fmt.Errorf("state: redis webhook outbox %s: %w", mode, err)
+	}
+	out := make([]webhooks.Queued, 0, len(res)/6)
+	var errs []error
+	for i := 0; i+6 <= len(res); i += 6 {
+		q, err := decodeQueued(res[i : i+6])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, q)
+	}
+	return out, errors.Join(errs...)
+}
+
+func (o *redisOutbox) Drop(ctx context.Context, endpoint string) ([]webhooks.Queued, error) {
+	return o.scan(ctx, "drop", endpoint)
+}
+
+func (o *redisOutbox) List(ctx context.Context) ([]webhooks.Queued, error) {
+	return o.scan(ctx, "list", "")
+}
+
+func (o *redisOutbox) Reset(ctx context.Context) error {
+	_, err := o.scan(ctx, "reset", "")
+	return err
+}
+
+func (o *redisOutbox) Len(ctx context.Context) (int, error) {
+	n, err := o.r.rdb.ZCard(ctx, o.r.key("w", "q")).Result()
+	if err != nil {
+		return 0, fmt.Errorf("state: redis webhook outbox: %w", err)
+	}
+	return int(n), nil
+}

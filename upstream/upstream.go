@@ -1,0 +1,542 @@
+package upstream
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultTimeout is how long an upstream may take to answer, and then
+// to send each further piece of its body, when a route gives no timeout.
+const DefaultTimeout = 30 * time.Second
+
+// Target is where one route forwards to, parsed and checked at load. A
+// Target is immutable and safe for concurrent use.
+type Target struct {
+	url     *url.URL
+	timeout time.Duration
+	set     []header // canonical names, applied after remove
+	remove  []string // canonical names
+}
+
+type header struct{ name, value string }
+
+// Config is a route's proxy: block as written.
+type Config struct {
+	// URL is the upstream's base: http or https, a host, and an optional
+	// base path that request paths are appended to.
+	URL string
+	// Timeout bounds the wait for the upstream's answer and for each
+	// further piece of its body; zero means DefaultTimeout.
+	Timeout time.Duration
+	// Set headers replace the request's own; Remove names headers not
+	// forwarded.
+	Set    map[string]string
+	Remove []string
+}
+
+// ParseURL checks that raw is an absolute http or https URL with a host
+// and no query or fragment, the only upstreams a route may name.
+func ParseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("not a URL: %w", err)
+	}
+	switch u.Scheme {
+	case "http", "https":
+	case "":
+		return nil, fmt.Errorf("%q has no scheme: want http:// or https://", raw)
+	default:
+		return nil, fmt.Errorf("scheme %q is not supported: want http or https", u.Scheme)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return nil, fmt.Errorf("%q has no host", raw)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("%q carries credentials in the URL: set an Authorization header instead", Redacted(u))
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("%q has a query or fragment: want a base URL", raw)
+	}
+	return u, nil
+}
+
+// Redacted returns u as text without its password, for messages.
+func Redacted(u *url.URL) string { return u.Redacted() }
+
+// NewTarget checks c and returns the Target it describes.
+func NewTarget(c Config) (*Target, error) {
+	u, err := ParseURL(c.URL)
+	if err != nil {
+		return nil, err
+	}
+	if c.Timeout < 0 {
+		return nil, fmt.Errorf("timeout %s is negative", c.Timeout)
+	}
+	t := &Target{url: u, timeout: c.Timeout}
+	if t.timeout == 0 {
+		t.timeout = DefaultTimeout
+	}
+	for _, name := range c.Remove {
+		if !validHeaderName(name) {
+			return nil, fmt.Errorf("remove: %q is not a header name", name)
+		}
+		t.remove = append(t.remove, textproto.CanonicalMIMEHeaderKey(name))
+	}
+	for name, v := range c.Set {
+		if !validHeaderName(name) {
+			return nil, fmt.Errorf("set: %q is not a header name", name)
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return nil, fmt.Errorf("set: the value of %s has a line break or NUL", name)
+		}
+		cn := textproto.CanonicalMIMEHeaderKey(name)
+		if isHopByHop(cn) || cn == "Host" {
+			return nil, fmt.Errorf("set: %s is not forwarded (hop-by-hop or set by the proxy)", cn)
+		}
+		t.set = append(t.set, header{cn, v})
+	}
+	return t, nil
+}
+
+// URL returns the upstream's base URL as text.
+func (t *Target) URL() string { return t.url.String() }
+
+// Timeout returns the route's timeout.
+func (t *Target) Timeout() time.Duration { return t.timeout }
+
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// hopByHop are the connection-specific fields of RFC 9110 §7.6.1, and
+// the de facto ones (Proxy-Connection, Keep-Alive) that proxies drop too.
+var hopByHop = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+func isHopByHop(canonical string) bool {
+	for _, h := range hopByHop {
+		if h == canonical {
+			return true
+		}
+	}
+	return false
+}
+
+// removeHopByHop deletes the hop-by-hop fields of h, those named in its
+// Connection field first.
+func removeHopByHop(h http.Header) {
+	for _, v := range h["Connection"] {
+		for _, name := range strings.Split(v, ",") {
+			if name = textproto.TrimString(name); name != "" {
+				h.Del(name)
+			}
+		}
+	}
+	for _, name := range hopByHop {
+		h.Del(name)
+	}
+}
+
+// Options configures a Proxy.
+type Options struct {
+	// MaxIdleConns bounds the idle connections kept over all upstreams
+	// (default 64); MaxIdleConnsPerHost per upstream (default 16).
+	MaxIdleConns        int
+	MaxIdleConnsPerHost int
+	// IdleConnTimeout closes connections idle this long (default 90s).
+	IdleConnTimeout time.Duration
+	// DialTimeout bounds connecting, TLS included (default 10s; a
+	// route's shorter timeout still applies).
+	DialTimeout time.Duration
+	// ID names this mock in the Via entry that detects loops; default a
+	// random one. Replicas that proxy to each other need distinct IDs.
+	ID string
+	// TLSInsecure skips verifying the upstream's certificate, for test
+	// upstreams with self-signed certificates.
+	TLSInsecure bool
+}
+
+// Proxy forwards requests to upstreams. It is safe for concurrent use; its
+// owner calls Close, which closes its idle connections.
+type Proxy struct {
+	transport *http.Transport
+	via       string // "1.1 scenariomock-<id>"
+	closed    atomic.Bool
+	inFlight  sync.WaitGroup
+}
+
+// New returns a Proxy with its own transport. The transport ignores the
+// environment's HTTP_PROXY settings: a mock forwards where its file says.
+func New(o Options) *Proxy {
+	if o.MaxIdleConns <= 0 {
+		o.MaxIdleConns = 64
+	}
+	if o.MaxIdleConnsPerHost <= 0 {
+		o.MaxIdleConnsPerHost = 16
+	}
+	if o.IdleConnTimeout <= 0 {
+		o.IdleConnTimeout = 90 * time.Second
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 10 * time.Second
+	}
+	if o.ID == "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		o.ID = hex.EncodeToString(b[:])
+	}
+	d := &net.Dialer{Timeout: o.DialTimeout, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           d.DialContext,
+		MaxIdleConns:          o.MaxIdleConns,
+		MaxIdleConnsPerHost:   o.MaxIdleConnsPerHost,
+		IdleConnTimeout:       o.IdleConnTimeout,
+		TLSHandshakeTimeout:   o.DialTimeout,
+		ExpectContinueTimeout: time.Second,
+		// The upstream's Content-Encoding is passed through as sent; the
+		// transport must not ask for gzip and decode it behind our back.
+		DisableCompression: true,
+		ForceAttemptHTTP2:  true,
+	}
+	if o.TLSInsecure {
+		tr.TLSClientConfig = insecureTLS()
+	}
+	return &Proxy{transport: tr, via: "1.1 scenariomock-" + o.ID}
+}
+
+// Close stops new forwards and closes idle connections. Forwards in
+// flight end with their requests' contexts (the server's shutdown).
+func (p *Proxy) Close() {
+	p.closed.Store(true)
+	p.transport.CloseIdleConnections()
+}
+
+// Looped reports whether r already passed through this mock as a
+// forwarded request: the upstream was the mock itself.
+func (p *Proxy) Looped(r *http.Request) bool {
+	for _, v := range r.Header.Values("Via") {
+		for _, e := range strings.Split(v, ",") {
+			if strings.TrimSpace(e) == p.via {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Response is an upstream's answer, its body still on the connection.
+// The caller reads or closes Body exactly once (WriteTo or Discard).
+type Response struct {
+	Status int
+	// Header is the upstream's, less hop-by-hop fields.
+	Header http.Header
+	Body   io.ReadCloser
+	// Latency is the time from sending the request to the answer's
+	// headers.
+	Latency time.Duration
+	// Upstream is the URL the request went to, for the journal.
+	Upstream string
+
+	cancel context.CancelFunc
+}
+
+// Do forwards r to t and returns the upstream's answer once its headers
+// arrive. r's body, if any, is streamed to the upstream. The error, if
+// any, is an *Error. Body reads after Do keep the route's timeout: each
+// read must get data within it.
+func (p *Proxy) Do(r *http.Request, t *Target) (*Response, error) {
+	u := t.resolve(r.URL)
+	target := u.String()
+	if p.closed.Load() {
+		return nil, &Error{Upstream: target, Status: http.StatusBadGateway, Cause: "the proxy is shut down", Err: errClosed}
+	}
+	if p.Looped(r) {
+		return nil, &Error{Upstream: target, Status: http.StatusLoopDetected, Cause: "the request came back through this mock: the upstream is the mock itself", Err: ErrLoop}
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	w := newWatchdog(t.timeout, cancel)
+	out := p.outbound(ctx, r, t, u)
+	start := time.Now()
+	resp, err := p.transport.RoundTrip(out)
+	if err != nil {
+		fired := w.stop()
+		cancel()
+		return nil, classify(target, t.timeout, fired, r.Context().Err(), err)
+	}
+	latency := time.Since(start)
+	w.reset()
+	removeHopByHop(resp.Header)
+	return &Response{
+		Status:   resp.StatusCode,
+		Header:   resp.Header,
+		Body:     &watchedBody{rc: resp.Body, w: w, cancel: cancel, upstream: target, timeout: t.timeout},
+		Latency:  latency,
+		Upstream: target,
+		cancel:   cancel,
+	}, nil
+}
+
+// resolve returns the URL a request for in goes to: the target's base
+// path joined with the request's path, the request's query kept.
+func (t *Target) resolve(in *url.URL) *url.URL {
+	u := *t.url
+	u.Path = joinPath(t.url.Path, in.Path)
+	if in.RawPath != "" || t.url.RawPath != "" {
+		u.RawPath = joinPath(t.url.EscapedPath(), in.EscapedPath())
+	}
+	u.RawQuery = in.RawQuery
+	return &u
+}
+
+func joinPath(a, b string) string {
+	switch {
+	case a == "" || a == "/":
+		if b == "" {
+			return "/"
+		}
+		return b
+	case b == "" || b == "/":
+		return a
+	}
+	return strings.TrimSuffix(a, "/") + "/" + strings.TrimPrefix(b, "/")
+}
+
+func (p *Proxy) outbound(ctx context.Context, r *http.Request, t *Target, u *url.URL) *http.Request {
+	out := &http.Request{
+		Method:        r.Method,
+		URL:           u,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        r.Header.Clone(),
+		ContentLength: r.ContentLength,
+		Host:          u.Host,
+	}
+	if out.Header == nil {
+		out.Header = http.Header{}
+	}
+	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+		// The transport closes a request body it was given; the server
+		// owns the incoming one, so hand it a wrapper that does not.
+		out.Body = io.NopCloser(r.Body)
+	}
+	removeHopByHop(out.Header)
+	for _, name := range t.remove {
+		out.Header.Del(name)
+	}
+	for _, h := range t.set {
+		out.Header.Set(h.name, h.value)
+	}
+	if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		if prior := out.Header.Values("X-Forwarded-For"); len(prior) > 0 {
+			ip = strings.Join(prior, ", ") + ", " + ip
+		}
+		out.Header.Set("X-Forwarded-For", ip)
+	}
+	proto := "http"
+	if r.TLS != nil {
+		proto = "https"
+	}
+	out.Header.Set("X-Forwarded-Proto", proto)
+	out.Header.Set("X-Forwarded-Host", r.Host)
+	out.Header.Add("Via", p.via)
+	if _, ok := out.Header["User-Agent"]; !ok {
+		out.Header.Set("User-Agent", "") // net/http would add Go's own
+	}
+	return out.WithContext(ctx)
+}
+
+// WriteTo writes the answer to w: status, headers, then the body as it
+// arrives, flushed after each piece when the length is not known in
+// advance (event streams, chunked answers). It closes Body. An error after
+// the headers are written means the client got a cut answer.
+func (resp *Response) WriteTo(w http.ResponseWriter) (int64, error) {
+	defer resp.Body.Close()
+	h := w.Header()
+	for k, vs := range resp.Header {
+		h[k] = vs
+	}
+	w.WriteHeader(resp.Status)
+	flush := resp.Header.Get("Content-Length") == ""
+	rc := http.NewResponseController(w)
+	buf := bufPool.Get().(*[]byte)
+	defer bufPool.Put(buf)
+	var n int64
+	for {
+		m, rerr := resp.Body.Read(*buf)
+		if m > 0 {
+			k, werr := w.Write((*buf)[:m])
+			n += int64(k)
+			if werr != nil {
+				return n, werr
+			}
+			if flush {
+				_ = rc.Flush()
+			}
+		}
+		if rerr == io.EOF {
+			return n, nil
+		}
+		if rerr != nil {
+			return n, rerr
+		}
+	}
+}
+
+// Discard closes the answer unread: a fault threw it away.
+func (resp *Response) Discard() { _ = resp.Body.Close() }
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// watchdog cancels a forward when no progress was made for timeout.
+type watchdog struct {
+	t     *time.Timer
+	d     time.Duration
+	fired atomic.Bool
+}
+
+func newWatchdog(d time.Duration, cancel context.CancelFunc) *watchdog {
+	w := &watchdog{}
+	w.t = time.AfterFunc(d, func() { w.fired.Store(true); cancel() })
+	w.d = d
+	return w
+}
+
+func (w *watchdog) reset() { w.t.Reset(w.d) }
+
+// stop stops the timer and reports whether it had fired.
+func (w *watchdog) stop() bool { w.t.Stop(); return w.fired.Load() }
+
+// watchedBody resets the watchdog on each read with data and turns a read
+// cut by it into an *Error.
+type watchedBody struct {
+	rc       io.ReadCloser
+	w        *watchdog
+	cancel   context.CancelFunc
+	upstream string
+	timeout  time.Duration
+	once     sync.Once
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.w.reset()
+	}
+	if err != nil && err != io.EOF {
+		if b.w.fired.Load() {
+			return n, &Error{Upstream: b.upstream, Status: http.StatusGatewayTimeout, Timeout: true,
+				Cause: fmt.Sprintf("the body stalled for %s", b.timeout), Err: err}
+		}
+		return n, &Error{Upstream: b.upstream, Status: http.StatusBadGateway, Cause: "reading the body: " + cause(err), Err: err}
+	}
+	return n, err
+}
+
+func (b *watchedBody) Close() error {
+	var err error
+	b.once.Do(func() {
+		b.w.stop()
+		err = b.rc.Close()
+		b.cancel()
+	})
+	return err
+}
+
+// ErrLoop is wrapped by the *Error of a request that came back through the
+// mock that forwarded it.
+var ErrLoop = errors.New("proxy loop")
+
+var errClosed = errors.New("proxy closed")
+
+// Error is a forward that failed. Status is what the server answers: 502
+// for an unreachable upstream or a broken answer, 504 for one that took
+// longer than the route's timeout, 508 for a loop. It is safe to show:
+// Upstream carries no credentials.
+type Error struct {
+	Upstream string
+	Status   int
+	// Timeout reports that the route's timeout ran out.
+	Timeout bool
+	// ClientGone reports that the client left first; nothing is answered.
+	ClientGone bool
+	Cause      string
+	Err        error
+}
+
+func (e *Error) Error() string { return "upstream " + e.Upstream + ": " + e.Cause }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Title is the problem's title for e's status.
+func (e *Error) Title() string {
+	switch e.Status {
+	case http.StatusGatewayTimeout:
+		return "The upstream did not answer in time"
+	case http.StatusLoopDetected:
+		return "Proxy loop"
+	}
+	return "The upstream could not be reached"
+}
+
+func classify(target string, timeout time.Duration, fired bool, clientErr, err error) *Error {
+	switch {
+	case fired:
+		return &Error{Upstream: target, Status: http.StatusGatewayTimeout, Timeout: true,
+			Cause: fmt.Sprintf("no answer within %s", timeout), Err: err}
+	case clientErr != nil:
+		return &Error{Upstream: target, Status: http.StatusBadGateway, ClientGone: true,
+			Cause: "the client left before the upstream answered", Err: err}
+	}
+	return &Error{Upstream: target, Status: http.StatusBadGateway, Cause: cause(err), Err: err}
+}
+
+// cause says in a few words why a round trip failed.
+func cause(err error) string {
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case errors.As(err, &dns):
+		if dns.IsNotFound {
+			return "no such host " + dns.Name
+		}
+		return "resolving " + dns.Name + ": " + dns.Err
+	case errors.As(err, &op) && op.Op == "dial":
+		if op.Timeout() {
+			return "connecting timed out"
+		}
+		msg := op.Err.Error()
+		if i := strings.LastIndex(msg, ": "); i >= 0 {
+			msg = msg[i+2:]
+		}
+		return "connecting: " + msg
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the connection closed before a complete answer"
+	}
+	return err.Error()
+}
+
+func insecureTLS() *tls.Config {
+	return &tls.Config{InsecureSkipVerify: true} //nolint:gosec // asked for: test upstreams with self-signed certificates
+}

@@ -1,0 +1,280 @@
+package webhooks
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Outbox holds the deliveries pending or in flight, ordered by when each
+// is due. The dispatcher adds deliveries, claims the due ones with a
+// lease, and records each attempt's outcome (Retry or Finish). A claimed
+// delivery whose lease ends before its outcome is recorded (its replica
+// crashed) is due again, so delivery is at least once; a claim is
+// exclusive while its lease lasts, so replicas sharing one outbox deliver
+// each attempt once. NewMemoryOutbox is this process's; state/redis has
+// the one replicas share. Implementations are safe for concurrent use.
+type Outbox interface {
+	// Add stores ps (the copies of one event for one endpoint, one Due),
+	// all or none: when fewer than len(ps) places are free it returns
+	// ErrFull, wrapped with the count. With reorder, the earlier events
+	// of ps' object at its endpoint that wait for their first attempt
+	// and are due no later are moved behind ps, and their Faults say so.
+	Add(ctx context.Context, ps []Queued, reorder bool) error
+	// Claim leases up to max deliveries due at now until now+lease, and
+	// returns them (each with its Token) and when the next delivery is
+	// due or a lease ends (zero when the outbox is empty).
+	Claim(ctx context.Context, now time.Time, max int, lease time.Duration) ([]Queued, time.Time, error)
+	// Retry ends p's claim: p is due again at due, with p's Attempts,
+	// LastStatus and LastError. ErrLeaseLost when p's lease ended and
+	// another claim took it, or Reset dropped it.
+	Retry(ctx context.Context, p *Queued, due time.Time) error
+	// Finish removes the claimed p; ErrLeaseLost as for Retry.
+	Finish(ctx context.Context, p *Queued) error
+	// Drop removes the deliveries of endpoint that are not claimed, and
+	// returns them (an endpoint answered 410).
+	Drop(ctx context.Context, endpoint string) ([]Queued, error)
+	// List returns every delivery pending or in flight, in no order.
+	List(ctx context.Context) ([]Queued, error)
+	// Len returns how many deliveries are pending or in flight.
+	Len(ctx context.Context) (int, error)
+	// Reset removes every delivery; their claims are lost.
+	Reset(ctx context.Context) error
+}
+
+// ErrLeaseLost is returned by Retry and Finish for a delivery its claim
+// no longer holds.
+var ErrLeaseLost = errors.New("webhook delivery no longer claimed (its lease ended, or a reset dropped it)")
+
+// FullError returns ErrFull wrapped with what the outbox holds, as every
+// Outbox words it.
+func FullError(pending, queue int) error {
+	return fmt.Errorf("%w: %d deliveries pending (--webhook-queue %d)", ErrFull, pending, queue)
+}
+
+// Queued is one delivery in an outbox: one event on its way to one
+// endpoint. Everything but Attempts, LastStatus, LastError, Faults (a
+// reorder adds to it) and Token is fixed when it is added.
+type Queued struct {
+	ID       string
+	EventID  string
+	Type     string
+	Endpoint string
+	// Object is data.object.id, for reorder; "" when none.
+	Object  string
+	Body    []byte
+	Created time.Time
+	// Due is when the first attempt is due (Add); Claim leaves it as
+	// the outbox stored it.
+	Due time.Time
+	// Attempts counts the attempts whose outcome was recorded.
+	Attempts int
+	// DropFirst and Negative spoil the first attempt (faults).
+	DropFirst  bool
+	Negative   Negative
+	Faults     string
+	LastStatus int
+	LastError  string
+	// Token is the lease of the claim that returned it.
+	Token string
+}
+
+func (p *Queued) summary(state string) Delivery {
+	return Delivery{
+		ID: p.ID, Endpoint: p.Endpoint, EventID: p.EventID, Type: p.Type, State: state,
+		Attempts: p.Attempts, LastStatus: p.LastStatus, LastError: p.LastError, Fault: p.Faults, Created: p.Created,
+	}
+}
+
+// memoryOutbox is this process's outbox: a heap by due time (a claimed
+// delivery is due when its lease ends) and a map by id.
+type memoryOutbox struct {
+	queue int
+
+	mu    sync.Mutex // guards the fields below
+	heap  memHeap
+	byID  map[string]*memItem
+	seq   uint64 // orders deliveries due at the same time
+	token uint64
+}
+
+type memItem struct {
+	p     Queued
+	due   time.Time
+	seq   uint64
+	index int
+}
+
+// NewMemoryOutbox returns an outbox in this process's memory that holds
+// at most queue deliveries (10,000 when queue is 0 or less). What it holds
+// is lost when the process ends.
+func NewMemoryOutbox(queue int) Outbox {
+	if queue <= 0 {
+		queue = 10_000
+	}
+	return &memoryOutbox{queue: queue, byID: map[string]*memItem{}}
+}
+
+func (m *memoryOutbox) Add(_ context.Context, ps []Queued, reorder bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.byID)+len(ps) > m.queue {
+		return FullError(len(m.byID), m.queue)
+	}
+	for _, p := range ps {
+		m.seq++
+		it := &memItem{p: p, due: p.Due, seq: m.seq}
+		it.p.Token = ""
+		m.byID[p.ID] = it
+		heap.Push(&m.heap, it)
+	}
+	if reorder && len(ps) > 0 && ps[0].Object != "" {
+		first := &ps[0]
+		for _, it := range m.heap {
+			q := &it.p
+			if q.Endpoint != first.Endpoint || q.Attempts > 0 || q.Token != "" || q.EventID == first.EventID || q.Object != first.Object {
+				continue
+			}
+			if !it.due.After(first.Due) {
+				it.due = first.Due
+			}
+			m.seq++
+			it.seq = m.seq
+			q.Faults = join(q.Faults, "reordered behind "+first.EventID)
+		}
+		heap.Init(&m.heap)
+	}
+	return nil
+}
+
+func (m *memoryOutbox) Claim(_ context.Context, now time.Time, max int, lease time.Duration) ([]Queued, time.Time, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Queued
+	for len(out) < max && len(m.heap) > 0 && !m.heap[0].due.After(now) {
+		it := m.heap[0]
+		m.token++
+		it.p.Token = fmt.Sprintf("m%d", m.token)
+		it.due = now.Add(lease)
+		heap.Fix(&m.heap, 0)
+		out = append(out, it.p)
+	}
+	var next time.Time
+	if len(m.heap) > 0 {
+		next = m.heap[0].due
+	}
+	return out, next, nil
+}
+
+// claimed returns p's item if p's claim holds it.
+func (m *memoryOutbox) claimed(p *Queued) (*memItem, error) {
+	it, ok := m.byID[p.ID]
+	if !ok || it.p.Token == "" || it.p.Token != p.Token {
+		return nil, ErrLeaseLost
+	}
+	return it, nil
+}
+
+func (m *memoryOutbox) Retry(_ context.Context, p *Queued, due time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	it, err := m.claimed(p)
+	if err != nil {
+		return err
+	}
+	it.p.Attempts, it.p.LastStatus, it.p.LastError, it.p.Token = p.Attempts, p.LastStatus, p.LastError, ""
+	it.due = due
+	m.seq++
+	it.seq = m.seq
+	heap.Fix(&m.heap, it.index)
+	return nil
+}
+
+func (m *memoryOutbox) Finish(_ context.Context, p *Queued) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	it, err := m.claimed(p)
+	if err != nil {
+		return err
+	}
+	heap.Remove(&m.heap, it.index)
+	delete(m.byID, p.ID)
+	return nil
+}
+
+func (m *memoryOutbox) Drop(_ context.Context, endpoint string) ([]Queued, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Queued
+	keep := m.heap[:0]
+	for _, it := range m.heap {
+		if it.p.Endpoint == endpoint && it.p.Token == "" {
+			out = append(out, it.p)
+			delete(m.byID, it.p.ID)
+			continue
+		}
+		keep = append(keep, it)
+	}
+	clear(m.heap[len(keep):])
+	m.heap = keep
+	for i, it := range m.heap {
+		it.index = i
+	}
+	heap.Init(&m.heap)
+	return out, nil
+}
+
+func (m *memoryOutbox) List(context.Context) ([]Queued, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Queued, 0, len(m.byID))
+	for _, it := range m.byID {
+		out = append(out, it.p)
+	}
+	return out, nil
+}
+
+func (m *memoryOutbox) Len(context.Context) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.byID), nil
+}
+
+func (m *memoryOutbox) Reset(context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.heap = nil
+	m.byID = map[string]*memItem{}
+	return nil
+}
+
+// memHeap orders items by due time, then by seq.
+type memHeap []*memItem
+
+func (h memHeap) Len() int { return len(h) }
+func (h memHeap) Less(i, j int) bool {
+	if !h[i].due.Equal(h[j].due) {
+		return h[i].due.Before(h[j].due)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h memHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *memHeap) Push(x any) {
+	it := x.(*memItem)
+	it.index = len(*h)
+	*h = append(*h, it)
+}
+func (h *memHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	it.index = -1
+	return it
+}

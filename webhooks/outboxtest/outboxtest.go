@@ -1,0 +1,335 @@
+package outboxtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scenariomock/scenariomock/webhooks"
+)
+
+// NewOutbox builds a fresh, empty outbox that holds at most queue
+// deliveries.
+type NewOutbox func(t *testing.T, queue int) webhooks.Outbox
+
+var ctx = context.Background()
+
+// t0 is the suite's now; times are whole microseconds, as Redis keeps them.
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+const lease = 10 * time.Second
+
+// Run runs the conformance suite against the outboxes newOutbox builds.
+func Run(t *testing.T, newOutbox NewOutbox) {
+	cases := []struct {
+		name string
+		run  func(t *testing.T, newOutbox NewOutbox)
+	}{
+		{"DueOrder", dueOrder},
+		{"NotDueYet", notDueYet},
+		{"Lease", leaseEnds},
+		{"Retry", retry},
+		{"Bound", bound},
+		{"ExclusiveClaims", exclusive},
+		{"Reorder", reorder},
+		{"Drop", drop},
+		{"ListAndReset", listReset},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.run(t, newOutbox)
+		})
+	}
+}
+
+func queued(id, event, endpoint, object string, due time.Time) webhooks.Queued {
+	return webhooks.Queued{
+		ID: id, EventID: event, Type: "thing.created", Endpoint: endpoint, Object: object,
+		Body: []byte(`{"id":"` + event + `","bytes":"\u0000\n\"é"}`), Created: t0, Due: due, Faults: "delay 1s",
+		Negative: webhooks.BadSignature, DropFirst: true,
+	}
+}
+
+func add(t *testing.T, o webhooks.Outbox, reorder bool, ps ...webhooks.Queued) {
+	t.Helper()
+	if err := o.Add(ctx, ps, reorder); err != nil {
+		t.Fatalf("Add %s: %v", ps[0].ID, err)
+	}
+}
+
+func claim(t *testing.T, o webhooks.Outbox, now time.Time, max int) ([]webhooks.Queued, time.Time) {
+	t.Helper()
+	got, next, err := o.Claim(ctx, now, max, lease)
+	if err != nil {
+		t.Fatalf("Claim: %v", err)
+	}
+	for _, q := range got {
+		if q.Token == "" {
+			t.Fatalf("Claim returned %s without a token", q.ID)
+		}
+	}
+	return got, next
+}
+
+func ids(qs []webhooks.Queued) []string {
+	var out []string
+	for _, q := range qs {
+		out = append(out, q.ID)
+	}
+	return out
+}
+
+func length(t *testing.T, o webhooks.Outbox, want int) {
+	t.Helper()
+	n, err := o.Len(ctx)
+	if err != nil || n != want {
+		t.Fatalf("Len = %d, %v; want %d", n, err, want)
+	}
+}
+
+// dueOrder: due deliveries are claimed earliest first, at most max, with
+// every field as added; Finish removes them.
+func dueOrder(t *testing.T, newOutbox NewOutbox) {
+	o := newOutbox(t, 100)
+	add(t, o, false, queued("d2", "e2", "shop", "", t0.Add(-time.Second)))
+	add(t, o, false, queued("d1", "e1", "shop", "", t0.Add(-2*time.Second)))
+	add(t, o, false, queued("d3", "e3", "shop", "", t0))
+	got, _ := claim(t, o, t0, 2)
+	if !slices.Equal(ids(got), []string{"d1", "d2"}) {
+		t.Fatalf("claimed %v, want [d1 d2]", ids(got))
+	}
+	want := queued("d1", "e1", "shop", "", t0.Add(-2*time.Second))
+	g := got[0]
+	if g.EventID != want.EventID || g.Type != want.Type || g.Endpoint != want.Endpoint || string(g.Body) != string(want.Body) ||
+		!g.Created.Equal(want.Created) || !g.Due.Equal(want.Due) || g.Faults != want.Faults || g.Negative != want.Negative ||
+		!g.DropFirst || g.Attempts != 0 {
+		t.Fatalf("claimed %+v, want the fields of %+v", g, want)
+	}
+	length(t, o, 3)
+	for i := range got {
+		if err := o.Finish(ctx, &got[i]); err != nil {
+			t.Fatalf("Finish %s: %v", got[i].ID, err)
+		}
+	}
+	if err := o.Finish(ctx, &got[0]); !errors.Is(err, webhooks.ErrLeaseLost) {
+		t.Fatalf("second Finish = %v, want ErrLeaseLost", err)
+	}
+	length(t, o, 1)
+	got, _ = claim(t, o, t0, 10)
+	if !slices.Equal(ids(got), []string{"d3"}) {
+		t.Fatalf("claimed %v, want [d3]", ids(got))
+	}
+}
+
+// notDueYet: a delivery due later is not claimed, and Claim says when to
+// look again: after now, no later than it is due.
+func notDueYet(t *testing.T, newOutbox NewOutbox) {
+	o := newOutbox(t, 100)
+	due := t0.Add(time.Minute)
+	add(t, o, false, queued("d1", "e1", "shop", "", due))
+	got, next := claim(t, o, t0, 10)
+	if len(got) != 0 {
+		t.Fatalf("claimed %v before it was due", ids(got))
+	}
+	if !next.After(t0) || next.After(due) {
+		t.Fatalf("next = %v, want in (%v, %v]", next, t0, due)
+	}
+	got, _ = claim(t, o, due, 10)
+	if len(got) != 1 {
+		t.Fatalf("claimed %v when due, want d1", ids(got))
+	}
+}
+
+// leaseEnds: a claim is exclusive while its lease lasts; when it ends (the
+// replica crashed) the delivery is claimed again, and the old claim can
+// no longer finish or retry it.
+func leaseEnds(t *testing.T, newOutbox NewOutbox) {
+	o := newOutbox(t, 100)
+	add(t, o, false, queued("d1", "e1", "shop", "", t0))
+	first, _ := claim(t, o, t0, 10)
+	if len(first) != 1 {
+		t.Fatalf("claimed %v", ids(first))
+	}
+	if got, next := claim(t, o, t0.Add(lease/2), 10); len(got) != 0 || next.After(t0.Add(lease)) {
+		t.Fatalf("during the lease: claimed %v, next %v; want none, next by the lease's end", ids(got), next)
+	}
+	again, _ := claim(t, o, t0.Add(lease), 10)
+	if len(again) != 1 || again[0].Token == first[0].Token {
+		t.Fatalf("after the lease: claimed %+v, want d1 with a new token", again)
+	}
+	if err := o.Finish(ctx, &first[0]); !errors.Is(err, webhooks.ErrLeaseLost) {
+		t.Fatalf("Finish by the lost claim = %v, want ErrLeaseLost", err)
+	}
+	if err := o.Retry(ctx, &first[0], t0); !errors.Is(err, webhooks.ErrLeaseLost) {
+		t.Fatalf("Retry by the lost claim = %v, want ErrLeaseLost", err)
+	}
+	length(t, o, 1)
+	if err := o.Finish(ctx, &again[0]); err != nil {
+		t.Fatal(err)
+	}
+	length(t, o, 0)
+}
+
+// retry: Retry keeps the attempt's outcome and makes the delivery due at
+// the time given.
+func retry(t *testing.T, newOutbox NewOutbox) {
+	o := newOutbox(t, 100)
+	add(t, o, false, queued("d1", "e1", "shop", "", t0))
+	got, _ := claim(t, o, t0, 10)
+	p := got[0]
+	p.Attempts, p.LastStatus, p.LastError = 1, 500, "server said no"
+	due := t0.Add(30 * time.Second)
+	if err := o.Retry(ctx, &p, due); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Retry(ctx, &p, due); !errors.Is(err, webhooks.ErrLeaseLost) {
+		t.Fatalf("Retry of an unclaimed delivery = %v, want ErrLeaseLost", err)
+	}
+	if got, _ := claim(t, o, due.Add(-time.Microsecond), 10); len(got) != 0 {
+		t.Fatalf("claimed %v before the retry was due", ids(got))
+	}
+	got, _ = claim(t, o, due, 10)
+	if len(got) != 1 || got[0].Attempts != 1 || got[0].LastStatus != 500 || got[0].LastError != "server said no" || string(got[0].Body) != string(p.Body) {
+		t.Fatalf("claimed %+v, want d1 after 1 attempt, 500", got)
+	}
+}
+
+// bound: an Add that does not fit is refused whole with ErrFull, and
+// what is claimed counts.
+func bound(t *testing.T, newOutbox NewOutbox) {
+	o := newOutbox(t, 3)
+	add(t, o, false, queued("d1", "e1", "shop", "", t0), queued("d2", "e1", "shop", "", t0))
+	claim(t, o, t0, 10)
+	err := o.Add(ctx, []webhooks.Queued{queued("d3", "e2", "shop", "", t0), queued("d4", "e2", "shop", "", t0)}, false)
+	if !errors.Is(err, webhooks.ErrFull) || !strings.Contains(err.Error(), "2 deliveries pending") {
+		t.Fatalf("Add past the bound = %v, want ErrFull with 2 pending", err)
+	}
+	length(t, o, 2)
+	add(t, o, false, queued("d5", "e3", "shop", "", t0))
+	length(t, o, 3)
+}
+
+// exclusive: concurrent claims (replicas at once) never hand out one
+// delivery twice.
+func exclusive(t *testing.T, newOutbox NewOutbox) {
+	const n = 200
+	o := newOutbox(t, n)
+	for i := range n {
+		add(t, o, false, queued(fmt.Sprintf("d%03d", i), fmt.Sprintf("e%d", i), "shop", "", t0))
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for {
+				got, _, err := o.Claim(ctx, t0, 7, lease)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, q := range got {
+					seen[q.ID]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != n {
+		t.Fatalf("%d deliveries claimed, want %d", len(seen), n)
+	}
+	for id, c := range seen {
+		if c != 1 {
+			t.Fatalf("%s claimed %d times", id, c)
+		}
+	}
+}
+
+// reorder: an event added with reorder goes before the earlier events of
+// its object at its endpoint that wait for their first attempt; other
+// objects, endpoints, and deliveries already tried keep their place.
+func reorder(t *testing.T, newOutbox NewOutbox) {
+	o := newOutbox(t, 100)
+	add(t, o, false, queued("a-created", "e1", "shop", "pi_1", t0))
+	add(t, o, false, queued("a-other", "e2", "shop", "pi_2", t0))
+	add(t, o, false, queued("a-elsewhere", "e3", "crm", "pi_1", t0))
+	add(t, o, true, queued("a-succeeded", "e4", "shop", "pi_1", t0))
+	// Moved behind may mean due a moment later (Redis: a microsecond).
+	got, _ := claim(t, o, t0.Add(time.Millisecond), 10)
+	order := ids(got)
+	pos := func(id string) int { return slices.Index(order, id) }
+	if pos("a-succeeded") > pos("a-created") {
+		t.Fatalf("claimed %v: want a-succeeded before a-created", order)
+	}
+	if pos("a-other") > pos("a-succeeded") || pos("a-elsewhere") > pos("a-succeeded") {
+		t.Fatalf("claimed %v: other objects and endpoints keep their place", order)
+	}
+	for _, q := range got {
+		moved := strings.Contains(q.Faults, "reordered behind e4")
+		if moved != (q.ID == "a-created") {
+			t.Fatalf("%s faults %q", q.ID, q.Faults)
+		}
+	}
+}
+
+// drop: Drop removes an endpoint's unclaimed deliveries and returns them.
+func drop(t *testing.T, newOutbox NewOutbox) {
+	o := newOutbox(t, 100)
+	add(t, o, false, queued("x1", "e1", "shop", "", t0))
+	add(t, o, false, queued("x2", "e2", "shop", "", t0.Add(time.Second)))
+	add(t, o, false, queued("y1", "e3", "crm", "", t0.Add(time.Second)))
+	got, _ := claim(t, o, t0, 1)
+	dropped, err := o.Drop(ctx, "shop")
+	if err != nil || !slices.Equal(ids(dropped), []string{"x2"}) {
+		t.Fatalf("Drop = %v, %v; want [x2] (x1 is claimed)", ids(dropped), err)
+	}
+	length(t, o, 2)
+	if err := o.Finish(ctx, &got[0]); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := claim(t, o, t0.Add(time.Second), 10)
+	if !slices.Equal(ids(rest), []string{"y1"}) {
+		t.Fatalf("left %v, want [y1]", ids(rest))
+	}
+}
+
+// listReset: List shows what is pending and claimed; Reset empties the
+// outbox and ends the claims.
+func listReset(t *testing.T, newOutbox NewOutbox) {
+	o := newOutbox(t, 100)
+	add(t, o, false, queued("d1", "e1", "shop", "pi_1", t0), queued("d2", "e1", "shop", "pi_1", t0))
+	add(t, o, false, queued("d3", "e2", "shop", "", t0.Add(time.Hour)))
+	got, _ := claim(t, o, t0, 1)
+	all, err := o.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ids(all)
+	slices.Sort(l)
+	if !slices.Equal(l, []string{"d1", "d2", "d3"}) {
+		t.Fatalf("List = %v", l)
+	}
+	if err := o.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	length(t, o, 0)
+	if err := o.Finish(ctx, &got[0]); !errors.Is(err, webhooks.ErrLeaseLost) {
+		t.Fatalf("Finish after Reset = %v, want ErrLeaseLost", err)
+	}
+	if got, _ := claim(t, o, t0.Add(2*time.Hour), 10); len(got) != 0 {
+		t.Fatalf("claimed %v after Reset", ids(got))
+	}
+	add(t, o, true, queued("d4", "e3", "shop", "pi_1", t0))
+	length(t, o, 1)
+}
