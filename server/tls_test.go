@@ -1,22 +1,18 @@
 package server
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/scenariomock/scenariomock/certs"
-	"github.com/scenariomock/scenariomock/scenarios"
 )
 
 const faultScenario = `
@@ -40,35 +36,16 @@ func serveTLS(t *testing.T, opts Options, content string) (string, *http.Client,
 		t.Fatal(err)
 	}
 	opts.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
-	path := filepath.Join(t.TempDir(), "s.yaml")
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	opts.Load = func() (*scenarios.Set, error) { return scenarios.Load(path) }
-	opts.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	s, err := New(opts)
+	_, base, logs := serveYAMLRunning(t, opts, content)
+	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
 	pool := x509.NewCertPool()
 	pool.AddCert(cert.Leaf)
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
 	t.Cleanup(tr.CloseIdleConnections)
-	return "https://localhost:" + fmt.Sprint(ln.Addr().(*net.TCPAddr).Port), &http.Client{Transport: tr}, logs
+	return "https://localhost:" + u.Port(), &http.Client{Transport: tr}, logs
 }
 
 // TestFaultsHTTP2: on HTTP/2 a fault resets the request's stream (there

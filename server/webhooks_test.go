@@ -78,7 +78,10 @@ func serveYAMLRunning(t testing.TB, opts Options, content string) (*Server, stri
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-done:
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
 		case <-time.After(patience):
 			t.Error("Serve did not return")
 		}
