@@ -58,9 +58,14 @@ func Overlay(base *Set, docs []*Set) (*Set, error) {
 	}
 	h := sha256.New()
 	h.Write([]byte(base.Hash))
-	// Newest first: a document added later wins over an earlier one.
-	for _, d := range slices.Backward(docs) {
+	// Checked files first, then documents oldest first, so that a clash
+	// is reported at the document that came last.
+	add(base)
+	for _, d := range docs {
 		add(d)
+	}
+	// Served newest first: a document added later wins over an earlier one.
+	for _, d := range slices.Backward(docs) {
 		out.Files = append(out.Files, d.Files...)
 		out.Seeds = append(out.Seeds, d.Seeds...)
 		if d.Fallback != nil {
@@ -72,7 +77,6 @@ func Overlay(base *Set, docs []*Set) (*Set, error) {
 		}
 		fmt.Fprintf(h, "%d:%s", len(d.Hash), d.Hash)
 	}
-	add(base)
 	out.Files = append(out.Files, base.Files...)
 	out.Seeds = append(out.Seeds, base.Seeds...)
 	if len(errs) > 0 {

@@ -171,6 +171,9 @@ func (d *fileDecoder) decodeDefaults(n *yaml.Node) {
 // in a path segment (/__session/NAME/...), unescaped in both.
 var sessionRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
+// ValidSession reports whether name is a session name.
+func ValidSession(name string) bool { return sessionRE.MatchString(name) }
+
 var tokenRE = regexp.MustCompile("^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$")
 
 func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
