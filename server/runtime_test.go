@@ -265,3 +265,46 @@ func TestRuntimeDocumentsReplicas(t *testing.T) {
 		return ""
 	})
 }
+
+// TestRuntimeDocumentsAndBrokenFiles: a file edit that takes a runtime
+// route's name fails the reload (at the file's line, the documents keep
+// serving), and a document posted while the files are broken is laid on
+// the last good files.
+func TestRuntimeDocumentsAndBrokenFiles(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	write := func(content string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("routes:\n  - {name: pay, method: GET, path: /pay, respond: {status: 200, body: file}}\n")
+	s, hs, _ := newTestServer(t, Options{Load: func() (*scenarios.Set, error) { return scenarios.Load(path) }})
+	base := hs.URL
+	postDoc(t, base, "routes:\n  - {name: stub, method: GET, path: /stub, respond: {status: 200, body: stub}}\n")
+
+	write("routes:\n  - {name: pay, method: GET, path: /pay, respond: {status: 200, body: file}}\n  - {name: stub, method: GET, path: /other, respond: {status: 200}}\n")
+	if err := s.Reload(); err == nil || !strings.Contains(err.Error(), path+":3:5") || !strings.Contains(err.Error(), "duplicate route name") {
+		t.Fatalf("Reload with a name a runtime route has: %v, want the duplicate at the file's line", err)
+	}
+	wantBody(t, base+"/stub", 200, "stub")
+
+	write("routes:\n  - {name: pay, method: GET, path: /pay, respond: {status: 200, body: file v2}\n") // unbalanced
+	if err := s.Reload(); err == nil {
+		t.Fatal("Reload of a broken file succeeded")
+	}
+	postDoc(t, base, "routes:\n  - {name: late, method: GET, path: /late, respond: {status: 200, body: late}}\n")
+	wantBody(t, base+"/late", 200, "late")
+	wantBody(t, base+"/stub", 200, "stub")
+	wantBody(t, base+"/pay", 200, "file")
+	if st := do(t, "GET", base+"/__admin/scenarios", "").json(t); st["lastReload"].(map[string]any)["ok"] != false {
+		t.Fatalf("lastReload after a POST over broken files: %v, want the file error still shown", st["lastReload"])
+	}
+	write("routes:\n  - {name: pay, method: GET, path: /pay, respond: {status: 200, body: fixed}}\n")
+	if err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	wantBody(t, base+"/pay", 200, "fixed")
+	wantBody(t, base+"/late", 200, "late")
+}
