@@ -133,8 +133,13 @@ func (s *Server) reload() error {
 		if fileErr == nil && set.Hash == s.lastHash && docsSame && healthy {
 			return nil
 		}
-		if fileErr != nil && !docsSame && s.files != nil {
-			set = s.files
+		if fileErr != nil {
+			// A loader may return part of a set with its error: never
+			// served. Changed documents go on the last good files.
+			set = nil
+			if !docsSame {
+				set = s.files
+			}
 		}
 	}
 	old := s.snap.Load()
