@@ -82,6 +82,7 @@ type Dispatcher struct {
 	attempts  ring[Attempt]
 	finished  ring[Delivery]
 	attemptN  int64
+	changed   chan struct{} // closed at the next attempt logged (Changed)
 }
 
 type endpointState struct {
@@ -645,6 +646,22 @@ func (d *Dispatcher) recordFinished(a Attempt, sum *Delivery) {
 		cancel()
 	}
 	d.attempts.push(a)
+	if d.changed != nil {
+		close(d.changed)
+		d.changed = nil
+	}
+}
+
+// Changed returns a channel closed when this dispatcher next logs an
+// attempt (another replica's, in a shared History, does not close it:
+// a follower polls too). It is safe for concurrent use.
+func (d *Dispatcher) Changed() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.changed == nil {
+		d.changed = make(chan struct{})
+	}
+	return d.changed
 }
 
 // Redeliver sends the event with id again to endpoint (every endpoint when

@@ -86,6 +86,9 @@ type Filter struct {
 	Limit int
 }
 
+// Match reports whether f selects a (Limit aside).
+func (f *Filter) Match(a *Attempt) bool { return f.match(a.Endpoint, a.Type, a.EventID, a.Outcome) }
+
 func (f *Filter) match(endpoint, typ, id, outcome string) bool {
 	switch {
 	case f.Endpoint != "" && f.Endpoint != endpoint,
