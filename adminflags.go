@@ -38,6 +38,7 @@ func (a *adminFlags) register(fs *pflag.FlagSet) {
 	a.tls.flags(fs, false)
 	f := &a.filter
 	fs.StringVar(&f.Route, "route", "", "requests the route of this name answered")
+	fs.StringVar(&f.Session, "session", "", "requests of this test session (header X-Scenariomock-Session or path prefix /__session/NAME/)")
 	fs.StringVar(&f.Method, "method", "", "requests with this method")
 	fs.StringVar(&f.Path, "path", "", "requests with this path, or a glob: * is one segment's characters, ** anything")
 	fs.StringVar(&f.Status, "status", "", "requests answered with this status (201) or class (4xx)")

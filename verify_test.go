@@ -345,3 +345,35 @@ func TestCIExampleValidates(t *testing.T) {
 		t.Errorf("examples/ci/verify/checks.yaml: %d checks, %v", len(checks), err)
 	}
 }
+
+// TestVerifySession: verify --session counts the requests of one test
+// session alone, whether they carried it as a header or a path prefix,
+// and so does a check file's session key.
+func TestVerifySession(t *testing.T) {
+	t.Parallel()
+	url := serveShop(t)
+	send(t, "POST", url+"/payments", "")
+	send(t, "POST", url+"/payments", "", server.SessionHeader, "checkout")
+	send(t, "POST", url+"/__session/checkout/payments", "")
+	send(t, "POST", url+"/__session/refunds/payments", "")
+	for _, args := range [][]string{
+		{"--session", "checkout", "--route", "create payment", "--path", "/payments", "--count", "2"},
+		{"--session", "refunds", "--count", "1"},
+		{"--session", "nobody", "--none"},
+		{"--route", "create payment", "--count", "4"},
+	} {
+		if out, errOut, err := runCmd(t, append([]string{"verify", "--addr", url}, args...)...); err != nil {
+			t.Errorf("verify %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut)
+		}
+	}
+	if out, errOut, err := runCmd(t, "verify", "--addr", url, "--session", "checkout", "--count", "3"); err == nil || !strings.Contains(out+errOut, `session="checkout"`) {
+		t.Errorf("verify --session checkout --count 3: %v, %s%s; want a failure naming the session", err, out, errOut)
+	}
+	checks := t.TempDir() + "/checks.yaml"
+	if err := os.WriteFile(checks, []byte("checks:\n  - {name: checkout paid, session: checkout, count: 2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, err := runCmd(t, "verify", "--addr", url, "--file", checks); err != nil {
+		t.Errorf("verify --file with session: %v\n%s%s", err, out, errOut)
+	}
+}

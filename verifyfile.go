@@ -16,7 +16,7 @@ import (
 
 // checkFlags are the flags a check in a --file sets by the same names
 // (without dashes); with --file they are not given on the command line.
-var checkFlags = []string{"route", "method", "path", "status", "header", "query", "form", "body", "idempotency", "matched",
+var checkFlags = []string{"route", "session", "method", "path", "status", "header", "query", "form", "body", "idempotency", "matched",
 	"count", "at-least", "at-most", "none", "no-unmatched"}
 
 // fileChecks reads the checks of a --file: a mapping with one key,
@@ -186,6 +186,8 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 			f.Since, _ = scalar(k, v)
 		case "route":
 			f.Route, _ = scalar(k, v)
+		case "session":
+			f.Session, _ = scalar(k, v)
 		case "method":
 			f.Method, _ = scalar(k, v)
 		case "path":

@@ -217,8 +217,11 @@ func statusError(method, u string, resp *http.Response) error {
 // zero Filter selects every entry. The server checks the values: a bad
 // one is a StatusError 400 naming the parameter.
 type Filter struct {
-	Route  string // the name of the route that answered
-	Method string // POST
+	Route string // the name of the route that answered
+	// Session keeps the requests of one test session (the header
+	// X-Scenariomock-Session or the path prefix /__session/NAME/).
+	Session string
+	Method  string // POST
 	// Path is exact (/v1/payments) or a glob: * is one segment's
 	// characters, ** anything (/v1/payments/*).
 	Path string
@@ -253,6 +256,7 @@ func (f Filter) Values() url.Values {
 		}
 	}
 	set("route", f.Route)
+	set("session", f.Session)
 	set("method", f.Method)
 	set("path", f.Path)
 	set("status", f.Status)

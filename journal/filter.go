@@ -25,6 +25,7 @@ const (
 // for concurrent use.
 type Filter struct {
 	route       *string
+	session     *string
 	method      string
 	path        string // exact path, when glob is nil
 	glob        *glob  // path= with * or **
@@ -62,7 +63,7 @@ func (e *Error) Error() string {
 }
 
 // plainFilters are the filters named without a dot.
-var plainFilters = []string{"route", "method", "path", "status", "idempotency", "matched", "since", "limit"}
+var plainFilters = []string{"route", "session", "method", "path", "status", "idempotency", "matched", "since", "limit"}
 
 // idempotencyOutcomes are what Entry.Idempotency holds.
 var idempotencyOutcomes = []string{"new", "replayed", "mismatch", "in-flight", "missing-key", "invalid-key"}
@@ -114,7 +115,7 @@ func (f *Filter) set(name, v string) error {
 			f.body = append(f.body, bodyCond{segs, v})
 			return nil
 		}
-		return bad("unknown filter; the filters are route, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, idempotency, matched, since and limit")
+		return bad("unknown filter; the filters are route, session, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, idempotency, matched, since and limit")
 	}
 	if v == "" && slices.Contains(plainFilters, name) {
 		return bad("empty value")
@@ -122,6 +123,8 @@ func (f *Filter) set(name, v string) error {
 	switch name {
 	case "route":
 		f.route = &v
+	case "session":
+		f.session = &v
 	case "method":
 		f.method = v
 	case "path":
@@ -179,7 +182,7 @@ func (f *Filter) set(name, v string) error {
 		}
 		f.limit = n
 	default:
-		return bad("unknown filter; the filters are route, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, idempotency, matched, since and limit")
+		return bad("unknown filter; the filters are route, session, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, idempotency, matched, since and limit")
 	}
 	return nil
 }
@@ -200,6 +203,7 @@ func (f Filter) After() int64 { return f.sinceID }
 func (f Filter) Match(e *state.Entry) bool {
 	switch {
 	case f.route != nil && e.Route != *f.route,
+		f.session != nil && e.Session != *f.session,
 		f.method != "" && !strings.EqualFold(e.Method, f.method),
 		f.path != "" && e.Path != f.path,
 		f.glob != nil && !f.glob.match(e.Path),

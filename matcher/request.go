@@ -16,6 +16,10 @@ import (
 type Request struct {
 	HTTP *http.Request
 	Body []byte
+	// Session is the test session the request belongs to (the server
+	// reads it from a header or a path prefix): routes of a session
+	// answer only its requests; routes without one answer all.
+	Session string
 
 	query       url.Values
 	queryParsed bool

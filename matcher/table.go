@@ -29,6 +29,8 @@ type Table struct {
 	byLiteral []int32
 	// cached counts the distinct conditions a Request remembers results of.
 	cached int
+	// sessions: some route has a session (see Request.Session).
+	sessions bool
 }
 
 // template is one distinct path template and the routes that use it.
@@ -118,6 +120,7 @@ func Compile(set *scenarios.Set) (*Table, error) {
 		}
 		literal, _, _ := strings.Cut(r.Path, "{")
 		t.routes[i] = &Route{Route: r, Index: i, path: tpl, literal: literal, table: t}
+		t.sessions = t.sessions || r.Session != ""
 		t.addTemplate(t.routes[i], templateIDs)
 		t.addConditions(t.routes[i], condIDs)
 		segs, exact := scenarios.LiteralPrefix(r.Path)
@@ -158,6 +161,10 @@ func Compile(set *scenarios.Set) (*Table, error) {
 	}
 	return t, nil
 }
+
+// Sessions reports whether some route answers only one session's
+// requests, so that a server looks for a request's session only then.
+func (t *Table) Sessions() bool { return t.sessions }
 
 // addTemplate files r under its path template.
 func (t *Table) addTemplate(r *Route, ids map[string]int32) {
@@ -276,7 +283,7 @@ func (t *Table) Match(in *Request) (Match, bool) {
 	path := in.HTTP.URL.Path
 	for _, i := range t.candidates(path, buf[:0]) {
 		r := t.routes[i]
-		if !r.methodOK(in.HTTP.Method) {
+		if !r.methodOK(in.HTTP.Method) || r.Session != in.Session && r.Session != "" {
 			continue
 		}
 		vars, ok := r.matchPath(path)
@@ -427,6 +434,9 @@ func (t *Table) Explain(in *Request) []NearMiss {
 	var dist distances
 	for _, i := range cands {
 		r := t.routes[i]
+		if r.Session != "" && r.Session != in.Session {
+			continue // another session's routes are not this request's to see
+		}
 		c := ranked{r: r, methodOK: r.methodOK(method), pathOK: r.pathMatches(path)}
 		switch {
 		case !c.pathOK:
@@ -454,6 +464,9 @@ func (t *Table) Explain(in *Request) []NearMiss {
 				continue
 			}
 			ri, methodOK := tp.representative(method)
+			if rs := t.routes[ri].Session; rs != "" && rs != in.Session {
+				continue
+			}
 			c := ranked{r: t.routes[ri], methodOK: methodOK, shared: sharedPrefix(path, tp.literal)}
 			var ok bool
 			if c.distance, ok = dist.of(t, id, path, &best); ok {
@@ -479,6 +492,9 @@ func (t *Table) Explain(in *Request) []NearMiss {
 			}
 			kept++
 			ri, methodOK := tp.representative(method)
+			if rs := t.routes[ri].Session; rs != "" && rs != in.Session {
+				continue
+			}
 			c := ranked{r: t.routes[ri], methodOK: methodOK, shared: sharedPrefix(path, tp.literal)}
 			var ok bool
 			if c.distance, ok = dist.of(t, id, path, &best); !ok {

@@ -245,6 +245,32 @@ func (s *Server) Requests(f Filter) []state.Entry {
 	return entries
 }
 
+// Add serves the routes of a scenario document (YAML or JSON, as a
+// scenario file; indentation common to its lines is removed) on top of the
+// server's, for the rest of t: they win over the server's own routes of
+// the same priority, and are removed when t ends. A document with
+// session: NAME answers only requests that carry that session (header
+// X-Scenariomock-Session, or path prefix /__session/NAME/), so parallel
+// tests can share one server. A document with problems fails t with each
+// at its line:col. Add returns the names of the routes added.
+func (s *Server) Add(t testing.TB, doc string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	d, err := s.client.AddScenarios(ctx, []byte(dedent(doc)))
+	if err != nil {
+		t.Fatalf("scenariomocktest: Add: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), patience)
+		defer cancel()
+		if err := s.client.RemoveScenarios(ctx, d.ID); err != nil {
+			t.Errorf("scenariomocktest: Add: removing its document at the end of the test: %v", err)
+		}
+	})
+	return d.Routes
+}
+
 // Reset forgets everything the server remembers: sequence positions,
 // idempotency keys, collections, counters and the requests received, so
 // that one server can serve several subtests from the same start.

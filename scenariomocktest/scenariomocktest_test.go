@@ -281,3 +281,51 @@ func TestCloseEarly(t *testing.T) {
 		t.Errorf("reported again at the end: %q", errs)
 	}
 }
+
+// TestAdd: a test adds routes of its own over the server's, for its own
+// duration; sessions keep parallel subtests apart, and a document with
+// problems fails the test at its line:col.
+func TestAdd(t *testing.T) {
+	srv := scenariomocktest.Start(t, scenariomocktest.YAML(payments))
+	t.Run("declined", func(t *testing.T) {
+		names := srv.Add(t, `
+			routes:
+			  - { name: get declined, method: GET, path: '/payments/{id}', respond: { status: 402, body: declined } }
+		`)
+		if fmt.Sprint(names) != "[get declined]" {
+			t.Errorf("Add = %v", names)
+		}
+		if code, body := get(t, srv.URL()+"/payments/pay_1"); code != 402 || body != "declined" {
+			t.Errorf("GET with the added route: %d %q", code, body)
+		}
+	})
+	if code, _ := get(t, srv.URL()+"/payments/pay_1"); code != 200 {
+		t.Errorf("GET after the subtest: %d, want the file's 200 (the added route removed)", code)
+	}
+	t.Run("sessions", func(t *testing.T) {
+		for _, name := range []string{"one", "two"} {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				srv.Add(t, fmt.Sprintf("session: %s\nroutes:\n  - { name: whoami, method: GET, path: /whoami, respond: { body: %s } }\n", name, name))
+				for range 3 {
+					if _, body := get(t, srv.URL()+"/__session/"+name+"/whoami"); body != name {
+						t.Errorf("session %s got %q", name, body)
+					}
+				}
+				if n := srv.Count(scenariomocktest.Filter{Session: name, Route: "whoami"}); n != 3 {
+					t.Errorf("Count of session %s = %d, want 3", name, n)
+				}
+			})
+		}
+	})
+	rec := &fatalRecorder{recorder: recorder{TB: t}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.Add(rec, "routes:\n  - { path: /x, respnd: {} }\n")
+	}()
+	<-done
+	if !strings.Contains(rec.fatal, `posted:2:17: routes[0]: unknown field "respnd"`) {
+		t.Errorf("Fatal: %q", rec.fatal)
+	}
+}

@@ -344,6 +344,15 @@ func (l *loader) parse(path string, data []byte, dir, root string) {
 	l.set.Files = append(l.set.Files, p.file)
 	for _, r := range p.file.Routes {
 		r.CORS = p.file.CORS // a route answers browsers as its own file says
+		r.Session = p.file.Session
+		if r.Session != "" && r.Idempotency != nil {
+			// A session's keys are its own: two parallel tests may send
+			// the same Idempotency-Key to the same path. (The block may
+			// be the file's defaults, shared by its routes: a copy.)
+			id := *r.Idempotency
+			id.Group = "session " + r.Session + ": " + id.Group
+			r.Idempotency = &id
+		}
 	}
 	for _, sd := range p.seeds {
 		for _, other := range l.set.Seeds {
@@ -775,6 +784,9 @@ func (l *loader) finish() (*Set, error) {
 	}
 	for _, r := range l.set.Routes() {
 		r.Identity = r.Name + "@" + r.Identity
+		if r.Session != "" {
+			r.Identity = r.Session + "/" + r.Identity // a route's sequence is its session's
+		}
 	}
 	l.checkWebhooks()
 	if len(l.errs) > 0 {

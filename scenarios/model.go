@@ -54,6 +54,12 @@ type File struct {
 	OpenAPI *OpenAPISource
 	// Webhooks is the file's webhooks: block; nil when it has none.
 	Webhooks *Webhooks
+	// Session is the file's session: name; its routes answer only the
+	// requests of that session. "" for every request.
+	Session string
+	// Runtime is the id of the runtime document (POST /__admin/scenarios)
+	// the file is; "" for a file on disk.
+	Runtime string
 }
 
 // Route maps a method, a path and conditions to one response or a sequence
@@ -96,6 +102,9 @@ type Route struct {
 	Unmatched bool
 	// Events are sent after the route's effects are committed.
 	Events []*Event
+	// Session is its file's session: name; the route answers only the
+	// requests that carry it. "" answers every request.
+	Session string
 }
 
 // When holds a route's conditions; all of them must hold.

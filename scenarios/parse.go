@@ -18,7 +18,7 @@ import (
 // The fields of each mapping in the format, in the order the README lists
 // them (also the order "did you mean" considers them).
 var (
-	fileFields     = []string{"name", "description", "defaults", "cors", "collections", "routes", "fallback", "webhooks", "openapi"}
+	fileFields     = []string{"name", "description", "defaults", "cors", "collections", "routes", "fallback", "webhooks", "openapi", "session"}
 	defaultsFields = []string{"headers", "delay", "idempotency"}
 	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events"}
 	whenFields     = []string{"headers", "query", "body"}
@@ -91,6 +91,15 @@ func (d *fileDecoder) decodeFile(doc *yaml.Node, path string) parsed {
 	if p, ok := fs["description"]; ok {
 		d.str(p.val, "description")
 	}
+	if p, ok := fs["session"]; ok {
+		if v, ok := d.str(p.val, "session"); ok {
+			if !sessionRE.MatchString(v) {
+				d.fail(p.val, "session", "%q is not a session name: want 1 to 64 letters, digits, '.', '_' or '-'", v)
+			} else {
+				out.file.Session = v
+			}
+		}
+	}
 	if p, ok := fs["defaults"]; ok {
 		d.decodeDefaults(p.val)
 		d.defaultsNode = p.val
@@ -157,6 +166,13 @@ func (d *fileDecoder) decodeDefaults(n *yaml.Node) {
 		d.defaults.idempotency = d.idempotency(p.val, "defaults.idempotency", nil)
 	}
 }
+
+// sessionRE is what a session name may be: it travels in a header and
+// in a path segment (/__session/NAME/...), unescaped in both.
+var sessionRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// ValidSession reports whether name is a session name.
+func ValidSession(name string) bool { return sessionRE.MatchString(name) }
 
 var tokenRE = regexp.MustCompile("^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$")
 

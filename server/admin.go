@@ -97,6 +97,9 @@ type adminStatus struct {
 	Fallback *adminOutcome `json:"fallback"`
 	// Unmatched counts requests no route matched, since start or reset.
 	Unmatched int64 `json:"unmatched"`
+	// Runtime are the runtime scenario documents (POST
+	// /__admin/scenarios), oldest first.
+	Runtime []adminDocument `json:"runtime"`
 }
 
 // adminPage says which routes a GET /__admin/scenarios lists: at 100,000
@@ -212,6 +215,10 @@ func outcome(r *scenarios.Response) adminOutcome {
 }
 
 func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("runtime") == "true" {
+		writeJSON(w, http.StatusOK, map[string]any{"runtime": s.runtimeDocs()})
+		return
+	}
 	snap := s.snap.Load()
 	st := s.status.Load()
 	offset, err := pageParam(r, "offset", 0, math.MaxInt32)
@@ -233,6 +240,7 @@ func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
 		Routes:     []adminRoute{},
 		Page:       adminPage{Offset: offset, Limit: limit, Total: len(snap.routes)},
 		Unmatched:  s.unmatched.Load(),
+		Runtime:    s.runtimeDocs(),
 	}
 	if end := offset + len(page); len(page) > 0 && end < len(snap.routes) {
 		next := fmt.Sprintf("%s/scenarios?offset=%d&limit=%d", adminPrefix, end, limit)
@@ -387,7 +395,8 @@ const adminPrefix = "/__admin"
 // for the Allow header of a 405.
 var adminMethods = map[string]string{
 	adminPrefix + "/health":             "GET, HEAD",
-	adminPrefix + "/scenarios":          "GET",
+	adminPrefix + "/scenarios":          "GET, POST, DELETE",
+	adminPrefix + "/scenarios/{id}":     "GET, DELETE",
 	adminPrefix + "/reset":              "POST",
 	adminPrefix + "/reload":             "POST",
 	adminPrefix + "/idempotency":        "GET, DELETE",
@@ -465,11 +474,13 @@ func (s *Server) adminRouter() http.Handler {
 	// method with 404 instead of 405.
 	r := mux.NewRouter()
 	for path, h := range map[string]http.HandlerFunc{
-		"/health": s.handleHealth, "/scenarios": s.handleScenarios, "/reset": s.handleReset, "/reload": s.handleReload,
+		"/health": s.handleHealth, "/reset": s.handleReset, "/reload": s.handleReload,
 		"/idempotency/expire": s.handleIdempotencyExpire, "/counters": s.handleCounters,
 	} {
 		r.HandleFunc(adminPrefix+path, h).Methods(strings.Split(adminMethods[adminPrefix+path], ", ")...)
 	}
+	r.HandleFunc(adminPrefix+"/scenarios", s.handleScenarios).Methods(http.MethodGet)
+	s.runtimeRoutes(r)
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotency).Methods(http.MethodGet)
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotencyDelete).Methods(http.MethodDelete)
 	s.collectionRoutes(r)
@@ -490,6 +501,9 @@ func (s *Server) adminRouter() http.Handler {
 		allow := adminMethods[r.URL.Path]
 		if strings.HasPrefix(r.URL.Path, adminPrefix+"/collections/") {
 			allow = adminMethods[adminPrefix+"/collections/{name}"]
+		}
+		if strings.HasPrefix(r.URL.Path, adminPrefix+"/scenarios/") {
+			allow = adminMethods[adminPrefix+"/scenarios/{id}"]
 		}
 		if strings.HasPrefix(r.URL.Path, dashboard.Path+"/") {
 			allow = adminMethods[dashboard.Path]

@@ -92,7 +92,7 @@ func TestAdminResetAndErrors(t *testing.T) {
 		{"POST", "/__admin/reset?route=nope", 404},
 		{"GET", "/__admin/nothing-here", 404},
 		{"GET", "/__admin", 404},
-		{"DELETE", "/__admin/scenarios", 405},
+		{"PUT", "/__admin/scenarios", 405},
 		{"GET", "/__admin/reset", 405},
 	}
 	for _, c := range cases {
@@ -100,7 +100,7 @@ func TestAdminResetAndErrors(t *testing.T) {
 		if r.status != c.status || r.header.Get("Content-Type") != "application/problem+json" || r.json(t)["status"] != float64(c.status) {
 			t.Errorf("%s %s: %d %s %s", c.method, c.path, r.status, r.header.Get("Content-Type"), r.body)
 		}
-		if want := map[string]string{"/__admin/scenarios": "GET", "/__admin/reset": "POST"}[c.path]; c.status == 405 && r.header.Get("Allow") != want {
+		if want := map[string]string{"/__admin/scenarios": "GET, POST, DELETE", "/__admin/reset": "POST"}[c.path]; c.status == 405 && r.header.Get("Allow") != want {
 			t.Errorf("%s %s: Allow = %q, want %q", c.method, c.path, r.header.Get("Allow"), want)
 		}
 	}

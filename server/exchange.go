@@ -108,6 +108,9 @@ type result struct {
 	// catchAll: a route marked unmatched: true answered, which the entry
 	// records as matching no route.
 	catchAll bool
+	// session is the test session the request carried (sessionOf), ""
+	// for none.
+	session string
 }
 
 // problemish reports whether the request is logged at warn: it went wrong

@@ -61,6 +61,7 @@ func (s *Server) record(x *exchange) {
 	e.Route = o.route
 	e.Matched = o.route != "" && !o.unmatched && !o.catchAll
 	e.CatchAll = o.catchAll
+	e.Session = o.session
 	if len(o.near) > 0 {
 		e.NearMisses = make([]state.NearMiss, len(o.near))
 		for i, n := range o.near {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/scenariomock/scenariomock/matcher"
@@ -49,6 +50,8 @@ func (s *Server) match(x *exchange) bool {
 	w, r, snap := x.w, x.r, x.snap
 	x.req = *matcher.NewRequest(r, x.body) // in the exchange: no allocation
 	in := &x.req
+	in.Session = sessionOf(r)
+	x.out.session = in.Session
 	m, ok := snap.table.Match(in)
 	if !ok && r.Method == http.MethodHead {
 		// HEAD is GET without the body (RFC 9110 §9.3.2), as net/http's
@@ -59,6 +62,7 @@ func (s *Server) match(x *exchange) bool {
 		get := r.WithContext(r.Context())
 		get.Method = http.MethodGet
 		asGet := matcher.NewRequest(get, x.body)
+		asGet.Session = in.Session
 		if m, ok = snap.table.Match(asGet); ok {
 			asGet.HTTP = r // templates see the method that was sent
 			in = asGet
@@ -86,6 +90,32 @@ func (s *Server) match(x *exchange) bool {
 	x.out.route = m.Route.Name
 	x.out.catchAll = m.Route.Unmatched
 	return true
+}
+
+// SessionHeader names the test session a request belongs to: routes of
+// a runtime document with session: NAME answer only requests that carry
+// it, here or as the path prefix /__session/NAME/.
+const SessionHeader = "X-Scenariomock-Session"
+
+// sessionPrefix starts a path that names its session.
+const sessionPrefix = "/__session/"
+
+// sessionOf returns the session r carries, taking the path prefix
+// /__session/NAME off its path (the routes see the rest), or else the
+// header's value. A prefix whose name is not a session name is left, as
+// any other path.
+func sessionOf(r *http.Request) string {
+	if p := r.URL.Path; strings.HasPrefix(p, sessionPrefix) {
+		name, rest, _ := strings.Cut(p[len(sessionPrefix):], "/")
+		if scenarios.ValidSession(name) {
+			r.URL.Path, r.URL.RawPath = "/"+rest, ""
+			return name
+		}
+	}
+	if v := r.Header[SessionHeader]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // putBody returns a request body's buffer to the pool.

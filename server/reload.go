@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/scenarios"
@@ -104,28 +105,68 @@ func (s *Server) runReloads() {
 }
 
 // reload is one reload; runReloads makes sure only one runs at a time.
+// It builds the table from the files and the runtime documents on top of
+// them (runtime.go). When only the documents changed, the files are not
+// read again; when the files do not load, documents that changed are laid
+// on the last good files, so that a test's POST does not wait for a
+// broken edit to be fixed (the file error is still reported).
 func (s *Server) reload() error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	now := s.opts.Clock.Now()
-	if s.opts.Hash != nil && s.status.Load().err == nil {
+	docs, docsVersion := s.listDocuments()
+	docsSame := docsVersion == s.docsVersion
+	healthy := s.status.Load().err == nil
+	var set *scenarios.Set
+	var fileErr error
+	if s.opts.Hash != nil && healthy {
 		// Files unchanged since the current snapshot: nothing to parse.
 		if h, err := s.opts.Hash(); err == nil && h == s.lastHash {
-			return nil
+			if docsSame {
+				return nil
+			}
+			set = s.files
 		}
 	}
-	set, err := s.opts.Load()
-	var t *matcher.Table
-	if err == nil {
-		if set.Hash == s.lastHash && s.status.Load().err == nil {
+	if set == nil {
+		set, fileErr = s.opts.Load()
+		if fileErr == nil && set.Hash == s.lastHash && docsSame && healthy {
 			return nil
 		}
-		t, err = matcher.Compile(set)
-	}
-	if err == nil {
-		err = s.seed(context.Background(), set, false)
+		if fileErr != nil {
+			// A loader may return part of a set with its error: never
+			// served. Changed documents go on the last good files.
+			set = nil
+			if !docsSame {
+				set = s.files
+			}
+		}
 	}
 	old := s.snap.Load()
+	var t *matcher.Table
+	var merged *scenarios.Set
+	var rdocs []*runtimeDoc
+	err := fileErr
+	if set != nil {
+		var derr error
+		rdocs, derr = s.parseDocuments(docs)
+		if merged, derr = overlayDocs(set, rdocs, derr); derr == nil {
+			t, derr = matcher.Compile(merged)
+		}
+		if derr == nil {
+			derr = s.seed(context.Background(), merged, false)
+		}
+		if derr != nil {
+			t, err = nil, errors.Join(fileErr, derr)
+		}
+	}
+	if t != nil {
+		if fileErr == nil {
+			s.lastHash, s.files = set.Hash, set
+		}
+		s.runtime, s.docsVersion = rdocs, docsVersion
+		s.swap(t, merged, old, now)
+	}
 	if err != nil {
 		st := &reloadStatus{at: now, err: err}
 		for _, p := range scenarios.Problems(err) {
@@ -135,10 +176,16 @@ func (s *Server) reload() error {
 		for _, p := range st.problems {
 			s.log.Error("scenario error", "problem", p)
 		}
-		s.log.Error("reload failed; the last good scenarios keep serving", "version", old.version, "problems", len(st.problems))
+		s.log.Error("reload failed; the last good scenarios keep serving", "version", s.snap.Load().version, "problems", len(st.problems))
 		return err
 	}
-	s.lastHash = set.Hash
+	s.status.Store(&reloadStatus{at: now})
+	s.log.Info("reloaded", "version", s.snap.Load().version, "files", len(set.Files), "runtime", len(rdocs), "routes", len(s.snap.Load().routes))
+	return nil
+}
+
+// swap makes t current. The caller holds reloadMu.
+func (s *Server) swap(t *matcher.Table, set *scenarios.Set, old *snapshot, now time.Time) {
 	snap := s.build(t, old.version+1, now)
 	s.snap.Store(snap)
 	s.configureWebhooks(set)
@@ -153,9 +200,6 @@ func (s *Server) reload() error {
 		s.log.Warn("sequence state of removed routes not forgotten", "error", err.Error())
 	}
 	_ = s.local.Retain(context.Background(), ids) // in memory: cannot fail
-	s.status.Store(&reloadStatus{at: now})
-	s.log.Info("reloaded", "version", snap.version, "files", len(set.Files), "routes", len(snap.routes))
-	return nil
 }
 
 // seedHashes identifies each seeded collection's items, so that a reload

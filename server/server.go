@@ -224,6 +224,17 @@ type Server struct {
 	// from (see seed).
 	seeded map[string]string
 	status atomic.Pointer[reloadStatus]
+	// files is the last good set of files, which a change of the runtime
+	// documents lays them on again; runtime are the documents served,
+	// oldest first, at docsVersion; parsed keeps them by id. All guarded
+	// by reloadMu.
+	files       *scenarios.Set
+	runtime     []*runtimeDoc
+	docsVersion int64
+	parsed      map[string]*runtimeDoc
+	// docsWatched is closed when watchDocuments returns; nil when it
+	// does not run.
+	docsWatched chan struct{}
 	// unmatched counts requests no route matched (answered by the fallback
 	// or a 404), so that a CI job can assert that nothing unmocked was
 	// called. POST /__admin/reset zeroes it.
@@ -297,10 +308,19 @@ func New(opts Options) (*Server, error) {
 	s.stopping, s.stop = context.WithCancelCause(context.Background())
 	s.admin = s.adminRouter()
 	s.newHooks()
-	set, err := opts.Load()
+	files, err := opts.Load()
 	if err != nil {
 		return nil, err
 	}
+	// Runtime documents another replica posted to a shared store serve
+	// from the start.
+	docs, docsVersion := s.listDocuments()
+	rdocs, err := s.parseDocuments(docs)
+	set, err := overlayDocs(files, rdocs, err)
+	if err != nil {
+		return nil, fmt.Errorf("runtime scenario documents in the store: %w", err)
+	}
+	s.files, s.runtime, s.docsVersion = files, rdocs, docsVersion
 	s.configureWebhooks(set)
 	t, err := matcher.Compile(set)
 	if err != nil {
@@ -313,7 +333,7 @@ func New(opts Options) (*Server, error) {
 	if err := s.seed(context.Background(), set, !shared); err != nil {
 		return nil, err
 	}
-	s.lastHash = set.Hash
+	s.lastHash = files.Hash
 	now := opts.Clock.Now()
 	s.snap.Store(s.build(t, 1, now))
 	s.status.Store(&reloadStatus{at: now})
@@ -372,6 +392,11 @@ func (s *Server) ServeSplit(ctx context.Context, ln, adminLn net.Listener) error
 	defer cancelDelays(nil)
 	s.startWebhooks() // until shutdown begins (s.stop)
 	defer s.waitWebhooks()
+	if _, shared := s.state.(state.Pinger); shared && s.documents() != nil && s.docsWatched == nil {
+		s.docsWatched = make(chan struct{})
+		go s.watchDocuments() // until shutdown begins (s.stop)
+		defer func() { <-s.docsWatched }()
+	}
 	servers := []*http.Server{s.httpServer(s, base)}
 	listeners := []net.Listener{ln}
 	ready := []any{"addr", ln.Addr().String()}

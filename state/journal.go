@@ -56,6 +56,10 @@ type Entry struct {
 	// CatchAll: Route is marked unmatched: true (a catch-all), so Matched
 	// is false although it answered.
 	CatchAll bool `json:"catchAll,omitempty"`
+	// Session is the test session the request carried (a header
+	// X-Scenariomock-Session, or the path prefix /__session/NAME/, which
+	// Path no longer has); "" for none.
+	Session string `json:"session,omitempty"`
 	// NearMisses is the near-miss report of a request no route matched.
 	NearMisses []NearMiss `json:"nearMisses,omitempty"`
 	// Status is 0 when no HTTP answer was sent (a fault, the client left).

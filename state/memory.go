@@ -14,6 +14,7 @@ type Memory struct {
 	ctrs *memCounters
 	cols *memCollections
 	jrnl *memJournal
+	docs *memDocuments
 }
 
 var _ Store = (*Memory)(nil)
@@ -27,6 +28,7 @@ func NewMemory(o Options) *Memory {
 		ctrs: &memCounters{limit: o.MaxCounters},
 		cols: &memCollections{limit: o.MaxItems, maxBytes: o.MaxCollectionBytes, byName: map[string]*collection{}},
 		jrnl: newMemJournal(o.JournalSize),
+		docs: newMemDocuments(),
 	}
 }
 
@@ -44,6 +46,12 @@ func (m *Memory) Collections() Collections { return m.cols }
 
 // Journal returns the request journal.
 func (m *Memory) Journal() Journal { return m.jrnl }
+
+// Documents returns the runtime scenario documents. Reset leaves them:
+// they are configuration, not what requests did.
+func (m *Memory) Documents() Documents { return m.docs }
+
+var _ DocumentStore = (*Memory)(nil)
 
 // Reset forgets everything.
 func (m *Memory) Reset(ctx context.Context) error {

@@ -47,7 +47,7 @@ func main() {
 	baseline := flag.String("serve-baseline", "", "internal: run as the baseline server answering the canned response in this file")
 	baselineAddr := flag.String("baseline-addr", "", "internal: the baseline's address")
 	baselineProfile := flag.String("baseline-profile", "", "internal: write the baseline's CPU profile here")
-	workloads := flag.String("workloads", "get,post,idem,replay,routes,startup,delay,reload,hooks", "which workloads to run, comma-separated")
+	workloads := flag.String("workloads", "get,post,idem,replay,routes,startup,delay,reload,hooks,runtime", "which workloads to run, comma-separated")
 	conns := flag.Int("conns", 32, "connections of the closed-loop load")
 	duration := flag.Duration("duration", 5*time.Second, "length of each round")
 	rounds := flag.Int("rounds", 3, "rounds per workload and server; the median is reported")
@@ -380,6 +380,30 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns,
 		failed("5. reload under load", r.errors, r.wrong+int64(r.missed))
 		ok := r.errors == 0 && r.wrong == 0 && r.missed == 0 && pct(r.served, 0.99) < 100*time.Millisecond
 		fmt.Fprintf(&md, "\nTarget: 0 errors, 0 wrong, edit-to-served p99 < 100 ms %s\n\n", mark(ok))
+	}
+
+	if want["runtime"] {
+		section("Runtime documents under load")
+		h.current = "runtime"
+		cycles := max(edits, 1)
+		progress("workload runtime: %d documents added and removed", cycles)
+		r, err := h.runtimeUnderLoad(cycles)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range [][]time.Duration{r.post, r.del, r.served} {
+			slices.Sort(d)
+		}
+		fmt.Fprintf(&md, "Workload 1 (%d connections, GET /payments/pay_demo_0001, every answer checked) runs while a runtime document of 10 routes "+
+			"is added (`POST /__admin/scenarios`) and removed (`DELETE /__admin/scenarios/{id}`) %d times, one after the other. "+
+			"After each POST answers, one of its routes is asked on another connection and must answer; after each DELETE it must be 404.\n\n", h.conns, cycles)
+		md.WriteString("| cycles | answers | req/s | errors | wrong | load p50 | p99 | max | POST p50 / p99 | DELETE p50 / p99 | POST answered to route served p99 | document routes wrong |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&md, "| %d | %d | %.0f | %d | %d | %s | %s | %s | %s / %s | %s / %s | %s | %d |\n",
+			r.cycles, r.n, r.rps, r.errors, r.wrong, ms(r.p50), ms(r.p99), ms(r.mx), ms(pct(r.post, 0.5)), ms(pct(r.post, 0.99)),
+			ms(pct(r.del, 0.5)), ms(pct(r.del, 0.99)), ms(pct(r.served, 0.99)), r.wrongRoutes)
+		failed("8. runtime documents under load", r.errors, r.wrong+int64(r.wrongRoutes))
+		ok := r.errors == 0 && r.wrong == 0 && r.wrongRoutes == 0 && r.p99 < 100*time.Millisecond
+		fmt.Fprintf(&md, "\nTarget: 0 errors, 0 wrong, load p99 < 100 ms while documents come and go %s\n\n", mark(ok))
 	}
 
 	if want["hooks"] {

@@ -39,6 +39,7 @@ type Store struct {
 	ctrs *redisCounters
 	cols *redisCollections
 	jrnl *redisJournal
+	docs *redisDocuments
 
 	// trips counts round trips to Redis, for the load harness's figure
 	// of round trips per request.
@@ -114,6 +115,7 @@ func Open(ctx context.Context, rawURL string, o Options) (*Store, error) {
 	r.ctrs = &redisCounters{r: r}
 	r.cols = &redisCollections{r: r}
 	r.jrnl = &redisJournal{r: r}
+	r.docs = &redisDocuments{r: r}
 	return r, nil
 }
 

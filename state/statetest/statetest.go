@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("Collections", h.collections)
 	t.Run("StoreReset", h.storeReset)
 	t.Run("Journal", h.journal)
+	t.Run("Documents", h.documents)
 }
 
 type harness struct{ newStore NewStore }

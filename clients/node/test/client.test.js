@@ -1,0 +1,81 @@
+// Runs against a real scenariomock binary: $SCENARIOMOCK_BIN (.ci/run
+// builds it), or scenariomock on PATH.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { start, connect, VerifyError, SESSION_HEADER } from '../index.js';
+
+let mock;
+before(async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'scenariomock-node-'));
+  writeFileSync(join(dir, 'pay.yaml'), `
+routes:
+  - name: get payment
+    method: GET
+    path: /payments/{id}
+    respond: {status: 200, body: {id: pay_1, status: succeeded}}
+`);
+  mock = await start({ scenarios: [dir] });
+});
+after(async () => { await mock?.stop(); });
+
+test('start serves the files on a free port', async () => {
+  assert.match(mock.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  const res = await fetch(`${mock.url}/payments/pay_1`);
+  assert.equal(res.status, 200);
+  assert.equal((await res.json()).status, 'succeeded');
+});
+
+test('add stubs over the files, verify counts, reset removes them', async () => {
+  const added = await mock.add(`
+routes:
+  - name: declined
+    method: GET
+    path: /payments/{id}
+    respond: {status: 402, body: {error: card_declined}}
+`);
+  assert.deepEqual(added.routes, ['declined']);
+  assert.equal((await fetch(`${mock.url}/payments/pay_2`)).status, 402);
+  assert.equal(await mock.verify({ route: 'declined', count: 1 }), 1);
+  await assert.rejects(mock.verify({ route: 'declined', count: 2 }), (err) => err instanceof VerifyError && err.found === 1 && /want exactly 2/.test(err.message));
+  await mock.reset();
+  assert.equal((await fetch(`${mock.url}/payments/pay_2`)).status, 200);
+  assert.equal(await mock.count({}), 1); // the journal starts again
+});
+
+test('add as an object (JSON), and remove', async () => {
+  const added = await mock.add({ routes: [{ name: 'json', method: 'POST', path: '/refunds', respond: { status: 201 } }] });
+  const res = await fetch(`${mock.url}/refunds`, { method: 'POST', body: '{"amount": 5}', headers: { 'Content-Type': 'application/json' } });
+  assert.equal(res.status, 201);
+  await mock.verify({ method: 'POST', path: '/refunds', body: { amount: 5 }, count: 1 });
+  await mock.remove(added.id);
+  assert.equal((await fetch(`${mock.url}/refunds`, { method: 'POST' })).status, 404);
+});
+
+test('a document with problems rejects with each at its line:col', async () => {
+  await assert.rejects(mock.add('routes:\n  - {path: /x, respnd: {}}\n'), (err) => err.status === 400 && /posted:2:16: routes\[0\]: unknown field "respnd"/.test(err.message));
+});
+
+test('sessions keep parallel tests apart', async () => {
+  await mock.add('routes:\n  - {name: who, method: GET, path: /who, respond: {body: one}}\n', { session: 'one' });
+  await mock.add('routes:\n  - {name: who, method: GET, path: /who, respond: {body: two}}\n', { session: 'two' });
+  assert.equal(await (await fetch(`${mock.url}/__session/one/who`)).text(), 'one');
+  assert.equal(await (await fetch(`${mock.url}/who`, { headers: { [SESSION_HEADER]: 'two' } })).text(), 'two');
+  assert.equal((await fetch(`${mock.url}/who`)).status, 404);
+  await mock.verify({ session: 'one', route: 'who', count: 1 });
+  await mock.verify({ session: 'two', count: 1 });
+  await mock.reset();
+});
+
+test('connect talks to a server already running', async () => {
+  const other = connect(mock.url + '/');
+  await other.add('routes:\n  - {method: GET, path: /ping, respond: {body: pong}}\n');
+  assert.equal(await (await fetch(`${mock.url}/ping`)).text(), 'pong');
+  await other.reset();
+});
+
+test('start fails clearly without the binary', async () => {
+  await assert.rejects(start({ binary: '/nonexistent/scenariomock' }), /did not run.*SCENARIOMOCK_BIN/s);
+});

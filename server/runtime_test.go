@@ -1,0 +1,310 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scenariomock/scenariomock/internal/redistest"
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/state/redis"
+)
+
+const yamlType = "application/yaml"
+
+// postDoc posts a runtime document and returns its id, failing unless
+// the answer is 201.
+func postDoc(t *testing.T, base, doc string) (string, map[string]any) {
+	t.Helper()
+	r := do(t, "POST", base+"/__admin/scenarios", doc, "Content-Type", yamlType)
+	if r.status != 201 {
+		t.Fatalf("POST /__admin/scenarios: %d %s", r.status, r.body)
+	}
+	v := r.json(t)
+	id, _ := v["id"].(string)
+	if id == "" || r.header.Get("Location") != "/__admin/scenarios/"+id {
+		t.Fatalf("POST answer %s, Location %q: want an id and its Location", r.body, r.header.Get("Location"))
+	}
+	return id, v
+}
+
+func wantBody(t *testing.T, url string, status int, body string, headers ...string) {
+	t.Helper()
+	if r := do(t, "GET", url, "", headers...); r.status != status || r.body != body {
+		t.Fatalf("GET %s %v: %d %q, want %d %q", url, headers, r.status, r.body, status, body)
+	}
+}
+
+// TestRuntimeDocuments adds routes over the admin API on top of a file:
+// at equal priority they win, a file reload keeps them, and removing them
+// (one, or all) brings the file's answers back.
+func TestRuntimeDocuments(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.yaml")
+	write := func(body string) {
+		t.Helper()
+		content := fmt.Sprintf(`
+routes:
+  - {name: pay, method: GET, path: /pay, respond: {status: 200, body: %q}}
+  - {name: other, method: GET, path: /other, respond: {status: 200, body: %q}}
+`, body, body)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("file v1")
+	s, hs, _ := newTestServer(t, Options{Load: func() (*scenarios.Set, error) { return scenarios.Load(path) }})
+	base := hs.URL
+
+	id, answer := postDoc(t, base, `
+routes:
+  - {name: stub pay, method: GET, path: /pay, respond: {status: 402, body: "declined"}}
+  - {method: POST, path: /refunds, respond: {status: 201, body: "refunded"}}
+`)
+	if got := fmt.Sprint(answer["routes"]); got != "[stub pay POST /refunds]" {
+		t.Fatalf("routes of the answer = %s, want the document's two", got)
+	}
+	wantBody(t, base+"/pay", 402, "declined")
+	if r := do(t, "POST", base+"/refunds", ""); r.status != 201 || r.body != "refunded" {
+		t.Fatalf("POST /refunds: %d %q", r.status, r.body)
+	}
+	wantBody(t, base+"/other", 200, "file v1")
+
+	// A second document is newer: it wins over the first.
+	id2, _ := postDoc(t, base, `{"routes": [{"name": "json pay", "method": "GET", "path": "/pay", "respond": {"status": 200, "body": "json"}}]}`)
+	wantBody(t, base+"/pay", 200, "json")
+
+	// The listing, and one document as posted.
+	list := do(t, "GET", base+"/__admin/scenarios?runtime=true", "")
+	if !strings.Contains(list.body, id) || !strings.Contains(list.body, id2) || strings.Index(list.body, id) > strings.Index(list.body, id2) {
+		t.Fatalf("runtime listing %s: want %s then %s", list.body, id, id2)
+	}
+	if st := do(t, "GET", base+"/__admin/scenarios", "").json(t); len(st["runtime"].([]any)) != 2 {
+		t.Fatalf("GET /__admin/scenarios runtime = %v", st["runtime"])
+	}
+	wantBody(t, base+"/__admin/scenarios/"+id2, 200, `{"routes": [{"name": "json pay", "method": "GET", "path": "/pay", "respond": {"status": 200, "body": "json"}}]}`)
+
+	// A file reload keeps them.
+	write("file v2")
+	if err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	wantBody(t, base+"/pay", 200, "json")
+	wantBody(t, base+"/other", 200, "file v2")
+
+	if r := do(t, "DELETE", base+"/__admin/scenarios/"+id2, ""); r.status != 200 {
+		t.Fatalf("DELETE %s: %d %s", id2, r.status, r.body)
+	}
+	wantBody(t, base+"/pay", 402, "declined")
+	if r := do(t, "DELETE", base+"/__admin/scenarios/"+id2, ""); r.status != 404 {
+		t.Fatalf("DELETE %s again: %d %s, want 404", id2, r.status, r.body)
+	}
+	if r := do(t, "DELETE", base+"/__admin/scenarios", ""); r.status != 400 || !strings.Contains(r.body, "runtime=true") {
+		t.Fatalf("DELETE without runtime=true: %d %s, want 400", r.status, r.body)
+	}
+	wantBody(t, base+"/pay", 402, "declined")
+	if r := do(t, "DELETE", base+"/__admin/scenarios?runtime=true", ""); r.status != 200 || r.json(t)["removed"] != float64(1) {
+		t.Fatalf("DELETE ?runtime=true: %d %s", r.status, r.body)
+	}
+	wantBody(t, base+"/pay", 200, "file v2")
+	if r := do(t, "POST", base+"/refunds", ""); r.status != 404 {
+		t.Fatalf("POST /refunds after removal: %d, want 404", r.status)
+	}
+}
+
+// TestRuntimeDocumentRefused: what a file would be refused for, a posted
+// document is too, with every problem at its line:col in the document,
+// and nothing is added; so are documents too large, clashing names, and
+// calls the admin API refuses anyway.
+func TestRuntimeDocumentRefused(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{AdminToken: "s3cret-token-for-tests"}, `
+routes:
+  - {name: pay, method: GET, path: /pay, respond: {status: 200, body: "file"}}
+`)
+	base := hs.URL
+	auth := []string{"Authorization", "Bearer s3cret-token-for-tests", "Content-Type", yamlType}
+	cases := []struct {
+		name, doc string
+		status    int
+		want      []string // in the body
+	}{
+		{"two problems", "routes:\n  - path: /x\n    respond: {status: 99}\n  - method: GET\n    path: /y{\n    respond: {status: 200}\n", 400,
+			[]string{`posted:3:`, `posted:5:`}},
+		{"syntax", "routes: [\n", 400, []string{`posted:`}},
+		{"name taken by a file", "routes:\n  - {name: pay, method: GET, path: /pay2, respond: {status: 200}}\n", 400,
+			[]string{`posted:2:`, `duplicate route name`}},
+		{"body file", "routes:\n  - {method: GET, path: /f, respond: {status: 200, bodyFile: /etc/passwd}}\n", 400, []string{`posted:2:`}},
+		{"empty", "", 400, []string{"Send a scenario document"}},
+		{"too large", "routes: []\n#" + strings.Repeat("x", MaxDocumentSize), 413, []string{"at most"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := do(t, "POST", base+"/__admin/scenarios", tc.doc, auth...)
+			if r.status != tc.status {
+				t.Fatalf("%d %s, want %d", r.status, r.body, tc.status)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.body, w) {
+					t.Errorf("body %s lacks %q", r.body, w)
+				}
+			}
+		})
+	}
+	if r := do(t, "GET", base+"/__admin/scenarios?runtime=true", "", auth...); r.body != "{\n  \"runtime\": []\n}\n" {
+		t.Fatalf("after refusals: %s, want no documents", r.body)
+	}
+	doc := "routes:\n  - {method: GET, path: /z, respond: {status: 200}}\n"
+	if r := do(t, "POST", base+"/__admin/scenarios", doc, "Content-Type", yamlType); r.status != 401 {
+		t.Fatalf("without the token: %d, want 401", r.status)
+	}
+	if r := do(t, "POST", base+"/__admin/scenarios", doc, "Authorization", "Bearer s3cret-token-for-tests", "Content-Type", "text/plain"); r.status != 403 {
+		t.Fatalf("as text/plain (a cross-site form can send it): %d, want 403", r.status)
+	}
+	if r := do(t, "POST", base+"/__admin/scenarios", doc, append(auth, "Origin", "https://evil.example")...); r.status != 403 {
+		t.Fatalf("from another origin: %d, want 403", r.status)
+	}
+}
+
+// TestSessions: documents of two sessions on one path answer only their
+// session's requests (by header or path prefix), the file answers the
+// rest, and the journal counts each session's requests apart.
+func TestSessions(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, `
+routes:
+  - name: pay
+    method: GET
+    path: /pay/{id}
+    respond: {status: 200, body: "file"}
+`)
+	base := hs.URL
+	for _, name := range []string{"alpha", "beta"} {
+		postDoc(t, base, fmt.Sprintf(`
+session: %s
+routes:
+  - name: pay
+    method: GET
+    path: /pay/{id}
+    responses:
+      - {status: 200, template: true, body: "%s {{ .Request.Vars.id }} first"}
+      - {status: 200, body: "%s then"}
+`, name, name, name))
+	}
+	wantBody(t, base+"/pay/1", 200, "file")
+	wantBody(t, base+"/pay/1", 200, "alpha 1 first", SessionHeader, "alpha")
+	wantBody(t, base+"/__session/beta/pay/2", 200, "beta 2 first")
+	// Each session's sequence is its own.
+	wantBody(t, base+"/__session/alpha/pay/3", 200, "alpha then")
+	wantBody(t, base+"/pay/4", 200, "beta then", SessionHeader, "beta")
+	wantBody(t, base+"/pay/5", 200, "file", SessionHeader, "gamma")
+	// Another session's routes are no near miss of a request.
+	if r := do(t, "GET", base+"/nothing", "", SessionHeader, "gamma"); r.status != 404 || strings.Contains(r.body, "alpha") {
+		t.Fatalf("miss: %d %s", r.status, r.body)
+	}
+	count := func(q string) string {
+		return do(t, "GET", base+"/__admin/requests/count?"+q, "").body
+	}
+	if got := count("session=alpha"); !strings.Contains(got, `"count": 2`) {
+		t.Fatalf("alpha's requests: %s, want 2", got)
+	}
+	if got := count("session=beta&path=/pay/2"); !strings.Contains(got, `"count": 1`) {
+		t.Fatalf("beta's request to /pay/2 (the path without its prefix): %s, want 1", got)
+	}
+	// Names are unique per session: the same name in one session twice
+	// is refused.
+	r := do(t, "POST", base+"/__admin/scenarios", "session: alpha\nroutes:\n  - {name: pay, method: GET, path: /x, respond: {status: 200}}\n", "Content-Type", yamlType)
+	if r.status != 400 || !strings.Contains(r.body, "duplicate route name") {
+		t.Fatalf("a second pay in alpha: %d %s", r.status, r.body)
+	}
+	r = do(t, "POST", base+"/__admin/scenarios", "session: 'a b'\nroutes: []\n", "Content-Type", yamlType)
+	if r.status != 400 || !strings.Contains(r.body, "posted:1:10") {
+		t.Fatalf("a bad session name: %d %s", r.status, r.body)
+	}
+}
+
+// TestRuntimeDocumentsReplicas: two replicas on one real redis-server
+// share runtime documents: what one adds the other serves, what the other
+// removes the first stops serving, and a replica started later serves
+// what is there.
+func TestRuntimeDocumentsReplicas(t *testing.T) {
+	rs := redistest.Start(t)
+	open := func() Options {
+		st, err := redis.Open(context.Background(), rs.URL(), redis.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return Options{State: st}
+	}
+	file := "routes:\n  - {name: pay, method: GET, path: /pay, respond: {status: 200, body: file}}\n"
+	_, a, _ := serveYAMLRunning(t, open(), file)
+	_, b, _ := serveYAMLRunning(t, open(), file)
+	id, _ := postDoc(t, a, "routes:\n  - {name: stub, method: GET, path: /pay, respond: {status: 202, body: stub}}\n")
+	wantBody(t, a+"/pay", 202, "stub") // at once on the replica that took the POST
+	eventually(t, patience, func() string {
+		if r := do(t, "GET", b+"/pay", ""); r.body != "stub" {
+			return "replica b answers " + r.body
+		}
+		return ""
+	})
+	_, c, _ := serveYAMLRunning(t, open(), file)
+	wantBody(t, c+"/pay", 202, "stub")
+	if r := do(t, "DELETE", b+"/__admin/scenarios/"+id, ""); r.status != 200 {
+		t.Fatalf("DELETE on b: %d %s", r.status, r.body)
+	}
+	wantBody(t, b+"/pay", 200, "file")
+	eventually(t, patience, func() string {
+		if r := do(t, "GET", a+"/pay", ""); r.body != "file" {
+			return "replica a answers " + r.body
+		}
+		return ""
+	})
+}
+
+// TestRuntimeDocumentsAndBrokenFiles: a file edit that takes a runtime
+// route's name fails the reload (at the file's line, the documents keep
+// serving), and a document posted while the files are broken is laid on
+// the last good files.
+func TestRuntimeDocumentsAndBrokenFiles(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	write := func(content string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("routes:\n  - {name: pay, method: GET, path: /pay, respond: {status: 200, body: file}}\n")
+	s, hs, _ := newTestServer(t, Options{Load: func() (*scenarios.Set, error) { return scenarios.Load(path) }})
+	base := hs.URL
+	postDoc(t, base, "routes:\n  - {name: stub, method: GET, path: /stub, respond: {status: 200, body: stub}}\n")
+
+	write("routes:\n  - {name: pay, method: GET, path: /pay, respond: {status: 200, body: file}}\n  - {name: stub, method: GET, path: /other, respond: {status: 200}}\n")
+	if err := s.Reload(); err == nil || !strings.Contains(err.Error(), path+":3:5") || !strings.Contains(err.Error(), "duplicate route name") {
+		t.Fatalf("Reload with a name a runtime route has: %v, want the duplicate at the file's line", err)
+	}
+	wantBody(t, base+"/stub", 200, "stub")
+
+	write("routes:\n  - {name: pay, method: GET, path: /pay, respond: {status: 200, body: file v2}\n") // unbalanced
+	if err := s.Reload(); err == nil {
+		t.Fatal("Reload of a broken file succeeded")
+	}
+	postDoc(t, base, "routes:\n  - {name: late, method: GET, path: /late, respond: {status: 200, body: late}}\n")
+	wantBody(t, base+"/late", 200, "late")
+	wantBody(t, base+"/stub", 200, "stub")
+	wantBody(t, base+"/pay", 200, "file")
+	if st := do(t, "GET", base+"/__admin/scenarios", "").json(t); st["lastReload"].(map[string]any)["ok"] != false {
+		t.Fatalf("lastReload after a POST over broken files: %v, want the file error still shown", st["lastReload"])
+	}
+	write("routes:\n  - {name: pay, method: GET, path: /pay, respond: {status: 200, body: fixed}}\n")
+	if err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	wantBody(t, base+"/pay", 200, "fixed")
+	wantBody(t, base+"/late", 200, "late")
+}
