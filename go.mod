@@ -41,6 +41,6 @@ require (
 	github.com/pb33f/jsonpath v0.8.5 // indirect
 	github.com/pb33f/jsonschema/v6 v6.0.3 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.2 // indirect
-	golang.org/x/net v0.62.0 // indirect
+	golang.org/x/net v0.62.0 // test-only: the HTTP/2 rapid-reset test (server/rapidreset_test.go) writes frames with its http2.Framer
 	golang.org/x/sync v0.25.0 // indirect
 )

@@ -847,23 +847,34 @@ func (d *fileDecoder) textBody(n *yaml.Node, field string, text []byte, r *Respo
 	} else {
 		r.Body = text
 	}
-	return sniff(text)
+	if r.BodyTemplate != nil {
+		t := bytes.TrimSpace(text)
+		if bytes.HasPrefix(t, []byte("{{")) {
+			// Its type is what it renders (an echo of the request, text,
+			// nothing at all): the server labels each answer (Sniff).
+			return ""
+		}
+		if t[0] == '{' || t[0] == '[' {
+			return "application/json" // a JSON template
+		}
+	}
+	return Sniff(text)
 }
 
-// sniff guesses a text body's type: JSON when it is a JSON object or
-// array, otherwise net/http's content sniffing.
-func sniff(text []byte) string {
-	if len(text) == 0 {
+// Sniff returns the Content-Type a body implies: application/json for a
+// JSON object or array, none for an empty body, otherwise net/http's
+// content sniffing. It is the type a static body gets when its response
+// names none, and the server's for a text template's output when the
+// template's own text does not say (it begins with an action).
+func Sniff(body []byte) string {
+	if len(body) == 0 {
 		return ""
 	}
-	t := bytes.TrimSpace(text)
+	t := bytes.TrimSpace(body)
 	if len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(t) {
 		return "application/json"
 	}
-	if len(t) > 0 && (t[0] == '{' || t[0] == '[') && bytes.Contains(t, []byte("{{")) {
-		return "application/json" // a JSON template
-	}
-	return http.DetectContentType(text)
+	return http.DetectContentType(body)
 }
 
 func (d *fileDecoder) bodyFile(n *yaml.Node, field string, r *Response) string {

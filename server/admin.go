@@ -302,6 +302,11 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	snap := s.snap.Load()
 	name := r.URL.Query().Get("route")
 	if name == "" {
+		// Requests writing their effects finish first; those still in a
+		// delay find the epoch moved and write nothing (fence.go).
+		s.fence.Lock()
+		defer s.fence.Unlock()
+		s.epoch.Add(1)
 		if err := s.state.Reset(r.Context()); err != nil {
 			s.adminUnavailable(w, r, err)
 			return

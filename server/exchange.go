@@ -39,6 +39,10 @@ type exchange struct {
 	// claim
 	tok     state.Token
 	claimed bool // tok holds the key: commit completes or releases it
+	// epoch is the server's when the request arrived; fenced: it holds
+	// the server's fence for reading (fence.go).
+	epoch  uint64
+	fenced bool
 	// advance
 	p    *prepared // the response the call gets
 	call int64     // its position in the sequence, from 0
@@ -162,6 +166,9 @@ func (s *Server) exchangeFor(w http.ResponseWriter, r *http.Request, start time.
 // answer, body or request; its buffers are kept for the next request.
 // Nothing may use x after end.
 func (x *exchange) end() {
+	if x.fenced {
+		x.s.fence.RUnlock() // a stage that panicked: a reset must not wait forever
+	}
 	rec, own, pooled := x.rec.scratch(), x.ownHeader, x.pooled
 	*x = exchange{rec: rec, ownHeader: own}
 	clear(own)

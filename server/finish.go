@@ -24,6 +24,9 @@ func (s *Server) record(x *exchange) {
 		return
 	}
 	x.recorded = true
+	if s.epoch.Load() != x.epoch {
+		return // a straggler of the state a reset forgot (fence.go)
+	}
 	o := &x.out
 	if o.unmatched {
 		s.unmatched.Add(1)

@@ -37,6 +37,7 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 		}
 		x.body = body
 	}
+	x.epoch = s.epoch.Load() // arrived: once the body is in
 	defer s.finish(x)
 	if s.match(x) {
 		s.serveRoute(x)
@@ -137,10 +138,11 @@ func putBody(bp *[]byte, x *exchange) {
 // A new kind of answer is one arm in produce; a new effect of a request
 // (an event, a recording) is one call in commit.
 func (s *Server) serveRoute(x *exchange) {
-	if s.check(x) && s.claim(x) && s.advance(x) && s.wait(x) {
+	if s.check(x) && s.claim(x) && s.advance(x) && s.wait(x) && s.fenceIn(x) {
 		s.produce(x)
 	}
 	s.commit(x)
+	s.fenceOut(x)
 	s.deliver(x)
 }
 

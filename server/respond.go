@@ -31,6 +31,10 @@ type prepared struct {
 	// templates are the headers rendered per request.
 	templates []scenarios.Header
 	templated bool
+	// sniff says that a text template's answers are labelled by what
+	// they render (scenarios.Sniff): its text did not say, and the
+	// response names no Content-Type.
+	sniff bool
 	// missing answers a load or delete that finds nothing (nil: a 404
 	// problem).
 	missing *prepared
@@ -62,6 +66,9 @@ func prepare(r *scenarios.Response) *prepared {
 	}
 	if _, set := r.Header("Content-Type"); !set && (r.Op == scenarios.OpLoad || r.Op != "" && r.Status != http.StatusNoContent && len(r.Body) == 0 && r.BodyTemplate == nil && r.JSONTemplate == nil) {
 		p.header = append(p.header, headerValue{"Content-Type", []string{"application/json"}}) // the stored item
+	}
+	if _, set := r.Header("Content-Type"); !set && r.BodyTemplate != nil {
+		p.sniff = true
 	}
 	// A collection operation's body is known only per request.
 	p.templated = r.BodyTemplate != nil || r.JSONTemplate != nil || len(p.templates) > 0 || r.Op != ""
@@ -313,6 +320,11 @@ func (p *prepared) render(rec *recorder, limit int, data dataSource) error {
 				return renderError("body", limit, err)
 			}
 			body = buf.Bytes()
+			if p.sniff {
+				if ct := scenarios.Sniff(body); ct != "" {
+					h["Content-Type"] = []string{ct} // none for an empty answer
+				}
+			}
 		case len(p.body) > 0: // a body of its own
 		case p.src.Op == scenarios.OpList:
 			body = joinItems(d.items)

@@ -239,6 +239,13 @@ type Server struct {
 	// or a 404), so that a CI job can assert that nothing unmocked was
 	// called. POST /__admin/reset zeroes it.
 	unmatched atomic.Int64
+	// epoch counts full resets (POST /__admin/reset); a request notes it
+	// when it arrives, and one that finds it moved is a straggler of the
+	// state before (fence.go). fence is held for reading while a request
+	// writes its effects, for writing while a reset forgets: the two
+	// never interleave.
+	epoch atomic.Uint64
+	fence sync.RWMutex
 	// hooks delivers the routes' events (webhooks.go).
 	hooks hooks
 }
