@@ -85,7 +85,7 @@ func (s *Server) handleRequests(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, 32<<10)
+	bw := bufio.NewWriterSize(windowWriter{s, w}, 32<<10)
 	bw.WriteString("{\n  \"requests\": [")
 	for i, k := range idx {
 		if i > 0 {
@@ -183,8 +183,18 @@ func (s *Server) handleRequestsStream(w http.ResponseWriter, r *http.Request) {
 	// second away ends such a write, and leaves the time to end a stream
 	// that is read cleanly. Not when the handler returns on its own
 	// (deferred after, so run before, the cancel above): the connection
-	// may serve another request.
-	defer context.AfterFunc(ctx, func() { _ = rc.SetWriteDeadline(time.Now().Add(time.Second)) })()
+	// may serve another request. The handler waits for it to have run:
+	// on HTTP/2 the ResponseWriter must not be touched once it returns.
+	ending := make(chan struct{})
+	stopEnding := context.AfterFunc(ctx, func() {
+		defer close(ending)
+		_ = rc.SetWriteDeadline(time.Now().Add(time.Second))
+	})
+	defer func() {
+		if !stopEnding() {
+			<-ending
+		}
+	}()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -192,6 +202,20 @@ func (s *Server) handleRequestsStream(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	if rc.Flush() != nil {
 		return
+	}
+	// Each write has WriteTimeout (a client that stops reading is
+	// dropped, and the page it pins freed), the waits between none. Not
+	// once the stream ends: the second set above must stand.
+	window := func() bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		s.writeWindow(w, 0)
+		if ctx.Err() != nil {
+			_ = rc.SetWriteDeadline(time.Now().Add(time.Second))
+			return false
+		}
+		return true
 	}
 	var buf []byte
 	for {
@@ -217,10 +241,14 @@ func (s *Server) handleRequestsStream(w http.ResponseWriter, r *http.Request) {
 			buf = append(buf, "\nevent: request\ndata: "...)
 			buf = append(buf, data...) // json.Marshal escapes newlines: one line
 			buf = append(buf, "\n\n"...)
+			if !window() {
+				return
+			}
 			if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
 				return
 			}
 		}
+		holdWrites(w)
 		wait, stop := context.WithTimeout(ctx, s.opts.streamKeepAlive)
 		err = j.Wait(wait, after)
 		stop()
@@ -228,6 +256,9 @@ func (s *Server) handleRequestsStream(w http.ResponseWriter, r *http.Request) {
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, context.DeadlineExceeded):
+			if !window() {
+				return
+			}
 			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil || rc.Flush() != nil {
 				return
 			}
@@ -236,4 +267,17 @@ func (s *Server) handleRequestsStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// windowWriter gives each write to w (a listing's page of 32 KiB) its own
+// WriteTimeout: a long listing read steadily is not cut, one that stops
+// being read is.
+type windowWriter struct {
+	s *Server
+	w http.ResponseWriter
+}
+
+func (ww windowWriter) Write(p []byte) (int, error) {
+	ww.s.writeWindow(ww.w, 0)
+	return ww.w.Write(p)
 }
