@@ -44,24 +44,35 @@ func (s *Server) requestFilter(w http.ResponseWriter, r *http.Request, skip ...s
 	return f, q, true
 }
 
-// matching returns the indexes of the journal's entries f matches,
-// oldest first.
-func (s *Server) matching(ctx context.Context, f journal.Filter) ([]state.Entry, []int, error) {
-	entries, err := s.state.Journal().Entries(ctx, f.After())
-	if err != nil {
-		return nil, nil, err
-	}
-	var idx []int
-	for i := range entries {
+// journalPage is how many entries a listing or the request stream reads
+// from the journal at once: what a reader that stalls can pin.
+const journalPage = 256
+
+// eachMatching calls fn with each journal entry f matches, oldest first,
+// reading the journal a page at a time: a listing holds one page and
+// what it keeps, not a copy of the journal. The entry is the page's: fn
+// copies what it keeps.
+func (s *Server) eachMatching(ctx context.Context, f journal.Filter, fn func(*state.Entry)) error {
+	j := s.state.Journal()
+	for after := f.After(); ; {
+		page, err := state.EntriesPage(ctx, j, after, journalPage)
+		if err != nil {
+			return err
+		}
 		// A client that left, or shutdown, stops a long match.
-		if i%256 == 255 && ctx.Err() != nil {
-			return nil, nil, ctx.Err()
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-		if f.Match(&entries[i]) {
-			idx = append(idx, i)
+		for i := range page {
+			if f.Match(&page[i]) {
+				fn(&page[i])
+			}
 		}
+		if len(page) < journalPage {
+			return nil
+		}
+		after = page[len(page)-1].ID
 	}
-	return entries, idx, nil
 }
 
 // handleRequests lists the newest journal entries that match the filter
@@ -71,13 +82,26 @@ func (s *Server) handleRequests(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	entries, idx, err := s.matching(r.Context(), f)
+	// The newest limit matches, in a ring: kept[total%limit] is the
+	// oldest once it is full.
+	limit, total := f.Limit(), 0
+	var kept []state.Entry
+	err := s.eachMatching(r.Context(), f, func(e *state.Entry) {
+		if len(kept) < limit {
+			kept = append(kept, *e)
+		} else {
+			kept[total%limit] = *e
+		}
+		total++
+	})
 	if err != nil {
 		s.adminUnavailable(w, r, err)
 		return
 	}
-	total := len(idx)
-	idx = idx[max(0, total-f.Limit()):]
+	if len(kept) == limit {
+		k := total % limit
+		kept = append(kept[k:], kept[:k]...)
+	}
 	// Written an entry at a time: the whole answer can be many times the
 	// journal's own size (a body of control bytes escapes to six bytes
 	// each), and must not be held in memory at once.
@@ -87,11 +111,11 @@ func (s *Server) handleRequests(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(windowWriter{s, w}, 32<<10)
 	bw.WriteString("{\n  \"requests\": [")
-	for i, k := range idx {
+	for i := range kept {
 		if i > 0 {
 			bw.WriteString(",")
 		}
-		b, err := json.MarshalIndent(&entries[k], "    ", "  ")
+		b, err := json.MarshalIndent(&kept[i], "    ", "  ")
 		if err != nil {
 			return // cannot happen for an Entry; the answer is cut
 		}
@@ -100,7 +124,7 @@ func (s *Server) handleRequests(w http.ResponseWriter, r *http.Request) {
 			return // the client left
 		}
 	}
-	if len(idx) > 0 {
+	if len(kept) > 0 {
 		bw.WriteString("\n  ")
 	}
 	bw.WriteString("],\n  \"total\": " + strconv.Itoa(total) + "\n}\n")
@@ -113,12 +137,12 @@ func (s *Server) handleRequestsCount(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	_, idx, err := s.matching(r.Context(), f)
-	if err != nil {
+	n := 0
+	if err := s.eachMatching(r.Context(), f, func(*state.Entry) { n++ }); err != nil {
 		s.adminUnavailable(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]int{"count": len(idx)})
+	writeJSON(w, http.StatusOK, map[string]int{"count": n})
 }
 
 // handleRequestsClear empties the journal. Entry IDs go on increasing, so
@@ -219,7 +243,10 @@ func (s *Server) handleRequestsStream(w http.ResponseWriter, r *http.Request) {
 	}
 	var buf []byte
 	for {
-		entries, err := j.Entries(ctx, after)
+		// A page at a time: a client that stalls pins one page, not the
+		// journal's worth of entries it has not yet read (entries the
+		// journal itself may have dropped since).
+		entries, err := state.EntriesPage(ctx, j, after, journalPage)
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn("request stream ended: the journal did not answer", "error", err.Error())
@@ -247,6 +274,9 @@ func (s *Server) handleRequestsStream(w http.ResponseWriter, r *http.Request) {
 			if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
 				return
 			}
+		}
+		if len(entries) == journalPage {
+			continue // more to send: no wait
 		}
 		holdWrites(w)
 		wait, stop := context.WithTimeout(ctx, s.opts.streamKeepAlive)
