@@ -253,6 +253,7 @@ type serveOptions struct {
 	shutdownTimeout   time.Duration
 	readHeaderTimeout time.Duration
 	readTimeout       time.Duration
+	writeTimeout      time.Duration
 	maxHeaderBytes    byteSize
 	maxSequenceKeys   int
 	maxIdemKeys       int
@@ -311,6 +312,7 @@ separated by colons when none are given.`,
 	f.BoolVar(&opts.shutdownWaitDelay, "shutdown-wait-delays", false, "on SIGINT/SIGTERM, let requests in a delay finish it within --shutdown-timeout instead of dropping them at once")
 	f.DurationVar(&opts.readHeaderTimeout, "read-header-timeout", 10*time.Second, "how long a client may take to send request headers")
 	f.DurationVar(&opts.readTimeout, "read-timeout", 30*time.Second, "how long a client may take to send a whole request, body included (then 408)")
+	f.DurationVar(&opts.writeTimeout, "write-timeout", 60*time.Second, "how long a client may take to read an answer, counted after the route's delay (then it is dropped); the request stream and listings get it per write")
 	f.Var(&opts.maxHeaderBytes, "max-header-bytes", "largest request header block accepted; larger ones get 431")
 	f.IntVar(&opts.maxIdemKeys, "idempotency-max-keys", 100_000, "idempotency keys kept; past it expired keys go first, then the least recently used (keys in flight are never dropped)")
 	f.IntVar(&opts.maxSequenceKeys, "max-sequence-keys", 100_000, "distinct keys a per-key sequence remembers per route before forgetting the oldest")
@@ -459,7 +461,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	srv, err = server.New(server.Options{
 		State: shared, Load: load, Hash: hash, Source: source, Logger: log, Build: version(debug.ReadBuildInfo()),
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
-		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
+		ReadHeaderTimeout: opts.readHeaderTimeout, ReadTimeout: opts.readTimeout, WriteTimeout: opts.writeTimeout, MaxHeaderBytes: int(opts.maxHeaderBytes),
 		MaxSequenceKeys: opts.maxSequenceKeys, MaxIdempotencyKeys: opts.maxIdemKeys, Explain: server.ExplainMode(opts.explain),
 		MaxTemplateOutput: int(opts.maxTemplateOutput), AdminHosts: adminHosts, AdminToken: opts.adminToken,
 		WaitDelaysOnShutdown: opts.shutdownWaitDelay, MaxCollectionItems: opts.maxItems, Rand: random,

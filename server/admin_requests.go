@@ -44,24 +44,35 @@ func (s *Server) requestFilter(w http.ResponseWriter, r *http.Request, skip ...s
 	return f, q, true
 }
 
-// matching returns the indexes of the journal's entries f matches,
-// oldest first.
-func (s *Server) matching(ctx context.Context, f journal.Filter) ([]state.Entry, []int, error) {
-	entries, err := s.state.Journal().Entries(ctx, f.After())
-	if err != nil {
-		return nil, nil, err
-	}
-	var idx []int
-	for i := range entries {
+// journalPage is how many entries a listing or the request stream reads
+// from the journal at once: what a reader that stalls can pin.
+const journalPage = 256
+
+// eachMatching calls fn with each journal entry f matches, oldest first,
+// reading the journal a page at a time: a listing holds one page and
+// what it keeps, not a copy of the journal. The entry is the page's: fn
+// copies what it keeps.
+func (s *Server) eachMatching(ctx context.Context, f journal.Filter, fn func(*state.Entry)) error {
+	j := s.state.Journal()
+	for after := f.After(); ; {
+		page, err := state.EntriesPage(ctx, j, after, journalPage)
+		if err != nil {
+			return err
+		}
 		// A client that left, or shutdown, stops a long match.
-		if i%256 == 255 && ctx.Err() != nil {
-			return nil, nil, ctx.Err()
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-		if f.Match(&entries[i]) {
-			idx = append(idx, i)
+		for i := range page {
+			if f.Match(&page[i]) {
+				fn(&page[i])
+			}
 		}
+		if len(page) < journalPage {
+			return nil
+		}
+		after = page[len(page)-1].ID
 	}
-	return entries, idx, nil
 }
 
 // handleRequests lists the newest journal entries that match the filter
@@ -71,13 +82,26 @@ func (s *Server) handleRequests(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	entries, idx, err := s.matching(r.Context(), f)
+	// The newest limit matches, in a ring: kept[total%limit] is the
+	// oldest once it is full.
+	limit, total := f.Limit(), 0
+	var kept []state.Entry
+	err := s.eachMatching(r.Context(), f, func(e *state.Entry) {
+		if len(kept) < limit {
+			kept = append(kept, *e)
+		} else {
+			kept[total%limit] = *e
+		}
+		total++
+	})
 	if err != nil {
 		s.adminUnavailable(w, r, err)
 		return
 	}
-	total := len(idx)
-	idx = idx[max(0, total-f.Limit()):]
+	if len(kept) == limit {
+		k := total % limit
+		kept = append(kept[k:], kept[:k]...)
+	}
 	// Written an entry at a time: the whole answer can be many times the
 	// journal's own size (a body of control bytes escapes to six bytes
 	// each), and must not be held in memory at once.
@@ -85,13 +109,13 @@ func (s *Server) handleRequests(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, 32<<10)
+	bw := bufio.NewWriterSize(windowWriter{s, w}, 32<<10)
 	bw.WriteString("{\n  \"requests\": [")
-	for i, k := range idx {
+	for i := range kept {
 		if i > 0 {
 			bw.WriteString(",")
 		}
-		b, err := json.MarshalIndent(&entries[k], "    ", "  ")
+		b, err := json.MarshalIndent(&kept[i], "    ", "  ")
 		if err != nil {
 			return // cannot happen for an Entry; the answer is cut
 		}
@@ -100,7 +124,7 @@ func (s *Server) handleRequests(w http.ResponseWriter, r *http.Request) {
 			return // the client left
 		}
 	}
-	if len(idx) > 0 {
+	if len(kept) > 0 {
 		bw.WriteString("\n  ")
 	}
 	bw.WriteString("],\n  \"total\": " + strconv.Itoa(total) + "\n}\n")
@@ -113,12 +137,12 @@ func (s *Server) handleRequestsCount(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	_, idx, err := s.matching(r.Context(), f)
-	if err != nil {
+	n := 0
+	if err := s.eachMatching(r.Context(), f, func(*state.Entry) { n++ }); err != nil {
 		s.adminUnavailable(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]int{"count": len(idx)})
+	writeJSON(w, http.StatusOK, map[string]int{"count": n})
 }
 
 // handleRequestsClear empties the journal. Entry IDs go on increasing, so
@@ -183,8 +207,18 @@ func (s *Server) handleRequestsStream(w http.ResponseWriter, r *http.Request) {
 	// second away ends such a write, and leaves the time to end a stream
 	// that is read cleanly. Not when the handler returns on its own
 	// (deferred after, so run before, the cancel above): the connection
-	// may serve another request.
-	defer context.AfterFunc(ctx, func() { _ = rc.SetWriteDeadline(time.Now().Add(time.Second)) })()
+	// may serve another request. The handler waits for it to have run:
+	// on HTTP/2 the ResponseWriter must not be touched once it returns.
+	ending := make(chan struct{})
+	stopEnding := context.AfterFunc(ctx, func() {
+		defer close(ending)
+		_ = rc.SetWriteDeadline(time.Now().Add(time.Second))
+	})
+	defer func() {
+		if !stopEnding() {
+			<-ending
+		}
+	}()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -193,9 +227,26 @@ func (s *Server) handleRequestsStream(w http.ResponseWriter, r *http.Request) {
 	if rc.Flush() != nil {
 		return
 	}
+	// Each write has WriteTimeout (a client that stops reading is
+	// dropped, and the page it pins freed), the waits between none. Not
+	// once the stream ends: the second set above must stand.
+	window := func() bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		s.writeWindow(w, 0)
+		if ctx.Err() != nil {
+			_ = rc.SetWriteDeadline(time.Now().Add(time.Second))
+			return false
+		}
+		return true
+	}
 	var buf []byte
 	for {
-		entries, err := j.Entries(ctx, after)
+		// A page at a time: a client that stalls pins one page, not the
+		// journal's worth of entries it has not yet read (entries the
+		// journal itself may have dropped since).
+		entries, err := state.EntriesPage(ctx, j, after, journalPage)
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn("request stream ended: the journal did not answer", "error", err.Error())
@@ -217,10 +268,17 @@ func (s *Server) handleRequestsStream(w http.ResponseWriter, r *http.Request) {
 			buf = append(buf, "\nevent: request\ndata: "...)
 			buf = append(buf, data...) // json.Marshal escapes newlines: one line
 			buf = append(buf, "\n\n"...)
+			if !window() {
+				return
+			}
 			if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
 				return
 			}
 		}
+		if len(entries) == journalPage {
+			continue // more to send: no wait
+		}
+		holdWrites(w)
 		wait, stop := context.WithTimeout(ctx, s.opts.streamKeepAlive)
 		err = j.Wait(wait, after)
 		stop()
@@ -228,6 +286,9 @@ func (s *Server) handleRequestsStream(w http.ResponseWriter, r *http.Request) {
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, context.DeadlineExceeded):
+			if !window() {
+				return
+			}
 			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil || rc.Flush() != nil {
 				return
 			}
@@ -236,4 +297,17 @@ func (s *Server) handleRequestsStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// windowWriter gives each write to w (a listing's page of 32 KiB) its own
+// WriteTimeout: a long listing read steadily is not cut, one that stops
+// being read is.
+type windowWriter struct {
+	s *Server
+	w http.ResponseWriter
+}
+
+func (ww windowWriter) Write(p []byte) (int, error) {
+	ww.s.writeWindow(ww.w, 0)
+	return ww.w.Write(p)
 }

@@ -51,6 +51,7 @@ func (s *Server) deliverFault(x *exchange) {
 		// Never answer; the client leaving or shutdown (always, whatever
 		// WaitDelaysOnShutdown says: a hang is not work to finish) ends it.
 		s.record(x)
+		holdWrites(x.w) // on HTTP/2, the stream's deadline would end the hang
 		ctx, release := s.stopContext(r, false)
 		<-ctx.Done()
 		x.out.ended = "client gone during hang"
@@ -239,6 +240,8 @@ func (s *Server) slowBody(x *exchange) {
 	ctx, release := s.stopContext(x.r, s.opts.WaitDelaysOnShutdown)
 	defer release()
 	for i := range n {
+		// Each piece has its own WriteTimeout, after its interval.
+		s.writeWindow(w, f.Over/time.Duration(n))
 		if !s.opts.Clock.Wait(ctx, f.Over/time.Duration(n)) {
 			x.out.ended = "client gone during slow body"
 			if errors.Is(context.Cause(ctx), errShutdown) {

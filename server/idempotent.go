@@ -76,7 +76,14 @@ func (s *Server) claim(x *exchange) bool {
 	}
 	k := state.Key{Group: cfg.Group, Scope: scopeOf(x.in, cfg.Scope, x.m.Vars), Key: key}
 	fp := state.Fingerprint(idempotency.FingerprintOf(x.in, cfg.Fingerprint, x.m.Vars))
-	c, err := s.state.Idempotency().Claim(x.r.Context(), k, fp, state.ClaimOptions{TTL: cfg.TTL, Wait: cfg.InFlight == scenarios.Wait})
+	wait := cfg.InFlight == scenarios.Wait
+	if wait {
+		holdWrites(x.w) // the first request may take its delay and more
+	}
+	c, err := s.state.Idempotency().Claim(x.r.Context(), k, fp, state.ClaimOptions{TTL: cfg.TTL, Wait: wait})
+	if wait {
+		s.writeWindow(x.w, 0)
+	}
 	if err != nil {
 		s.unavailable(x, err)
 		return false

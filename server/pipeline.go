@@ -219,6 +219,10 @@ func (s *Server) wait(x *exchange) bool {
 	case complete:
 		x.ctx = detached
 	}
+	if delay > 0 {
+		// The client's time to take the answer counts from its end.
+		s.writeWindow(x.w, delay)
+	}
 	if delay > 0 && !s.opts.Clock.Wait(ctx, delay) {
 		ended := "client gone during delay"
 		if errors.Is(context.Cause(ctx), errShutdown) {

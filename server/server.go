@@ -65,6 +65,13 @@ type Options struct {
 	ReadTimeout time.Duration
 	// IdleTimeout closes keep-alive connections idle this long (default 2m).
 	IdleTimeout time.Duration
+	// WriteTimeout bounds how long a client may take to take an answer
+	// (default 60s): a client that stops reading is dropped, and the
+	// answer it pins freed. It counts from the request's headers, plus
+	// the route's delay, a wait for an idempotent request in flight, or
+	// a slow body's interval; the request stream and the listings give
+	// each write (a page, an event) its own WriteTimeout.
+	WriteTimeout time.Duration
 	// MaxHeaderBytes bounds request headers (default 64 KiB, against
 	// net/http's 1 MiB, so a connection cannot pin a megabyte); larger
 	// ones get 431 from net/http.
@@ -157,6 +164,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 2 * time.Minute
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 60 * time.Second
 	}
 	if o.MaxHeaderBytes <= 0 {
 		o.MaxHeaderBytes = 64 << 10
@@ -484,9 +494,13 @@ func (s *Server) httpServer(h http.Handler, base context.Context) *http.Server {
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		ReadTimeout:       s.opts.ReadTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
-		MaxHeaderBytes:    s.opts.MaxHeaderBytes,
-		BaseContext:       func(net.Listener) context.Context { return base },
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		// net/http sets it per request (HTTP/1: on the connection once the
+		// headers are read; HTTP/2: on the stream); waits push it back
+		// (writeWindow).
+		WriteTimeout:   s.opts.WriteTimeout,
+		MaxHeaderBytes: s.opts.MaxHeaderBytes,
+		BaseContext:    func(net.Listener) context.Context { return base },
+		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	// Each connection carries its exchange, which its HTTP/1 requests reuse.
 	hs.ConnContext = connExchange
@@ -632,4 +646,22 @@ func certFingerprint(cfg *tls.Config) string {
 		return ""
 	}
 	return certs.Fingerprint(cfg.Certificates[0].Certificate[0])
+}
+
+// writeWindow gives the client WriteTimeout from now, plus extra (a wait
+// about to begin), to take what is written to w next: on HTTP/1 the
+// connection's write deadline, on HTTP/2 the stream's (whose timer resets
+// the stream when it passes, written to or not, so that a wait must push
+// it back before it begins, not after). A client that stops reading then
+// has its connection (or stream) closed when it passes, and the handler,
+// with the answer it holds, returns.
+func (s *Server) writeWindow(w http.ResponseWriter, extra time.Duration) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout + extra))
+}
+
+// holdWrites lifts w's write deadline for a wait of unknown length (a
+// hang, an idle stream), in which nothing is written; writeWindow sets it
+// again before the next write.
+func holdWrites(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 }

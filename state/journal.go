@@ -31,6 +31,27 @@ type Journal interface {
 	Wait(ctx context.Context, after int64) error
 }
 
+// JournalPager is implemented by the journals of Memory and of
+// state/redis: a stream or a listing reads one page at a time, so that a
+// reader that stalls pins one page, not a journal's worth of entries the
+// journal itself has since dropped. It is apart from Journal so that
+// Journal's other implementations stay valid (see EntriesPage).
+type JournalPager interface {
+	// Page returns at most limit (> 0) of the entries kept with an ID
+	// above after, oldest first. They are shared: read, never modify.
+	Page(ctx context.Context, after int64, limit int) ([]Entry, error)
+}
+
+// EntriesPage returns at most limit of j's entries with an ID above
+// after, oldest first: one page, read as one when j is a JournalPager.
+func EntriesPage(ctx context.Context, j Journal, after int64, limit int) ([]Entry, error) {
+	if p, ok := j.(JournalPager); ok {
+		return p.Page(ctx, after, limit)
+	}
+	entries, err := j.Entries(ctx, after)
+	return entries[:min(len(entries), limit)], err
+}
+
 // DefaultJournalSize is how many entries a journal keeps by default.
 const DefaultJournalSize = 10_000
 
@@ -171,7 +192,12 @@ func (j *memJournal) Append(_ context.Context, e *Entry) error {
 	return nil
 }
 
-func (j *memJournal) Entries(_ context.Context, after int64) ([]Entry, error) {
+func (j *memJournal) Entries(ctx context.Context, after int64) ([]Entry, error) {
+	return j.Page(ctx, after, 0)
+}
+
+// Page is Entries with at most limit entries; 0 for all of them.
+func (j *memJournal) Page(_ context.Context, after int64, limit int) ([]Entry, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	first := j.lastID - int64(j.n) + 1 // ID of the oldest entry kept
@@ -179,8 +205,12 @@ func (j *memJournal) Entries(_ context.Context, after int64) ([]Entry, error) {
 	if after >= first {
 		skip = int(min(after-first+1, int64(j.n)))
 	}
-	out := make([]Entry, 0, j.n-skip)
-	for i := skip; i < j.n; i++ {
+	end := j.n
+	if limit > 0 {
+		end = min(end, skip+limit)
+	}
+	out := make([]Entry, 0, end-skip)
+	for i := skip; i < end; i++ {
 		out = append(out, j.ring[(j.start+i)%len(j.ring)])
 	}
 	return out, nil

@@ -139,11 +139,22 @@ func (j *redisJournal) flush(ctx context.Context) {
 }
 
 func (j *redisJournal) Entries(ctx context.Context, after int64) ([]state.Entry, error) {
+	return j.Page(ctx, after, 0)
+}
+
+// Page is Entries with at most limit entries (XRANGE COUNT); 0 for all.
+func (j *redisJournal) Page(ctx context.Context, after int64, limit int) ([]state.Entry, error) {
 	start := "-"
 	if after > 0 {
 		start = "(0-" + strconv.FormatInt(after, 10)
 	}
-	msgs, err := j.r.rdb.XRange(ctx, j.r.key("j"), start, "+").Result()
+	var msgs []goredis.XMessage
+	var err error
+	if limit > 0 {
+		msgs, err = j.r.rdb.XRangeN(ctx, j.r.key("j"), start, "+", int64(limit)).Result()
+	} else {
+		msgs, err = j.r.rdb.XRange(ctx, j.r.key("j"), start, "+").Result()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("state: redis journal: %w", err)
 	}

@@ -42,6 +42,32 @@ func (h *harness) journal(t *testing.T) {
 			t.Errorf("Entries(3) = %+v, want none", none)
 		}
 	})
+	t.Run("Pages", func(t *testing.T) {
+		s, _ := h.open(t, state.Options{JournalSize: 4})
+		j := s.Journal()
+		for i := range 6 {
+			must(t, j.Append(ctx, &state.Entry{Path: fmt.Sprintf("/%d", i)}))
+		}
+		var got []int64
+		for after := int64(0); ; {
+			page, err := state.EntriesPage(ctx, j, after, 3)
+			must(t, err)
+			if len(page) > 3 {
+				t.Fatalf("a page of 3 holds %v", entryIDs(page))
+			}
+			if len(page) == 0 {
+				break
+			}
+			got = append(got, entryIDs(page)...)
+			after = page[len(page)-1].ID
+		}
+		if fmt.Sprint(got) != "[3 4 5 6]" {
+			t.Errorf("pages of 3 after 6 appends with a cap of 4: %v, want [3 4 5 6]", got)
+		}
+		if _, ok := j.(state.JournalPager); !ok {
+			t.Errorf("%T reads a page as the whole journal", j)
+		}
+	})
 	t.Run("Cap", func(t *testing.T) {
 		s, _ := h.open(t, state.Options{JournalSize: 3})
 		j := s.Journal()
