@@ -69,7 +69,7 @@ func (s *Server) record(x *exchange) {
 	}
 	e.Status = o.status
 	e.DelayMs = millis(o.delay)
-	e.DurationMs = millis(s.opts.Clock.Now().Sub(x.start))
+	e.DurationMs = millis(s.since(x.start))
 	e.Idempotency = o.idem
 	if o.fault != nil {
 		e.Fault, e.FaultAfter = string(o.fault.Kind), string(o.fault.After)
@@ -115,7 +115,9 @@ func (s *Server) logLine(x *exchange) {
 	if !h.Enabled(ctx, level) {
 		return
 	}
-	s.logOutcome(h, level, x, s.opts.Clock.Now(), false)
+	// The line's time is the start's plus the monotonic time since: one
+	// clock read, not two (clock.go).
+	s.logOutcome(h, level, x, x.start.Add(s.since(x.start)), false)
 }
 
 // logOutcome writes x's log line at now with h; viaRecord forces the
