@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"time"
@@ -37,10 +36,8 @@ func (s *Server) record(x *exchange) {
 	e.Method = r.Method
 	e.Path = r.URL.Path
 	e.Query = r.URL.RawQuery
-	// Not a copy: net/http makes each request's header map afresh and
-	// writes it no more once the handler runs, and handlers do not write
-	// it (net/http's rule, which the server keeps). A clone would cost
-	// three allocations per request, the journal's largest share.
+	// Not a copy: Append copies what it keeps (the memory journal into
+	// one pointer-free buffer per entry, a remote one into JSON).
 	e.Headers = r.Header
 	if !s.opts.JournalKeepsSecrets {
 		e.Headers = journal.RedactHeaders(r.Header) // a copy, only when it has a credential
@@ -48,8 +45,9 @@ func (s *Server) record(x *exchange) {
 	switch {
 	case len(x.body) > 0:
 		keep := min(len(x.body), s.opts.JournalBodyLimit)
-		// The body's buffer goes back to a pool after the request.
-		e.Body = bytes.Clone(x.body[:keep])
+		// The body's buffer goes back to a pool after the request, but
+		// Append copies it before it returns.
+		e.Body = x.body[:keep]
 		e.BodySize = int64(len(x.body))
 		e.BodyTruncated = keep < len(x.body)
 	case o.refused:
