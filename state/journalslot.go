@@ -27,12 +27,13 @@ type entrySlot struct {
 	bodyTruncated       bool
 }
 
-// set encodes e into s, reusing s's buffer unless it is far larger than
-// e needs (one large body must not pin its size in every entrySlot it passed).
+// set encodes e into s, in s's buffer: appends grow it, and a slot
+// overwritten keeps its capacity for the next entry, unless that is far
+// more than this entry needs (one large body must not pin its size in
+// every slot it passed).
 func (s *entrySlot) set(e *Entry) {
-	n := encodedSize(e)
-	if cap(s.buf) < n || (cap(s.buf) > 4<<10 && cap(s.buf) > 4*n) {
-		s.buf = make([]byte, 0, n)
+	if s.buf == nil { // a new slot: one allocation, room for the usual request
+		s.buf = make([]byte, 0, 512+len(e.Body))
 	}
 	b := s.buf[:0]
 	for _, str := range [...]string{e.Method, e.Path, e.Query, e.Route, e.Fault, e.FaultAfter, e.Idempotency} {
@@ -56,38 +57,13 @@ func (s *entrySlot) set(e *Entry) {
 	for _, v := range e.Violations {
 		b = appendString(b, v)
 	}
+	if cap(b) > 4<<10 && cap(b) > 4*len(b) {
+		b = append([]byte(nil), b...)
+	}
 	s.buf = b
 	s.id, s.time, s.bodySize, s.status = e.ID, e.Time, e.BodySize, e.Status
 	s.delayMs, s.durationMs, s.version = e.DelayMs, e.DurationMs, e.Version
 	s.headersSet, s.matched, s.catchAll, s.bodyTruncated = e.Headers != nil, e.Matched, e.CatchAll, e.BodyTruncated
-}
-
-// encodedSize is the size set encodes e into.
-func encodedSize(e *Entry) int {
-	n := 0
-	str := func(s string) { n += binary.MaxVarintLen64 + len(s) }
-	for _, s := range [...]string{e.Method, e.Path, e.Query, e.Route, e.Fault, e.FaultAfter, e.Idempotency} {
-		str(s)
-	}
-	n += binary.MaxVarintLen64
-	for name, values := range e.Headers {
-		str(name)
-		n += binary.MaxVarintLen64
-		for _, v := range values {
-			str(v)
-		}
-	}
-	n += binary.MaxVarintLen64 + len(e.Body)
-	n += binary.MaxVarintLen64
-	for _, m := range e.NearMisses {
-		str(m.Route)
-		str(m.Reason)
-	}
-	n += binary.MaxVarintLen64
-	for _, v := range e.Violations {
-		str(v)
-	}
-	return n
 }
 
 func appendString(b []byte, s string) []byte {
