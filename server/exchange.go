@@ -66,6 +66,14 @@ type exchange struct {
 	// answers rendered apart from w's headers (stored ones, faults): the
 	// store and the fault copy what they keep.
 	ownHeader http.Header
+	// replayHeader and replayValues are kept between requests like
+	// ownHeader: a replay's header fields are decoded into the one
+	// (state.ClaimOptions.Header) and its values set in w's header from
+	// the other, so that a replay allocates neither. net/http copies the
+	// header when the answer's header is written (WriteHeader), before
+	// the next request on the connection reuses them.
+	replayHeader []state.Header
+	replayValues []string
 
 	out result
 	// recorded: the journal entry was appended (record); finished: the
@@ -154,9 +162,10 @@ func (s *Server) exchangeFor(w http.ResponseWriter, r *http.Request, start time.
 	if pooled {
 		x = exchanges.Get().(*exchange)
 	}
-	rec, own := x.rec.scratch(), x.ownHeader
+	rec, own, rh, rv := x.rec.scratch(), x.ownHeader, x.replayHeader, x.replayValues
 	clear(own)
-	*x = exchange{s: s, w: w, r: r, start: start, snap: snap, ctx: r.Context(), ownHeader: own, rec: rec, pooled: pooled}
+	*x = exchange{s: s, w: w, r: r, start: start, snap: snap, ctx: r.Context(), ownHeader: own, rec: rec, pooled: pooled,
+		replayHeader: rh, replayValues: rv}
 	x.entry.Version = snap.version
 	return x
 }
@@ -170,7 +179,12 @@ func (x *exchange) end() {
 		x.s.fence.RUnlock() // a stage that panicked: a reset must not wait forever
 	}
 	rec, own, pooled := x.rec.scratch(), x.ownHeader, x.pooled
-	*x = exchange{rec: rec, ownHeader: own}
+	// The scratch slices pin no stored answer (their strings view the
+	// store's memory) while the connection is idle.
+	rh, rv := x.replayHeader[:cap(x.replayHeader)], x.replayValues[:cap(x.replayValues)]
+	clear(rh)
+	clear(rv)
+	*x = exchange{rec: rec, ownHeader: own, replayHeader: rh[:0], replayValues: rv[:0]}
 	clear(own)
 	if pooled {
 		exchanges.Put(x)

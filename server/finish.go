@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"time"
@@ -40,10 +39,8 @@ func (s *Server) record(x *exchange) {
 	e.Method = r.Method
 	e.Path = r.URL.Path
 	e.Query = r.URL.RawQuery
-	// Not a copy: net/http makes each request's header map afresh and
-	// writes it no more once the handler runs, and handlers do not write
-	// it (net/http's rule, which the server keeps). A clone would cost
-	// three allocations per request, the journal's largest share.
+	// Not a copy: Append copies what it keeps (the memory journal into
+	// one pointer-free buffer per entry, a remote one into JSON).
 	e.Headers = r.Header
 	if !s.opts.JournalKeepsSecrets {
 		e.Headers = journal.RedactHeaders(r.Header) // a copy, only when it has a credential
@@ -51,8 +48,9 @@ func (s *Server) record(x *exchange) {
 	switch {
 	case len(x.body) > 0:
 		keep := min(len(x.body), s.opts.JournalBodyLimit)
-		// The body's buffer goes back to a pool after the request.
-		e.Body = bytes.Clone(x.body[:keep])
+		// The body's buffer goes back to a pool after the request, but
+		// Append copies it before it returns.
+		e.Body = x.body[:keep]
 		e.BodySize = int64(len(x.body))
 		e.BodyTruncated = keep < len(x.body)
 	case o.refused:
@@ -73,7 +71,7 @@ func (s *Server) record(x *exchange) {
 	}
 	e.Status = o.status
 	e.DelayMs = millis(o.delay)
-	e.DurationMs = millis(s.opts.Clock.Now().Sub(x.start))
+	e.DurationMs = millis(s.since(x.start))
 	e.Idempotency = o.idem
 	if o.fault != nil {
 		e.Fault, e.FaultAfter = string(o.fault.Kind), string(o.fault.After)
@@ -119,7 +117,9 @@ func (s *Server) logLine(x *exchange) {
 	if !h.Enabled(ctx, level) {
 		return
 	}
-	s.logOutcome(h, level, x, s.opts.Clock.Now(), false)
+	// The line's time is the start's plus the monotonic time since: one
+	// clock read, not two (clock.go).
+	s.logOutcome(h, level, x, x.start.Add(s.since(x.start)), false)
 }
 
 // logOutcome writes x's log line at now with h; viaRecord forces the

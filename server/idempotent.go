@@ -80,7 +80,7 @@ func (s *Server) claim(x *exchange) bool {
 	if wait {
 		holdWrites(x.w) // the first request may take its delay and more
 	}
-	c, err := s.state.Idempotency().Claim(x.r.Context(), k, fp, state.ClaimOptions{TTL: cfg.TTL, Wait: wait})
+	c, err := s.state.Idempotency().Claim(x.r.Context(), k, fp, state.ClaimOptions{TTL: cfg.TTL, Wait: wait, Header: x.replayHeader})
 	if wait {
 		s.writeWindow(x.w, 0)
 	}
@@ -92,6 +92,9 @@ func (s *Server) claim(x *exchange) bool {
 	case state.Replay:
 		x.out.idem = idemReplayed
 		x.kind, x.stored = answerStored, c.Response
+		if cap(c.Response.Header) > cap(x.replayHeader) {
+			x.replayHeader = c.Response.Header[:0] // the next replay's room
+		}
 	case state.Mismatch:
 		s.refuse(x, ir.mismatch, http.StatusUnprocessableEntity, idemMismatch,
 			"Idempotency-Key is already used",
@@ -140,9 +143,12 @@ func (s *Server) refuse(x *exchange, own *prepared, status int, outcome, title, 
 func (s *Server) replay(x *exchange) {
 	resp := &x.stored
 	h := x.w.Header()
-	// One slice holds the values of the fields w does not have yet (all
-	// of them, but for CORS), so that the replay allocates it alone.
-	values := make([]string, len(resp.Header))
+	// One slice, kept on the connection, holds the values of the fields
+	// w does not have yet (all of them, but for CORS).
+	if cap(x.replayValues) < len(resp.Header) {
+		x.replayValues = make([]string, len(resp.Header))
+	}
+	values := x.replayValues[:len(resp.Header)]
 	for i, f := range resp.Header {
 		if vs, ok := h[f.Name]; ok {
 			h[f.Name] = append(vs, f.Value)

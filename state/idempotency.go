@@ -200,7 +200,7 @@ func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o Cla
 			}
 			sh.unlink(i)
 			sh.pushFront(i)
-			r := decodeAnswer(sh.arena.bytes(e.answer))
+			r := decodeAnswer(sh.arena.bytes(e.answer), o.Header)
 			sh.mu.Unlock()
 			return Claim{Outcome: Replay, Response: r}, nil
 		case !o.Wait:
@@ -384,8 +384,8 @@ func (a *arena) addAnswer(r Response) span {
 
 // decodeAnswer reads what encodeAnswer wrote. The header strings and the
 // body are views of b, which the arena never writes again: a replay
-// allocates only its header slice.
-func decodeAnswer(b []byte) Response {
+// allocates only its header slice, and not that when scratch has room.
+func decodeAnswer(b []byte, scratch []Header) Response {
 	if len(b) < 4 {
 		return Response{}
 	}
@@ -393,7 +393,11 @@ func decodeAnswer(b []byte) Response {
 	n := int(binary.LittleEndian.Uint16(b[2:]))
 	b = b[4:]
 	if n > 0 {
-		r.Header = make([]Header, n)
+		if cap(scratch) >= n {
+			r.Header = scratch[:n]
+		} else {
+			r.Header = make([]Header, n)
+		}
 		for i := range r.Header {
 			nl, vl := int(binary.LittleEndian.Uint16(b)), int(binary.LittleEndian.Uint32(b[2:]))
 			b = b[6:]

@@ -17,8 +17,9 @@ type Journal interface {
 	// Append records e and sets e.ID: 1, 2, 3, ... in the order entries
 	// are appended, never reused (not even after Clear or Reset), so a
 	// live tail never sees an ID twice. Past the cap the oldest entries
-	// are dropped. The store keeps e's Headers and Body: the caller must
-	// not modify them afterwards.
+	// are dropped. Append copies what it keeps of e, Headers and Body
+	// included, before it returns: the caller may then reuse them (the
+	// server does, for its next request).
 	Append(ctx context.Context, e *Entry) error
 	// Entries returns the entries kept with an ID above after, oldest
 	// first (after = 0: all of them). They are shared: read, never modify.
@@ -154,10 +155,11 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// memJournal is a ring of the newest entries.
+// memJournal is a ring of the newest entries, kept as slots
+// (journalslot.go) that the garbage collector has nothing to trace in.
 type memJournal struct {
-	mu     sync.Mutex // guards all below
-	ring   []Entry    // allocated as it fills, up to size
+	mu     sync.Mutex  // guards all below
+	ring   []entrySlot // allocated as it fills, up to size
 	size   int
 	start  int   // index in ring of the oldest entry
 	n      int   // entries kept
@@ -177,10 +179,11 @@ func (j *memJournal) Append(_ context.Context, e *Entry) error {
 	e.ID = j.lastID
 	switch {
 	case j.n < j.size && len(j.ring) < j.size:
-		j.ring = append(j.ring, *e)
+		j.ring = append(j.ring, entrySlot{})
+		j.ring[len(j.ring)-1].set(e)
 		j.n++
 	default: // full: overwrite the oldest
-		j.ring[j.start] = *e
+		j.ring[j.start].set(e)
 		j.start = (j.start + 1) % j.size
 	}
 	wake := j.wake
@@ -196,7 +199,9 @@ func (j *memJournal) Entries(ctx context.Context, after int64) ([]Entry, error) 
 	return j.Page(ctx, after, 0)
 }
 
-// Page is Entries with at most limit entries; 0 for all of them.
+// Page is Entries with at most limit entries; 0 for all of them. Their
+// strings and bodies view one copy of the slots' buffers, made under the
+// lock: an Append that overwrites a slot afterwards does not change them.
 func (j *memJournal) Page(_ context.Context, after int64, limit int) ([]Entry, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -209,9 +214,17 @@ func (j *memJournal) Page(_ context.Context, after int64, limit int) ([]Entry, e
 	if limit > 0 {
 		end = min(end, skip+limit)
 	}
+	size := 0
+	for i := skip; i < end; i++ {
+		size += len(j.ring[(j.start+i)%len(j.ring)].buf)
+	}
+	all := make([]byte, 0, size)
 	out := make([]Entry, 0, end-skip)
 	for i := skip; i < end; i++ {
-		out = append(out, j.ring[(j.start+i)%len(j.ring)])
+		sl := &j.ring[(j.start+i)%len(j.ring)]
+		from := len(all)
+		all = append(all, sl.buf...)
+		out = append(out, sl.entry(all[from:len(all):len(all)]))
 	}
 	return out, nil
 }

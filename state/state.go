@@ -206,6 +206,11 @@ type ClaimOptions struct {
 	// Wait makes a claim of an in-flight key wait for the first request's
 	// result (inFlight: wait) instead of returning InFlight.
 	Wait bool
+	// Header, when its capacity suffices, receives a replay's header
+	// fields (Response.Header is then Header[:n]) instead of a new slice:
+	// a caller that serves one request at a time keeps one and reuses it
+	// (the server does, per connection). A store may ignore it.
+	Header []Header
 }
 
 // Outcome is what Claim decided.

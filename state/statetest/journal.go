@@ -3,6 +3,7 @@ package statetest
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -66,6 +67,55 @@ func (h *harness) journal(t *testing.T) {
 		}
 		if _, ok := j.(state.JournalPager); !ok {
 			t.Errorf("%T reads a page as the whole journal", j)
+		}
+	})
+	t.Run("EveryFieldKept", func(t *testing.T) {
+		// Every field comes back as appended, and Append copies what it
+		// keeps: the caller reuses its header map and body buffer for the
+		// next request (the server does).
+		s, _ := h.open(t, state.Options{})
+		j := s.Journal()
+		at := time.Date(2026, 12, 3, 17, 0, 0, 123_000_000, time.UTC)
+		want := state.Entry{
+			Time: at, Method: "POST", Path: "/v1/charges/ch_1", Query: "expand=customer&x=%20",
+			Headers: map[string][]string{"Idempotency-Key": {"k-1"}, "Accept": {"a", "b"}, "X-Empty": {""}},
+			Body:    []byte("{\"amount\":9800}\x00\xff"), BodySize: 4096, BodyTruncated: true,
+			Route: "create charge", Matched: false, CatchAll: true,
+			NearMisses: []state.NearMiss{{Route: "get charge", Reason: "method POST, want GET"}, {Route: "", Reason: ""}},
+			Status:     201, DelayMs: 1.5, Fault: "connection-reset", FaultAfter: "processing", Idempotency: "new",
+			Violations: []string{"body: amount: required", "query: x: bad"}, DurationMs: 2.25, Version: 7,
+		}
+		e := want
+		e.Headers = map[string][]string{}
+		for k, v := range want.Headers {
+			e.Headers[k] = append([]string(nil), v...)
+		}
+		e.Body = append([]byte(nil), want.Body...)
+		must(t, j.Append(ctx, &e))
+		want.ID = e.ID
+		e.Headers["Idempotency-Key"][0] = "changed"
+		e.Headers["Added"] = []string{"x"}
+		e.Body[0] = 'X'
+		all, err := j.Entries(ctx, 0)
+		must(t, err)
+		if len(all) != 1 {
+			t.Fatalf("%d entries, want 1", len(all))
+		}
+		got := all[0]
+		if !got.Time.Equal(want.Time) {
+			t.Errorf("Time = %v, want %v", got.Time, want.Time)
+		}
+		got.Time = want.Time
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("entry not kept as appended:\n got %+v\nwant %+v", got, want)
+		}
+		// Headers nil and empty read differently in JSON (null, {}).
+		must(t, j.Append(ctx, &state.Entry{Path: "/nil"}))
+		must(t, j.Append(ctx, &state.Entry{Path: "/empty", Headers: map[string][]string{}}))
+		all, err = j.Entries(ctx, want.ID)
+		must(t, err)
+		if len(all) != 2 || all[0].Headers != nil || all[1].Headers == nil {
+			t.Errorf("nil and empty headers: got %+v", all)
 		}
 	})
 	t.Run("Cap", func(t *testing.T) {
