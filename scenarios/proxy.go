@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"errors"
+	"fmt"
 	"net/textproto"
 	"net/url"
 	"strings"
@@ -150,4 +152,24 @@ func (d *fileDecoder) proxyAlone(fs map[string]pair, field string, r *Response) 
 			d.fail(d.resolve(p.val), join(field, "fault"), "%s at arrival sends part of an answer the upstream never gave: write after: processing", f.Kind)
 		}
 	}
+}
+
+// ParseFault reads one fault as a response's fault: field is written (a
+// kind, or a mapping of kind, after, chance, ...; JSON is YAML), for the
+// admin API's runtime faults. Its errors name the field and the position
+// in src.
+func ParseFault(src []byte) (*Fault, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return nil, fmt.Errorf("fault: %w", err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, errors.New("fault: is empty; want a kind or { kind: ..., after: ..., chance: ... }")
+	}
+	d := &fileDecoder{decoder: decoder{file: "fault", budget: nodeBudget, src: src}}
+	f := d.fault(doc.Content[0], "fault")
+	if err := joinErrors(d.errs); err != nil {
+		return nil, err
+	}
+	return f, nil
 }

@@ -167,6 +167,9 @@ func (s *Server) next(ctx context.Context, rt *routeRuntime, in *matcher.Request
 func (s *Server) wait(x *exchange) bool {
 	p := x.p
 	x.fault = s.faultFor(p)
+	if f, ok := s.faults.pick(x.out.route, x.start, s.opts.Rand); ok {
+		x.fault = f // switched on through POST /__admin/faults
+	}
 	delay := pickDelay(p.src.Delay, s.opts.Rand)
 	x.out.delay = delay
 	complete := x.claimed && x.rt.idem.cfg.OnClientAbort == scenarios.Complete

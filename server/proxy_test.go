@@ -243,7 +243,7 @@ routes:
 	if len(es) != 2 || es[0].Proxied || !es[1].Proxied || es[1].Matched || es[1].Route != proxyUnmatchedRoute {
 		t.Fatalf("journal %+v", es)
 	}
-	if r := do(t, http.MethodGet, base+"/__admin/requests/count?proxied=true", ""); !strings.Contains(r.body, `"count":1`) {
+	if r := do(t, http.MethodGet, base+"/__admin/requests/count?proxied=true", ""); !strings.Contains(r.body, `"count": 1`) {
 		t.Fatalf("count of proxied: %s", r.body)
 	}
 	if _, err := New(Options{ProxyUnmatched: "ftp://x", Load: func() (*scenarios.Set, error) { return &scenarios.Set{}, nil }}); err == nil || !strings.Contains(err.Error(), "proxy-unmatched") {
@@ -337,6 +337,63 @@ func TestRecordThenServeTheRecording(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%s: replay %+v, live %+v", p, got, want)
+		}
+	}
+}
+
+// A test starts an outage on real traffic and ends it: POST
+// /__admin/faults switches a fault on for a route, DELETE ends it, and
+// one given for: a duration reverts by itself.
+func TestRuntimeFaultsOnProxiedTraffic(t *testing.T) {
+	t.Parallel()
+	up := newCountingUpstream(t)
+	_, base, _ := serveYAMLRunning(t, Options{}, fmt.Sprintf(`
+routes:
+  - { name: via, method: ANY, path: /v1/x, respond: { proxy: %s } }
+  - { name: canned, path: /canned, respond: { body: ok } }
+`, up.URL))
+	post := func(body string) response { return do(t, http.MethodPost, base+"/__admin/faults", body, "Content-Type", "application/json") }
+	if r := post(`{"route": "via", "fault": {"kind": "connection-reset", "after": "processing"}}`); r.status != http.StatusCreated {
+		t.Fatalf("switch on: %d %s", r.status, r.body)
+	}
+	// A POST without Idempotency-Key: Go's client does not send it again.
+	if _, err := doCtx(t.Context(), http.MethodPost, base+"/v1/x", "{}"); err == nil {
+		t.Fatal("the faulted route answered")
+	}
+	if n := up.calls.Load(); n != 1 {
+		t.Fatalf("upstream calls %d, want 1: the fault is after processing", n)
+	}
+	if r := do(t, http.MethodGet, base+"/canned", ""); r.body != "ok" {
+		t.Fatalf("another route was faulted: %d %q", r.status, r.body)
+	}
+	if r := do(t, http.MethodGet, base+"/__admin/faults", ""); !strings.Contains(r.body, `"kind": "connection-reset"`) {
+		t.Fatalf("list: %s", r.body)
+	}
+	if r := do(t, http.MethodDelete, base+"/__admin/faults", ""); !strings.Contains(r.body, `"cleared": 1`) {
+		t.Fatalf("clear: %s", r.body)
+	}
+	if r := do(t, http.MethodGet, base+"/v1/x", ""); r.status != http.StatusCreated {
+		t.Fatalf("after clearing: %d", r.status)
+	}
+	// Every route, for a moment: it reverts by itself.
+	if r := post(`{"fault": "connection-reset", "for": "50ms"}`); r.status != http.StatusCreated {
+		t.Fatalf("switch on for 50ms: %d %s", r.status, r.body)
+	}
+	eventually(t, patience, func() string {
+		if r, err := doCtx(t.Context(), http.MethodGet, base+"/canned", ""); err != nil || r.body != "ok" {
+			return fmt.Sprintf("still faulted: %v", err)
+		}
+		return ""
+	})
+	for _, tc := range []struct{ body, want string }{
+		{`{"fault": "explode"}`, `unknown fault`},
+		{`{"fault": {"kind": "partial-body", "bytes": -1}}`, `bytes -1 is negative`},
+		{`{"route": "nope", "fault": "connection-reset"}`, `No route is named`},
+		{`{"fault": "connection-reset", "for": "soon"}`, `want a positive duration`},
+		{`{"faults": []}`, `unknown field`},
+	} {
+		if r := post(tc.body); r.status/100 != 4 || !strings.Contains(r.body, tc.want) {
+			t.Errorf("%s: got %d %s, want a problem saying %q", tc.body, r.status, r.body, tc.want)
 		}
 	}
 }

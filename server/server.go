@@ -247,6 +247,8 @@ type Server struct {
 	// misses under Options.ProxyUnmatched (nil: none).
 	proxy          *upstream.Proxy
 	unmatchedProxy *prepared
+	// faults are the faults switched on at run time (admin_faults.go).
+	faults runtimeFaults
 }
 
 // snapshot is one immutable generation of the served configuration.
