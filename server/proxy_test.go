@@ -352,7 +352,9 @@ routes:
   - { name: via, method: ANY, path: /v1/x, respond: { proxy: %s } }
   - { name: canned, path: /canned, respond: { body: ok } }
 `, up.URL))
-	post := func(body string) response { return do(t, http.MethodPost, base+"/__admin/faults", body, "Content-Type", "application/json") }
+	post := func(body string) response {
+		return do(t, http.MethodPost, base+"/__admin/faults", body, "Content-Type", "application/json")
+	}
 	if r := post(`{"route": "via", "fault": {"kind": "connection-reset", "after": "processing"}}`); r.status != http.StatusCreated {
 		t.Fatalf("switch on: %d %s", r.status, r.body)
 	}
