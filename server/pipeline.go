@@ -255,7 +255,9 @@ func (s *Server) produce(x *exchange) {
 // instead of storing a 201 whose item does not exist.
 //
 // Effects are one call each here, after the save and the claim's
-// completion: the route's webhook events (sendEvents); recording to come.
+// completion: the route's webhook events (sendEvents), and last the
+// recording of a proxied exchange (recordProxied, deferred so that every
+// way out of commit records an answer that exists).
 func (s *Server) commit(x *exchange) {
 	defer s.recordProxied(x) // the last effect, whatever return is taken
 	f := x.fault
