@@ -28,6 +28,7 @@ type adminFlags struct {
 	query   []string
 	form    []string
 	body    []string
+	proxied bool // --proxied: filter.Proxied = "true"
 }
 
 func (a *adminFlags) register(fs *pflag.FlagSet) {
@@ -48,6 +49,7 @@ func (a *adminFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&a.body, "body", nil, "requests whose JSON body has this value at a dotted path, as amount=9800 or customer.id=cus_1 (repeatable)")
 	fs.StringVar(&f.Idempotency, "idempotency", "", "requests with this idempotency outcome: new, replayed, mismatch, in-flight, missing-key or invalid-key")
 	fs.StringVar(&f.Matched, "matched", "", "true: requests a route answered; false: requests no route matched")
+	fs.BoolVar(&a.proxied, "proxied", false, "requests forwarded to an upstream (a proxy: route or --proxy-unmatched); verify --proxied --none proves none reached it")
 	fs.StringVar(&f.Since, "since", "", "requests after this RFC 3339 time or entry ID")
 }
 
@@ -55,6 +57,9 @@ func (a *adminFlags) register(fs *pflag.FlagSet) {
 // are usage errors.
 func (a *adminFlags) build() (*adminclient.Client, adminclient.Filter, error) {
 	f := a.filter
+	if a.proxied {
+		f.Proxied = "true"
+	}
 	var err error
 	if f.Headers, err = pairs("--header", a.headers); err != nil {
 		return nil, f, withCode(exitUsage, err)

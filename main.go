@@ -231,7 +231,7 @@ expected.`,
 	root.SetErr(stderr)
 	root.AddCommand(newServeCmd(stderr), newValidateCmd(stdout, stderr), newRoutesCmd(stdout, stderr), newHealthCmd(stdout),
 		newInitCmd(stdout), newExamplesCmd(stdout), newSchemaCmd(stdout), newCertCmd(stdout),
-		newVerifyCmd(stdout, stderr), newRequestsCmd(stdout, stderr))
+		newVerifyCmd(stdout, stderr), newRequestsCmd(stdout, stderr), newRecordCmd(stderr))
 	// cobra adds its completion command (bash, zsh, fish, powershell) to a
 	// root with subcommands; the README says how to install each script.
 	return root
@@ -276,9 +276,14 @@ type serveOptions struct {
 	cors              bool
 	tls               tlsOptions
 	webhooks          webhooks.Options
+	proxy             proxyOptions
 }
 
-func newServeCmd(stderr io.Writer) *cobra.Command {
+func newServeCmd(stderr io.Writer) *cobra.Command { return newServeCmdFor(stderr, false) }
+
+// newServeCmdFor is serve, or with recordCmd the record command: serve's
+// flags, no scenarios, every request forwarded and recorded.
+func newServeCmdFor(stderr io.Writer, recordCmd bool) *cobra.Command {
 	opts := serveOptions{maxBody: 10 << 20, maxHeaderBytes: 64 << 10, maxTemplateOutput: 4 << 20, journalBodyLimit: 64 << 10,
 		maxIdemBytes: state.DefaultMaxIdempotencyBytes, maxColBytes: state.DefaultMaxCollectionBytes}
 	cmd := &cobra.Command{
@@ -291,13 +296,30 @@ is served, or the built-in example --example names. Every flag can also be set a
 SCENARIOMOCK_ADDR=0.0.0.0:8080; SCENARIOMOCK_SCENARIOS lists paths
 separated by colons when none are given.`,
 		RunE: failing(func(cmd *cobra.Command, args []string) error {
+			if recordCmd {
+				opts.proxy.recording = true
+				return runServe(cmd.Context(), opts, stderr)
+			}
 			opts.paths = pathsOrEnv(args)
 			opts.exampleSet = cmd.Flags().Changed("example")
 			opts.seedSet = cmd.Flags().Changed("seed")
 			return runServe(cmd.Context(), opts, stderr)
 		}),
 	}
+	if recordCmd {
+		cmd.Use = "record --target URL [--out DIR]"
+		cmd.Short = "Record an upstream's answers as scenario files (a recording proxy; Ctrl-C writes them)"
+		cmd.Long = `Forward every request to --target and, when stopped (SIGINT/SIGTERM),
+write what it answered into --out as scenario files that validate accepts and
+serve replays: one route per method and path template, repeated calls as a
+responses: sequence, compressed bodies decoded. Request headers are not
+written unless --record-headers lists them; credentials are redacted, and a
+file that would still hold one seen in the traffic is refused.`
+		cmd.Args = cobra.NoArgs
+		opts.proxy.record = "recorded"
+	}
 	f := cmd.Flags()
+	opts.proxy.flags(f, recordCmd)
 	f.StringVar(&opts.example, "example", demoExample, exampleFlagUsage())
 	_ = cmd.RegisterFlagCompletionFunc("example", completeExamples) // the flag exists
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:8080", "address to listen on (0.0.0.0:8080 in containers)")
@@ -377,9 +399,16 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if err := opts.openapi.check(); err != nil {
 		return withCode(exitUsage, err)
 	}
+	recorder, err := opts.proxy.recorder(opts.addr)
+	if err != nil {
+		return err
+	}
 	file, data, err := scenarioSource(opts.paths, opts.example, opts.exampleSet)
 	if err != nil {
 		return err
+	}
+	if opts.proxy.recording {
+		file, data = "recording", emptyScenario // every request goes to --target
 	}
 	if len(opts.paths) == 0 && opts.openapi.spec != "" {
 		file, data = opts.openapi.spec, emptyScenario // the spec alone
@@ -402,6 +431,10 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 			what = "built-in demo "
 		}
 		source = what + file + " (run `scenariomock serve <path>` to serve your own)"
+		if opts.proxy.recording {
+			source = "recording of " + opts.proxy.unmatched + " into " + opts.proxy.record
+			opts.watch = false
+		}
 		opts.watch = opts.watch && opts.openapi.spec != ""
 		if opts.openapi.spec != "" {
 			source = "OpenAPI document " + opts.openapi.spec
@@ -469,6 +502,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		JournalSize: journalSize(opts.journalSize), JournalBodyLimit: int(opts.journalBodyLimit),
 		JournalKeepsSecrets: bool(opts.journalSecrets),
 		Webhooks:            webhookOptions(opts, store),
+		ProxyUnmatched:      opts.proxy.unmatched, ProxyInsecureTLS: opts.proxy.insecure, Recorder: recorder,
 	})
 	if err != nil {
 		printProblems(stderr, err)
@@ -497,7 +531,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	err = srv.ServeSplit(ctx, ln, adminLn)
 	cancel()
 	wg.Wait()
-	return err
+	return errors.Join(err, opts.proxy.writeRecording(recorder, log))
 }
 
 // journalSize maps --journal-size to Options.JournalSize, where zero is

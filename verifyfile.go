@@ -16,7 +16,7 @@ import (
 
 // checkFlags are the flags a check in a --file sets by the same names
 // (without dashes); with --file they are not given on the command line.
-var checkFlags = []string{"route", "session", "method", "path", "status", "header", "query", "form", "body", "idempotency", "matched",
+var checkFlags = []string{"route", "session", "method", "path", "status", "header", "query", "form", "body", "idempotency", "matched", "proxied",
 	"count", "at-least", "at-most", "none", "no-unmatched"}
 
 // fileChecks reads the checks of a --file: a mapping with one key,
@@ -202,6 +202,13 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 					p.errorf(v, "%s: matched: want true or false, not %q", where, s)
 				}
 				f.Matched = s
+			}
+		case "proxied":
+			if s, ok := scalar(k, v); ok {
+				if s != "true" && s != "false" {
+					p.errorf(v, "%s: proxied: want true or false, not %q", where, s)
+				}
+				f.Proxied = s
 			}
 		case "header":
 			headers = list(k, v)

@@ -240,6 +240,9 @@ type Filter struct {
 	// Matched is "true" (a route answered) or "false" (none did), or ""
 	// for either.
 	Matched string
+	// Proxied is "true" (an upstream was asked: a proxy: route or
+	// --proxy-unmatched) or "false", or "" for both.
+	Proxied string
 	// Since is an RFC 3339 time or an entry ID: entries after it.
 	Since string
 	// Limit keeps the newest Limit entries that match (default 1000 on
@@ -262,6 +265,7 @@ func (f Filter) Values() url.Values {
 	set("status", f.Status)
 	set("idempotency", f.Idempotency)
 	set("matched", f.Matched)
+	set("proxied", f.Proxied)
 	set("since", f.Since)
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))

@@ -37,6 +37,7 @@ type Filter struct {
 	body        []bodyCond
 	idempotency string
 	matched     *bool
+	proxied     *bool
 	sinceTime   time.Time
 	sinceID     int64
 	limit       int
@@ -63,7 +64,7 @@ func (e *Error) Error() string {
 }
 
 // plainFilters are the filters named without a dot.
-var plainFilters = []string{"route", "session", "method", "path", "status", "idempotency", "matched", "since", "limit"}
+var plainFilters = []string{"route", "session", "method", "path", "status", "idempotency", "matched", "proxied", "since", "limit"}
 
 // idempotencyOutcomes are what Entry.Idempotency holds.
 var idempotencyOutcomes = []string{"new", "replayed", "mismatch", "in-flight", "missing-key", "invalid-key"}
@@ -115,7 +116,7 @@ func (f *Filter) set(name, v string) error {
 			f.body = append(f.body, bodyCond{segs, v})
 			return nil
 		}
-		return bad("unknown filter; the filters are route, session, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, idempotency, matched, since and limit")
+		return bad("unknown filter; the filters are route, session, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, idempotency, matched, proxied, since and limit")
 	}
 	if v == "" && slices.Contains(plainFilters, name) {
 		return bad("empty value")
@@ -154,16 +155,19 @@ func (f *Filter) set(name, v string) error {
 			return bad("want one of " + strings.Join(idempotencyOutcomes, ", "))
 		}
 		f.idempotency = v
-	case "matched":
+	case "matched", "proxied":
+		var b bool
 		switch v {
 		case "true":
-			b := true
-			f.matched = &b
+			b = true
 		case "false":
-			b := false
-			f.matched = &b
 		default:
 			return bad("want true or false")
+		}
+		if name == "matched" {
+			f.matched = &b
+		} else {
+			f.proxied = &b
 		}
 	case "since":
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
@@ -182,7 +186,7 @@ func (f *Filter) set(name, v string) error {
 		}
 		f.limit = n
 	default:
-		return bad("unknown filter; the filters are route, session, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, idempotency, matched, since and limit")
+		return bad("unknown filter; the filters are route, session, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, idempotency, matched, proxied, since and limit")
 	}
 	return nil
 }
@@ -211,6 +215,7 @@ func (f Filter) Match(e *state.Entry) bool {
 		f.class > 0 && e.Status/100 != f.class,
 		f.idempotency != "" && e.Idempotency != f.idempotency,
 		f.matched != nil && e.Matched != *f.matched,
+		f.proxied != nil && e.Proxied != *f.proxied,
 		e.ID <= f.sinceID,
 		!f.sinceTime.IsZero() && e.Time.Before(f.sinceTime):
 		return false

@@ -250,6 +250,23 @@ type Response struct {
 	// Missing answers a load or delete that finds no item; nil means a 404
 	// problem naming the collection and the id.
 	Missing *Response
+	// Proxy, when set, makes the answer the upstream's: status, headers
+	// and body come from it, and delay, fault and idempotency apply to it.
+	Proxy *Proxy
+}
+
+// Proxy is a response's proxy: block: the upstream that answers.
+type Proxy struct {
+	Pos Pos
+	// URL is the upstream's base URL (http or https, no query); request
+	// paths are appended to its path.
+	URL string
+	// Timeout bounds the wait for the upstream (0: the default, 30s).
+	Timeout time.Duration
+	// Set are headers set on the forwarded request, in file order;
+	// Remove names headers not forwarded.
+	Set    []Header
+	Remove []string
 }
 
 // Header is one response header value; Template is set when it is

@@ -24,7 +24,9 @@ var (
 	whenFields     = []string{"headers", "query", "body"}
 	conditionKinds = []string{"equals", "contains", "regex", "oneOf", "present", "absent"}
 	bodyKinds      = []string{"json", "form", "equals", "contains", "regex"}
-	responseFields = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template", "save", "load", "list", "delete", "missing"}
+	responseFields = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template", "save", "load", "list", "delete", "missing", "proxy"}
+	proxyFields    = []string{"url", "timeout", "headers"}
+	proxyHeaders   = []string{"set", "remove"}
 	delayFields    = []string{"min", "max", "median", "sigma"}
 	// faultFields and faultStages are in model.go, next to the kinds.
 	sequenceFields  = []string{"per", "after"}
@@ -714,6 +716,10 @@ func (d *fileDecoder) response(n *yaml.Node, field string, vars []string) *Respo
 		contentType = d.bodyFile(file.val, join(field, "bodyFile"), r)
 	}
 	d.collectionOps(fs, field, r, hasBody || hasFile, vars)
+	if p, ok := fs["proxy"]; ok {
+		r.Proxy = d.proxy(p.val, join(field, "proxy"))
+		d.proxyAlone(fs, field, r)
+	}
 	if r.Fault != nil {
 		d.faultFits(faultNode, join(field, "fault"), r)
 	}
@@ -1162,7 +1168,7 @@ func (d *fileDecoder) faultFits(n *yaml.Node, field string, r *Response) {
 	if f.Kind != PartialBody {
 		return
 	}
-	dynamic := r.BodyTemplate != nil || r.JSONTemplate != nil || r.Op == OpLoad || r.Op == OpList || r.Op == OpDelete
+	dynamic := r.Proxy != nil || r.BodyTemplate != nil || r.JSONTemplate != nil || r.Op == OpLoad || r.Op == OpList || r.Op == OpDelete
 	switch {
 	case !dynamic && len(r.Body) == 0:
 		d.fail(n, field, "partial-body needs a body to cut (body:, bodyFile:, load: or list:)")

@@ -320,6 +320,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.unmatched.Store(0)
+		s.faults.clear()
 		s.hooks.d.Reset() // pending deliveries, the attempt log, the events
 		s.log.Info("state reset", "routes", len(snap.routes))
 		writeJSON(w, http.StatusOK, map[string]any{"reset": len(snap.routes)})
@@ -413,6 +414,7 @@ var adminMethods = map[string]string{
 	adminPrefix + "/requests":           "GET, DELETE",
 	adminPrefix + "/requests/count":     "GET",
 	adminPrefix + "/requests/stream":    "GET",
+	adminPrefix + "/faults":             "GET, POST, DELETE",
 }
 
 // adminTarget reports whether r is for the admin API and whether it came
@@ -490,6 +492,7 @@ func (s *Server) adminRouter() http.Handler {
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotencyDelete).Methods(http.MethodDelete)
 	s.collectionRoutes(r)
 	s.webhookRoutes(r)
+	s.faultRoutes(r)
 	// The dashboard: each embedded file by its exact path, so that any
 	// other /ui/... gets the admin API's 404 problem.
 	for _, p := range dashboard.Assets() {

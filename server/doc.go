@@ -26,8 +26,8 @@
 //	    claim                     idempotent.go   Idempotency-Key: a replay or a refusal ends here
 //	    advance                   pipeline.go     sequence position, the response to use
 //	    wait                      pipeline.go     fault draw and delay; a client that left ends here
-//	    produce                   pipeline.go     the answer: canned, template (respond.go), collection operation (collections.go)
-//	    commit                    pipeline.go     save the item, complete or release the claim, send the events (webhooks.go)
+//	    produce                   pipeline.go     the answer: canned, template (respond.go), collection operation (collections.go), proxy (proxy.go)
+//	    commit                    pipeline.go     save the item, complete or release the claim, send the events (webhooks.go), record a proxied exchange (proxy.go)
 //	    deliver                   pipeline.go     record, then write the answer, or the fault (fault.go)
 //	  finish                      finish.go     the log line (and record, if deliver did not run)
 //
@@ -45,7 +45,13 @@
 //   - A new field in the log line or the journal: add it to result
 //     (exchange.go), set it in the stage that knows it, read it in record
 //     or logOutcome (finish.go). Never read a log attribute back.
-//   - A new fault kind: deliverFault (fault.go).
+//   - A new fault kind: deliverFault (fault.go). Faults switched on at
+//     run time (admin_faults.go) replace the route's own in wait.
+//
+// A proxied answer (proxy.go) streams from the upstream to the client
+// (answerProxied) unless a fault, a claim or the recorder must hold it;
+// then forward reads it into x.rec and it is an ordinary answer from
+// there on.
 //
 // record (finish.go) appends the journal entry just before the first byte
 // of the answer, or of its fault, reaches the client: a client that has

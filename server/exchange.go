@@ -10,6 +10,7 @@ import (
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
+	"github.com/scenariomock/scenariomock/upstream"
 )
 
 // exchange is one mock request on its way through the pipeline (see
@@ -62,6 +63,10 @@ type exchange struct {
 	rec     recorder       // answerRecorded; and what a fault sends of the answer
 	stored  state.Response // answerStored: a replay
 	problem *Problem       // answerProblem
+	// upstream is the upstream's answer, its body still on the
+	// connection (answerProxied); deliver streams it, finish closes it if
+	// deliver did not.
+	upstream *upstream.Response
 	// ownHeader is a header map kept between requests on a connection for
 	// answers rendered apart from w's headers (stored ones, faults): the
 	// store and the fault copy what they keep.
@@ -93,6 +98,7 @@ const (
 	answerStored                     // stored: the replay of an idempotent answer
 	answerProblem                    // problem: an RFC 9457 problem
 	answerAbort                      // no answer: the connection is dropped (a client that left, shutdown)
+	answerProxied                    // upstream: an upstream's answer, streamed as it arrives
 )
 
 // result is what happened to a request, typed: the log line, the
@@ -123,6 +129,13 @@ type result struct {
 	// session is the test session the request carried (sessionOf), ""
 	// for none.
 	session string
+	// proxied: an upstream was asked for the answer (upstream names it);
+	// upstreamStatus and upstreamLatency are its answer's, 0 when it gave
+	// none.
+	proxied         bool
+	upstream        string
+	upstreamStatus  int
+	upstreamLatency time.Duration
 }
 
 // problemish reports whether the request is logged at warn: it went wrong

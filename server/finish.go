@@ -76,6 +76,9 @@ func (s *Server) record(x *exchange) {
 	if o.fault != nil {
 		e.Fault, e.FaultAfter = string(o.fault.Kind), string(o.fault.After)
 	}
+	if o.proxied {
+		e.Proxied, e.Upstream, e.UpstreamStatus, e.UpstreamMs = true, o.upstream, o.upstreamStatus, millis(o.upstreamLatency)
+	}
 	// Not the request's context: an entry is kept when the client has
 	// left, and a remote journal must not drop it for that.
 	if err := s.state.Journal().Append(context.Background(), e); err != nil {
@@ -93,6 +96,10 @@ func (s *Server) finish(x *exchange) {
 		return
 	}
 	x.finished = true
+	if x.upstream != nil {
+		x.upstream.Discard() // a stage panicked before deliver streamed it
+		x.upstream = nil
+	}
 	if x.release != nil {
 		x.release()
 	}

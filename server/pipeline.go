@@ -199,6 +199,9 @@ func (s *Server) next(ctx context.Context, rt *routeRuntime, in *matcher.Request
 func (s *Server) wait(x *exchange) bool {
 	p := x.p
 	x.fault = s.faultFor(p)
+	if f, ok := s.faults.pick(x.out.route, x.start, s.opts.Rand); ok {
+		x.fault = f // switched on through POST /__admin/faults
+	}
 	delay := pickDelay(p.src.Delay, s.opts.Rand)
 	x.out.delay = delay
 	complete := x.claimed && x.rt.idem.cfg.OnClientAbort == scenarios.Complete
@@ -246,6 +249,10 @@ func (s *Server) produce(x *exchange) {
 	if arrival && !f.SendsAnswer() {
 		return // nothing of the answer is sent: deliver breaks the exchange
 	}
+	if p.target != nil || p.targetErr != nil {
+		s.forward(x)
+		return
+	}
 	rec := &x.rec
 	if !x.claimed && f == nil && p.src.Op == "" && p.src.Save == nil {
 		// Sent as it is rendered: straight into w's headers.
@@ -284,8 +291,11 @@ func (s *Server) produce(x *exchange) {
 // instead of storing a 201 whose item does not exist.
 //
 // Effects are one call each here, after the save and the claim's
-// completion: the route's webhook events (sendEvents); recording to come.
+// completion: the route's webhook events (sendEvents), and last the
+// recording of a proxied exchange (recordProxied, deferred so that every
+// way out of commit records an answer that exists).
 func (s *Server) commit(x *exchange) {
+	defer s.recordProxied(x) // the last effect, whatever return is taken
 	f := x.fault
 	if !x.produced || f != nil && f.After == scenarios.AfterArrival {
 		s.releaseClaim(x)
@@ -350,6 +360,8 @@ func (s *Server) deliver(x *exchange) {
 		x.out.status = x.rec.status
 		s.record(x)
 		x.rec.writeTo(w)
+	case answerProxied:
+		s.deliverProxied(x)
 	case answerStored:
 		s.replay(x)
 	case answerProblem:
@@ -387,6 +399,13 @@ func (s *Server) miss(x *exchange) {
 	// one pass over the routes, bounded like matching.
 	if s.journalOn() {
 		x.out.near, x.out.explained = snap.table.Explain(x.in), true
+	}
+	if snap.fallback == nil && s.unmatchedProxy != nil {
+		// Spy mode: what is not mocked goes to the real upstream.
+		x.out.route = proxyUnmatchedRoute
+		x.p = s.unmatchedProxy
+		s.serveRoute(x)
+		return
 	}
 	if snap.fallback != nil {
 		// Misses are ordinary traffic here: rank near misses (one pass

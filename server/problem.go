@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/scenariomock/scenariomock/state"
+	"github.com/scenariomock/scenariomock/upstream"
 )
 
 // Problem is an RFC 9457 problem details object. Extensions carry the
@@ -82,6 +83,10 @@ func statusOf(err error) int {
 		return http.StatusInsufficientStorage
 	case errors.Is(err, errStore):
 		return http.StatusServiceUnavailable
+	}
+	var ue *upstream.Error
+	if errors.As(err, &ue) {
+		return ue.Status // 502, 504 or 508, naming the upstream and the cause
 	}
 	return http.StatusInternalServerError
 }

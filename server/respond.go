@@ -16,6 +16,7 @@ import (
 	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
+	"github.com/scenariomock/scenariomock/upstream"
 )
 
 // prepared is a response made ready to write: static headers with their
@@ -41,6 +42,10 @@ type prepared struct {
 	// op generates the answer of a route compiled from an OpenAPI
 	// document (see openapi.go); nil otherwise.
 	op *openapi.Operation
+	// target is where a proxied response forwards (nil: not proxied);
+	// targetErr a target that could not be built, answered as a 500.
+	target    *upstream.Target
+	targetErr error
 }
 
 type headerValue struct {
@@ -63,6 +68,10 @@ func prepare(r *scenarios.Response) *prepared {
 	}
 	if r.Missing != nil {
 		p.missing = prepare(r.Missing)
+	}
+	if r.Proxy != nil {
+		prepareProxy(p, r.Proxy)
+		return p
 	}
 	if _, set := r.Header("Content-Type"); !set && (r.Op == scenarios.OpLoad || r.Op != "" && r.Status != http.StatusNoContent && len(r.Body) == 0 && r.BodyTemplate == nil && r.JSONTemplate == nil) {
 		p.header = append(p.header, headerValue{"Content-Type", []string{"application/json"}}) // the stored item

@@ -22,8 +22,10 @@ import (
 	"github.com/scenariomock/scenariomock/certs"
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/openapi"
+	"github.com/scenariomock/scenariomock/record"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
+	"github.com/scenariomock/scenariomock/upstream"
 	"github.com/scenariomock/scenariomock/webhooks"
 )
 
@@ -138,6 +140,16 @@ type Options struct {
 	// Webhooks configures the dispatcher of the routes' events: the outbox
 	// size, the concurrency, the time scale and the faults' seed.
 	Webhooks webhooks.Options
+	// ProxyUnmatched, when set, forwards every request that no route
+	// matches (and no fallback answers) to this upstream instead of
+	// answering 404 (--proxy-unmatched): spy mode.
+	ProxyUnmatched string
+	// ProxyInsecureTLS skips verifying upstreams' certificates, for test
+	// upstreams with self-signed ones.
+	ProxyInsecureTLS bool
+	// Recorder, when set, keeps every proxied exchange (serve --record,
+	// scenariomock record); its owner writes it out.
+	Recorder *record.Recorder
 	// maxTemplateSteps replaces scenarios.MaxRangeSteps, for tests that
 	// would otherwise spend seconds reaching it under the race detector.
 	maxTemplateSteps int
@@ -258,6 +270,13 @@ type Server struct {
 	fence sync.RWMutex
 	// hooks delivers the routes' events (webhooks.go).
 	hooks hooks
+	// proxy forwards proxied routes to their upstreams (proxy.go); Serve
+	// closes its idle connections when it ends. unmatchedProxy answers
+	// misses under Options.ProxyUnmatched (nil: none).
+	proxy          *upstream.Proxy
+	unmatchedProxy *prepared
+	// faults are the faults switched on at run time (admin_faults.go).
+	faults runtimeFaults
 }
 
 // snapshot is one immutable generation of the served configuration.
@@ -322,6 +341,12 @@ func New(opts Options) (*Server, error) {
 		sum := sha256.Sum256([]byte(opts.AdminToken))
 		s.adminToken = sum[:]
 	}
+	up, err := unmatchedProxy(opts.ProxyUnmatched)
+	if err != nil {
+		return nil, err
+	}
+	s.unmatchedProxy = up
+	s.proxy = upstream.New(upstream.Options{TLSInsecure: opts.ProxyInsecureTLS})
 	s.stopping, s.stop = context.WithCancelCause(context.Background())
 	s.admin = s.adminRouter()
 	s.newHooks()
@@ -414,6 +439,7 @@ func (s *Server) ServeSplit(ctx context.Context, ln, adminLn net.Listener) error
 		go s.watchDocuments() // until shutdown begins (s.stop)
 		defer func() { <-s.docsWatched }()
 	}
+	defer s.proxy.Close() // after the requests in flight: their forwards end with them
 	servers := []*http.Server{s.httpServer(s, base)}
 	listeners := []net.Listener{ln}
 	ready := []any{"addr", ln.Addr().String()}

@@ -93,6 +93,14 @@ type Entry struct {
 	// Idempotency is the idempotency outcome: new, replayed, mismatch,
 	// in-flight, missing-key, invalid-key, or "" for none.
 	Idempotency string `json:"idempotency,omitempty"`
+	// Proxied: the answer came from an upstream (a proxy: route, or
+	// --proxy-unmatched), Upstream the URL asked, UpstreamStatus its
+	// status (0: it gave none: a 502 or 504 was answered) and UpstreamMs
+	// the time to its answer's headers.
+	Proxied        bool    `json:"proxied,omitempty"`
+	Upstream       string  `json:"upstream,omitempty"`
+	UpstreamStatus int     `json:"upstreamStatus,omitempty"`
+	UpstreamMs     float64 `json:"upstreamMs,omitempty"`
 	// Violations are how the request broke its OpenAPI operation
 	// (validate: enforce or report), one line each; none for a YAML route.
 	Violations []string `json:"violations,omitempty"`

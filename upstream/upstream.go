@@ -161,7 +161,11 @@ func removeHopByHop(h http.Header) {
 // Options configures a Proxy.
 type Options struct {
 	// MaxIdleConns bounds the idle connections kept over all upstreams
-	// (default 64); MaxIdleConnsPerHost per upstream (default 16).
+	// (default 512); MaxIdleConnsPerHost per upstream (default 256). The
+	// per-host bound must cover the client connections that are forwarded
+	// at once: past it, every answer closes a connection and the next
+	// request dials one (the load harness's 32 connections measured 0.24
+	// of direct with 16, from churning TCP connections).
 	MaxIdleConns        int
 	MaxIdleConnsPerHost int
 	// IdleConnTimeout closes connections idle this long (default 90s).
@@ -190,10 +194,10 @@ type Proxy struct {
 // environment's HTTP_PROXY settings: a mock forwards where its file says.
 func New(o Options) *Proxy {
 	if o.MaxIdleConns <= 0 {
-		o.MaxIdleConns = 64
+		o.MaxIdleConns = 512
 	}
 	if o.MaxIdleConnsPerHost <= 0 {
-		o.MaxIdleConnsPerHost = 16
+		o.MaxIdleConnsPerHost = 256
 	}
 	if o.IdleConnTimeout <= 0 {
 		o.IdleConnTimeout = 90 * time.Second

@@ -47,7 +47,7 @@ func main() {
 	baseline := flag.String("serve-baseline", "", "internal: run as the baseline server answering the canned response in this file")
 	baselineAddr := flag.String("baseline-addr", "", "internal: the baseline's address")
 	baselineProfile := flag.String("baseline-profile", "", "internal: write the baseline's CPU profile here")
-	workloads := flag.String("workloads", "get,post,idem,replay,routes,startup,delay,reload,hooks,runtime", "which workloads to run, comma-separated")
+	workloads := flag.String("workloads", "get,post,idem,replay,proxy,routes,startup,delay,reload,hooks,runtime", "which workloads to run, comma-separated")
 	conns := flag.Int("conns", 32, "connections of the closed-loop load")
 	duration := flag.Duration("duration", 5*time.Second, "length of each round")
 	rounds := flag.Int("rounds", 3, "rounds per workload and server; the median is reported")
@@ -207,6 +207,25 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns,
 		if len(stateLines) > 0 {
 			fmt.Fprintf(&md, "With the state in Redis (`--state %s`; the ratios are per round, median and range):\n\n%s\n", redactedURL(h.state), strings.Join(stateLines, ""))
 		}
+	}
+
+	if want["proxy"] {
+		section("Proxy overhead")
+		md.WriteString("scenariomock serves one route, `respond: { proxy: ... }`, in front of the bare net/http server; \"bare\" is the same " +
+			"upstream called directly, so the ratio is what forwarding costs (journal and log line on, as by default).\n\n")
+		md.WriteString(throughputHeader)
+		h.current = "proxy"
+		progress("workload proxy")
+		p, err := h.startProxyPair(tmp)
+		if err != nil {
+			return nil, err
+		}
+		sm, base, r := h.compare(p, fixed(proxyGet))
+		p.stop()
+		name := "6. GET /payments/pay_demo_0001 proxied to the bare server ÷ the bare server directly"
+		md.WriteString(throughputRows(name, sm, base, r, 0.80, 0))
+		fmt.Fprintf(&md, "\nAdded latency: p50 %s, p99 %s (target p50 < 1 ms).\n\n", ms(sm.p50-base.p50), ms(sm.p99-base.p99))
+		failed(name, sm.errors+base.errors, sm.wrong+base.wrong)
 	}
 
 	if want["routes"] {

@@ -1,0 +1,158 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/scenariomock/scenariomock/record"
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/upstream"
+)
+
+// proxyUnmatchedRoute names the upstream of --proxy-unmatched in the log
+// and the journal.
+const proxyUnmatchedRoute = "(proxy)"
+
+// prepareProxy builds the upstream target of a proxied response. The
+// scenario decoder has checked the URL and the headers with their
+// positions; an error here is one it let through, answered per request.
+func prepareProxy(p *prepared, px *scenarios.Proxy) {
+	set := make(map[string]string, len(px.Set))
+	for _, h := range px.Set {
+		set[h.Name] = h.Value
+	}
+	p.target, p.targetErr = upstream.NewTarget(upstream.Config{URL: px.URL, Timeout: px.Timeout, Set: set, Remove: px.Remove})
+	if p.targetErr != nil {
+		p.targetErr = fmt.Errorf("proxy %s (%s): %w", px.URL, px.Pos, p.targetErr)
+	}
+}
+
+// unmatchedProxy returns the response that forwards what no route
+// matched to rawURL (--proxy-unmatched), nil for none.
+func unmatchedProxy(rawURL string) (*prepared, error) {
+	if rawURL == "" {
+		return nil, nil
+	}
+	if _, err := upstream.ParseURL(rawURL); err != nil {
+		return nil, fmt.Errorf("proxy-unmatched: %w", err)
+	}
+	p := prepare(&scenarios.Response{Status: http.StatusOK, Proxy: &scenarios.Proxy{URL: rawURL}})
+	if p.targetErr != nil {
+		return nil, fmt.Errorf("proxy-unmatched: %w", p.targetErr)
+	}
+	return p, nil
+}
+
+// forward is produce's arm for a proxied response: it sends the request
+// to the upstream and keeps its answer. An answer that is sent as it
+// comes (no fault, no idempotency claim, no recording) stays on the
+// upstream's connection and deliver streams it (answerProxied); any other
+// is read whole into x.rec (bounded by Options.MaxBody), so that a fault
+// can cut or throw it away, the claim can store it and the recorder can
+// keep it, exactly as a canned answer.
+//
+// A fault after processing thus reads the upstream's whole answer first:
+// the upstream did the work, and the client never hears of it.
+func (s *Server) forward(x *exchange) {
+	p := x.p
+	if p.targetErr != nil {
+		x.fail(p.targetErr)
+		return
+	}
+	out := x.r.WithContext(x.ctx)
+	if len(x.body) > 0 {
+		// The body was read before matching; the upstream gets it again.
+		out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(x.body)), int64(len(x.body))
+	} else {
+		out.Body, out.ContentLength = http.NoBody, 0
+	}
+	x.out.proxied = true
+	resp, err := s.proxy.Do(out, p.target)
+	if err != nil {
+		x.out.upstream = p.target.URL()
+		x.fail(err)
+		return
+	}
+	x.out.upstream, x.out.upstreamStatus, x.out.upstreamLatency = resp.Upstream, resp.Status, resp.Latency
+	if !x.claimed && x.fault == nil && s.opts.Recorder == nil {
+		x.upstream = resp
+		x.kind, x.produced = answerProxied, true
+		return
+	}
+	defer resp.Discard()
+	rec := &x.rec
+	rec.apart(x)
+	body, err := readAtMost(resp.Body, rec.buf[:0], int(s.opts.MaxBody))
+	rec.buf = body
+	if err != nil {
+		x.fail(&upstream.Error{Upstream: resp.Upstream, Status: http.StatusBadGateway, Cause: err.Error(), Err: err})
+		return
+	}
+	for name, vs := range resp.Header {
+		rec.header[name] = vs
+	}
+	rec.status, rec.body = resp.Status, body
+	x.kind, x.produced = answerRecorded, true
+}
+
+// errUpstreamTooLarge: an answer to hold (fault, idempotency, recording)
+// is larger than Options.MaxBody.
+var errUpstreamTooLarge = errors.New("answer too large to hold")
+
+// readAtMost appends r's bytes to buf, failing past limit.
+func readAtMost(r io.Reader, buf []byte, limit int) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if len(buf) > limit {
+			return buf, fmt.Errorf("%w: more than %d bytes (--max-body); it can only be streamed, without fault, idempotency or recording", errUpstreamTooLarge, limit)
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// deliverProxied streams an upstream's answer to the client, journaled
+// first like any answer. An upstream that breaks off mid-body breaks the
+// client's answer too (the handler aborts): a chunked answer must not end
+// cleanly and look whole.
+func (s *Server) deliverProxied(x *exchange) {
+	resp := x.upstream
+	x.upstream = nil
+	x.out.status = resp.Status
+	s.record(x)
+	if _, err := resp.WriteTo(x.w); err != nil {
+		x.out.ended = "proxied answer cut: " + err.Error()
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// recordProxied hands a proxied exchange whose answer was held to the
+// recorder (serve --record, scenariomock record): commit's last effect,
+// once the answer exists.
+func (s *Server) recordProxied(x *exchange) {
+	if s.opts.Recorder == nil || !x.out.proxied || !x.produced || x.kind != answerRecorded {
+		return
+	}
+	s.opts.Recorder.Add(record.Exchange{
+		Method:        x.r.Method,
+		Path:          x.r.URL.EscapedPath(),
+		RawQuery:      x.r.URL.RawQuery,
+		RequestHeader: x.r.Header,
+		RequestBody:   x.body,
+		Status:        x.rec.status,
+		Header:        x.rec.header,
+		Body:          x.rec.body,
+		Latency:       x.out.upstreamLatency,
+	}) // Add copies what it keeps
+}

@@ -1,0 +1,401 @@
+package server
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/scenariomock/scenariomock/record"
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// countingUpstream is a real upstream on loopback that counts what it
+// received and answers with what it saw.
+type countingUpstream struct {
+	*httptest.Server
+	calls atomic.Int64
+	mu    sync.Mutex // guards last
+	last  *http.Request
+	body  string
+}
+
+func newCountingUpstream(t *testing.T) *countingUpstream {
+	t.Helper()
+	u := &countingUpstream{}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := u.calls.Add(1)
+		b, _ := io.ReadAll(r.Body)
+		u.mu.Lock()
+		u.last, u.body = r.Clone(r.Context()), string(b)
+		u.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Upstream", "yes")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"call":%d,"method":%q,"path":%q,"query":%q,"body":%q}`, n, r.Method, r.URL.Path, r.URL.RawQuery, b)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+func (u *countingUpstream) seen() (*http.Request, string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.last, u.body
+}
+
+// journalEntries reads the journal through the admin API.
+func journalEntries(t *testing.T, base string) []state.Entry {
+	t.Helper()
+	r := do(t, http.MethodGet, base+"/__admin/requests", "")
+	var out struct {
+		Requests []state.Entry `json:"requests"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &out); err != nil {
+		t.Fatalf("journal %q: %v", r.body, err)
+	}
+	return out.Requests
+}
+
+func TestProxyPassesTheUpstreamsAnswer(t *testing.T) {
+	t.Parallel()
+	up := newCountingUpstream(t)
+	_, base, _ := serveYAMLRunning(t, Options{}, fmt.Sprintf(`
+routes:
+  - name: via sandbox
+    method: ANY
+    path: /v1/{rest:.*}
+    respond:
+      proxy:
+        url: %s/base
+        headers: { set: { X-Env: ci }, remove: [X-Debug] }
+`, up.URL))
+	r := do(t, http.MethodPost, base+"/v1/charges?x=1", `{"amount":1}`, "X-Debug", "1", "Connection", "X-Hop", "X-Hop", "h", "Content-Type", "application/json")
+	if r.status != http.StatusCreated || r.header.Get("X-Upstream") != "yes" || r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("got %d %v", r.status, r.header)
+	}
+	if want := `{"call":1,"method":"POST","path":"/base/v1/charges","query":"x=1","body":"{\"amount\":1}"}`; r.body != want {
+		t.Fatalf("body %s, want %s", r.body, want)
+	}
+	seen, _ := up.seen()
+	if seen.Header.Get("X-Env") != "ci" || seen.Header.Get("X-Debug") != "" || seen.Header.Get("X-Hop") != "" {
+		t.Errorf("upstream got headers %v", seen.Header)
+	}
+	if seen.Header.Get("X-Forwarded-Host") == "" || seen.Header.Get("X-Forwarded-For") == "" || !strings.Contains(seen.Header.Get("Via"), "scenariomock") {
+		t.Errorf("forwarding headers missing: %v", seen.Header)
+	}
+	es := journalEntries(t, base)
+	if len(es) != 1 || !es[0].Proxied || es[0].UpstreamStatus != http.StatusCreated || !strings.HasPrefix(es[0].Upstream, up.URL+"/base/v1/charges") || es[0].Route != "via sandbox" {
+		t.Fatalf("journal %+v", es)
+	}
+}
+
+// The lost answer on real traffic: the upstream processed the first
+// attempt, whose answer the client never got; the retry with the same
+// Idempotency-Key is served from the store, so the upstream saw one call.
+func TestProxyLostAnswerThenReplay(t *testing.T) {
+	t.Parallel()
+	up := newCountingUpstream(t)
+	_, base, _ := serveYAMLRunning(t, Options{}, fmt.Sprintf(`
+routes:
+  - name: charge
+    method: POST
+    path: /v1/charges
+    idempotency: { key: header.Idempotency-Key }
+    respond:
+      proxy: %s
+      fault: { kind: connection-reset, after: processing }
+`, up.URL))
+	if r, err := doCtx(t.Context(), http.MethodPost, base+"/v1/charges", `{"a":1}`, "Idempotency-Key", "k1"); err == nil {
+		t.Fatalf("first attempt got an answer: %d %s", r.status, r.body)
+	}
+	if n := up.calls.Load(); n != 1 {
+		t.Fatalf("upstream calls after the lost answer: %d, want 1", n)
+	}
+	r := do(t, http.MethodPost, base+"/v1/charges", `{"a":1}`, "Idempotency-Key", "k1")
+	if r.status != http.StatusCreated || !strings.Contains(r.body, `"call":1`) {
+		t.Fatalf("retry got %d %s, want the stored 201 of call 1", r.status, r.body)
+	}
+	if n := up.calls.Load(); n != 1 {
+		t.Fatalf("upstream calls after the retry: %d, want 1", n)
+	}
+	es := journalEntries(t, base)
+	if len(es) != 2 || es[0].Fault != "connection-reset" || !es[0].Proxied || es[0].UpstreamStatus != 201 || es[1].Idempotency != "replayed" {
+		t.Fatalf("journal %+v", es)
+	}
+}
+
+func TestProxyDelayAppliesToProxiedAnswers(t *testing.T) {
+	t.Parallel()
+	up := newCountingUpstream(t)
+	clock := &testClock{scale: 0}
+	_, base, _ := serveYAMLRunning(t, Options{Clock: clock}, fmt.Sprintf(`
+routes:
+  - { name: slow, path: /slow, respond: { proxy: %s, delay: 750ms } }
+`, up.URL))
+	if r := do(t, http.MethodGet, base+"/slow", ""); r.status != http.StatusCreated {
+		t.Fatalf("got %d", r.status)
+	}
+	if waits, _ := clock.recorded(); len(waits) != 1 || waits[0] != 750*time.Millisecond {
+		t.Fatalf("waits %v, want [750ms]", waits)
+	}
+}
+
+func TestProxyUpstreamFailures(t *testing.T) {
+	t.Parallel()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close() // nothing listens there now
+	block := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(block) })
+	_, base, _ := serveYAMLRunning(t, Options{}, fmt.Sprintf(`
+routes:
+  - { name: dead, path: /dead, respond: { proxy: %s } }
+  - { name: slow, path: /slow, respond: { proxy: { url: %s, timeout: 200ms } } }
+`, deadURL, slow.URL))
+	for _, tc := range []struct {
+		path   string
+		status int
+		detail string
+	}{
+		{"/dead", http.StatusBadGateway, deadURL},
+		{"/slow", http.StatusGatewayTimeout, slow.URL},
+	} {
+		r := do(t, http.MethodGet, base+tc.path, "")
+		if r.status != tc.status || r.header.Get("Content-Type") != "application/problem+json" || !strings.Contains(r.body, tc.detail) {
+			t.Errorf("%s: got %d %s, want a %d problem naming %s", tc.path, r.status, r.body, tc.status, tc.detail)
+		}
+	}
+	es := journalEntries(t, base)
+	if len(es) != 2 || !es[0].Proxied || es[0].UpstreamStatus != 0 || es[0].Status != http.StatusBadGateway {
+		t.Fatalf("journal %+v", es)
+	}
+}
+
+// A proxy that forwards to the mock itself is refused with a 508, not
+// recursed into.
+func TestProxyLoopIsRefused(t *testing.T) {
+	t.Parallel()
+	_, front := loopServer(t)
+	r := do(t, http.MethodGet, front+"/x", "")
+	if r.status != http.StatusLoopDetected {
+		t.Fatalf("got %d %s, want 508", r.status, r.body)
+	}
+}
+
+// loopServer serves a route that proxies to the server's own address.
+func loopServer(t *testing.T) (*Server, string) {
+	t.Helper()
+	var addr atomic.Value
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		addr.Load().(http.Handler).ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf("routes:\n  - { name: self, path: /x, respond: { proxy: %s } }\n", front.URL)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Load: func() (*scenarios.Set, error) { return scenarios.Load(path) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr.Store(http.Handler(s))
+	t.Cleanup(s.proxy.Close)
+	return s, front.URL
+}
+
+func TestProxyUnmatchedSpyMode(t *testing.T) {
+	t.Parallel()
+	up := newCountingUpstream(t)
+	_, base, _ := serveYAMLRunning(t, Options{ProxyUnmatched: up.URL}, `
+routes:
+  - { name: mocked, path: /mocked, respond: { body: mocked } }
+`)
+	if r := do(t, http.MethodGet, base+"/mocked", ""); r.body != "mocked" {
+		t.Fatalf("mocked route: %q", r.body)
+	}
+	r := do(t, http.MethodGet, base+"/real?q=1", "")
+	if r.status != http.StatusCreated || !strings.Contains(r.body, `"path":"/real"`) {
+		t.Fatalf("unmatched: %d %s", r.status, r.body)
+	}
+	if n := up.calls.Load(); n != 1 {
+		t.Fatalf("upstream calls %d, want 1", n)
+	}
+	es := journalEntries(t, base)
+	if len(es) != 2 || es[0].Proxied || !es[1].Proxied || es[1].Matched || es[1].Route != proxyUnmatchedRoute {
+		t.Fatalf("journal %+v", es)
+	}
+	if r := do(t, http.MethodGet, base+"/__admin/requests/count?proxied=true", ""); !strings.Contains(r.body, `"count": 1`) {
+		t.Fatalf("count of proxied: %s", r.body)
+	}
+	if _, err := New(Options{ProxyUnmatched: "ftp://x", Load: func() (*scenarios.Set, error) { return &scenarios.Set{}, nil }}); err == nil || !strings.Contains(err.Error(), "proxy-unmatched") {
+		t.Fatalf("ftp upstream: %v", err)
+	}
+}
+
+// Record against a real upstream that answers gzip-compressed JSON and
+// text, write the recording, serve it, and get the same answers; the
+// recording holds none of the credentials sent.
+func TestRecordThenServeTheRecording(t *testing.T) {
+	t.Parallel()
+	const token = "sk_test_4eC39HqLyjWDarjtT1zdp7dc"
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body []byte
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/v1/charges/"):
+			w.Header().Set("Content-Type", "application/json")
+			body = []byte(fmt.Sprintf(`{"id":%q,"amount":100,"url":"http://%s/v1/charges"}`, strings.TrimPrefix(r.URL.Path, "/v1/charges/"), r.Host))
+		default:
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			body = []byte("hello " + r.URL.Path)
+		}
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		_, _ = zw.Write(body)
+		_ = zw.Close()
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("X-Request-Id", "req_1")
+		_, _ = w.Write(gz.Bytes())
+	}))
+	t.Cleanup(up.Close)
+	rec := record.New(record.Options{Upstream: up.URL})
+	_, base, _ := serveYAMLRunning(t, Options{ProxyUnmatched: up.URL, Recorder: rec}, "routes: []\n")
+	paths := []string{"/v1/charges/ch_1A2b3C4d5E6f", "/v1/charges/ch_9Z8y7X6w5V4u", "/hello"}
+	type answer struct {
+		status int
+		ct     string
+		body   string
+	}
+	get := func(base, path string) answer {
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req) // decodes gzip itself
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return answer{resp.StatusCode, resp.Header.Get("Content-Type"), string(b)}
+	}
+	var live []answer
+	for _, p := range paths {
+		live = append(live, get(base, p))
+	}
+	dir := t.TempDir()
+	written, err := rec.Write(dir)
+	if err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	for _, f := range written {
+		b, _ := os.ReadFile(f)
+		if bytes.Contains(b, []byte(token)) {
+			t.Fatalf("%s holds the token:\n%s", f, b)
+		}
+	}
+	set, err := scenarios.Load(dir)
+	if err != nil {
+		t.Fatalf("the recording does not load: %v", err)
+	}
+	s, err := New(Options{Load: func() (*scenarios.Set, error) { return set, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay := httptest.NewServer(s)
+	t.Cleanup(replay.Close)
+	for i, p := range paths {
+		got := get(replay.URL, p)
+		want := live[i]
+		if strings.HasPrefix(p, "/v1/") {
+			// The upstream's absolute URLs now name the mock.
+			want.body = strings.ReplaceAll(want.body, strings.TrimPrefix(base, "http://"), "MOCK")
+			got.body = strings.ReplaceAll(got.body, strings.TrimPrefix(replay.URL, "http://"), "MOCK")
+			var a, b map[string]any
+			_ = json.Unmarshal([]byte(got.body), &a)
+			_ = json.Unmarshal([]byte(want.body), &b)
+			if a["id"] != b["id"] || a["amount"] != b["amount"] || got.status != want.status || got.ct != want.ct {
+				t.Errorf("%s: replay %+v, live %+v", p, got, want)
+			}
+			continue
+		}
+		if got != want {
+			t.Errorf("%s: replay %+v, live %+v", p, got, want)
+		}
+	}
+}
+
+// A test starts an outage on real traffic and ends it: POST
+// /__admin/faults switches a fault on for a route, DELETE ends it, and
+// one given for: a duration reverts by itself.
+func TestRuntimeFaultsOnProxiedTraffic(t *testing.T) {
+	t.Parallel()
+	up := newCountingUpstream(t)
+	_, base, _ := serveYAMLRunning(t, Options{}, fmt.Sprintf(`
+routes:
+  - { name: via, method: ANY, path: /v1/x, respond: { proxy: %s } }
+  - { name: canned, path: /canned, respond: { body: ok } }
+`, up.URL))
+	post := func(body string) response {
+		return do(t, http.MethodPost, base+"/__admin/faults", body, "Content-Type", "application/json")
+	}
+	if r := post(`{"route": "via", "fault": {"kind": "connection-reset", "after": "processing"}}`); r.status != http.StatusCreated {
+		t.Fatalf("switch on: %d %s", r.status, r.body)
+	}
+	// A POST without Idempotency-Key: Go's client does not send it again.
+	if _, err := doCtx(t.Context(), http.MethodPost, base+"/v1/x", "{}"); err == nil {
+		t.Fatal("the faulted route answered")
+	}
+	if n := up.calls.Load(); n != 1 {
+		t.Fatalf("upstream calls %d, want 1: the fault is after processing", n)
+	}
+	if r := do(t, http.MethodGet, base+"/canned", ""); r.body != "ok" {
+		t.Fatalf("another route was faulted: %d %q", r.status, r.body)
+	}
+	if r := do(t, http.MethodGet, base+"/__admin/faults", ""); !strings.Contains(r.body, `"kind": "connection-reset"`) {
+		t.Fatalf("list: %s", r.body)
+	}
+	if r := do(t, http.MethodDelete, base+"/__admin/faults", ""); !strings.Contains(r.body, `"cleared": 1`) {
+		t.Fatalf("clear: %s", r.body)
+	}
+	if r := do(t, http.MethodGet, base+"/v1/x", ""); r.status != http.StatusCreated {
+		t.Fatalf("after clearing: %d", r.status)
+	}
+	// Every route, for a moment: it reverts by itself.
+	if r := post(`{"fault": "connection-reset", "for": "50ms"}`); r.status != http.StatusCreated {
+		t.Fatalf("switch on for 50ms: %d %s", r.status, r.body)
+	}
+	eventually(t, patience, func() string {
+		if r, err := doCtx(t.Context(), http.MethodGet, base+"/canned", ""); err != nil || r.body != "ok" {
+			return fmt.Sprintf("still faulted: %v", err)
+		}
+		return ""
+	})
+	for _, tc := range []struct{ body, want string }{
+		{`{"fault": "explode"}`, `unknown fault`},
+		{`{"fault": {"kind": "partial-body", "bytes": -1}}`, `bytes -1 is negative`},
+		{`{"route": "nope", "fault": "connection-reset"}`, `No route is named`},
+		{`{"fault": "connection-reset", "for": "soon"}`, `want a positive duration`},
+		{`{"faults": []}`, `unknown field`},
+	} {
+		if r := post(tc.body); r.status/100 != 4 || !strings.Contains(r.body, tc.want) {
+			t.Errorf("%s: got %d %s, want a problem saying %q", tc.body, r.status, r.body, tc.want)
+		}
+	}
+}
