@@ -23,6 +23,7 @@ import (
 	"github.com/pb33f/libopenapi-validator/config"
 	"github.com/pb33f/libopenapi-validator/parameters"
 	"github.com/pb33f/libopenapi-validator/requests"
+	"github.com/pb33f/libopenapi-validator/schema_validation"
 	"github.com/pb33f/libopenapi/datamodel"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 
@@ -204,6 +205,7 @@ type api struct {
 	model    *v3.Document
 	params   parameters.ParameterValidator
 	bodies   requests.RequestBodyValidator
+	schemas  schema_validation.SchemaValidator // form bodies, once typed (coerce.go)
 	fixtures map[string]json.RawMessage // by resource name
 	validate string
 	errors   string // "problem" or "stripe"
@@ -310,6 +312,7 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	vopts := []config.Option{config.WithSchemaCache(cache.NewDefaultCache()), config.WithURLEncodedBodyValidation()}
 	a.params = parameters.NewParameterValidator(&m.Model, vopts...)
 	a.bodies = requests.NewRequestBodyValidator(&m.Model, vopts...)
+	a.schemas = schema_validation.NewSchemaValidator(vopts...)
 	if len(src.FixturesData) > 0 {
 		var fx struct {
 			Resources map[string]json.RawMessage `json:"resources"`

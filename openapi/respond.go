@@ -89,7 +89,7 @@ var errNoState = errors.New("no state")
 func (o *Operation) Respond(ctx context.Context, x Exchange) (int, http.Header, []byte, error) {
 	q := x.Request.URL.Query()
 	code, example := preferred(x.Request, q)
-	in := requestValues(x.Request, x.Body)
+	in := o.requestValues(x.Request, x.Body)
 	if code == 0 && example == "" && o.api.state && x.Store != nil && o.kind != opNone {
 		status, body, err := o.stateful(ctx, x, in, q)
 		if !errors.Is(err, errNoState) {
@@ -374,13 +374,15 @@ func (g generator) value(s *base.Schema, depth int) any {
 }
 
 // requestValues reads the request's JSON object body, or its form body
-// with bracket keys nested (shipping[address][line1]), and the query.
-func requestValues(r *http.Request, body []byte) map[string]any {
+// with bracket keys nested (shipping[address][line1]) and each value typed
+// by the body's schema (amount_details[atm_fee]=10 is the integer 10, also
+// where the answer's field is null and cannot say).
+func (o *Operation) requestValues(r *http.Request, body []byte) map[string]any {
 	out := map[string]any{}
 	if len(body) > 0 {
 		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
-			if vals, err := url.ParseQuery(string(body)); err == nil {
-				return unflatten(vals)
+			if v, err := formValues(body, o.formSchema(r)); err == nil {
+				return v
 			}
 		}
 		var m map[string]any
@@ -488,8 +490,9 @@ func fit(cur, v any) (any, bool) {
 			}
 			return nil, false
 		}
-		if f, ok := v.(float64); ok {
-			return f, true
+		switch n := v.(type) {
+		case float64, int64:
+			return n, true
 		}
 	case bool:
 		if isStr {

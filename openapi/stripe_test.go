@@ -222,3 +222,55 @@ func BenchmarkStripeMatch(b *testing.B) {
 		})
 	}
 }
+
+// TestStripeFormTyping sends form values whose type only the schema says,
+// where stripe-go's own suite sends them: inside an anyOf (card is an
+// object or a token; returned_at an integer or ""; up_to "inf" or an
+// integer), inside a map (currency_options[eur]), and lists sent with
+// indexes. Each is accepted, and a value reflected into the answer has the
+// schema's type, also where the answer's field was null.
+func TestStripeFormTyping(t *testing.T) {
+	t.Parallel()
+	spec, fixtures := stripeFiles(t)
+	set, err := stripeSet(t, spec, fixtures, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) { return set, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	auth := []string{"Authorization", "Bearer sk_test_1"}
+	for _, tc := range []struct {
+		name, path string
+		form       url.Values
+	}{
+		{"anyOf object", "/v1/payment_methods", url.Values{"type": {"card"}, "card[number]": {"4242424242424242"}, "card[exp_month]": {"8"}, "card[exp_year]": {"2030"}, "card[cvc]": {"314"}}},
+		{"map values", "/v1/prices", url.Values{"currency": {"usd"}, "unit_amount": {"1000"}, "product": {"prod_1"}, "currency_options[eur][unit_amount]": {"900"}}},
+		{"anyOf enum or integer, indexed list", "/v1/prices", url.Values{"currency": {"usd"}, "product": {"prod_1"}, "billing_scheme": {"tiered"}, "tiers_mode": {"graduated"}, "recurring[interval]": {"month"},
+			"tiers[0][up_to]": {"1000"}, "tiers[0][unit_amount]": {"10"}, "tiers[1][up_to]": {"inf"}, "tiers[1][unit_amount]": {"5"}}},
+		{"indexed list in a map", "/v1/terminal/configurations", url.Values{"tipping[usd][fixed_amounts][0]": {"100"}, "tipping[usd][fixed_amounts][1]": {"200"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := call(t, "POST", hs.URL+tc.path, "application/x-www-form-urlencoded", tc.form.Encode(), auth...)
+			if got.status != 200 {
+				t.Fatalf("%d %s; want 200", got.status, got.body)
+			}
+		})
+	}
+	// amount_details is null in the fixture: the integers still arrive as
+	// integers, as the request schema types them.
+	got := call(t, "POST", hs.URL+"/v1/test_helpers/issuing/authorizations", "application/x-www-form-urlencoded",
+		url.Values{"card": {"ic_1"}, "amount": {"100"}, "amount_details[atm_fee]": {"10"}, "amount_details[cashback_amount]": {"5"}}.Encode(), auth...)
+	ad, _ := got.json["amount_details"].(map[string]any)
+	if got.status != 200 || ad["atm_fee"] != float64(10) || ad["cashback_amount"] != float64(5) {
+		t.Fatalf("%d amount_details %v; want 200 and {atm_fee: 10, cashback_amount: 5} as numbers", got.status, got.json["amount_details"])
+	}
+	// A value that is none of an anyOf's branches is still refused.
+	bad := call(t, "POST", hs.URL+"/v1/payment_methods", "application/x-www-form-urlencoded", url.Values{"type": {"card"}, "card[exp_month]": {"August"}}.Encode(), auth...)
+	if bad.status != 400 {
+		t.Fatalf("card[exp_month]=August: %d %s; want 400", bad.status, bad.body)
+	}
+}
