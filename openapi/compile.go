@@ -206,7 +206,7 @@ type api struct {
 	params   parameters.ParameterValidator
 	bodies   requests.RequestBodyValidator
 	schemas  schema_validation.SchemaValidator // form bodies, once typed (coerce.go)
-	fixtures map[string]json.RawMessage // by resource name
+	fixtures map[string]json.RawMessage        // by resource name
 	validate string
 	errors   string // "problem" or "stripe"
 	state    bool
