@@ -212,6 +212,10 @@ type api struct {
 	state    bool
 	generate bool // unknownIds: generate
 	version  float32
+	// collections maps a resource (a schema's x-resourceId: customer) to
+	// the path its create operation stores it under (/v1/customers), for
+	// expand[]. It is filled while the document compiles.
+	collections map[string]string
 }
 
 var lineCol = regexp.MustCompile(`(?:\[(\d+):(\d+)\])|(?:line (\d+)(?:, col(?:umn)? (\d+))?)`)
@@ -338,6 +342,7 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 				continue
 			}
 			out.routes = append(out.routes, r)
+			a.noteCollection(r.Operation.(*Operation))
 		}
 	}
 	if len(errs) > 0 {

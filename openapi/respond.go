@@ -93,6 +93,9 @@ func (o *Operation) Respond(ctx context.Context, x Exchange) (int, http.Header, 
 	if code == 0 && example == "" && o.api.state && x.Store != nil && o.kind != opNone {
 		status, body, err := o.stateful(ctx, x, in, q)
 		if !errors.Is(err, errNoState) {
+			if err == nil && status < 300 && o.kind != opList && o.kind != opDelete {
+				body, err = o.expandStored(ctx, x, expandFields(x.Request, q, in), body)
+			}
 			return status, nil, body, err
 		}
 	}

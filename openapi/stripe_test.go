@@ -274,3 +274,46 @@ func TestStripeFormTyping(t *testing.T) {
 		t.Fatalf("card[exp_month]=August: %d %s; want 400", bad.status, bad.body)
 	}
 }
+
+// TestStripeExpand creates a customer and a payment intent for it; the
+// intent read back with expand[]=customer (query, or the form of a create
+// or update) holds the stored customer, without it the id; an id never
+// created stays an id.
+func TestStripeExpand(t *testing.T) {
+	t.Parallel()
+	spec, fixtures := stripeFiles(t)
+	set, err := stripeSet(t, spec, fixtures, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) { return set, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	auth := []string{"Authorization", "Bearer sk_test_1"}
+	form := "application/x-www-form-urlencoded"
+	cus := call(t, "POST", hs.URL+"/v1/customers", form, "email=expand@example.com", auth...)
+	cusID, _ := cus.json["id"].(string)
+	if cus.status != 200 || cusID == "" {
+		t.Fatalf("create customer: %d %s", cus.status, cus.body)
+	}
+	pi := call(t, "POST", hs.URL+"/v1/payment_intents", form, url.Values{"amount": {"2000"}, "currency": {"usd"}, "customer": {cusID}, "expand[]": {"customer"}}.Encode(), auth...)
+	piID, _ := pi.json["id"].(string)
+	if c, _ := pi.json["customer"].(map[string]any); pi.status != 200 || c["id"] != cusID || c["email"] != "expand@example.com" {
+		t.Fatalf("create with expand[]=customer: %d customer %v; want the stored customer", pi.status, pi.json["customer"])
+	}
+	plain := call(t, "GET", hs.URL+"/v1/payment_intents/"+piID, "", "", auth...)
+	if plain.status != 200 || plain.json["customer"] != cusID {
+		t.Errorf("retrieve without expand: %d customer %v; want the id %s", plain.status, plain.json["customer"], cusID)
+	}
+	got := call(t, "GET", hs.URL+"/v1/payment_intents/"+piID+"?expand[]=customer", "", "", auth...)
+	if c, _ := got.json["customer"].(map[string]any); got.status != 200 || c["id"] != cusID || c["object"] != "customer" {
+		t.Errorf("retrieve with expand[]=customer: %d customer %v; want the stored customer", got.status, got.json["customer"])
+	}
+	other := call(t, "POST", hs.URL+"/v1/payment_intents", form, url.Values{"amount": {"100"}, "currency": {"usd"}, "customer": {"cus_nothere"}, "expand[]": {"customer"}}.Encode(), auth...)
+	if other.status != 200 || other.json["customer"] != "cus_nothere" {
+		t.Errorf("expand of an id never created: %d customer %v; want the id", other.status, other.json["customer"])
+	}
+}
