@@ -147,7 +147,7 @@ type compiled struct {
 
 func sourceKey(src *scenarios.OpenAPISource) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%v\x00%s\x00%s\x00%d\x00", src.Spec, src.Fixtures, src.Validate, src.State, src.UnknownIDs, src.Errors, len(src.SpecData))
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%v\x00%s\x00%s\x00%s\x00%d\x00", src.Spec, src.Fixtures, src.Validate, src.State, src.UnknownIDs, src.Errors, src.Scope, len(src.SpecData))
 	h.Write(src.SpecData)
 	h.Write(src.FixturesData)
 	// The defaults are part of the routes.
@@ -216,6 +216,9 @@ type api struct {
 	// the path its create operation stores it under (/v1/customers), for
 	// expand[]. It is filled while the document compiles.
 	collections map[string]string
+	// perCredential keeps each API key's resources apart (scope:
+	// credential).
+	perCredential bool
 }
 
 var lineCol = regexp.MustCompile(`(?:\[(\d+):(\d+)\])|(?:line (\d+)(?:, col(?:umn)? (\d+))?)`)
@@ -301,7 +304,7 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 			out.siblingData = append(out.siblingData, data)
 		}
 	}
-	a := &api{spec: src.Spec, model: &m.Model, validate: src.Validate, errors: src.Errors, state: src.State, generate: src.UnknownIDs == "generate"}
+	a := &api{spec: src.Spec, model: &m.Model, validate: src.Validate, errors: src.Errors, state: src.State, generate: src.UnknownIDs == "generate", perCredential: src.Scope == "credential"}
 	if a.validate == "" {
 		a.validate = "enforce"
 	}

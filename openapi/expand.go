@@ -83,7 +83,7 @@ func (o *Operation) expandStored(ctx context.Context, x Exchange, fields []strin
 		if path == "" {
 			continue
 		}
-		stored, found, err := x.Store.Load(ctx, "openapi "+path, id)
+		stored, found, err := x.Store.Load(ctx, o.api.storeName(x.Request, path), id)
 		if err != nil {
 			return nil, err
 		}

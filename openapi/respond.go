@@ -71,12 +71,36 @@ func (o *Operation) classify() {
 
 // collectionName is the stored collection of a path, with the parent's
 // variables filled in (/v1/customers/cus_1/sources).
-func (o *Operation) collectionName(vars map[string]string) string {
+func (o *Operation) collectionName(r *http.Request, vars map[string]string) string {
 	name := o.collection
 	for k, v := range vars {
 		name = strings.ReplaceAll(name, "{"+k+"}", v)
 	}
-	return "openapi " + name
+	return o.api.storeName(r, name)
+}
+
+// storeName is the stored collection of a path: "openapi /v1/customers",
+// or with scope: credential "openapi sk_test_1 /v1/customers".
+func (a *api) storeName(r *http.Request, path string) string {
+	if a.perCredential {
+		return "openapi " + credential(r) + " " + path
+	}
+	return "openapi " + path
+}
+
+// credential is the API key a request authenticates with: a Bearer
+// token, or Basic auth's user name (Stripe's curl -u sk_test_…:), or the
+// Basic value itself when it is not base64 (Stripe takes "Basic sk_…").
+func credential(r *http.Request) string {
+	if user, _, ok := r.BasicAuth(); ok {
+		return user
+	}
+	h := r.Header.Get("Authorization")
+	scheme, rest, _ := strings.Cut(h, " ")
+	if strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "Basic") {
+		return strings.TrimSpace(rest)
+	}
+	return h
 }
 
 // errNoState marks an operation that state by convention does not apply
