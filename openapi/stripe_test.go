@@ -251,6 +251,7 @@ func TestStripeFormTyping(t *testing.T) {
 		{"map values", "/v1/prices", url.Values{"currency": {"usd"}, "unit_amount": {"1000"}, "product": {"prod_1"}, "currency_options[eur][unit_amount]": {"900"}}},
 		{"anyOf enum or integer, indexed list", "/v1/prices", url.Values{"currency": {"usd"}, "product": {"prod_1"}, "billing_scheme": {"tiered"}, "tiers_mode": {"graduated"}, "recurring[interval]": {"month"},
 			"tiers[0][up_to]": {"1000"}, "tiers[0][unit_amount]": {"10"}, "tiers[1][up_to]": {"inf"}, "tiers[1][unit_amount]": {"5"}}},
+		{"x-stripeBypassValidation: a dictionary for a string", "/v1/accounts", url.Values{"type": {"custom"}, "external_account[object]": {"bank_account"}, "external_account[country]": {"US"}, "external_account[currency]": {"usd"}, "external_account[account_number]": {"000123456789"}}},
 		{"indexed list in a map", "/v1/terminal/configurations", url.Values{"tipping[usd][fixed_amounts][0]": {"100"}, "tipping[usd][fixed_amounts][1]": {"200"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -315,5 +316,56 @@ func TestStripeExpand(t *testing.T) {
 	other := call(t, "POST", hs.URL+"/v1/payment_intents", form, url.Values{"amount": {"100"}, "currency": {"usd"}, "customer": {"cus_nothere"}, "expand[]": {"customer"}}.Encode(), auth...)
 	if other.status != 200 || other.json["customer"] != "cus_nothere" {
 		t.Errorf("expand of an id never created: %d customer %v; want the id", other.status, other.json["customer"])
+	}
+}
+
+// TestStripeScopePerCredential serves Stripe's spec from an openapi:
+// block with scope: credential: a customer created with one key is
+// listed and read with that key, in Bearer or Basic auth alike, and is a
+// 404 and absent from the list with another key.
+func TestStripeScopePerCredential(t *testing.T) {
+	t.Parallel()
+	spec, _ := stripeFiles(t)
+	dir := filepath.Dir(spec)
+	scenario := filepath.Join(dir, "stripe.yaml")
+	if err := os.WriteFile(scenario, []byte("openapi: {spec: spec3.json, fixtures: fixtures3.json, errors: stripe, scope: credential}\nroutes: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) {
+		set, err := scenarios.Load(scenario)
+		if err != nil {
+			return nil, err
+		}
+		return set, openapi.Expand(set, openapi.Options{})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	alice := []string{"Authorization", "Bearer sk_test_alice"}
+	aliceBasic := []string{"Authorization", "Basic c2tfdGVzdF9hbGljZTo="} // curl -u sk_test_alice:
+	bob := []string{"Authorization", "Bearer sk_test_bob"}
+	created := call(t, "POST", hs.URL+"/v1/customers", "application/x-www-form-urlencoded", "email=alice@example.com", alice...)
+	id, _ := created.json["id"].(string)
+	if created.status != 200 || id == "" {
+		t.Fatalf("create: %d %s", created.status, created.body)
+	}
+	for _, tc := range []struct {
+		name string
+		auth []string
+		want int
+	}{{"same key", alice, 200}, {"same key, Basic auth", aliceBasic, 200}, {"another key", bob, 404}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := call(t, "GET", hs.URL+"/v1/customers/"+id, "", "", tc.auth...)
+			if got.status != tc.want {
+				t.Errorf("retrieve: %d %s; want %d", got.status, got.body, tc.want)
+			}
+			list := call(t, "GET", hs.URL+"/v1/customers", "", "", tc.auth...)
+			listed := strings.Contains(list.body, id)
+			if list.status != 200 || listed != (tc.want == 200) {
+				t.Errorf("list: %d, listed %v; want listed %v", list.status, listed, tc.want == 200)
+			}
+		})
 	}
 }
