@@ -759,6 +759,7 @@ func webhookOptions(opts serveOptions, store *redis.Store) webhooks.Options {
 	w.Seed = opts.seed
 	if store != nil {
 		w.Outbox = store.Outbox(w.Queue)
+		w.Shared = store.History(w.History)
 	}
 	return w
 }

@@ -453,7 +453,7 @@ func collectionTotal(t *testing.T, hs *httptest.Server, name string) int {
 }
 
 // TestStripeEvents: each creation records an event, which stripe-go lists
-// and retrieves; a replay of an Idempotency-Key records none.
+// (newest first, paged both ways) and retrieves; a replay of an Idempotency-Key records none.
 func TestStripeEvents(t *testing.T) {
 	t.Parallel()
 	hs := serveStripe(t)
@@ -486,15 +486,27 @@ func TestStripeEvents(t *testing.T) {
 	if len(events) != 2 {
 		t.Fatalf("listed %d events, want 2 (the replay records none)", len(events))
 	}
-	if e := events[0]; e.Type != "customer.created" || e.Data.Object["id"] != c.ID || e.Request == nil || e.Request.IdempotencyKey != "create-ada" ||
+	// Newest first, as Stripe lists; stripe-go paged with starting_after.
+	if e := events[1]; e.Type != "customer.created" || e.Data.Object["id"] != c.ID || e.Request == nil || e.Request.IdempotencyKey != "create-ada" ||
 		!strings.HasPrefix(e.ID, "evt_") || e.Livemode || e.APIVersion != stripe.APIVersion {
-		t.Errorf("first event: %+v (request %+v)", e, e.Request)
+		t.Errorf("second (older) event: %+v (request %+v)", e, e.Request)
 	}
-	if e := events[1]; e.Type != "payment_intent.created" || e.Data.Object["id"] != pi.ID {
-		t.Errorf("second event: %+v", e)
+	if e := events[0]; e.Type != "payment_intent.created" || e.Data.Object["id"] != pi.ID {
+		t.Errorf("first (newest) event: %+v", e)
 	}
-	got, err := sc.V1Events.Retrieve(ctx, events[1].ID, nil)
-	if err != nil || got.ID != events[1].ID || got.Type != "payment_intent.created" {
+	// ending_before pages towards the newer events.
+	var back []*stripe.Event
+	for ev, err := range sc.V1Events.List(ctx, &stripe.EventListParams{ListParams: stripe.ListParams{EndingBefore: stripe.String(events[1].ID)}}).All(ctx) {
+		if err != nil {
+			t.Fatalf("list events ending before %s: %v", events[1].ID, err)
+		}
+		back = append(back, ev)
+	}
+	if len(back) != 1 || back[0].ID != events[0].ID {
+		t.Errorf("ending_before the older event listed %d events, want the newer one %s", len(back), events[0].ID)
+	}
+	got, err := sc.V1Events.Retrieve(ctx, events[0].ID, nil)
+	if err != nil || got.ID != events[0].ID || got.Type != "payment_intent.created" {
 		t.Errorf("retrieve: %+v, %v", got, err)
 	}
 	_, err = sc.V1Events.Retrieve(ctx, "evt_nope", nil)

@@ -17,7 +17,8 @@ type CollectionOp string
 const (
 	// OpLoad answers the saved body of one item.
 	OpLoad CollectionOp = "load"
-	// OpList answers a collection's items, in the order they were created.
+	// OpList answers a collection's items, in the order they were created
+	// (newest first with ItemRef.Newest).
 	OpList CollectionOp = "list"
 	// OpDelete removes one item.
 	OpDelete CollectionOp = "delete"
@@ -33,6 +34,9 @@ type ItemRef struct {
 	// Paged, on list:, pages as Stripe does: ?limit= (1 to 100, default
 	// 10), ?starting_after= and ?ending_before= an item's id.
 	Paged bool
+	// Newest, on list:, answers the newest item first, as Stripe's lists
+	// do; paging then runs from the newest too.
+	Newest bool
 }
 
 // Seed is a collection a file fills at load and POST /__admin/reset
@@ -49,11 +53,14 @@ type SeedItem struct {
 	Body []byte
 }
 
+// listFields are list:'s fields.
+var listFields = []string{"collection", "paged", "newest"}
+
 // itemRef decodes save:, load: or delete: (withID) or list: (without).
 func (d *fileDecoder) itemRef(n *yaml.Node, field string, withID bool) *ItemRef {
 	known := []string{"collection", "id"}
 	if !withID {
-		known = []string{"collection", "paged"}
+		known = listFields
 	}
 	fs, ok := d.fields(n, field, known...)
 	if !ok {
@@ -77,6 +84,9 @@ func (d *fileDecoder) itemRef(n *yaml.Node, field string, withID bool) *ItemRef 
 	if !withID {
 		if p, ok := fs["paged"]; ok {
 			ref.Paged, _ = d.boolean(p.val, join(field, "paged"))
+		}
+		if p, ok := fs["newest"]; ok {
+			ref.Newest, _ = d.boolean(p.val, join(field, "newest"))
 		}
 		return ref
 	}

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gorilla/mux"
 	"github.com/scenariomock/scenariomock/webhooks"
@@ -12,11 +15,122 @@ import (
 func init() {
 	adminMethods[adminPrefix+"/webhooks"] = "GET"
 	adminMethods[adminPrefix+"/webhooks/{id}/redeliver"] = "POST"
+	adminMethods[adminPrefix+"/webhooks/stream"] = "GET"
 }
 
 func (s *Server) webhookRoutes(r *mux.Router) {
 	r.HandleFunc(adminPrefix+"/webhooks", s.handleWebhooks).Methods(http.MethodGet)
 	r.HandleFunc(adminPrefix+"/webhooks/{id}/redeliver", s.handleRedeliver).Methods(http.MethodPost)
+	r.HandleFunc(adminPrefix+"/webhooks/stream", s.handleWebhooksStream).Methods(http.MethodGet)
+}
+
+// webhookStreamPoll is how often the stream looks again without being
+// woken: another replica's attempts (a shared history) wake nothing here.
+// It also spaces the reads out, so that a busy dispatcher costs the
+// stream at most a read this often.
+const webhookStreamPoll = time.Second
+
+// webhookStreamGap is the least time between two reads of the log, so
+// that 1,000 attempts a second cost a follower ten reads, not 1,000.
+const webhookStreamGap = 100 * time.Millisecond
+
+// handleWebhooksStream tails the attempt log as server-sent events
+// (event: attempt, id: its seq), with the filters of GET /__admin/webhooks
+// but limit, flushed as they are logged, a keep-alive comment when nothing
+// happened for a while, until the client leaves or the server shuts down.
+// Last-Event-ID or ?after= resumes after an attempt; by default only
+// attempts logged from now on are sent.
+func (s *Server) handleWebhooksStream(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := webhooks.Filter{Endpoint: q.Get("endpoint"), Type: q.Get("type"), EventID: q.Get("event"), Outcome: q.Get("outcome")}
+	d := s.hooks.d
+	param, text := "Last-Event-ID", r.Header.Get("Last-Event-ID")
+	if text == "" && q.Has("after") {
+		param, text = "after", q.Get("after")
+	}
+	after := int64(-1)
+	if text != "" {
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil || n < 0 {
+			writeProblem(w, newProblem(http.StatusBadRequest, "Bad "+param+" "+strconv.Quote(text)+": want an attempt's seq (0 replays every attempt kept)."))
+			return
+		}
+		after = n
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(s.stopping, cancel)()
+	rc := http.NewResponseController(w)
+	defer context.AfterFunc(ctx, func() { _ = rc.SetWriteDeadline(time.Now().Add(time.Second)) })()
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	if rc.Flush() != nil {
+		return
+	}
+	var buf []byte
+	quiet := time.Now()
+	for {
+		changed := d.Changed() // before the read: an attempt logged after it wakes the wait
+		all := d.Attempts(webhooks.Filter{})
+		if after < 0 { // from now on
+			after = 0
+			if len(all) > 0 {
+				after = all[len(all)-1].Seq
+			}
+			all = nil
+		}
+		if len(all) > 0 && all[len(all)-1].Seq < after {
+			after = 0 // a reset started the sequence again (a fresh Redis)
+		}
+		for i := range all {
+			a := &all[i]
+			if a.Seq <= after {
+				continue
+			}
+			after = a.Seq
+			if !f.Match(a) {
+				continue
+			}
+			data, err := json.Marshal(a)
+			if err != nil {
+				continue // an Attempt always marshals
+			}
+			buf = append(buf[:0], "id: "...)
+			buf = strconv.AppendInt(buf, a.Seq, 10)
+			buf = append(buf, "\nevent: attempt\ndata: "...)
+			buf = append(buf, data...)
+			buf = append(buf, "\n\n"...)
+			if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
+				return
+			}
+			quiet = time.Now()
+		}
+		gap := time.NewTimer(webhookStreamGap)
+		select {
+		case <-ctx.Done():
+			gap.Stop()
+			return
+		case <-gap.C:
+		}
+		poll := time.NewTimer(webhookStreamPoll)
+		select {
+		case <-ctx.Done():
+			poll.Stop()
+			return
+		case <-changed:
+		case <-poll.C:
+		}
+		poll.Stop()
+		if time.Since(quiet) >= s.opts.streamKeepAlive {
+			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil || rc.Flush() != nil {
+				return
+			}
+			quiet = time.Now()
+		}
+	}
 }
 
 // adminWebhooks is GET /__admin/webhooks: the deliveries (one per event and

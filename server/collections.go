@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -85,6 +86,9 @@ func (s *Server) runOp(ctx context.Context, p *prepared, d *templateData, readOn
 		items, _, err := cols.List(ctx, ref.Collection, 0, 0)
 		if err != nil {
 			return false, fmt.Errorf("%w: %v", errStore, err)
+		}
+		if ref.Newest {
+			slices.Reverse(items) // List's slice is this request's own
 		}
 		if ref.Paged {
 			if items, d.HasMore, err = page(items, d.Request.Query, ref.Collection); err != nil {

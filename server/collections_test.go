@@ -51,6 +51,13 @@ routes:
       template: true
       list: { collection: payments, paged: true }
       body: '{"object":"list","data":{{ json .Items }},"has_more":{{ .HasMore }}}'
+  - name: list payments, newest first
+    method: GET
+    path: /v3/payments
+    respond:
+      template: true
+      list: { collection: payments, paged: true, newest: true }
+      body: '{"object":"list","data":{{ json .Items }},"has_more":{{ .HasMore }}}'
   - name: delete payment
     method: DELETE
     path: /v1/payments/{id}
@@ -351,16 +358,24 @@ func TestCollectionsPaged(t *testing.T) {
 	for i := 1; i <= 5; i++ {
 		do(t, "POST", hs.URL+"/v1/payments", fmt.Sprintf(`{"n":%d}`, i), "Content-Type", jsonCT)
 	}
-	for _, tc := range []struct{ query, want string }{
-		{"", "pay_1 pay_2 pay_3 pay_4 pay_5 more=false"},
-		{"?limit=2", "pay_1 pay_2 more=true"},
-		{"?limit=2&starting_after=pay_2", "pay_3 pay_4 more=true"},
-		{"?limit=2&starting_after=pay_4", "pay_5 more=false"},
-		{"?limit=2&starting_after=pay_5", "more=false"},
-		{"?limit=2&ending_before=pay_5", "pay_3 pay_4 more=true"},
-		{"?limit=5&ending_before=pay_3", "pay_1 pay_2 more=false"},
+	for _, tc := range []struct{ path, query, want string }{
+		{"/v2/payments", "", "pay_1 pay_2 pay_3 pay_4 pay_5 more=false"},
+		{"/v2/payments", "?limit=2", "pay_1 pay_2 more=true"},
+		{"/v2/payments", "?limit=2&starting_after=pay_2", "pay_3 pay_4 more=true"},
+		{"/v2/payments", "?limit=2&starting_after=pay_4", "pay_5 more=false"},
+		{"/v2/payments", "?limit=2&starting_after=pay_5", "more=false"},
+		{"/v2/payments", "?limit=2&ending_before=pay_5", "pay_3 pay_4 more=true"},
+		{"/v2/payments", "?limit=5&ending_before=pay_3", "pay_1 pay_2 more=false"},
+		// newest: true lists as Stripe does: starting_after goes to older
+		// items, ending_before to newer ones.
+		{"/v3/payments", "", "pay_5 pay_4 pay_3 pay_2 pay_1 more=false"},
+		{"/v3/payments", "?limit=2", "pay_5 pay_4 more=true"},
+		{"/v3/payments", "?limit=2&starting_after=pay_4", "pay_3 pay_2 more=true"},
+		{"/v3/payments", "?limit=2&starting_after=pay_2", "pay_1 more=false"},
+		{"/v3/payments", "?limit=2&ending_before=pay_1", "pay_3 pay_2 more=true"},
+		{"/v3/payments", "?limit=5&ending_before=pay_3", "pay_5 pay_4 more=false"},
 	} {
-		r := do(t, "GET", hs.URL+"/v2/payments"+tc.query, "")
+		r := do(t, "GET", hs.URL+tc.path+tc.query, "")
 		var page struct {
 			Data []struct {
 				ID string
@@ -368,7 +383,7 @@ func TestCollectionsPaged(t *testing.T) {
 			HasMore bool `json:"has_more"`
 		}
 		if err := json.Unmarshal([]byte(r.body), &page); err != nil || r.status != 200 {
-			t.Errorf("%s: %d %s %v", tc.query, r.status, r.body, err)
+			t.Errorf("%s%s: %d %s %v", tc.path, tc.query, r.status, r.body, err)
 			continue
 		}
 		var got []string
@@ -377,7 +392,7 @@ func TestCollectionsPaged(t *testing.T) {
 		}
 		got = append(got, fmt.Sprint("more=", page.HasMore))
 		if strings.Join(got, " ") != tc.want {
-			t.Errorf("%s: got %s, want %s", tc.query, strings.Join(got, " "), tc.want)
+			t.Errorf("%s%s: got %s, want %s", tc.path, tc.query, strings.Join(got, " "), tc.want)
 		}
 	}
 	for _, q := range []string{"?limit=0", "?limit=101", "?limit=x", "?starting_after=nope", "?starting_after=pay_1&ending_before=pay_3"} {

@@ -58,6 +58,9 @@ type Options struct {
 	// bounded by Queue. Replicas that share one (state/redis) deliver
 	// each attempt once, and what is pending outlives a replica.
 	Outbox Outbox
+	// Shared, when set, is the attempt log and the finished deliveries
+	// that replicas share (state/redis): the queries answer from it.
+	Shared History
 }
 
 // Dispatcher delivers events to endpoints at least once. It is safe for
@@ -79,6 +82,7 @@ type Dispatcher struct {
 	attempts  ring[Attempt]
 	finished  ring[Delivery]
 	attemptN  int64
+	changed   chan struct{} // closed at the next attempt logged (Changed)
 }
 
 type endpointState struct {
@@ -620,17 +624,44 @@ func (d *Dispatcher) finishLocked(p *Queued, a *Attempt, outcome string) bool {
 func (d *Dispatcher) logFinished(p *Queued, a *Attempt, outcome string) {
 	a.Outcome = outcome
 	p.LastStatus, p.LastError = a.Status, a.Error
-	d.record(*a)
 	sum := p.summary(outcome)
 	sum.Attempts = a.Attempt
 	sum.Finished = a.At
+	d.recordFinished(*a, &sum)
 	d.finished.push(sum)
 }
 
-func (d *Dispatcher) record(a Attempt) {
+func (d *Dispatcher) record(a Attempt) { d.recordFinished(a, nil) }
+
+// recordFinished logs a, and the delivery sum that a finished (nil when
+// none), here and in the shared history.
+func (d *Dispatcher) recordFinished(a Attempt, sum *Delivery) {
 	d.attemptN++
 	a.Seq = d.attemptN
+	if d.opts.Shared != nil {
+		ctx, cancel := boxContext()
+		if n, err := d.opts.Shared.Record(ctx, &a, sum); err == nil {
+			a.Seq = n
+		}
+		cancel()
+	}
 	d.attempts.push(a)
+	if d.changed != nil {
+		close(d.changed)
+		d.changed = nil
+	}
+}
+
+// Changed returns a channel closed when this dispatcher next logs an
+// attempt (another replica's, in a shared History, does not close it:
+// a follower polls too). It is safe for concurrent use.
+func (d *Dispatcher) Changed() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.changed == nil {
+		d.changed = make(chan struct{})
+	}
+	return d.changed
 }
 
 // Redeliver sends the event with id again to endpoint (every endpoint when
@@ -671,6 +702,11 @@ func (d *Dispatcher) Reset() {
 	d.events.clear()
 	d.attempts.clear()
 	d.finished.clear()
+	if d.opts.Shared != nil {
+		ctx, cancel := boxContext()
+		_ = d.opts.Shared.Reset(ctx)
+		cancel()
+	}
 	for _, ep := range d.endpoints {
 		ep.disabled = false
 	}

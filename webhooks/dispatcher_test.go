@@ -539,6 +539,28 @@ func TestFaultRatesOverAThousandEvents(t *testing.T) {
 	if drawn != reordered {
 		t.Errorf("%d objects' succeeded came first, but reorder was drawn for %d", reordered, drawn)
 	}
+	// The overtaken created events say by which event, and only they do.
+	succeeded := map[string]string{} // object → its succeeded event's id
+	for _, a := range first {
+		if a.Type == "payment_intent.succeeded" {
+			succeeded[a.Object] = a.ID
+		}
+	}
+	overtaken := 0
+	for _, a := range d.Attempts(Filter{Type: "payment_intent.created"}) {
+		if a.Attempt != 1 || a.Fault == "" {
+			continue
+		}
+		ev, _ := d.Event(a.EventID)
+		obj := ev.ObjectID()
+		if want := OvertakenBy(succeeded[obj]); !early[obj] || a.Fault != want {
+			t.Errorf("created %s (early succeeded: %v): fault %q, want %q", a.EventID, early[obj], a.Fault, want)
+		}
+		overtaken++
+	}
+	if overtaken != reordered {
+		t.Errorf("%d created events say they were overtaken, %d were", overtaken, reordered)
+	}
 	// Binomial(500, p): within four standard deviations.
 	within := func(name string, got int, p float64) {
 		mean, sd := 500*p, 4*math.Sqrt(500*p*(1-p))

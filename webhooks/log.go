@@ -86,6 +86,9 @@ type Filter struct {
 	Limit int
 }
 
+// Match reports whether f selects a (Limit aside).
+func (f *Filter) Match(a *Attempt) bool { return f.match(a.Endpoint, a.Type, a.EventID, a.Outcome) }
+
 func (f *Filter) match(endpoint, typ, id, outcome string) bool {
 	switch {
 	case f.Endpoint != "" && f.Endpoint != endpoint,
@@ -107,9 +110,17 @@ func limit[T any](out []T, n int) []T {
 
 // Attempts returns the attempts that f selects, oldest first.
 func (d *Dispatcher) Attempts(f Filter) []Attempt {
+	var out []Attempt
+	if shared, ok := d.sharedAttempts(); ok {
+		for _, a := range shared {
+			if f.match(a.Endpoint, a.Type, a.EventID, a.Outcome) {
+				out = append(out, a)
+			}
+		}
+		return limit(out, f.Limit)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out []Attempt
 	d.attempts.each(func(a *Attempt) {
 		if f.match(a.Endpoint, a.Type, a.EventID, a.Outcome) {
 			out = append(out, *a)
@@ -121,14 +132,26 @@ func (d *Dispatcher) Attempts(f Filter) []Attempt {
 // Deliveries returns the deliveries that f selects: the finished ones
 // kept, oldest first, then those pending.
 func (d *Dispatcher) Deliveries(f Filter) []Delivery {
+	// Held from the finished to the pending, as this replica finishes a
+	// delivery under it: none is in neither list. (Another replica's may
+	// be, for a moment: the history is read first, so it is missed rather
+	// than counted twice.)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var out []Delivery
-	d.finished.each(func(s *Delivery) {
-		if f.match(s.Endpoint, s.Type, s.EventID, s.State) {
-			out = append(out, *s)
+	if shared, ok := d.sharedFinished(); ok {
+		for _, s := range shared {
+			if f.match(s.Endpoint, s.Type, s.EventID, s.State) {
+				out = append(out, s)
+			}
 		}
-	})
+	} else {
+		d.finished.each(func(s *Delivery) {
+			if f.match(s.Endpoint, s.Type, s.EventID, s.State) {
+				out = append(out, *s)
+			}
+		})
+	}
 	ctx, cancel := boxContext()
 	queued, _ := d.box.List(ctx) // an outbox that does not answer lists none pending
 	cancel()
@@ -141,6 +164,28 @@ func (d *Dispatcher) Deliveries(f Filter) []Delivery {
 	}
 	sortByCreated(pending)
 	return limit(append(out, pending...), f.Limit)
+}
+
+// sharedAttempts reads the shared history's attempts; false when there is
+// none or it failed, and the dispatcher's own log answers.
+func (d *Dispatcher) sharedAttempts() ([]Attempt, bool) {
+	if d.opts.Shared == nil {
+		return nil, false
+	}
+	ctx, cancel := boxContext()
+	defer cancel()
+	as, err := d.opts.Shared.Attempts(ctx)
+	return as, err == nil
+}
+
+func (d *Dispatcher) sharedFinished() ([]Delivery, bool) {
+	if d.opts.Shared == nil {
+		return nil, false
+	}
+	ctx, cancel := boxContext()
+	defer cancel()
+	ds, err := d.opts.Shared.Finished(ctx)
+	return ds, err == nil
 }
 
 // sortPending orders deliveries by creation, as they were queued.

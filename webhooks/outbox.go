@@ -22,7 +22,8 @@ type Outbox interface {
 	// all or none: when fewer than len(ps) places are free it returns
 	// ErrFull, wrapped with the count. With reorder, the earlier events
 	// of ps' object at its endpoint that wait for their first attempt
-	// and are due no later are moved behind ps, and their Faults say so.
+	// and are due no later are moved behind ps, and their Faults say so
+	// (OvertakenBy); those due later are left as they are.
 	Add(ctx context.Context, ps []Queued, reorder bool) error
 	// Claim leases up to max deliveries due at now until now+lease, and
 	// returns them (each with its Token) and when the next delivery is
@@ -44,6 +45,12 @@ type Outbox interface {
 	// Reset removes every delivery; their claims are lost.
 	Reset(ctx context.Context) error
 }
+
+// OvertakenBy is the note an Outbox adds to the Faults of a delivery that
+// the reorder fault of the event id moved behind it. It names what
+// happened to this delivery (it was overtaken); "reorder" alone is the
+// note of the delivery whose fault was drawn.
+func OvertakenBy(id string) string { return "overtaken by " + id + " (its reorder fault)" }
 
 // ErrLeaseLost is returned by Retry and Finish for a delivery its claim
 // no longer holds.
@@ -138,12 +145,13 @@ func (m *memoryOutbox) Add(_ context.Context, ps []Queued, reorder bool) error {
 			if q.Endpoint != first.Endpoint || q.Attempts > 0 || q.Token != "" || q.EventID == first.EventID || q.Object != first.Object {
 				continue
 			}
-			if !it.due.After(first.Due) {
-				it.due = first.Due
+			if it.due.After(first.Due) {
+				continue // already behind: not overtaken
 			}
+			it.due = first.Due
 			m.seq++
 			it.seq = m.seq
-			q.Faults = join(q.Faults, "reordered behind "+first.EventID)
+			q.Faults = join(q.Faults, OvertakenBy(first.EventID))
 		}
 		heap.Init(&m.heap)
 	}

@@ -47,7 +47,7 @@ func main() {
 	baseline := flag.String("serve-baseline", "", "internal: run as the baseline server answering the canned response in this file")
 	baselineAddr := flag.String("baseline-addr", "", "internal: the baseline's address")
 	baselineProfile := flag.String("baseline-profile", "", "internal: write the baseline's CPU profile here")
-	workloads := flag.String("workloads", "get,post,idem,replay,routes,startup,delay,reload", "which workloads to run, comma-separated")
+	workloads := flag.String("workloads", "get,post,idem,replay,routes,startup,delay,reload,hooks", "which workloads to run, comma-separated")
 	conns := flag.Int("conns", 32, "connections of the closed-loop load")
 	duration := flag.Duration("duration", 5*time.Second, "length of each round")
 	rounds := flag.Int("rounds", 3, "rounds per workload and server; the median is reported")
@@ -380,6 +380,19 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns,
 		failed("5. reload under load", r.errors, r.wrong+int64(r.missed))
 		ok := r.errors == 0 && r.wrong == 0 && r.missed == 0 && pct(r.served, 0.99) < 100*time.Millisecond
 		fmt.Fprintf(&md, "\nTarget: 0 errors, 0 wrong, edit-to-served p99 < 100 ms %s\n\n", mark(ok))
+	}
+
+	if want["hooks"] {
+		section("Webhooks delivered while serving")
+		h.current = "hooks"
+		progress("workload hooks: %d events/s", eventRate)
+		run, err := h.hooks(tmp)
+		if err != nil {
+			return nil, err
+		}
+		text, _ := hooksReport(run, h.duration, h.conns)
+		md.WriteString(text)
+		failed("7. webhooks", run.with.errors+run.without.errors+run.postFailed+max(0, run.events-run.delivered), run.with.wrong+run.without.wrong)
 	}
 
 	fmt.Print(md.String())

@@ -635,6 +635,88 @@ function renderColl(d) {
   }
 }
 
+// ---- webhook attempts --------------------------------------------------
+//
+// The last HOOK_ROWS attempts of GET /__admin/webhooks, then each new one
+// from GET /__admin/webhooks/stream?after=<last seq>, newest on top.
+
+const HOOK_ROWS = 100;
+const hooks = { generation: 0, ctrl: null, lastSeq: 0, shown: 0 };
+
+function hookRow(a) {
+  const tr = el('tr', 'hook ' + a.outcome);
+  tr.dataset.event = a.eventId;
+  tr.dataset.outcome = a.outcome;
+  tr.dataset.seq = a.seq;
+  tr.appendChild(el('td', null, clock(a.at)));
+  tr.appendChild(el('td', null, a.type));
+  tr.appendChild(el('td', null, a.eventId));
+  tr.appendChild(el('td', null, a.endpoint));
+  tr.appendChild(el('td', 'num', a.attempt || ''));
+  tr.appendChild(el('td', 'outcome', a.outcome));
+  const st = el('td', a.status ? statusClass(a.status) : null, a.error ? (a.status ? `${a.status} ${a.error}` : a.error) : (a.status || ''));
+  tr.appendChild(st);
+  tr.appendChild(el('td', null, a.fault || ''));
+  return tr;
+}
+
+function onAttempt(a) {
+  if (a.seq <= hooks.lastSeq) return;
+  hooks.lastSeq = a.seq;
+  const body = $('hooks-rows');
+  if (body.querySelector('td.empty')) clear(body);
+  body.insertBefore(hookRow(a), body.firstChild);
+  while (body.children.length > HOOK_ROWS) body.removeChild(body.lastChild);
+  hooks.shown++;
+  $('hooks-count').textContent = String(body.children.length);
+}
+
+function clearHooks() {
+  const body = $('hooks-rows');
+  clear(body);
+  hooks.shown = 0;
+  $('hooks-count').textContent = '';
+  const td = el('td', 'empty', 'No webhook attempts.');
+  td.colSpan = 8;
+  body.appendChild(el('tr')).appendChild(td);
+}
+
+async function tailHooks(gen) {
+  let backoff = 500;
+  while (gen === hooks.generation) {
+    try {
+      // From the log each time, a reconnection included: a restarted
+      // server numbers its attempts from 1 again.
+      const d = await apiJSON(`/__admin/webhooks?limit=${HOOK_ROWS}`);
+      if (gen !== hooks.generation) return;
+      hooks.lastSeq = 0;
+      clearHooks();
+      for (const a of d.attempts) onAttempt(a);
+      const ctrl = new AbortController();
+      hooks.ctrl = ctrl;
+      const res = await api(`/__admin/webhooks/stream?after=${hooks.lastSeq}`, {
+        signal: ctrl.signal, headers: { Accept: 'text/event-stream' },
+      });
+      if (!res.ok || !res.body) throw new Error(`webhook stream: ${res.status}`);
+      backoff = 500;
+      await readEvents(res.body, (ev) => {
+        if (ev.event === 'attempt' && gen === hooks.generation) onAttempt(JSON.parse(ev.data));
+      });
+    } catch (e) {
+      if (e instanceof AuthError) return; // askToken restarts
+    }
+    if (gen !== hooks.generation) return;
+    await new Promise((r) => setTimeout(r, backoff));
+    backoff = Math.min(backoff * 2, 5000);
+  }
+}
+
+function startHooks() {
+  hooks.generation++;
+  if (hooks.ctrl) hooks.ctrl.abort();
+  tailHooks(hooks.generation);
+}
+
 // ---- health (the binary's build) ---------------------------------------
 
 async function loadHealth() {
@@ -656,6 +738,7 @@ async function reset() {
     const res = await api('/__admin/reset', { method: 'POST' });
     if (!res.ok) { say('Reset failed: ' + await problemText(res)); return; }
     clearRows();
+    startHooks(); // the attempt log is empty now
     say('State reset.');
     refreshAll();
   } catch (e) {
@@ -747,6 +830,7 @@ function restart() {
   loadHealth();
   refreshAll();
   startJournal();
+  startHooks();
 }
 
 init();

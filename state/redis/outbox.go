@@ -82,10 +82,12 @@ if ARGV[4] == '1' and ok ~= '' then
     local r = redis.call('HMGET', k, 'n', 't', 'ev', 'ep', 'f')
     if r[1] == '0' and not r[2] and r[3] ~= ARGV[5] and r[4] == ARGV[6] then
       local s = tonumber(redis.call('ZSCORE', q, id))
-      if s and s <= due then redis.call('ZADD', q, due + 1, id) end
-      local f = r[5] or ''
-      if f ~= '' then f = f .. ', ' .. ARGV[8] else f = ARGV[8] end
-      redis.call('HSET', k, 'f', f)
+      if s and s <= due then
+        redis.call('ZADD', q, due + 1, id)
+        local f = r[5] or ''
+        if f ~= '' then f = f .. ', ' .. ARGV[8] else f = ARGV[8] end
+        redis.call('HSET', k, 'f', f)
+      end
     end
   end
 end
@@ -115,7 +117,7 @@ func (o *redisOutbox) Add(ctx context.Context, ps []webhooks.Queued, reorder boo
 	}
 	args := make([]any, 0, 9+4*len(ps))
 	args = append(args, o.r.base, o.queue, micros(first.Due), re, first.EventID, first.Endpoint, objKey,
-		"reordered behind "+first.EventID, len(ps))
+		webhooks.OvertakenBy(first.EventID), len(ps))
 	for i := range ps {
 		p := &ps[i]
 		j, err := json.Marshal(fixed{ID: p.ID, EventID: p.EventID, Type: p.Type, Endpoint: p.Endpoint, Object: p.Object,

@@ -264,10 +264,22 @@ func reorder(t *testing.T, newOutbox NewOutbox) {
 	add(t, o, false, queued("a-created", "e1", "shop", "pi_1", t0))
 	add(t, o, false, queued("a-other", "e2", "shop", "pi_2", t0))
 	add(t, o, false, queued("a-elsewhere", "e3", "crm", "pi_1", t0))
+	// Due after the reordered event: it is behind already, not overtaken.
+	add(t, o, false, queued("a-later", "e5", "shop", "pi_1", t0.Add(time.Minute)))
 	add(t, o, true, queued("a-succeeded", "e4", "shop", "pi_1", t0))
 	// Moved behind may mean due a moment later (Redis: a microsecond).
 	got, _ := claim(t, o, t0.Add(time.Millisecond), 10)
+	if slices.Contains(ids(got), "a-later") {
+		t.Fatalf("claimed %v: a-later is due a minute on, and was not moved", ids(got))
+	}
+	for _, q := range got {
+		if err := o.Finish(ctx, &q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	later, _ := claim(t, o, t0.Add(time.Minute), 10)
 	order := ids(got)
+	got = append(got, later...)
 	pos := func(id string) int { return slices.Index(order, id) }
 	if pos("a-succeeded") > pos("a-created") {
 		t.Fatalf("claimed %v: want a-succeeded before a-created", order)
@@ -276,9 +288,14 @@ func reorder(t *testing.T, newOutbox NewOutbox) {
 		t.Fatalf("claimed %v: other objects and endpoints keep their place", order)
 	}
 	for _, q := range got {
-		moved := strings.Contains(q.Faults, "reordered behind e4")
-		if moved != (q.ID == "a-created") {
-			t.Fatalf("%s faults %q", q.ID, q.Faults)
+		// The overtaken delivery's note names what happened to it, after
+		// the faults it had; the others' notes are unchanged.
+		want := "delay 1s"
+		if q.ID == "a-created" {
+			want = "delay 1s, " + webhooks.OvertakenBy("e4")
+		}
+		if q.Faults != want {
+			t.Fatalf("%s faults %q, want %q", q.ID, q.Faults, want)
 		}
 	}
 }

@@ -1,0 +1,124 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/scenariomock/scenariomock/webhooks"
+)
+
+// openHookStream opens GET /__admin/webhooks/stream?query and returns a
+// reader of its attempts (keep-alive comments skipped) with their ids.
+func openHookStream(t *testing.T, base, query string) func() (string, webhooks.Attempt) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/__admin/webhooks/stream?"+query, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	br := bufio.NewReader(resp.Body)
+	return func() (string, webhooks.Attempt) {
+		t.Helper()
+		var id, event, data string
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("reading the stream: %v", err)
+			}
+			line = strings.TrimSuffix(line, "\n")
+			if line == "" {
+				if event == "" {
+					continue // a keep-alive comment
+				}
+				if event != "attempt" {
+					t.Fatalf("event %q, want attempt", event)
+				}
+				var a webhooks.Attempt
+				if err := json.Unmarshal([]byte(data), &a); err != nil {
+					t.Fatalf("attempt %q: %v", data, err)
+				}
+				return id, a
+			}
+			k, v, _ := strings.Cut(line, ": ")
+			switch k {
+			case "id":
+				id = v
+			case "event":
+				event = v
+			case "data":
+				data = v
+			}
+		}
+	}
+}
+
+// TestWebhooksStream: the stream sends each attempt as it is logged (only
+// those from now on, by default), with the filters of the list; ?after=0
+// replays the log.
+func TestWebhooksStream(t *testing.T) {
+	t.Parallel()
+	rc := newHookReceiver(t, "whsec_test_123")
+	_, base, _ := serveYAMLRunning(t, Options{Webhooks: webhooks.Options{TimeScale: 0.001}}, strings.Replace(hooksYAML, "%s", rc.URL, 1))
+	do(t, "POST", base+"/v1/payment_intents", `{}`) // before the stream: not sent by it
+	eventually(t, patience, func() string {
+		if r := do(t, "GET", base+"/__admin/webhooks?outcome=delivered", ""); !strings.Contains(r.body, "payment_intent.succeeded") {
+			return "the first POST's events not delivered yet"
+		}
+		return ""
+	})
+	all := openHookStream(t, base, "")
+	succeeded := openHookStream(t, base, "type=payment_intent.succeeded")
+	r := do(t, "POST", base+"/v1/payment_intents", `{}`)
+	pi := r.json(t)["id"].(string)
+	types := map[string]bool{}
+	var ids []string
+	for range 2 {
+		id, a := all()
+		if a.Endpoint != "shop" || a.Attempt != 1 || a.Outcome != webhooks.Delivered || a.EventID == "" || a.Seq < 3 {
+			t.Errorf("attempt %+v: want a first, delivered attempt to shop of the second POST's events", a)
+		}
+		types[a.Type] = true
+		ids = append(ids, id)
+	}
+	if !types["payment_intent.created"] || !types["payment_intent.succeeded"] {
+		t.Errorf("streamed %v, want the second POST's two events", types)
+	}
+	if _, a := succeeded(); a.Type != "payment_intent.succeeded" {
+		t.Errorf("filtered stream sent %+v", a)
+	} else if ev := rc.got(); len(ev) != 4 {
+		t.Errorf("receiver got %d events, want 4", len(ev))
+	} else {
+		var obj string
+		for _, e := range ev {
+			if e["id"] == a.EventID {
+				obj = e["data"].(map[string]any)["object"].(map[string]any)["id"].(string)
+			}
+		}
+		if obj != pi {
+			t.Errorf("streamed event %s is of object %q, want the second POST's %s", a.EventID, obj, pi)
+		}
+	}
+	replay := openHookStream(t, base, "after=0")
+	for range 4 {
+		if id, a := replay(); id != strconv.FormatInt(a.Seq, 10) {
+			t.Fatalf("replayed id %s for seq %d", id, a.Seq)
+		}
+	}
+	if r := do(t, "GET", base+"/__admin/webhooks/stream?after=x", ""); r.status != 400 {
+		t.Errorf("after=x: %d %s", r.status, r.body)
+	}
+}
