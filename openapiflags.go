@@ -18,6 +18,7 @@ type openapiOptions struct {
 	validate   string // --openapi-validate
 	unknownIDs string // --unknown-ids
 	errors     string // --openapi-errors
+	scope      string // --openapi-scope
 }
 
 func (o *openapiOptions) flags(f *pflag.FlagSet) {
@@ -25,6 +26,7 @@ func (o *openapiOptions) flags(f *pflag.FlagSet) {
 	f.StringVar(&o.fixtures, "openapi-fixtures", "", "a fixtures file for --openapi ({\"resources\": {\"customer\": {...}}}, as Stripe's fixtures3.json), answered for a schema's resource")
 	f.StringVar(&o.validate, "openapi-validate", "enforce", "what --openapi does with a request that breaks the spec: enforce (a 400 problem listing each violation), report (serve it, log the violations) or off")
 	f.StringVar(&o.errors, "openapi-errors", "problem", "the shape of --openapi's answer to a refused request: problem (RFC 9457, each violation with a JSON Pointer) or stripe (Stripe's error object)")
+	f.StringVar(&o.scope, "openapi-scope", "none", "whose the resources --openapi stores are: none (one set for every client) or credential (each API key's own, from Bearer or Basic auth)")
 	f.StringVar(&o.unknownIDs, "unknown-ids", "", "what generated routes answer for an id never created: 404 (the spec's not-found answer) or generate (an object with that id, as stripe-mock does); overrides each openapi: block's unknownIds")
 }
 
@@ -38,6 +40,11 @@ func (o *openapiOptions) check() error {
 	case "problem", "stripe":
 	default:
 		return fmt.Errorf("--openapi-errors %q: want problem or stripe", o.errors)
+	}
+	switch o.scope {
+	case "none", "credential":
+	default:
+		return fmt.Errorf("--openapi-scope %q: want none or credential", o.scope)
 	}
 	switch o.unknownIDs {
 	case "", "404", "generate":
@@ -56,6 +63,9 @@ func (o *openapiOptions) expand(cache *openapi.Cache) openapi.Options {
 	if o.spec != "" {
 		src := openapi.FileSource(o.spec, o.fixtures)
 		src.Validate, src.Errors = o.validate, o.errors
+		if o.scope == "credential" {
+			src.Scope = o.scope
+		}
 		opts.Extra = []*scenarios.OpenAPISource{src}
 	}
 	return opts

@@ -202,6 +202,66 @@ func TestStripeAPIKey(t *testing.T) {
 	}
 }
 
+// TestStripeBasicAuth sends the key as Stripe's docs do, curl -u
+// sk_test_…: (HTTP Basic auth, the key as the user name, no password), and
+// as the key itself after "Basic ", which Stripe also takes: both create
+// and read back a customer; an empty, live or publishable key in Basic auth
+// is refused as in Bearer auth.
+func TestStripeBasicAuth(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	do := func(method, path, form string, auth func(*http.Request)) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(method, hs.URL+path, strings.NewReader(form))
+		if form != "" {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		auth(req)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var v map[string]any
+		if err := json.NewDecoder(res.Body).Decode(&v); err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		return res.StatusCode, v
+	}
+	for _, tc := range []struct {
+		name string
+		auth func(*http.Request)
+	}{
+		{"curl -u key:", func(r *http.Request) { r.SetBasicAuth(testKey, "") }},
+		{"Basic key", func(r *http.Request) { r.Header.Set("Authorization", "Basic "+testKey) }},
+		{"short key", func(r *http.Request) { r.SetBasicAuth("sk_test_1", "") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, cus := do("POST", "/v1/customers", "email=basic@example.com", tc.auth)
+			id, _ := cus["id"].(string)
+			if status != 200 || !strings.HasPrefix(id, "cus_") || cus["email"] != "basic@example.com" {
+				t.Fatalf("create: %d %v", status, cus)
+			}
+			if status, got := do("GET", "/v1/customers/"+id, "", tc.auth); status != 200 || got["id"] != id {
+				t.Errorf("retrieve: %d %v", status, got)
+			}
+		})
+	}
+	for _, tc := range []struct{ name, user, msg string }{
+		{"empty key", "", "You did not provide an API key."},
+		{"live key", "sk_live_abc", "Invalid API Key provided."},
+		{"publishable key", "pk_test_abc", "Invalid API Key provided."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, v := do("POST", "/v1/customers", "email=a@b.c", func(r *http.Request) { r.SetBasicAuth(tc.user, "") })
+			e, _ := v["error"].(map[string]any)
+			if msg, _ := e["message"].(string); status != 401 || !strings.HasPrefix(msg, tc.msg) {
+				t.Errorf("%d %v", status, v)
+			}
+		})
+	}
+}
+
 func TestStripeIdempotency(t *testing.T) {
 	t.Parallel()
 	hs := serveStripe(t)

@@ -23,6 +23,7 @@ import (
 	"github.com/pb33f/libopenapi-validator/config"
 	"github.com/pb33f/libopenapi-validator/parameters"
 	"github.com/pb33f/libopenapi-validator/requests"
+	"github.com/pb33f/libopenapi-validator/schema_validation"
 	"github.com/pb33f/libopenapi/datamodel"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 
@@ -146,7 +147,7 @@ type compiled struct {
 
 func sourceKey(src *scenarios.OpenAPISource) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%v\x00%s\x00%s\x00%d\x00", src.Spec, src.Fixtures, src.Validate, src.State, src.UnknownIDs, src.Errors, len(src.SpecData))
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%v\x00%s\x00%s\x00%s\x00%d\x00", src.Spec, src.Fixtures, src.Validate, src.State, src.UnknownIDs, src.Errors, src.Scope, len(src.SpecData))
 	h.Write(src.SpecData)
 	h.Write(src.FixturesData)
 	// The defaults are part of the routes.
@@ -204,12 +205,20 @@ type api struct {
 	model    *v3.Document
 	params   parameters.ParameterValidator
 	bodies   requests.RequestBodyValidator
-	fixtures map[string]json.RawMessage // by resource name
+	schemas  schema_validation.SchemaValidator // form bodies, once typed (coerce.go)
+	fixtures map[string]json.RawMessage        // by resource name
 	validate string
 	errors   string // "problem" or "stripe"
 	state    bool
 	generate bool // unknownIds: generate
 	version  float32
+	// collections maps a resource (a schema's x-resourceId: customer) to
+	// the path its create operation stores it under (/v1/customers), for
+	// expand[]. It is filled while the document compiles.
+	collections map[string]string
+	// perCredential keeps each API key's resources apart (scope:
+	// credential).
+	perCredential bool
 }
 
 var lineCol = regexp.MustCompile(`(?:\[(\d+):(\d+)\])|(?:line (\d+)(?:, col(?:umn)? (\d+))?)`)
@@ -295,7 +304,7 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 			out.siblingData = append(out.siblingData, data)
 		}
 	}
-	a := &api{spec: src.Spec, model: &m.Model, validate: src.Validate, errors: src.Errors, state: src.State, generate: src.UnknownIDs == "generate"}
+	a := &api{spec: src.Spec, model: &m.Model, validate: src.Validate, errors: src.Errors, state: src.State, generate: src.UnknownIDs == "generate", perCredential: src.Scope == "credential"}
 	if a.validate == "" {
 		a.validate = "enforce"
 	}
@@ -310,6 +319,7 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	vopts := []config.Option{config.WithSchemaCache(cache.NewDefaultCache()), config.WithURLEncodedBodyValidation()}
 	a.params = parameters.NewParameterValidator(&m.Model, vopts...)
 	a.bodies = requests.NewRequestBodyValidator(&m.Model, vopts...)
+	a.schemas = schema_validation.NewSchemaValidator(vopts...)
 	if len(src.FixturesData) > 0 {
 		var fx struct {
 			Resources map[string]json.RawMessage `json:"resources"`
@@ -335,6 +345,7 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 				continue
 			}
 			out.routes = append(out.routes, r)
+			a.noteCollection(r.Operation.(*Operation))
 		}
 	}
 	if len(errs) > 0 {

@@ -97,12 +97,31 @@ func (o *Operation) Check(r *http.Request, body []byte) []Violation {
 			errs = append(errs, e...)
 		}
 	}
-	if o.op.RequestBody != nil {
+	if fs := o.formSchema(r); fs != nil && len(body) > 0 {
+		// A form body is typed by its schema first (coerce.go), then
+		// validated as the JSON it stands for.
+		if v, err := formValues(body, fs); err != nil {
+			out := []Violation{{In: "body", Detail: "the form body does not parse: " + err.Error()}}
+			return append(out, violationsOf(errs)...)
+		} else if ok, e := o.api.schemas.ValidateSchemaObjectWithVersion(fs, v, o.api.version); !ok {
+			for _, ve := range e {
+				ve.ValidationType = helpers.RequestBodyValidation
+			}
+			errs = append(errs, e...)
+		}
+	} else if o.op.RequestBody != nil {
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		if ok, e := o.api.bodies.ValidateRequestBodyWithPathItem(req, o.item, o.Path); !ok {
 			errs = append(errs, e...)
 		}
 	}
+	out := violationsOf(errs)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].In < out[j].In })
+	return out
+}
+
+// violationsOf turns the library's errors into violations.
+func violationsOf(errs []*liberrors.ValidationError) []Violation {
 	var out []Violation
 	for _, e := range errs {
 		// libopenapi-validator refuses a decoded form value holding a
@@ -115,7 +134,6 @@ func (o *Operation) Check(r *http.Request, body []byte) []Violation {
 		}
 		out = append(out, violations(e)...)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].In < out[j].In })
 	return out
 }
 

@@ -71,12 +71,36 @@ func (o *Operation) classify() {
 
 // collectionName is the stored collection of a path, with the parent's
 // variables filled in (/v1/customers/cus_1/sources).
-func (o *Operation) collectionName(vars map[string]string) string {
+func (o *Operation) collectionName(r *http.Request, vars map[string]string) string {
 	name := o.collection
 	for k, v := range vars {
 		name = strings.ReplaceAll(name, "{"+k+"}", v)
 	}
-	return "openapi " + name
+	return o.api.storeName(r, name)
+}
+
+// storeName is the stored collection of a path: "openapi /v1/customers",
+// or with scope: credential "openapi sk_test_1 /v1/customers".
+func (a *api) storeName(r *http.Request, path string) string {
+	if a.perCredential {
+		return "openapi " + credential(r) + " " + path
+	}
+	return "openapi " + path
+}
+
+// credential is the API key a request authenticates with: a Bearer
+// token, or Basic auth's user name (Stripe's curl -u sk_test_…:), or the
+// Basic value itself when it is not base64 (Stripe takes "Basic sk_…").
+func credential(r *http.Request) string {
+	if user, _, ok := r.BasicAuth(); ok {
+		return user
+	}
+	h := r.Header.Get("Authorization")
+	scheme, rest, _ := strings.Cut(h, " ")
+	if strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "Basic") {
+		return strings.TrimSpace(rest)
+	}
+	return h
 }
 
 // errNoState marks an operation that state by convention does not apply
@@ -89,10 +113,13 @@ var errNoState = errors.New("no state")
 func (o *Operation) Respond(ctx context.Context, x Exchange) (int, http.Header, []byte, error) {
 	q := x.Request.URL.Query()
 	code, example := preferred(x.Request, q)
-	in := requestValues(x.Request, x.Body)
+	in := o.requestValues(x.Request, x.Body)
 	if code == 0 && example == "" && o.api.state && x.Store != nil && o.kind != opNone {
 		status, body, err := o.stateful(ctx, x, in, q)
 		if !errors.Is(err, errNoState) {
+			if err == nil && status < 300 && o.kind != opList && o.kind != opDelete {
+				body, err = o.expandStored(ctx, x, expandFields(x.Request, q, in), body)
+			}
 			return status, nil, body, err
 		}
 	}
@@ -374,13 +401,15 @@ func (g generator) value(s *base.Schema, depth int) any {
 }
 
 // requestValues reads the request's JSON object body, or its form body
-// with bracket keys nested (shipping[address][line1]), and the query.
-func requestValues(r *http.Request, body []byte) map[string]any {
+// with bracket keys nested (shipping[address][line1]) and each value typed
+// by the body's schema (amount_details[atm_fee]=10 is the integer 10, also
+// where the answer's field is null and cannot say).
+func (o *Operation) requestValues(r *http.Request, body []byte) map[string]any {
 	out := map[string]any{}
 	if len(body) > 0 {
 		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
-			if vals, err := url.ParseQuery(string(body)); err == nil {
-				return unflatten(vals)
+			if v, err := formValues(body, o.formSchema(r)); err == nil {
+				return v
 			}
 		}
 		var m map[string]any
@@ -488,8 +517,9 @@ func fit(cur, v any) (any, bool) {
 			}
 			return nil, false
 		}
-		if f, ok := v.(float64); ok {
-			return f, true
+		switch n := v.(type) {
+		case float64, int64:
+			return n, true
 		}
 	case bool:
 		if isStr {

@@ -17,7 +17,7 @@ import (
 // collections, or errNoState when the operation's answer has no id to
 // keep it by.
 func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any, q url.Values) (int, []byte, error) {
-	coll := o.collectionName(x.Vars)
+	coll := o.collectionName(x.Request, x.Vars)
 	tomb := coll + " (deleted)"
 	switch o.kind {
 	case opCreate:

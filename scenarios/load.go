@@ -305,7 +305,37 @@ func (l *loader) loadFile(path, root string, walked bool) {
 	if l.hashOnly {
 		return
 	}
+	if isOpenAPIDocument(data) {
+		// An OpenAPI document kept beside the scenarios that use it (the
+		// spec an openapi: block names) is not a scenario file: a walked
+		// one is skipped, one named by itself is refused with the way to
+		// serve it.
+		if !walked {
+			l.failf(Pos{File: path, Line: 1, Col: 1}, "is an OpenAPI document, not a scenario file: serve it with --openapi %s, or name it in a scenario's openapi: block (openapi: {spec: %s})", path, filepath.Base(path))
+		}
+		return
+	}
 	l.parse(path, data, filepath.Dir(path), root)
+}
+
+// openAPIVersion finds an OpenAPI or Swagger document's version line: a
+// top-level openapi: or swagger: key whose value is a version, in YAML, or
+// the same key in a JSON document. A scenario's openapi: block is a
+// mapping, never a version.
+var openAPIVersion = regexp.MustCompile(`(?m)^(?:openapi|swagger):[ \t]*['"]?[0-9]|"(?:openapi|swagger)"\s*:\s*"[0-9]`)
+
+// isOpenAPIDocument says whether data is an OpenAPI document rather than
+// a scenario file, by its version key (see openAPIVersion); a JSON
+// document is recognised only when the file is one JSON object.
+func isOpenAPIDocument(data []byte) bool {
+	loc := openAPIVersion.FindIndex(data)
+	if loc == nil {
+		return false
+	}
+	if data[loc[0]] == '"' {
+		return bytes.HasPrefix(bytes.TrimSpace(data), []byte("{"))
+	}
+	return true
 }
 
 // parse decodes one file's bytes into the set. dir is the file's directory

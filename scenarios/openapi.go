@@ -29,6 +29,10 @@ type OpenAPISource struct {
 	// Errors is the shape of a refusal: "problem" (RFC 9457, the default)
 	// or "stripe" (Stripe's error object).
 	Errors string
+	// Scope is whose the stored resources are: "" (everyone's) or
+	// "credential" (each API key's own, the key read from Bearer or
+	// Basic auth, so one key's customers are not another's).
+	Scope string
 	// Headers, Delay and Idempotency are the file's defaults:, which apply
 	// to the generated routes as to the file's own (Idempotency to the
 	// operations that change something: POST, PUT, PATCH and DELETE).
@@ -38,7 +42,8 @@ type OpenAPISource struct {
 }
 
 var (
-	openapiFields  = []string{"spec", "fixtures", "validate", "state", "unknownIds", "errors"}
+	openapiFields  = []string{"spec", "fixtures", "validate", "state", "unknownIds", "errors", "scope"}
+	scopeModes     = []string{"none", "credential"}
 	errorShapes    = []string{"problem", "stripe"}
 	validateModes  = []string{"enforce", "report", "off"}
 	unknownIDModes = []string{"404", "generate"}
@@ -87,6 +92,11 @@ func (d *fileDecoder) openapi(key, n *yaml.Node) *OpenAPISource {
 	}
 	if p, ok := fs["errors"]; ok {
 		src.Errors, _ = d.oneOfWord(p.val, "openapi.errors", errorShapes)
+	}
+	if p, ok := fs["scope"]; ok {
+		if src.Scope, _ = d.oneOfWord(p.val, "openapi.scope", scopeModes); src.Scope == "none" {
+			src.Scope = ""
+		}
 	}
 	return src
 }

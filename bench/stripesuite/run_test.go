@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -255,5 +256,24 @@ func TestCountSources(t *testing.T) {
 		if got := countSources(tc.cfg); got != tc.want {
 			t.Errorf("countSources(%+v) = %d, want %d", tc.cfg, got, tc.want)
 		}
+	}
+}
+
+func TestCompareKnown(t *testing.T) {
+	t.Parallel()
+	known := filepath.Join(t.TempDir(), "known.missing")
+	if err := os.WriteFile(known, []byte("# gaps\ncharge TestA\nquote TestB\n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	reg, err := compareKnown(known, []string{"charge TestA", "plan TestC"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(reg, []string{"plan TestC"}) || !strings.Contains(out.String(), "regression: plan TestC") || !strings.Contains(out.String(), "passes now, remove from the list: quote TestB") {
+		t.Errorf("regressions %v, printed:\n%s", reg, out.String())
+	}
+	if reg, _ := compareKnown(known, []string{"charge TestA", "quote TestB"}, io.Discard); len(reg) != 0 {
+		t.Errorf("known gaps only: regressions %v; want none", reg)
 	}
 }

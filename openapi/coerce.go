@@ -1,0 +1,239 @@
+package openapi
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pb33f/libopenapi/datamodel/high/base"
+)
+
+// A form body carries only strings: amount=2000, card[exp_month]=12,
+// tiers[0][up_to]=inf. Before the body is validated, and before its values
+// are reflected into an answer, each value is given the type its schema
+// says, walking the schema as libopenapi models it (properties,
+// additionalProperties, items, and the branches of anyOf, oneOf and
+// allOf). The JSON Schema validation itself stays the library's
+// (libopenapi-validator's schema validator); this only decides what a
+// string means.
+//
+// libopenapi-validator's own form conversion does this for properties, but
+// not inside a map (currency_options[eur][unit_amount], an
+// additionalProperties schema), not through the branches of an anyOf
+// (card is anyOf an object and a token string; returned_at anyOf an
+// integer and ""), and not for a list sent with indexes
+// (tipping[usd][fixed_amounts][0]=100): those stayed strings, or maps, and
+// failed as "got string, want integer".
+
+// formSchema returns the schema of the operation's form request body, or
+// nil when it has none or the request is not a form.
+func (o *Operation) formSchema(r *http.Request) *base.Schema {
+	if o.op.RequestBody == nil || o.op.RequestBody.Content == nil {
+		return nil
+	}
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		return nil
+	}
+	mt, ok := o.op.RequestBody.Content.Get("application/x-www-form-urlencoded")
+	if !ok || mt == nil || mt.Schema == nil {
+		return nil
+	}
+	return mt.Schema.Schema()
+}
+
+// formValues reads a form body into nested values typed by schema.
+func formValues(body []byte, schema *base.Schema) (map[string]any, error) {
+	vals, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, err
+	}
+	v := unflatten(vals)
+	if c, ok := coerce(v, schema).(map[string]any); ok {
+		return c, nil
+	}
+	return v, nil
+}
+
+// coerce gives v (strings, maps and lists from a form) the types schema
+// says; what it cannot place is returned as it was, for the validator to
+// report, except under a schema marked x-stripeBypassValidation (Stripe's
+// "a token, or a dictionary" parameters, typed string in the spec:
+// external_account), whose value is handed to the validator as the string
+// libopenapi-validator's own form conversion made of it, as stripe-mock
+// does not validate such a parameter either.
+func coerce(v any, s *base.Schema) any {
+	if s == nil {
+		return v
+	}
+	c := coerceSchema(v, s)
+	if _, isStr := c.(string); !isStr && bypassesValidation(s) && len(s.Type) > 0 && s.Type[0] == "string" {
+		if _, ok := coerceTo(c, s); !ok {
+			return fmt.Sprintf("%v", c)
+		}
+	}
+	return c
+}
+
+// bypassesValidation says whether Stripe's spec marks s as not validated.
+func bypassesValidation(s *base.Schema) bool {
+	if s.Extensions == nil {
+		return false
+	}
+	n, ok := s.Extensions.Get("x-stripeBypassValidation")
+	return ok && n != nil && n.Value == "true"
+}
+
+func coerceSchema(v any, s *base.Schema) any {
+	for _, p := range s.AllOf {
+		v = coerce(v, p.Schema())
+	}
+	if c, ok := coerceTo(v, s); ok {
+		return c
+	}
+	for _, branches := range [][]*base.SchemaProxy{s.AnyOf, s.OneOf} {
+		for _, p := range branches {
+			if b := p.Schema(); b != nil {
+				if c, ok := coerceTo(v, b); ok {
+					return c
+				}
+			}
+		}
+	}
+	return v
+}
+
+// coerceTo converts v to one of the types s itself declares (an object
+// with properties and no type counts as an object), and says whether it
+// fits: a string that is not among a string schema's enum does not fit, so
+// that anyOf [{enum: [inf]}, {type: integer}] takes 1000 as an integer.
+func coerceTo(v any, s *base.Schema) (any, bool) {
+	types := s.Type
+	if len(types) == 0 {
+		switch {
+		case s.Properties != nil || s.AdditionalProperties != nil:
+			types = []string{"object"}
+		case s.Items != nil:
+			types = []string{"array"}
+		case len(s.AnyOf)+len(s.OneOf) > 0:
+			for _, branches := range [][]*base.SchemaProxy{s.AnyOf, s.OneOf} {
+				for _, p := range branches {
+					if b := p.Schema(); b != nil {
+						if c, ok := coerceTo(v, b); ok {
+							return c, true
+						}
+					}
+				}
+			}
+			return nil, false
+		}
+	}
+	str, isStr := v.(string)
+	for _, t := range types {
+		switch t {
+		case "integer":
+			if isStr {
+				if n, err := strconv.ParseInt(str, 10, 64); err == nil {
+					return n, true
+				}
+			}
+		case "number":
+			if isStr {
+				if f, err := strconv.ParseFloat(str, 64); err == nil {
+					return f, true
+				}
+			}
+		case "boolean":
+			if isStr {
+				if b, err := strconv.ParseBool(str); err == nil {
+					return b, true
+				}
+			}
+		case "string":
+			if isStr && inEnum(str, s) {
+				return str, true
+			}
+		case "object":
+			if m, ok := v.(map[string]any); ok {
+				out := make(map[string]any, len(m))
+				for k, e := range m {
+					out[k] = coerce(e, propertySchema(s, k))
+				}
+				return out, true
+			}
+		case "array":
+			if l, ok := listOf(v); ok {
+				item := itemSchema(s)
+				out := make([]any, len(l))
+				for i, e := range l {
+					out[i] = coerce(e, item)
+				}
+				return out, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// inEnum says whether a string schema without an enum, or with str in its
+// enum, takes str.
+func inEnum(str string, s *base.Schema) bool {
+	if len(s.Enum) == 0 {
+		return true
+	}
+	for _, e := range s.Enum {
+		if e != nil && e.Value == str {
+			return true
+		}
+	}
+	return false
+}
+
+// listOf reads a list as a form sends one: a[]=x&a[]=y (a list already),
+// or a[0]=x&a[1]=y (a map whose keys are all indexes, in index order).
+func listOf(v any) ([]any, bool) {
+	switch l := v.(type) {
+	case []any:
+		return l, true
+	case map[string]any:
+		idx := make([]int, 0, len(l))
+		for k := range l {
+			n, err := strconv.Atoi(k)
+			if err != nil || n < 0 {
+				return nil, false
+			}
+			idx = append(idx, n)
+		}
+		sort.Ints(idx)
+		out := make([]any, len(idx))
+		for i, n := range idx {
+			out[i] = l[strconv.Itoa(n)]
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// propertySchema is the schema of an object's property k: its own, else
+// additionalProperties' (a map's values).
+func propertySchema(s *base.Schema, k string) *base.Schema {
+	if s.Properties != nil {
+		if p, ok := s.Properties.Get(k); ok && p != nil {
+			return p.Schema()
+		}
+	}
+	if ap := s.AdditionalProperties; ap != nil && ap.IsA() && ap.A != nil {
+		return ap.A.Schema()
+	}
+	return nil
+}
+
+// itemSchema is the schema of an array's items.
+func itemSchema(s *base.Schema) *base.Schema {
+	if s.Items != nil && s.Items.IsA() && s.Items.A != nil {
+		return s.Items.A.Schema()
+	}
+	return nil
+}
