@@ -21,10 +21,13 @@ type entrySlot struct {
 	bodySize            int64
 	status              int
 	delayMs, durationMs float64
+	upstreamMs          float64
+	upstreamStatus      int
 	version             int64
 	headersSet          bool // Headers was not nil: JSON tells null from {}
 	matched, catchAll   bool
 	bodyTruncated       bool
+	proxied             bool
 }
 
 // set encodes e into s, in s's buffer: appends grow it, and a slot
@@ -36,7 +39,7 @@ func (s *entrySlot) set(e *Entry) {
 		s.buf = make([]byte, 0, 512+len(e.Body))
 	}
 	b := s.buf[:0]
-	for _, str := range [...]string{e.Method, e.Path, e.Query, e.Route, e.Fault, e.FaultAfter, e.Idempotency} {
+	for _, str := range [...]string{e.Method, e.Path, e.Query, e.Route, e.Fault, e.FaultAfter, e.Idempotency, e.Session, e.Upstream} {
 		b = appendString(b, str)
 	}
 	b = binary.AppendUvarint(b, uint64(len(e.Headers)))
@@ -63,6 +66,7 @@ func (s *entrySlot) set(e *Entry) {
 	s.buf = b
 	s.id, s.time, s.bodySize, s.status = e.ID, e.Time, e.BodySize, e.Status
 	s.delayMs, s.durationMs, s.version = e.DelayMs, e.DurationMs, e.Version
+	s.proxied, s.upstreamStatus, s.upstreamMs = e.Proxied, e.UpstreamStatus, e.UpstreamMs
 	s.headersSet, s.matched, s.catchAll, s.bodyTruncated = e.Headers != nil, e.Matched, e.CatchAll, e.BodyTruncated
 }
 
@@ -78,9 +82,11 @@ func (s *entrySlot) entry(b []byte) Entry {
 		ID: s.id, Time: s.time, BodySize: s.bodySize, Status: s.status,
 		DelayMs: s.delayMs, DurationMs: s.durationMs, Version: s.version,
 		Matched: s.matched, CatchAll: s.catchAll, BodyTruncated: s.bodyTruncated,
+		Proxied: s.proxied, UpstreamStatus: s.upstreamStatus, UpstreamMs: s.upstreamMs,
 	}
 	e.Method, e.Path, e.Query, e.Route = d.str(), d.str(), d.str(), d.str()
 	e.Fault, e.FaultAfter, e.Idempotency = d.str(), d.str(), d.str()
+	e.Session, e.Upstream = d.str(), d.str()
 	if n := d.uvarint(); n > 0 || s.headersSet {
 		e.Headers = make(map[string][]string, n)
 		for range n {

@@ -84,6 +84,15 @@ func (h *harness) journal(t *testing.T) {
 			NearMisses: []state.NearMiss{{Route: "get charge", Reason: "method POST, want GET"}, {Route: "", Reason: ""}},
 			Status:     201, DelayMs: 1.5, Fault: "connection-reset", FaultAfter: "processing", Idempotency: "new",
 			Violations: []string{"body: amount: required", "query: x: bad"}, DurationMs: 2.25, Version: 7,
+			Session: "checkout-tests", Proxied: true, Upstream: "http://127.0.0.1:1", UpstreamStatus: 502, UpstreamMs: 3.5,
+		}
+		// Every field of Entry is set above, so a field added later and not
+		// kept by a store fails here.
+		v := reflect.ValueOf(want)
+		for i := range v.NumField() {
+			if name := v.Type().Field(i).Name; name != "ID" && name != "Matched" && v.Field(i).IsZero() {
+				t.Fatalf("EveryFieldKept sets no %s: set it, and keep it in every store", name)
+			}
 		}
 		e := want
 		e.Headers = map[string][]string{}
