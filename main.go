@@ -18,6 +18,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -491,6 +492,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		}()
 		log.Info("state shared in Redis", "url", redactedURL(opts.state), "prefix", opts.statePrefix)
 	}
+	restoreGC := relaxGC(append(slices.Clone(opts.paths), opts.openapi.spec))
 	srv, err = server.New(server.Options{
 		State: shared, Load: load, Hash: hash, Source: source, Logger: log, Build: version(debug.ReadBuildInfo()),
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,
@@ -504,6 +506,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		Webhooks:            webhookOptions(opts, store),
 		ProxyUnmatched:      opts.proxy.unmatched, ProxyInsecureTLS: opts.proxy.insecure, Recorder: recorder,
 	})
+	restoreGC()
 	if err != nil {
 		printProblems(stderr, err)
 		return errReported
@@ -632,7 +635,9 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 			if len(paths) == 0 {
 				return withCode(exitUsage, errors.New("validate needs files or directories (or SCENARIOMOCK_SCENARIOS)"))
 			}
+			restoreGC := relaxGC(paths)
 			set, err := loadWithOpenAPI(func() (*scenarios.Set, error) { return scenarios.Load(paths...) }, openapi.Options{})()
+			restoreGC()
 			if err != nil {
 				printProblems(stderr, err)
 				return errReported
