@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -464,36 +465,51 @@ func (l *loader) decodeInChunks(d *fileDecoder, path string, data []byte) (p par
 	if len(p.file.Routes) != 0 {
 		return parsed{}, false
 	}
-	// Parsing a slice is about half of the work and decoding its routes
-	// the other half: a goroutine parses the next slice while this one
-	// decodes the last, so that a large load takes both cores. It stops
-	// when it is done, or when this function returns first.
-	lists := make(chan *yaml.Node, 1) // a list of routes; nil when a slice did not parse
+	// Parsing a slice is some two thirds of the work and decoding its
+	// routes the rest: parsers goroutines parse the next slices while this
+	// one decodes them in order, so that a large load takes every core.
+	// They stop when they are done, or when this function returns first.
+	// Each parser has a buffer of its own; the nodes keep none of it.
+	parsers := min(runtime.GOMAXPROCS(0), 4)
+	order := make(chan chan *yaml.Node, parsers) // each slice's list, in file order; nil when it did not parse
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		defer close(lists)
-		var chunk []byte
+		defer close(order)
+		bufs := make(chan *[]byte, parsers)
+		for range parsers {
+			bufs <- new([]byte)
+		}
+		var running sync.WaitGroup
+		defer running.Wait()
 		for from := 0; from < len(items); from += chunkRoutes {
 			to := min(from+chunkRoutes, len(items))
-			list := parseSlice(&chunk, data[offsets[from]:offsets[to]], to-from)
-			if list != nil {
-				shiftLines(list, items[from]-1) // the slice's line 2 is the file's line items[from]+1
-			}
+			var buf *[]byte
 			select {
-			case lists <- list:
+			case buf = <-bufs:
 			case <-stop:
 				return
 			}
-			if list == nil {
+			done := make(chan *yaml.Node, 1)
+			select {
+			case order <- done:
+			case <-stop:
 				return
 			}
+			running.Go(func() {
+				list := parseSlice(buf, data[offsets[from]:offsets[to]], to-from)
+				if list != nil {
+					shiftLines(list, items[from]-1) // the slice's line 2 is the file's line items[from]+1
+				}
+				bufs <- buf
+				done <- list
+			})
 		}
 	})
 	defer wg.Wait()
 	defer close(stop)
 	for from := 0; from < len(items); from += chunkRoutes {
-		list := <-lists
+		list := <-<-order
 		if list == nil {
 			return parsed{}, false
 		}
