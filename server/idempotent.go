@@ -145,10 +145,19 @@ func (s *Server) replay(x *exchange) {
 	h := x.w.Header()
 	// One slice, kept on the connection, holds the values of the fields
 	// w does not have yet (all of them, but for CORS).
-	if cap(x.replayValues) < len(resp.Header) {
-		x.replayValues = make([]string, len(resp.Header))
+	// A pooled exchange (HTTP/2, or ServeHTTP called directly) gets its
+	// own: its caller may read w's header after ServeHTTP returns, when the
+	// exchange already serves another request
+	// (TestReplayHeadersOutliveTheRequest).
+	var values []string
+	if x.pooled {
+		values = make([]string, len(resp.Header))
+	} else {
+		if cap(x.replayValues) < len(resp.Header) {
+			x.replayValues = make([]string, len(resp.Header))
+		}
+		values = x.replayValues[:len(resp.Header)]
 	}
-	values := x.replayValues[:len(resp.Header)]
 	for i, f := range resp.Header {
 		if vs, ok := h[f.Name]; ok {
 			h[f.Name] = append(vs, f.Value)

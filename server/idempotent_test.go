@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/scenariomock/scenariomock/scenarios"
 )
 
 // gateClock holds every delay until the test opens the gate, so that a
@@ -446,5 +450,114 @@ func TestIdempotencyAdmin(t *testing.T) {
 	}
 	if r := do(t, "PUT", hs.URL+"/__admin/idempotency", ""); r.status != 405 || r.header.Get("Allow") != "GET, DELETE" {
 		t.Errorf("PUT: %d %v", r.status, r.header)
+	}
+}
+
+// TestReplayHeadersOnConnection replays a stored answer again and again
+// over one keep-alive connection under Serve, where a replay's header
+// values are held in the connection's exchange, with other answers in
+// between: each replay carries the stored fields and values, and the next
+// answer on the connection none of them.
+func TestReplayHeadersOnConnection(t *testing.T) {
+	_, base, _ := serveYAMLRunning(t, Options{}, `routes:
+  - name: create payment
+    method: POST
+    path: /payments
+    idempotency: { key: header.Idempotency-Key, required: true }
+    respond:
+      status: 201
+      headers: { Location: /payments/pay_1, X-A: "a", X-B: "b", Cache-Control: no-store }
+      body: { id: pay_1 }
+  - name: other
+    method: GET
+    path: /other
+    respond: { headers: { X-C: "c" }, body: { ok: true } }
+`)
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+	defer client.CloseIdleConnections()
+	send := func(method, path, key string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, strings.NewReader(`{"amount":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	want := map[string]string{"Location": "/payments/pay_1", "X-A": "a", "X-B": "b", "Cache-Control": "no-store", "Content-Type": "application/json"}
+	for _, key := range []string{"k1", "k2"} {
+		if first := send("POST", "/payments", key); first.StatusCode != 201 {
+			t.Fatalf("first use of %s: status %d", key, first.StatusCode)
+		}
+		for i := range 3 {
+			resp := send("POST", "/payments", key)
+			if resp.StatusCode != 201 || resp.Header.Get("Idempotent-Replayed") != "true" {
+				t.Fatalf("replay %d of %s: status %d, headers %v", i, key, resp.StatusCode, resp.Header)
+			}
+			for name, v := range want {
+				if got := resp.Header.Values(name); len(got) != 1 || got[0] != v {
+					t.Errorf("replay %d of %s: %s = %q, want [%q]", i, key, name, got, v)
+				}
+			}
+			other := send("GET", "/other", "")
+			if other.Header.Get("X-C") != "c" || other.Header.Get("X-A") != "" || other.Header.Get("Location") != "" {
+				t.Errorf("the answer after replay %d of %s: headers %v", i, key, other.Header)
+			}
+		}
+	}
+}
+
+// TestReplayHeadersOutliveTheRequest replays two stored answers, one
+// after the other, through ServeHTTP called directly (as a handler under
+// another server or a recorder in a test gets it), and reads each
+// recorder's header afterwards: the first answer's values must still be
+// its own once the second request has run, which reuses the first's
+// exchange from the pool.
+func TestReplayHeadersOutliveTheRequest(t *testing.T) {
+	s, err := New(Options{Load: func() (*scenarios.Set, error) {
+		return scenarios.LoadBytes("s.yaml", []byte(`routes:
+  - name: a
+    method: POST
+    path: /a
+    idempotency: { key: header.Idempotency-Key }
+    respond: { status: 201, headers: { Location: /a/1, X-Route: a }, body: { id: a } }
+  - name: b
+    method: POST
+    path: /b
+    idempotency: { key: header.Idempotency-Key }
+    respond: { status: 201, headers: { Location: /b/1, X-Route: b }, body: { id: b } }
+`))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(path string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("POST", path, strings.NewReader(`{}`))
+		req.Header.Set("Idempotency-Key", "k")
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		return rec
+	}
+	send("/a")
+	send("/b")
+	for range 20 {
+		a, b := send("/a"), send("/b")
+		for _, c := range []struct {
+			rec  *httptest.ResponseRecorder
+			want string
+		}{{a, "a"}, {b, "b"}} {
+			h := c.rec.Header()
+			if h.Get("Idempotent-Replayed") != "true" || h.Get("X-Route") != c.want || h.Get("Location") != "/"+c.want+"/1" {
+				t.Fatalf("replay of /%s, read after the next request: headers %v", c.want, h)
+			}
+		}
 	}
 }
