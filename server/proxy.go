@@ -70,6 +70,10 @@ func (s *Server) forward(x *exchange) {
 		out.Body, out.ContentLength = http.NoBody, 0
 	}
 	x.out.proxied = true
+	// The upstream's answer has its own timeout; the client's write
+	// deadline counts from that answer (and, streamed, from each piece).
+	holdWrites(x.w)
+	defer s.writeWindow(x.w, 0)
 	resp, err := s.proxy.Do(out, p.target)
 	if err != nil {
 		x.out.upstream = p.target.URL()
@@ -131,7 +135,7 @@ func (s *Server) deliverProxied(x *exchange) {
 	x.upstream = nil
 	x.out.status = resp.Status
 	s.record(x)
-	if _, err := resp.WriteTo(x.w); err != nil {
+	if _, err := resp.StreamTo(x.w, s.opts.WriteTimeout); err != nil {
 		x.out.ended = "proxied answer cut: " + err.Error()
 		panic(http.ErrAbortHandler)
 	}

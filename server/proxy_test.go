@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -397,5 +398,40 @@ routes:
 		if r := post(tc.body); r.status/100 != 4 || !strings.Contains(r.body, tc.want) {
 			t.Errorf("%s: got %d %s, want a problem saying %q", tc.body, r.status, r.body, tc.want)
 		}
+	}
+}
+
+// TestProxyWriteTimeoutCountsPerPiece: a proxied answer that streams
+// steadily for longer than WriteTimeout, and an upstream slower to answer
+// than WriteTimeout, both reach the client whole: the deadline counts from
+// the upstream's answer and again from each piece it sends, as for the
+// request stream, not from the request.
+func TestProxyWriteTimeoutCountsPerPiece(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/late" {
+			time.Sleep(1500 * time.Millisecond) // the upstream thinks
+			fmt.Fprint(w, "late")
+			return
+		}
+		for i := range 6 {
+			fmt.Fprintf(w, "piece %d\n", i)
+			w.(http.Flusher).Flush()
+			time.Sleep(400 * time.Millisecond)
+		}
+	}))
+	defer up.Close()
+	_, base, _ := serveYAMLRunning(t, Options{WriteTimeout: time.Second}, fmt.Sprintf(`
+routes:
+  - { name: stream, path: /stream, respond: { proxy: %[1]s } }
+  - { name: late, path: /late, respond: { proxy: %[1]s } }
+`, up.URL))
+	r, err := doCtx(context.Background(), "GET", base+"/stream", "")
+	if err != nil || r.status != 200 || strings.Count(r.body, "piece") != 6 {
+		t.Fatalf("a 2.4s stream under a 1s write timeout: %v %d %q", err, r.status, r.body)
+	}
+	r, err = doCtx(context.Background(), "GET", base+"/late", "")
+	if err != nil || r.status != 200 || r.body != "late" {
+		t.Fatalf("an upstream answering after 1.5s under a 1s write timeout: %v %d %q", err, r.status, r.body)
 	}
 }

@@ -377,6 +377,16 @@ func (p *Proxy) outbound(ctx context.Context, r *http.Request, t *Target, u *url
 // advance (event streams, chunked answers). It closes Body. An error after
 // the headers are written means the client got a cut answer.
 func (resp *Response) WriteTo(w http.ResponseWriter) (int64, error) {
+	return resp.StreamTo(w, 0)
+}
+
+// StreamTo is WriteTo with a write deadline per piece: each write to w
+// must end within window of its start, and none is set while the next
+// piece is awaited from the upstream (that wait has the upstream's own
+// timeout). So a client that stops reading is dropped, and an answer that
+// streams steadily for longer than window is not cut. A window of 0 leaves
+// w's deadline as it is.
+func (resp *Response) StreamTo(w http.ResponseWriter, window time.Duration) (int64, error) {
 	defer resp.Body.Close()
 	h := w.Header()
 	for k, vs := range resp.Header {
@@ -389,8 +399,14 @@ func (resp *Response) WriteTo(w http.ResponseWriter) (int64, error) {
 	defer bufPool.Put(buf)
 	var n int64
 	for {
+		if window > 0 {
+			_ = rc.SetWriteDeadline(time.Time{})
+		}
 		m, rerr := resp.Body.Read(*buf)
 		if m > 0 {
+			if window > 0 {
+				_ = rc.SetWriteDeadline(time.Now().Add(window))
+			}
 			k, werr := w.Write((*buf)[:m])
 			n += int64(k)
 			if werr != nil {
