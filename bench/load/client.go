@@ -9,6 +9,8 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -128,4 +130,52 @@ func summarize(all []samples, elapsed time.Duration) summary {
 		s.p50, s.p99, s.p999, s.mx = at(0.50), at(0.99), at(0.999), merged[len(merged)-1]
 	}
 	return s
+}
+
+// background keeps h.conns closed-loop connections sending req to addr
+// until the function it returns is called, which waits for them and
+// returns what they measured. ok judges each answer, given the time it
+// arrived; false counts it wrong. The reload and runtime workloads load
+// the server this way while they change what it serves.
+func (h *harness) background(addr string, req []byte, ok func(rp reply, at time.Time) bool) func() result {
+	var stop atomic.Bool
+	var errs, wrong atomic.Int64
+	lat := make([]samples, h.conns)
+	var wg sync.WaitGroup
+	begin := time.Now()
+	for w := range h.conns {
+		wg.Go(func() {
+			var c *conn
+			for !stop.Load() {
+				if c == nil {
+					var err error
+					if c, err = dial(addr); err != nil {
+						errs.Add(1)
+						continue
+					}
+				}
+				t0 := time.Now()
+				rp, err := c.do(req, 10*time.Second)
+				if err != nil {
+					errs.Add(1)
+					c.close()
+					c = nil
+					continue
+				}
+				now := time.Now()
+				lat[w] = append(lat[w], now.Sub(t0))
+				if !ok(rp, now) {
+					wrong.Add(1)
+				}
+			}
+			if c != nil {
+				c.close()
+			}
+		})
+	}
+	return func() result {
+		stop.Store(true)
+		wg.Wait()
+		return result{summary: summarize(lat, time.Since(begin)), errors: errs.Load(), wrong: wrong.Load()}
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -87,43 +86,14 @@ func (h *harness) reloadUnderLoad(demoPath string, edits int) (reloadResult, err
 	valid := make([]atomic.Bool, edits+1) // versions written so far
 	seen := make([]atomic.Int64, edits+1) // first time each version was served
 	valid[0].Store(true)
-	var stop atomic.Bool
-	var errs, wrong atomic.Int64
-	lat := make([]samples, h.conns)
-	var wg sync.WaitGroup
-	begin := time.Now()
-	for w := 0; w < h.conns; w++ {
-		wg.Go(func() {
-			var c *conn
-			for !stop.Load() {
-				if c == nil {
-					if c, err = dial(sm.addr); err != nil {
-						errs.Add(1)
-						continue
-					}
-				}
-				t0 := time.Now()
-				rp, err := c.do(req, 10*time.Second)
-				if err != nil {
-					errs.Add(1)
-					c.close()
-					c = nil
-					continue
-				}
-				now := time.Now()
-				lat[w] = append(lat[w], now.Sub(t0))
-				v, verr := strconv.Atoi(string(rp.version))
-				if rp.status != 200 || !bytes.Equal(rp.body, want.Body) || verr != nil || v < 0 || v > edits || !valid[v].Load() {
-					wrong.Add(1)
-					continue
-				}
-				seen[v].CompareAndSwap(0, now.UnixNano())
-			}
-			if c != nil {
-				c.close()
-			}
-		})
-	}
+	finish := h.background(sm.addr, req, func(rp reply, at time.Time) bool {
+		v, verr := strconv.Atoi(string(rp.version))
+		if rp.status != 200 || !bytes.Equal(rp.body, want.Body) || verr != nil || v < 0 || v > edits || !valid[v].Load() {
+			return false
+		}
+		seen[v].CompareAndSwap(0, at.UnixNano())
+		return true
+	})
 
 	admin, err := dial(sm.addr)
 	if err != nil {
@@ -183,9 +153,7 @@ func (h *harness) reloadUnderLoad(demoPath string, edits int) (reloadResult, err
 			res.missed++
 		}
 	}
-	stop.Store(true)
-	wg.Wait()
-	res.result = result{summary: summarize(lat, time.Since(begin)), errors: errs.Load(), wrong: wrong.Load()}
+	res.result = finish()
 	_, res.peak = sm.memory()
 	return res, nil
 }

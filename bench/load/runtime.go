@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -51,39 +49,9 @@ func (h *harness) runtimeUnderLoad(cycles int) (runtimeResult, error) {
 	if err != nil {
 		return res, err
 	}
-	var stop atomic.Bool
-	var errs, wrong atomic.Int64
-	lat := make([]samples, h.conns)
-	var wg sync.WaitGroup
-	begin := time.Now()
-	for w := 0; w < h.conns; w++ {
-		wg.Go(func() {
-			var c *conn
-			for !stop.Load() {
-				if c == nil {
-					if c, err = dial(sm.addr); err != nil {
-						errs.Add(1)
-						continue
-					}
-				}
-				t0 := time.Now()
-				rp, err := c.do(req, 10*time.Second)
-				if err != nil {
-					errs.Add(1)
-					c.close()
-					c = nil
-					continue
-				}
-				lat[w] = append(lat[w], time.Since(t0))
-				if rp.status != 200 || !bytes.Equal(rp.body, want.Body) {
-					wrong.Add(1)
-				}
-			}
-			if c != nil {
-				c.close()
-			}
-		})
-	}
+	finish := h.background(sm.addr, req, func(rp reply, _ time.Time) bool {
+		return rp.status == 200 && bytes.Equal(rp.body, want.Body)
+	})
 	admin, err := dial(sm.addr)
 	if err != nil {
 		return res, err
@@ -120,8 +88,6 @@ func (h *harness) runtimeUnderLoad(cycles int) (runtimeResult, error) {
 			res.wrongRoutes++
 		}
 	}
-	stop.Store(true)
-	wg.Wait()
-	res.result = result{summary: summarize(lat, time.Since(begin)), errors: errs.Load(), wrong: wrong.Load()}
+	res.result = finish()
 	return res, nil
 }
