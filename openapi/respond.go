@@ -15,6 +15,7 @@ import (
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 
+	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/state"
 )
 
@@ -88,19 +89,12 @@ func (a *api) storeName(r *http.Request, path string) string {
 	return "openapi " + path
 }
 
-// credential is the API key a request authenticates with: a Bearer
-// token, or Basic auth's user name (Stripe's curl -u sk_test_…:), or the
-// Basic value itself when it is not base64 (Stripe takes "Basic sk_…").
+// credential is the API key a request authenticates with
+// (matcher.Credential): a Bearer token, or Basic auth's user name
+// (Stripe's curl -u sk_test_…:), or the Basic value itself when it is not
+// base64 (Stripe takes "Basic sk_…").
 func credential(r *http.Request) string {
-	if user, _, ok := r.BasicAuth(); ok {
-		return user
-	}
-	h := r.Header.Get("Authorization")
-	scheme, rest, _ := strings.Cut(h, " ")
-	if strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "Basic") {
-		return strings.TrimSpace(rest)
-	}
-	return h
+	return matcher.Credential(r.Header.Get("Authorization"))
 }
 
 // errNoState marks an operation that state by convention does not apply

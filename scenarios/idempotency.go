@@ -23,7 +23,8 @@ type Idempotency struct {
 	// route as if the route had no idempotency block.
 	Required bool
 	// Scope adds request values to the stored key, so that one client
-	// never sees another's stored answer (e.g. header.Authorization).
+	// never sees another's stored answer (e.g. header.Authorization,
+	// which counts by the credential it carries: matcher.Credential).
 	Scope []*Attribute
 	// Group names the key space; routes with the same group share keys.
 	// Empty means the route's methods and path template.

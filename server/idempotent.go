@@ -228,7 +228,10 @@ func (s *Server) detach(parent context.Context) (context.Context, func()) {
 
 // scopeOf joins the scope's values into the stored key's scope. They are
 // kept as a hash: a scope is often a credential (the Authorization
-// header), which neither the store nor the admin API should hold.
+// header), which neither the store nor the admin API should hold. The
+// Authorization header counts by the credential it carries
+// (matcher.Credential): one API key sent as Bearer or as Basic is one
+// scope, as it is one account to the provider.
 func scopeOf(in *matcher.Request, scope []*scenarios.Attribute, vars map[string]string) string {
 	if len(scope) == 0 {
 		return ""
@@ -239,6 +242,8 @@ func scopeOf(in *matcher.Request, scope []*scenarios.Attribute, vars map[string]
 		v, ok := in.Attribute(a, vars)
 		if !ok {
 			v = "\x00absent"
+		} else if a.Kind == scenarios.HeaderAttr && a.Name == "Authorization" {
+			v = matcher.Credential(v)
 		}
 		binary.BigEndian.PutUint64(n[:], uint64(len(v)))
 		h.Write(n[:])

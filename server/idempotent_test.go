@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -153,6 +154,42 @@ func TestIdempotencyReplay(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"idempotency":"replayed"`) {
 		t.Errorf("no replay in the log:\n%s", logs)
+	}
+}
+
+// TestIdempotencyScopeIsTheCredential: with scope: [header.Authorization]
+// one API key is one scope however the client sends it (Bearer, Basic
+// as curl -u key: sends it, Basic not base64, other spellings of the
+// scheme), and another key is another scope.
+func TestIdempotencyScopeIsTheCredential(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{Clock: newGateClock()}, idemScenario)
+	body := `{"amount":100,"currency":"JPY"}`
+	first := do(t, "POST", hs.URL+"/payments", body, "Content-Type", jsonCT, "Idempotency-Key", "same", "Authorization", "Bearer sk_test_x")
+	if first.status != 201 || first.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("first: %d %q", first.status, first.body)
+	}
+	for _, auth := range []string{
+		"Basic " + base64.StdEncoding.EncodeToString([]byte("sk_test_x:")),
+		"Basic " + base64.StdEncoding.EncodeToString([]byte("sk_test_x")),
+		"Basic sk_test_x",
+		"bearer  sk_test_x",
+		" Bearer sk_test_x ",
+		"sk_test_x", // no scheme: the value as it is
+	} {
+		again := do(t, "POST", hs.URL+"/payments", body, "Content-Type", jsonCT, "Idempotency-Key", "same", "Authorization", auth)
+		if again.body != first.body || again.header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("Authorization %q: %d %q replayed=%q, want the replay of %q", auth, again.status, again.body, again.header.Get("Idempotent-Replayed"), first.body)
+		}
+	}
+	for _, auth := range []string{
+		"Bearer sk_test_y",
+		"Basic " + base64.StdEncoding.EncodeToString([]byte("sk_test_x:secret")),
+	} {
+		other := do(t, "POST", hs.URL+"/payments", body, "Content-Type", jsonCT, "Idempotency-Key", "same", "Authorization", auth)
+		if other.status != 201 || other.header.Get("Idempotent-Replayed") != "" || other.body == first.body {
+			t.Errorf("Authorization %q: %d %q replayed=%q, want a new payment", auth, other.status, other.body, other.header.Get("Idempotent-Replayed"))
+		}
 	}
 }
 

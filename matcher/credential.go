@@ -1,0 +1,38 @@
+package matcher
+
+import (
+	"encoding/base64"
+	"strings"
+)
+
+// Credential returns the credential an Authorization header value
+// carries, so that one API key sent two ways is one credential: the token
+// of "Bearer <token>", the user (or, with a password, "user:password") of
+// "Basic <base64>" (curl -u sk_test_…: sends the key as the user with an
+// empty password, as Stripe's documentation does; a value that is not
+// base64 is taken as it is, as Stripe takes "Basic sk_…"), and any other
+// value as it is. Schemes are matched without regard to case and surrounding
+// blanks are dropped.
+func Credential(auth string) string {
+	auth = strings.TrimSpace(auth)
+	scheme, rest, ok := strings.Cut(auth, " ")
+	if !ok {
+		return auth
+	}
+	rest = strings.TrimSpace(rest)
+	switch {
+	case strings.EqualFold(scheme, "Bearer"):
+		return rest
+	case strings.EqualFold(scheme, "Basic"):
+		raw, err := base64.StdEncoding.DecodeString(rest)
+		if err != nil {
+			return rest // "Basic sk_…", which Stripe takes too
+		}
+		user, pass, _ := strings.Cut(string(raw), ":")
+		if pass == "" {
+			return user
+		}
+		return string(raw)
+	}
+	return auth
+}
