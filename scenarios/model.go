@@ -357,6 +357,31 @@ type Fault struct {
 	// written; never more than the body has bytes).
 	Over   time.Duration
 	Chunks int
+	// Rate, for bandwidth, is the bytes per second the answer's body is
+	// sent at, and the request's body is taken at.
+	Rate int
+	// Latency, for latency, is how long the answer is held back, give or
+	// take Jitter (drawn evenly in [Latency-Jitter, Latency+Jitter]), and
+	// On where: before its first byte (FirstByte) or between its head and
+	// its body, so that its last byte comes that late (Whole).
+	Latency time.Duration
+	Jitter  time.Duration
+	On      LatencyOn
+	// Size and Gap, for slice, are the pieces the body is written in (the
+	// last may be shorter) and the wait between two.
+	Size int
+	Gap  time.Duration
+}
+
+// Shapes reports whether the fault only changes how the answer travels
+// (bandwidth, latency, slice): the whole answer arrives, so the route
+// runs to its end and its effects are kept, whatever after: says.
+func (f *Fault) Shapes() bool {
+	switch f.Kind {
+	case Bandwidth, Latency, Slice:
+		return true
+	}
+	return false
 }
 
 // Always reports whether every request gets the fault.
@@ -366,7 +391,7 @@ func (f *Fault) Always() bool { return f.Chance >= 1 }
 // that the answer must be rendered even at arrival.
 func (f *Fault) SendsAnswer() bool {
 	switch f.Kind {
-	case PartialBody, SlowBody, MalformedChunk:
+	case PartialBody, SlowBody, MalformedChunk, Bandwidth, Latency, Slice, Limit:
 		return true
 	}
 	return false
@@ -384,8 +409,25 @@ func (f *Fault) String() string {
 		}
 	case SlowBody:
 		s += " over " + f.Over.String() + " in " + strconv.Itoa(f.Chunks) + " chunks"
+	case Bandwidth:
+		s += " at " + strconv.Itoa(f.Rate) + " bytes/s"
+	case Latency:
+		s += " of " + f.Latency.String()
+		if f.Jitter > 0 {
+			s += " ± " + f.Jitter.String()
+		}
+		if f.On == Whole {
+			s += " on the whole answer"
+		}
+	case Slice:
+		s += " in " + strconv.Itoa(f.Size) + "-byte pieces"
+		if f.Gap > 0 {
+			s += " every " + f.Gap.String()
+		}
+	case Limit:
+		s += " after " + strconv.Itoa(f.Bytes) + " bytes"
 	}
-	if f.After == AfterProcessing {
+	if f.After == AfterProcessing && !f.Shapes() {
 		s += ", after processing"
 	}
 	if !f.Always() {
@@ -418,6 +460,29 @@ const (
 	// Hang never answers: the request ends when the client leaves or the
 	// server shuts down.
 	Hang FaultKind = "hang"
+	// Bandwidth sends the answer's body at Rate bytes per second, and
+	// takes the request's body as slowly (Toxiproxy's bandwidth, at the
+	// HTTP level: the answer still starts with its status line).
+	Bandwidth FaultKind = "bandwidth"
+	// Latency holds the answer back (Toxiproxy's latency): before its
+	// first byte, or between its head and its body.
+	Latency FaultKind = "latency"
+	// Slice writes the body in pieces of Size bytes, Gap apart, each
+	// flushed: clients that assume one read is the whole body break.
+	Slice FaultKind = "slice"
+	// Limit closes the connection after Bytes bytes of the answer as
+	// written on the wire, status line and headers counted (Toxiproxy's
+	// limit_data): a cut in the headers or in the body.
+	Limit FaultKind = "limit"
+)
+
+// LatencyOn says where a latency fault's wait falls.
+type LatencyOn string
+
+// Where a latency fault waits.
+const (
+	FirstByte LatencyOn = "first-byte"
+	Whole     LatencyOn = "whole"
 )
 
 // DefaultSlowChunks is how many pieces a slow-body sends when chunks: is
@@ -434,8 +499,9 @@ const (
 )
 
 var (
-	faults      = []string{string(ConnectionReset), string(EmptyResponse), string(MalformedChunk), string(RandomData), string(PartialBody), string(SlowBody), string(Hang)}
-	faultFields = []string{"kind", "after", "chance", "bytes", "over", "chunks"}
+	faults      = []string{string(ConnectionReset), string(EmptyResponse), string(MalformedChunk), string(RandomData), string(PartialBody), string(SlowBody), string(Hang), string(Bandwidth), string(Latency), string(Slice), string(Limit)}
+	faultFields = []string{"kind", "after", "chance", "bytes", "over", "chunks", "rate", "latency", "jitter", "on", "size", "gap"}
+	latencyOns  = []string{string(FirstByte), string(Whole)}
 	faultStages = []string{string(AfterArrival), string(AfterProcessing)}
 )
 

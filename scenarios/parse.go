@@ -9,6 +9,7 @@ import (
 	"net/textproto"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -1066,9 +1067,21 @@ func (d *fileDecoder) fault(n *yaml.Node, field string) *Fault {
 		if !ok || !d.faultKind(n, field, s, f) {
 			return nil
 		}
-		if f.Kind == SlowBody {
+		switch f.Kind {
+		case SlowBody:
 			d.fail(n, field, "slow-body needs over: (how long the body takes), e.g. fault: { kind: slow-body, over: 5s }")
 			return nil
+		case Bandwidth:
+			d.fail(n, field, "bandwidth needs rate: (bytes per second), e.g. fault: { kind: bandwidth, rate: 16384 }")
+			return nil
+		case Latency:
+			d.fail(n, field, "latency needs latency: (how long the answer is held back), e.g. fault: { kind: latency, latency: 2s }")
+			return nil
+		case Limit:
+			d.fail(n, field, "limit needs bytes: (how many bytes of the answer are sent), e.g. fault: { kind: limit, bytes: 100 }")
+			return nil
+		case Slice:
+			f.Size, f.After = defaultSlice, AfterProcessing
 		}
 		return f
 	}
@@ -1106,21 +1119,27 @@ func (d *fileDecoder) fault(n *yaml.Node, field string) *Fault {
 		}
 	}
 	// The fields of one kind on another are mistakes: say whose they are.
-	only := func(name string, k FaultKind) (pair, bool) {
+	only := func(name string, kinds ...FaultKind) (pair, bool) {
 		p, ok := fs[name]
-		if ok && f.Kind != k {
-			d.fail(p.key, join(field, name), "goes only with kind: %s, not %s", k, f.Kind)
+		if ok && !slices.Contains(kinds, f.Kind) {
+			names := make([]string, len(kinds))
+			for i, k := range kinds {
+				names[i] = string(k)
+			}
+			d.fail(p.key, join(field, name), "goes only with kind: %s, not %s", strings.Join(names, " or "), f.Kind)
 			return p, false
 		}
 		return p, ok
 	}
-	if p, ok := only("bytes", PartialBody); ok {
+	if p, ok := only("bytes", PartialBody, Limit); ok {
 		if b, ok := d.integer(p.val, join(field, "bytes")); ok {
 			if b < 0 {
-				d.fail(d.resolve(p.val), join(field, "bytes"), "bytes %d is negative; want how many bytes of the body are sent", b)
+				d.fail(d.resolve(p.val), join(field, "bytes"), "bytes %d is negative; want how many bytes of the answer are sent", b)
 			}
 			f.Bytes = b
 		}
+	} else if f.Kind == Limit && !ok {
+		d.fail(n, field, "limit needs bytes: (how many bytes of the answer, headers counted, are sent before the close), e.g. bytes: 100")
 	}
 	over, hasOver := only("over", SlowBody)
 	if hasOver {
@@ -1144,10 +1163,86 @@ func (d *fileDecoder) fault(n *yaml.Node, field string) *Fault {
 			f.Chunks = c
 		}
 	}
+	d.shapeFields(n, field, f, fs, only)
 	if len(d.errs) > before {
 		return nil
 	}
 	return f
+}
+
+// The bounds of the shaping faults' fields: a piece is a write and a wait.
+const (
+	maxSliceSize = 1 << 20
+	defaultSlice = 64
+)
+
+// shapeFields decodes the fields of bandwidth, latency and slice (the
+// faults that change how the answer travels, not whether it arrives) and
+// checks that each has what it needs. Their after: does not apply: the
+// whole answer arrives, so the route always runs to its end.
+func (d *fileDecoder) shapeFields(n *yaml.Node, field string, f *Fault, fs map[string]pair, only func(string, ...FaultKind) (pair, bool)) {
+	if f.Shapes() {
+		if p, ok := fs["after"]; ok {
+			d.fail(p.key, join(field, "after"), "does not go with %s: the whole answer arrives, so the route always runs to its end (its effects are kept)", f.Kind)
+		}
+		f.After = AfterProcessing
+	}
+	if p, ok := only("rate", Bandwidth); ok {
+		if r, ok := d.integer(p.val, join(field, "rate")); ok {
+			if r < 1 {
+				d.fail(d.resolve(p.val), join(field, "rate"), "rate %d is not a speed; want bytes per second, 1 or more (16384 is 16 KiB/s)", r)
+			}
+			f.Rate = r
+		}
+	} else if f.Kind == Bandwidth {
+		d.fail(n, field, "bandwidth needs rate: (bytes per second), e.g. rate: 16384")
+	}
+	if p, ok := only("latency", Latency); ok {
+		if v, ok := d.duration(p.val, join(field, "latency")); ok {
+			if v == 0 {
+				d.fail(d.resolve(p.val), join(field, "latency"), "latency must be more than 0")
+			}
+			f.Latency = v
+		}
+	} else if f.Kind == Latency {
+		d.fail(n, field, "latency needs latency: (how long the answer is held back), e.g. latency: 2s")
+	}
+	if p, ok := only("jitter", Latency); ok {
+		if v, ok := d.duration(p.val, join(field, "jitter")); ok {
+			if v > f.Latency && f.Latency > 0 {
+				d.fail(d.resolve(p.val), join(field, "jitter"), "jitter %s is more than the latency %s: a wait cannot be negative", v, f.Latency)
+			}
+			f.Jitter = v
+		}
+	}
+	if f.Kind == Latency {
+		f.On = FirstByte
+	}
+	if p, ok := only("on", Latency); ok {
+		if v, ok := d.str(p.val, join(field, "on")); ok {
+			if contains(latencyOns, v) {
+				f.On = LatencyOn(v)
+			} else {
+				d.unknown(d.resolve(p.val), join(field, "on"), "place", v, latencyOns)
+			}
+		}
+	}
+	if f.Kind == Slice {
+		f.Size = defaultSlice
+	}
+	if p, ok := only("size", Slice); ok {
+		if v, ok := d.integer(p.val, join(field, "size")); ok {
+			if v < 1 || v > maxSliceSize {
+				d.fail(d.resolve(p.val), join(field, "size"), "size %d is not between 1 and %d bytes", v, maxSliceSize)
+			}
+			f.Size = v
+		}
+	}
+	if p, ok := only("gap", Slice); ok {
+		if v, ok := d.duration(p.val, join(field, "gap")); ok {
+			f.Gap = v
+		}
+	}
 }
 
 // faultKind sets f.Kind from s, or reports an unknown kind at n.

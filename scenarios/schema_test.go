@@ -252,10 +252,19 @@ var (
 		"faultSpec.bytes":           {"kind": "partial-body"},
 		"faultSpec.over":            {"kind": "slow-body"},
 		"faultSpec.chunks":          {"kind": "slow-body", "over": "5s"},
+		"faultSpec.rate":            {"kind": "bandwidth"},
+		"faultSpec.latency":         {"kind": "latency"},
+		"faultSpec.jitter":          {"kind": "latency", "latency": "1s"},
+		"faultSpec.on":              {"kind": "latency", "latency": "1s"},
+		"faultSpec.size":            {"kind": "slice"},
+		"faultSpec.gap":             {"kind": "slice"},
 		"webhookEndpoint.secretEnv": {"secret": nil},
 	}
 	valueNeeds = map[string]map[string]any{
 		`faultSpec.kind="slow-body"`:         {"over": "5s"},
+		`faultSpec.kind="bandwidth"`:         {"rate": 1000},
+		`faultSpec.kind="latency"`:           {"latency": "1s"},
+		`faultSpec.kind="limit"`:             {"bytes": 10},
 		`webhookEndpoint.signing="standard"`: {"secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
 	}
 )
@@ -646,8 +655,11 @@ func TestSchemaKnowsEveryField(t *testing.T) {
 		{"idempotency store values", storeClasses, enumOf(def("statusClass"))},
 		{"fingerprint parts", wholeParts, enumOf(def("fingerprintPart"))},
 		{"faults", faults, enumOf(def("faultKind"))},
-		// A kind alone is any but slow-body, which needs over.
-		{"faults written alone", slices.DeleteFunc(slices.Clone(faults), func(k string) bool { return k == string(SlowBody) }), enumOf(asList(def("fault")["anyOf"])[0].(map[string]any))},
+		// A kind alone is any but those that need a field: slow-body
+		// (over), bandwidth (rate), latency (latency), limit (bytes).
+		{"faults written alone", slices.DeleteFunc(slices.Clone(faults), func(k string) bool {
+			return slices.Contains([]FaultKind{SlowBody, Bandwidth, Latency, Limit}, FaultKind(k))
+		}), enumOf(asList(def("fault")["anyOf"])[0].(map[string]any))},
 		{"fault fields", faultFields, props("faultSpec")},
 		{"fault after values", faultStages, enumOf(prop("faultSpec", "after"))},
 		{"cors fields", corsFields, props("cors")},

@@ -24,6 +24,9 @@ type runtimeFault struct {
 	Fault *scenarios.Fault `json:"-"`
 	Kind  string           `json:"kind"`
 	After string           `json:"after"`
+	// Text is the fault as the listings describe it, its options
+	// included: "latency of 2s ± 500ms, chance 0.5".
+	Text string `json:"text"`
 	// Chance is the fault's, Until when it reverts by itself (zero:
 	// never).
 	Chance float64   `json:"chance"`
@@ -130,7 +133,7 @@ func (s *Server) handleFaultsAdd(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.opts.Clock.Now()
-	e := runtimeFault{Route: in.Route, Fault: f, Kind: string(f.Kind), After: string(f.After), Chance: f.Chance}
+	e := runtimeFault{Route: in.Route, Fault: f, Kind: string(f.Kind), After: string(f.After), Text: f.String(), Chance: f.Chance}
 	if in.For != "" {
 		d, err := time.ParseDuration(in.For)
 		if err != nil || d <= 0 {

@@ -1,11 +1,12 @@
 package server
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -63,6 +64,14 @@ func (s *Server) deliverFault(x *exchange) {
 	case scenarios.SlowBody:
 		s.slowBody(x)
 		return
+	case scenarios.Bandwidth, scenarios.Latency, scenarios.Slice:
+		s.shaped(x)
+		return
+	case scenarios.Limit:
+		if r.ProtoMajor >= 2 {
+			s.breakStream(x, rec)
+			panic(http.ErrAbortHandler)
+		}
 	}
 	if r.ProtoMajor >= 2 {
 		// HTTP/2 has no connection of a request's own to break: the
@@ -85,8 +94,12 @@ func (s *Server) deliverFault(x *exchange) {
 // faultStatus is the status line f's kind sends of rec, 0 for none.
 func faultStatus(f *scenarios.Fault, rec *recorder) int {
 	switch f.Kind {
-	case scenarios.PartialBody, scenarios.MalformedChunk, scenarios.SlowBody:
+	case scenarios.PartialBody, scenarios.MalformedChunk, scenarios.SlowBody, scenarios.Bandwidth, scenarios.Latency, scenarios.Slice:
 		return rec.status
+	case scenarios.Limit:
+		if f.Bytes >= len("HTTP/1.1 200") {
+			return rec.status // the status line got through
+		}
 	}
 	return 0
 }
@@ -140,6 +153,15 @@ func (s *Server) breakConnection(x *exchange, rec *recorder) error {
 		_, _ = buf.WriteString("zz\r\n")
 		_, _ = buf.Write(body[:len(body)/2])
 		_, _ = buf.WriteString("\r\n")
+	case scenarios.Limit:
+		// The answer as net/http would have written it, cut after
+		// f.Bytes bytes; then an ordinary close (FIN), as an upstream or
+		// a proxy that gives up mid-answer.
+		rec.header["Content-Length"] = []string{strconv.Itoa(len(rec.body))}
+		var whole bytes.Buffer
+		s.writeHead(&whole, rec)
+		whole.Write(rec.body)
+		_, _ = buf.Write(whole.Bytes()[:min(f.Bytes, whole.Len())])
 	}
 	_ = buf.Flush()
 	return nil
@@ -165,6 +187,17 @@ func (s *Server) breakStream(x *exchange, rec *recorder) {
 		body = rec.body
 		delete(rec.header, "Content-Length")
 		body = body[:len(body)/2]
+	case scenarios.Limit:
+		// No wire to count on: the head counts as it would on HTTP/1,
+		// and what is left of the limit is sent of the body.
+		var head bytes.Buffer
+		s.writeHead(&head, rec)
+		if f.Bytes < head.Len() {
+			return // cut in the head: nothing is sent, the stream is reset
+		}
+		body = rec.body
+		rec.header["Content-Length"] = []string{strconv.Itoa(len(body))}
+		body = body[:min(len(body), f.Bytes-head.Len())]
 	default:
 		return
 	}
@@ -203,7 +236,7 @@ func underHeaders(h, under http.Header) {
 
 // writeHead writes the status line and header of rec on a hijacked
 // connection, as net/http would have (sorted names, a Date).
-func (s *Server) writeHead(buf *bufio.ReadWriter, rec *recorder) {
+func (s *Server) writeHead(buf io.Writer, rec *recorder) {
 	text := http.StatusText(rec.status)
 	if text == "" {
 		text = "status code " + strconv.Itoa(rec.status)
@@ -213,17 +246,97 @@ func (s *Server) writeHead(buf *bufio.ReadWriter, rec *recorder) {
 		rec.header["Date"] = []string{s.opts.Clock.Now().UTC().Format(http.TimeFormat)}
 	}
 	_ = rec.header.Write(buf)
-	_, _ = buf.WriteString("\r\n")
+	_, _ = io.WriteString(buf, "\r\n")
 }
 
 // slowBody sends the answer whole, its body in f.Chunks pieces spread
-// over f.Over: the status line and headers at once (journaled just
-// before), then a piece after each interval. The intervals are waits like
-// a delay's: the client leaving ends them, and so does shutdown unless
-// WaitDelaysOnShutdown; the connection is then closed mid-body.
+// over f.Over: the status line and headers at once, then a piece after
+// each interval.
 func (s *Server) slowBody(x *exchange) {
-	f, w, rec := x.fault, x.w, &x.rec
+	f, body := x.fault, x.rec.body
+	n := max(1, min(f.Chunks, len(body)))
+	step := f.Over / time.Duration(n)
+	i := 0
+	s.paced(x, 0, func(off int) (int, time.Duration) {
+		i++
+		return (i*len(body))/n - off, step
+	}, "slow body")
+}
+
+// shaped sends the answer whole as a shaping fault says (bandwidth,
+// latency, slice): what changes is only when its bytes arrive.
+func (s *Server) shaped(x *exchange) {
+	f := x.fault
+	switch f.Kind {
+	case scenarios.Bandwidth:
+		// Pieces of a tenth of a second's worth: the body takes
+		// len/rate, paced evenly, whatever its size.
+		size := max(1, f.Rate/10)
+		step := time.Duration(size) * time.Second / time.Duration(f.Rate)
+		s.paced(x, 0, func(int) (int, time.Duration) { return size, step }, "bandwidth-limited body")
+	case scenarios.Latency:
+		wait := latencyOf(f, s.opts.Rand)
+		if f.On == scenarios.Whole {
+			s.paced(x, 0, func(off int) (int, time.Duration) { return len(x.rec.body) - off, wait }, "latency")
+			return
+		}
+		s.paced(x, wait, nil, "latency")
+	case scenarios.Slice:
+		first := true
+		s.paced(x, 0, func(int) (int, time.Duration) {
+			if first {
+				first = false
+				return f.Size, 0
+			}
+			return f.Size, f.Gap
+		}, "sliced body")
+	}
+}
+
+// latencyOf draws a latency fault's wait: f.Latency, give or take
+// f.Jitter, evenly; a jitter of 0 draws nothing.
+func latencyOf(f *scenarios.Fault, random func() float64) time.Duration {
+	if f.Jitter <= 0 {
+		return f.Latency
+	}
+	return f.Latency - f.Jitter + time.Duration(random()*float64(2*f.Jitter))
+}
+
+// uploadTime is how long a bandwidth fault takes to take a request body
+// of n bytes; a wait before the route runs, as if the body arrived that
+// slowly.
+func uploadTime(f *scenarios.Fault, n int) time.Duration {
+	if f == nil || f.Kind != scenarios.Bandwidth || n == 0 {
+		return 0
+	}
+	return time.Duration(n) * time.Second / time.Duration(f.Rate)
+}
+
+// paced sends the answer whole through w, in time: nothing for head,
+// then the status line and headers (journaled just before), then the
+// body, piece(off) giving how many bytes from off come next and how long
+// before them (nil: the body at once). The waits are a delay's: the
+// client leaving ends them, and so does shutdown unless
+// WaitDelaysOnShutdown; the connection is then closed mid-answer.
+func (s *Server) paced(x *exchange, head time.Duration, piece func(off int) (int, time.Duration), what string) {
+	w, rec := x.w, &x.rec
 	body := rec.body
+	ctx, release := s.stopContext(x.r, s.opts.WaitDelaysOnShutdown)
+	defer release()
+	pause := func(d time.Duration) {
+		// Each write has its own WriteTimeout, after its wait.
+		s.writeWindow(w, d)
+		if d <= 0 || s.opts.Clock.Wait(ctx, d) {
+			return
+		}
+		x.out.ended = "client gone during " + what
+		if errors.Is(context.Cause(ctx), errShutdown) {
+			x.out.ended = what + " cut by shutdown"
+		}
+		s.record(x) // once: before the head, nothing was sent yet
+		panic(http.ErrAbortHandler)
+	}
+	pause(head)
 	h := w.Header()
 	if !rec.inW {
 		for name, vs := range rec.header {
@@ -235,21 +348,17 @@ func (s *Server) slowBody(x *exchange) {
 	s.record(x)
 	w.WriteHeader(rec.status)
 	rc := http.NewResponseController(w)
+	if piece == nil {
+		_, _ = w.Write(body)
+		return
+	}
 	_ = rc.Flush()
-	n := max(1, min(f.Chunks, len(body)))
-	ctx, release := s.stopContext(x.r, s.opts.WaitDelaysOnShutdown)
-	defer release()
-	for i := range n {
-		// Each piece has its own WriteTimeout, after its interval.
-		s.writeWindow(w, f.Over/time.Duration(n))
-		if !s.opts.Clock.Wait(ctx, f.Over/time.Duration(n)) {
-			x.out.ended = "client gone during slow body"
-			if errors.Is(context.Cause(ctx), errShutdown) {
-				x.out.ended = "slow body cut by shutdown"
-			}
-			panic(http.ErrAbortHandler)
-		}
-		_, _ = w.Write(body[i*len(body)/n : (i+1)*len(body)/n])
+	for off := 0; off < len(body); {
+		n, d := piece(off)
+		pause(d)
+		n = max(1, min(n, len(body)-off))
+		_, _ = w.Write(body[off : off+n])
 		_ = rc.Flush()
+		off += n
 	}
 }

@@ -23,6 +23,7 @@ type seen struct {
 	body  []byte
 	err   error // from Do, or from reading the body
 	start time.Time
+	head  time.Time   // when the head arrived
 	reads []time.Time // when each read that brought bytes returned
 }
 
@@ -53,7 +54,7 @@ func fresh(method, url, body string, timeout time.Duration, headers ...string) s
 		return seen{err: err, start: start}
 	}
 	defer resp.Body.Close()
-	ex := seen{resp: resp, start: start}
+	ex := seen{resp: resp, start: start, head: time.Now()}
 	buf := make([]byte, 64)
 	for {
 		n, err := resp.Body.Read(buf)

@@ -202,7 +202,8 @@ func (s *Server) wait(x *exchange) bool {
 	if f, ok := s.faults.pick(x.out.route, x.start, s.opts.Rand); ok {
 		x.fault = f // switched on through POST /__admin/faults
 	}
-	delay := pickDelay(p.src.Delay, s.opts.Rand)
+	// A bandwidth fault takes the request body as slowly as it sends.
+	delay := pickDelay(p.src.Delay, s.opts.Rand) + uploadTime(x.fault, len(x.body))
 	x.out.delay = delay
 	complete := x.claimed && x.rt.idem.cfg.OnClientAbort == scenarios.Complete
 	var ctx context.Context

@@ -25,6 +25,9 @@ routes:
   - { path: /random, respond: { fault: random-data } }
   - { path: /late, respond: { status: 201, body: '{"id":1}', fault: { kind: partial-body, after: processing } } }
   - { path: /ok, respond: { status: 200, body: fine } }
+  - { path: /limit-head, respond: { body: '{"limited":"answer"}', fault: { kind: limit, bytes: 20 } } }
+  - { path: /limit-all, respond: { body: '{"limited":"answer"}', fault: { kind: limit, bytes: 100000 } } }
+  - { path: /sliced, respond: { body: '{"sliced":"answer"}', fault: { kind: slice, size: 4, gap: 5ms } } }
 `
 
 // serveTLS runs Serve with a self-signed certificate, as --tls-self-signed
@@ -107,6 +110,32 @@ func TestFaultsHTTP2(t *testing.T) {
 	}
 	if resp.Header.Get("Access-Control-Allow-Origin") != appOrigin {
 		t.Errorf("/slow: headers %v, want the CORS headers", resp.Header)
+	}
+	// limit: cut in the head, the stream is reset with nothing sent; past
+	// the end, the whole answer, then the reset.
+	if resp, err := get("/limit-head"); err == nil || !strings.Contains(err.Error(), "INTERNAL_ERROR") {
+		if err == nil {
+			resp.Body.Close()
+		}
+		t.Errorf("/limit-head: %v, want the stream reset before the head", err)
+	}
+	resp, err = get("/limit-all")
+	if err != nil {
+		t.Fatalf("/limit-all: %v, want the answer", err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != `{"limited":"answer"}` {
+		t.Errorf("/limit-all: %d %q, want the whole answer", resp.StatusCode, body)
+	}
+	resp, err = get("/sliced")
+	if err != nil {
+		t.Fatalf("/sliced: %v", err)
+	}
+	body, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 || string(body) != `{"sliced":"answer"}` || err != nil {
+		t.Errorf("/sliced: %s %q %v, want the whole body", resp.Proto, body, err)
 	}
 	resp, err = get("/ok")
 	if err != nil {
