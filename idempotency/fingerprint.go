@@ -27,10 +27,29 @@ type Fingerprint [sha256.Size]byte
 // body is its bytes.
 func FingerprintOf(in *matcher.Request, parts []scenarios.FingerprintPart, vars map[string]string) Fingerprint {
 	// One buffer, hashed once: a sha256 hash object and a write per value
-	// would allocate on every request; the buffer is pooled.
+	// would allocate on every request; the buffer is pooled. It first
+	// holds the inputs as they came (the body as its bytes, after its
+	// media type), which the memo looks up; on a miss the bytes hashed
+	// follow them.
 	bp := buffers.Get().(*[]byte)
-	b := slices.Grow((*bp)[:0], len(in.Body)+64)
+	b := slices.Grow((*bp)[:0], 2*len(in.Body)+128)
 	defer putBuffer(bp, &b)
+	b = appendInputs(b, in, parts, vars, false)
+	raw := b
+	if fp, ok := memo.get(raw); ok {
+		return fp
+	}
+	b = appendInputs(b, in, parts, vars, true)
+	fp := Fingerprint(sha256.Sum256(b[len(raw):]))
+	memo.put(raw, fp)
+	return fp
+}
+
+// appendInputs appends the named parts of in, each length-prefixed so
+// that no two different lists of values give the same bytes; the body
+// canonicalised by its media type, or (!canonical) as its bytes after its
+// media type, which determine the canonical form.
+func appendInputs(b []byte, in *matcher.Request, parts []scenarios.FingerprintPart, vars map[string]string, canonical bool) []byte {
 	for _, p := range parts {
 		switch {
 		case p.Attr != nil:
@@ -40,6 +59,14 @@ func FingerprintOf(in *matcher.Request, parts []scenarios.FingerprintPart, vars 
 			b = field(b, "method", in.HTTP.Method, true)
 		case p.Whole == "path":
 			b = field(b, "path", in.HTTP.URL.Path, true)
+		case p.Whole == "body" && !canonical:
+			var mt string
+			if len(in.Body) > 0 {
+				mt = mediaType(in.HTTP.Header.Get("Content-Type"))
+			}
+			b = field(b, "body", mt, true)
+			b = binary.BigEndian.AppendUint64(b, uint64(len(in.Body)))
+			b = append(b, in.Body...)
 		case p.Whole == "body":
 			b = append(b, "body"...)
 			at := len(b)
@@ -48,7 +75,7 @@ func FingerprintOf(in *matcher.Request, parts []scenarios.FingerprintPart, vars 
 			binary.BigEndian.PutUint64(b[at:], uint64(len(b)-at-8))
 		}
 	}
-	return sha256.Sum256(b)
+	return b
 }
 
 // buffers hold the bytes fingerprints are computed over, and the

@@ -84,7 +84,13 @@ type exchange struct {
 	// recorded: the journal entry was appended (record); finished: the
 	// log line was written. Each happens once.
 	recorded, finished bool
-	entry              state.Entry
+	// took is the time from start to record's clock read, 0 if it read
+	// none; written: deliver then wrote the whole answer into net/http's
+	// buffer (at most smallAnswer bytes of body), which takes no time worth
+	// a second read, so the log line's duration is took.
+	took    time.Duration
+	written bool
+	entry   state.Entry
 	// pooled: x came from exchanges, and end returns it there.
 	pooled bool
 }

@@ -71,7 +71,8 @@ func (s *Server) record(x *exchange) {
 	}
 	e.Status = o.status
 	e.DelayMs = millis(o.delay)
-	e.DurationMs = millis(s.since(x.start))
+	x.took = s.since(x.start)
+	e.DurationMs = millis(x.took)
 	e.Idempotency = o.idem
 	if o.fault != nil {
 		e.Fault, e.FaultAfter = string(o.fault.Kind), string(o.fault.After)
@@ -125,8 +126,14 @@ func (s *Server) logLine(x *exchange) {
 		return
 	}
 	// The line's time is the start's plus the monotonic time since: one
-	// clock read, not two (clock.go).
-	s.logOutcome(h, level, x, x.start.Add(s.since(x.start)), false)
+	// clock read, not two (clock.go); none when record read it just before
+	// a small answer went into net/http's buffer (deliver), which sends it
+	// only after the handler returns.
+	took := x.took
+	if !x.written || took == 0 {
+		took = s.since(x.start)
+	}
+	s.logOutcome(h, level, x, x.start.Add(took), false)
 }
 
 // logOutcome writes x's log line at now with h; viaRecord forces the

@@ -361,14 +361,17 @@ func (s *Server) deliver(x *exchange) {
 		x.out.status = x.rec.status
 		s.record(x)
 		x.rec.writeTo(w)
+		x.written = len(x.rec.body) <= smallAnswer
 	case answerProxied:
 		s.deliverProxied(x)
 	case answerStored:
 		s.replay(x)
+		x.written = len(x.stored.Body) <= smallAnswer
 	case answerProblem:
 		x.out.status = x.problem.Status
 		s.record(x)
 		writeProblem(w, x.problem)
+		x.written = true
 	case answerAbort:
 		s.record(x)
 		panic(http.ErrAbortHandler)
@@ -380,6 +383,11 @@ func (s *Server) deliver(x *exchange) {
 		writeProblem(w, x.problem)
 	}
 }
+
+// smallAnswer is the largest body deliver counts as written at once:
+// net/http's response buffer takes it whole (2 KiB before it chunks or
+// flushes), so the write makes no system call.
+const smallAnswer = 2 << 10
 
 // unavailable answers a request whose state could not be read or written:
 // a 503 rather than an answer that may be wrong.

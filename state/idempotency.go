@@ -39,6 +39,9 @@ type memIdempotency struct {
 	// completed keys, in its shard first, then in the others.
 	bytes    atomic.Int64
 	maxBytes int64
+	// realClock: now is time.Now, so a claim may take the caller's
+	// reading of it (ClaimOptions.Arrived).
+	realClock bool
 }
 
 // idemShard holds the keys whose hash falls in it.
@@ -176,8 +179,17 @@ func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o Cla
 		ttl = DefaultTTL
 	}
 	h, sh := s.shard(k)
+	arrived := o.Arrived
+	if !s.realClock {
+		arrived = time.Time{}
+	}
 	for {
-		now := s.now().UnixNano()
+		var now int64
+		if !arrived.IsZero() {
+			now, arrived = arrived.UnixNano(), time.Time{} // the first look only
+		} else {
+			now = s.now().UnixNano()
+		}
 		sh.mu.Lock()
 		i := sh.lookup(h, k)
 		if i >= 0 && sh.slots[i].expires <= now {

@@ -21,9 +21,12 @@ var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty in-memory store.
 func NewMemory(o Options) *Memory {
+	realClock := o.Now == nil
 	o = o.WithDefaults()
+	idem := newMemIdempotency(o.Now, o.MaxKeys, o.MaxIdempotencyBytes)
+	idem.realClock = realClock
 	return &Memory{
-		idem: newMemIdempotency(o.Now, o.MaxKeys, o.MaxIdempotencyBytes),
+		idem: idem,
 		seqs: &memSequences{limit: o.MaxSequenceKeys},
 		ctrs: &memCounters{limit: o.MaxCounters},
 		cols: &memCollections{limit: o.MaxItems, maxBytes: o.MaxCollectionBytes, byName: map[string]*collection{}},

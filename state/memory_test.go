@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/scenariomock/scenariomock/state"
 	"github.com/scenariomock/scenariomock/state/statetest"
@@ -57,5 +58,38 @@ func TestMemoryShardedBound(t *testing.T) {
 	// Eviction is least recently used per shard: what is kept is recent.
 	if oldest, _ := strconv.Atoi(recs[0].Key.Key); oldest < 2*limit {
 		t.Fatalf("oldest key kept = %d, want one of the last %d", oldest, 2*limit)
+	}
+}
+
+// TestClaimArrived: a store on the real clock takes the caller's reading
+// (ClaimOptions.Arrived) as the claim's time, one on an injected clock
+// never does (the caller's clock is not its own).
+func TestClaimArrived(t *testing.T) {
+	ctx := context.Background()
+	k := state.Key{Group: "g", Key: "k"}
+	fp := state.Fingerprint{1}
+	for _, tc := range []struct {
+		name string
+		now  func() time.Time
+		want state.Outcome // a claim arriving two hours after a 1h key completed
+	}{
+		{"real clock", nil, state.New},
+		{"injected clock", time.Now, state.Replay},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			idem := state.NewMemory(state.Options{Now: tc.now}).Idempotency()
+			c, err := idem.Claim(ctx, k, fp, state.ClaimOptions{TTL: time.Hour, Arrived: time.Now()})
+			if err != nil || c.Outcome != state.New {
+				t.Fatalf("first claim: %v %v", c.Outcome, err)
+			}
+			if err := idem.Complete(ctx, c.Token, state.Response{Status: 201}); err != nil {
+				t.Fatal(err)
+			}
+			later := time.Now().Add(2 * time.Hour)
+			c, err = idem.Claim(ctx, k, fp, state.ClaimOptions{TTL: time.Hour, Arrived: later})
+			if err != nil || c.Outcome != tc.want {
+				t.Fatalf("claim arriving 2h later: %v %v, want %v", c.Outcome, err, tc.want)
+			}
+		})
 	}
 }

@@ -211,6 +211,12 @@ type ClaimOptions struct {
 	// a caller that serves one request at a time keeps one and reuses it
 	// (the server does, per connection). A store may ignore it.
 	Header []Header
+	// Arrived, when not zero, is when the request arrived by the real
+	// clock (time.Now, as the caller read it): a store on the real clock
+	// (Options.Now nil) may take it as the claim's time instead of
+	// reading the clock again. Only the first look uses it; a claim that
+	// waited reads the clock.
+	Arrived time.Time
 }
 
 // Outcome is what Claim decided.

@@ -118,10 +118,10 @@ func (h *Handler) HandleRequest(t time.Time, method, path, route string, status 
 	b = append(b, k.status...)
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, k.duration...)
-	b = h.float(b, Millis(duration))
+	b = h.appendMillis(b, duration)
 	if delay > 0 {
 		b = append(b, k.delay...)
-		b = h.float(b, Millis(delay))
+		b = h.appendMillis(b, delay)
 	}
 	if idem != "" {
 		b = append(b, k.idem...)
@@ -379,16 +379,10 @@ func (h *Handler) str(b []byte, s string) []byte {
 func (h *Handler) time(b []byte, t time.Time) []byte {
 	if h.json {
 		b = append(b, '"')
-		b = t.AppendFormat(b, time.RFC3339Nano)
+		b = appendNanoTime(b, t)
 		return append(b, '"')
 	}
-	// slog's appendRFC3339Millis: RFC3339Nano is the fast format, but it
-	// trims trailing zeros, so a tenth of a millisecond keeps four digits
-	// and the fourth is dropped.
-	const prefixLen = len("2006-01-02T15:04:05.000")
-	n := len(b)
-	b = t.Truncate(time.Millisecond).Add(time.Millisecond/10).AppendFormat(b, time.RFC3339Nano)
-	return append(b[:n+prefixLen], b[n+prefixLen+1:]...)
+	return appendTextTime(b, t)
 }
 
 // The answers of needsQuoting: no quotes; quotes around the text as it is
