@@ -415,6 +415,7 @@ var adminMethods = map[string]string{
 	adminPrefix + "/requests/count":     "GET",
 	adminPrefix + "/requests/stream":    "GET",
 	adminPrefix + "/faults":             "GET, POST, DELETE",
+	adminCertificate:                    "GET, HEAD",
 }
 
 // adminTarget reports whether r is for the admin API and whether it came
@@ -483,6 +484,7 @@ func (s *Server) adminRouter() http.Handler {
 	for path, h := range map[string]http.HandlerFunc{
 		"/health": s.handleHealth, "/reset": s.handleReset, "/reload": s.handleReload,
 		"/idempotency/expire": s.handleIdempotencyExpire, "/counters": s.handleCounters,
+		"/tls/certificate": s.handleCertificate,
 	} {
 		r.HandleFunc(adminPrefix+path, h).Methods(strings.Split(adminMethods[adminPrefix+path], ", ")...)
 	}
