@@ -80,6 +80,7 @@ func (s *Server) record(x *exchange) {
 	if o.proxied {
 		e.Proxied, e.Upstream, e.UpstreamStatus, e.UpstreamMs = true, o.upstream, o.upstreamStatus, millis(o.upstreamLatency)
 	}
+	e.Response = s.journalResponse(x)
 	// Not the request's context: an entry is kept when the client has
 	// left, and a remote journal must not drop it for that.
 	if err := s.state.Journal().Append(context.Background(), e); err != nil {
