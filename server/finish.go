@@ -30,6 +30,9 @@ func (s *Server) record(x *exchange) {
 	if o.unmatched {
 		s.unmatched.Add(1)
 	}
+	if x.rt != nil {
+		x.rt.requests.count(x)
+	}
 	if !s.journalOn() {
 		return
 	}
