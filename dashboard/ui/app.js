@@ -412,6 +412,7 @@ function entryDetail(e) {
   if (e.fault) facts.push(['Fault', e.fault + (e.faultAfter ? ' after ' + e.faultAfter : '')]);
   if (e.delayMs) facts.push(['Delay', e.delayMs.toFixed(1) + ' ms']);
   if (e.idempotency) facts.push(['Idempotency', e.idempotency]);
+  if (e.session) facts.push(['Session', e.session]);
   facts.push(['Duration', e.durationMs.toFixed(2) + ' ms']);
   facts.push(['Arrived', new Date(e.time).toISOString()]);
   if (e.query) facts.push(['Query', e.query]);
