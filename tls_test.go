@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -300,5 +302,98 @@ func TestTLSSelfSignedOut(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.Contains(string(out), "give both") {
 		t.Errorf("--tls-self-signed-out alone: %v %s, want exit %d", err, out, exitUsage)
+	}
+}
+
+// TestTLSCertificateEndpoint: GET /__admin/tls/certificate answers the
+// certificate --tls-self-signed made, as PEM, without the admin token
+// (every handshake sends it anyway); a client that fetched it once
+// without checking, then trusts it alone, gets its requests checked:
+// Go's client, curl --cacert <(curl -k ...) and NODE_EXTRA_CA_CERTS.
+// Without TLS the path is a 404 problem.
+func TestTLSCertificateEndpoint(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	_, addr, _ := started(t, bin, "--tls-self-signed", "--admin-token", "t0ken")
+	_, port, _ := net.SplitHostPort(addr)
+	certURL := "https://localhost:" + port + "/__admin/tls/certificate"
+
+	// Unchecked, as curl -k: the only time verification is skipped.
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := insecure.Get(certURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemBytes, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/x-pem-file" {
+		t.Fatalf("GET %s: %s %s\n%s", certURL, resp.Status, resp.Header.Get("Content-Type"), pemBytes)
+	}
+	if strings.Contains(string(pemBytes), "PRIVATE KEY") {
+		t.Fatal("the answer has the private key")
+	}
+	// It is the certificate the server presents.
+	served := resp.TLS.PeerCertificates[0].Raw
+	block, _ := pem.Decode(pemBytes)
+	if block == nil || block.Type != "CERTIFICATE" || !bytes.Equal(block.Bytes, served) {
+		t.Fatalf("the PEM is not the served certificate: %q", pemBytes)
+	}
+
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pemBytes) {
+		t.Fatalf("no certificate in %q", pemBytes)
+	}
+	checked := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	for _, host := range []string{"127.0.0.1", "localhost"} {
+		resp, err := checked.Get("https://" + net.JoinHostPort(host, port) + "/payments/pay_demo_0001")
+		if err != nil {
+			t.Fatalf("%s, trusting the fetched certificate alone: %v", host, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("%s: %s", host, resp.Status)
+		}
+	}
+	// A client trusting nothing but the system's roots is refused: the
+	// checks above did check.
+	if resp, err := http.Get("https://localhost:" + port + "/payments/pay_demo_0001"); err == nil {
+		resp.Body.Close()
+		t.Fatal("a client without the certificate connected: nothing was checked")
+	}
+
+	// As the README shows it, with the real tools.
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Fatal("curl is not installed (apt-get install -y curl)")
+	}
+	script := `curl -sS --fail --cacert <(curl -sS -k "$1") "$2"`
+	out, err := exec.Command("bash", "-c", script, "bash", certURL, "https://localhost:"+port+"/payments/pay_demo_0001").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "pay_demo_0001") {
+		t.Errorf("curl --cacert <(curl -k %s): %v\n%s", certURL, err, out)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not installed (apt-get install -y nodejs)")
+	}
+	certFile := filepath.Join(t.TempDir(), "cert.pem")
+	if err := os.WriteFile(certFile, pemBytes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "-e", `fetch(process.argv[1]).then(async (r) => { console.log(r.status, await r.text()); process.exit(r.ok ? 0 : 1); }, (e) => { console.error(e.cause || e); process.exit(1); })`,
+		"https://localhost:"+port+"/payments/pay_demo_0001")
+	cmd.Env = append(os.Environ(), "NODE_EXTRA_CA_CERTS="+certFile)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "pay_demo_0001") {
+		t.Errorf("node with NODE_EXTRA_CA_CERTS: %v\n%s", err, out)
+	}
+
+	// Without TLS: a 404 problem that says how to get one.
+	_, plain, _ := started(t, bin)
+	resp, err = http.Get("http://" + plain + "/__admin/tls/certificate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/problem+json" || !strings.Contains(string(body), "--tls-self-signed") {
+		t.Errorf("without TLS: %s %s %s", resp.Status, resp.Header.Get("Content-Type"), body)
 	}
 }

@@ -8,11 +8,12 @@ import (
 	"strings"
 )
 
-// SecretHeaders are the request headers the journal keeps redacted by
-// default (serve --journal-secrets keep keeps them as sent): credentials
-// that an admin API reader, a dashboard screenshot or a shared Redis
-// should not see.
-var SecretHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key", "Api-Key", "X-Auth-Token"}
+// SecretHeaders are the headers the journal keeps redacted by default
+// (serve --journal-secrets keep keeps them as sent): credentials that an
+// admin API reader, a dashboard screenshot or a shared Redis should not
+// see, in requests and, for Set-Cookie, in the answers journaled with
+// them.
+var SecretHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key", "Api-Key", "X-Auth-Token", "Set-Cookie"}
 
 // redactedPrefix starts a redacted value, after the scheme an
 // Authorization header keeps ("Bearer redacted:1a2b3c4d").
@@ -83,7 +84,7 @@ func RedactHeaders(h http.Header) http.Header {
 // journaled request.
 func isSecret(name string) bool {
 	switch name {
-	case "Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key", "Api-Key", "X-Auth-Token":
+	case "Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key", "Api-Key", "X-Auth-Token", "Set-Cookie":
 		return true
 	}
 	return false

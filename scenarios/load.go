@@ -136,6 +136,17 @@ func LoadBytes(name string, data []byte) (*Set, error) {
 	return l.finish()
 }
 
+// LoadDocument is LoadBytes for a runtime document, which is laid on
+// the files (Overlay): its events may name webhook endpoints that only
+// the files define, so that check waits for Overlay.
+func LoadDocument(name string, data []byte) (*Set, error) {
+	l := newLoader()
+	l.document = true
+	l.hash.file(name, data)
+	l.parse(name, data, "", "")
+	return l.finish()
+}
+
 // Files lists the scenario files Load would read for paths, in order, and
 // the directories it would search; the watcher uses both.
 func Files(paths ...string) (files, dirs []string, err error) {
@@ -175,6 +186,9 @@ type loader struct {
 	// roots holds the scenario roots opened so far, by path; a nil root
 	// could not be opened. close releases them.
 	roots map[string]*os.Root
+	// document: the load is of a runtime document (LoadDocument), whose
+	// events may name endpoints of the files it is laid on.
+	document bool
 }
 
 func newLoader() *loader {

@@ -8,12 +8,14 @@ import (
 )
 
 // Overlay returns the set that serves docs (runtime documents, each a Set
-// from LoadBytes, in the order they were added) on top of base (the files):
+// from LoadDocument, in the order they were added) on top of base (the files):
 // docs' files come first, so that at equal priority a runtime route is
 // tried before a file route, the newest document first. base and docs are
 // not changed. What spans files is checked again across them: a route
 // name is unique within its session, one fallback, a collection seeded
-// by one file, a webhook endpoint defined once. Every problem is returned
+// by one file, a webhook endpoint defined once, and each event of a
+// document names endpoints that the files or the documents define.
+// Every problem is returned
 // (an *Error each, at its position), joined.
 func Overlay(base *Set, docs []*Set) (*Set, error) {
 	if len(docs) == 0 {
@@ -79,6 +81,12 @@ func Overlay(base *Set, docs []*Set) (*Set, error) {
 	}
 	out.Files = append(out.Files, base.Files...)
 	out.Seeds = append(out.Seeds, base.Seeds...)
+	// A document's events may go to the files' endpoints, and to other
+	// documents' (those of the files were checked with them).
+	kept := out.EventCollection() != ""
+	for _, d := range docs {
+		checkEvents(d.Routes(), endpoints, kept, fail)
+	}
 	if len(errs) > 0 {
 		return nil, joinErrors(errs)
 	}

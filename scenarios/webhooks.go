@@ -315,10 +315,11 @@ func (d *fileDecoder) rate(n *yaml.Node, field string) float64 {
 }
 
 // checkWebhooks runs the webhook checks that span files: endpoint names
-// are unique in the set, and each event names endpoints that exist.
+// are unique in the set, and each event names endpoints that exist. A
+// runtime document's events may name the files' endpoints, which it
+// cannot see: Overlay checks them once it is laid on the files.
 func (l *loader) checkWebhooks() {
-	names := map[string]Pos{}
-	kept := false // some file keeps the events in a collection
+	names, kept := map[string]Pos{}, false
 	for _, f := range l.set.Files {
 		if f.Webhooks == nil {
 			continue
@@ -332,15 +333,24 @@ func (l *loader) checkWebhooks() {
 			names[e.Name] = e.Pos
 		}
 	}
-	for _, r := range l.set.Routes() {
+	if !l.document {
+		checkEvents(l.set.Routes(), names, kept, l.failf)
+	}
+}
+
+// checkEvents reports each event of routes that names an endpoint not
+// among names, or that has none to go to: no endpoint at all and no
+// collection that keeps the events (kept).
+func checkEvents(routes []*Route, names map[string]Pos, kept bool, fail func(Pos, string, ...any)) {
+	for _, r := range routes {
 		for i, ev := range r.Events {
 			if len(names) == 0 && !kept {
-				l.failf(ev.Pos, "route %q: events[%d]: no webhook endpoints are defined; add webhooks: {endpoints: [{name, url, secret}]} (or {collection: events}) to a file", r.Name, i)
+				fail(ev.Pos, "route %q: events[%d]: no webhook endpoints are defined; add webhooks: {endpoints: [{name, url, secret}]} (or {collection: events}) to a file", r.Name, i)
 				continue
 			}
 			for _, name := range ev.Endpoints {
 				if _, ok := names[name]; !ok {
-					l.failf(ev.Pos, "route %q: events[%d].endpoints: no webhook endpoint %q", r.Name, i, name)
+					fail(ev.Pos, "route %q: events[%d].endpoints: no webhook endpoint %q", r.Name, i, name)
 				}
 			}
 		}

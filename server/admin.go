@@ -171,7 +171,10 @@ type adminRoute struct {
 	When      []string       `json:"when"`
 	Responses []adminOutcome `json:"responses"`
 	Sequence  *adminSequence `json:"sequence,omitempty"`
-	Hits      int64          `json:"hits"`
+	// Hits counts the times the route ran (its sequence position moved);
+	// Requests all the requests it took, replays and refusals included.
+	Hits     int64         `json:"hits"`
+	Requests adminRequests `json:"requests"`
 	// Keys counts the attribute values with their own sequence position.
 	Keys int `json:"keys,omitempty"`
 }
@@ -266,7 +269,7 @@ func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
 		}
 		ar := adminRoute{
 			Order: r.Index + 1, Name: r.Name, Methods: r.Methods, Path: r.Path, Priority: r.Priority,
-			Source: r.Pos.String(), When: r.When.Describe(), Hits: count.Hits,
+			Source: r.Pos.String(), When: r.When.Describe(), Hits: count.Hits, Requests: rt.requests.admin(),
 		}
 		if ar.Methods == nil {
 			ar.Methods = []string{}
@@ -312,6 +315,9 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_ = s.local.Reset(r.Context(), "") // in memory: cannot fail
+		for _, rt := range snap.routes {
+			rt.requests.reset()
+		}
 		s.reloadMu.Lock()
 		err := s.seed(r.Context(), snap.table.Set(), true)
 		s.reloadMu.Unlock()
@@ -333,6 +339,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 				s.adminUnavailable(w, r, err)
 				return
 			}
+			rt.requests.reset()
 			n++
 		}
 	}
@@ -415,6 +422,7 @@ var adminMethods = map[string]string{
 	adminPrefix + "/requests/count":     "GET",
 	adminPrefix + "/requests/stream":    "GET",
 	adminPrefix + "/faults":             "GET, POST, DELETE",
+	adminCertificate:                    "GET, HEAD",
 }
 
 // adminTarget reports whether r is for the admin API and whether it came
@@ -483,6 +491,7 @@ func (s *Server) adminRouter() http.Handler {
 	for path, h := range map[string]http.HandlerFunc{
 		"/health": s.handleHealth, "/reset": s.handleReset, "/reload": s.handleReload,
 		"/idempotency/expire": s.handleIdempotencyExpire, "/counters": s.handleCounters,
+		"/tls/certificate": s.handleCertificate,
 	} {
 		r.HandleFunc(adminPrefix+path, h).Methods(strings.Split(adminMethods[adminPrefix+path], ", ")...)
 	}

@@ -129,9 +129,10 @@ const adminHealth = adminPrefix + "/health"
 // is listed here and checks the token its own way (a login form's field
 // or a cookie, with adminTokenValid) before it shows or changes anything.
 // The dashboard's page and assets are static and hold nothing secret: the
-// page asks for the token and sends it on every call it makes.
+// page asks for the token and sends it on every call it makes. The TLS
+// certificate is what every handshake already sends to anyone.
 func adminOpen(path string) bool {
-	return path == adminHealth || dashboard.Serves(path)
+	return path == adminHealth || path == adminCertificate || dashboard.Serves(path)
 }
 
 // CheckAdminToken says whether token can be an admin token: empty (no

@@ -91,6 +91,9 @@ type exchange struct {
 	took    time.Duration
 	written bool
 	entry   state.Entry
+	// response is the entry's answer (journalResponse), kept here so
+	// that journaling it allocates nothing.
+	response state.EntryResponse
 	// pooled: x came from exchanges, and end returns it there.
 	pooled bool
 }

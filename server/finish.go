@@ -30,6 +30,9 @@ func (s *Server) record(x *exchange) {
 	if o.unmatched {
 		s.unmatched.Add(1)
 	}
+	if x.rt != nil {
+		x.rt.requests.count(x)
+	}
 	if !s.journalOn() {
 		return
 	}
@@ -80,6 +83,7 @@ func (s *Server) record(x *exchange) {
 	if o.proxied {
 		e.Proxied, e.Upstream, e.UpstreamStatus, e.UpstreamMs = true, o.upstream, o.upstreamStatus, millis(o.upstreamLatency)
 	}
+	e.Response = s.journalResponse(x)
 	// Not the request's context: an entry is kept when the client has
 	// left, and a remote journal must not drop it for that.
 	if err := s.state.Journal().Append(context.Background(), e); err != nil {

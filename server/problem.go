@@ -32,6 +32,15 @@ func newProblem(status int, detail string) *Problem {
 }
 
 func writeProblem(w http.ResponseWriter, p *Problem) {
+	b := problemHead(w.Header(), p)
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(b)
+}
+
+// problemHead encodes p and sets in h the head it goes out with; it
+// returns the body. The journal calls it too, on a copy of the head, to
+// keep the problem as it is sent.
+func problemHead(h http.Header, p *Problem) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // a detail quoting <.Request.x> stays readable
@@ -41,7 +50,6 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 		b = []byte(`{"type":"about:blank","title":"Internal Server Error","status":500}`)
 		p.Status = http.StatusInternalServerError
 	}
-	h := w.Header()
 	h.Set("Content-Type", "application/problem+json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	h.Set("Cache-Control", "no-store")
@@ -50,8 +58,7 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 		// to retry, so that clients with backoff come back.
 		h.Set("Retry-After", "1")
 	}
-	w.WriteHeader(p.Status)
-	_, _ = w.Write(b)
+	return b
 }
 
 // errBodyTooLarge and errBodyUnreadable are the request errors the handler

@@ -132,9 +132,9 @@ func readAtMost(r io.Reader, buf []byte, limit int) ([]byte, error) {
 // cleanly and look whole.
 func (s *Server) deliverProxied(x *exchange) {
 	resp := x.upstream
-	x.upstream = nil
 	x.out.status = resp.Status
-	s.record(x)
+	s.record(x) // journals the upstream's head from x.upstream
+	x.upstream = nil
 	if _, err := resp.StreamTo(x.w, s.opts.WriteTimeout); err != nil {
 		x.out.ended = "proxied answer cut: " + err.Error()
 		panic(http.ErrAbortHandler)

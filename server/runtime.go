@@ -110,7 +110,7 @@ func runtimeName(id string) string { return "runtime/" + id }
 // (which YAML reads), with everything a file may have but what would read
 // the disk (bodyFile, an openapi: source).
 func parseDocument(name string, data []byte) (*scenarios.Set, error) {
-	set, err := scenarios.LoadBytes(name, data)
+	set, err := scenarios.LoadDocument(name, data)
 	if err != nil {
 		return nil, err
 	}

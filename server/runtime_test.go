@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/scenariomock/scenariomock/internal/redistest"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state/redis"
+	"github.com/scenariomock/scenariomock/webhooks"
 )
 
 const yamlType = "application/yaml"
@@ -307,4 +309,62 @@ func TestRuntimeDocumentsAndBrokenFiles(t *testing.T) {
 	}
 	wantBody(t, base+"/pay", 200, "fixed")
 	wantBody(t, base+"/late", 200, "late")
+}
+
+// TestRuntimeDocumentEventsToFileEndpoints: a runtime document's events
+// go to the webhook endpoints the files define (as a WireMock user's
+// runtime stub would call back the app the suite already configured),
+// without repeating their URL and secret; an endpoint no file or document
+// defines is refused at its line in the posted document, and so is an
+// event with nowhere to go. Before, any event of a document without a
+// webhooks: block of its own was refused.
+func TestRuntimeDocumentEventsToFileEndpoints(t *testing.T) {
+	t.Parallel()
+	rc := newHookReceiver(t, "whsec_test_123")
+	_, base, _ := serveYAMLRunning(t, Options{Webhooks: webhooks.Options{TimeScale: 0.001}}, fmt.Sprintf(`
+webhooks:
+  endpoints:
+    - { name: app, url: %s, secret: whsec_test_123 }
+routes:
+  - { name: file route, method: GET, path: /ok, respond: { status: 200 } }
+`, rc.URL))
+	postDoc(t, base, `
+routes:
+  - name: charge
+    method: POST
+    path: /v1/charges
+    respond: { status: 200, body: { id: ch_1, object: charge } }
+    events:
+      - type: charge.succeeded
+  - name: refund
+    method: POST
+    path: /v1/refunds
+    respond: { status: 200, body: { id: re_1, object: refund } }
+    events:
+      - { type: charge.refunded, endpoints: [app] }
+`)
+	do(t, "POST", base+"/v1/charges", `{}`)
+	do(t, "POST", base+"/v1/refunds", `{}`)
+	eventually(t, patience, func() string {
+		var types []string
+		for _, ev := range rc.got() {
+			types = append(types, ev["type"].(string))
+		}
+		slices.Sort(types)
+		if strings.Join(types, ",") != "charge.refunded,charge.succeeded" {
+			return fmt.Sprintf("the app got %v, want charge.succeeded and charge.refunded", types)
+		}
+		return ""
+	})
+	r := do(t, "POST", base+"/__admin/scenarios", "routes:\n  - name: x\n    path: /x\n    respond: { status: 200 }\n    events:\n      - { type: a.b, endpoints: [shop] }\n", "Content-Type", yamlType)
+	if r.status != 400 || !strings.Contains(r.body, `posted:6:9`) || !strings.Contains(r.body, `no webhook endpoint \"shop\"`) {
+		t.Errorf("an endpoint nobody defines: %d %s, want 400 at posted:6:9", r.status, r.body)
+	}
+
+	// With no endpoint anywhere, an event has nowhere to go.
+	_, plain, _ := serveYAML(t, Options{}, "routes:\n  - { name: ok, path: /ok, respond: { status: 200 } }\n")
+	r = do(t, "POST", plain.URL+"/__admin/scenarios", "routes:\n  - name: x\n    path: /x\n    respond: { status: 200 }\n    events:\n      - type: a.b\n", "Content-Type", yamlType)
+	if r.status != 400 || !strings.Contains(r.body, "no webhook endpoints are defined") {
+		t.Errorf("an event with no endpoint anywhere: %d %s, want 400", r.status, r.body)
+	}
 }

@@ -304,6 +304,8 @@ type routeRuntime struct {
 	// template reading .Call) or it is idempotent. Otherwise they are
 	// counted in Server.local.
 	shared bool
+	// requests counts the requests the route took (routecount.go).
+	requests *routeRequests
 	// op validates the requests of a route compiled from an OpenAPI
 	// document and generates its answers (nil for a YAML route); see
 	// openapi.go.
@@ -404,6 +406,7 @@ func (s *Server) build(t *matcher.Table, version int64, now time.Time) *snapshot
 		snap.fallback = prepare(fb)
 	}
 	snap.cors = buildCORS(t.Set(), s.opts.CORS, snap.routes)
+	carryCounts(snap, s.snap.Load())
 	return snap
 }
 

@@ -237,3 +237,42 @@ func BenchmarkJournalGCMark(b *testing.B) {
 	b.ReportMetric((m[2].Value.Float64()-gc0)*1e9/float64(b.N), "gc-cpu-ns/op")
 	runtime.KeepAlive(j)
 }
+
+// BenchmarkJournalAppend measures one Append to a full memory journal of
+// the default size, as the server makes it (five request headers, a
+// 64-byte body), without and with the answer the entry keeps (two
+// headers, a 64-byte body): what keeping the answer costs per request.
+//
+//	go test -run XXX -bench JournalAppend ./state
+func BenchmarkJournalAppend(b *testing.B) {
+	for _, withResponse := range []bool{false, true} {
+		b.Run(fmt.Sprintf("response=%v", withResponse), func(b *testing.B) {
+			b.ReportAllocs()
+			j := state.NewMemory(state.Options{JournalSize: state.DefaultJournalSize}).Journal()
+			e := state.Entry{
+				Time: time.Now(), Method: "POST", Path: "/v1/charges", Query: "expand=customer",
+				Headers: map[string][]string{
+					"User-Agent": {"bench/1.0"}, "Accept": {"application/json"}, "Content-Type": {"application/json"},
+					"Idempotency-Key": {"key-1"}, "Accept-Encoding": {"gzip"},
+				},
+				Body: make([]byte, 64), BodySize: 64, Route: "create charge", Matched: true, Status: 201,
+			}
+			if withResponse {
+				e.Response = &state.EntryResponse{
+					Status: 201, Headers: map[string][]string{"Content-Type": {"application/json"}, "Content-Length": {"64"}},
+					Body: make([]byte, 64), BodySize: 64,
+				}
+			}
+			for range state.DefaultJournalSize { // full: each Append overwrites the oldest slot
+				if err := j.Append(benchCtx, &e); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				if err := j.Append(benchCtx, &e); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

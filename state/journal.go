@@ -107,6 +107,87 @@ type Entry struct {
 	DurationMs float64  `json:"durationMs"`
 	// Version is the version of the scenarios that answered.
 	Version int64 `json:"version"`
+	// Response is the answer the request got (nil when none was made: a
+	// fault at arrival, a client that left during the delay): sent, sent
+	// in part (Fault says how), or made and lost to a fault (Lost).
+	Response *EntryResponse `json:"response,omitempty"`
+}
+
+// EntryResponse is the answer a journaled request got, as the journal
+// keeps it: its head as the server wrote it, its body cut at the
+// journal's body limit like the request's.
+type EntryResponse struct {
+	Status  int                 `json:"status"`
+	Headers map[string][]string `json:"headers"`
+	// Body is the answer's body up to the journal's body limit; in JSON
+	// it is "body" when it is valid UTF-8, else "bodyBase64".
+	Body []byte `json:"-"`
+	// BodySize is the size of the whole body, before the cut.
+	BodySize      int64 `json:"bodySize"`
+	BodyTruncated bool  `json:"bodyTruncated,omitempty"`
+	// Lost: the answer was made (its effects happened) but the client got
+	// none of it: the entry's fault broke the connection or the stream
+	// first (Entry.Status is then 0).
+	Lost bool `json:"lost,omitempty"`
+	// Streamed: an upstream's answer passed on as it arrived (a proxy
+	// route with nothing that had to hold it): its body was never held,
+	// so none is kept and BodySize is unknown (0).
+	Streamed bool `json:"streamed,omitempty"`
+}
+
+// responseJSON is EntryResponse's JSON form without its methods.
+type responseJSON EntryResponse
+
+// MarshalJSON writes the body as Entry's, as text or as base64.
+func (r EntryResponse) MarshalJSON() ([]byte, error) {
+	out := struct {
+		responseJSON
+		Body       *string `json:"body,omitempty"`
+		BodyBase64 *string `json:"bodyBase64,omitempty"`
+	}{responseJSON: responseJSON(r)}
+	out.Body, out.BodyBase64 = bodyJSON(r.Body)
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *EntryResponse) UnmarshalJSON(b []byte) error {
+	var in struct {
+		responseJSON
+		Body       *string `json:"body"`
+		BodyBase64 *string `json:"bodyBase64"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*r = EntryResponse(in.responseJSON)
+	body, err := bodyFromJSON(in.Body, in.BodyBase64)
+	r.Body = body
+	return err
+}
+
+// bodyJSON is a body's JSON form: text when it is valid UTF-8, else
+// base64; neither for an empty one.
+func bodyJSON(body []byte) (text, b64 *string) {
+	if len(body) == 0 {
+		return nil, nil
+	}
+	if utf8.Valid(body) {
+		s := string(body)
+		return &s, nil
+	}
+	s := base64.StdEncoding.EncodeToString(body)
+	return nil, &s
+}
+
+// bodyFromJSON reads what bodyJSON writes.
+func bodyFromJSON(text, b64 *string) ([]byte, error) {
+	switch {
+	case text != nil:
+		return []byte(*text), nil
+	case b64 != nil:
+		return base64.StdEncoding.DecodeString(*b64)
+	}
+	return nil, nil
 }
 
 // NearMiss is one route a request came close to matching, and why it did
@@ -127,15 +208,7 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		Body       *string `json:"body,omitempty"`
 		BodyBase64 *string `json:"bodyBase64,omitempty"`
 	}{entryJSON: entryJSON(e)}
-	if len(e.Body) > 0 {
-		if utf8.Valid(e.Body) {
-			s := string(e.Body)
-			out.Body = &s
-		} else {
-			s := base64.StdEncoding.EncodeToString(e.Body)
-			out.BodyBase64 = &s
-		}
-	}
+	out.Body, out.BodyBase64 = bodyJSON(e.Body)
 	return json.Marshal(out)
 }
 
@@ -150,17 +223,9 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*e = Entry(in.entryJSON)
-	switch {
-	case in.Body != nil:
-		e.Body = []byte(*in.Body)
-	case in.BodyBase64 != nil:
-		body, err := base64.StdEncoding.DecodeString(*in.BodyBase64)
-		if err != nil {
-			return err
-		}
-		e.Body = body
-	}
-	return nil
+	body, err := bodyFromJSON(in.Body, in.BodyBase64)
+	e.Body = body
+	return err
 }
 
 // memJournal is a ring of the newest entries, kept as slots

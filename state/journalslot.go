@@ -28,6 +28,12 @@ type entrySlot struct {
 	matched, catchAll   bool
 	bodyTruncated       bool
 	proxied             bool
+	// The answer's scalars (Entry.Response); its headers and body are in
+	// buf after the rest. hasResponse: Response was not nil.
+	respStatus                        int
+	respBodySize                      int64
+	hasResponse, respHeadersSet       bool
+	respTruncated, respLost, respStrm bool
 }
 
 // set encodes e into s, in s's buffer: appends grow it, and a slot
@@ -36,20 +42,17 @@ type entrySlot struct {
 // every slot it passed).
 func (s *entrySlot) set(e *Entry) {
 	if s.buf == nil { // a new slot: one allocation, room for the usual request
-		s.buf = make([]byte, 0, 512+len(e.Body))
+		room := 512 + len(e.Body)
+		if e.Response != nil {
+			room += 256 + len(e.Response.Body)
+		}
+		s.buf = make([]byte, 0, room)
 	}
 	b := s.buf[:0]
 	for _, str := range [...]string{e.Method, e.Path, e.Query, e.Route, e.Fault, e.FaultAfter, e.Idempotency, e.Session, e.Upstream} {
 		b = appendString(b, str)
 	}
-	b = binary.AppendUvarint(b, uint64(len(e.Headers)))
-	for name, values := range e.Headers {
-		b = appendString(b, name)
-		b = binary.AppendUvarint(b, uint64(len(values)))
-		for _, v := range values {
-			b = appendString(b, v)
-		}
-	}
+	b = appendHeaders(b, e.Headers)
 	b = binary.AppendUvarint(b, uint64(len(e.Body)))
 	b = append(b, e.Body...)
 	b = binary.AppendUvarint(b, uint64(len(e.NearMisses)))
@@ -60,6 +63,14 @@ func (s *entrySlot) set(e *Entry) {
 	for _, v := range e.Violations {
 		b = appendString(b, v)
 	}
+	s.hasResponse = e.Response != nil
+	if r := e.Response; r != nil {
+		b = appendHeaders(b, r.Headers)
+		b = binary.AppendUvarint(b, uint64(len(r.Body)))
+		b = append(b, r.Body...)
+		s.respStatus, s.respBodySize, s.respHeadersSet = r.Status, r.BodySize, r.Headers != nil
+		s.respTruncated, s.respLost, s.respStrm = r.BodyTruncated, r.Lost, r.Streamed
+	}
 	if cap(b) > 4<<10 && cap(b) > 4*len(b) {
 		b = append([]byte(nil), b...)
 	}
@@ -68,6 +79,19 @@ func (s *entrySlot) set(e *Entry) {
 	s.delayMs, s.durationMs, s.version = e.DelayMs, e.DurationMs, e.Version
 	s.proxied, s.upstreamStatus, s.upstreamMs = e.Proxied, e.UpstreamStatus, e.UpstreamMs
 	s.headersSet, s.matched, s.catchAll, s.bodyTruncated = e.Headers != nil, e.Matched, e.CatchAll, e.BodyTruncated
+}
+
+// appendHeaders appends h: its count, then each name and its values.
+func appendHeaders(b []byte, h map[string][]string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(h)))
+	for name, values := range h {
+		b = appendString(b, name)
+		b = binary.AppendUvarint(b, uint64(len(values)))
+		for _, v := range values {
+			b = appendString(b, v)
+		}
+	}
+	return b
 }
 
 func appendString(b []byte, s string) []byte {
@@ -87,17 +111,7 @@ func (s *entrySlot) entry(b []byte) Entry {
 	e.Method, e.Path, e.Query, e.Route = d.str(), d.str(), d.str(), d.str()
 	e.Fault, e.FaultAfter, e.Idempotency = d.str(), d.str(), d.str()
 	e.Session, e.Upstream = d.str(), d.str()
-	if n := d.uvarint(); n > 0 || s.headersSet {
-		e.Headers = make(map[string][]string, n)
-		for range n {
-			name := d.str()
-			values := make([]string, d.uvarint())
-			for i := range values {
-				values[i] = d.str()
-			}
-			e.Headers[name] = values
-		}
-	}
+	e.Headers = d.headers(s.headersSet)
 	if body := d.bytes(); len(body) > 0 {
 		e.Body = body
 	}
@@ -113,7 +127,37 @@ func (s *entrySlot) entry(b []byte) Entry {
 			e.Violations[i] = d.str()
 		}
 	}
+	if s.hasResponse {
+		r := &EntryResponse{
+			Status: s.respStatus, BodySize: s.respBodySize,
+			BodyTruncated: s.respTruncated, Lost: s.respLost, Streamed: s.respStrm,
+		}
+		r.Headers = d.headers(s.respHeadersSet)
+		if body := d.bytes(); len(body) > 0 {
+			r.Body = body
+		}
+		e.Response = r
+	}
 	return e
+}
+
+// headers reads what appendHeaders wrote: nil for none, unless set (the
+// map was empty, not nil: JSON tells null from {}).
+func (d *decoder) headers(set bool) map[string][]string {
+	n := d.uvarint()
+	if n == 0 && !set {
+		return nil
+	}
+	h := make(map[string][]string, n)
+	for range n {
+		name := d.str()
+		values := make([]string, d.uvarint())
+		for i := range values {
+			values[i] = d.str()
+		}
+		h[name] = values
+	}
+	return h
 }
 
 // decoder reads what entrySlot.set wrote, in order.

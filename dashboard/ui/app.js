@@ -5,6 +5,10 @@
 //     in the DOM, and only those are fetched, a page of GET
 //     /__admin/scenarios?offset=&limit= at a time, so 10,000 or 100,000
 //     routes cost the same as 50.
+//   - Hit counts: a route's runs (its hits: the times it ran) and its
+//     requests (every one it took, as the journal lists them, with the
+//     replays and refusals that did not run it), side by side and
+//     labelled, so that neither looks like a miscount of the other.
 //   - Reload status and hit counts: that same small page is fetched again
 //     every second (not while the tab is hidden). It carries lastReload,
 //     the version and the counts, and costs the server one bounded page. A
@@ -25,7 +29,7 @@
 'use strict';
 
 const MAX_ROWS = 500;      // request rows kept in the DOM
-const ROW_H = 24;          // px, the fixed height of a route row (see app.css)
+const ROW_H = 40;          // px, the fixed height of a route row: two lines (see app.css)
 const ROUTE_MARGIN = 100;  // routes fetched beyond those in view, each side
 const POLL_MS = 1000;      // scenarios page (reload status, hits)
 const STATE_MS = 2000;     // idempotency keys and collections
@@ -162,7 +166,7 @@ function renderRoutes() {
   const n = Math.max(0, last - first);
   while (routes.rowPool.length < n) {
     const r = el('div', 'route routes-grid');
-    for (const c of ['order', 'name', 'method', 'path', 'hits', 'src']) r.appendChild(el('span', c));
+    for (const c of ['order', 'name', 'method', 'path', 'hits', 'src', 'reqs']) r.appendChild(el('span', c));
     routes.rowPool.push(r);
   }
   while (rows.childElementCount > n) rows.removeChild(rows.lastElementChild);
@@ -177,14 +181,14 @@ function renderRoutes() {
 }
 
 function fillRoute(row, order, r) {
-  const [o, name, method, path, hits, src] = row.children;
+  const [o, name, method, path, hits, src, requests] = row.children;
   row.dataset.order = order;
   o.textContent = order;
   if (!r) {
     row.className = 'route routes-grid pending';
     name.textContent = '…';
-    method.textContent = path.textContent = hits.textContent = src.textContent = '';
-    row.title = '';
+    method.textContent = path.textContent = hits.textContent = src.textContent = requests.textContent = '';
+    row.title = requests.title = '';
     return;
   }
   row.className = 'route routes-grid' + (r.hits > 0 ? ' hit' : '');
@@ -192,10 +196,11 @@ function fillRoute(row, order, r) {
   method.textContent = r.methods.length ? r.methods.join(' ') : 'ANY';
   path.textContent = r.path || '(any path)';
   hits.textContent = r.hits;
+  fillRequests(requests, r.requests || { total: 0, replayed: 0, refused: 0 });
   // The file's name and line:col, cut from the left so the line stays in
   // view; the whole path is in the tooltip.
   const file = r.source.slice(r.source.lastIndexOf('/') + 1);
-  src.textContent = file.length > 24 ? '…' + file.slice(-23) : file;
+  src.textContent = file.length > 20 ? '…' + file.slice(-19) : file;
   const lines = [`${r.name} (${r.source})`];
   if (r.when.length) lines.push('when: ' + r.when.join('; '));
   if (r.responses && r.responses.length) {
@@ -203,6 +208,18 @@ function fillRoute(row, order, r) {
   }
   if (r.sequence) lines.push(`sequence: ${r.sequence.calls} call(s), then ${r.sequence.after}`);
   row.title = lines.join('\n');
+}
+
+// fillRequests shows a route's requests: the total, then the replays and
+// refusals among them, which did not run it (so are not in its runs).
+function fillRequests(cell, q) {
+  clear(cell);
+  cell.appendChild(el('span', 'total', q.total));
+  const parts = [];
+  if (q.replayed) parts.push(`${q.replayed} replayed`);
+  if (q.refused) parts.push(`${q.refused} refused`);
+  if (parts.length) cell.appendChild(el('span', 'split', ' (' + parts.join(', ') + ')'));
+  cell.title = `${q.total} request(s) took this route: ${q.replayed} idempotent replay(s) answered from the store and ${q.refused} refusal(s) answered before it ran, neither counted in its runs`;
 }
 
 function needRoutes(first, last) {
@@ -395,6 +412,7 @@ function entryDetail(e) {
   if (e.fault) facts.push(['Fault', e.fault + (e.faultAfter ? ' after ' + e.faultAfter : '')]);
   if (e.delayMs) facts.push(['Delay', e.delayMs.toFixed(1) + ' ms']);
   if (e.idempotency) facts.push(['Idempotency', e.idempotency]);
+  if (e.session) facts.push(['Session', e.session]);
   facts.push(['Duration', e.durationMs.toFixed(2) + ' ms']);
   facts.push(['Arrived', new Date(e.time).toISOString()]);
   if (e.query) facts.push(['Query', e.query]);
@@ -413,20 +431,75 @@ function entryDetail(e) {
     box.appendChild(ul);
   }
 
-  box.appendChild(el('h3', null, 'Headers'));
-  const names = Object.keys(e.headers || {}).sort();
-  box.appendChild(names.length ? table(names.map((n) => [n, e.headers[n].join(', ')])) : el('p', 'muted', 'none'));
-
-  box.appendChild(el('h3', null, `Body (${e.bodySize} bytes${e.bodyTruncated ? ', cut at the journal limit' : ''})`));
-  if (e.body !== undefined && e.body !== '') {
-    box.appendChild(el('pre', 'body', prettyBody(e.body)));
-  } else if (e.bodyBase64) {
-    box.appendChild(el('p', 'muted', 'Not UTF-8; base64:'));
-    box.appendChild(el('pre', 'body', e.bodyBase64));
-  } else {
-    box.appendChild(el('p', 'muted', 'none'));
-  }
+  box.appendChild(el('h3', null, 'Request headers'));
+  box.appendChild(headersTable(e.headers));
+  box.appendChild(el('h3', null, `Request body (${e.bodySize} bytes${e.bodyTruncated ? ', cut at the journal limit' : ''})`));
+  box.appendChild(bodyBlock(e, 'body request-body'));
+  answerDetail(box, e);
   return box;
+}
+
+// answerDetail shows the answer the request got: sent, sent in part, or
+// made and lost to a fault (the journal keeps it all the same), or why
+// there was none.
+function answerDetail(box, e) {
+  const a = e.response;
+  const sec = el('div', 'answer');
+  box.appendChild(sec);
+  if (!a) {
+    sec.appendChild(el('h3', null, 'Response'));
+    let why = 'No answer was made: the client left before it, or the server stopped.';
+    if (e.fault) why = `No answer was made: the fault ${e.fault} struck at ${e.faultAfter || 'arrival'}, before the route ran.`;
+    sec.appendChild(el('p', 'muted no-answer', why));
+    return;
+  }
+  let head = 'Response';
+  if (a.lost) head = 'Response: lost';
+  else if (e.fault) head = 'Response: sent in part';
+  sec.appendChild(el('h3', null, head));
+  if (a.lost) {
+    sec.appendChild(el('p', 'answer-lost', `Lost: the route ran and made this answer, then the fault ${e.fault}${e.faultAfter ? ' (after ' + e.faultAfter + ')' : ''} broke the connection before any of it was sent. The client got no status; a retry with the same Idempotency-Key gets it as a replay.`));
+  } else if (e.fault) {
+    sec.appendChild(el('p', 'answer-broken', `The fault ${e.fault} sent part of this answer, then broke it.`));
+  }
+  sec.appendChild(table([['Status', `${a.status} ${statusText(a.status)}`.trim()]]));
+  sec.appendChild(el('h3', null, 'Response headers'));
+  sec.appendChild(headersTable(a.headers));
+  if (a.streamed) {
+    sec.appendChild(el('h3', null, 'Response body'));
+    sec.appendChild(el('p', 'muted', 'Streamed from the upstream as it came: not kept.'));
+    return;
+  }
+  sec.appendChild(el('h3', null, `Response body (${a.bodySize} bytes${a.bodyTruncated ? ', cut at the journal limit' : ''})`));
+  sec.appendChild(bodyBlock(a, 'body response-body'));
+}
+
+function headersTable(h) {
+  const names = Object.keys(h || {}).sort();
+  return names.length ? table(names.map((n) => [n, h[n].join(', ')])) : el('p', 'muted', 'none');
+}
+
+// bodyBlock shows a journaled body (a request's or an answer's): as
+// text, pretty when it is JSON, or its base64 when it is not UTF-8.
+function bodyBlock(b, cls) {
+  if (b.body !== undefined && b.body !== '') return el('pre', cls, prettyBody(b.body));
+  if (b.bodyBase64) {
+    const d = el('div');
+    d.appendChild(el('p', 'muted', 'Not UTF-8; base64:'));
+    d.appendChild(el('pre', cls, b.bodyBase64));
+    return d;
+  }
+  return el('p', 'muted', 'none');
+}
+
+// statusText is the reason phrase of the statuses a mock commonly sends.
+function statusText(code) {
+  return ({
+    200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 301: 'Moved Permanently', 302: 'Found', 304: 'Not Modified',
+    400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+    408: 'Request Timeout', 409: 'Conflict', 413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content',
+    429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
+  })[code] || '';
 }
 
 function prettyBody(text) {
@@ -623,9 +696,12 @@ function renderColl(d) {
   clear(body);
   $('coll-count').textContent = `${d.items} of at most ${d.maxItems} items`;
   for (const c of d.collections) {
-    const tr = el('tr');
+    const tr = el('tr', 'coll' + (c.name === coll.name ? ' selected' : ''));
+    tr.dataset.name = c.name;
+    tr.title = `Browse the items of ${c.name}`;
     tr.appendChild(el('td', null, c.name));
     tr.appendChild(el('td', 'num', c.items));
+    tr.addEventListener('click', () => openCollection(c.name));
     body.appendChild(tr);
   }
   if (!d.collections.length) {
@@ -633,6 +709,96 @@ function renderColl(d) {
     td.colSpan = 2;
     body.appendChild(el('tr')).appendChild(td);
   }
+  // The collection open in the browser changed size: show its page again.
+  if (coll.name) {
+    const c = d.collections.find((x) => x.name === coll.name);
+    const n = c ? c.items : 0;
+    if (n !== coll.total && !coll.inFlight) loadItems();
+  }
+}
+
+// ---- browsing a collection's items --------------------------------------
+//
+// GET /__admin/collections/{name}?offset=&limit=, a page of COLL_PAGE items
+// in insertion order; a click on one shows its body whole.
+
+const COLL_PAGE = 20;
+const coll = { name: '', offset: 0, total: 0, items: [], selected: '', inFlight: false };
+
+function openCollection(name) {
+  coll.name = name;
+  coll.offset = 0;
+  coll.selected = '';
+  for (const tr of $('coll-rows').querySelectorAll('tr.coll')) tr.classList.toggle('selected', tr.dataset.name === name);
+  $('coll-browse').hidden = false;
+  loadItems();
+}
+
+function closeCollection() {
+  coll.name = '';
+  $('coll-browse').hidden = true;
+  for (const tr of $('coll-rows').querySelectorAll('tr.coll')) tr.classList.remove('selected');
+}
+
+async function loadItems() {
+  const name = coll.name;
+  coll.inFlight = true;
+  try {
+    const d = await apiJSON(`/__admin/collections/${encodeURIComponent(name)}?offset=${coll.offset}&limit=${COLL_PAGE}`);
+    if (name !== coll.name) return; // another was opened meanwhile
+    if (d.items.length === 0 && coll.offset > 0 && d.total > 0) {
+      // The page emptied (items deleted, a reset): back to the last one.
+      coll.offset = Math.max(0, Math.floor((d.total - 1) / COLL_PAGE) * COLL_PAGE);
+      coll.inFlight = false;
+      return loadItems();
+    }
+    coll.total = d.total;
+    coll.items = d.items;
+    $('coll-msg').textContent = '';
+    renderItems();
+  } catch (e) {
+    if (!(e instanceof AuthError)) $('coll-msg').textContent = e.message;
+  } finally {
+    coll.inFlight = false;
+  }
+}
+
+function renderItems() {
+  $('coll-name').textContent = coll.name;
+  const n = coll.items.length;
+  $('coll-range').textContent = n ? `items ${coll.offset + 1}–${coll.offset + n} of ${coll.total}` : `no items (of ${coll.total})`;
+  $('coll-prev').disabled = coll.offset === 0;
+  $('coll-next').disabled = coll.offset + n >= coll.total;
+  const body = $('coll-items');
+  clear(body);
+  for (const it of coll.items) {
+    const tr = el('tr', it.id === coll.selected ? 'selected' : null);
+    tr.dataset.id = it.id;
+    tr.appendChild(el('td', 'id', it.id));
+    tr.appendChild(el('td', 'preview', JSON.stringify(it.body)));
+    tr.addEventListener('click', () => showItem(it));
+    body.appendChild(tr);
+  }
+  if (!n) {
+    const td = el('td', 'empty', 'No items on this page.');
+    td.colSpan = 2;
+    body.appendChild(el('tr')).appendChild(td);
+  }
+  const shown = coll.items.find((it) => it.id === coll.selected);
+  if (shown) showItem(shown); else $('coll-item').hidden = true;
+}
+
+function showItem(it) {
+  coll.selected = it.id;
+  for (const tr of $('coll-items').querySelectorAll('tr')) tr.classList.toggle('selected', tr.dataset.id === it.id);
+  $('coll-item-id').textContent = `${coll.name} / ${it.id}`;
+  $('coll-item-body').textContent = JSON.stringify(it.body, null, 2);
+  $('coll-item').hidden = false;
+}
+
+function pageItems(delta) {
+  coll.offset = Math.max(0, coll.offset + delta * COLL_PAGE);
+  loadItems();
 }
 
 // ---- webhook attempts --------------------------------------------------
@@ -781,6 +947,10 @@ function init() {
   }, { passive: true });
   window.addEventListener('resize', () => renderRoutes());
   $('reset').addEventListener('click', reset);
+  $('coll-prev').addEventListener('click', () => pageItems(-1));
+  $('coll-next').addEventListener('click', () => pageItems(1));
+  $('coll-refresh').addEventListener('click', () => loadItems());
+  $('coll-close').addEventListener('click', closeCollection);
   $('clear').addEventListener('click', clearJournal);
   $('pause').addEventListener('click', () => {
     journal.paused = !journal.paused;

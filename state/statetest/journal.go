@@ -85,26 +85,36 @@ func (h *harness) journal(t *testing.T) {
 			Status:     201, DelayMs: 1.5, Fault: "connection-reset", FaultAfter: "processing", Idempotency: "new",
 			Violations: []string{"body: amount: required", "query: x: bad"}, DurationMs: 2.25, Version: 7,
 			Session: "checkout-tests", Proxied: true, Upstream: "http://127.0.0.1:1", UpstreamStatus: 502, UpstreamMs: 3.5,
+			Response: &state.EntryResponse{
+				Status: 201, Headers: map[string][]string{"Content-Type": {"application/json"}, "Set-Cookie": {"a=1", "b=2"}, "X-Empty": {""}},
+				Body: []byte("{\"id\":\"ch_1\"}\x00\xfe"), BodySize: 8192, BodyTruncated: true, Lost: true, Streamed: true,
+			},
 		}
-		// Every field of Entry is set above, so a field added later and not
-		// kept by a store fails here.
-		v := reflect.ValueOf(want)
-		for i := range v.NumField() {
-			if name := v.Type().Field(i).Name; name != "ID" && name != "Matched" && v.Field(i).IsZero() {
-				t.Fatalf("EveryFieldKept sets no %s: set it, and keep it in every store", name)
+		// Every field of Entry and of its Response is set above, so a
+		// field added later and not kept by a store fails here.
+		for _, v := range []reflect.Value{reflect.ValueOf(want), reflect.ValueOf(*want.Response)} {
+			for i := range v.NumField() {
+				if name := v.Type().Field(i).Name; name != "ID" && name != "Matched" && v.Field(i).IsZero() {
+					t.Fatalf("EveryFieldKept sets no %s.%s: set it, and keep it in every store", v.Type().Name(), name)
+				}
 			}
 		}
 		e := want
-		e.Headers = map[string][]string{}
-		for k, v := range want.Headers {
-			e.Headers[k] = append([]string(nil), v...)
-		}
+		e.Headers = cloneHeaders(want.Headers)
 		e.Body = append([]byte(nil), want.Body...)
+		resp := *want.Response
+		resp.Headers = cloneHeaders(want.Response.Headers)
+		resp.Body = append([]byte(nil), want.Response.Body...)
+		e.Response = &resp
 		must(t, j.Append(ctx, &e))
 		want.ID = e.ID
 		e.Headers["Idempotency-Key"][0] = "changed"
 		e.Headers["Added"] = []string{"x"}
 		e.Body[0] = 'X'
+		resp.Headers["Set-Cookie"][0] = "changed"
+		resp.Headers["Added"] = []string{"x"}
+		resp.Body[0] = 'X'
+		resp.Status = 500
 		all, err := j.Entries(ctx, 0)
 		must(t, err)
 		if len(all) != 1 {
@@ -118,13 +128,20 @@ func (h *harness) journal(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("entry not kept as appended:\n got %+v\nwant %+v", got, want)
 		}
-		// Headers nil and empty read differently in JSON (null, {}).
+		if got.Response != nil && !reflect.DeepEqual(*got.Response, *want.Response) {
+			t.Errorf("response not kept as appended:\n got %+v\nwant %+v", *got.Response, *want.Response)
+		}
+		// Headers nil and empty read differently in JSON (null, {}); an
+		// entry without a response has none, one with an empty response
+		// has it.
 		must(t, j.Append(ctx, &state.Entry{Path: "/nil"}))
-		must(t, j.Append(ctx, &state.Entry{Path: "/empty", Headers: map[string][]string{}}))
+		must(t, j.Append(ctx, &state.Entry{Path: "/empty", Headers: map[string][]string{}, Response: &state.EntryResponse{Headers: map[string][]string{}}}))
+		must(t, j.Append(ctx, &state.Entry{Path: "/nil-response-headers", Response: &state.EntryResponse{Status: 204}}))
 		all, err = j.Entries(ctx, want.ID)
 		must(t, err)
-		if len(all) != 2 || all[0].Headers != nil || all[1].Headers == nil {
-			t.Errorf("nil and empty headers: got %+v", all)
+		if len(all) != 3 || all[0].Headers != nil || all[0].Response != nil || all[1].Headers == nil ||
+			all[1].Response == nil || all[1].Response.Headers == nil || all[2].Response == nil || all[2].Response.Headers != nil || all[2].Response.Status != 204 {
+			t.Errorf("nil and empty headers and responses: got %+v", all)
 		}
 	})
 	t.Run("Cap", func(t *testing.T) {
@@ -276,6 +293,15 @@ func entryIDs(es []state.Entry) []int64 {
 	out := make([]int64, len(es))
 	for i, e := range es {
 		out[i] = e.ID
+	}
+	return out
+}
+
+// cloneHeaders copies h, values included.
+func cloneHeaders(h map[string][]string) map[string][]string {
+	out := make(map[string][]string, len(h))
+	for k, v := range h {
+		out[k] = append([]string(nil), v...)
 	}
 	return out
 }
