@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -48,11 +47,17 @@ func unmatchedProxy(rawURL string) (*prepared, error) {
 
 // forward is produce's arm for a proxied response: it sends the request
 // to the upstream and keeps its answer. An answer that is sent as it
-// comes (no fault, no idempotency claim, no recording) stays on the
-// upstream's connection and deliver streams it (answerProxied); any other
-// is read whole into x.rec (bounded by Options.MaxBody), so that a fault
-// can cut or throw it away, the claim can store it and the recorder can
-// keep it, exactly as a canned answer.
+// comes (no fault, no idempotency claim, no recording) and is not small
+// stays on the upstream's connection and deliver streams it
+// (answerProxied); any other is read whole into x.rec (bounded by
+// Options.MaxBody), so that a fault can cut or throw it away, the claim
+// can store it and the recorder can keep it, exactly as a canned answer.
+//
+// A small answer (a declared length up to smallProxied) is read whole
+// too, straight into w's header and the connection's buffer: the upstream's
+// connection goes back to the pool before the client is written to, and
+// the answer is then written at once rather than piece by piece, under one
+// write deadline.
 //
 // A fault after processing thus reads the upstream's whole answer first:
 // the upstream did the work, and the client never hears of it.
@@ -62,45 +67,48 @@ func (s *Server) forward(x *exchange) {
 		x.fail(p.targetErr)
 		return
 	}
-	out := x.r.WithContext(x.ctx)
-	if len(x.body) > 0 {
-		// The body was read before matching; the upstream gets it again.
-		out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(x.body)), int64(len(x.body))
-	} else {
-		out.Body, out.ContentLength = http.NoBody, 0
-	}
 	x.out.proxied = true
 	// The upstream's answer has its own timeout; the client's write
 	// deadline counts from that answer (and, streamed, from each piece).
 	holdWrites(x.w)
 	defer s.writeWindow(x.w, 0)
-	resp, err := s.proxy.Do(out, p.target)
+	// The body was read before matching; the upstream gets it again.
+	resp, err := s.proxy.DoBody(x.ctx, x.r, x.body, p.target)
 	if err != nil {
 		x.out.upstream = p.target.URL()
 		x.fail(err)
 		return
 	}
 	x.out.upstream, x.out.upstreamStatus, x.out.upstreamLatency = resp.Upstream, resp.Status, resp.Latency
-	if !x.claimed && x.fault == nil && s.opts.Recorder == nil {
+	hold := x.claimed || x.fault != nil || s.opts.Recorder != nil
+	if !hold && (resp.ContentLength < 0 || resp.ContentLength > smallProxied) {
 		x.upstream = resp
 		x.kind, x.produced = answerProxied, true
 		return
 	}
 	defer resp.Discard()
 	rec := &x.rec
-	rec.apart(x)
+	if hold {
+		rec.apart(x)
+	} else {
+		rec.direct(x.w.Header())
+	}
 	body, err := readAtMost(resp.Body, rec.buf[:0], int(s.opts.MaxBody))
 	rec.buf = body
 	if err != nil {
 		x.fail(&upstream.Error{Upstream: resp.Upstream, Status: http.StatusBadGateway, Cause: err.Error(), Err: err})
 		return
 	}
-	for name, vs := range resp.Header {
+	for name, vs := range resp.Header { // once the body is in: a 502 would not carry them
 		rec.header[name] = vs
 	}
 	rec.status, rec.body = resp.Status, body
 	x.kind, x.produced = answerRecorded, true
 }
+
+// smallProxied is the largest declared length of an upstream's answer
+// that forward reads whole even when it could stream it.
+const smallProxied = 32 << 10
 
 // errUpstreamTooLarge: an answer to hold (fault, idempotency, recording)
 // is larger than Options.MaxBody.

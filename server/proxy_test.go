@@ -435,3 +435,33 @@ routes:
 		t.Fatalf("an upstream answering after 1.5s under a 1s write timeout: %v %d %q", err, r.status, r.body)
 	}
 }
+
+// TestProxyShortBodyIs502: an upstream whose answer ends before the
+// length it declared gets the client a 502 problem naming it, not a
+// cut answer that a client might take for whole: a small answer is read
+// before anything is sent.
+func TestProxyShortBodyIs502(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.Close()
+		_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nonly this")
+		_ = buf.Flush()
+	}))
+	t.Cleanup(up.Close)
+	_, base, _ := serveYAMLRunning(t, Options{}, fmt.Sprintf("routes:\n  - { name: short, path: /short, respond: { proxy: %s } }\n", up.URL))
+	r, err := doCtx(t.Context(), http.MethodGet, base+"/short", "")
+	if err != nil {
+		t.Fatalf("the client got a broken answer: %v", err)
+	}
+	if r.status != http.StatusBadGateway || r.header.Get("Content-Type") != "application/problem+json" || !strings.Contains(r.body, up.URL) {
+		t.Fatalf("got %d %v %s, want a 502 problem naming %s", r.status, r.header, r.body, up.URL)
+	}
+	if es := journalEntries(t, base); len(es) != 1 || es[0].Status != http.StatusBadGateway || !es[0].Proxied || es[0].UpstreamStatus != 200 {
+		t.Fatalf("journal %+v", es)
+	}
+}
