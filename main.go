@@ -400,7 +400,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if err := opts.openapi.check(); err != nil {
 		return withCode(exitUsage, err)
 	}
-	recorder, err := opts.proxy.recorder(opts.addr)
+	recorder, err := opts.proxy.recorder()
 	if err != nil {
 		return err
 	}
@@ -514,6 +514,9 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
 		return withCode(exitListen, err)
+	}
+	if recorder != nil {
+		recorder.SetMockURL(mockURL(ln.Addr(), tlsConfig != nil))
 	}
 	var adminLn net.Listener
 	if opts.adminAddr != "" {

@@ -86,8 +86,8 @@ func (o *Options) setDefaults() {
 
 // Recorder collects exchanges. It is safe for concurrent use.
 type Recorder struct {
+	mu      sync.Mutex // guards opts, ex and skipped
 	opts    Options
-	mu      sync.Mutex // guards exchanges and skipped
 	ex      []Exchange
 	skipped int
 }
@@ -114,6 +114,15 @@ func (r *Recorder) Add(x Exchange) {
 	r.ex = append(r.ex, x)
 }
 
+// SetMockURL sets the address the upstream's absolute URLs are rewritten
+// to (Options.MockURL): the mock's, known once its listener is bound (a
+// port of 0 picks one).
+func (r *Recorder) SetMockURL(u string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.opts.MockURL = strings.TrimSuffix(u, "/")
+}
+
 // Skipped returns how many exchanges Add did not keep.
 func (r *Recorder) Skipped() int {
 	r.mu.Lock()
@@ -126,9 +135,9 @@ func (r *Recorder) Skipped() int {
 // returns the paths written.
 func (r *Recorder) Write(dir string) ([]string, error) {
 	r.mu.Lock()
-	ex := slices.Clone(r.ex)
+	ex, opts := slices.Clone(r.ex), r.opts
 	r.mu.Unlock()
-	files, err := Render(ex, r.opts)
+	files, err := Render(ex, opts)
 	if err != nil {
 		return nil, err
 	}
