@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/scenariomock/scenariomock/record"
 	"github.com/scenariomock/scenariomock/scenarios"
@@ -80,6 +82,9 @@ func (s *Server) forward(x *exchange) {
 		return
 	}
 	x.out.upstream, x.out.upstreamStatus, x.out.upstreamLatency = resp.Upstream, resp.Status, resp.Latency
+	if x.snap.cors != nil {
+		corsOverUpstream(x, resp.Header)
+	}
 	hold := x.claimed || x.fault != nil || s.opts.Recorder != nil
 	if !hold && (resp.ContentLength < 0 || resp.ContentLength > smallProxied) {
 		x.upstream = resp
@@ -104,6 +109,27 @@ func (s *Server) forward(x *exchange) {
 	}
 	rec.status, rec.body = resp.Status, body
 	x.kind, x.produced = answerRecorded, true
+}
+
+// corsOverUpstream makes the mock's CORS answer the browser on a proxied
+// route whose policy applies (match set its headers in w): the upstream's
+// own Access-Control-* fields are dropped from h, the upstream's answer,
+// which is copied over w's header, and its Vary keeps Origin. The browser
+// talks to the mock's origin; what the upstream allows for its own is
+// beside the point. Where the mock does no CORS (no policy for the
+// route), the upstream's fields pass through as any other.
+func corsOverUpstream(x *exchange, h http.Header) {
+	if len(x.r.Header["Origin"]) == 0 || x.rt != nil && x.rt.cors == nil {
+		return
+	}
+	for name := range h {
+		if strings.HasPrefix(name, "Access-Control-") {
+			delete(h, name)
+		}
+	}
+	if vary, ok := h["Vary"]; ok && !slices.Contains(vary, "Origin") {
+		h["Vary"] = append(slices.Clip(vary), "Origin")
+	}
 }
 
 // smallProxied is the largest declared length of an upstream's answer

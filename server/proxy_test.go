@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -541,5 +542,362 @@ func TestProxyStreamsInFlatMemory(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"path":"/big"`) {
 		t.Errorf("no log line for the request:\n%s", logs.String())
+	}
+}
+
+// pathCounter is a real upstream on loopback that counts the requests
+// each path got and answers 201 with a JSON body naming the path.
+type pathCounter struct {
+	*httptest.Server
+	mu     sync.Mutex // guards counts
+	counts map[string]int
+}
+
+func newPathCounter(t *testing.T) *pathCounter {
+	t.Helper()
+	u := &pathCounter{counts: map[string]int{}}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.counts[r.URL.Path]++
+		u.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"path":%q,"note":"an upstream answer of some length"}`, r.URL.Path)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+func (u *pathCounter) count(path string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.counts[path]
+}
+
+// TestProxyFaultKinds: every fault kind applies to a proxied answer as to
+// a canned one. After processing, the upstream got the request once and
+// the client sees the fault break, cut or shape the upstream's answer; at
+// arrival the upstream is never called. The journal names each fault,
+// and marks proxied the entries whose request reached the upstream.
+func TestProxyFaultKinds(t *testing.T) {
+	t.Parallel()
+	up := newPathCounter(t)
+	_, base, _ := serveYAMLRunning(t, Options{}, fmt.Sprintf(`
+routes:
+  - { path: /reset, respond: { proxy: %[1]s, fault: { kind: connection-reset, after: processing } } }
+  - { path: /reset-arrival, respond: { proxy: %[1]s, fault: connection-reset } }
+  - { path: /empty, respond: { proxy: %[1]s, fault: { kind: empty-response, after: processing } } }
+  - { path: /chunk, respond: { proxy: %[1]s, fault: { kind: malformed-chunk, after: processing } } }
+  - { path: /random, respond: { proxy: %[1]s, fault: { kind: random-data, after: processing } } }
+  - { path: /partial, respond: { proxy: %[1]s, fault: { kind: partial-body, after: processing, bytes: 7 } } }
+  - { path: /slow, respond: { proxy: %[1]s, fault: { kind: slow-body, after: processing, over: 400ms, chunks: 4 } } }
+  - { path: /hang, respond: { proxy: %[1]s, fault: hang } }
+  - { path: /bandwidth, respond: { proxy: %[1]s, fault: { kind: bandwidth, rate: 100 } } }
+  - { path: /latency, respond: { proxy: %[1]s, fault: { kind: latency, latency: 400ms } } }
+  - { path: /slice, respond: { proxy: %[1]s, fault: { kind: slice, size: 16, gap: 100ms } } }
+  - { path: /limit, respond: { proxy: %[1]s, fault: { kind: limit, after: processing, bytes: 20 } } }
+`, up.URL))
+	whole := func(path string) string {
+		return fmt.Sprintf(`{"path":%q,"note":"an upstream answer of some length"}`, path)
+	}
+	for _, tc := range []struct {
+		path    string
+		timeout time.Duration // the client's; 0 for none
+		calls   int           // the upstream's
+		check   func(path string, ex seen) string
+	}{
+		{"/reset", 0, 1, func(_ string, ex seen) string {
+			if !isReset(ex.err) {
+				return fmt.Sprintf("want a reset, got %v", ex.err)
+			}
+			return ""
+		}},
+		{"/reset-arrival", 0, 0, func(_ string, ex seen) string {
+			if !isReset(ex.err) {
+				return fmt.Sprintf("want a reset, got %v", ex.err)
+			}
+			return ""
+		}},
+		{"/empty", 0, 1, func(_ string, ex seen) string {
+			if !errors.Is(ex.err, io.EOF) {
+				return fmt.Sprintf("want EOF, got %v", ex.err)
+			}
+			return ""
+		}},
+		{"/chunk", 0, 1, func(_ string, ex seen) string {
+			if ex.resp == nil || ex.resp.StatusCode != 201 || ex.err == nil || !strings.Contains(ex.err.Error(), "chunk") {
+				return fmt.Sprintf("want the upstream's 201 head, then a chunked-encoding error; got %+v", ex)
+			}
+			return ""
+		}},
+		{"/random", 0, 1, func(_ string, ex seen) string {
+			if ex.resp != nil || ex.err == nil {
+				return fmt.Sprintf("want a malformed response, got %+v", ex)
+			}
+			return ""
+		}},
+		{"/partial", 0, 1, func(path string, ex seen) string {
+			if ex.resp == nil || ex.resp.ContentLength != int64(len(whole(path))) || !errors.Is(ex.err, io.ErrUnexpectedEOF) || string(ex.body) != whole(path)[:7] {
+				return fmt.Sprintf("want the upstream's Content-Length, 7 bytes, then unexpected EOF; got %+v, body %q", ex, ex.body)
+			}
+			return ""
+		}},
+		{"/slow", 0, 1, func(path string, ex seen) string {
+			if ex.err != nil || string(ex.body) != whole(path) {
+				return fmt.Sprintf("want the whole body, got %q, %v", ex.body, ex.err)
+			}
+			if took := ex.reads[len(ex.reads)-1].Sub(ex.start); took < 400*time.Millisecond {
+				return fmt.Sprintf("the body took %s, want at least the 400ms of over:", took)
+			}
+			return ""
+		}},
+		{"/hang", 300 * time.Millisecond, 0, func(_ string, ex seen) string {
+			if !isTimeout(ex.err) || ex.resp != nil {
+				return fmt.Sprintf("want the client's timeout and no answer, got %+v", ex)
+			}
+			return ""
+		}},
+		{"/bandwidth", 0, 1, func(path string, ex seen) string {
+			// About 60 bytes at 100 a second.
+			if ex.err != nil || string(ex.body) != whole(path) || len(ex.reads) < 2 {
+				return fmt.Sprintf("want the whole body in pieces, got %q in %d reads, %v", ex.body, len(ex.reads), ex.err)
+			}
+			if took := ex.reads[len(ex.reads)-1].Sub(ex.start); took < 400*time.Millisecond {
+				return fmt.Sprintf("the body took %s at 100 bytes a second", took)
+			}
+			return ""
+		}},
+		{"/latency", 0, 1, func(path string, ex seen) string {
+			if ex.err != nil || string(ex.body) != whole(path) || ex.head.Sub(ex.start) < 400*time.Millisecond {
+				return fmt.Sprintf("want the whole body, its head after 400ms; got %q, %v, head after %s", ex.body, ex.err, ex.head.Sub(ex.start))
+			}
+			return ""
+		}},
+		{"/slice", 0, 1, func(path string, ex seen) string {
+			if ex.err != nil || string(ex.body) != whole(path) || len(ex.reads) < 2 {
+				return fmt.Sprintf("want the whole body in pieces, got %q in %d reads, %v", ex.body, len(ex.reads), ex.err)
+			}
+			if took := ex.reads[len(ex.reads)-1].Sub(ex.start); took < 300*time.Millisecond {
+				return fmt.Sprintf("the body took %s, want at least 3 gaps of 100ms", took)
+			}
+			return ""
+		}},
+		{"/limit", 0, 1, func(_ string, ex seen) string {
+			if ex.resp != nil || ex.err == nil {
+				return fmt.Sprintf("want an answer cut in its head, got %+v", ex)
+			}
+			return ""
+		}},
+	} {
+		t.Run(strings.TrimPrefix(tc.path, "/"), func(t *testing.T) {
+			t.Parallel()
+			if msg := tc.check(tc.path, fresh("GET", base+tc.path, "", tc.timeout)); msg != "" {
+				t.Error(msg)
+			}
+			if n := up.count(tc.path); n != tc.calls {
+				t.Errorf("the upstream got %d calls, want %d", n, tc.calls)
+			}
+		})
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			return
+		}
+		eventually(t, patience, func() string { // the hang ends when its client has left
+			es := journalEntries(t, base)
+			if len(es) != 12 {
+				return fmt.Sprintf("%d journal entries, want 12", len(es))
+			}
+			for _, e := range es {
+				// Proxied says the upstream was asked: not at arrival.
+				if asked := e.FaultAfter == "processing" || up.count(e.Path) > 0; e.Proxied != asked || e.Fault == "" {
+					return fmt.Sprintf("entry %+v: want proxied %v, with its fault", e, asked)
+				}
+			}
+			return ""
+		})
+	})
+}
+
+// TestProxyFaultChance: a proxied route's fault strikes the share of
+// requests its chance says, the same ones on two servers with one seed,
+// and the upstream did the work of every one (after: processing).
+func TestProxyFaultChance(t *testing.T) {
+	t.Parallel()
+	var patterns [2]string
+	for i := range patterns {
+		up := newPathCounter(t)
+		_, base, _ := serveYAMLRunning(t, Options{Rand: SeededRand(7)}, fmt.Sprintf(`
+routes:
+  - { path: /some, respond: { proxy: %s, fault: { kind: empty-response, after: processing, chance: 0.5 } } }
+`, up.URL))
+		var b strings.Builder
+		for range 40 {
+			ex := fresh("GET", base+"/some", "", 0)
+			switch {
+			case ex.err == nil && ex.resp.StatusCode == http.StatusCreated:
+				b.WriteByte('.')
+			case errors.Is(ex.err, io.EOF):
+				b.WriteByte('x')
+			default:
+				t.Fatalf("neither the upstream's answer nor the fault: %+v", ex)
+			}
+		}
+		patterns[i] = b.String()
+		if n := up.count("/some"); n != 40 {
+			t.Errorf("the upstream got %d calls, want 40", n)
+		}
+	}
+	if patterns[0] != patterns[1] {
+		t.Errorf("two servers with seed 7 faulted differently:\n%s\n%s", patterns[0], patterns[1])
+	}
+	if k := strings.Count(patterns[0], "x"); k < 8 || k > 32 {
+		t.Errorf("chance 0.5 faulted %d of 40: %s", k, patterns[0])
+	}
+}
+
+// TestProxyCORS: on a proxied route the mock's CORS answers the browser,
+// streamed, held (idempotency) and replayed alike: its preflight never
+// reaches the upstream, and the upstream's own Access-Control-* fields,
+// which name the upstream's origins, are dropped (its Vary kept, with
+// Origin). Without a CORS policy the upstream's fields pass through.
+func TestProxyCORS(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Access-Control-Allow-Origin", "https://sandbox-dashboard.example.test")
+		w.Header().Set("Access-Control-Expose-Headers", "X-Sandbox")
+		w.Header().Set("Vary", "Accept-Encoding")
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/v1/big" {
+			// Longer than forward reads whole, without a length: streamed.
+			for range 8 {
+				_, _ = w.Write(bytes.Repeat([]byte("x"), 8<<10))
+				w.(http.Flusher).Flush()
+			}
+			return
+		}
+		fmt.Fprintf(w, `{"path":%q}`, r.URL.Path)
+	}))
+	t.Cleanup(up.Close)
+	routes := fmt.Sprintf(`
+routes:
+  - { name: small, path: /v1/small, respond: { proxy: %[1]s } }
+  - { name: big, path: /v1/big, respond: { proxy: %[1]s } }
+  - name: charge
+    method: POST
+    path: /v1/charges
+    idempotency: { key: header.Idempotency-Key }
+    respond: { proxy: %[1]s }
+`, up.URL)
+	_, base, _ := serveYAMLRunning(t, Options{CORS: true}, routes)
+	check := func(name string, r response) {
+		t.Helper()
+		if got := r.header.Get("Access-Control-Allow-Origin"); got != appOrigin {
+			t.Errorf("%s: Access-Control-Allow-Origin %q, want the app's %q", name, got, appOrigin)
+		}
+		if r.header.Get("Access-Control-Allow-Credentials") != "true" || strings.Contains(r.header.Get("Access-Control-Expose-Headers"), "X-Sandbox") {
+			t.Errorf("%s: CORS headers %v, want the mock's", name, r.header)
+		}
+		if vary := strings.Join(r.header.Values("Vary"), ", "); !strings.Contains(vary, "Origin") || !strings.Contains(vary, "Accept-Encoding") {
+			t.Errorf("%s: Vary %q, want Origin and the upstream's Accept-Encoding", name, vary)
+		}
+	}
+	if r := do(t, http.MethodGet, base+"/v1/small", "", "Origin", appOrigin); r.status != 200 || r.body != `{"path":"/v1/small"}` {
+		t.Fatalf("small: %d %s", r.status, r.body)
+	} else {
+		check("small", r)
+	}
+	if r := do(t, http.MethodGet, base+"/v1/big", "", "Origin", appOrigin); r.status != 200 || len(r.body) != 64<<10 {
+		t.Fatalf("big: %d, %d bytes", r.status, len(r.body))
+	} else {
+		check("big (streamed)", r)
+	}
+	first := do(t, http.MethodPost, base+"/v1/charges", "{}", "Origin", appOrigin, "Idempotency-Key", "k1")
+	check("charge", first)
+	again := do(t, http.MethodPost, base+"/v1/charges", "{}", "Origin", appOrigin, "Idempotency-Key", "k1")
+	check("charge replayed", again)
+	if again.header.Get("Idempotent-Replayed") != "true" || again.body != first.body {
+		t.Errorf("the retry was not a replay: %v %s", again.header, again.body)
+	}
+	pre := do(t, http.MethodOptions, base+"/v1/charges", "", "Origin", appOrigin, "Access-Control-Request-Method", "POST",
+		"Access-Control-Request-Headers", "idempotency-key")
+	if pre.status != http.StatusNoContent || pre.header.Get("Access-Control-Allow-Origin") != appOrigin {
+		t.Errorf("preflight: %d %v", pre.status, pre.header)
+	}
+	if n := calls.Load(); n != 3 {
+		t.Errorf("the upstream got %d calls, want 3 (small, big, the first charge): a preflight or a replay reached it", n)
+	}
+
+	// No policy: the mock is transparent.
+	_, plain, _ := serveYAMLRunning(t, Options{}, routes)
+	r := do(t, http.MethodGet, plain+"/v1/small", "", "Origin", appOrigin)
+	if r.header.Get("Access-Control-Allow-Origin") != "https://sandbox-dashboard.example.test" || r.header.Get("Vary") != "Accept-Encoding" {
+		t.Errorf("without CORS: %v, want the upstream's fields", r.header)
+	}
+}
+
+// TestProxyJournalUpstreamLatency: the journal entry of a proxied request
+// carries the upstream's URL, status and latency.
+func TestProxyJournalUpstreamLatency(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(80 * time.Millisecond) // the upstream thinks
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	t.Cleanup(up.Close)
+	_, base, _ := serveYAMLRunning(t, Options{}, fmt.Sprintf("routes:\n  - { name: slowish, path: /x, respond: { proxy: %s } }\n", up.URL))
+	if r := do(t, http.MethodGet, base+"/x?q=1", ""); r.status != http.StatusAccepted {
+		t.Fatalf("got %d", r.status)
+	}
+	es := journalEntries(t, base)
+	if len(es) != 1 || !es[0].Proxied || es[0].Upstream != up.URL+"/x?q=1" || es[0].UpstreamStatus != http.StatusAccepted || es[0].UpstreamMs < 80 || es[0].DurationMs < es[0].UpstreamMs {
+		t.Fatalf("journal %+v, want the upstream, its 202 and a latency of at least 80 ms", es)
+	}
+}
+
+// TestProxyOwnServerAsIdempotentUpstream: our own server is the upstream,
+// emulating Idempotency-Key; the mock in front of it proxies with no store
+// of its own and loses the answer after processing. The client's retry
+// with the same key reaches the upstream, which replays its stored answer:
+// for two attempts the upstream processed one request, and the client got
+// the answer of that one.
+func TestProxyOwnServerAsIdempotentUpstream(t *testing.T) {
+	t.Parallel()
+	_, sandbox, _ := serveYAMLRunning(t, Options{}, `
+routes:
+  - name: create charge
+    method: POST
+    path: /v1/charges
+    idempotency: { key: header.Idempotency-Key, required: true }
+    respond: { status: 201, template: true, body: { id: 'ch_{{ .Call }}', amount: 2000 } }
+`)
+	_, mock, _ := serveYAMLRunning(t, Options{}, fmt.Sprintf(`
+routes:
+  - name: charge via the sandbox
+    method: POST
+    path: /v1/charges
+    responses:
+      - { proxy: %[1]s, fault: { kind: connection-reset, after: processing } }
+      - { proxy: %[1]s }
+`, sandbox))
+	attempt := func() (response, error) {
+		return doCtx(t.Context(), http.MethodPost, mock+"/v1/charges", `{"amount":2000}`, "Idempotency-Key", "order-7")
+	}
+	if r, err := attempt(); err == nil {
+		t.Fatalf("the first attempt got an answer: %d %s", r.status, r.body)
+	}
+	r, err := attempt()
+	if err != nil || r.status != http.StatusCreated || r.header.Get("Idempotent-Replayed") != "true" || !strings.Contains(r.body, `"ch_1"`) {
+		t.Fatalf("retry: %v %d %v %s, want the sandbox's replay of ch_1", err, r.status, r.header, r.body)
+	}
+	up := journalEntries(t, sandbox)
+	if len(up) != 2 || up[0].Idempotency != "new" || up[1].Idempotency != "replayed" {
+		t.Fatalf("the sandbox's journal %+v, want one request processed and one replayed", up)
+	}
+	es := journalEntries(t, mock)
+	if len(es) != 2 || es[0].Fault != "connection-reset" || es[0].UpstreamStatus != 201 || !es[1].Proxied || es[1].Fault != "" {
+		t.Fatalf("the mock's journal %+v", es)
 	}
 }
