@@ -537,6 +537,9 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	err = srv.ServeSplit(ctx, ln, adminLn)
 	cancel()
 	wg.Wait()
+	if err != nil && recorder != nil && recorder.Len() == 0 {
+		return err // refused at start (a proxy loop): nothing to write
+	}
 	return errors.Join(err, opts.proxy.writeRecording(recorder, log))
 }
 

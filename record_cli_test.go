@@ -6,9 +6,11 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -388,4 +390,69 @@ func sameJSON(a, b []byte) bool {
 		return false
 	}
 	return reflect.DeepEqual(va, vb)
+}
+
+// TestProxyBadInputAtStart: what issue 17 calls bad input stops the
+// command at start, with an error that says what and where: a recording
+// directory that cannot be written (exit 2, the flag named), a route or
+// --target that proxies to the mock's own address (exit 1, the route's
+// file:line:col), a proxy URL that is not http(s) (exit 1, file:line:col).
+func TestProxyBadInputAtStart(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := ln.Addr().String()
+	ln.Close() // the commands below listen there
+	loop := filepath.Join(dir, "loop.yaml")
+	if err := os.WriteFile(loop, []byte("routes:\n  - name: self\n    path: /x\n    respond: { proxy: \"http://"+self+"\" }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ftp := filepath.Join(dir, "ftp.yaml")
+	if err := os.WriteFile(ftp, []byte("routes:\n  - { name: files, path: /f, respond: { proxy: ftp://files.example.test } }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"serve --record unwritable", []string{"serve", "--addr", "127.0.0.1:0", "--proxy-unmatched", "http://127.0.0.1:1", "--record", filepath.Join(file, "sub")}, 2,
+			"--record " + filepath.Join(file, "sub")},
+		{"record --out unwritable", []string{"record", "--addr", "127.0.0.1:0", "--target", "http://127.0.0.1:1", "--out", filepath.Join(file, "sub")}, 2,
+			"--out " + filepath.Join(file, "sub")},
+		{"a route proxies to the mock", []string{"serve", "--addr", self, loop}, 1, loop + ":4:"},
+		{"record --target is the mock", []string{"record", "--addr", self, "--target", "http://" + self, "--out", filepath.Join(dir, "rec")}, 1,
+			"is this mock's own address"},
+		{"a proxy URL that is not http", []string{"validate", ftp}, 1, ftp + ":2:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(bin, tc.args...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			done := make(chan error, 1)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || ee.ExitCode() != tc.code || !strings.Contains(stderr.String(), tc.want) {
+					t.Errorf("%v: exit %v, stderr %q; want exit %d and %q", tc.args, err, stderr.String(), tc.code, tc.want)
+				}
+			case <-time.After(patience):
+				_ = cmd.Process.Kill()
+				t.Fatalf("%v did not stop at start:\n%s", tc.args, stderr.String())
+			}
+		})
+	}
 }

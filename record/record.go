@@ -123,6 +123,13 @@ func (r *Recorder) SetMockURL(u string) {
 	r.opts.MockURL = strings.TrimSuffix(u, "/")
 }
 
+// Len returns how many exchanges the Recorder holds.
+func (r *Recorder) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.ex)
+}
+
 // Skipped returns how many exchanges Add did not keep.
 func (r *Recorder) Skipped() int {
 	r.mu.Lock()

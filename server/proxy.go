@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -45,6 +46,59 @@ func unmatchedProxy(rawURL string) (*prepared, error) {
 		return nil, fmt.Errorf("proxy-unmatched: %w", p.targetErr)
 	}
 	return p, nil
+}
+
+// checkLoops refuses a set whose routes proxy to this server's own
+// listener (set when Serve starts; nothing to check before): the request
+// would come back and be forwarded again. Each such route is a problem at
+// its proxy: field. Upstreams named by a host name that would need
+// resolving are caught per request instead (a 508, upstream.Looped).
+func (s *Server) checkLoops(routes []*scenarios.Route) error {
+	addrs := s.listening.Load()
+	if addrs == nil {
+		return nil
+	}
+	var errs []error
+	for _, r := range routes {
+		for _, resp := range r.Responses {
+			if resp.Proxy == nil {
+				continue
+			}
+			for _, a := range *addrs {
+				if upstream.PointsAt(resp.Proxy.URL, a) {
+					errs = append(errs, &scenarios.Error{Pos: resp.Proxy.Pos, Msg: fmt.Sprintf(
+						"route %q: respond.proxy: %s is this mock's own address (it listens on %s): every request would be forwarded back to it", r.Name, resp.Proxy.URL, a)})
+					break
+				}
+			}
+		}
+	}
+	if s.unmatchedProxy != nil {
+		for _, a := range *addrs {
+			if u := s.opts.ProxyUnmatched; upstream.PointsAt(u, a) {
+				errs = append(errs, fmt.Errorf("proxy-unmatched (record's --target): %s is this mock's own address (it listens on %s): every request no route matches would be forwarded back to it", u, a))
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// listen records the addresses the server listens on, for checkLoops, and
+// checks the scenarios being served against them.
+func (s *Server) listen(lns ...net.Listener) error {
+	var addrs []net.Addr
+	for _, ln := range lns {
+		if ln != nil {
+			addrs = append(addrs, ln.Addr())
+		}
+	}
+	s.listening.Store(&addrs)
+	var routes []*scenarios.Route
+	for _, rt := range s.snap.Load().routes {
+		routes = append(routes, rt.route.Route)
+	}
+	return s.checkLoops(routes)
 }
 
 // forward is produce's arm for a proxied response: it sends the request

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -899,5 +900,84 @@ routes:
 	es := journalEntries(t, mock)
 	if len(es) != 2 || es[0].Fault != "connection-reset" || es[0].UpstreamStatus != 201 || !es[1].Proxied || es[1].Fault != "" {
 		t.Fatalf("the mock's journal %+v", es)
+	}
+}
+
+// TestProxyLoopAtStart: a route (or --proxy-unmatched) that proxies to
+// the mock's own listener is refused when Serve starts, at its proxy:
+// field's file:line:col, and a reload that brings one in fails with the
+// last good scenarios still serving; no request gets to loop.
+func TestProxyLoopAtStart(t *testing.T) {
+	t.Parallel()
+	// start serves yaml, SELF replaced by the listener's address and PORT
+	// by its port, with
+	// the options opts makes of that address; it returns what Serve
+	// returned, or nil once it serves.
+	start := func(opts func(self string) Options, yaml string) (s *Server, url, path string, served error) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		self := ln.Addr().String()
+		path = filepath.Join(t.TempDir(), "s.yaml")
+		_, port, _ := net.SplitHostPort(self)
+		yaml = strings.NewReplacer("SELF", self, "PORT", port).Replace(yaml)
+		if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o := opts(self)
+		o.Load = func() (*scenarios.Set, error) { return scenarios.Load(path) }
+		if s, err = New(o); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.Serve(ctx, ln) }()
+		t.Cleanup(func() { cancel(); <-done })
+		ready := make(chan struct{})
+		go func() {
+			defer close(ready)
+			for range 3000 {
+				if r, err := doCtx(ctx, http.MethodGet, "http://"+self+"/__admin/health", ""); err == nil && r.status == 200 {
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}()
+		select {
+		case err := <-done:
+			done <- err // for the cleanup
+			return nil, "", path, err
+		case <-ready:
+			return s, "http://" + self, path, nil
+		}
+	}
+	none := func(string) Options { return Options{} }
+	_, _, path, err := start(none, "routes:\n  - { name: ok, path: /ok, respond: { body: ok } }\n  - { name: self, path: /x, respond: { proxy: \"http://localhost:PORT/base\" } }\n")
+	if err == nil || !strings.Contains(err.Error(), path+":3:") || !strings.Contains(err.Error(), `route "self"`) || !strings.Contains(err.Error(), "own address") {
+		t.Fatalf("Serve: %v, want the loop refused at %s:3", err, path)
+	}
+	_, _, _, err = start(func(self string) Options { return Options{ProxyUnmatched: "http://" + self} }, "routes: []\n")
+	if err == nil || !strings.Contains(err.Error(), "proxy-unmatched") {
+		t.Fatalf("Serve with --proxy-unmatched to itself: %v", err)
+	}
+	if _, _, _, err = start(func(string) Options { return Options{ProxyUnmatched: "http://127.0.0.1:1"} }, "routes:\n  - { path: /y, respond: { proxy: \"http://127.0.0.1:1\" } }\n"); err != nil {
+		t.Fatalf("upstreams elsewhere: %v", err)
+	}
+
+	// A reload that brings a loop in is refused; the last good set serves.
+	s, url, path, err := start(none, "routes:\n  - { name: ok, path: /ok, respond: { body: ok } }\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := strings.TrimPrefix(url, "http://")
+	if err := os.WriteFile(path, []byte("routes:\n  - { name: self, path: /ok, respond: { proxy: \"http://"+self+"\" } }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reload(); err == nil || !strings.Contains(err.Error(), path+":2:") || !strings.Contains(err.Error(), "own address") {
+		t.Fatalf("reload: %v, want the loop refused at %s:2", err, path)
+	}
+	if r := do(t, http.MethodGet, url+"/ok", ""); r.status != 200 || r.body != "ok" {
+		t.Fatalf("after the refused reload: %d %q, want the last good route", r.status, r.body)
 	}
 }

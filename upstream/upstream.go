@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,6 +73,52 @@ func ParseURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("%q has a query or fragment: want a base URL", raw)
 	}
 	return u, nil
+}
+
+// PointsAt reports whether raw, an upstream's URL, addresses the listener
+// at addr: the same port, and a host that reaches that listener without a
+// DNS lookup (its IP; localhost or a loopback IP when it listens on
+// loopback or on every address; any address of this machine when it
+// listens on every address). A name that would need resolving is not
+// looked up, so a loop through one is caught only when a request comes
+// back (Looped).
+func PointsAt(raw string, addr net.Addr) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	ta, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return false
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	if port != strconv.Itoa(ta.Port) {
+		return false
+	}
+	host := strings.ToLower(u.Hostname())
+	every := ta.IP == nil || ta.IP.IsUnspecified()
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return every || ta.IP.IsLoopback()
+	}
+	ip := net.ParseIP(host)
+	switch {
+	case ip == nil:
+		return false
+	case !every:
+		return ip.Equal(ta.IP)
+	case ip.IsLoopback() || ip.IsUnspecified():
+		return true
+	}
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // Redacted returns u as text without its password, for messages.

@@ -532,3 +532,35 @@ func BenchmarkGET(b *testing.B) {
 		})
 	}
 }
+
+func TestPointsAt(t *testing.T) {
+	t.Parallel()
+	loop := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
+	every := &net.TCPAddr{IP: net.IPv4zero, Port: 8080}
+	every6 := &net.TCPAddr{IP: net.IPv6unspecified, Port: 443}
+	for _, tc := range []struct {
+		url  string
+		addr net.Addr
+		want bool
+	}{
+		{"http://127.0.0.1:8080", loop, true},
+		{"http://localhost:8080/base", loop, true},
+		{"http://LOCALHOST:8080", loop, true},
+		{"http://app.localhost:8080", loop, true},
+		{"http://127.0.0.1:8081", loop, false},
+		{"http://127.0.0.2:8080", loop, false}, // another loopback address: another socket
+		{"http://127.0.0.1", loop, false},      // port 80
+		{"http://sandbox.example.test:8080", loop, false},
+		{"http://127.0.0.2:8080", every, true},
+		{"http://[::1]:8080", every, true},
+		{"http://localhost:8080", every, true},
+		{"https://localhost", every6, true}, // port 443
+		{"http://localhost", every6, false},
+		{"http://192.0.2.1:8080", every, false}, // not this machine's (TEST-NET-1)
+		{"http://[::1]:8080", loop, false},
+	} {
+		if got := PointsAt(tc.url, tc.addr); got != tc.want {
+			t.Errorf("PointsAt(%s, %s) = %v, want %v", tc.url, tc.addr, got, tc.want)
+		}
+	}
+}
