@@ -981,3 +981,72 @@ func TestProxyLoopAtStart(t *testing.T) {
 		t.Fatalf("after the refused reload: %d %q, want the last good route", r.status, r.body)
 	}
 }
+
+// TestRecordSequencePerKeyAndLatency records through the server (spy
+// mode with a Recorder, as serve --record does) in front of our own
+// server as an idempotent upstream that takes its time, with
+// --record-sequence-per header.Idempotency-Key and --record-latency. The
+// recording's route is a sequence per key, made of what the key with the
+// most calls got (its first answer, then the upstream's replay of it),
+// with the upstream's latency as each answer's delay; served, a key's
+// first call and its retry get those answers.
+func TestRecordSequencePerKeyAndLatency(t *testing.T) {
+	t.Parallel()
+	_, sandbox, _ := serveYAMLRunning(t, Options{}, `
+routes:
+  - name: create charge
+    method: POST
+    path: /v1/charges
+    idempotency: { key: header.Idempotency-Key, required: true }
+    respond: { status: 201, template: true, body: { id: 'ch_{{ .Call }}', amount: 2000 }, delay: 60ms }
+`)
+	rec := record.New(record.Options{Upstream: sandbox, SequencePer: "header.Idempotency-Key", Latency: true})
+	_, mock, _ := serveYAMLRunning(t, Options{ProxyUnmatched: sandbox, Recorder: rec}, "routes: []\n")
+	charge := func(base, key string) response {
+		t.Helper()
+		return do(t, http.MethodPost, base+"/v1/charges", `{"amount":2000}`, "Idempotency-Key", key)
+	}
+	var live []response
+	for _, key := range []string{"k1", "k2", "k2", "k3"} {
+		live = append(live, charge(mock, key))
+	}
+	if !strings.Contains(live[1].body, `"ch_2"`) || live[2].body != live[1].body || live[2].header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("live answers %+v", live)
+	}
+	dir := t.TempDir()
+	if _, err := rec.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	text, _ := os.ReadFile(filepath.Join(dir, "recorded.yaml"))
+	set, err := scenarios.Load(dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	routes := set.Routes()
+	if len(routes) != 1 || routes[0].Sequence == nil || routes[0].Sequence.Per == nil || len(routes[0].Responses) != 2 {
+		t.Fatalf("want one route, a sequence per key of 2 answers (k2's):\n%s", text)
+	}
+	// The first answer took the upstream's 60ms; its replay came at once.
+	if d := routes[0].Responses[0].Delay; d.Kind != scenarios.Fixed || d.Fixed < 60*time.Millisecond {
+		t.Errorf("the first answer's delay is %s, want the upstream's latency (at least 60ms)\n%s", d, text)
+	}
+	if d := routes[0].Responses[1].Delay; d.Kind != scenarios.Fixed || d.Fixed >= 60*time.Millisecond {
+		t.Errorf("the replay's delay is %s, want the upstream's (a replay, under 60ms)\n%s", d, text)
+	}
+	_, replay, _ := serveYAMLRunning(t, Options{}, string(text))
+	for _, key := range []string{"k9", "k8"} { // any key walks k2's series
+		first, retry := charge(replay, key), charge(replay, key)
+		if first.status != 201 || !sameJSONText(first.body, live[1].body) || first.header.Get("Idempotent-Replayed") != "" {
+			t.Errorf("key %s, first call: %d %v %s, want k2's first answer %s", key, first.status, first.header, first.body, live[1].body)
+		}
+		if retry.status != 201 || !sameJSONText(retry.body, live[2].body) || retry.header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("key %s, retry: %d %v %s, want k2's replay %s", key, retry.status, retry.header, retry.body, live[2].body)
+		}
+	}
+}
+
+// sameJSONText reports whether a and b are the same JSON value.
+func sameJSONText(a, b string) bool {
+	var va, vb any
+	return json.Unmarshal([]byte(a), &va) == nil && json.Unmarshal([]byte(b), &vb) == nil && fmt.Sprint(va) == fmt.Sprint(vb)
+}
