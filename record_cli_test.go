@@ -304,6 +304,13 @@ func TestRecordCommandServesTheSameAnswers(t *testing.T) {
 	if encodings["gzip"] != 15 || encodings["br"] != 20 || encodings["deflate"]+encodings["zstd"] != 5 {
 		t.Fatalf("encodings passed through: %v", encodings)
 	}
+	// CI's proof that traffic reached the upstream, or that none did.
+	if _, stderr, err := runCmd(t, "verify", "--addr", addr, "--proxied", "--count", "50"); err != nil {
+		t.Errorf("verify --proxied --count 50: %v\n%s", err, stderr)
+	}
+	if _, _, err := runCmd(t, "verify", "--addr", addr, "--proxied", "--none"); err == nil {
+		t.Error("verify --proxied --none passed while 50 requests were proxied")
+	}
 	stopped(t, rec, recLogs)
 	if !strings.Contains(recLogs.String(), "recording written") {
 		t.Fatalf("no recording written:\n%s", recLogs)
@@ -336,6 +343,17 @@ func TestRecordCommandServesTheSameAnswers(t *testing.T) {
 			if _, rest, _ := bytes.Cut(b, []byte("\nname:")); bytes.Contains(rest, []byte(up.URL)) {
 				t.Errorf("%s still names the upstream %s", f, up.URL)
 			}
+		}
+	}
+	// Request headers: only those listed, credentials redacted.
+	for _, want := range []string{"X-Client: record-e2e", "Authorization: REDACTED"} {
+		if !bytes.Contains(text, []byte(want)) {
+			t.Errorf("the recording lacks the listed request header %q", want)
+		}
+	}
+	for _, unlisted := range []string{"# X-Api-Key", "# Accept-Encoding", "# User-Agent", "# Cookie"} {
+		if bytes.Contains(text, []byte(unlisted)) {
+			t.Errorf("the recording holds %q, a request header not listed", unlisted)
 		}
 	}
 	if t.Failed() {
@@ -375,6 +393,9 @@ func TestRecordCommandServesTheSameAnswers(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("recording:\n%s", text)
+	}
+	if _, stderr, err := runCmd(t, "verify", "--addr", addr, "--proxied", "--none"); err != nil {
+		t.Errorf("serving the recording, verify --proxied --none: %v\n%s", err, stderr)
 	}
 	stopped(t, srv, srvLogs)
 }
