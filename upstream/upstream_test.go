@@ -564,3 +564,19 @@ func TestPointsAt(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetTimeout: a route without timeout: waits DefaultTimeout (30s)
+// for its upstream, never for ever; a negative one is refused.
+func TestTargetTimeout(t *testing.T) {
+	t.Parallel()
+	tg, err := NewTarget(Config{URL: "https://sandbox.example.test"})
+	if err != nil || tg.Timeout() != 30*time.Second || DefaultTimeout != 30*time.Second {
+		t.Fatalf("default timeout %v, %v: want 30s", tg.Timeout(), err)
+	}
+	if tg, err = NewTarget(Config{URL: "https://sandbox.example.test", Timeout: 2 * time.Second}); err != nil || tg.Timeout() != 2*time.Second {
+		t.Fatalf("timeout 2s: %v, %v", tg.Timeout(), err)
+	}
+	if _, err := NewTarget(Config{URL: "https://sandbox.example.test", Timeout: -time.Second}); err == nil {
+		t.Fatal("a negative timeout was accepted")
+	}
+}
