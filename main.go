@@ -400,7 +400,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if err := opts.openapi.check(); err != nil {
 		return withCode(exitUsage, err)
 	}
-	recorder, err := opts.proxy.recorder(opts.addr)
+	recorder, err := opts.proxy.recorder()
 	if err != nil {
 		return err
 	}
@@ -515,6 +515,9 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if err != nil {
 		return withCode(exitListen, err)
 	}
+	if recorder != nil {
+		recorder.SetMockURL(mockURL(ln.Addr(), tlsConfig != nil))
+	}
 	var adminLn net.Listener
 	if opts.adminAddr != "" {
 		if adminLn, err = net.Listen("tcp", opts.adminAddr); err != nil {
@@ -534,6 +537,9 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	err = srv.ServeSplit(ctx, ln, adminLn)
 	cancel()
 	wg.Wait()
+	if err != nil && recorder != nil && recorder.Len() == 0 {
+		return err // refused at start (a proxy loop): nothing to write
+	}
 	return errors.Join(err, opts.proxy.writeRecording(recorder, log))
 }
 

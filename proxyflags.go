@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -45,7 +46,7 @@ func (p *proxyOptions) flags(f *pflag.FlagSet, recordCmd bool) {
 // recorder checks the flags and returns the recorder --record or record
 // asks for (nil for none): the directory must be writable now, not when
 // the recording stops.
-func (p *proxyOptions) recorder(addr string) (*record.Recorder, error) {
+func (p *proxyOptions) recorder() (*record.Recorder, error) {
 	if p.unmatched != "" {
 		if _, err := upstream.ParseURL(p.unmatched); err != nil {
 			return nil, withCode(exitUsage, fmt.Errorf("%s: %w", p.urlFlag(), err))
@@ -57,18 +58,41 @@ func (p *proxyOptions) recorder(addr string) (*record.Recorder, error) {
 		return nil, nil
 	}
 	if err := record.CheckDir(p.record); err != nil {
-		return nil, withCode(exitUsage, fmt.Errorf("--record %s: %w", p.record, err))
+		return nil, withCode(exitUsage, fmt.Errorf("%s %s: %w", p.dirFlag(), p.record, err))
 	}
 	if p.per != "" && !strings.Contains(p.per, ".") {
 		return nil, withCode(exitUsage, fmt.Errorf("--record-sequence-per %q: want an attribute such as header.Idempotency-Key", p.per))
 	}
-	mock := addr
-	if strings.HasPrefix(mock, ":") || strings.HasPrefix(mock, "0.0.0.0:") {
-		mock = "127.0.0.1" + mock[strings.Index(mock, ":"):]
-	}
+	// MockURL is set once the listener is bound (mockURL): --addr may
+	// name port 0.
 	return record.New(record.Options{
-		Upstream: p.unmatched, MockURL: "http://" + mock, Headers: p.headers, Latency: p.latency, SequencePer: p.per,
+		Upstream: p.unmatched, Headers: p.headers, Latency: p.latency, SequencePer: p.per,
 	}), nil
+}
+
+// mockURL is the base URL clients reach the mock at on the listener
+// bound to addr, as a recording rewrites the upstream's URLs to: an
+// unspecified address (0.0.0.0, ::) is reached on loopback.
+func mockURL(addr net.Addr, tls bool) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return ""
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	scheme := "http://"
+	if tls {
+		scheme = "https://"
+	}
+	return scheme + net.JoinHostPort(host, port)
+}
+
+func (p *proxyOptions) dirFlag() string {
+	if p.recording {
+		return "--out"
+	}
+	return "--record"
 }
 
 func (p *proxyOptions) urlFlag() string {

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/textproto"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -55,7 +56,9 @@ type Options struct {
 	Latency bool
 	// SequencePer, when set (header.Idempotency-Key), writes sequence: {
 	// per: ... } on every route with a responses: list, so that each key
-	// replays the sequence from its start.
+	// replays the sequence from its start; the list is then the answers
+	// one key got, the key that made the most calls (for a header. or
+	// query. attribute; for others, every answer in order).
 	SequencePer string
 	// MaxBody bounds a recorded body, decoded (default 10 MiB); an
 	// exchange over it is skipped and counted.
@@ -86,8 +89,8 @@ func (o *Options) setDefaults() {
 
 // Recorder collects exchanges. It is safe for concurrent use.
 type Recorder struct {
+	mu      sync.Mutex // guards opts, ex and skipped
 	opts    Options
-	mu      sync.Mutex // guards exchanges and skipped
 	ex      []Exchange
 	skipped int
 }
@@ -114,6 +117,22 @@ func (r *Recorder) Add(x Exchange) {
 	r.ex = append(r.ex, x)
 }
 
+// SetMockURL sets the address the upstream's absolute URLs are rewritten
+// to (Options.MockURL): the mock's, known once its listener is bound (a
+// port of 0 picks one).
+func (r *Recorder) SetMockURL(u string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.opts.MockURL = strings.TrimSuffix(u, "/")
+}
+
+// Len returns how many exchanges the Recorder holds.
+func (r *Recorder) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.ex)
+}
+
 // Skipped returns how many exchanges Add did not keep.
 func (r *Recorder) Skipped() int {
 	r.mu.Lock()
@@ -126,9 +145,9 @@ func (r *Recorder) Skipped() int {
 // returns the paths written.
 func (r *Recorder) Write(dir string) ([]string, error) {
 	r.mu.Lock()
-	ex := slices.Clone(r.ex)
+	ex, opts := slices.Clone(r.ex), r.opts
 	r.mu.Unlock()
-	files, err := Render(ex, r.opts)
+	files, err := Render(ex, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +318,11 @@ func (w *writer) route(rt *route) (*yaml.Node, error) {
 	var resps []*yaml.Node
 	var prev []byte
 	same := true
-	for _, x := range rt.ex {
+	exs := rt.ex
+	if w.opts.SequencePer != "" {
+		exs = keySeries(exs, w.opts.SequencePer)
+	}
+	for _, x := range exs {
 		n, err := w.response(rt, x)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", x.Method, x.Path, err)
@@ -326,6 +349,36 @@ func (w *writer) route(rt *route) (*yaml.Node, error) {
 		}
 	}
 	return mapping(kv...), nil
+}
+
+// keySeries returns what one key of the attribute per (header.<Name> or
+// query.<name>) saw, in order: the calls of the key that made the most
+// (the first such, requests without the attribute being one key), so that
+// a sequence per key, which every key walks from its start, replays a
+// series that happened: a first answer, then its retries'. The other
+// keys' answers are not written. For another kind of attribute it
+// returns exs as they came.
+func keySeries(exs []*Exchange, per string) []*Exchange {
+	kind, name, _ := strings.Cut(per, ".")
+	var key func(x *Exchange) string
+	switch kind {
+	case "header":
+		key = func(x *Exchange) string { return x.RequestHeader.Get(name) }
+	case "query":
+		key = func(x *Exchange) string { q, _ := url.ParseQuery(x.RawQuery); return q.Get(name) }
+	default:
+		return exs
+	}
+	series := map[string][]*Exchange{}
+	var longest string
+	for _, x := range exs {
+		k := key(x)
+		series[k] = append(series[k], x)
+		if len(series[k]) > len(series[longest]) {
+			longest = k
+		}
+	}
+	return series[longest]
 }
 
 // dropped are response headers that a recording does not keep: hop-by-hop

@@ -525,3 +525,31 @@ func TestRecorderConcurrent(t *testing.T) {
 		t.Errorf("%d responses written, want 100", n)
 	}
 }
+
+// TestSequencePerKeySeries: with a sequence per key, the responses are
+// the series of the key that made the most calls (by header or query),
+// in the order it made them.
+func TestSequencePerKeySeries(t *testing.T) {
+	t.Parallel()
+	ex := func(key string, status int) record.Exchange {
+		return record.Exchange{Method: "POST", Path: "/payments", RawQuery: "order=" + key, Status: status,
+			RequestHeader: http.Header{"Idempotency-Key": {key}}}
+	}
+	for _, per := range []string{"header.Idempotency-Key", "query.order"} {
+		files, err := record.Render([]record.Exchange{ex("a", 201), ex("b", 202), ex("c", 203), ex("b", 204), ex("b", 205)}, record.Options{SequencePer: per})
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, err := scenarios.LoadBytes("recorded.yaml", files["recorded.yaml"])
+		if err != nil {
+			t.Fatalf("%v\n%s", err, files["recorded.yaml"])
+		}
+		var got []int
+		for _, r := range set.Routes()[0].Responses {
+			got = append(got, r.Status)
+		}
+		if !reflect.DeepEqual(got, []int{202, 204, 205}) {
+			t.Errorf("per %s: statuses %v, want b's 202, 204, 205\n%s", per, got, files["recorded.yaml"])
+		}
+	}
+}

@@ -49,9 +49,11 @@
 //     run time (admin_faults.go) replace the route's own in wait.
 //
 // A proxied answer (proxy.go) streams from the upstream to the client
-// (answerProxied) unless a fault, a claim or the recorder must hold it;
-// then forward reads it into x.rec and it is an ordinary answer from
-// there on.
+// (answerProxied) unless a fault, a claim or the recorder must hold it,
+// or it is small (a declared length up to 32 KiB); then forward reads it
+// into x.rec and it is an ordinary answer from there on. Routes that
+// proxy to the server's own listener are refused when Serve starts and
+// at reload (checkLoops), and per request by the Via marker (a 508).
 //
 // record (finish.go) appends the journal entry just before the first byte
 // of the answer, or of its fault, reaches the client: a client that has

@@ -1,11 +1,13 @@
 package server
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/scenariomock/scenariomock/record"
 	"github.com/scenariomock/scenariomock/scenarios"
@@ -46,13 +48,72 @@ func unmatchedProxy(rawURL string) (*prepared, error) {
 	return p, nil
 }
 
+// checkLoops refuses a set whose routes proxy to this server's own
+// listener (set when Serve starts; nothing to check before): the request
+// would come back and be forwarded again. Each such route is a problem at
+// its proxy: field. Upstreams named by a host name that would need
+// resolving are caught per request instead (a 508, upstream.Looped).
+func (s *Server) checkLoops(routes []*scenarios.Route) error {
+	addrs := s.listening.Load()
+	if addrs == nil {
+		return nil
+	}
+	var errs []error
+	for _, r := range routes {
+		for _, resp := range r.Responses {
+			if resp.Proxy == nil {
+				continue
+			}
+			for _, a := range *addrs {
+				if upstream.PointsAt(resp.Proxy.URL, a) {
+					errs = append(errs, &scenarios.Error{Pos: resp.Proxy.Pos, Msg: fmt.Sprintf(
+						"route %q: respond.proxy: %s is this mock's own address (it listens on %s): every request would be forwarded back to it", r.Name, resp.Proxy.URL, a)})
+					break
+				}
+			}
+		}
+	}
+	if s.unmatchedProxy != nil {
+		for _, a := range *addrs {
+			if u := s.opts.ProxyUnmatched; upstream.PointsAt(u, a) {
+				errs = append(errs, fmt.Errorf("proxy-unmatched (record's --target): %s is this mock's own address (it listens on %s): every request no route matches would be forwarded back to it", u, a))
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// listen records the addresses the server listens on, for checkLoops, and
+// checks the scenarios being served against them.
+func (s *Server) listen(lns ...net.Listener) error {
+	var addrs []net.Addr
+	for _, ln := range lns {
+		if ln != nil {
+			addrs = append(addrs, ln.Addr())
+		}
+	}
+	s.listening.Store(&addrs)
+	var routes []*scenarios.Route
+	for _, rt := range s.snap.Load().routes {
+		routes = append(routes, rt.route.Route)
+	}
+	return s.checkLoops(routes)
+}
+
 // forward is produce's arm for a proxied response: it sends the request
 // to the upstream and keeps its answer. An answer that is sent as it
-// comes (no fault, no idempotency claim, no recording) stays on the
-// upstream's connection and deliver streams it (answerProxied); any other
-// is read whole into x.rec (bounded by Options.MaxBody), so that a fault
-// can cut or throw it away, the claim can store it and the recorder can
-// keep it, exactly as a canned answer.
+// comes (no fault, no idempotency claim, no recording) and is not small
+// stays on the upstream's connection and deliver streams it
+// (answerProxied); any other is read whole into x.rec (bounded by
+// Options.MaxBody), so that a fault can cut or throw it away, the claim
+// can store it and the recorder can keep it, exactly as a canned answer.
+//
+// A small answer (a declared length up to smallProxied) is read whole
+// too, straight into w's header and the connection's buffer: the upstream's
+// connection goes back to the pool before the client is written to, and
+// the answer is then written at once rather than piece by piece, under one
+// write deadline.
 //
 // A fault after processing thus reads the upstream's whole answer first:
 // the upstream did the work, and the client never hears of it.
@@ -62,45 +123,72 @@ func (s *Server) forward(x *exchange) {
 		x.fail(p.targetErr)
 		return
 	}
-	out := x.r.WithContext(x.ctx)
-	if len(x.body) > 0 {
-		// The body was read before matching; the upstream gets it again.
-		out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(x.body)), int64(len(x.body))
-	} else {
-		out.Body, out.ContentLength = http.NoBody, 0
-	}
 	x.out.proxied = true
 	// The upstream's answer has its own timeout; the client's write
 	// deadline counts from that answer (and, streamed, from each piece).
 	holdWrites(x.w)
 	defer s.writeWindow(x.w, 0)
-	resp, err := s.proxy.Do(out, p.target)
+	// The body was read before matching; the upstream gets it again.
+	resp, err := s.proxy.DoBody(x.ctx, x.r, x.body, p.target)
 	if err != nil {
 		x.out.upstream = p.target.URL()
 		x.fail(err)
 		return
 	}
 	x.out.upstream, x.out.upstreamStatus, x.out.upstreamLatency = resp.Upstream, resp.Status, resp.Latency
-	if !x.claimed && x.fault == nil && s.opts.Recorder == nil {
+	if x.snap.cors != nil {
+		corsOverUpstream(x, resp.Header)
+	}
+	hold := x.claimed || x.fault != nil || s.opts.Recorder != nil
+	if !hold && (resp.ContentLength < 0 || resp.ContentLength > smallProxied) {
 		x.upstream = resp
 		x.kind, x.produced = answerProxied, true
 		return
 	}
 	defer resp.Discard()
 	rec := &x.rec
-	rec.apart(x)
+	if hold {
+		rec.apart(x)
+	} else {
+		rec.direct(x.w.Header())
+	}
 	body, err := readAtMost(resp.Body, rec.buf[:0], int(s.opts.MaxBody))
 	rec.buf = body
 	if err != nil {
 		x.fail(&upstream.Error{Upstream: resp.Upstream, Status: http.StatusBadGateway, Cause: err.Error(), Err: err})
 		return
 	}
-	for name, vs := range resp.Header {
+	for name, vs := range resp.Header { // once the body is in: a 502 would not carry them
 		rec.header[name] = vs
 	}
 	rec.status, rec.body = resp.Status, body
 	x.kind, x.produced = answerRecorded, true
 }
+
+// corsOverUpstream makes the mock's CORS answer the browser on a proxied
+// route whose policy applies (match set its headers in w): the upstream's
+// own Access-Control-* fields are dropped from h, the upstream's answer,
+// which is copied over w's header, and its Vary keeps Origin. The browser
+// talks to the mock's origin; what the upstream allows for its own is
+// beside the point. Where the mock does no CORS (no policy for the
+// route), the upstream's fields pass through as any other.
+func corsOverUpstream(x *exchange, h http.Header) {
+	if len(x.r.Header["Origin"]) == 0 || x.rt != nil && x.rt.cors == nil {
+		return
+	}
+	for name := range h {
+		if strings.HasPrefix(name, "Access-Control-") {
+			delete(h, name)
+		}
+	}
+	if vary, ok := h["Vary"]; ok && !slices.Contains(vary, "Origin") {
+		h["Vary"] = append(slices.Clip(vary), "Origin")
+	}
+}
+
+// smallProxied is the largest declared length of an upstream's answer
+// that forward reads whole even when it could stream it.
+const smallProxied = 32 << 10
 
 // errUpstreamTooLarge: an answer to hold (fault, idempotency, recording)
 // is larger than Options.MaxBody.

@@ -5,12 +5,15 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -434,4 +437,616 @@ routes:
 	if err != nil || r.status != 200 || r.body != "late" {
 		t.Fatalf("an upstream answering after 1.5s under a 1s write timeout: %v %d %q", err, r.status, r.body)
 	}
+}
+
+// TestProxyShortBodyIs502: an upstream whose answer ends before the
+// length it declared gets the client a 502 problem naming it, not a
+// cut answer that a client might take for whole: a small answer is read
+// before anything is sent.
+func TestProxyShortBodyIs502(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.Close()
+		_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nonly this")
+		_ = buf.Flush()
+	}))
+	t.Cleanup(up.Close)
+	_, base, _ := serveYAMLRunning(t, Options{}, fmt.Sprintf("routes:\n  - { name: short, path: /short, respond: { proxy: %s } }\n", up.URL))
+	r, err := doCtx(t.Context(), http.MethodGet, base+"/short", "")
+	if err != nil {
+		t.Fatalf("the client got a broken answer: %v", err)
+	}
+	if r.status != http.StatusBadGateway || r.header.Get("Content-Type") != "application/problem+json" || !strings.Contains(r.body, up.URL) {
+		t.Fatalf("got %d %v %s, want a 502 problem naming %s", r.status, r.header, r.body, up.URL)
+	}
+	if es := journalEntries(t, base); len(es) != 1 || es[0].Status != http.StatusBadGateway || !es[0].Proxied || es[0].UpstreamStatus != 200 {
+		t.Fatalf("journal %+v", es)
+	}
+}
+
+// zeros reads as an endless run of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestProxyStreamsInFlatMemory streams a large body (1 GiB; 256 MiB
+// under the race detector, which makes each byte copied slow) from a real
+// upstream through the whole server, journal and log on, and samples the
+// heap meanwhile: it must not grow with the body. It stays within a few
+// MiB of where it started (the client, the upstream and the server share
+// this process, so the bound covers all three).
+func TestProxyStreamsInFlatMemory(t *testing.T) {
+	size := int64(1 << 30)
+	if raceEnabled || testing.Short() {
+		size = 256 << 20
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", fmt.Sprint(size))
+		_, _ = io.CopyN(w, zeros{}, size)
+	}))
+	t.Cleanup(up.Close)
+	_, base, logs := serveYAMLRunning(t, Options{}, fmt.Sprintf("routes:\n  - { name: big, path: /big, respond: { proxy: %s } }\n", up.URL))
+	if r := do(t, http.MethodGet, base+"/__admin/requests", ""); r.status != http.StatusOK {
+		t.Fatalf("journal: %d", r.status) // on, as by default
+	}
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	runtime.GC()
+	before := heap()
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if h := heap(); h > peak.Load() {
+				peak.Store(h)
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	resp, err := http.Get(base + "/big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	close(done)
+	<-sampled
+	if err != nil || n != size || resp.StatusCode != http.StatusOK {
+		t.Fatalf("got %d, %d of %d bytes: %v", resp.StatusCode, n, size, err)
+	}
+	growth := int64(peak.Load()) - int64(before)
+	t.Logf("%d MiB streamed; heap in use %.1f MiB before, %.1f MiB at most while streaming (growth %.1f MiB)",
+		size>>20, float64(before)/(1<<20), float64(peak.Load())/(1<<20), float64(growth)/(1<<20))
+	if growth > 16<<20 {
+		t.Errorf("the heap grew by %.1f MiB while streaming %d MiB: it holds the body", float64(growth)/(1<<20), size>>20)
+	}
+	es := journalEntries(t, base)
+	if len(es) != 1 || !es[0].Proxied || es[0].Status != http.StatusOK {
+		t.Errorf("journal %+v", es)
+	}
+	if !strings.Contains(logs.String(), `"path":"/big"`) {
+		t.Errorf("no log line for the request:\n%s", logs.String())
+	}
+}
+
+// pathCounter is a real upstream on loopback that counts the requests
+// each path got and answers 201 with a JSON body naming the path.
+type pathCounter struct {
+	*httptest.Server
+	mu     sync.Mutex // guards counts
+	counts map[string]int
+}
+
+func newPathCounter(t *testing.T) *pathCounter {
+	t.Helper()
+	u := &pathCounter{counts: map[string]int{}}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.counts[r.URL.Path]++
+		u.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"path":%q,"note":"an upstream answer of some length"}`, r.URL.Path)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+func (u *pathCounter) count(path string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.counts[path]
+}
+
+// TestProxyFaultKinds: every fault kind applies to a proxied answer as to
+// a canned one. After processing, the upstream got the request once and
+// the client sees the fault break, cut or shape the upstream's answer; at
+// arrival the upstream is never called. The journal names each fault,
+// and marks proxied the entries whose request reached the upstream.
+func TestProxyFaultKinds(t *testing.T) {
+	t.Parallel()
+	up := newPathCounter(t)
+	_, base, _ := serveYAMLRunning(t, Options{}, fmt.Sprintf(`
+routes:
+  - { path: /reset, respond: { proxy: %[1]s, fault: { kind: connection-reset, after: processing } } }
+  - { path: /reset-arrival, respond: { proxy: %[1]s, fault: connection-reset } }
+  - { path: /empty, respond: { proxy: %[1]s, fault: { kind: empty-response, after: processing } } }
+  - { path: /chunk, respond: { proxy: %[1]s, fault: { kind: malformed-chunk, after: processing } } }
+  - { path: /random, respond: { proxy: %[1]s, fault: { kind: random-data, after: processing } } }
+  - { path: /partial, respond: { proxy: %[1]s, fault: { kind: partial-body, after: processing, bytes: 7 } } }
+  - { path: /slow, respond: { proxy: %[1]s, fault: { kind: slow-body, after: processing, over: 400ms, chunks: 4 } } }
+  - { path: /hang, respond: { proxy: %[1]s, fault: hang } }
+  - { path: /bandwidth, respond: { proxy: %[1]s, fault: { kind: bandwidth, rate: 100 } } }
+  - { path: /latency, respond: { proxy: %[1]s, fault: { kind: latency, latency: 400ms } } }
+  - { path: /slice, respond: { proxy: %[1]s, fault: { kind: slice, size: 16, gap: 100ms } } }
+  - { path: /limit, respond: { proxy: %[1]s, fault: { kind: limit, after: processing, bytes: 20 } } }
+`, up.URL))
+	whole := func(path string) string {
+		return fmt.Sprintf(`{"path":%q,"note":"an upstream answer of some length"}`, path)
+	}
+	for _, tc := range []struct {
+		path    string
+		timeout time.Duration // the client's; 0 for none
+		calls   int           // the upstream's
+		check   func(path string, ex seen) string
+	}{
+		{"/reset", 0, 1, func(_ string, ex seen) string {
+			if !isReset(ex.err) {
+				return fmt.Sprintf("want a reset, got %v", ex.err)
+			}
+			return ""
+		}},
+		{"/reset-arrival", 0, 0, func(_ string, ex seen) string {
+			if !isReset(ex.err) {
+				return fmt.Sprintf("want a reset, got %v", ex.err)
+			}
+			return ""
+		}},
+		{"/empty", 0, 1, func(_ string, ex seen) string {
+			if !errors.Is(ex.err, io.EOF) {
+				return fmt.Sprintf("want EOF, got %v", ex.err)
+			}
+			return ""
+		}},
+		{"/chunk", 0, 1, func(_ string, ex seen) string {
+			if ex.resp == nil || ex.resp.StatusCode != 201 || ex.err == nil || !strings.Contains(ex.err.Error(), "chunk") {
+				return fmt.Sprintf("want the upstream's 201 head, then a chunked-encoding error; got %+v", ex)
+			}
+			return ""
+		}},
+		{"/random", 0, 1, func(_ string, ex seen) string {
+			if ex.resp != nil || ex.err == nil {
+				return fmt.Sprintf("want a malformed response, got %+v", ex)
+			}
+			return ""
+		}},
+		{"/partial", 0, 1, func(path string, ex seen) string {
+			if ex.resp == nil || ex.resp.ContentLength != int64(len(whole(path))) || !errors.Is(ex.err, io.ErrUnexpectedEOF) || string(ex.body) != whole(path)[:7] {
+				return fmt.Sprintf("want the upstream's Content-Length, 7 bytes, then unexpected EOF; got %+v, body %q", ex, ex.body)
+			}
+			return ""
+		}},
+		{"/slow", 0, 1, func(path string, ex seen) string {
+			if ex.err != nil || string(ex.body) != whole(path) {
+				return fmt.Sprintf("want the whole body, got %q, %v", ex.body, ex.err)
+			}
+			if took := ex.reads[len(ex.reads)-1].Sub(ex.start); took < 400*time.Millisecond {
+				return fmt.Sprintf("the body took %s, want at least the 400ms of over:", took)
+			}
+			return ""
+		}},
+		{"/hang", 300 * time.Millisecond, 0, func(_ string, ex seen) string {
+			if !isTimeout(ex.err) || ex.resp != nil {
+				return fmt.Sprintf("want the client's timeout and no answer, got %+v", ex)
+			}
+			return ""
+		}},
+		{"/bandwidth", 0, 1, func(path string, ex seen) string {
+			// About 60 bytes at 100 a second.
+			if ex.err != nil || string(ex.body) != whole(path) || len(ex.reads) < 2 {
+				return fmt.Sprintf("want the whole body in pieces, got %q in %d reads, %v", ex.body, len(ex.reads), ex.err)
+			}
+			if took := ex.reads[len(ex.reads)-1].Sub(ex.start); took < 400*time.Millisecond {
+				return fmt.Sprintf("the body took %s at 100 bytes a second", took)
+			}
+			return ""
+		}},
+		{"/latency", 0, 1, func(path string, ex seen) string {
+			if ex.err != nil || string(ex.body) != whole(path) || ex.head.Sub(ex.start) < 400*time.Millisecond {
+				return fmt.Sprintf("want the whole body, its head after 400ms; got %q, %v, head after %s", ex.body, ex.err, ex.head.Sub(ex.start))
+			}
+			return ""
+		}},
+		{"/slice", 0, 1, func(path string, ex seen) string {
+			if ex.err != nil || string(ex.body) != whole(path) || len(ex.reads) < 2 {
+				return fmt.Sprintf("want the whole body in pieces, got %q in %d reads, %v", ex.body, len(ex.reads), ex.err)
+			}
+			if took := ex.reads[len(ex.reads)-1].Sub(ex.start); took < 300*time.Millisecond {
+				return fmt.Sprintf("the body took %s, want at least 3 gaps of 100ms", took)
+			}
+			return ""
+		}},
+		{"/limit", 0, 1, func(_ string, ex seen) string {
+			if ex.resp != nil || ex.err == nil {
+				return fmt.Sprintf("want an answer cut in its head, got %+v", ex)
+			}
+			return ""
+		}},
+	} {
+		t.Run(strings.TrimPrefix(tc.path, "/"), func(t *testing.T) {
+			t.Parallel()
+			if msg := tc.check(tc.path, fresh("GET", base+tc.path, "", tc.timeout)); msg != "" {
+				t.Error(msg)
+			}
+			if n := up.count(tc.path); n != tc.calls {
+				t.Errorf("the upstream got %d calls, want %d", n, tc.calls)
+			}
+		})
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			return
+		}
+		eventually(t, patience, func() string { // the hang ends when its client has left
+			es := journalEntries(t, base)
+			if len(es) != 12 {
+				return fmt.Sprintf("%d journal entries, want 12", len(es))
+			}
+			for _, e := range es {
+				// Proxied says the upstream was asked: not at arrival.
+				if asked := e.FaultAfter == "processing" || up.count(e.Path) > 0; e.Proxied != asked || e.Fault == "" {
+					return fmt.Sprintf("entry %+v: want proxied %v, with its fault", e, asked)
+				}
+			}
+			return ""
+		})
+	})
+}
+
+// TestProxyFaultChance: a proxied route's fault strikes the share of
+// requests its chance says, the same ones on two servers with one seed,
+// and the upstream did the work of every one (after: processing).
+func TestProxyFaultChance(t *testing.T) {
+	t.Parallel()
+	var patterns [2]string
+	for i := range patterns {
+		up := newPathCounter(t)
+		_, base, _ := serveYAMLRunning(t, Options{Rand: SeededRand(7)}, fmt.Sprintf(`
+routes:
+  - { path: /some, respond: { proxy: %s, fault: { kind: empty-response, after: processing, chance: 0.5 } } }
+`, up.URL))
+		var b strings.Builder
+		for range 40 {
+			ex := fresh("GET", base+"/some", "", 0)
+			switch {
+			case ex.err == nil && ex.resp.StatusCode == http.StatusCreated:
+				b.WriteByte('.')
+			case errors.Is(ex.err, io.EOF):
+				b.WriteByte('x')
+			default:
+				t.Fatalf("neither the upstream's answer nor the fault: %+v", ex)
+			}
+		}
+		patterns[i] = b.String()
+		if n := up.count("/some"); n != 40 {
+			t.Errorf("the upstream got %d calls, want 40", n)
+		}
+	}
+	if patterns[0] != patterns[1] {
+		t.Errorf("two servers with seed 7 faulted differently:\n%s\n%s", patterns[0], patterns[1])
+	}
+	if k := strings.Count(patterns[0], "x"); k < 8 || k > 32 {
+		t.Errorf("chance 0.5 faulted %d of 40: %s", k, patterns[0])
+	}
+}
+
+// TestProxyCORS: on a proxied route the mock's CORS answers the browser,
+// streamed, held (idempotency) and replayed alike: its preflight never
+// reaches the upstream, and the upstream's own Access-Control-* fields,
+// which name the upstream's origins, are dropped (its Vary kept, with
+// Origin). Without a CORS policy the upstream's fields pass through.
+func TestProxyCORS(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Access-Control-Allow-Origin", "https://sandbox-dashboard.example.test")
+		w.Header().Set("Access-Control-Expose-Headers", "X-Sandbox")
+		w.Header().Set("Vary", "Accept-Encoding")
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/v1/big" {
+			// Longer than forward reads whole, without a length: streamed.
+			for range 8 {
+				_, _ = w.Write(bytes.Repeat([]byte("x"), 8<<10))
+				w.(http.Flusher).Flush()
+			}
+			return
+		}
+		fmt.Fprintf(w, `{"path":%q}`, r.URL.Path)
+	}))
+	t.Cleanup(up.Close)
+	routes := fmt.Sprintf(`
+routes:
+  - { name: small, path: /v1/small, respond: { proxy: %[1]s } }
+  - { name: big, path: /v1/big, respond: { proxy: %[1]s } }
+  - name: charge
+    method: POST
+    path: /v1/charges
+    idempotency: { key: header.Idempotency-Key }
+    respond: { proxy: %[1]s }
+`, up.URL)
+	_, base, _ := serveYAMLRunning(t, Options{CORS: true}, routes)
+	check := func(name string, r response) {
+		t.Helper()
+		if got := r.header.Get("Access-Control-Allow-Origin"); got != appOrigin {
+			t.Errorf("%s: Access-Control-Allow-Origin %q, want the app's %q", name, got, appOrigin)
+		}
+		if r.header.Get("Access-Control-Allow-Credentials") != "true" || strings.Contains(r.header.Get("Access-Control-Expose-Headers"), "X-Sandbox") {
+			t.Errorf("%s: CORS headers %v, want the mock's", name, r.header)
+		}
+		if vary := strings.Join(r.header.Values("Vary"), ", "); !strings.Contains(vary, "Origin") || !strings.Contains(vary, "Accept-Encoding") {
+			t.Errorf("%s: Vary %q, want Origin and the upstream's Accept-Encoding", name, vary)
+		}
+	}
+	if r := do(t, http.MethodGet, base+"/v1/small", "", "Origin", appOrigin); r.status != 200 || r.body != `{"path":"/v1/small"}` {
+		t.Fatalf("small: %d %s", r.status, r.body)
+	} else {
+		check("small", r)
+	}
+	if r := do(t, http.MethodGet, base+"/v1/big", "", "Origin", appOrigin); r.status != 200 || len(r.body) != 64<<10 {
+		t.Fatalf("big: %d, %d bytes", r.status, len(r.body))
+	} else {
+		check("big (streamed)", r)
+	}
+	first := do(t, http.MethodPost, base+"/v1/charges", "{}", "Origin", appOrigin, "Idempotency-Key", "k1")
+	check("charge", first)
+	again := do(t, http.MethodPost, base+"/v1/charges", "{}", "Origin", appOrigin, "Idempotency-Key", "k1")
+	check("charge replayed", again)
+	if again.header.Get("Idempotent-Replayed") != "true" || again.body != first.body {
+		t.Errorf("the retry was not a replay: %v %s", again.header, again.body)
+	}
+	pre := do(t, http.MethodOptions, base+"/v1/charges", "", "Origin", appOrigin, "Access-Control-Request-Method", "POST",
+		"Access-Control-Request-Headers", "idempotency-key")
+	if pre.status != http.StatusNoContent || pre.header.Get("Access-Control-Allow-Origin") != appOrigin {
+		t.Errorf("preflight: %d %v", pre.status, pre.header)
+	}
+	if n := calls.Load(); n != 3 {
+		t.Errorf("the upstream got %d calls, want 3 (small, big, the first charge): a preflight or a replay reached it", n)
+	}
+
+	// No policy: the mock is transparent.
+	_, plain, _ := serveYAMLRunning(t, Options{}, routes)
+	r := do(t, http.MethodGet, plain+"/v1/small", "", "Origin", appOrigin)
+	if r.header.Get("Access-Control-Allow-Origin") != "https://sandbox-dashboard.example.test" || r.header.Get("Vary") != "Accept-Encoding" {
+		t.Errorf("without CORS: %v, want the upstream's fields", r.header)
+	}
+}
+
+// TestProxyJournalUpstreamLatency: the journal entry of a proxied request
+// carries the upstream's URL, status and latency.
+func TestProxyJournalUpstreamLatency(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(80 * time.Millisecond) // the upstream thinks
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	t.Cleanup(up.Close)
+	_, base, _ := serveYAMLRunning(t, Options{}, fmt.Sprintf("routes:\n  - { name: slowish, path: /x, respond: { proxy: %s } }\n", up.URL))
+	if r := do(t, http.MethodGet, base+"/x?q=1", ""); r.status != http.StatusAccepted {
+		t.Fatalf("got %d", r.status)
+	}
+	es := journalEntries(t, base)
+	if len(es) != 1 || !es[0].Proxied || es[0].Upstream != up.URL+"/x?q=1" || es[0].UpstreamStatus != http.StatusAccepted || es[0].UpstreamMs < 80 || es[0].DurationMs < es[0].UpstreamMs {
+		t.Fatalf("journal %+v, want the upstream, its 202 and a latency of at least 80 ms", es)
+	}
+}
+
+// TestProxyOwnServerAsIdempotentUpstream: our own server is the upstream,
+// emulating Idempotency-Key; the mock in front of it proxies with no store
+// of its own and loses the answer after processing. The client's retry
+// with the same key reaches the upstream, which replays its stored answer:
+// for two attempts the upstream processed one request, and the client got
+// the answer of that one.
+func TestProxyOwnServerAsIdempotentUpstream(t *testing.T) {
+	t.Parallel()
+	_, sandbox, _ := serveYAMLRunning(t, Options{}, `
+routes:
+  - name: create charge
+    method: POST
+    path: /v1/charges
+    idempotency: { key: header.Idempotency-Key, required: true }
+    respond: { status: 201, template: true, body: { id: 'ch_{{ .Call }}', amount: 2000 } }
+`)
+	_, mock, _ := serveYAMLRunning(t, Options{}, fmt.Sprintf(`
+routes:
+  - name: charge via the sandbox
+    method: POST
+    path: /v1/charges
+    responses:
+      - { proxy: %[1]s, fault: { kind: connection-reset, after: processing } }
+      - { proxy: %[1]s }
+`, sandbox))
+	attempt := func() (response, error) {
+		return doCtx(t.Context(), http.MethodPost, mock+"/v1/charges", `{"amount":2000}`, "Idempotency-Key", "order-7")
+	}
+	if r, err := attempt(); err == nil {
+		t.Fatalf("the first attempt got an answer: %d %s", r.status, r.body)
+	}
+	r, err := attempt()
+	if err != nil || r.status != http.StatusCreated || r.header.Get("Idempotent-Replayed") != "true" || !strings.Contains(r.body, `"ch_1"`) {
+		t.Fatalf("retry: %v %d %v %s, want the sandbox's replay of ch_1", err, r.status, r.header, r.body)
+	}
+	up := journalEntries(t, sandbox)
+	if len(up) != 2 || up[0].Idempotency != "new" || up[1].Idempotency != "replayed" {
+		t.Fatalf("the sandbox's journal %+v, want one request processed and one replayed", up)
+	}
+	es := journalEntries(t, mock)
+	if len(es) != 2 || es[0].Fault != "connection-reset" || es[0].UpstreamStatus != 201 || !es[1].Proxied || es[1].Fault != "" {
+		t.Fatalf("the mock's journal %+v", es)
+	}
+}
+
+// TestProxyLoopAtStart: a route (or --proxy-unmatched) that proxies to
+// the mock's own listener is refused when Serve starts, at its proxy:
+// field's file:line:col, and a reload that brings one in fails with the
+// last good scenarios still serving; no request gets to loop.
+func TestProxyLoopAtStart(t *testing.T) {
+	t.Parallel()
+	// start serves yaml, SELF replaced by the listener's address and PORT
+	// by its port, with
+	// the options opts makes of that address; it returns what Serve
+	// returned, or nil once it serves.
+	start := func(opts func(self string) Options, yaml string) (s *Server, url, path string, served error) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		self := ln.Addr().String()
+		path = filepath.Join(t.TempDir(), "s.yaml")
+		_, port, _ := net.SplitHostPort(self)
+		yaml = strings.NewReplacer("SELF", self, "PORT", port).Replace(yaml)
+		if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o := opts(self)
+		o.Load = func() (*scenarios.Set, error) { return scenarios.Load(path) }
+		if s, err = New(o); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.Serve(ctx, ln) }()
+		t.Cleanup(func() { cancel(); <-done })
+		ready := make(chan struct{})
+		go func() {
+			defer close(ready)
+			for range 3000 {
+				if r, err := doCtx(ctx, http.MethodGet, "http://"+self+"/__admin/health", ""); err == nil && r.status == 200 {
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}()
+		select {
+		case err := <-done:
+			done <- err // for the cleanup
+			return nil, "", path, err
+		case <-ready:
+			return s, "http://" + self, path, nil
+		}
+	}
+	none := func(string) Options { return Options{} }
+	_, _, path, err := start(none, "routes:\n  - { name: ok, path: /ok, respond: { body: ok } }\n  - { name: self, path: /x, respond: { proxy: \"http://localhost:PORT/base\" } }\n")
+	if err == nil || !strings.Contains(err.Error(), path+":3:") || !strings.Contains(err.Error(), `route "self"`) || !strings.Contains(err.Error(), "own address") {
+		t.Fatalf("Serve: %v, want the loop refused at %s:3", err, path)
+	}
+	_, _, _, err = start(func(self string) Options { return Options{ProxyUnmatched: "http://" + self} }, "routes: []\n")
+	if err == nil || !strings.Contains(err.Error(), "proxy-unmatched") {
+		t.Fatalf("Serve with --proxy-unmatched to itself: %v", err)
+	}
+	if _, _, _, err = start(func(string) Options { return Options{ProxyUnmatched: "http://127.0.0.1:1"} }, "routes:\n  - { path: /y, respond: { proxy: \"http://127.0.0.1:1\" } }\n"); err != nil {
+		t.Fatalf("upstreams elsewhere: %v", err)
+	}
+
+	// A reload that brings a loop in is refused; the last good set serves.
+	s, url, path, err := start(none, "routes:\n  - { name: ok, path: /ok, respond: { body: ok } }\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := strings.TrimPrefix(url, "http://")
+	if err := os.WriteFile(path, []byte("routes:\n  - { name: self, path: /ok, respond: { proxy: \"http://"+self+"\" } }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reload(); err == nil || !strings.Contains(err.Error(), path+":2:") || !strings.Contains(err.Error(), "own address") {
+		t.Fatalf("reload: %v, want the loop refused at %s:2", err, path)
+	}
+	if r := do(t, http.MethodGet, url+"/ok", ""); r.status != 200 || r.body != "ok" {
+		t.Fatalf("after the refused reload: %d %q, want the last good route", r.status, r.body)
+	}
+}
+
+// TestRecordSequencePerKeyAndLatency records through the server (spy
+// mode with a Recorder, as serve --record does) in front of our own
+// server as an idempotent upstream that takes its time, with
+// --record-sequence-per header.Idempotency-Key and --record-latency. The
+// recording's route is a sequence per key, made of what the key with the
+// most calls got (its first answer, then the upstream's replay of it),
+// with the upstream's latency as each answer's delay; served, a key's
+// first call and its retry get those answers.
+func TestRecordSequencePerKeyAndLatency(t *testing.T) {
+	t.Parallel()
+	_, sandbox, _ := serveYAMLRunning(t, Options{}, `
+routes:
+  - name: create charge
+    method: POST
+    path: /v1/charges
+    idempotency: { key: header.Idempotency-Key, required: true }
+    respond: { status: 201, template: true, body: { id: 'ch_{{ .Call }}', amount: 2000 }, delay: 60ms }
+`)
+	rec := record.New(record.Options{Upstream: sandbox, SequencePer: "header.Idempotency-Key", Latency: true})
+	_, mock, _ := serveYAMLRunning(t, Options{ProxyUnmatched: sandbox, Recorder: rec}, "routes: []\n")
+	charge := func(base, key string) response {
+		t.Helper()
+		return do(t, http.MethodPost, base+"/v1/charges", `{"amount":2000}`, "Idempotency-Key", key)
+	}
+	var live []response
+	for _, key := range []string{"k1", "k2", "k2", "k3"} {
+		live = append(live, charge(mock, key))
+	}
+	if !strings.Contains(live[1].body, `"ch_2"`) || live[2].body != live[1].body || live[2].header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("live answers %+v", live)
+	}
+	dir := t.TempDir()
+	if _, err := rec.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	text, _ := os.ReadFile(filepath.Join(dir, "recorded.yaml"))
+	set, err := scenarios.Load(dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	routes := set.Routes()
+	if len(routes) != 1 || routes[0].Sequence == nil || routes[0].Sequence.Per == nil || len(routes[0].Responses) != 2 {
+		t.Fatalf("want one route, a sequence per key of 2 answers (k2's):\n%s", text)
+	}
+	// The first answer took the upstream's 60ms; its replay came at once.
+	if d := routes[0].Responses[0].Delay; d.Kind != scenarios.Fixed || d.Fixed < 60*time.Millisecond {
+		t.Errorf("the first answer's delay is %s, want the upstream's latency (at least 60ms)\n%s", d, text)
+	}
+	if d := routes[0].Responses[1].Delay; d.Kind != scenarios.Fixed || d.Fixed >= 60*time.Millisecond {
+		t.Errorf("the replay's delay is %s, want the upstream's (a replay, under 60ms)\n%s", d, text)
+	}
+	_, replay, _ := serveYAMLRunning(t, Options{}, string(text))
+	for _, key := range []string{"k9", "k8"} { // any key walks k2's series
+		first, retry := charge(replay, key), charge(replay, key)
+		if first.status != 201 || !sameJSONText(first.body, live[1].body) || first.header.Get("Idempotent-Replayed") != "" {
+			t.Errorf("key %s, first call: %d %v %s, want k2's first answer %s", key, first.status, first.header, first.body, live[1].body)
+		}
+		if retry.status != 201 || !sameJSONText(retry.body, live[2].body) || retry.header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("key %s, retry: %d %v %s, want k2's replay %s", key, retry.status, retry.header, retry.body, live[2].body)
+		}
+	}
+}
+
+// sameJSONText reports whether a and b are the same JSON value.
+func sameJSONText(a, b string) bool {
+	var va, vb any
+	return json.Unmarshal([]byte(a), &va) == nil && json.Unmarshal([]byte(b), &vb) == nil && fmt.Sprint(va) == fmt.Sprint(vb)
 }

@@ -154,6 +154,9 @@ func (s *Server) reload() error {
 			t, derr = matcher.Compile(merged)
 		}
 		if derr == nil {
+			derr = s.checkLoops(merged.Routes())
+		}
+		if derr == nil {
 			derr = s.seed(context.Background(), merged, false)
 		}
 		if derr != nil {

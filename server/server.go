@@ -275,6 +275,9 @@ type Server struct {
 	// misses under Options.ProxyUnmatched (nil: none).
 	proxy          *upstream.Proxy
 	unmatchedProxy *prepared
+	// listening is the scenario listener's address once Serve starts,
+	// for checkLoops (proxy.go).
+	listening atomic.Pointer[[]net.Addr]
 	// faults are the faults switched on at run time (admin_faults.go).
 	faults runtimeFaults
 }
@@ -433,6 +436,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // answers the admin API alone (see AdminHandler). A nil adminLn is Serve.
 // Both shut down together, when ctx ends or when either fails.
 func (s *Server) ServeSplit(ctx context.Context, ln, adminLn net.Listener) error {
+	if err := s.listen(ln); err != nil {
+		// A route proxies to this very listener: nothing started yet.
+		ln.Close()
+		if adminLn != nil {
+			adminLn.Close()
+		}
+		return err
+	}
 	base, cancelDelays := context.WithCancelCause(context.Background())
 	defer cancelDelays(nil)
 	s.startWebhooks() // until shutdown begins (s.stop)

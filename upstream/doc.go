@@ -7,7 +7,9 @@
 // Connection; Host set to the upstream's; X-Forwarded-For, -Proto and -Host
 // set; a route's header set and remove rules), the per-route timeout
 // (default 30s) and the loop marker (a Via entry naming this mock, so that
-// an upstream that is the mock itself is refused rather than recursed into).
+// an upstream that is the mock itself is refused rather than recursed into;
+// PointsAt catches the plain cases before any request, from the URL and
+// the listener's address).
 //
 // Bodies stream both ways: the request body is handed to the transport as
 // it arrives, and Response.Body is read from the connection as the caller

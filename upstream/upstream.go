@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,6 +73,52 @@ func ParseURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("%q has a query or fragment: want a base URL", raw)
 	}
 	return u, nil
+}
+
+// PointsAt reports whether raw, an upstream's URL, addresses the listener
+// at addr: the same port, and a host that reaches that listener without a
+// DNS lookup (its IP; localhost or a loopback IP when it listens on
+// loopback or on every address; any address of this machine when it
+// listens on every address). A name that would need resolving is not
+// looked up, so a loop through one is caught only when a request comes
+// back (Looped).
+func PointsAt(raw string, addr net.Addr) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	ta, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return false
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	if port != strconv.Itoa(ta.Port) {
+		return false
+	}
+	host := strings.ToLower(u.Hostname())
+	every := ta.IP == nil || ta.IP.IsUnspecified()
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return every || ta.IP.IsLoopback()
+	}
+	ip := net.ParseIP(host)
+	switch {
+	case ip == nil:
+		return false
+	case !every:
+		return ip.Equal(ta.IP)
+	case ip.IsLoopback() || ip.IsUnspecified():
+		return true
+	}
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // Redacted returns u as text without its password, for messages.
@@ -147,14 +195,14 @@ func isHopByHop(canonical string) bool {
 // Connection field first.
 func removeHopByHop(h http.Header) {
 	for _, v := range h["Connection"] {
-		for _, name := range strings.Split(v, ",") {
+		for name := range strings.SplitSeq(v, ",") {
 			if name = textproto.TrimString(name); name != "" {
-				h.Del(name)
+				delete(h, textproto.CanonicalMIMEHeaderKey(name))
 			}
 		}
 	}
 	for _, name := range hopByHop {
-		h.Del(name)
+		delete(h, name) // canonical already
 	}
 }
 
@@ -240,8 +288,8 @@ func (p *Proxy) Close() {
 // Looped reports whether r already passed through this mock as a
 // forwarded request: the upstream was the mock itself.
 func (p *Proxy) Looped(r *http.Request) bool {
-	for _, v := range r.Header.Values("Via") {
-		for _, e := range strings.Split(v, ",") {
+	for _, v := range r.Header["Via"] {
+		for e := range strings.SplitSeq(v, ",") {
 			if strings.TrimSpace(e) == p.via {
 				return true
 			}
@@ -257,13 +305,28 @@ type Response struct {
 	// Header is the upstream's, less hop-by-hop fields.
 	Header http.Header
 	Body   io.ReadCloser
+	// ContentLength is the body's length as the upstream declared it, -1
+	// when it did not (a chunked or close-delimited body).
+	ContentLength int64
 	// Latency is the time from sending the request to the answer's
 	// headers.
 	Latency time.Duration
 	// Upstream is the URL the request went to, for the journal.
 	Upstream string
+}
 
-	cancel context.CancelFunc
+// forwarding is what one forward needs, in one allocation: the outbound
+// request, its URL, the values of the headers the proxy sets, the
+// watchdog and the answer handed back.
+type forwarding struct {
+	resp Response
+	body watchedBody
+	dog  watchdog
+	url  url.URL
+	req  http.Request
+	// vals hold X-Forwarded-Proto and -Host (and -For without a prior
+	// value), each the one value of its header.
+	vals [3]string
 }
 
 // Do forwards r to t and returns the upstream's answer once its headers
@@ -271,47 +334,73 @@ type Response struct {
 // any, is an *Error. Body reads after Do keep the route's timeout: each
 // read must get data within it.
 func (p *Proxy) Do(r *http.Request, t *Target) (*Response, error) {
-	u := t.resolve(r.URL)
-	target := u.String()
+	var body io.ReadCloser
+	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+		// The transport closes a request body it was given; the server
+		// owns the incoming one, so hand it a wrapper that does not.
+		body = io.NopCloser(r.Body)
+	}
+	return p.do(r.Context(), r, body, r.ContentLength, nil, t)
+}
+
+// DoBody is Do for a request whose body the caller has read already
+// (body, nil for none), under ctx rather than r's context. The transport
+// may send it again on a fresh connection when a kept-alive one turns out
+// closed by the upstream, as it does for a request without a body (for a
+// method that is not idempotent, only with an Idempotency-Key, as
+// net/http decides).
+func (p *Proxy) DoBody(ctx context.Context, r *http.Request, body []byte, t *Target) (*Response, error) {
+	if len(body) == 0 {
+		return p.do(ctx, r, nil, 0, nil, t)
+	}
+	return p.do(ctx, r, io.NopCloser(bytes.NewReader(body)), int64(len(body)), body, t)
+}
+
+func (p *Proxy) do(parent context.Context, r *http.Request, body io.ReadCloser, length int64, again []byte, t *Target) (*Response, error) {
+	f := &forwarding{}
+	t.resolve(&f.url, r.URL)
+	target := f.url.String()
 	if p.closed.Load() {
 		return nil, &Error{Upstream: target, Status: http.StatusBadGateway, Cause: "the proxy is shut down", Err: errClosed}
 	}
 	if p.Looped(r) {
 		return nil, &Error{Upstream: target, Status: http.StatusLoopDetected, Cause: "the request came back through this mock: the upstream is the mock itself", Err: ErrLoop}
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	w := newWatchdog(t.timeout, cancel)
-	out := p.outbound(ctx, r, t, u)
+	ctx, cancel := context.WithCancel(parent)
+	w := &f.dog
+	w.start(t.timeout, cancel)
+	out := p.outbound(ctx, f, r, t, body, length, again)
 	start := time.Now()
 	resp, err := p.transport.RoundTrip(out)
 	if err != nil {
 		fired := w.stop()
 		cancel()
-		return nil, classify(target, t.timeout, fired, r.Context().Err(), err)
+		return nil, classify(target, t.timeout, fired, parent.Err(), err)
 	}
 	latency := time.Since(start)
 	w.reset()
 	removeHopByHop(resp.Header)
-	return &Response{
-		Status:   resp.StatusCode,
-		Header:   resp.Header,
-		Body:     &watchedBody{rc: resp.Body, w: w, cancel: cancel, upstream: target, timeout: t.timeout},
-		Latency:  latency,
-		Upstream: target,
-		cancel:   cancel,
-	}, nil
+	f.body = watchedBody{rc: resp.Body, w: w, cancel: cancel, upstream: target, timeout: t.timeout}
+	f.resp = Response{
+		Status:        resp.StatusCode,
+		Header:        resp.Header,
+		Body:          &f.body,
+		ContentLength: resp.ContentLength,
+		Latency:       latency,
+		Upstream:      target,
+	}
+	return &f.resp, nil
 }
 
-// resolve returns the URL a request for in goes to: the target's base
+// resolve sets u to the URL a request for in goes to: the target's base
 // path joined with the request's path, the request's query kept.
-func (t *Target) resolve(in *url.URL) *url.URL {
-	u := *t.url
+func (t *Target) resolve(u *url.URL, in *url.URL) {
+	*u = *t.url
 	u.Path = joinPath(t.url.Path, in.Path)
 	if in.RawPath != "" || t.url.RawPath != "" {
 		u.RawPath = joinPath(t.url.EscapedPath(), in.EscapedPath())
 	}
 	u.RawQuery = in.RawQuery
-	return &u
 }
 
 func joinPath(a, b string) string {
@@ -327,49 +416,61 @@ func joinPath(a, b string) string {
 	return strings.TrimSuffix(a, "/") + "/" + strings.TrimPrefix(b, "/")
 }
 
-func (p *Proxy) outbound(ctx context.Context, r *http.Request, t *Target, u *url.URL) *http.Request {
-	out := &http.Request{
+// noUserAgent keeps net/http from adding Go's own User-Agent to a request
+// that had none. Shared: the transport only reads header values.
+var noUserAgent = []string{""}
+
+func (p *Proxy) outbound(ctx context.Context, f *forwarding, r *http.Request, t *Target, body io.ReadCloser, length int64, again []byte) *http.Request {
+	h := r.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	removeHopByHop(h)
+	for _, name := range t.remove {
+		delete(h, name)
+	}
+	for _, hv := range t.set {
+		h[hv.name] = []string{hv.value}
+	}
+	// The values set here are slices of f.vals, full ones so that an
+	// append elsewhere copies rather than writes into the next.
+	if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		if prior := h["X-Forwarded-For"]; len(prior) > 0 {
+			h["X-Forwarded-For"] = []string{strings.Join(prior, ", ") + ", " + ip}
+		} else {
+			f.vals[2] = ip
+			h["X-Forwarded-For"] = f.vals[2:3:3]
+		}
+	}
+	f.vals[0] = "http"
+	if r.TLS != nil {
+		f.vals[0] = "https"
+	}
+	f.vals[1] = r.Host
+	h["X-Forwarded-Proto"] = f.vals[0:1:1]
+	h["X-Forwarded-Host"] = f.vals[1:2:2]
+	h["Via"] = append(h["Via"], p.via) // a clone's values: appending copies
+	if _, ok := h["User-Agent"]; !ok {
+		h["User-Agent"] = noUserAgent // net/http would add Go's own
+	}
+	f.req = http.Request{
 		Method:        r.Method,
-		URL:           u,
+		URL:           &f.url,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        r.Header.Clone(),
-		ContentLength: r.ContentLength,
-		Host:          u.Host,
+		Header:        h,
+		Body:          body,
+		ContentLength: length,
+		Host:          f.url.Host,
 	}
-	if out.Header == nil {
-		out.Header = http.Header{}
+	if body == nil {
+		f.req.ContentLength = 0
 	}
-	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
-		// The transport closes a request body it was given; the server
-		// owns the incoming one, so hand it a wrapper that does not.
-		out.Body = io.NopCloser(r.Body)
+	if again != nil {
+		f.req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(again)), nil }
 	}
-	removeHopByHop(out.Header)
-	for _, name := range t.remove {
-		out.Header.Del(name)
-	}
-	for _, h := range t.set {
-		out.Header.Set(h.name, h.value)
-	}
-	if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		if prior := out.Header.Values("X-Forwarded-For"); len(prior) > 0 {
-			ip = strings.Join(prior, ", ") + ", " + ip
-		}
-		out.Header.Set("X-Forwarded-For", ip)
-	}
-	proto := "http"
-	if r.TLS != nil {
-		proto = "https"
-	}
-	out.Header.Set("X-Forwarded-Proto", proto)
-	out.Header.Set("X-Forwarded-Host", r.Host)
-	out.Header.Add("Via", p.via)
-	if _, ok := out.Header["User-Agent"]; !ok {
-		out.Header.Set("User-Agent", "") // net/http would add Go's own
-	}
-	return out.WithContext(ctx)
+	return f.req.WithContext(ctx)
 }
 
 // WriteTo writes the answer to w: status, headers, then the body as it
@@ -432,17 +533,18 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 
 // watchdog cancels a forward when no progress was made for timeout.
 type watchdog struct {
-	t     *time.Timer
-	d     time.Duration
-	fired atomic.Bool
+	t      *time.Timer
+	d      time.Duration
+	cancel context.CancelFunc
+	fired  atomic.Bool
 }
 
-func newWatchdog(d time.Duration, cancel context.CancelFunc) *watchdog {
-	w := &watchdog{}
-	w.t = time.AfterFunc(d, func() { w.fired.Store(true); cancel() })
-	w.d = d
-	return w
+func (w *watchdog) start(d time.Duration, cancel context.CancelFunc) {
+	w.d, w.cancel = d, cancel
+	w.t = time.AfterFunc(d, w.fire)
 }
+
+func (w *watchdog) fire() { w.fired.Store(true); w.cancel() }
 
 func (w *watchdog) reset() { w.t.Reset(w.d) }
 

@@ -532,3 +532,51 @@ func BenchmarkGET(b *testing.B) {
 		})
 	}
 }
+
+func TestPointsAt(t *testing.T) {
+	t.Parallel()
+	loop := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
+	every := &net.TCPAddr{IP: net.IPv4zero, Port: 8080}
+	every6 := &net.TCPAddr{IP: net.IPv6unspecified, Port: 443}
+	for _, tc := range []struct {
+		url  string
+		addr net.Addr
+		want bool
+	}{
+		{"http://127.0.0.1:8080", loop, true},
+		{"http://localhost:8080/base", loop, true},
+		{"http://LOCALHOST:8080", loop, true},
+		{"http://app.localhost:8080", loop, true},
+		{"http://127.0.0.1:8081", loop, false},
+		{"http://127.0.0.2:8080", loop, false}, // another loopback address: another socket
+		{"http://127.0.0.1", loop, false},      // port 80
+		{"http://sandbox.example.test:8080", loop, false},
+		{"http://127.0.0.2:8080", every, true},
+		{"http://[::1]:8080", every, true},
+		{"http://localhost:8080", every, true},
+		{"https://localhost", every6, true}, // port 443
+		{"http://localhost", every6, false},
+		{"http://192.0.2.1:8080", every, false}, // not this machine's (TEST-NET-1)
+		{"http://[::1]:8080", loop, false},
+	} {
+		if got := PointsAt(tc.url, tc.addr); got != tc.want {
+			t.Errorf("PointsAt(%s, %s) = %v, want %v", tc.url, tc.addr, got, tc.want)
+		}
+	}
+}
+
+// TestTargetTimeout: a route without timeout: waits DefaultTimeout (30s)
+// for its upstream, never for ever; a negative one is refused.
+func TestTargetTimeout(t *testing.T) {
+	t.Parallel()
+	tg, err := NewTarget(Config{URL: "https://sandbox.example.test"})
+	if err != nil || tg.Timeout() != 30*time.Second || DefaultTimeout != 30*time.Second {
+		t.Fatalf("default timeout %v, %v: want 30s", tg.Timeout(), err)
+	}
+	if tg, err = NewTarget(Config{URL: "https://sandbox.example.test", Timeout: 2 * time.Second}); err != nil || tg.Timeout() != 2*time.Second {
+		t.Fatalf("timeout 2s: %v, %v", tg.Timeout(), err)
+	}
+	if _, err := NewTarget(Config{URL: "https://sandbox.example.test", Timeout: -time.Second}); err == nil {
+		t.Fatal("a negative timeout was accepted")
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -63,6 +64,10 @@ func main() {
 	smArgs := flag.String("scenariomock-args", "", "extra arguments for scenariomock serve, e.g. --log-level=warn")
 	bin := flag.String("bin", "", "a scenariomock binary to use instead of building one")
 	stateURL := flag.String("state", "", "a Redis URL (redis://127.0.0.1:6379/0): also measure the idem and replay workloads with serve --state on it, against the in-memory store and bare net/http in the same rounds")
+	proxyAway := flag.Duration("proxy-away", 2*time.Millisecond, "the proxy workload's upstream a network away answers after this wait")
+	proxyAwayConns := flag.String("proxy-away-conns", "8,32", "connections of the proxy workload's closed loops against the upstream a network away, comma-separated")
+	proxyRates := flag.String("proxy-rates", "1000,2000", "requests a second of the proxy workload's open loop, comma-separated")
+	proxyStream := flag.Int64("proxy-stream-mib", 1024, "MiB of the body the proxy workload streams through the proxy (0: none)")
 	check := flag.Bool("check", false, "exit 1 if any answer failed or was wrong (for CI; speed is never checked, shared machines are too noisy)")
 	flag.Parse()
 
@@ -93,7 +98,16 @@ func main() {
 	}
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(4 << 30)
-	failures, err := run(*workloads, *conns, *duration, *rounds, *heldConns, *heldRounds, *delay, *heldFor, *edits, *startupRoutes, *out, *profile, *smArgs, *bin, *stateURL)
+	proxy := proxyOptions{away: *proxyAway, streamSize: *proxyStream << 20}
+	var err error
+	if proxy.awayConns, err = ints(*proxyAwayConns); err == nil {
+		proxy.rates, err = ints(*proxyRates)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(2)
+	}
+	failures, err := run(*workloads, *conns, *duration, *rounds, *heldConns, *heldRounds, *delay, *heldFor, *edits, *startupRoutes, *out, *profile, *smArgs, *bin, *stateURL, proxy)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
@@ -106,7 +120,7 @@ func main() {
 
 // run runs the workloads and returns, besides an error, the workloads
 // that had failed or wrong answers.
-func run(workloads string, conns int, duration time.Duration, rounds, heldConns, heldRounds int, delay, heldFor time.Duration, edits, startupRoutes int, out, profile, smArgs, bin, stateURL string) (failures []string, err error) {
+func run(workloads string, conns int, duration time.Duration, rounds, heldConns, heldRounds int, delay, heldFor time.Duration, edits, startupRoutes int, out, profile, smArgs, bin, stateURL string, proxy proxyOptions) (failures []string, err error) {
 	failed := func(name string, errors, wrong int64) {
 		if errors > 0 || wrong > 0 {
 			failures = append(failures, fmt.Sprintf("%s: %d errors, %d wrong", name, errors, wrong))
@@ -211,21 +225,9 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns,
 
 	if want["proxy"] {
 		section("Proxy overhead")
-		md.WriteString("scenariomock serves one route, `respond: { proxy: ... }`, in front of the bare net/http server; \"bare\" is the same " +
-			"upstream called directly, so the ratio is what forwarding costs (journal and log line on, as by default).\n\n")
-		md.WriteString(throughputHeader)
-		h.current = "proxy"
-		progress("workload proxy")
-		p, err := h.startProxyPair(tmp)
-		if err != nil {
+		if err := h.proxyWorkload(tmp, proxy, &md, failed, progress); err != nil {
 			return nil, err
 		}
-		sm, base, r := h.compare(p, fixed(proxyGet))
-		p.stop()
-		name := "6. GET /payments/pay_demo_0001 proxied to the bare server ÷ the bare server directly"
-		md.WriteString(throughputRows(name, sm, base, r, 0.80, 0))
-		fmt.Fprintf(&md, "\nAdded latency: p50 %s, p99 %s (target p50 < 1 ms).\n\n", ms(sm.p50-base.p50), ms(sm.p99-base.p99))
-		failed(name, sm.errors+base.errors, sm.wrong+base.wrong)
 	}
 
 	if want["routes"] {
@@ -466,6 +468,24 @@ func throughputRows(name string, sm, base result, r ratios, rpsTarget, p99Target
 	}
 	return row("bare net/http", base, " | ") + row("scenariomock", sm, rpsCell+" | "+p99Cell)
 }
+
+// ints parses a comma-separated list of positive integers.
+func ints(list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q: want positive integers separated by commas", list)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func numCPU() int { return runtime.NumCPU() }
 
 func mark(ok bool) string {
 	if ok {
