@@ -26,6 +26,7 @@ import (
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 	"github.com/pb33f/libopenapi/datamodel"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+	"github.com/pb33f/libopenapi/index"
 
 	"github.com/scenariomock/scenariomock/scenarios"
 )
@@ -206,6 +207,7 @@ type api struct {
 	params   parameters.ParameterValidator
 	bodies   requests.RequestBodyValidator
 	schemas  schema_validation.SchemaValidator // form bodies, once typed (coerce.go)
+	vopts    []config.Option                   // the validators' options, for multipart bodies (multipart.go)
 	fixtures map[string]json.RawMessage        // by resource name
 	validate string
 	errors   string // "problem" or "stripe"
@@ -317,6 +319,7 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	// every schema of the document up front, which for Stripe's spec took
 	// minutes and gigabytes.
 	vopts := []config.Option{config.WithSchemaCache(cache.NewDefaultCache()), config.WithURLEncodedBodyValidation()}
+	a.vopts = vopts
 	a.params = parameters.NewParameterValidator(&m.Model, vopts...)
 	a.bodies = requests.NewRequestBodyValidator(&m.Model, vopts...)
 	a.schemas = schema_validation.NewSchemaValidator(vopts...)
@@ -351,6 +354,7 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	onlyCollections(out.routes)
 	// A literal segment wins over a template (OpenAPI: "when matching
 	// URLs, concrete (non-templated) paths would be matched before their
 	// templated counterparts"), as /v1/customers/search over
@@ -359,6 +363,50 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 		return strings.Count(out.routes[i].Path, "{") < strings.Count(out.routes[j].Path, "{")
 	})
 	return out, nil
+}
+
+// onlyCollections keeps state by convention to the paths where the spec
+// has a collection, a POST that creates: /orders/{orderId} reads what POST
+// /orders made, while /menu-item-images/{menuItemId}, which nothing
+// creates, answers from the spec (before, a read there could only be a
+// 404, since no request could ever store what it reads).
+func onlyCollections(routes []*scenarios.Route) {
+	created := map[string]bool{}
+	for _, r := range routes {
+		if o := r.Operation.(*Operation); o.kind == opCreate {
+			created[o.collection] = true
+		}
+	}
+	for _, r := range routes {
+		o := r.Operation.(*Operation)
+		if o.kind != opCreate && !created[o.collection] {
+			o.kind = opNone
+		}
+		o.learnShape()
+	}
+}
+
+// fileOf names the file a node of the document was read from: the spec,
+// or the sibling file a $ref led to (paths/orders.yaml, for an operation
+// whose path item is a $ref), written as the spec's path is (relative
+// when it is), so that a line number points into the file it counts in.
+func fileOf(spec string, idx *index.SpecIndex) string {
+	if idx == nil {
+		return spec
+	}
+	p := idx.GetSpecAbsolutePath()
+	if p == "" || !filepath.IsAbs(p) {
+		return spec
+	}
+	abs, err := filepath.Abs(spec)
+	if err != nil || p == abs {
+		return spec
+	}
+	rel, err := filepath.Rel(filepath.Dir(abs), p)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return p
+	}
+	return filepath.Join(filepath.Dir(spec), rel)
 }
 
 // changes reports whether a method changes something, so that the
@@ -375,6 +423,7 @@ func (a *api) route(path string, item *v3.PathItem, method string, op *v3.Operat
 	pos := scenarios.Pos{File: src.Spec, Line: 1, Col: 1}
 	if low := op.GoLow(); low != nil && low.KeyNode != nil {
 		pos.Line, pos.Col = low.KeyNode.Line, low.KeyNode.Column
+		pos.File = fileOf(src.Spec, low.GetIndex())
 	}
 	tpl, _, err := scenarios.CompilePath(path)
 	if err != nil {
