@@ -223,7 +223,7 @@ type api struct {
 	perCredential bool
 }
 
-var lineCol = regexp.MustCompile(`(?:\[(\d+):(\d+)\])|(?:line (\d+)(?:, col(?:umn)? (\d+))?)`)
+var lineCol = regexp.MustCompile(`(?:\[(\d+):(\d+)\])|(?:line (\d+)(?:, col(?:umn)? (\d+))?)|(?:at L(\d+)\.C(\d+))`)
 
 // specError places a library error in the spec: at the [line:col] or
 // "line N" it mentions, else at the document's start.
@@ -239,6 +239,9 @@ func specError(file string, err error) error {
 			l, c := m[1], m[2]
 			if l == "" {
 				l, c = m[3], m[4]
+			}
+			if l == "" { // go-yaml's "at L3.C7"
+				l, c = m[5], m[6]
 			}
 			pos.Line, _ = strconv.Atoi(l)
 			if c != "" {
@@ -272,6 +275,9 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 			Msg: fmt.Sprintf("openapi: version %q is not supported; want an OpenAPI 3.0 or 3.1 document", v)}
 	}
 	m, err := doc.BuildV3Model()
+	if errs := refProblems(doc.GetRolodex(), src.Spec); len(errs) > 0 {
+		return nil, errors.Join(errs...) // where each $ref is written, also when the model built
+	}
 	if err != nil {
 		return nil, specError(src.Spec, err)
 	}
@@ -305,6 +311,9 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 			out.siblings = append(out.siblings, p)
 			out.siblingData = append(out.siblingData, data)
 		}
+	}
+	if errs := siblingProblems(src.Spec, out.siblings, out.siblingData); len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	a := &api{spec: src.Spec, model: &m.Model, validate: src.Validate, errors: src.Errors, state: src.State, generate: src.UnknownIDs == "generate", perCredential: src.Scope == "credential"}
 	if a.validate == "" {
@@ -398,15 +407,10 @@ func fileOf(spec string, idx *index.SpecIndex) string {
 	if p == "" || !filepath.IsAbs(p) {
 		return spec
 	}
-	abs, err := filepath.Abs(spec)
-	if err != nil || p == abs {
+	if abs, err := filepath.Abs(spec); err != nil || p == abs {
 		return spec
 	}
-	rel, err := filepath.Rel(filepath.Dir(abs), p)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		return p
-	}
-	return filepath.Join(filepath.Dir(spec), rel)
+	return relTo(spec, p)
 }
 
 // changes reports whether a method changes something, so that the

@@ -477,3 +477,56 @@ func TestCafeMultipartState(t *testing.T) {
 		t.Fatalf("second delete: %d %s; want 404", del.status, del.body)
 	}
 }
+
+// TestCafeBrokenEdits: an edit that breaks the description, in the root
+// document or in a file its $refs read, is refused on reload with the
+// file:line:col where the problem is written and a sentence saying what
+// it is, and the last good set keeps serving.
+func TestCafeBrokenEdits(t *testing.T) {
+	t.Parallel()
+	spec := cafe(t)
+	dir := filepath.Dir(spec)
+	srv, hs := serveSpec(t, spec, nil)
+	cases := []struct {
+		name, file, old, new string
+		want                 string // the error, with <dir> for the spec's directory
+	}{
+		{"root does not parse", "openapi.yaml", "paths:\n", "paths:\n  /broken: [\n",
+			"<dir>/openapi.yaml:28:12: openapi: unable to parse specification: go-yaml load error in parser (while parsing a flow sequence) at L28.C12-L30.C9: did not find expected ',' or ']'"},
+		{"sibling does not parse", "paths/orders.yaml", "post:\n", "post: [\n",
+			"<dir>/paths/orders.yaml:34:5: openapi: the file does not parse as YAML: did not find expected node content"},
+		{"local $ref in a sibling", "paths/orders.yaml", "$ref: ../components/schemas/OrderList.yaml", "$ref: '#/components/schemas/Nope'",
+			`<dir>/paths/orders.yaml:23:13: openapi: $ref "#/components/schemas/Nope": orders.yaml has nothing at #/components/schemas/Nope`},
+		{"$ref to a missing sibling", "paths/orders.yaml", "$ref: ../components/schemas/OrderList.yaml", "$ref: ../components/schemas/Nope.yaml",
+			`<dir>/paths/orders.yaml:23:13: openapi: $ref "../components/schemas/Nope.yaml": there is no file <dir>/components/schemas/Nope.yaml`},
+		{"$ref two files deep", "components/schemas/Order.yaml", "$ref: ./OrderStatus.yaml", "$ref: ./Nope.yaml",
+			`<dir>/components/schemas/Order.yaml:26:9: openapi: $ref "./Nope.yaml": there is no file <dir>/components/schemas/Nope.yaml`},
+		{"remote $ref", "paths/orders.yaml", "$ref: ../components/schemas/OrderList.yaml", "$ref: https://example.com/OrderList.yaml",
+			`<dir>/paths/orders.yaml:23:13: openapi: $ref "https://example.com/OrderList.yaml" is remote: remote references are not fetched; save the file beside the spec and refer to it by a relative path`},
+		{"Swagger 2.0", "openapi.yaml", "openapi: 3.1.0", "swagger: '2.0'",
+			`<dir>/openapi.yaml:1:1: openapi: version "2.0" is not supported; want an OpenAPI 3.0 or 3.1 document`},
+	}
+	for _, tc := range cases {
+		path := filepath.Join(dir, tc.file)
+		orig, err := os.ReadFile(path)
+		if err != nil || !strings.Contains(string(orig), tc.old) {
+			t.Fatalf("%s: %s has no %q (%v)", tc.name, tc.file, tc.old, err)
+		}
+		if err := os.WriteFile(path, []byte(strings.Replace(string(orig), tc.old, tc.new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := strings.ReplaceAll(tc.want, "<dir>", dir)
+		if err := srv.Reload(); err == nil || err.Error() != want {
+			t.Errorf("%s: reload error\n%v\nwant\n%s", tc.name, err, want)
+		}
+		if got := call(t, "GET", hs.URL+"/orders", "", ""); got.status != 200 {
+			t.Fatalf("%s: GET /orders after the broken edit: %d %s; want the last good set serving", tc.name, got.status, got.body)
+		}
+		if err := os.WriteFile(path, orig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Reload(); err != nil {
+			t.Fatalf("%s: reload of the repaired description: %v", tc.name, err)
+		}
+	}
+}
