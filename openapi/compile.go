@@ -320,8 +320,8 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 		a.validate = "enforce"
 	}
 	a.version = 3.0
-	if strings.HasPrefix(m.Model.Version, "3.1") {
-		a.version = 3.1
+	if !strings.HasPrefix(m.Model.Version, "3.0") {
+		a.version = 3.1 // 3.1 and 3.2 share JSON Schema 2020-12
 	}
 	// The validators compile a schema when a request first needs it and
 	// keep it: their own constructor (validator.NewValidator) compiles

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -480,10 +481,32 @@ func (o *Operation) requestValues(r *http.Request, body []byte) map[string]any {
 		}
 		var m map[string]any
 		if json.Unmarshal(body, &m) == nil {
+			o.dropReadOnly(r, m)
 			return m
 		}
 	}
 	return out
+}
+
+// dropReadOnly removes from a JSON body's values the properties its
+// schema marks readOnly (an id, a status the server sets): a request
+// should not send them (OpenAPI 3.1, 4.8.24.2), and one that does must
+// not set them in the answer or the stored object.
+func (o *Operation) dropReadOnly(r *http.Request, m map[string]any) {
+	if o.op.RequestBody == nil || o.op.RequestBody.Content == nil {
+		return
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	media, ok := o.op.RequestBody.Content.Get(mt)
+	if !ok || media == nil || media.Schema == nil {
+		return
+	}
+	s := media.Schema.Schema()
+	for k := range m {
+		if p := propertyOf(s, k, 0); p != nil && p.ReadOnly != nil && *p.ReadOnly {
+			delete(m, k)
+		}
+	}
 }
 
 // unflatten nests form keys: a[b][c]=1 → {"a":{"b":{"c":"1"}}}, and
