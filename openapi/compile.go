@@ -248,7 +248,7 @@ func specError(file string, err error) error {
 				pos.Col, _ = strconv.Atoi(c)
 			}
 		}
-		out = append(out, &scenarios.Error{Pos: pos, Msg: "openapi: " + msg})
+		out = append(out, &scenarios.Error{Pos: pos, Msg: "openapi: " + yamlSentence(msg)})
 	}
 	return errors.Join(out...)
 }

@@ -97,16 +97,29 @@ func siblingProblems(spec string, siblings []string, data [][]byte) []error {
 		}
 		pos := scenarios.Pos{File: relTo(spec, p), Line: 1, Col: 1}
 		msg := err.Error()
-		if m := yamlPos.FindStringSubmatchIndex(msg); m != nil {
-			pos.Line, _ = strconv.Atoi(msg[m[2]:m[3]])
-			pos.Col, _ = strconv.Atoi(msg[m[4]:m[5]])
-			if j := strings.Index(msg[m[1]:], ": "); j >= 0 {
-				msg = msg[m[1]+j+2:]
-			}
+		if m := yamlPos.FindStringSubmatch(msg); m != nil {
+			pos.Line, _ = strconv.Atoi(m[1])
+			pos.Col, _ = strconv.Atoi(m[2])
 		}
-		out = append(out, &scenarios.Error{Pos: pos, Msg: "openapi: the file does not parse as YAML: " + msg})
+		out = append(out, &scenarios.Error{Pos: pos, Msg: "openapi: " + yamlSentence(msg)})
 	}
 	return out
+}
+
+// yamlSentence says a go-yaml error plainly: "go-yaml load error in
+// parser (while parsing a flow sequence) at L28.C12-L30.C9: did not find
+// expected ',' or ']'" (the position is the error's file:line:col) becomes
+// "the file does not parse as YAML: did not find expected ',' or ']'".
+// Other messages are returned as they are.
+func yamlSentence(msg string) string {
+	m := yamlPos.FindStringIndex(msg)
+	if m == nil || !strings.Contains(msg, "go-yaml") {
+		return msg
+	}
+	if j := strings.Index(msg[m[1]:], ": "); j >= 0 {
+		return "the file does not parse as YAML: " + msg[m[1]+j+2:]
+	}
+	return msg
 }
 
 // relTo writes the absolute path p as the spec's path is written

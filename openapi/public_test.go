@@ -492,7 +492,7 @@ func TestCafeBrokenEdits(t *testing.T) {
 		want                 string // the error, with <dir> for the spec's directory
 	}{
 		{"root does not parse", "openapi.yaml", "paths:\n", "paths:\n  /broken: [\n",
-			"<dir>/openapi.yaml:28:12: openapi: unable to parse specification: go-yaml load error in parser (while parsing a flow sequence) at L28.C12-L30.C9: did not find expected ',' or ']'"},
+			"<dir>/openapi.yaml:28:12: openapi: the file does not parse as YAML: did not find expected ',' or ']'"},
 		{"sibling does not parse", "paths/orders.yaml", "post:\n", "post: [\n",
 			"<dir>/paths/orders.yaml:34:5: openapi: the file does not parse as YAML: did not find expected node content"},
 		{"local $ref in a sibling", "paths/orders.yaml", "$ref: ../components/schemas/OrderList.yaml", "$ref: '#/components/schemas/Nope'",
