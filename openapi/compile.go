@@ -391,7 +391,6 @@ func onlyCollections(routes []*scenarios.Route) {
 		if o.kind != opCreate && !created[o.collection] {
 			o.kind = opNone
 		}
-		o.learnShape()
 	}
 }
 

@@ -26,6 +26,13 @@ type shape struct {
 	idPattern *regexp.Regexp
 }
 
+// shapeOf returns what o's success schema says, learning it the first
+// time. It is safe for concurrent use.
+func (o *Operation) shapeOf() *shape {
+	o.shapeOnce.Do(o.learnShape)
+	return &o.shape
+}
+
 // learnShape fills o.shape from its success response.
 func (o *Operation) learnShape() {
 	resp, _ := o.response(o.status)

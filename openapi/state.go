@@ -26,7 +26,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 		if !ok || obj["id"] == nil {
 			return 0, nil, errNoState
 		}
-		id := freshIDLike(fmt.Sprint(obj["id"]), o.shape.idPattern, x.Rand)
+		id := freshIDLike(fmt.Sprint(obj["id"]), o.shapeOf().idPattern, x.Rand)
 		obj["id"] = id
 		body, _ = json.Marshal(obj)
 		if _, err := x.Store.Save(ctx, coll, id, body); err != nil {
@@ -95,14 +95,14 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q url.Values, coll string) (int, []byte, error) {
 	// A list of resources: its items have an id. A list of anything else
 	// (strings, a report's rows) is answered from the spec.
-	if !o.shape.resources {
+	if !o.shapeOf().resources {
 		return 0, nil, errNoState
 	}
 	status, body := o.generate(0, "", in, x)
 	var shape any
 	_ = json.Unmarshal(body, &shape)
 	obj, isObj := shape.(map[string]any)
-	if isObj != (o.shape.listField != "") {
+	if isObj != (o.shapeOf().listField != "") {
 		return 0, nil, errNoState
 	}
 	items, _, err := x.Store.List(ctx, coll, 0, 0)
@@ -146,7 +146,7 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 		b, _ := json.Marshal(data)
 		return status, b, nil
 	}
-	obj[o.shape.listField] = data
+	obj[o.shapeOf().listField] = data
 	facts := pageFacts{more: more, prev: start > 0, total: len(items), limit: limit}
 	if len(page) > 0 {
 		facts.first, facts.last = page[0].ID, page[len(page)-1].ID
