@@ -301,7 +301,11 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 			}
 			seen[p] = true
 			if rel, err := filepath.Rel(root, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				return nil, &scenarios.Error{Pos: scenarios.Pos{File: src.Spec, Line: 1, Col: 1},
+				pos, found := refTo(rx, p, src.Spec)
+				if !found {
+					pos = scenarios.Pos{File: src.Spec, Line: 1, Col: 1}
+				}
+				return nil, &scenarios.Error{Pos: pos,
 					Msg: fmt.Sprintf("openapi: a $ref reads %s, outside the spec's directory %s", p, root)}
 			}
 			data, err := os.ReadFile(p)

@@ -77,6 +77,19 @@ func refSentence(ref, from string) string {
 	return fmt.Sprintf("$ref %q: %s has nothing at #%s", ref, filepath.Base(from), fragment)
 }
 
+// refTo finds where a $ref that reads the file at abs is written.
+func refTo(rx *index.Rolodex, abs, spec string) (scenarios.Pos, bool) {
+	for _, ix := range rx.GetIndexes() {
+		for _, r := range ix.GetRawReferencesSequenced() {
+			file, _, _ := strings.Cut(r.FullDefinition, "#")
+			if file == abs && r.Node != nil {
+				return scenarios.Pos{File: fileOf(spec, ix), Line: r.Node.Line, Col: r.Node.Column}, true
+			}
+		}
+	}
+	return scenarios.Pos{}, false
+}
+
 // yamlPos reads go-yaml's "at L3.C7" position.
 var yamlPos = regexp.MustCompile(`at L(\d+)\.C(\d+)`)
 

@@ -487,9 +487,12 @@ func TestCafeBrokenEdits(t *testing.T) {
 	spec := cafe(t)
 	dir := filepath.Dir(spec)
 	srv, hs := serveSpec(t, spec, nil)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(dir), "outside.yaml"), []byte("type: object\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name, file, old, new string
-		want                 string // the error, with <dir> for the spec's directory
+		want                 string // the error, with <dir> for the spec's directory and <parent> for its parent
 	}{
 		{"root does not parse", "openapi.yaml", "paths:\n", "paths:\n  /broken: [\n",
 			"<dir>/openapi.yaml:28:12: openapi: the file does not parse as YAML: did not find expected ',' or ']'"},
@@ -503,6 +506,8 @@ func TestCafeBrokenEdits(t *testing.T) {
 			`<dir>/components/schemas/Order.yaml:26:9: openapi: $ref "./Nope.yaml": there is no file <dir>/components/schemas/Nope.yaml`},
 		{"remote $ref", "paths/orders.yaml", "$ref: ../components/schemas/OrderList.yaml", "$ref: https://example.com/OrderList.yaml",
 			`<dir>/paths/orders.yaml:23:13: openapi: $ref "https://example.com/OrderList.yaml" is remote: remote references are not fetched; save the file beside the spec and refer to it by a relative path`},
+		{"$ref outside the spec's directory", "paths/orders.yaml", "$ref: ../components/schemas/OrderList.yaml", "$ref: ../../outside.yaml",
+			`<dir>/paths/orders.yaml:23:13: openapi: a $ref reads <parent>/outside.yaml, outside the spec's directory <dir>`},
 		{"Swagger 2.0", "openapi.yaml", "openapi: 3.1.0", "swagger: '2.0'",
 			`<dir>/openapi.yaml:1:1: openapi: version "2.0" is not supported; want an OpenAPI 3.0 or 3.1 document`},
 	}
@@ -515,7 +520,7 @@ func TestCafeBrokenEdits(t *testing.T) {
 		if err := os.WriteFile(path, []byte(strings.Replace(string(orig), tc.old, tc.new, 1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		want := strings.ReplaceAll(tc.want, "<dir>", dir)
+		want := strings.ReplaceAll(strings.ReplaceAll(tc.want, "<dir>", dir), "<parent>", filepath.Dir(dir))
 		if err := srv.Reload(); err == nil || err.Error() != want {
 			t.Errorf("%s: reload error\n%v\nwant\n%s", tc.name, err, want)
 		}
