@@ -118,6 +118,9 @@ func coerceTo(v any, s *base.Schema) (any, bool) {
 		case s.Items != nil:
 			types = []string{"array"}
 		case len(s.AnyOf)+len(s.OneOf) > 0:
+			if b := discriminated(s, v); b != nil {
+				return coerceSchema(v, b), true
+			}
 			for _, branches := range [][]*base.SchemaProxy{s.AnyOf, s.OneOf} {
 				for _, p := range branches {
 					if b := p.Schema(); b != nil {
@@ -126,6 +129,14 @@ func coerceTo(v any, s *base.Schema) (any, bool) {
 						}
 					}
 				}
+			}
+			return nil, false
+		case len(s.AllOf) > 0: // an object made of parts (a menu item's own fields and its base's)
+			if _, ok := v.(map[string]any); ok {
+				for _, p := range s.AllOf {
+					v = coerce(v, p.Schema())
+				}
+				return v, true
 			}
 			return nil, false
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 	"github.com/pb33f/libopenapi/datamodel"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+	"github.com/pb33f/libopenapi/index"
 
 	"github.com/scenariomock/scenariomock/scenarios"
 )
@@ -206,6 +207,7 @@ type api struct {
 	params   parameters.ParameterValidator
 	bodies   requests.RequestBodyValidator
 	schemas  schema_validation.SchemaValidator // form bodies, once typed (coerce.go)
+	vopts    []config.Option                   // the validators' options, for multipart bodies (multipart.go)
 	fixtures map[string]json.RawMessage        // by resource name
 	validate string
 	errors   string // "problem" or "stripe"
@@ -221,7 +223,7 @@ type api struct {
 	perCredential bool
 }
 
-var lineCol = regexp.MustCompile(`(?:\[(\d+):(\d+)\])|(?:line (\d+)(?:, col(?:umn)? (\d+))?)`)
+var lineCol = regexp.MustCompile(`(?:\[(\d+):(\d+)\])|(?:line (\d+)(?:, col(?:umn)? (\d+))?)|(?:at L(\d+)\.C(\d+))`)
 
 // specError places a library error in the spec: at the [line:col] or
 // "line N" it mentions, else at the document's start.
@@ -238,12 +240,15 @@ func specError(file string, err error) error {
 			if l == "" {
 				l, c = m[3], m[4]
 			}
+			if l == "" { // go-yaml's "at L3.C7"
+				l, c = m[5], m[6]
+			}
 			pos.Line, _ = strconv.Atoi(l)
 			if c != "" {
 				pos.Col, _ = strconv.Atoi(c)
 			}
 		}
-		out = append(out, &scenarios.Error{Pos: pos, Msg: "openapi: " + msg})
+		out = append(out, &scenarios.Error{Pos: pos, Msg: "openapi: " + yamlSentence(msg)})
 	}
 	return errors.Join(out...)
 }
@@ -270,6 +275,9 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 			Msg: fmt.Sprintf("openapi: version %q is not supported; want an OpenAPI 3.0 or 3.1 document", v)}
 	}
 	m, err := doc.BuildV3Model()
+	if errs := refProblems(doc.GetRolodex(), src.Spec); len(errs) > 0 {
+		return nil, errors.Join(errs...) // where each $ref is written, also when the model built
+	}
 	if err != nil {
 		return nil, specError(src.Spec, err)
 	}
@@ -293,7 +301,11 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 			}
 			seen[p] = true
 			if rel, err := filepath.Rel(root, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				return nil, &scenarios.Error{Pos: scenarios.Pos{File: src.Spec, Line: 1, Col: 1},
+				pos, found := refTo(rx, p, src.Spec)
+				if !found {
+					pos = scenarios.Pos{File: src.Spec, Line: 1, Col: 1}
+				}
+				return nil, &scenarios.Error{Pos: pos,
 					Msg: fmt.Sprintf("openapi: a $ref reads %s, outside the spec's directory %s", p, root)}
 			}
 			data, err := os.ReadFile(p)
@@ -304,19 +316,23 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 			out.siblingData = append(out.siblingData, data)
 		}
 	}
+	if errs := siblingProblems(src.Spec, out.siblings, out.siblingData); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
 	a := &api{spec: src.Spec, model: &m.Model, validate: src.Validate, errors: src.Errors, state: src.State, generate: src.UnknownIDs == "generate", perCredential: src.Scope == "credential"}
 	if a.validate == "" {
 		a.validate = "enforce"
 	}
 	a.version = 3.0
-	if strings.HasPrefix(m.Model.Version, "3.1") {
-		a.version = 3.1
+	if !strings.HasPrefix(m.Model.Version, "3.0") {
+		a.version = 3.1 // 3.1 and 3.2 share JSON Schema 2020-12
 	}
 	// The validators compile a schema when a request first needs it and
 	// keep it: their own constructor (validator.NewValidator) compiles
 	// every schema of the document up front, which for Stripe's spec took
 	// minutes and gigabytes.
 	vopts := []config.Option{config.WithSchemaCache(cache.NewDefaultCache()), config.WithURLEncodedBodyValidation()}
+	a.vopts = vopts
 	a.params = parameters.NewParameterValidator(&m.Model, vopts...)
 	a.bodies = requests.NewRequestBodyValidator(&m.Model, vopts...)
 	a.schemas = schema_validation.NewSchemaValidator(vopts...)
@@ -351,6 +367,7 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	onlyCollections(out.routes)
 	// A literal segment wins over a template (OpenAPI: "when matching
 	// URLs, concrete (non-templated) paths would be matched before their
 	// templated counterparts"), as /v1/customers/search over
@@ -359,6 +376,44 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 		return strings.Count(out.routes[i].Path, "{") < strings.Count(out.routes[j].Path, "{")
 	})
 	return out, nil
+}
+
+// onlyCollections keeps state by convention to the paths where the spec
+// has a collection, a POST that creates: /orders/{orderId} reads what POST
+// /orders made, while /menu-item-images/{menuItemId}, which nothing
+// creates, answers from the spec (before, a read there could only be a
+// 404, since no request could ever store what it reads).
+func onlyCollections(routes []*scenarios.Route) {
+	created := map[string]bool{}
+	for _, r := range routes {
+		if o := r.Operation.(*Operation); o.kind == opCreate {
+			created[o.collection] = true
+		}
+	}
+	for _, r := range routes {
+		o := r.Operation.(*Operation)
+		if o.kind != opCreate && !created[o.collection] {
+			o.kind = opNone
+		}
+	}
+}
+
+// fileOf names the file a node of the document was read from: the spec,
+// or the sibling file a $ref led to (paths/orders.yaml, for an operation
+// whose path item is a $ref), written as the spec's path is (relative
+// when it is), so that a line number points into the file it counts in.
+func fileOf(spec string, idx *index.SpecIndex) string {
+	if idx == nil {
+		return spec
+	}
+	p := idx.GetSpecAbsolutePath()
+	if p == "" || !filepath.IsAbs(p) {
+		return spec
+	}
+	if abs, err := filepath.Abs(spec); err != nil || p == abs {
+		return spec
+	}
+	return relTo(spec, p)
 }
 
 // changes reports whether a method changes something, so that the
@@ -375,6 +430,7 @@ func (a *api) route(path string, item *v3.PathItem, method string, op *v3.Operat
 	pos := scenarios.Pos{File: src.Spec, Line: 1, Col: 1}
 	if low := op.GoLow(); low != nil && low.KeyNode != nil {
 		pos.Line, pos.Col = low.KeyNode.Line, low.KeyNode.Column
+		pos.File = fileOf(src.Spec, low.GetIndex())
 	}
 	tpl, _, err := scenarios.CompilePath(path)
 	if err != nil {

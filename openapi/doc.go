@@ -19,6 +19,15 @@
 //
 //	scenarios.Load ─▶ openapi.Expand ─▶ matcher.Compile
 //
+// Nothing in it assumes Stripe's shapes: positions point into the file an
+// operation is written in, list answers and id patterns are read from the
+// schemas (shape.go), answers are in the media type the request accepts
+// (media.go), multipart bodies are typed and validated (multipart.go), a
+// discriminator picks a oneOf branch (discriminator.go), and a broken $ref
+// or YAML error in any file of a split document is placed where it is
+// written (problems.go). Redocly Cafe's description (testdata/redocly-cafe,
+// public_test.go) is the non-Stripe document the tests serve.
+//
 // It wraps github.com/pb33f/libopenapi (parsing, $ref resolution) and
 // libopenapi-validator (the JSON Schema validation), so that only the
 // packages that need them link them. A Cache keeps compiled documents by

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -114,11 +115,21 @@ func (o *Operation) Respond(ctx context.Context, x Exchange) (int, http.Header, 
 			if err == nil && status < 300 && o.kind != opList && o.kind != opDelete {
 				body, err = o.expandStored(ctx, x, expandFields(x.Request, q, in), body)
 			}
-			return status, nil, body, err
+			return status, o.header(status, x.Request, body), body, err
 		}
 	}
 	status, body := o.generate(code, example, in, x)
-	return status, nil, body, nil
+	return status, o.header(status, x.Request, body), body, nil
+}
+
+// header is what an answer adds to the route's headers: the Content-Type
+// of the media type it is in.
+func (o *Operation) header(status int, r *http.Request, body []byte) http.Header {
+	resp, _ := o.response(status)
+	if name, mt := pickMedia(resp, r); len(body) == 0 && (mt == nil || isJSONMedia(name)) {
+		return nil // nothing to say (a 204)
+	}
+	return http.Header{"Content-Type": {o.contentType(status, r)}}
 }
 
 // preferred reads Prism's selection: Prefer: code=404, example=name, or
@@ -170,12 +181,27 @@ func (o *Operation) response(code int) (*v3.Response, int) {
 // schema; request values are reflected and the path's id goes in id.
 func (o *Operation) generate(code int, example string, in map[string]any, x Exchange) (int, []byte) {
 	resp, status := o.response(code)
-	mt, schema := mediaOf(resp)
-	if mt == nil && schema == nil {
+	name, mt := pickMedia(resp, x.Request)
+	if mt == nil {
 		return status, nil
 	}
+	if !isJSONMedia(name) {
+		return status, o.api.textBody(mt, example)
+	}
+	var schema *base.Schema
+	if mt.Schema != nil {
+		schema = mt.Schema.Schema()
+	}
 	v := o.api.instance(mt, schema, example)
+	if b := discriminated(schema, in); b != nil && example == "" {
+		// The request says which kind it is (category: dessert): answer
+		// that kind, not the example or first branch of another.
+		if obj, ok := v.(map[string]any); !ok || obj[schema.Discriminator.PropertyName] != in[schema.Discriminator.PropertyName] {
+			v = generator{api: o.api}.value(b, 0)
+		}
+	}
 	if obj, ok := v.(map[string]any); ok {
+		fillProblem(name, obj, status)
 		reflectValues(obj, in)
 		if o.idVar != "" {
 			if id, ok := x.Vars[o.idVar]; ok {
@@ -344,13 +370,16 @@ func (g generator) value(s *base.Schema, depth int) any {
 	switch typ {
 	case "object":
 		obj := map[string]any{}
-		if depth >= maxDepth {
-			return obj
-		}
 		if s.Properties != nil {
 			for p := s.Properties.First(); p != nil; p = p.Next() {
 				ps := p.Value().Schema()
-				if depth > 1 && !slices.Contains(s.Required, p.Key()) {
+				required := slices.Contains(s.Required, p.Key())
+				if depth > 1 && !required || writeOnly(ps) {
+					continue // an answer never carries a writeOnly property
+				}
+				// Past maxDepth only required plain values are made, so
+				// that the deepest objects still have what they must.
+				if depth >= maxDepth && (!required || !scalar(ps)) {
 					continue
 				}
 				obj[p.Key()] = g.value(ps, depth+1)
@@ -363,15 +392,9 @@ func (g generator) value(s *base.Schema, depth int) any {
 		}
 		return []any{g.value(s.Items.A.Schema(), depth+1)}
 	case "integer":
-		if s.Minimum != nil {
-			return int64(*s.Minimum)
-		}
-		return 0
+		return int64(number(s))
 	case "number":
-		if s.Minimum != nil {
-			return *s.Minimum
-		}
-		return 0.0
+		return number(s)
 	case "boolean":
 		return false
 	case "string":
@@ -394,6 +417,51 @@ func (g generator) value(s *base.Schema, depth int) any {
 	return nil
 }
 
+// number is the least value a numeric schema allows from 0 up: its
+// minimum, one past an exclusive minimum (3.1's number, or 3.0's
+// boolean), and no more than its maximum.
+func number(s *base.Schema) float64 {
+	n := 0.0
+	if s.Minimum != nil {
+		n = *s.Minimum
+	}
+	if em := s.ExclusiveMinimum; em != nil {
+		switch {
+		case em.IsA(): // 3.0: a flag on minimum
+			if em.A && s.Minimum != nil {
+				n = *s.Minimum + 1
+			}
+		default:
+			n = max(n, em.B+1)
+		}
+	}
+	if s.Maximum != nil && n > *s.Maximum {
+		n = *s.Maximum
+	}
+	return n
+}
+
+// writeOnly says whether a property is only ever sent (a password, an
+// upload), never answered.
+func writeOnly(s *base.Schema) bool { return s != nil && s.WriteOnly != nil && *s.WriteOnly }
+
+// scalar says whether a schema is a plain value: not an object or a list.
+func scalar(s *base.Schema) bool {
+	if s == nil {
+		return false
+	}
+	if s.Const != nil || len(s.Enum) > 0 {
+		return true
+	}
+	for _, t := range s.Type {
+		switch t {
+		case "string", "integer", "number", "boolean":
+			return true
+		}
+	}
+	return false
+}
+
 // requestValues reads the request's JSON object body, or its form body
 // with bracket keys nested (shipping[address][line1]) and each value typed
 // by the body's schema (amount_details[atm_fee]=10 is the integer 10, also
@@ -406,12 +474,39 @@ func (o *Operation) requestValues(r *http.Request, body []byte) map[string]any {
 				return v
 			}
 		}
+		if ms := o.multipartSchema(r); ms != nil {
+			if v, err := multipartValues(r, body, ms); err == nil {
+				return v
+			}
+		}
 		var m map[string]any
 		if json.Unmarshal(body, &m) == nil {
+			o.dropReadOnly(r, m)
 			return m
 		}
 	}
 	return out
+}
+
+// dropReadOnly removes from a JSON body's values the properties its
+// schema marks readOnly (an id, a status the server sets): a request
+// should not send them (OpenAPI 3.1, 4.8.24.2), and one that does must
+// not set them in the answer or the stored object.
+func (o *Operation) dropReadOnly(r *http.Request, m map[string]any) {
+	if o.op.RequestBody == nil || o.op.RequestBody.Content == nil {
+		return
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	media, ok := o.op.RequestBody.Content.Get(mt)
+	if !ok || media == nil || media.Schema == nil {
+		return
+	}
+	s := media.Schema.Schema()
+	for k := range m {
+		if p := propertyOf(s, k, 0); p != nil && p.ReadOnly != nil && *p.ReadOnly {
+			delete(m, k)
+		}
+	}
 }
 
 // unflatten nests form keys: a[b][c]=1 → {"a":{"b":{"c":"1"}}}, and

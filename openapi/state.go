@@ -26,7 +26,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 		if !ok || obj["id"] == nil {
 			return 0, nil, errNoState
 		}
-		id := freshID(fmt.Sprint(obj["id"]), x.Rand)
+		id := freshIDLike(fmt.Sprint(obj["id"]), o.shapeOf().idPattern, x.Rand)
 		obj["id"] = id
 		body, _ = json.Marshal(obj)
 		if _, err := x.Store.Save(ctx, coll, id, body); err != nil {
@@ -88,23 +88,21 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 }
 
 // list answers a list: the stored items newest first, in the spec's list
-// shape (an array, or an object whose data is the array), with Stripe's
-// cursors: limit, starting_after, ending_before and has_more.
+// shape (an array, or an object whose data or items is the array), with
+// limit and cursors (Stripe's starting_after and ending_before, or after
+// and before) naming ids, and the page's facts (has_more, or
+// hasNextPage, endCursor, total... where the shape has them; fillPage).
 func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q url.Values, coll string) (int, []byte, error) {
+	// A list of resources: its items have an id. A list of anything else
+	// (strings, a report's rows) is answered from the spec.
+	if !o.shapeOf().resources {
+		return 0, nil, errNoState
+	}
 	status, body := o.generate(0, "", in, x)
 	var shape any
 	_ = json.Unmarshal(body, &shape)
 	obj, isObj := shape.(map[string]any)
-	elems, _ := shape.([]any)
-	if isObj {
-		elems, _ = obj["data"].([]any)
-	}
-	// A list of resources: its generated element has an id. A list of
-	// anything else (strings, a report's rows) is answered from the spec.
-	if len(elems) == 0 {
-		return 0, nil, errNoState
-	}
-	if first, ok := elems[0].(map[string]any); !ok || first["id"] == nil {
+	if isObj != (o.shapeOf().listField != "") {
 		return 0, nil, errNoState
 	}
 	items, _, err := x.Store.List(ctx, coll, 0, 0)
@@ -122,12 +120,12 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 		limit = l
 	}
 	start, end := 0, len(items)
-	if after := q.Get("starting_after"); after != "" {
+	if after := cursor(q, "starting_after", "after"); after != "" {
 		if i := indexOf(items, after); i >= 0 {
 			start = i + 1
 		}
 	}
-	if before := q.Get("ending_before"); before != "" {
+	if before := cursor(q, "ending_before", "before"); before != "" {
 		if i := indexOf(items, before); i >= 0 {
 			end = i
 			if end-limit > start {
@@ -148,12 +146,24 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 		b, _ := json.Marshal(data)
 		return status, b, nil
 	}
-	obj["data"] = data
-	if _, ok := obj["has_more"]; ok {
-		obj["has_more"] = more
+	obj[o.shapeOf().listField] = data
+	facts := pageFacts{more: more, prev: start > 0, total: len(items), limit: limit}
+	if len(page) > 0 {
+		facts.first, facts.last = page[0].ID, page[len(page)-1].ID
 	}
+	fillPage(obj, facts)
 	b, _ := json.Marshal(obj)
 	return status, b, nil
+}
+
+// cursor is the first of the named query parameters that is set.
+func cursor(q url.Values, names ...string) string {
+	for _, n := range names {
+		if v := q.Get(n); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 func indexOf(items []state.Item, id string) int {

@@ -104,8 +104,8 @@ func (p *prepared) writeGenerated(w http.ResponseWriter, d *templateData) error 
 		h[k] = v
 	}
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	if len(body) == 0 {
-		delete(h, "Content-Type")
+	if len(body) == 0 && header.Get("Content-Type") == "" {
+		delete(h, "Content-Type") // a 204; binary content has one, and nothing to generate
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)

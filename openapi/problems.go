@@ -1,0 +1,150 @@
+package openapi
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/pb33f/go-yaml"
+	"github.com/pb33f/libopenapi/index"
+
+	"github.com/scenariomock/scenariomock/scenarios"
+)
+
+// Bad input in a document split across files is reported where it is
+// written: the file, line and column of the $ref that cannot be
+// resolved, or of the YAML that does not parse, with a sentence that says
+// what is wrong. libopenapi alone does not: it places a broken $ref of a
+// sibling file at that line of the root document, says nothing at all of a
+// broken $ref two files deep (the document builds without it), and reads
+// a sibling file that is not YAML as a string (so that a $ref to a code
+// sample works), which silently drops the operations of a path file with
+// a syntax error.
+
+// refProblems lists the $refs of every file of the document that cannot
+// be resolved.
+func refProblems(rx *index.Rolodex, spec string) []error {
+	if rx == nil {
+		return nil
+	}
+	var out []error
+	for _, ix := range rx.GetIndexes() {
+		file := fileOf(spec, ix)
+		for _, e := range ix.GetReferenceIndexErrors() {
+			var ie *index.IndexingError
+			if !errors.As(e, &ie) || ie.Node == nil {
+				continue
+			}
+			ref := refValue(ie.Node)
+			if ref == "" {
+				continue
+			}
+			pos := scenarios.Pos{File: file, Line: ie.Node.Line, Col: ie.Node.Column}
+			out = append(out, &scenarios.Error{Pos: pos, Msg: "openapi: " + refSentence(ref, ix.GetSpecAbsolutePath())})
+		}
+	}
+	return out
+}
+
+// refValue is the target of a $ref mapping node.
+func refValue(n *yaml.Node) string {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "$ref" {
+			return n.Content[i+1].Value
+		}
+	}
+	return ""
+}
+
+// refSentence says why ref, written in the file at from, resolves to
+// nothing.
+func refSentence(ref, from string) string {
+	file, fragment, _ := strings.Cut(ref, "#")
+	switch {
+	case strings.HasPrefix(file, "http://") || strings.HasPrefix(file, "https://"):
+		return fmt.Sprintf("$ref %q is remote: remote references are not fetched; save the file beside the spec and refer to it by a relative path", ref)
+	case file != "":
+		target := filepath.Join(filepath.Dir(from), filepath.FromSlash(file))
+		if _, err := os.Stat(target); err != nil {
+			return fmt.Sprintf("$ref %q: there is no file %s", ref, target)
+		}
+		return fmt.Sprintf("$ref %q: %s has nothing at #%s", ref, file, fragment)
+	}
+	return fmt.Sprintf("$ref %q: %s has nothing at #%s", ref, filepath.Base(from), fragment)
+}
+
+// refTo finds where a $ref that reads the file at abs is written.
+func refTo(rx *index.Rolodex, abs, spec string) (scenarios.Pos, bool) {
+	for _, ix := range rx.GetIndexes() {
+		for _, r := range ix.GetRawReferencesSequenced() {
+			file, _, _ := strings.Cut(r.FullDefinition, "#")
+			if file == abs && r.Node != nil {
+				return scenarios.Pos{File: fileOf(spec, ix), Line: r.Node.Line, Col: r.Node.Column}, true
+			}
+		}
+	}
+	return scenarios.Pos{}, false
+}
+
+// yamlPos reads go-yaml's "at L3.C7" position.
+var yamlPos = regexp.MustCompile(`at L(\d+)\.C(\d+)`)
+
+// siblingProblems lists the sibling files written as YAML or JSON that do
+// not parse.
+func siblingProblems(spec string, siblings []string, data [][]byte) []error {
+	var out []error
+	for i, p := range siblings {
+		switch strings.ToLower(filepath.Ext(p)) {
+		case ".yaml", ".yml", ".json":
+		default:
+			continue // a code sample, a Markdown description: read as text
+		}
+		var n yaml.Node
+		err := yaml.Unmarshal(data[i], &n)
+		if err == nil {
+			continue
+		}
+		pos := scenarios.Pos{File: relTo(spec, p), Line: 1, Col: 1}
+		msg := err.Error()
+		if m := yamlPos.FindStringSubmatch(msg); m != nil {
+			pos.Line, _ = strconv.Atoi(m[1])
+			pos.Col, _ = strconv.Atoi(m[2])
+		}
+		out = append(out, &scenarios.Error{Pos: pos, Msg: "openapi: " + yamlSentence(msg)})
+	}
+	return out
+}
+
+// yamlSentence says a go-yaml error plainly: "go-yaml load error in
+// parser (while parsing a flow sequence) at L28.C12-L30.C9: did not find
+// expected ',' or ']'" (the position is the error's file:line:col) becomes
+// "the file does not parse as YAML: did not find expected ',' or ']'".
+// Other messages are returned as they are.
+func yamlSentence(msg string) string {
+	m := yamlPos.FindStringIndex(msg)
+	if m == nil || !strings.Contains(msg, "go-yaml") {
+		return msg
+	}
+	if j := strings.Index(msg[m[1]:], ": "); j >= 0 {
+		return "the file does not parse as YAML: " + msg[m[1]+j+2:]
+	}
+	return msg
+}
+
+// relTo writes the absolute path p as the spec's path is written
+// (relative to where the spec was named from, when it lies below it).
+func relTo(spec, p string) string {
+	abs, err := filepath.Abs(spec)
+	if err != nil {
+		return p
+	}
+	rel, err := filepath.Rel(filepath.Dir(abs), p)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return p
+	}
+	return filepath.Join(filepath.Dir(spec), rel)
+}

@@ -1,0 +1,189 @@
+package openapi
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/pb33f/libopenapi/datamodel/high/base"
+)
+
+// State by convention reads two things from the spec's schemas rather
+// than from Stripe's habits: where a list answer keeps its items (Stripe's
+// data, or items, or the answer itself as an array) and what an id looks
+// like (Stripe's cus_ and 14 letters, or a pattern such as
+// ^ord_[0-9a-hjkmnp-tv-z]{26}$, which a fresh id must match or the next
+// read of it is refused by path validation).
+
+// shape is what compiling an operation learnt from its success schema.
+type shape struct {
+	// listField is where a list answer's items are: "" for an answer that
+	// is the array itself; resources says the items have an id, so that
+	// stored objects can stand in for them.
+	listField string
+	resources bool
+	// idPattern is the pattern of the answer's id, when it has one (a
+	// create).
+	idPattern *regexp.Regexp
+}
+
+// shapeOf returns what o's success schema says, learning it the first
+// time. It is safe for concurrent use.
+func (o *Operation) shapeOf() *shape {
+	o.shapeOnce.Do(o.learnShape)
+	return &o.shape
+}
+
+// learnShape fills o.shape from its success response.
+func (o *Operation) learnShape() {
+	resp, _ := o.response(o.status)
+	name, mt := pickMedia(resp, nil)
+	if mt == nil || mt.Schema == nil || !isJSONMedia(name) {
+		return
+	}
+	s := mt.Schema.Schema()
+	switch o.kind {
+	case opCreate:
+		if id := propertyOf(s, "id", 0); id != nil && id.Pattern != "" {
+			o.shape.idPattern, _ = regexp.Compile(id.Pattern) // an ECMA pattern RE2 cannot read is not checked
+		}
+	case opList:
+		items, field := listItems(s)
+		o.shape.listField = field
+		o.shape.resources = items != nil && propertyOf(items, "id", 0) != nil
+	}
+}
+
+// listItems finds the items of a list answer: the array itself, or the
+// object's data (Stripe), or its one array property (items).
+func listItems(s *base.Schema) (*base.Schema, string) {
+	if s == nil {
+		return nil, ""
+	}
+	if hasType(s, "array") && s.Items != nil && s.Items.A != nil {
+		return s.Items.A.Schema(), ""
+	}
+	if s.Properties == nil {
+		return nil, ""
+	}
+	var found *base.Schema
+	field, arrays := "", 0
+	for p := s.Properties.First(); p != nil; p = p.Next() {
+		ps := p.Value().Schema()
+		if ps == nil || !hasType(ps, "array") || ps.Items == nil || ps.Items.A == nil {
+			continue
+		}
+		if p.Key() == "data" {
+			return ps.Items.A.Schema(), "data"
+		}
+		found, field = ps.Items.A.Schema(), p.Key()
+		arrays++
+	}
+	if arrays != 1 {
+		return nil, ""
+	}
+	return found, field
+}
+
+// propertyOf returns the schema of a property of s, looking through
+// allOf, oneOf and anyOf (an item that is oneOf two kinds of menu item).
+func propertyOf(s *base.Schema, name string, depth int) *base.Schema {
+	if s == nil || depth > 4 {
+		return nil
+	}
+	if s.Properties != nil {
+		if p, ok := s.Properties.Get(name); ok && p != nil {
+			return p.Schema()
+		}
+	}
+	for _, group := range [][]*base.SchemaProxy{s.AllOf, s.OneOf, s.AnyOf} {
+		for _, sp := range group {
+			if p := propertyOf(sp.Schema(), name, depth+1); p != nil {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+func hasType(s *base.Schema, t string) bool {
+	for _, st := range s.Type {
+		if st == t {
+			return true
+		}
+	}
+	return false
+}
+
+// freshIDLike makes a new id in the style of like, matching pattern when
+// the spec gives one: first Stripe's style (freshID); when that does not
+// match, an id of like's length drawn from like's own characters (an
+// example id that matches its pattern is made of characters the pattern
+// allows). It gives up on the pattern after a few tries.
+func freshIDLike(like string, pattern *regexp.Regexp, rnd func() float64) string {
+	id := freshID(like, rnd)
+	if pattern == nil || pattern.MatchString(id) {
+		return id
+	}
+	prefix, suffix := "", like
+	if i := strings.LastIndexByte(like, '_'); i >= 0 {
+		prefix, suffix = like[:i+1], like[i+1:]
+	}
+	var alphabet []byte
+	for i := 0; i < len(suffix); i++ {
+		if strings.IndexByte(string(alphabet), suffix[i]) < 0 {
+			alphabet = append(alphabet, suffix[i])
+		}
+	}
+	if len(alphabet) < 2 {
+		return id
+	}
+	b := make([]byte, len(suffix))
+	for range 8 {
+		for i := range b {
+			b[i] = alphabet[int(rnd()*float64(len(alphabet)))%len(alphabet)]
+		}
+		if c := prefix + string(b); pattern.MatchString(c) {
+			return c
+		}
+	}
+	return id
+}
+
+// pageFacts are what a list page says about itself.
+type pageFacts struct {
+	more, prev  bool
+	first, last any // ids, or nil for an empty page
+	total       int
+	limit       int
+}
+
+// fillPage writes facts into the members a list answer (or its page
+// object, one level down) already has, by their usual names: Stripe's
+// has_more, and hasNextPage, hasPrevPage, startCursor, endCursor, total
+// and limit as Relay-style and Redocly's lists have them.
+func fillPage(obj map[string]any, f pageFacts) {
+	set := func(m map[string]any) {
+		for k := range m {
+			switch k {
+			case "has_more", "hasMore", "hasNextPage", "has_next_page":
+				m[k] = f.more
+			case "hasPrevPage", "hasPreviousPage", "has_prev_page":
+				m[k] = f.prev
+			case "startCursor", "start_cursor":
+				m[k] = f.first
+			case "endCursor", "end_cursor":
+				m[k] = f.last
+			case "total":
+				m[k] = f.total
+			case "limit":
+				m[k] = f.limit
+			}
+		}
+	}
+	set(obj)
+	for _, v := range obj {
+		if m, ok := v.(map[string]any); ok {
+			set(m)
+		}
+	}
+}
