@@ -38,6 +38,10 @@ type Operation struct {
 	kind       opKind
 	collection string
 	idVar      string
+	// libItem is the path item the library validates parameters with,
+	// without the deepObject query parameters in deep (query.go).
+	libItem *v3.PathItem
+	deep    []deepParam
 }
 
 func (a *api) operation(path string, item *v3.PathItem, method string, op *v3.Operation, pos scenarios.Pos) (*Operation, error) {
@@ -55,6 +59,7 @@ func (a *api) operation(path string, item *v3.PathItem, method string, op *v3.Op
 		}
 	}
 	o.classify()
+	o.libItem, o.deep = splitQuery(item, op, method)
 	return o, nil
 }
 
@@ -93,16 +98,17 @@ func (o *Operation) Check(r *http.Request, body []byte) []Violation {
 		o.api.params.ValidateSecurityWithPathItem,
 	}
 	for _, check := range checks {
-		if ok, e := check(req, o.item, o.Path); !ok {
+		if ok, e := check(req, o.libItem, o.Path); !ok {
 			errs = append(errs, e...)
 		}
 	}
+	deep := o.checkDeep(req.URL.Query())
 	if fs := o.formSchema(r); fs != nil && len(body) > 0 {
 		// A form body is typed by its schema first (coerce.go), then
 		// validated as the JSON it stands for.
 		if v, err := formValues(body, fs); err != nil {
 			out := []Violation{{In: "body", Detail: "the form body does not parse: " + err.Error()}}
-			return append(out, violationsOf(errs)...)
+			return append(append(out, deep...), violationsOf(errs)...)
 		} else if ok, e := o.api.schemas.ValidateSchemaObjectWithVersion(fs, v, o.api.version); !ok {
 			for _, ve := range e {
 				ve.ValidationType = helpers.RequestBodyValidation
@@ -115,7 +121,7 @@ func (o *Operation) Check(r *http.Request, body []byte) []Violation {
 			errs = append(errs, e...)
 		}
 	}
-	out := violationsOf(errs)
+	out := append(deep, violationsOf(errs)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].In < out[j].In })
 	return out
 }

@@ -112,13 +112,82 @@ func (o *Operation) Respond(ctx context.Context, x Exchange) (int, http.Header, 
 		status, body, err := o.stateful(ctx, x, in, q)
 		if !errors.Is(err, errNoState) {
 			if err == nil && status < 300 && o.kind != opList && o.kind != opDelete {
-				body, err = o.expandStored(ctx, x, expandFields(x.Request, q, in), body)
+				body, err = o.expand(ctx, x, expandFields(x.Request, q, in), body)
 			}
 			return status, nil, body, err
 		}
 	}
 	status, body := o.generate(code, example, in, x)
+	if ctype := o.rawType(code); ctype != "" {
+		return status, http.Header{"Content-Type": {ctype}}, body, nil
+	}
+	if code == 0 && example == "" && status < 300 && o.kind != opList && o.kind != opDelete {
+		var err error
+		if body, err = o.expand(ctx, x, expandFields(x.Request, q, in), body); err != nil {
+			return 0, nil, nil, err
+		}
+	}
 	return status, nil, body, nil
+}
+
+// rawType is the media type of the answer for code when it is not JSON
+// (a quote's application/pdf): the answer is then written as it is,
+// not as a JSON value.
+func (o *Operation) rawType(code int) string {
+	resp, _ := o.response(code)
+	if mt, _ := mediaOf(resp); mt != nil {
+		return ""
+	}
+	ctype, _ := rawMedia(resp)
+	return ctype
+}
+
+// rawMedia returns the first media type of a response that has no JSON
+// one, and its schema.
+func rawMedia(resp *v3.Response) (string, *base.Schema) {
+	if resp == nil || resp.Content == nil {
+		return "", nil
+	}
+	if c := resp.Content.First(); c != nil {
+		if mt := c.Value(); mt != nil && mt.Schema != nil {
+			return c.Key(), mt.Schema.Schema()
+		}
+		return c.Key(), nil
+	}
+	return "", nil
+}
+
+// raw is the body of a non-JSON answer: the media type's example, a
+// placeholder for binary content, else a value generated from the
+// schema, written as text.
+func (a *api) raw(resp *v3.Response) []byte {
+	if resp == nil || resp.Content == nil {
+		return nil
+	}
+	c := resp.Content.First()
+	if c == nil {
+		return nil
+	}
+	mt := c.Value()
+	if mt != nil && mt.Example != nil && mt.Example.Value != "" {
+		return []byte(mt.Example.Value)
+	}
+	_, s := rawMedia(resp)
+	if s == nil {
+		return nil
+	}
+	if s.Format == "binary" || s.Format == "byte" {
+		return []byte(a.binary)
+	}
+	switch v := (generator{api: a}).value(s, 0).(type) {
+	case nil:
+		return nil
+	case string:
+		return []byte(v)
+	default:
+		b, _ := json.Marshal(v)
+		return b
+	}
 }
 
 // preferred reads Prism's selection: Prefer: code=404, example=name, or
@@ -172,7 +241,7 @@ func (o *Operation) generate(code int, example string, in map[string]any, x Exch
 	resp, status := o.response(code)
 	mt, schema := mediaOf(resp)
 	if mt == nil && schema == nil {
-		return status, nil
+		return status, o.api.raw(resp)
 	}
 	v := o.api.instance(mt, schema, example)
 	if obj, ok := v.(map[string]any); ok {
@@ -236,11 +305,19 @@ func (a *api) fixture(schema *base.Schema, mt *v3.MediaType) any {
 		names = append(names, ref[strings.LastIndex(ref, "/")+1:])
 	}
 	for _, n := range names {
-		if raw, ok := a.fixtures[n]; ok {
-			var v any
-			if json.Unmarshal(raw, &v) == nil {
-				return v
-			}
+		if v := a.fixtureNamed(n); v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+// fixtureNamed returns a fresh copy of the fixture of a resource, or nil.
+func (a *api) fixtureNamed(name string) any {
+	if raw, ok := a.fixtures[name]; ok {
+		var v any
+		if json.Unmarshal(raw, &v) == nil {
+			return v
 		}
 	}
 	return nil
@@ -297,6 +374,13 @@ type generator struct{ api *api }
 func (g generator) value(s *base.Schema, depth int) any {
 	if s == nil {
 		return nil
+	}
+	// A resource nested in what is generated (a list's items, an
+	// expanded field) is its fixture, as at the top (instance).
+	if id := resourceID(s); id != "" {
+		if fx := g.api.fixtureNamed(id); fx != nil {
+			return fx
+		}
 	}
 	if s.Const != nil {
 		return nodeValue(s.Const)
@@ -356,6 +440,7 @@ func (g generator) value(s *base.Schema, depth int) any {
 				obj[p.Key()] = g.value(ps, depth+1)
 			}
 		}
+		listed(obj)
 		return obj
 	case "array":
 		if depth >= maxDepth || s.Items == nil || s.Items.A == nil {
@@ -392,6 +477,24 @@ func (g generator) value(s *base.Schema, depth int) any {
 		return "string"
 	}
 	return nil
+}
+
+// listed makes a generated list (object: list, or Stripe's
+// search_result) say what it holds: total_count is the number of items
+// in data, and a search without a next page has no next_page, as
+// stripe-mock answers (stripe-go's suite checks both).
+func listed(obj map[string]any) {
+	kind, _ := obj["object"].(string)
+	data, ok := obj["data"].([]any)
+	if !ok || (kind != "list" && kind != "search_result") {
+		return
+	}
+	if _, has := obj["total_count"]; has {
+		obj["total_count"] = len(data)
+	}
+	if more, _ := obj["has_more"].(bool); kind == "search_result" && !more {
+		delete(obj, "next_page")
+	}
 }
 
 // requestValues reads the request's JSON object body, or its form body

@@ -152,6 +152,9 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 	if _, ok := obj["has_more"]; ok {
 		obj["has_more"] = more
 	}
+	if _, ok := obj["total_count"]; ok { // a search: every match, not the page
+		obj["total_count"] = len(items)
+	}
 	b, _ := json.Marshal(obj)
 	return status, b, nil
 }
