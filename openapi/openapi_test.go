@@ -380,3 +380,47 @@ func TestGenerateListsWhenNothingIsStored(t *testing.T) {
 		t.Fatalf("list after a create: %s; want the stored pet alone", list.body)
 	}
 }
+
+// TestUnchangedReloadIsAHash reloads through a Cache: with nothing
+// changed the set holds the very operations compiled before (the files
+// were hashed, not parsed again); an edit of the sibling file its $refs
+// read compiles anew.
+func TestUnchangedReloadIsAHash(t *testing.T) {
+	t.Parallel()
+	dir := petstore(t, "openapi: {spec: openapi.yaml}\n")
+	cache := openapi.NewCache()
+	load := func() map[string]any {
+		t.Helper()
+		set, err := scenarios.Load(filepath.Join(dir, "pets.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := openapi.Expand(set, openapi.Options{Cache: cache}); err != nil {
+			t.Fatal(err)
+		}
+		ops := map[string]any{}
+		for _, r := range set.Routes() {
+			ops[r.Name] = r.Operation
+		}
+		if len(ops) == 0 {
+			t.Fatal("no generated routes")
+		}
+		return ops
+	}
+	first, again := load(), load()
+	for name, op := range first {
+		if again[name] != op {
+			t.Errorf("%s: compiled again on an unchanged reload; want the cached operation", name)
+		}
+	}
+	path := filepath.Join(dir, "schemas.yaml")
+	b, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, op := range load() {
+		if first[name] == op {
+			t.Errorf("%s: the cached operation after its sibling file changed; want a new compile", name)
+		}
+	}
+}

@@ -22,7 +22,7 @@ import (
 // deepParam is a deepObject query parameter that Check reads itself.
 type deepParam struct {
 	name     string
-	schema   *base.Schema
+	schema   *base.SchemaProxy // built when a request first needs it
 	required bool
 }
 
@@ -35,7 +35,7 @@ func splitQuery(item *v3.PathItem, op *v3.Operation, method string) (*v3.PathIte
 		var kept []*v3.Parameter
 		for _, p := range params {
 			if p != nil && p.In == "query" && p.Style == "deepObject" && p.Schema != nil {
-				deep = append(deep, deepParam{name: p.Name, schema: p.Schema.Schema(), required: p.Required != nil && *p.Required})
+				deep = append(deep, deepParam{name: p.Name, schema: p.Schema, required: p.Required != nil && *p.Required})
 				continue
 			}
 			kept = append(kept, p)
@@ -94,11 +94,12 @@ func (o *Operation) checkDeep(q url.Values) []Violation {
 			}
 			continue
 		}
-		v := coerce(unflatten(sub)[p.name], p.schema)
-		if v == nil {
+		schema := p.schema.Schema()
+		v := coerce(unflatten(sub)[p.name], schema)
+		if v == nil || schema == nil {
 			continue // a[]= with nothing: nothing to check
 		}
-		ok, errs := o.api.schemas.ValidateSchemaObjectWithVersion(p.schema, v, o.api.version)
+		ok, errs := o.api.schemas.ValidateSchemaObjectWithVersion(schema, v, o.api.version)
 		if ok {
 			continue
 		}
