@@ -206,7 +206,9 @@ type api struct {
 	params   parameters.ParameterValidator
 	bodies   requests.RequestBodyValidator
 	schemas  schema_validation.SchemaValidator // form bodies, once typed (coerce.go)
+	options  *config.ValidationOptions         // the validators' options, for schemaCheck
 	fixtures map[string]json.RawMessage        // by resource name
+	decoded  sync.Map                          // fixtures decoded, by resource name (fixtureNamed)
 	validate string
 	errors   string // "problem" or "stripe"
 	state    bool
@@ -334,7 +336,11 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	// keep it: their own constructor (validator.NewValidator) compiles
 	// every schema of the document up front, which for Stripe's spec took
 	// minutes and gigabytes.
-	vopts := []config.Option{config.WithSchemaCache(cache.NewDefaultCache()), config.WithURLEncodedBodyValidation()}
+	// The regex cache keeps the path parameters' segment expressions, which
+	// the parameter validator otherwise compiles on every request (a third
+	// of a retrieve's validation on Stripe's spec).
+	vopts := []config.Option{config.WithSchemaCache(cache.NewDefaultCache()), config.WithURLEncodedBodyValidation(), config.WithRegexCache(&sync.Map{})}
+	a.options = config.NewValidationOptions(vopts...)
 	a.params = parameters.NewParameterValidator(&m.Model, vopts...)
 	a.bodies = requests.NewRequestBodyValidator(&m.Model, vopts...)
 	a.schemas = schema_validation.NewSchemaValidator(vopts...)

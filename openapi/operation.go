@@ -42,6 +42,11 @@ type Operation struct {
 	// without the deepObject query parameters in deep (query.go).
 	libItem *v3.PathItem
 	deep    []deepParam
+	// paramKinds says where libItem's parameters are (path, query,
+	// header, cookie), so that Check calls only the validators with
+	// something to check.
+	paramKinds map[string]bool
+	form       schemaCheck // the form body's schema
 }
 
 func (a *api) operation(path string, item *v3.PathItem, method string, op *v3.Operation, pos scenarios.Pos) (*Operation, error) {
@@ -59,7 +64,7 @@ func (a *api) operation(path string, item *v3.PathItem, method string, op *v3.Op
 		}
 	}
 	o.classify()
-	o.libItem, o.deep = splitQuery(item, op, method)
+	o.libItem, o.deep, o.paramKinds = splitQuery(item, op, method)
 	return o, nil
 }
 
@@ -86,37 +91,48 @@ func (o *Operation) Check(r *http.Request, body []byte) []Violation {
 	if o.api.validate == "off" {
 		return nil
 	}
-	req := r.Clone(r.Context())
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	req.ContentLength = int64(len(body))
+	// The parameter validators read the URL and the headers, never the
+	// body: they get the request as it is. Each runs only when the
+	// operation has parameters of its kind (paramKinds); security always.
 	var errs []*liberrors.ValidationError
-	checks := []func(*http.Request, *v3.PathItem, string) (bool, []*liberrors.ValidationError){
-		o.api.params.ValidatePathParamsWithPathItem,
-		o.api.params.ValidateQueryParamsWithPathItem,
-		o.api.params.ValidateHeaderParamsWithPathItem,
-		o.api.params.ValidateCookieParamsWithPathItem,
-		o.api.params.ValidateSecurityWithPathItem,
-	}
-	for _, check := range checks {
-		if ok, e := check(req, o.libItem, o.Path); !ok {
+	p := o.api.params
+	for _, c := range [...]struct {
+		in    string
+		check func(*http.Request, *v3.PathItem, string) (bool, []*liberrors.ValidationError)
+	}{
+		{"path", p.ValidatePathParamsWithPathItem},
+		{"query", p.ValidateQueryParamsWithPathItem},
+		{"header", p.ValidateHeaderParamsWithPathItem},
+		{"cookie", p.ValidateCookieParamsWithPathItem},
+		{"", p.ValidateSecurityWithPathItem},
+	} {
+		if c.in != "" && !o.paramKinds[c.in] {
+			continue
+		}
+		if ok, e := c.check(r, o.libItem, o.Path); !ok {
 			errs = append(errs, e...)
 		}
 	}
-	deep := o.checkDeep(req.URL.Query())
+	var deep []Violation
+	if len(o.deep) > 0 {
+		deep = o.checkDeep(r.URL.Query())
+	}
 	if fs := o.formSchema(r); fs != nil && len(body) > 0 {
 		// A form body is typed by its schema first (coerce.go), then
 		// validated as the JSON it stands for.
 		if v, err := formValues(body, fs); err != nil {
 			out := []Violation{{In: "body", Detail: "the form body does not parse: " + err.Error()}}
 			return append(append(out, deep...), violationsOf(errs)...)
-		} else if ok, e := o.api.schemas.ValidateSchemaObjectWithVersion(fs, v, o.api.version); !ok {
+		} else if ok, e := o.api.checkSchema(&o.form, fs, v); !ok {
 			for _, ve := range e {
 				ve.ValidationType = helpers.RequestBodyValidation
 			}
 			errs = append(errs, e...)
 		}
 	} else if o.op.RequestBody != nil {
+		req := r.Clone(r.Context())
 		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
 		if ok, e := o.api.bodies.ValidateRequestBodyWithPathItem(req, o.item, o.Path); !ok {
 			errs = append(errs, e...)
 		}

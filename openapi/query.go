@@ -24,19 +24,26 @@ type deepParam struct {
 	name     string
 	schema   *base.SchemaProxy // built when a request first needs it
 	required bool
+	check    *schemaCheck
 }
 
 // splitQuery returns the path item the library validates the operation's
 // parameters with (the operation's own, without its deepObject query
-// parameters), and those parameters. Without any, it is item itself.
-func splitQuery(item *v3.PathItem, op *v3.Operation, method string) (*v3.PathItem, []deepParam) {
+// parameters), those parameters, and where the item's other parameters
+// are (path, query, header, cookie). Without deepObject parameters, the
+// item is item itself.
+func splitQuery(item *v3.PathItem, op *v3.Operation, method string) (*v3.PathItem, []deepParam, map[string]bool) {
 	var deep []deepParam
+	kinds := map[string]bool{}
 	keep := func(params []*v3.Parameter) []*v3.Parameter {
 		var kept []*v3.Parameter
 		for _, p := range params {
 			if p != nil && p.In == "query" && p.Style == "deepObject" && p.Schema != nil {
-				deep = append(deep, deepParam{name: p.Name, schema: p.Schema, required: p.Required != nil && *p.Required})
+				deep = append(deep, deepParam{name: p.Name, schema: p.Schema, required: p.Required != nil && *p.Required, check: new(schemaCheck)})
 				continue
+			}
+			if p != nil {
+				kinds[p.In] = true
 			}
 			kept = append(kept, p)
 		}
@@ -44,7 +51,7 @@ func splitQuery(item *v3.PathItem, op *v3.Operation, method string) (*v3.PathIte
 	}
 	pathParams, opParams := keep(item.Parameters), keep(op.Parameters)
 	if len(deep) == 0 {
-		return item, nil
+		return item, nil, kinds
 	}
 	// Shallow copies: only the parameter lists differ; the parameters,
 	// schemas and everything else are the document's own.
@@ -68,7 +75,7 @@ func splitQuery(item *v3.PathItem, op *v3.Operation, method string) (*v3.PathIte
 	case "TRACE":
 		it.Trace = &o
 	}
-	return &it, deep
+	return &it, deep, kinds
 }
 
 // checkDeep validates the deepObject query parameters of q.
@@ -99,7 +106,7 @@ func (o *Operation) checkDeep(q url.Values) []Violation {
 		if v == nil || schema == nil {
 			continue // a[]= with nothing: nothing to check
 		}
-		ok, errs := o.api.schemas.ValidateSchemaObjectWithVersion(schema, v, o.api.version)
+		ok, errs := o.api.checkSchema(p.check, schema, v)
 		if ok {
 			continue
 		}

@@ -21,14 +21,14 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 	tomb := coll + " (deleted)"
 	switch o.kind {
 	case opCreate:
-		status, body := o.generate(0, "", in, x)
-		obj, ok := decodeObject(body)
-		if !ok || obj["id"] == nil {
+		status, v, _, isRaw := o.generateValue(0, "", in, x)
+		obj, ok := v.(map[string]any)
+		if isRaw || !ok || obj["id"] == nil {
 			return 0, nil, errNoState
 		}
 		id := freshID(fmt.Sprint(obj["id"]), x.Rand)
 		obj["id"] = id
-		body, _ = json.Marshal(obj)
+		body, _ := json.Marshal(obj)
 		if _, err := x.Store.Save(ctx, coll, id, body); err != nil {
 			return 0, nil, err
 		}
@@ -91,13 +91,11 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 // shape (an array, or an object whose data is the array), with Stripe's
 // cursors: limit, starting_after, ending_before and has_more.
 func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q url.Values, coll string) (int, []byte, error) {
-	status, body := o.generate(0, "", in, x)
-	var shape any
-	_ = json.Unmarshal(body, &shape)
+	status, shape, _, _ := o.generateValue(0, "", in, x)
 	obj, isObj := shape.(map[string]any)
 	elems, _ := shape.([]any)
 	if isObj {
-		elems, _ = obj["data"].([]any)
+		elems, _ = decoded(obj["data"]).([]any)
 	}
 	// A list of resources: its generated element has an id. A list of
 	// anything else (strings, a report's rows) is answered from the spec.
@@ -180,8 +178,9 @@ func (o *Operation) missing(id string) (int, []byte) {
 	}
 	obj, _ := v.(map[string]any)
 	msg := fmt.Sprintf("No such %s: '%s'", strings.TrimSuffix(o.collection[strings.LastIndex(o.collection, "/")+1:], "s"), id)
-	if e, ok := obj["error"].(map[string]any); ok {
+	if e, ok := decoded(obj["error"]).(map[string]any); ok {
 		e["type"], e["code"], e["message"], e["param"] = "invalid_request_error", "resource_missing", msg, o.idVar
+		obj["error"] = e
 		b, _ := json.Marshal(obj)
 		return http.StatusNotFound, b
 	}

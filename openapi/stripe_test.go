@@ -1,6 +1,9 @@
 package openapi_test
 
 import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -14,6 +17,7 @@ import (
 	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/server"
+	"github.com/scenariomock/scenariomock/state"
 )
 
 // stripeFiles writes stripe-mock's copy of Stripe's spec and fixtures
@@ -490,6 +494,63 @@ func TestStripeSuiteGaps(t *testing.T) {
 		got := call(t, "GET", hs.URL+"/v1/quotes/qt_123/pdf", "", "", auth...)
 		if got.status != 200 || got.body != "Stripe binary response" || got.header.Get("Content-Type") != "application/pdf" {
 			t.Errorf("quote PDF: %d %q (%s); want 200 \"Stripe binary response\" as application/pdf", got.status, got.body, got.header.Get("Content-Type"))
+		}
+	})
+}
+
+// BenchmarkStripeCreate is the openapi package's part of a POST
+// /v1/customers with state on (the stripe load workload's request):
+// validation (Check), then the answer generated and stored (Respond), and
+// the same for the retrieve of the stored customer.
+func BenchmarkStripeCreate(b *testing.B) {
+	spec, fixtures := stripeFiles(b)
+	set, err := stripeSet(b, spec, fixtures, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ops := map[string]*openapi.Operation{}
+	for _, r := range set.Routes() {
+		ops[r.Name], _ = r.Operation.(*openapi.Operation)
+	}
+	store := state.NewMemory(state.Options{}).Collections()
+	rnd := rand.New(rand.NewPCG(1, 2)).Float64
+	body := []byte("email=jenny%40example.com&name=Jenny+Rosen&description=bench&metadata[order]=6735")
+	create := httptest.NewRequest("POST", "/v1/customers", nil)
+	create.Header.Set("Authorization", "Bearer sk_test_123")
+	create.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	var id string
+	b.Run("POST /v1/customers", func(b *testing.B) {
+		op := ops["PostCustomers"]
+		b.ReportAllocs()
+		for b.Loop() {
+			if vs := op.Check(create, body); len(vs) > 0 {
+				b.Fatalf("violations %v", vs)
+			}
+			status, _, out, err := op.Respond(context.Background(), openapi.Exchange{Request: create, Body: body, Store: store, Rand: rnd})
+			if err != nil || status != 200 {
+				b.Fatalf("%d %s %v", status, out, err)
+			}
+			if id == "" {
+				var c struct{ ID string }
+				_ = json.Unmarshal(out, &c)
+				id = c.ID
+			}
+		}
+	})
+	b.Run("GET /v1/customers/{customer}", func(b *testing.B) {
+		op := ops["GetCustomersCustomer"]
+		get := httptest.NewRequest("GET", "/v1/customers/"+id, nil)
+		get.Header.Set("Authorization", "Bearer sk_test_123")
+		vars := map[string]string{"customer": id}
+		b.ReportAllocs()
+		for b.Loop() {
+			if vs := op.Check(get, nil); len(vs) > 0 {
+				b.Fatalf("violations %v", vs)
+			}
+			status, _, out, err := op.Respond(context.Background(), openapi.Exchange{Request: get, Vars: vars, Store: store, Rand: rnd})
+			if err != nil || status != 200 {
+				b.Fatalf("%d %s %v", status, out, err)
+			}
 		}
 	})
 }
