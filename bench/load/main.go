@@ -6,6 +6,7 @@
 //	go run ./bench/load                      # every workload, the default sizes
 //	go run ./bench/load -out bench/RESULTS.md
 //	go run ./bench/load -workloads get,post -duration 2s -rounds 1
+//	go run ./bench/load -workloads stripe   # Stripe's spec against stripe-mock (go install from the module proxy)
 //
 // Run it from the repository root. It builds scenariomock, runs each server
 // as its own process (so their memory is measured apart from the load), and
@@ -39,6 +40,9 @@ type harness struct {
 	profile   string
 	current   string
 	state     string // a Redis URL: also measure serve --state on it
+	// stripeMock is the stripe workload's stripe-mock binary, or "" to
+	// install stripeMockVersion.
+	stripeMock, stripeMockVersion string
 }
 
 const demoPath = "examples/payments-idempotency.yaml"
@@ -63,6 +67,8 @@ func main() {
 	smArgs := flag.String("scenariomock-args", "", "extra arguments for scenariomock serve, e.g. --log-level=warn")
 	bin := flag.String("bin", "", "a scenariomock binary to use instead of building one")
 	stateURL := flag.String("state", "", "a Redis URL (redis://127.0.0.1:6379/0): also measure the idem and replay workloads with serve --state on it, against the in-memory store and bare net/http in the same rounds")
+	stripeMock := flag.String("stripe-mock", "", "the stripe workload's stripe-mock binary (default: go install github.com/stripe/stripe-mock@-stripe-mock-version into a temporary GOBIN)")
+	stripeMockVersion := flag.String("stripe-mock-version", "v0.203.0", "the stripe-mock version the stripe workload installs")
 	check := flag.Bool("check", false, "exit 1 if any answer failed or was wrong (for CI; speed is never checked, shared machines are too noisy)")
 	flag.Parse()
 
@@ -93,7 +99,7 @@ func main() {
 	}
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(4 << 30)
-	failures, err := run(*workloads, *conns, *duration, *rounds, *heldConns, *heldRounds, *delay, *heldFor, *edits, *startupRoutes, *out, *profile, *smArgs, *bin, *stateURL)
+	failures, err := run(*workloads, *conns, *duration, *rounds, *heldConns, *heldRounds, *delay, *heldFor, *edits, *startupRoutes, *out, *profile, *smArgs, *bin, *stateURL, *stripeMock, *stripeMockVersion)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
@@ -106,7 +112,7 @@ func main() {
 
 // run runs the workloads and returns, besides an error, the workloads
 // that had failed or wrong answers.
-func run(workloads string, conns int, duration time.Duration, rounds, heldConns, heldRounds int, delay, heldFor time.Duration, edits, startupRoutes int, out, profile, smArgs, bin, stateURL string) (failures []string, err error) {
+func run(workloads string, conns int, duration time.Duration, rounds, heldConns, heldRounds int, delay, heldFor time.Duration, edits, startupRoutes int, out, profile, smArgs, bin, stateURL, stripeMock, stripeMockVersion string) (failures []string, err error) {
 	failed := func(name string, errors, wrong int64) {
 		if errors > 0 || wrong > 0 {
 			failures = append(failures, fmt.Sprintf("%s: %d errors, %d wrong", name, errors, wrong))
@@ -137,7 +143,8 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns,
 			return nil, err
 		}
 	}
-	h := &harness{bin: bin, self: self, conns: conns, duration: duration, rounds: rounds, profile: profile, smArgs: strings.Fields(smArgs), state: stateURL}
+	h := &harness{bin: bin, self: self, conns: conns, duration: duration, rounds: rounds, profile: profile, smArgs: strings.Fields(smArgs), state: stateURL,
+		stripeMock: stripeMock, stripeMockVersion: stripeMockVersion}
 	want := map[string]bool{}
 	for _, w := range strings.Split(workloads, ",") {
 		want[strings.TrimSpace(w)] = true
@@ -207,6 +214,34 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns,
 		if len(stateLines) > 0 {
 			fmt.Fprintf(&md, "With the state in Redis (`--state %s`; the ratios are per round, median and range):\n\n%s\n", redactedURL(h.state), strings.Join(stateLines, ""))
 		}
+	}
+
+	if want["stripe"] {
+		section("Stripe's API: scenariomock against stripe-mock")
+		h.current = "stripe"
+		progress("workload stripe")
+		version := h.stripeMockVersion
+		if h.stripeMock != "" {
+			version = "(" + h.stripeMock + ")"
+		}
+		create, retrieve, err := h.stripe(tmp, h.stripeMock, h.stripeMockVersion)
+		if err != nil {
+			return nil, err
+		}
+		md.WriteString(stripeSummary(version))
+		md.WriteString(stripeHeader)
+		for _, w := range []struct {
+			name   string
+			r      stripeRun
+			target float64
+		}{
+			{"9. POST /v1/customers, a fresh Idempotency-Key per request", create, 3},
+			{"9a. GET /v1/customers/{id}, the stored customer", retrieve, 0},
+		} {
+			md.WriteString(stripeRows(w.name, w.r, w.target))
+			failed(w.name, w.r.sm.errors+w.r.mock.errors+w.r.base.errors, w.r.sm.wrong+w.r.mock.wrong+w.r.base.wrong)
+		}
+		md.WriteString("\n")
 	}
 
 	if want["proxy"] {
