@@ -3,6 +3,8 @@ package openapi_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http/httptest"
 	"net/url"
@@ -209,9 +211,18 @@ func BenchmarkStripeMatch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, tc := range []struct{ name, method, target string }{
-		{"hit", "GET", "/v1/customers/cus_123"},
-		{"miss", "GET", "/v1/nothing/cus_123"},
+	// A miss is matched, then explained: the server ranks the near misses
+	// of every 404 (for the journal, the log line and the problem's
+	// detail), one pass over the routes.
+	for _, tc := range []struct {
+		name, method, target string
+		explain              bool
+	}{
+		{"hit", "GET", "/v1/customers/cus_123", false},
+		{"miss", "GET", "/v1/nothing/cus_123", false},
+		{"miss explained", "GET", "/v1/nothing/cus_123", true},
+		{"miss explained, known prefix", "GET", "/v1/customers/cus_123/nothing", true},
+		{"miss explained, wrong method", "PUT", "/v1/customers/cus_123", true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			r := httptest.NewRequest(tc.method, tc.target, nil)
@@ -221,7 +232,10 @@ func BenchmarkStripeMatch(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				t.Match(matcher.NewRequest(r, nil))
+				in := matcher.NewRequest(r, nil)
+				if _, ok := t.Match(in); !ok && tc.explain {
+					t.Explain(in)
+				}
 			}
 		})
 	}
@@ -553,4 +567,47 @@ func BenchmarkStripeCreate(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkStripeServeMiss compares, through the whole server, a request
+// that a generated route answers (validated and generated, unknownIds:
+// generate) with a miss: the 404 problem naming the closest of the 594
+// routes, its near-miss report and its warn log line.
+func BenchmarkStripeServeMiss(b *testing.B) {
+	spec, fixtures := stripeFiles(b)
+	src := openapi.FileSource(spec, fixtures)
+	src.UnknownIDs = "generate"
+	set, err := scenarios.LoadBytes("stripe", []byte("routes: []\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := openapi.Expand(set, openapi.Options{Extra: []*scenarios.OpenAPISource{src}}); err != nil {
+		b.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) { return set, nil },
+		Logger: slog.New(server.NewLogHandler(io.Discard, false, slog.LevelInfo))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, method, target string
+		status               int
+	}{
+		{"hit", "GET", "/v1/customers/cus_123", 200},
+		{"miss", "GET", "/v1/nothing/cus_123", 404},
+		{"miss, known prefix", "GET", "/v1/customers/cus_123/nothing", 404},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			r := httptest.NewRequest(tc.method, tc.target, nil)
+			r.Header.Set("Authorization", "Bearer sk_test_123")
+			b.ReportAllocs()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				srv.ServeHTTP(w, r)
+				if w.Code != tc.status {
+					b.Fatalf("%s %s: %d %s; want %d", tc.method, tc.target, w.Code, w.Body, tc.status)
+				}
+			}
+		})
+	}
 }
