@@ -7,7 +7,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
+	liberrors "github.com/pb33f/libopenapi-validator/errors"
+	"github.com/pb33f/libopenapi-validator/schema_validation"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 )
 
@@ -27,6 +30,36 @@ import (
 // integer and ""), and not for a list sent with indexes
 // (tipping[usd][fixed_amounts][0]=100): those stayed strings, or maps, and
 // failed as "got string, want integer".
+
+// schemaCheck validates values against one schema, compiled by the
+// library when first needed and kept, so that a valid value costs the
+// JSON Schema validation alone. libopenapi-validator's own entry point
+// (ValidateSchemaObjectWithVersion) hashes the whole schema to find its
+// compiled form on every call: for Stripe's customer create, a third of
+// the body's validation. Only a value that fails goes to it, for the
+// violations it reports. It is safe for concurrent use.
+type schemaCheck struct {
+	once     sync.Once
+	compiled *schema_validation.CompiledValidationSchema
+}
+
+// valid says whether v passes s. False also when s did not compile: the
+// library then says why.
+func (c *schemaCheck) valid(a *api, s *base.Schema, v any) bool {
+	c.once.Do(func() {
+		c.compiled, _ = schema_validation.CompileSchemaForValidation(s, schema_validation.SchemaValidationPurposeGeneric, a.options, a.version)
+	})
+	return c.compiled != nil && c.compiled.CompiledSchema != nil && c.compiled.CompiledSchema.Validate(v) == nil
+}
+
+// checkSchema checks v against s: through c, and when that fails through
+// the library, for its violations.
+func (a *api) checkSchema(c *schemaCheck, s *base.Schema, v any) (bool, []*liberrors.ValidationError) {
+	if c.valid(a, s, v) {
+		return true, nil
+	}
+	return a.schemas.ValidateSchemaObjectWithVersion(s, v, a.version)
+}
 
 // formSchema returns the schema of the operation's form request body, or
 // nil when it has none or the request is not a form.

@@ -15,6 +15,13 @@
 // with the request's values reflected) and, with state on, keeps the
 // resources a create makes in the server's collections.
 //
+// Query parameters in deepObject style (expand[], metadata[k], lists of
+// objects such as lines[0][amount]) are read like form bodies and checked
+// against their schema (query.go); a response with no JSON media type (a
+// PDF) is answered as that type. With errors: stripe, Stripe's dialect
+// holds beyond refusals: a binary answer is stripe-mock's "Stripe binary
+// response", which stripe-go's suite expects.
+//
 // It sits between loading and compiling:
 //
 //	scenarios.Load ─▶ openapi.Expand ─▶ matcher.Compile

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/pb33f/libopenapi/datamodel/high/base"
@@ -53,11 +54,21 @@ func expandFields(r *http.Request, q url.Values, in map[string]any) []string {
 	return out
 }
 
-// expandStored replaces the ids of body's expandable fields named by
-// fields with the stored objects they name. It returns body unchanged
-// when there is nothing to expand.
-func (o *Operation) expandStored(ctx context.Context, x Exchange, fields []string, body []byte) ([]byte, error) {
-	if len(fields) == 0 || len(o.api.collections) == 0 {
+// expand answers the expandable fields of body that fields names:
+//   - a field holding the id of a resource stored here answers the stored
+//     object;
+//   - with unknownIds: generate, an id nothing stored answers the
+//     resource generated from the spec (its fixture, with that id), as
+//     stripe-mock expands any id; without it the id stays, as it would
+//     against an account that has no such object;
+//   - a field the answer leaves out (Stripe's includable fields, a
+//     checkout session's line_items) is generated in its expanded form: a
+//     list with one item, or the resource.
+//
+// A null field stays null (there is nothing to expand). It returns body
+// unchanged when there is nothing to expand.
+func (o *Operation) expand(ctx context.Context, x Exchange, fields []string, body []byte) ([]byte, error) {
+	if len(fields) == 0 {
 		return body, nil
 	}
 	resp, _ := o.response(o.status)
@@ -71,31 +82,65 @@ func (o *Operation) expandStored(ctx context.Context, x Exchange, fields []strin
 	}
 	changed := false
 	for _, f := range fields {
-		id, ok := obj[f].(string)
-		if !ok || id == "" {
-			continue
-		}
 		p, ok := schema.Properties.Get(f)
 		if !ok || p == nil {
 			continue
 		}
-		path := o.api.expandable(p.Schema())
-		if path == "" {
-			continue
-		}
-		stored, found, err := x.Store.Load(ctx, o.api.storeName(x.Request, path), id)
-		if err != nil {
-			return nil, err
-		}
-		if found {
-			obj[f] = json.RawMessage(stored)
-			changed = true
+		ps := p.Schema()
+		cur, has := obj[f]
+		switch {
+		case !has:
+			if v := o.api.expanded(ps); v != nil {
+				obj[f], changed = v, true
+			}
+		case cur != nil:
+			id, ok := cur.(string)
+			if !ok || id == "" {
+				continue
+			}
+			if path := o.api.expandable(ps); path != "" && x.Store != nil {
+				stored, found, err := x.Store.Load(ctx, o.api.storeName(x.Request, path), id)
+				if err != nil {
+					return nil, err
+				}
+				if found {
+					obj[f], changed = json.RawMessage(stored), true
+					continue
+				}
+			}
+			if o.api.generate {
+				if v, ok := o.api.expanded(ps).(map[string]any); ok {
+					if _, has := v["id"]; has {
+						v["id"] = id
+					}
+					obj[f], changed = v, true
+				}
+			}
 		}
 	}
 	if !changed {
 		return body, nil
 	}
 	return json.Marshal(obj)
+}
+
+// expanded generates the expanded form of an expandable field: the
+// branch of its anyOf that is not the id (a string), or its own schema
+// when it is an object (a list). It returns nil when there is none.
+func (a *api) expanded(s *base.Schema) any {
+	if s == nil {
+		return nil
+	}
+	g := generator{api: a}
+	for _, p := range s.AnyOf {
+		if b := p.Schema(); b != nil && !slices.Contains(b.Type, "string") {
+			return g.value(b, 0)
+		}
+	}
+	if slices.Contains(s.Type, "object") || s.Properties != nil {
+		return g.value(s, 0)
+	}
+	return nil
 }
 
 // expandable returns the collection path of the resource an expandable

@@ -38,7 +38,7 @@ func TestFeatureTable(t *testing.T) {
 		{"bearer: missing", "GET", "/notes", "", nil, 401, `"in":"security"`},
 		{"bearer: sent", "GET", "/notes", "", bearer, 200, ""},
 		{"deepObject query: valid", "GET", "/notes?filter[tag]=work", "", bearer, 200, ""},
-		{"deepObject query: invalid", "GET", "/notes?filter[tag]=play", "", bearer, 400, `"in":"query","name":"filter"`},
+		{"deepObject query: invalid", "GET", "/notes?filter[tag]=play", "", bearer, 400, `"in":"query","name":"filter[tag]"`},
 		{"cookie: invalid", "GET", "/notes", "", append([]string{"Cookie", "session=ab"}, bearer...), 400, `"in":"cookie","name":"session"`},
 		{"cookie: valid", "GET", "/notes", "", append([]string{"Cookie", "session=abc"}, bearer...), 200, ""},
 		{"basic: missing", "POST", "/notes", `{"text":"milk"}`, nil, 401, `"in":"security"`},

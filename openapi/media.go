@@ -96,14 +96,18 @@ func (o *Operation) contentType(status int, r *http.Request) string {
 
 // textBody is the answer in a media type that is not JSON: its example
 // as written, else a string generated from its schema; binary content
-// (format: binary, contentMediaType, contentEncoding) has nothing to
-// generate and answers empty.
+// (format: binary or byte, contentMediaType, contentEncoding) has nothing
+// to generate and answers a.binary (empty, or with errors: stripe,
+// stripe-mock's placeholder).
 func (a *api) textBody(mt *v3.MediaType, example string) []byte {
 	v := a.instance(mt, nil, example) // an example, when it has one
 	if v == nil && mt.Schema != nil {
 		s := mt.Schema.Schema()
-		if s == nil || s.Format == "binary" || s.ContentMediaType != "" || s.ContentEncoding != "" {
-			return nil
+		if s == nil || s.Format == "binary" || s.Format == "byte" || s.ContentMediaType != "" || s.ContentEncoding != "" {
+			if a.binary == "" {
+				return nil
+			}
+			return []byte(a.binary)
 		}
 		v = generator{api: a}.value(s, 0)
 	}

@@ -380,3 +380,105 @@ func TestGenerateListsWhenNothingIsStored(t *testing.T) {
 		t.Fatalf("list after a create: %s; want the stored pet alone", list.body)
 	}
 }
+
+// TestUnchangedReloadIsAHash reloads through a Cache: with nothing
+// changed the set holds the very operations compiled before (the files
+// were hashed, not parsed again); an edit of the sibling file its $refs
+// read compiles anew.
+func TestUnchangedReloadIsAHash(t *testing.T) {
+	t.Parallel()
+	dir := petstore(t, "openapi: {spec: openapi.yaml}\n")
+	cache := openapi.NewCache()
+	load := func() map[string]any {
+		t.Helper()
+		set, err := scenarios.Load(filepath.Join(dir, "pets.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := openapi.Expand(set, openapi.Options{Cache: cache}); err != nil {
+			t.Fatal(err)
+		}
+		ops := map[string]any{}
+		for _, r := range set.Routes() {
+			ops[r.Name] = r.Operation
+		}
+		if len(ops) == 0 {
+			t.Fatal("no generated routes")
+		}
+		return ops
+	}
+	first, again := load(), load()
+	for name, op := range first {
+		if again[name] != op {
+			t.Errorf("%s: compiled again on an unchanged reload; want the cached operation", name)
+		}
+	}
+	path := filepath.Join(dir, "schemas.yaml")
+	b, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, op := range load() {
+		if first[name] == op {
+			t.Errorf("%s: the cached operation after its sibling file changed; want a new compile", name)
+		}
+	}
+}
+
+// TestParameterKinds checks a parameter of each place (path, query,
+// header, cookie), as Check runs only the validators of the places an
+// operation has parameters in: each broken one is refused, naming where.
+func TestParameterKinds(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	spec := `openapi: 3.1.0
+info: {title: kinds, version: "1"}
+paths:
+  /orders/{n}:
+    get:
+      operationId: getOrder
+      parameters:
+        - {name: n, in: path, required: true, schema: {type: integer}}
+        - {name: fields, in: query, schema: {type: integer, maximum: 3}}
+        - {name: X-Tenant, in: header, required: true, schema: {type: string, pattern: "^t[0-9]+$"}}
+        - {name: session, in: cookie, schema: {type: string, minLength: 4}}
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {type: object, properties: {n: {type: integer}}}}}}
+  /plain:
+    get:
+      operationId: plain
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {type: object}}}}
+`
+	for name, body := range map[string]string{"kinds.yaml": spec, "pets.yaml": "openapi: {spec: kinds.yaml, state: false}\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, hs := serveDir(t, dir, openapi.Options{})
+	for _, tc := range []struct {
+		name, path, in string
+		header         []string
+	}{
+		{"valid", "/orders/7?fields=2", "", []string{"X-Tenant", "t1", "Cookie", "session=abcd"}},
+		{"path", "/orders/seven", "path", []string{"X-Tenant", "t1"}},
+		{"query", "/orders/7?fields=9", "query", []string{"X-Tenant", "t1"}},
+		{"header missing", "/orders/7", "header", nil},
+		{"header", "/orders/7", "header", []string{"X-Tenant", "nobody"}},
+		{"cookie", "/orders/7", "cookie", []string{"X-Tenant", "t1", "Cookie", "session=ab"}},
+		{"no parameters", "/plain", "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := call(t, "GET", hs.URL+tc.path, "", "", tc.header...)
+			if tc.in == "" {
+				if got.status != 200 {
+					t.Fatalf("%d %s; want 200", got.status, got.body)
+				}
+				return
+			}
+			if got.status != 400 || !strings.Contains(got.body, `"in":"`+tc.in+`"`) {
+				t.Fatalf("%d %s; want 400 with a violation in %s", got.status, got.body, tc.in)
+			}
+		})
+	}
+}

@@ -44,6 +44,15 @@ type Operation struct {
 	// Stripe's 594 operations 6 MB that most runs never need.
 	shape     shape
 	shapeOnce sync.Once
+	// libItem is the path item the library validates parameters with,
+	// without the deepObject query parameters in deep (query.go).
+	libItem *v3.PathItem
+	deep    []deepParam
+	// paramKinds says where libItem's parameters are (path, query,
+	// header, cookie), so that Check calls only the validators with
+	// something to check.
+	paramKinds map[string]bool
+	form       schemaCheck // the form body's schema
 }
 
 func (a *api) operation(path string, item *v3.PathItem, method string, op *v3.Operation, pos scenarios.Pos) (*Operation, error) {
@@ -61,6 +70,7 @@ func (a *api) operation(path string, item *v3.PathItem, method string, op *v3.Op
 		}
 	}
 	o.classify()
+	o.libItem, o.deep, o.paramKinds = splitQuery(item, op, method)
 	return o, nil
 }
 
@@ -87,27 +97,40 @@ func (o *Operation) Check(r *http.Request, body []byte) []Violation {
 	if o.api.validate == "off" {
 		return nil
 	}
-	req := r.Clone(r.Context())
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	req.ContentLength = int64(len(body))
+	// The parameter validators read the URL and the headers, never the
+	// body: they get the request as it is. Each runs only when the
+	// operation has parameters of its kind (paramKinds); security always.
 	var errs []*liberrors.ValidationError
-	checks := []func(*http.Request, *v3.PathItem, string) (bool, []*liberrors.ValidationError){
-		o.api.params.ValidatePathParamsWithPathItem,
-		o.api.params.ValidateQueryParamsWithPathItem,
-		o.api.params.ValidateHeaderParamsWithPathItem,
-		o.api.params.ValidateCookieParamsWithPathItem,
-		o.api.params.ValidateSecurityWithPathItem,
-	}
-	for _, check := range checks {
-		if ok, e := check(req, o.item, o.Path); !ok {
+	p := o.api.params
+	for _, c := range [...]struct {
+		in    string
+		check func(*http.Request, *v3.PathItem, string) (bool, []*liberrors.ValidationError)
+	}{
+		{"path", p.ValidatePathParamsWithPathItem},
+		{"query", p.ValidateQueryParamsWithPathItem},
+		{"header", p.ValidateHeaderParamsWithPathItem},
+		{"cookie", p.ValidateCookieParamsWithPathItem},
+		{"", p.ValidateSecurityWithPathItem},
+	} {
+		if c.in != "" && !o.paramKinds[c.in] {
+			continue
+		}
+		if ok, e := c.check(r, o.libItem, o.Path); !ok {
 			errs = append(errs, e...)
 		}
 	}
+	var deep []Violation
+	if len(o.deep) > 0 {
+		deep = o.checkDeep(r.URL.Query())
+	}
 	if ms := o.multipartSchema(r); ms != nil && len(body) > 0 {
+		req := r.Clone(r.Context())
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
 		e, err := o.checkMultipart(req, body, ms)
 		if err != nil {
 			out := []Violation{{In: "body", Detail: "the multipart body does not parse: " + err.Error()}}
-			return append(out, violationsOf(errs)...)
+			return append(append(out, deep...), violationsOf(errs)...)
 		}
 		errs = append(errs, e...)
 	} else if fs := o.formSchema(r); fs != nil && len(body) > 0 {
@@ -115,20 +138,22 @@ func (o *Operation) Check(r *http.Request, body []byte) []Violation {
 		// validated as the JSON it stands for.
 		if v, err := formValues(body, fs); err != nil {
 			out := []Violation{{In: "body", Detail: "the form body does not parse: " + err.Error()}}
-			return append(out, violationsOf(errs)...)
-		} else if ok, e := o.api.schemas.ValidateSchemaObjectWithVersion(fs, v, o.api.version); !ok {
+			return append(append(out, deep...), violationsOf(errs)...)
+		} else if ok, e := o.api.checkSchema(&o.form, fs, v); !ok {
 			for _, ve := range e {
 				ve.ValidationType = helpers.RequestBodyValidation
 			}
 			errs = append(errs, e...)
 		}
 	} else if o.op.RequestBody != nil {
+		req := r.Clone(r.Context())
 		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
 		if ok, e := o.api.bodies.ValidateRequestBodyWithPathItem(req, o.item, o.Path); !ok {
 			errs = append(errs, e...)
 		}
 	}
-	out := violationsOf(errs)
+	out := append(deep, violationsOf(errs)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].In < out[j].In })
 	return out
 }

@@ -21,14 +21,14 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 	tomb := coll + " (deleted)"
 	switch o.kind {
 	case opCreate:
-		status, body := o.generate(0, "", in, x)
-		obj, ok := decodeObject(body)
-		if !ok || obj["id"] == nil {
+		status, v, _, isRaw := o.generateValue(0, "", in, x)
+		obj, ok := v.(map[string]any)
+		if isRaw || !ok || obj["id"] == nil {
 			return 0, nil, errNoState
 		}
 		id := freshIDLike(fmt.Sprint(obj["id"]), o.shapeOf().idPattern, x.Rand)
 		obj["id"] = id
-		body, _ = json.Marshal(obj)
+		body, _ := json.Marshal(obj)
 		if _, err := x.Store.Save(ctx, coll, id, body); err != nil {
 			return 0, nil, err
 		}
@@ -152,6 +152,9 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 		facts.first, facts.last = page[0].ID, page[len(page)-1].ID
 	}
 	fillPage(obj, facts)
+	if _, ok := obj["total_count"]; ok { // a search: every match, not the page
+		obj["total_count"] = len(items)
+	}
 	b, _ := json.Marshal(obj)
 	return status, b, nil
 }
@@ -187,8 +190,9 @@ func (o *Operation) missing(id string) (int, []byte) {
 	}
 	obj, _ := v.(map[string]any)
 	msg := fmt.Sprintf("No such %s: '%s'", strings.TrimSuffix(o.collection[strings.LastIndex(o.collection, "/")+1:], "s"), id)
-	if e, ok := obj["error"].(map[string]any); ok {
+	if e, ok := decoded(obj["error"]).(map[string]any); ok {
 		e["type"], e["code"], e["message"], e["param"] = "invalid_request_error", "resource_missing", msg, o.idVar
+		obj["error"] = e
 		b, _ := json.Marshal(obj)
 		return http.StatusNotFound, b
 	}

@@ -47,9 +47,10 @@ func (c *conn) close() {
 }
 
 var (
-	errShort   = errors.New("malformed response")
-	hdrLength  = []byte("content-length:")
-	hdrVersion = []byte("x-version:")
+	errShort    = errors.New("malformed response")
+	hdrLength   = []byte("content-length:")
+	hdrVersion  = []byte("x-version:")
+	hdrEncoding = []byte("transfer-encoding:")
 )
 
 // do sends req and reads the answer.
@@ -77,6 +78,7 @@ func (c *conn) read() (reply, error) {
 		return rp, errShort
 	}
 	length := -1
+	chunked := false
 	for {
 		line, err = c.r.ReadSlice('\n')
 		if err != nil {
@@ -92,7 +94,12 @@ func (c *conn) read() (reply, error) {
 			}
 		} else if hasPrefixFold(line, hdrVersion) {
 			rp.version = append(rp.version[:0], bytes.TrimSpace(line[len(hdrVersion):])...)
+		} else if hasPrefixFold(line, hdrEncoding) && bytes.Contains(bytes.ToLower(line), []byte("chunked")) {
+			chunked = true
 		}
+	}
+	if chunked {
+		return rp, c.readChunked(&rp)
 	}
 	if length < 0 {
 		return rp, fmt.Errorf("%w: no Content-Length", errShort)
@@ -103,6 +110,46 @@ func (c *conn) read() (reply, error) {
 	rp.body = c.body[:length]
 	_, err = io.ReadFull(c.r, rp.body)
 	return rp, err
+}
+
+// readChunked reads a chunked body (stripe-mock's answers larger than
+// net/http's buffer) into rp.body.
+func (c *conn) readChunked(rp *reply) error {
+	c.body = c.body[:0]
+	for {
+		line, err := c.r.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		size := bytes.TrimSpace(line)
+		if i := bytes.IndexByte(size, ';'); i >= 0 {
+			size = size[:i]
+		}
+		n, err := strconv.ParseInt(string(size), 16, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%w: chunk size %q", errShort, line)
+		}
+		if n == 0 { // the trailer, up to its empty line
+			for {
+				line, err := c.r.ReadSlice('\n')
+				if err != nil {
+					return err
+				}
+				if len(line) <= 2 {
+					rp.body = c.body
+					return nil
+				}
+			}
+		}
+		start := len(c.body)
+		c.body = append(c.body, make([]byte, n)...)
+		if _, err := io.ReadFull(c.r, c.body[start:]); err != nil {
+			return err
+		}
+		if _, err := c.r.Discard(2); err != nil { // CRLF
+			return err
+		}
+	}
 }
 
 func hasPrefixFold(s, prefix []byte) bool {

@@ -6,6 +6,7 @@
 //	go run ./bench/load                      # every workload, the default sizes
 //	go run ./bench/load -out bench/RESULTS.md
 //	go run ./bench/load -workloads get,post -duration 2s -rounds 1
+//	go run ./bench/load -workloads stripe   # Stripe's spec against stripe-mock (go install from the module proxy)
 //
 // Run it from the repository root. It builds scenariomock, runs each server
 // as its own process (so their memory is measured apart from the load), and
@@ -40,6 +41,9 @@ type harness struct {
 	profile   string
 	current   string
 	state     string // a Redis URL: also measure serve --state on it
+	// stripeMock is the stripe workload's stripe-mock binary, or "" to
+	// install stripeMockVersion.
+	stripeMock, stripeMockVersion string
 }
 
 const demoPath = "examples/payments-idempotency.yaml"
@@ -68,6 +72,8 @@ func main() {
 	proxyAwayConns := flag.String("proxy-away-conns", "8,32", "connections of the proxy workload's closed loops against the upstream a network away, comma-separated")
 	proxyRates := flag.String("proxy-rates", "1000,2000", "requests a second of the proxy workload's open loop, comma-separated")
 	proxyStream := flag.Int64("proxy-stream-mib", 1024, "MiB of the body the proxy workload streams through the proxy (0: none)")
+	stripeMock := flag.String("stripe-mock", "", "the stripe workload's stripe-mock binary (default: go install github.com/stripe/stripe-mock@-stripe-mock-version into a temporary GOBIN)")
+	stripeMockVersion := flag.String("stripe-mock-version", "v0.203.0", "the stripe-mock version the stripe workload installs")
 	check := flag.Bool("check", false, "exit 1 if any answer failed or was wrong (for CI; speed is never checked, shared machines are too noisy)")
 	flag.Parse()
 
@@ -107,7 +113,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(2)
 	}
-	failures, err := run(*workloads, *conns, *duration, *rounds, *heldConns, *heldRounds, *delay, *heldFor, *edits, *startupRoutes, *out, *profile, *smArgs, *bin, *stateURL, proxy)
+	failures, err := run(*workloads, *conns, *duration, *rounds, *heldConns, *heldRounds, *delay, *heldFor, *edits, *startupRoutes, *out, *profile, *smArgs, *bin, *stateURL, *stripeMock, *stripeMockVersion, proxy)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
@@ -120,7 +126,7 @@ func main() {
 
 // run runs the workloads and returns, besides an error, the workloads
 // that had failed or wrong answers.
-func run(workloads string, conns int, duration time.Duration, rounds, heldConns, heldRounds int, delay, heldFor time.Duration, edits, startupRoutes int, out, profile, smArgs, bin, stateURL string, proxy proxyOptions) (failures []string, err error) {
+func run(workloads string, conns int, duration time.Duration, rounds, heldConns, heldRounds int, delay, heldFor time.Duration, edits, startupRoutes int, out, profile, smArgs, bin, stateURL, stripeMock, stripeMockVersion string, proxy proxyOptions) (failures []string, err error) {
 	failed := func(name string, errors, wrong int64) {
 		if errors > 0 || wrong > 0 {
 			failures = append(failures, fmt.Sprintf("%s: %d errors, %d wrong", name, errors, wrong))
@@ -151,7 +157,8 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns,
 			return nil, err
 		}
 	}
-	h := &harness{bin: bin, self: self, conns: conns, duration: duration, rounds: rounds, profile: profile, smArgs: strings.Fields(smArgs), state: stateURL}
+	h := &harness{bin: bin, self: self, conns: conns, duration: duration, rounds: rounds, profile: profile, smArgs: strings.Fields(smArgs), state: stateURL,
+		stripeMock: stripeMock, stripeMockVersion: stripeMockVersion}
 	want := map[string]bool{}
 	for _, w := range strings.Split(workloads, ",") {
 		want[strings.TrimSpace(w)] = true
@@ -221,6 +228,34 @@ func run(workloads string, conns int, duration time.Duration, rounds, heldConns,
 		if len(stateLines) > 0 {
 			fmt.Fprintf(&md, "With the state in Redis (`--state %s`; the ratios are per round, median and range):\n\n%s\n", redactedURL(h.state), strings.Join(stateLines, ""))
 		}
+	}
+
+	if want["stripe"] {
+		section("Stripe's API: scenariomock against stripe-mock")
+		h.current = "stripe"
+		progress("workload stripe")
+		version := h.stripeMockVersion
+		if h.stripeMock != "" {
+			version = "(" + h.stripeMock + ")"
+		}
+		create, retrieve, err := h.stripe(tmp, h.stripeMock, h.stripeMockVersion)
+		if err != nil {
+			return nil, err
+		}
+		md.WriteString(stripeSummary(version))
+		md.WriteString(stripeHeader)
+		for _, w := range []struct {
+			name   string
+			r      stripeRun
+			target float64
+		}{
+			{"9. POST /v1/customers, a fresh Idempotency-Key per request", create, 3},
+			{"9a. GET /v1/customers/{id}, the stored customer", retrieve, 0},
+		} {
+			md.WriteString(stripeRows(w.name, w.r, w.target))
+			failed(w.name, w.r.sm.errors+w.r.mock.errors+w.r.base.errors, w.r.sm.wrong+w.r.mock.wrong+w.r.base.wrong)
+		}
+		md.WriteString("\n")
 	}
 
 	if want["proxy"] {

@@ -71,6 +71,14 @@ type result struct {
 // request as soon as the last answer arrived, for d. Every answer must be
 // want (status and body); anything else counts as wrong.
 func drive(p *proc, conns int, d time.Duration, b builder, want canned) result {
+	return driveJudged(p, conns, d, b, func(rp reply) bool {
+		return rp.status == want.Status && bytes.Equal(rp.body, want.Body)
+	})
+}
+
+// driveJudged is drive with ok judging each answer: false counts it
+// wrong.
+func driveJudged(p *proc, conns int, d time.Duration, b builder, ok func(reply) bool) result {
 	addr := p.addr
 	cpu0 := p.cpu()
 	var errs, wrong atomic.Int64
@@ -101,7 +109,7 @@ func drive(p *proc, conns int, d time.Duration, b builder, want canned) result {
 					continue
 				}
 				lat[w] = append(lat[w], time.Since(t0))
-				if rp.status != want.Status || !bytes.Equal(rp.body, want.Body) {
+				if !ok(rp) {
 					wrong.Add(1)
 				}
 			}
