@@ -24,6 +24,11 @@ func TestJournalKeepsTheAnswer(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Upstream", "yes")
 		w.WriteHeader(http.StatusAccepted)
+		if r.URL.Path == "/small" {
+			fmt.Fprint(w, "small from upstream") // a Content-Length: read whole, then sent
+			return
+		}
+		w.(http.Flusher).Flush() // chunked, no length: passed on as it comes
 		fmt.Fprint(w, "streamed from upstream")
 	}))
 	t.Cleanup(up.Close)
@@ -57,7 +62,11 @@ routes:
     method: GET
     path: /up
     respond: { proxy: %s }
-`, up.URL))
+  - name: proxied small
+    method: GET
+    path: /small
+    respond: { proxy: %s }
+`, up.URL, up.URL))
 	do(t, "GET", hs.URL+"/canned", "")
 	key := []string{"Content-Type", jsonCT, "Idempotency-Key", "k-1"}
 	do(t, "POST", hs.URL+"/payments", `{"a":1}`, key...)
@@ -73,13 +82,15 @@ routes:
 			t.Errorf("%s answered", p)
 		}
 	}
-	if r := do(t, "GET", hs.URL+"/up", ""); r.status != http.StatusAccepted {
-		t.Fatalf("/up: %d %s", r.status, r.body)
+	for _, p := range []string{"/up", "/small"} {
+		if r := do(t, "GET", hs.URL+p, ""); r.status != http.StatusAccepted {
+			t.Fatalf("%s: %d %s", p, r.status, r.body)
+		}
 	}
 	var l journalList
 	eventually(t, patience, func() string {
 		l = listRequests(t, hs.URL, "")
-		if len(l.Requests) != 9 {
+		if len(l.Requests) != 10 {
 			return fmt.Sprintf("%d entries: %v", len(l.Requests), paths(l.Requests))
 		}
 		return ""
@@ -128,6 +139,9 @@ routes:
 	}
 	if r := byPath(8, "/up"); r == nil || r.Status != http.StatusAccepted || r.Headers["X-Upstream"][0] != "yes" || !r.Streamed || len(r.Body) != 0 {
 		t.Errorf("proxied answer: %+v", r)
+	}
+	if r := byPath(9, "/small"); r == nil || r.Status != http.StatusAccepted || r.Streamed || string(r.Body) != "small from upstream" {
+		t.Errorf("small proxied answer, read whole: %+v", r)
 	}
 	// As JSON, beside the request: "response": {status, headers, body}.
 	raw := do(t, "GET", hs.URL+"/__admin/requests?path=/lost", "").body
