@@ -408,14 +408,64 @@ var textByte = func() (t [utf8.RuneSelf]byte) {
 	return t
 }()
 
+// textBits classifies every byte for needsQuoting, one bit each: a
+// space or '=' needs quotes; a control character or '"' needs quotes and
+// an escape; a backslash or DEL needs no quotes, but an escape once
+// quoted; a byte of a multi-byte character needs the rune's own test.
+var textBits = func() (t [256]byte) {
+	for c := range t {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = bitNonASCII
+		case textByte[c] == 2:
+			t[c] = bitEscape
+		case textByte[c] == 1:
+			t[c] = bitQuote
+		case c == '\\' || c == 0x7f:
+			t[c] = bitEscapeIfQuoted
+		}
+	}
+	return t
+}()
+
+const (
+	bitQuote = 1 << iota
+	bitEscape
+	bitEscapeIfQuoted
+	bitNonASCII
+)
+
 // needsQuoting is slog's rule for text values: empty, or holding a space,
 // an equals sign, a character JSON would escape (a backslash aside), or
 // anything not printable. It also tells whether quoting would escape
 // anything, since strconv.Quote of the rest only adds the quotes.
+//
+// Every request's line asks it of its method, path and route: ASCII is
+// classified by one table lookup a byte, ORed together, and only text
+// with other characters takes the rune by rune test.
 func needsQuoting(s string) int {
 	if s == "" {
 		return quotePlain
 	}
+	var bits byte
+	for i := 0; i < len(s); i++ {
+		bits |= textBits[s[i]]
+	}
+	switch {
+	case bits&bitNonASCII != 0:
+		return needsQuotingRunes(s)
+	case bits&bitEscape != 0:
+		return quoteEscaped
+	case bits&bitQuote == 0:
+		return quoteNone
+	case bits&bitEscapeIfQuoted != 0:
+		return quoteEscaped
+	}
+	return quotePlain
+}
+
+// needsQuotingRunes is needsQuoting for text that is not all ASCII.
+func needsQuotingRunes(s string) int {
 	quote, escape := false, false
 	for i := 0; i < len(s); {
 		c := s[i]
