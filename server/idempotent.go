@@ -270,6 +270,10 @@ type recorder struct {
 	buf []byte
 	// inW: header is w's.
 	inW bool
+	// stored is the answer's header as the store keeps it, when render
+	// wrote a static answer (prepared.stored); nil: response reads it
+	// from header.
+	stored []state.Header
 	// names and fields are response's scratch.
 	names  []string
 	fields []state.Header
@@ -288,7 +292,7 @@ func (rec *recorder) scratch() recorder {
 
 // direct makes h, w's header, where the answer is rendered.
 func (rec *recorder) direct(h http.Header) {
-	rec.header, rec.inW, rec.status, rec.body = h, true, 0, nil
+	rec.header, rec.inW, rec.status, rec.body, rec.stored = h, true, 0, nil, nil
 }
 
 // apart renders the answer into the exchange's own header map.
@@ -296,7 +300,7 @@ func (rec *recorder) apart(x *exchange) {
 	if x.ownHeader == nil {
 		x.ownHeader = http.Header{}
 	}
-	rec.header, rec.inW, rec.status, rec.body = x.ownHeader, false, 0, nil
+	rec.header, rec.inW, rec.status, rec.body, rec.stored = x.ownHeader, false, 0, nil, nil
 }
 
 func (rec *recorder) Header() http.Header { return rec.header }
@@ -319,6 +323,9 @@ func (rec *recorder) Write(b []byte) (int, error) {
 // the recorder's scratch, reused by the next request: the store copies
 // what it keeps.
 func (rec *recorder) response() state.Response {
+	if rec.stored != nil {
+		return state.Response{Status: rec.status, Header: rec.stored, Body: rec.body}
+	}
 	names := rec.names[:0]
 	for name := range rec.header {
 		names = append(names, name)
