@@ -113,6 +113,13 @@ func (s *memIdempotency) shard(k Key) (uint64, *idemShard) {
 }
 
 func (s *memIdempotency) hashKey(k Key) uint64 {
+	// The hash is of the bytes group\0scope\0key, whether written at once
+	// or in pieces (maphash's contract); at once is cheaper, and the usual
+	// key fits a buffer on the stack.
+	var buf [256]byte
+	if len(k.Group)+len(k.Scope)+len(k.Key)+2 <= len(buf) {
+		return maphash.Bytes(s.seed, encodeKey(buf[:0], k))
+	}
 	var h maphash.Hash
 	h.SetSeed(s.seed)
 	h.WriteString(k.Group)
