@@ -162,10 +162,21 @@ func (s *Server) replay(x *exchange) {
 		}
 		values = x.replayValues[:len(resp.Header)]
 	}
+	// The fields are sorted by name (recorder.response), so into a header
+	// that starts empty (no CORS headers) each name goes once, without
+	// looking it up first; a name repeated (a list) or out of order, or a
+	// header that has fields already, is looked up from there on.
+	lookup, prev := len(h) > 0, ""
 	for i, f := range resp.Header {
-		if vs, ok := h[f.Name]; ok {
-			h[f.Name] = append(vs, f.Value)
-			continue
+		if !lookup && f.Name <= prev {
+			lookup = true
+		}
+		prev = f.Name
+		if lookup {
+			if vs, ok := h[f.Name]; ok {
+				h[f.Name] = append(vs, f.Value)
+				continue
+			}
 		}
 		values[i] = f.Value
 		h[f.Name] = values[i : i+1 : i+1]

@@ -104,7 +104,28 @@ func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 // idem, when not empty, is the idempotency outcome, the attribute a
 // request to an idempotent route adds after the others.
 func (h *Handler) HandleRequest(t time.Time, method, path, route string, status int, duration, delay time.Duration, idem string) error {
-	bp, b := h.open()
+	if lw, ok := h.w.(*Writer); ok {
+		// Formatted straight into the Writer's buffer, under its lock: no
+		// buffer of its own, no copy.
+		if b, ok := lw.lockBuffer(); ok {
+			return lw.unlockBuffer(h.appendRequest(b, t, method, path, route, status, duration, delay, idem))
+		}
+	}
+	bp := logBuffers.Get().(*[]byte)
+	b := h.appendRequest((*bp)[:0], t, method, path, route, status, duration, delay, idem)
+	_, err := h.w.Write(b)
+	if cap(b) <= 16<<10 { // keep only small buffers
+		*bp = b[:0]
+		logBuffers.Put(bp)
+	}
+	return err
+}
+
+// appendRequest appends the request line, its newline included.
+func (h *Handler) appendRequest(b []byte, t time.Time, method, path, route string, status int, duration, delay time.Duration, idem string) []byte {
+	if h.json {
+		b = append(b, '{')
+	}
 	first := true
 	b = h.key(b, slog.TimeKey, &first)
 	b = h.time(b, t.Round(0))
@@ -127,7 +148,10 @@ func (h *Handler) HandleRequest(t time.Time, method, path, route string, status 
 		b = append(b, k.idem...)
 		b = h.str(b, idem)
 	}
-	return h.close(bp, b)
+	if h.json {
+		b = append(b, '}')
+	}
+	return append(b, '\n')
 }
 
 // Millis is a duration as the logs give every duration: a number of
