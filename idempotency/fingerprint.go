@@ -62,7 +62,7 @@ func appendInputs(b []byte, in *matcher.Request, parts []scenarios.FingerprintPa
 		case p.Whole == "body" && !canonical:
 			var mt string
 			if len(in.Body) > 0 {
-				mt = mediaType(in.HTTP.Header.Get("Content-Type"))
+				mt = mediaType(contentType(in))
 			}
 			b = field(b, "body", mt, true)
 			b = binary.BigEndian.AppendUint64(b, uint64(len(in.Body)))
@@ -110,7 +110,7 @@ func appendCanonicalBody(b []byte, in *matcher.Request) []byte {
 	if len(in.Body) == 0 {
 		return b
 	}
-	mt := mediaType(in.HTTP.Header.Get("Content-Type"))
+	mt := mediaType(contentType(in))
 	switch {
 	case mt == "application/x-www-form-urlencoded":
 		if vals, err := url.ParseQuery(string(in.Body)); err == nil {
@@ -122,6 +122,15 @@ func appendCanonicalBody(b []byte, in *matcher.Request) []byte {
 		}
 	}
 	return append(append(b, "raw:"...), in.Body...)
+}
+
+// contentType is in.HTTP.Header.Get("Content-Type") without
+// canonicalizing the name on every request: it is canonical already.
+func contentType(in *matcher.Request) string {
+	if v := in.HTTP.Header["Content-Type"]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // mediaType returns a Content-Type's media type in lower case, without

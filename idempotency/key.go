@@ -23,7 +23,7 @@ var (
 // unquoted. Surrounding spaces are not part of the key (HTTP strips them
 // from header values anyway).
 func ParseKey(v string) (string, error) {
-	v = strings.Trim(v, " \t")
+	v = trimBlanks(v)
 	if strings.HasPrefix(v, `"`) {
 		k, err := unquote(v)
 		if err != nil {
@@ -73,4 +73,16 @@ func unquote(v string) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// trimBlanks is strings.Trim(v, " \t") without building the cutset's
+// table on every key.
+func trimBlanks(v string) string {
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+		v = v[:len(v)-1]
+	}
+	return v
 }

@@ -16,6 +16,8 @@ func TestParseKey(t *testing.T) {
 		{"sf-string names the same key", `"8e03978e-40d5-43e8-bc93-6894a57f9324"`, "8e03978e-40d5-43e8-bc93-6894a57f9324", nil},
 		{"escapes", `"a\"b\\c"`, `a"b\c`, nil},
 		{"spaces around", "  k1 ", "k1", nil},
+		{"tabs and spaces around", "\t k1\t \t", "k1", nil},
+		{"only blanks", " \t ", "", ErrEmptyKey},
 		{"inner space kept", "a b", "a b", nil},
 		{"255 characters", strings.Repeat("k", 255), strings.Repeat("k", 255), nil},
 		{"empty", "", "", ErrEmptyKey},

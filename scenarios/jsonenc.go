@@ -72,6 +72,10 @@ func (d *decoder) encodeScalar(buf *bytes.Buffer, n *yaml.Node, field string) bo
 		}
 		buf.WriteString(strconv.FormatBool(b))
 	case "!!int":
+		if canonicalInt(n.Value) {
+			buf.WriteString(n.Value) // what decoding it and formatting it again gives
+			return true
+		}
 		var i int64
 		if err := n.Decode(&i); err == nil {
 			buf.WriteString(strconv.FormatInt(i, 10))
@@ -104,7 +108,7 @@ func (d *decoder) encodeScalar(buf *bytes.Buffer, n *yaml.Node, field string) bo
 	default:
 		// A plain (unquoted) number too large for yaml.v3's int and float
 		// resolves as a string; it was written as a number, so keep it one.
-		if n.Style == 0 && jsonNumber.MatchString(n.Value) {
+		if n.Style == 0 && maybeNumber(n.Value) && jsonNumber.MatchString(n.Value) {
 			buf.WriteString(n.Value)
 			return true
 		}
@@ -119,6 +123,15 @@ var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9
 // <, > and & alone: the body is JSON, not HTML, and a value echoed from a
 // request should read as it was sent.
 func writeJSONString(buf *bytes.Buffer, s string) {
+	if plainJSON(s) {
+		// What the encoder writes for printable ASCII without a quote or
+		// a backslash, without an encoder for every key and string of
+		// every body (a 100,000-route load writes millions).
+		buf.WriteByte('"')
+		buf.WriteString(s)
+		buf.WriteByte('"')
+		return
+	}
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)           // a string always encodes
@@ -141,4 +154,41 @@ func (d *decoder) value(n *yaml.Node, field string, depth int) (any, bool) {
 		return nil, false
 	}
 	return v, true
+}
+
+// plainJSON reports whether s is printable ASCII without '"' or '\\':
+// text encoding/json writes between quotes as it is.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// canonicalInt reports whether s is an integer as strconv.FormatInt writes
+// it (no sign but a minus, no leading zero, no underscore, no base prefix)
+// that fits int64 for sure: yaml.v3 decodes it to the value that
+// FormatInt writes as s again.
+func canonicalInt(s string) bool {
+	d := s
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 18 || d[0] == '0' && (len(d) > 1 || len(s) > 1) {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// maybeNumber reports whether s could match jsonNumber, which begins with
+// a minus or a digit; most strings do not, and skip the expression.
+func maybeNumber(s string) bool {
+	return len(s) > 0 && (s[0] == '-' || '0' <= s[0] && s[0] <= '9')
 }

@@ -184,10 +184,13 @@ func (s *Server) exchangeFor(w http.ResponseWriter, r *http.Request, start time.
 	if pooled {
 		x = exchanges.Get().(*exchange)
 	}
-	rec, own, rh, rv := x.rec.scratch(), x.ownHeader, x.replayHeader, x.replayValues
-	clear(own)
-	*x = exchange{s: s, w: w, r: r, start: start, snap: snap, ctx: r.Context(), ownHeader: own, rec: rec, pooled: pooled,
-		replayHeader: rh, replayValues: rv}
+	if x.s != nil {
+		x.reset() // not ended (a bug): the request must not see the last one's fields
+	}
+	// end left every field zero but the kept buffers: setting the few a
+	// request starts with costs less than writing the whole exchange
+	// (1.3 KB) again.
+	x.s, x.w, x.r, x.start, x.snap, x.ctx, x.pooled = s, w, r, start, snap, r.Context(), pooled
 	x.entry.Version = snap.version
 	return x
 }
@@ -200,17 +203,26 @@ func (x *exchange) end() {
 	if x.fenced {
 		x.s.fence.RUnlock() // a stage that panicked: a reset must not wait forever
 	}
-	rec, own, pooled := x.rec.scratch(), x.ownHeader, x.pooled
+	pooled := x.pooled
+	x.reset()
+	if pooled {
+		exchanges.Put(x)
+	}
+}
+
+// reset zeroes every field of x but its buffers, which it empties.
+func (x *exchange) reset() {
+	rec, own := x.rec.scratch(), x.ownHeader
 	// The scratch slices pin no stored answer (their strings view the
 	// store's memory) while the connection is idle.
 	rh, rv := x.replayHeader[:cap(x.replayHeader)], x.replayValues[:cap(x.replayValues)]
 	clear(rh)
 	clear(rv)
-	*x = exchange{rec: rec, ownHeader: own, replayHeader: rh[:0], replayValues: rv[:0]}
+	// One clear of the whole exchange, then the kept buffers back: a
+	// composite literal would be built aside and copied in.
+	*x = exchange{}
+	x.rec, x.ownHeader, x.replayHeader, x.replayValues = rec, own, rh[:0], rv[:0]
 	clear(own)
-	if pooled {
-		exchanges.Put(x)
-	}
 }
 
 // templateData returns what the response's templates see, made the first

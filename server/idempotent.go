@@ -162,10 +162,21 @@ func (s *Server) replay(x *exchange) {
 		}
 		values = x.replayValues[:len(resp.Header)]
 	}
+	// The fields are sorted by name (recorder.response), so into a header
+	// that starts empty (no CORS headers) each name goes once, without
+	// looking it up first; a name repeated (a list) or out of order, or a
+	// header that has fields already, is looked up from there on.
+	lookup, prev := len(h) > 0, ""
 	for i, f := range resp.Header {
-		if vs, ok := h[f.Name]; ok {
-			h[f.Name] = append(vs, f.Value)
-			continue
+		if !lookup && f.Name <= prev {
+			lookup = true
+		}
+		prev = f.Name
+		if lookup {
+			if vs, ok := h[f.Name]; ok {
+				h[f.Name] = append(vs, f.Value)
+				continue
+			}
 		}
 		values[i] = f.Value
 		h[f.Name] = values[i : i+1 : i+1]
@@ -270,6 +281,10 @@ type recorder struct {
 	buf []byte
 	// inW: header is w's.
 	inW bool
+	// stored is the answer's header as the store keeps it, when render
+	// wrote a static answer (prepared.stored); nil: response reads it
+	// from header.
+	stored []state.Header
 	// names and fields are response's scratch.
 	names  []string
 	fields []state.Header
@@ -288,7 +303,7 @@ func (rec *recorder) scratch() recorder {
 
 // direct makes h, w's header, where the answer is rendered.
 func (rec *recorder) direct(h http.Header) {
-	rec.header, rec.inW, rec.status, rec.body = h, true, 0, nil
+	rec.header, rec.inW, rec.status, rec.body, rec.stored = h, true, 0, nil, nil
 }
 
 // apart renders the answer into the exchange's own header map.
@@ -296,7 +311,7 @@ func (rec *recorder) apart(x *exchange) {
 	if x.ownHeader == nil {
 		x.ownHeader = http.Header{}
 	}
-	rec.header, rec.inW, rec.status, rec.body = x.ownHeader, false, 0, nil
+	rec.header, rec.inW, rec.status, rec.body, rec.stored = x.ownHeader, false, 0, nil, nil
 }
 
 func (rec *recorder) Header() http.Header { return rec.header }
@@ -319,6 +334,9 @@ func (rec *recorder) Write(b []byte) (int, error) {
 // the recorder's scratch, reused by the next request: the store copies
 // what it keeps.
 func (rec *recorder) response() state.Response {
+	if rec.stored != nil {
+		return state.Response{Status: rec.status, Header: rec.stored, Body: rec.body}
+	}
 	names := rec.names[:0]
 	for name := range rec.header {
 		names = append(names, name)

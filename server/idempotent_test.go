@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/state"
 )
 
 // gateClock holds every delay until the test opens the gate, so that a
@@ -596,5 +599,45 @@ func TestReplayHeadersOutliveTheRequest(t *testing.T) {
 				t.Fatalf("replay of /%s, read after the next request: headers %v", c.want, h)
 			}
 		}
+	}
+}
+
+// TestReplayHeaderFields checks how a replay sets its stored fields in
+// w's header: each name once when the fields come sorted into an empty
+// header (the fast way), and by looking names up when a name repeats (a
+// list), when they come out of order, or when w has fields already (CORS
+// headers): a repeated name's values all arrive, in order.
+func TestReplayHeaderFields(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before http.Header // what w carries before the replay
+		fields []state.Header
+		want   http.Header
+	}{
+		{"sorted", nil, []state.Header{{Name: "A", Value: "1"}, {Name: "B", Value: "2"}},
+			http.Header{"A": {"1"}, "B": {"2"}}},
+		{"a list", nil, []state.Header{{Name: "A", Value: "1"}, {Name: "A", Value: "2"}, {Name: "B", Value: "3"}},
+			http.Header{"A": {"1", "2"}, "B": {"3"}}},
+		{"out of order", nil, []state.Header{{Name: "B", Value: "1"}, {Name: "A", Value: "2"}, {Name: "B", Value: "3"}},
+			http.Header{"A": {"2"}, "B": {"1", "3"}}},
+		{"w has fields", http.Header{"B": {"0"}}, []state.Header{{Name: "A", Value: "1"}, {Name: "B", Value: "2"}},
+			http.Header{"A": {"1"}, "B": {"0", "2"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newStageHarness(t, "POST", "/payments", `{}`)
+			x := h.exchange()
+			for name, vs := range tc.before {
+				h.w.h[name] = slices.Clone(vs)
+			}
+			x.stored = state.Response{Status: 201, Header: tc.fields, Body: []byte("{}")}
+			h.s.replay(x)
+			got := h.w.h.Clone()
+			got.Del("Content-Length")
+			got.Del("Idempotent-Replayed")
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("header %v, want %v", got, tc.want)
+			}
+			x.end()
+		})
 	}
 }

@@ -255,8 +255,11 @@ func (s *Server) produce(x *exchange) {
 		return
 	}
 	rec := &x.rec
-	if !x.claimed && f == nil && p.src.Op == "" && p.src.Save == nil {
-		// Sent as it is rendered: straight into w's headers.
+	if f == nil && p.src.Op == "" && p.src.Save == nil && (!x.claimed || p.stored != nil && p.op == nil && x.snap.cors == nil) {
+		// Sent as it is rendered: straight into w's headers. A static
+		// answer is stored as its prepared header says (rec.stored), so
+		// one for a claimed key may be too, when w holds no CORS headers
+		// for an event's template to see among the answer's.
 		rec.direct(x.w.Header())
 	} else {
 		// Stored, saved or faulted: apart from what w already carries.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,11 @@ type prepared struct {
 	// contiguous cache lines; the value slices are shared and read-only.
 	header []headerValue
 	body   []byte
+	// stored is the header of a static answer (neither templated nor
+	// generated) as the idempotency store keeps it (recorder.response):
+	// known before any request, so storing the answer neither walks nor
+	// sorts a header map.
+	stored []state.Header
 	// templates are the headers rendered per request.
 	templates []scenarios.Header
 	templated bool
@@ -83,6 +89,12 @@ func prepare(r *scenarios.Response) *prepared {
 	p.templated = r.BodyTemplate != nil || r.JSONTemplate != nil || len(p.templates) > 0 || r.Op != ""
 	if !p.templated {
 		p.header = append(p.header, headerValue{"Content-Length", []string{strconv.Itoa(len(r.Body))}})
+		// As render writes it into an empty header, as response reads it.
+		rec := recorder{header: http.Header{}}
+		for _, hv := range p.header {
+			rec.header[hv.name] = hv.value
+		}
+		p.stored = slices.Clone(rec.response().Header)
 	}
 	return p
 }
@@ -282,6 +294,7 @@ func newTemplateData(in *matcher.Request, m matcher.Match, call int64, now time.
 // sent. A static body is rec's without a copy.
 func (p *prepared) render(rec *recorder, limit int, data dataSource) error {
 	h := rec.header
+	rec.stored = nil
 	for _, hv := range p.header {
 		h[hv.name] = hv.value
 	}
@@ -343,6 +356,9 @@ func (p *prepared) render(rec *recorder, limit int, data dataSource) error {
 		h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	}
 	rec.status, rec.body = p.status, body
+	if !p.templated {
+		rec.stored = p.stored // what render wrote, whatever else h holds
+	}
 	return nil
 }
 

@@ -103,3 +103,82 @@ routes:
 		t.Errorf("problem detail escaped or missing: %d %s", r.status, r.body)
 	}
 }
+
+// TestStaticAnswerStored checks that a static answer's prepared header
+// (prepared.stored, which the idempotency store keeps without reading
+// the header map) is the header render writes, as response reads it from
+// the map; and that over HTTP a replay of a static answer repeats the
+// first one's header, with and without CORS (whose headers render
+// beside, and which are not stored).
+func TestStaticAnswerStored(t *testing.T) {
+	t.Parallel()
+	const yaml = `
+defaults:
+  headers: { Set-Cookie: default=1, X-Default: kept, Cache-Control: no-store }
+routes:
+  - name: lists
+    method: POST
+    path: /lists
+    idempotency: { key: header.Idempotency-Key }
+    respond:
+      status: 201
+      headers: { Set-Cookie: [a=1, b=2], Link: ["</a>; rel=next"], Content-Type: text/plain }
+      body: created
+  - name: json
+    method: POST
+    path: /json
+    idempotency: { key: header.Idempotency-Key }
+    respond:
+      headers: { X-Empty: "", Location: /json/1 }
+      body: { id: 1 }
+  - name: empty
+    method: POST
+    path: /empty
+    idempotency: { key: header.Idempotency-Key }
+    respond: { status: 204 }
+`
+	for _, cors := range []bool{false, true} {
+		s, hs, _ := serveYAML(t, Options{CORS: cors}, yaml)
+		static := 0
+		for _, rt := range s.snap.Load().routes {
+			for _, p := range rt.responses {
+				if p.stored == nil {
+					continue
+				}
+				static++
+				var rec recorder
+				rec.apart(&exchange{})
+				if err := p.render(&rec, 1<<20, nil); err != nil {
+					t.Fatal(err)
+				}
+				got := rec.response().Header
+				rec.stored = nil // as response reads the map
+				if want := rec.response().Header; !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: stored header %q, rendered %q", rt.route.Name, got, want)
+				}
+			}
+		}
+		if static != 3 {
+			t.Fatalf("%d static answers, want 3", static)
+		}
+		for _, path := range []string{"/lists", "/json", "/empty"} {
+			first := do(t, "POST", hs.URL+path, "{}", "Idempotency-Key", "k-"+path, "Origin", "http://localhost:5173")
+			again := do(t, "POST", hs.URL+path, "{}", "Idempotency-Key", "k-"+path, "Origin", "http://localhost:5173")
+			if first.status != again.status || first.body != again.body {
+				t.Errorf("cors=%v %s: replay %d %q, first %d %q", cors, path, again.status, again.body, first.status, first.body)
+			}
+			if again.header.Get("Idempotent-Replayed") != "true" {
+				t.Errorf("cors=%v %s: not replayed: %v", cors, path, again.header)
+			}
+			again.header.Del("Idempotent-Replayed")
+			first.header.Del("Date")
+			again.header.Del("Date")
+			if !reflect.DeepEqual(first.header, again.header) {
+				t.Errorf("cors=%v %s: replay header\n%v\nfirst\n%v", cors, path, again.header, first.header)
+			}
+			if cors && first.header.Get("Access-Control-Allow-Origin") == "" {
+				t.Errorf("%s: no CORS header with --cors: %v", path, first.header)
+			}
+		}
+	}
+}

@@ -63,14 +63,22 @@ type idemShard struct {
 	// (-1: none). Keys in flight are not in it: evicting one would let a
 	// duplicate run, which is what this store exists to prevent.
 	head, tail int32
-	// byExpiry is a min-heap of slot indices on expires, so the next key
+	// byExpiry is a min-heap of slots on expires, so the next key
 	// to expire is found without a scan: for eviction (expired keys go
 	// first) and for the sweep that frees expired keys nobody asks for
 	// again.
-	byExpiry []int32
+	byExpiry []expiry
 	arena    arena
 	ids      uint64 // last claim ID handed out
 	_        [64]byte
+}
+
+// expiry is an entry of the expiry heap: a slot and a copy of its
+// expires, so that ordering the heap reads the heap alone, not a slot
+// elsewhere in memory for each comparison.
+type expiry struct {
+	at   int64 // the slot's expires
+	slot int32
 }
 
 // slot is one key. Its shard's mu guards it. It holds no pointers.
@@ -113,6 +121,13 @@ func (s *memIdempotency) shard(k Key) (uint64, *idemShard) {
 }
 
 func (s *memIdempotency) hashKey(k Key) uint64 {
+	// The hash is of the bytes group\0scope\0key, whether written at once
+	// or in pieces (maphash's contract); at once is cheaper, and the usual
+	// key fits a buffer on the stack.
+	var buf [256]byte
+	if len(k.Group)+len(k.Scope)+len(k.Key)+2 <= len(buf) {
+		return maphash.Bytes(s.seed, encodeKey(buf[:0], k))
+	}
 	var h maphash.Hash
 	h.SetSeed(s.seed)
 	h.WriteString(k.Group)
@@ -240,8 +255,8 @@ func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o Cla
 
 // insert adds a key in flight and returns its claim ID. sh.mu is held.
 func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, now int64, ttl time.Duration) uint64 {
-	for i := 0; i < sweepPerClaim && len(sh.byExpiry) > 0 && sh.slots[sh.byExpiry[0]].expires <= now; i++ {
-		s.remove(sh, sh.byExpiry[0])
+	for i := 0; i < sweepPerClaim && len(sh.byExpiry) > 0 && sh.byExpiry[0].at <= now; i++ {
+		s.remove(sh, sh.byExpiry[0].slot)
 	}
 	// Evicting up to two keys per new one brings a store that passed its
 	// bound (by keys in flight, or by a shard with nothing to evict) back
@@ -288,8 +303,8 @@ func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, 
 // sh.mu is held.
 func (s *memIdempotency) evict(sh *idemShard, now int64) bool {
 	switch {
-	case len(sh.byExpiry) > 0 && sh.slots[sh.byExpiry[0]].expires <= now:
-		s.remove(sh, sh.byExpiry[0])
+	case len(sh.byExpiry) > 0 && sh.byExpiry[0].at <= now:
+		s.remove(sh, sh.byExpiry[0].slot)
 	case sh.tail >= 0:
 		s.remove(sh, sh.tail)
 	default:
@@ -452,7 +467,11 @@ func (s *memIdempotency) Expire(_ context.Context, group, key string) (int, erro
 	n := 0
 	for _, sh := range s.shards {
 		sh.mu.Lock()
-		for _, i := range append([]int32(nil), sh.byExpiry...) {
+		slots := make([]int32, len(sh.byExpiry))
+		for j, x := range sh.byExpiry {
+			slots[j] = x.slot
+		}
+		for _, i := range slots {
 			k := decodeKey(sh.arena.bytes(sh.slots[i].key))
 			if (group == "" || k.Group == group) && (key == "" || k.Key == key) {
 				s.remove(sh, i)
@@ -474,8 +493,8 @@ func (s *memIdempotency) List(_ context.Context, o ListOptions) ([]Record, int, 
 	var out []Record
 	for _, sh := range s.shards {
 		sh.mu.Lock()
-		for _, i := range sh.byExpiry {
-			e := &sh.slots[i]
+		for _, x := range sh.byExpiry {
+			e := &sh.slots[x.slot]
 			if e.expires <= now {
 				continue
 			}
@@ -544,13 +563,15 @@ func (sh *idemShard) unlink(i int32) {
 
 func (sh *idemShard) push(i int32) {
 	sh.slots[i].at = int32(len(sh.byExpiry))
-	sh.byExpiry = append(sh.byExpiry, i)
+	sh.byExpiry = append(sh.byExpiry, expiry{at: sh.slots[i].expires, slot: i})
 	sh.up(int(sh.slots[i].at))
 }
 
 // fix moves slot i to its place in byExpiry after its expires changed.
 func (sh *idemShard) fix(i int32) {
-	if at := int(sh.slots[i].at); !sh.down(at) {
+	at := int(sh.slots[i].at)
+	sh.byExpiry[at].at = sh.slots[i].expires
+	if !sh.down(at) {
 		sh.up(at)
 	}
 }
@@ -578,13 +599,13 @@ func (sh *idemShard) heapRemove(i int32) {
 }
 
 func (sh *idemShard) less(a, b int) bool {
-	return sh.slots[sh.byExpiry[a]].expires < sh.slots[sh.byExpiry[b]].expires
+	return sh.byExpiry[a].at < sh.byExpiry[b].at
 }
 
 func (sh *idemShard) swap(a, b int) {
 	h := sh.byExpiry
 	h[a], h[b] = h[b], h[a]
-	sh.slots[h[a]].at, sh.slots[h[b]].at = int32(a), int32(b)
+	sh.slots[h[a].slot].at, sh.slots[h[b].slot].at = int32(a), int32(b)
 }
 
 func (sh *idemShard) up(i int) {

@@ -95,6 +95,14 @@ func appendHeaders(b []byte, h map[string][]string) []byte {
 }
 
 func appendString(b []byte, s string) []byte {
+	// The uvarint of a length below 128 is that one byte; most of an
+	// entry's strings are that short, and several are empty.
+	switch {
+	case len(s) == 0:
+		return append(b, 0)
+	case len(s) < 0x80:
+		return append(append(b, byte(len(s))), s...)
+	}
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 

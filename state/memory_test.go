@@ -3,6 +3,7 @@ package state_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,5 +92,20 @@ func TestClaimArrived(t *testing.T) {
 				t.Fatalf("claim arriving 2h later: %v %v, want %v", c.Outcome, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestKeyHashInOneWrite checks that the idempotency key hash, written at
+// once from a buffer on the stack, is the hash of the key's parts written
+// one by one, for keys that fit the buffer and keys that do not.
+func TestKeyHashInOneWrite(t *testing.T) {
+	t.Parallel()
+	m := state.NewMemory(state.Options{})
+	// 224 bytes of key fill the buffer with the group and scope.
+	for _, n := range []int{0, 1, 100, 223, 224, 225, 255, 300} {
+		k := state.Key{Group: "create payment", Scope: "0123456789abcdef", Key: strings.Repeat("k", n)}
+		if pieces, once := state.HashKeyInPieces(m, k); pieces != once {
+			t.Errorf("key of %d bytes: hash %x, in pieces %x", n, once, pieces)
+		}
 	}
 }

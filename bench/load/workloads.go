@@ -14,7 +14,8 @@ import (
 	"time"
 )
 
-// builder returns the bytes of request i of worker w, reusing buf.
+// builder returns the bytes of request i of worker w, reusing buf; drive
+// numbers its workers anew in every round.
 type builder func(w, i int, buf []byte) []byte
 
 func fixed(req []byte) builder { return func(_, _ int, _ []byte) []byte { return req } }
@@ -67,6 +68,9 @@ type result struct {
 	cpu    time.Duration // server CPU time per request
 }
 
+// drives counts the calls of drive.
+var drives atomic.Int64
+
 // drive runs a closed-loop load: conns connections, each sending its next
 // request as soon as the last answer arrived, for d. Every answer must be
 // want (status and body); anything else counts as wrong.
@@ -80,6 +84,10 @@ func drive(p *proc, conns int, d time.Duration, b builder, want canned) result {
 // wrong.
 func driveJudged(p *proc, conns int, d time.Duration, b builder, ok func(reply) bool) result {
 	addr := p.addr
+	// The builder's worker numbers are new in every drive, so that a
+	// workload of fresh keys sends fresh keys in every round, not the
+	// last round's again (which a store that kept them replays).
+	first := int(drives.Add(1)) * conns
 	cpu0 := p.cpu()
 	var errs, wrong atomic.Int64
 	lat := make([]samples, conns)
@@ -99,7 +107,7 @@ func driveJudged(p *proc, conns int, d time.Duration, b builder, ok func(reply) 
 						continue
 					}
 				}
-				buf = b(w, i, buf)
+				buf = b(first+w, i, buf)
 				t0 := time.Now()
 				rp, err := c.do(buf, 30*time.Second)
 				if err != nil {

@@ -104,7 +104,28 @@ func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 // idem, when not empty, is the idempotency outcome, the attribute a
 // request to an idempotent route adds after the others.
 func (h *Handler) HandleRequest(t time.Time, method, path, route string, status int, duration, delay time.Duration, idem string) error {
-	bp, b := h.open()
+	if lw, ok := h.w.(*Writer); ok {
+		// Formatted straight into the Writer's buffer, under its lock: no
+		// buffer of its own, no copy.
+		if b, ok := lw.lockBuffer(); ok {
+			return lw.unlockBuffer(h.appendRequest(b, t, method, path, route, status, duration, delay, idem))
+		}
+	}
+	bp := logBuffers.Get().(*[]byte)
+	b := h.appendRequest((*bp)[:0], t, method, path, route, status, duration, delay, idem)
+	_, err := h.w.Write(b)
+	if cap(b) <= 16<<10 { // keep only small buffers
+		*bp = b[:0]
+		logBuffers.Put(bp)
+	}
+	return err
+}
+
+// appendRequest appends the request line, its newline included.
+func (h *Handler) appendRequest(b []byte, t time.Time, method, path, route string, status int, duration, delay time.Duration, idem string) []byte {
+	if h.json {
+		b = append(b, '{')
+	}
 	first := true
 	b = h.key(b, slog.TimeKey, &first)
 	b = h.time(b, t.Round(0))
@@ -127,7 +148,10 @@ func (h *Handler) HandleRequest(t time.Time, method, path, route string, status 
 		b = append(b, k.idem...)
 		b = h.str(b, idem)
 	}
-	return h.close(bp, b)
+	if h.json {
+		b = append(b, '}')
+	}
+	return append(b, '\n')
 }
 
 // Millis is a duration as the logs give every duration: a number of
@@ -408,14 +432,64 @@ var textByte = func() (t [utf8.RuneSelf]byte) {
 	return t
 }()
 
+// textBits classifies every byte for needsQuoting, one bit each: a
+// space or '=' needs quotes; a control character or '"' needs quotes and
+// an escape; a backslash or DEL needs no quotes, but an escape once
+// quoted; a byte of a multi-byte character needs the rune's own test.
+var textBits = func() (t [256]byte) {
+	for c := range t {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = bitNonASCII
+		case textByte[c] == 2:
+			t[c] = bitEscape
+		case textByte[c] == 1:
+			t[c] = bitQuote
+		case c == '\\' || c == 0x7f:
+			t[c] = bitEscapeIfQuoted
+		}
+	}
+	return t
+}()
+
+const (
+	bitQuote = 1 << iota
+	bitEscape
+	bitEscapeIfQuoted
+	bitNonASCII
+)
+
 // needsQuoting is slog's rule for text values: empty, or holding a space,
 // an equals sign, a character JSON would escape (a backslash aside), or
 // anything not printable. It also tells whether quoting would escape
 // anything, since strconv.Quote of the rest only adds the quotes.
+//
+// Every request's line asks it of its method, path and route: ASCII is
+// classified by one table lookup a byte, ORed together, and only text
+// with other characters takes the rune by rune test.
 func needsQuoting(s string) int {
 	if s == "" {
 		return quotePlain
 	}
+	var bits byte
+	for i := 0; i < len(s); i++ {
+		bits |= textBits[s[i]]
+	}
+	switch {
+	case bits&bitNonASCII != 0:
+		return needsQuotingRunes(s)
+	case bits&bitEscape != 0:
+		return quoteEscaped
+	case bits&bitQuote == 0:
+		return quoteNone
+	case bits&bitEscapeIfQuoted != 0:
+		return quoteEscaped
+	}
+	return quotePlain
+}
+
+// needsQuotingRunes is needsQuoting for text that is not all ASCII.
+func needsQuotingRunes(s string) int {
 	quote, escape := false, false
 	for i := 0; i < len(s); {
 		c := s[i]

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 )
@@ -162,4 +164,41 @@ func FuzzLogHandler(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestQuotingMatchesSlog holds the text format's quoting (needsQuoting's
+// byte table, and its rune by rune test past ASCII) to slog's, for every
+// string of one and two bytes and for random strings that mix ASCII with
+// multi-byte and invalid UTF-8.
+func TestQuotingMatchesSlog(t *testing.T) {
+	t.Parallel()
+	var ours, theirs bytes.Buffer
+	h, s := New(&ours, false, slog.LevelInfo), slog.NewTextHandler(&theirs, nil)
+	check := func(v string) {
+		t.Helper()
+		ours.Reset()
+		theirs.Reset()
+		r := slog.NewRecord(time.Time{}, slog.LevelInfo, "m", 0)
+		r.AddAttrs(slog.String("k", v))
+		_ = h.Handle(context.Background(), r)
+		_ = s.Handle(context.Background(), r)
+		if ours.String() != theirs.String() {
+			t.Fatalf("%q: ours %s, slog's %s", v, ours.String(), theirs.String())
+		}
+	}
+	for a := range 256 {
+		check(string([]byte{byte(a)}))
+		for b := range 256 {
+			check(string([]byte{byte(a), byte(b)}))
+		}
+	}
+	pieces := []string{"a", "Z", "/", " ", "=", `"`, `\`, "\x7f", "\x00", "\n", "µ", "金", "\u00a0", "\u2028", "\xff", "\ufffd", "-", "."}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for range 20_000 {
+		var b strings.Builder
+		for range 1 + rnd.IntN(8) {
+			b.WriteString(pieces[rnd.IntN(len(pieces))])
+		}
+		check(b.String())
+	}
 }

@@ -51,8 +51,36 @@ func (l *Writer) Write(p []byte) (int, error) {
 		return l.w.Write(p)
 	}
 	l.buf = append(l.buf, p...)
+	l.filled()
+	return len(p), nil
+}
+
+// lockBuffer locks l and returns its buffer, for a line to be appended to
+// it in place and handed back with unlockBuffer; false (and l unlocked)
+// when Run is not running, and lines are written through.
+func (l *Writer) lockBuffer() ([]byte, bool) {
+	l.mu.Lock()
+	if !l.running {
+		l.mu.Unlock()
+		return nil, false
+	}
+	return l.buf, true
+}
+
+// unlockBuffer takes back the buffer lockBuffer gave, with what was
+// appended to it, and unlocks l.
+func (l *Writer) unlockBuffer(b []byte) error {
+	l.buf = b
+	l.filled()
+	l.mu.Unlock()
+	return nil
+}
+
+// filled hands the buffer to Run once it is full, and waits while Run is
+// behind. l.mu is held.
+func (l *Writer) filled() {
 	if len(l.buf) < logBuffer {
-		return len(p), nil
+		return
 	}
 	l.pending = append(l.pending, l.buf)
 	if n := len(l.free); n > 0 {
@@ -67,7 +95,6 @@ func (l *Writer) Write(p []byte) (int, error) {
 	for l.running && len(l.pending)+l.inFlight > logPending {
 		l.room.Wait() // backpressure: Run is behind
 	}
-	return len(p), nil
 }
 
 // Run writes log output until ctx ends, then writes what is left and

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -141,4 +143,62 @@ func TestLogWriterBackpressure(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// TestRequestLineIntoWriter checks that a request line formatted straight
+// into a running Writer's buffer (HandleRequest's way) is the line written
+// through an ordinary io.Writer, in text and JSON, across buffers handed
+// to Run (more than logBuffer of lines from several goroutines), and
+// written through once Run has ended.
+func TestRequestLineIntoWriter(t *testing.T) {
+	t.Parallel()
+	for _, asJSON := range []bool{false, true} {
+		dst := &slowWriter{}
+		l := NewWriter(dst)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { l.Run(ctx, 5*time.Millisecond); close(done) }()
+		for !func() bool { l.mu.Lock(); defer l.mu.Unlock(); return l.running }() {
+			time.Sleep(time.Millisecond)
+		}
+		h := New(l, asJSON, slog.LevelInfo).(*Handler)
+		var want bytes.Buffer
+		direct := New(&want, asJSON, slog.LevelInfo).(*Handler)
+		at := time.Date(2026, 12, 4, 15, 4, 5, 123456789, time.UTC)
+		line := func(h *Handler, w, i int) {
+			idem := ""
+			if i%3 == 0 {
+				idem = "replayed"
+			}
+			_ = h.HandleRequest(at.Add(time.Duration(i)*time.Millisecond), "POST", fmt.Sprintf("/w%d/%d", w, i), "payment created", 201,
+				time.Duration(i)*time.Microsecond, time.Duration(i%2)*time.Second, idem)
+		}
+		const writers, lines = 4, 2000 // about 600 KB: many buffers
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Go(func() {
+				for i := range lines {
+					line(h, w, i)
+				}
+			})
+		}
+		wg.Wait()
+		cancel()
+		<-done
+		line(h, writers, 0) // through, Run having ended
+		for w := range writers + 1 {
+			for i := range lines {
+				if w < writers || i == 0 {
+					line(direct, w, i)
+				}
+			}
+		}
+		got := strings.Split(strings.TrimSuffix(dst.String(), "\n"), "\n")
+		slices.Sort(got)
+		wantLines := strings.Split(strings.TrimSuffix(want.String(), "\n"), "\n")
+		slices.Sort(wantLines)
+		if !slices.Equal(got, wantLines) {
+			t.Fatalf("json=%v: %d lines, want %d; first: %q, want %q", asJSON, len(got), len(wantLines), got[0], wantLines[0])
+		}
+	}
 }
