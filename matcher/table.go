@@ -222,6 +222,9 @@ func (t *Table) addConditions(r *Route, ids map[string]int32) {
 			doc, _ := json.Marshal(b.JSON) // sorted keys: the same document, the same key
 			key += "\x00json\x00" + string(doc)
 		}
+		for _, f := range b.Form {
+			key += "\x00form\x00" + f.Name + "\x00" + f.Cond.String()
+		}
 		r.cache = append(r.cache, id(key))
 	}
 	r.conditions = len(r.cache)

@@ -396,3 +396,33 @@ func TestAttribute(t *testing.T) {
 		}
 	}
 }
+
+// TestFormConditionsCachedApart: two routes whose body conditions are
+// form fields only must not share a remembered outcome (their cache key
+// once held the raw and JSON parts alone), and a form failure, the
+// fourth body outcome, must not spill into the next condition's
+// remembered slot (it did: the lost-answer route of the Stripe example,
+// whose header condition comes next, then matched a request without the
+// header).
+func TestFormConditionsCachedApart(t *testing.T) {
+	t.Parallel()
+	tab := compile(t, `
+routes:
+  - { name: card, method: POST, path: /pay, priority: 2, when: { body: { form: { pm: declined } } }, respond: {} }
+  - { name: number, method: POST, path: /pay, priority: 2, when: { body: { form: { number: "4000000000000002" } } }, respond: {} }
+  - { name: lost, method: POST, path: /pay, priority: 1, when: { headers: { Idempotency-Key: { regex: "^lost-" } } }, respond: {} }
+  - { name: pay, method: POST, path: /pay, respond: {} }
+`)
+	form := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	for _, tc := range []struct{ name, body, want string }{
+		{"the second form condition holds", "number=4000000000000002", "number"},
+		{"no form condition holds, no key", "amount=1", "pay"},
+		{"the first holds", "pm=declined", "card"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := matchName(tab, req{method: "POST", target: "/pay", body: tc.body, headers: form}); got != tc.want {
+				t.Errorf("matched %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
