@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -136,6 +137,22 @@ func LoadBytes(name string, data []byte) (*Set, error) {
 	return l.finish()
 }
 
+// LoadFS reads the scenario file name of fsys, such as a built-in example
+// (Stripe's, whose openapi: block names the spec built in beside it): its
+// bodyFile: and openapi: files are read from fsys, relative to it. Nothing
+// of fsys is watched or listed in Deps: it does not change.
+func LoadFS(fsys fs.FS, name string) (*Set, error) {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, &Error{Pos: Pos{File: name}, Msg: osMessage(err)}
+	}
+	l := newLoader()
+	l.fsys = fsys
+	l.hash.file(name, data)
+	l.parse(name, data, path.Dir(name), ".")
+	return l.finish()
+}
+
 // Files lists the scenario files Load would read for paths, in order, and
 // the directories it would search; the watcher uses both.
 func Files(paths ...string) (files, dirs []string, err error) {
@@ -175,6 +192,9 @@ type loader struct {
 	// roots holds the scenario roots opened so far, by path; a nil root
 	// could not be opened. close releases them.
 	roots map[string]*os.Root
+	// fsys, when set, is where body and openapi: files are read from
+	// (LoadFS), instead of the operating system's files.
+	fsys fs.FS
 }
 
 func newLoader() *loader {
@@ -613,6 +633,9 @@ func (l *loader) readBody(dir, root, rel string) ([]byte, string, error) {
 	if filepath.IsAbs(rel) {
 		return nil, fmt.Sprintf("bodyFile %q must be relative to the scenario file", rel), errors.New("absolute")
 	}
+	if l.fsys != nil {
+		return l.readBodyFS(dir, rel)
+	}
 	full := filepath.Join(dir, rel)
 	outside := fmt.Sprintf("bodyFile %q is outside the scenario root %q", rel, root)
 	if !within(root, full) {
@@ -647,6 +670,32 @@ func (l *loader) readBody(dir, root, rel string) ([]byte, string, error) {
 	}
 	l.set.Deps = append(l.set.Deps, full)
 	l.bodies = append(l.bodies, data)
+	return data, "", nil
+}
+
+// readBodyFS is readBody for a file of l.fsys (LoadFS). The content is
+// hashed here: such a file is no dep, since it cannot change.
+func (l *loader) readBodyFS(dir, rel string) ([]byte, string, error) {
+	full := path.Join(dir, rel)
+	if !fs.ValidPath(full) {
+		return nil, fmt.Sprintf("bodyFile %q is outside the built-in files", rel), errOutside
+	}
+	info, err := fs.Stat(l.fsys, full)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Sprintf("bodyFile %q: no such file among the built-in files (looked for %s)", rel, full), err
+	case err != nil:
+		return nil, fmt.Sprintf("bodyFile %q: %s", rel, osMessage(err)), err
+	case !info.Mode().IsRegular():
+		return nil, fmt.Sprintf("bodyFile %q is not a regular file", rel), &irregularError{mode: info.Mode()}
+	case info.Size() > MaxBodyFileSize:
+		return nil, fmt.Sprintf("bodyFile %q is %s; the limit is %s", rel, size(info.Size()), size(MaxBodyFileSize)), &sizeError{info.Size()}
+	}
+	data, err := fs.ReadFile(l.fsys, full)
+	if err != nil {
+		return nil, fmt.Sprintf("bodyFile %q: %s", rel, osMessage(err)), err
+	}
+	l.hash.body(full, data)
 	return data, "", nil
 }
 
