@@ -202,7 +202,7 @@ func (t *Table) addConditions(r *Route, ids map[string]int32) {
 		return i
 	}
 	field := func(kind string, f *scenarios.Field) int32 {
-		if f.Cond.Regex == nil && f.Cond.Contains == nil {
+		if f.Cond.Regex == nil && f.Cond.NotRegex == nil && f.Cond.Contains == nil {
 			return -1
 		}
 		return id(kind + "\x00" + f.Name + "\x00" + f.Cond.String())

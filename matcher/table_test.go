@@ -426,3 +426,42 @@ routes:
 		})
 	}
 }
+
+// TestNotRegex: notRegex holds for a value it does not match, and not for
+// an absent one; with regex, both must hold. The Stripe example answers
+// any Authorization but a test key's with its 401 this way.
+func TestNotRegex(t *testing.T) {
+	t.Parallel()
+	tab := compile(t, `
+routes:
+  - name: invalid key
+    path: /v1/x
+    priority: 1
+    when: { headers: { Authorization: { notRegex: '^Bearer sk_test_' } } }
+    respond: {}
+  - name: odd test key
+    path: /v1/y
+    when: { headers: { Authorization: { regex: '^Bearer ', notRegex: '_test_' } } }
+    respond: {}
+  - { name: served, path: '/v1/{p}', respond: {} }
+`)
+	for _, tc := range []struct{ path, auth, want string }{
+		{"/v1/x", "Bearer sk_live_1", "invalid key"},
+		{"/v1/x", "Bearer sk_test_1", "served"},
+		{"/v1/x", "", "served"}, // absent: notRegex needs a value
+		{"/v1/y", "Bearer sk_live_1", "odd test key"},
+		{"/v1/y", "Bearer sk_test_1", "served"},
+		{"/v1/y", "Basic sk_live_1", "served"},
+	} {
+		h := map[string]string{}
+		if tc.auth != "" {
+			h["Authorization"] = tc.auth
+		}
+		if got := matchName(tab, req{target: tc.path, headers: h}); got != tc.want {
+			t.Errorf("%s with %q: matched %q, want %q", tc.path, tc.auth, got, tc.want)
+		}
+	}
+	if got := tab.Routes()[0].When.Describe(); len(got) != 1 || got[0] != `header Authorization does not match /^Bearer sk_test_/` {
+		t.Errorf("described as %q", got)
+	}
+}

@@ -137,6 +137,9 @@ type Condition struct {
 	Equals   *string
 	Contains *string
 	Regex    *regexp.Regexp
+	// NotRegex is the value's test that must fail: a value it matches
+	// fails the condition ("any key but a test key").
+	NotRegex *regexp.Regexp
 	OneOf    []string
 }
 
@@ -161,6 +164,9 @@ func (c *Condition) Test(v string) bool {
 		return false
 	}
 	if c.Regex != nil && !c.Regex.MatchString(v) {
+		return false
+	}
+	if c.NotRegex != nil && c.NotRegex.MatchString(v) {
 		return false
 	}
 	if c.OneOf != nil {
@@ -195,6 +201,9 @@ func (c *Condition) String() string {
 	}
 	if c.Regex != nil {
 		parts = append(parts, "matches /"+c.Regex.String()+"/")
+	}
+	if c.NotRegex != nil {
+		parts = append(parts, "does not match /"+c.NotRegex.String()+"/")
 	}
 	if c.OneOf != nil {
 		q := make([]string, len(c.OneOf))

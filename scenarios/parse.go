@@ -23,7 +23,7 @@ var (
 	defaultsFields = []string{"headers", "delay", "idempotency"}
 	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events"}
 	whenFields     = []string{"headers", "query", "body"}
-	conditionKinds = []string{"equals", "contains", "regex", "oneOf", "present", "absent"}
+	conditionKinds = []string{"equals", "contains", "regex", "notRegex", "oneOf", "present", "absent"}
 	bodyKinds      = []string{"json", "form", "equals", "contains", "regex"}
 	responseFields = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template", "save", "load", "list", "delete", "missing", "proxy"}
 	proxyFields    = []string{"url", "timeout", "headers"}
@@ -515,6 +515,9 @@ func (d *fileDecoder) condition(n *yaml.Node, field string) (Condition, bool) {
 		case "regex":
 			c.Regex, ok = d.regex(p.val, f)
 			good = good && ok
+		case "notRegex":
+			c.NotRegex, ok = d.regex(p.val, f)
+			good = good && ok
 		case "oneOf":
 			list := d.resolve(p.val)
 			if list.Kind != yaml.SequenceNode || len(list.Content) == 0 {
@@ -545,7 +548,7 @@ func (d *fileDecoder) condition(n *yaml.Node, field string) (Condition, bool) {
 		d.fail(absence, field, "present and absent contradict each other")
 		good = false
 	}
-	if absence != nil && (c.Equals != nil || c.Contains != nil || c.Regex != nil || c.OneOf != nil) {
+	if absence != nil && (c.Equals != nil || c.Contains != nil || c.Regex != nil || c.NotRegex != nil || c.OneOf != nil) {
 		d.fail(absence, field, "absent cannot be combined with a test on the value")
 		good = false
 	}
