@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,10 +29,15 @@ import (
 	"github.com/scenariomock/scenariomock/scenarios"
 )
 
-// Priority is the priority of every generated route: below any a YAML
-// route can sensibly be given, so that a YAML route matching the same
-// request answers it.
-const Priority = math.MinInt32 / 2
+// Priority is the priority of every generated route: 0, a YAML route's
+// default. Generated routes join the set after every scenario file
+// (Set.Extend), and equal priorities keep file order, so a YAML route of
+// priority 0 or more that matches the same request answers it, while one
+// of negative priority, a catch-all such as the Stripe example's
+// "Unrecognized request URL" 404, answers only what no operation does.
+// (With the lowest priority, as before, such a catch-all shadowed every
+// generated route.)
+const Priority = 0
 
 // Options are what Expand applies to every source.
 type Options struct {
@@ -62,21 +66,62 @@ func FileSource(spec, fixtures string) *scenarios.OpenAPISource {
 // is returned, joined, with the file:line:col it is at.
 func Expand(set *scenarios.Set, opts Options) error {
 	var errs []error
+	ops := map[string]*Operation{}
 	sources := set.OpenAPISources()
 	for _, src := range sources {
-		if err := expandOne(set, src, opts, false); err != nil {
+		if err := expandOne(set, src, opts, false, ops); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	for _, src := range opts.Extra {
-		if err := expandOne(set, src, opts, true); err != nil {
+		if err := expandOne(set, src, opts, true, ops); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		errs = append(errs, linkOperations(set, ops))
+	}
+	return errors.Join(errs...)
+}
+
+// linkOperations gives each route written in YAML that names an operation
+// (operation: PostCustomers) that operation, so that the server validates
+// and answers it as the generated route would, with the route's own
+// conditions, delay, fault, events and patch. The route must have the
+// operation's method and path, whose variables the operation reads.
+func linkOperations(set *scenarios.Set, ops map[string]*Operation) error {
+	var errs []error
+	for _, r := range set.Routes() {
+		if r.OperationName == "" || r.Operation != nil {
+			continue
+		}
+		op := ops[r.OperationName]
+		switch {
+		case op == nil && len(ops) == 0:
+			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q: the set serves no OpenAPI document (add an openapi: block, or --openapi)", r.Name, r.OperationName)})
+		case op == nil:
+			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q: no operation has this operationId%s", r.Name, r.OperationName, closestOperation(r.OperationName, ops))})
+		case r.Path != op.Path || len(r.Methods) != 1 || r.Methods[0] != op.Method:
+			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q is %s %s (%s); give the route that method and path", r.Name, r.OperationName, op.Method, op.Path, op.Pos)})
+		default:
+			r.Operation = op
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func expandOne(set *scenarios.Set, src *scenarios.OpenAPISource, opts Options, extra bool) error {
+// closestOperation suggests the operationId that differs from name only
+// in case, if there is one.
+func closestOperation(name string, ops map[string]*Operation) string {
+	for n := range ops {
+		if strings.EqualFold(n, name) {
+			return fmt.Sprintf(" (did you mean %q?)", n)
+		}
+	}
+	return ""
+}
+
+func expandOne(set *scenarios.Set, src *scenarios.OpenAPISource, opts Options, extra bool, ops map[string]*Operation) error {
 	var deps []string
 	var contents [][]byte
 	if extra {
@@ -102,6 +147,11 @@ func expandOne(set *scenarios.Set, src *scenarios.OpenAPISource, opts Options, e
 	c, err := opts.Cache.compile(src)
 	if err != nil {
 		return err
+	}
+	for _, r := range c.routes {
+		if _, seen := ops[r.Name]; !seen {
+			ops[r.Name] = r.Operation.(*Operation)
+		}
 	}
 	deps = append(deps, c.siblings...)
 	contents = append(contents, c.siblingData...)
@@ -351,6 +401,11 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	ops := make([]*Operation, len(out.routes))
+	for i, r := range out.routes {
+		ops[i] = r.Operation.(*Operation)
+	}
+	markActions(ops)
 	// A literal segment wins over a template (OpenAPI: "when matching
 	// URLs, concrete (non-templated) paths would be matched before their
 	// templated counterparts"), as /v1/customers/search over

@@ -92,10 +92,16 @@ type Route struct {
 	// CORS is the cors: block of the route's file; nil when it has none.
 	CORS *CORS
 	// Operation is set on the routes compiled from an OpenAPI document
-	// (package openapi): the value that validates requests and generates
-	// answers; the server asserts it to the interface it calls. Nil for a
-	// route written in YAML.
+	// (package openapi), and on a route written in YAML that names one
+	// (OperationName): the value that validates requests and generates
+	// answers; the server asserts it to the interface it calls. Nil for
+	// other routes.
 	Operation any
+	// OperationName is the route's operation: (an operationId of an
+	// openapi: spec of the set), at OperationPos; package openapi links
+	// it to Operation. "" for a route that answers by itself.
+	OperationName string
+	OperationPos  Pos
 	// Unmatched marks a catch-all (unmatched: true): its answers are
 	// journaled as matching no route, so that verify --no-unmatched
 	// counts the calls a file does not fake.

@@ -285,28 +285,14 @@ func (p *prepared) render(rec *recorder, limit int, data dataSource) error {
 	for _, hv := range p.header {
 		h[hv.name] = hv.value
 	}
-	if p.op != nil {
-		return p.writeGenerated(rec, data.templateData())
+	if p.op != nil && p.src.Op == "" {
+		return p.generated(rec, limit, data)
 	}
 	body := p.body
 	if p.templated {
 		d := data.templateData()
-		for i, t := range p.templates {
-			b := renderBuffer{max: limit}
-			if err := t.Template.Execute(&b, d); err != nil {
-				return renderError("header "+t.Name, limit, err)
-			}
-			v := strings.Map(func(r rune) rune {
-				if r < ' ' && r != '\t' || r == 0x7f {
-					return ' ' // a request value must not split the header
-				}
-				return r
-			}, b.String())
-			if i > 0 && p.templates[i-1].Name == t.Name {
-				h[t.Name] = append(h[t.Name], v) // a list (its values are adjacent): one line per value
-			} else {
-				h[t.Name] = []string{v}
-			}
+		if err := p.renderHeaders(h, limit, data); err != nil {
+			return err
 		}
 		buf := renderBuffer{max: limit}
 		switch {
@@ -343,6 +329,46 @@ func (p *prepared) render(rec *recorder, limit int, data dataSource) error {
 		h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	}
 	rec.status, rec.body = p.status, body
+	return nil
+}
+
+// generated makes the operation's answer into rec, with the response's
+// headers: templated ones (a file's defaults with template: true) go on
+// generated answers too.
+func (p *prepared) generated(rec *recorder, limit int, data dataSource) error {
+	h := rec.header
+	for _, hv := range p.header {
+		h[hv.name] = hv.value
+	}
+	if err := p.renderHeaders(h, limit, data); err != nil {
+		return err
+	}
+	return p.writeGenerated(rec, limit, data)
+}
+
+// renderHeaders renders the templated headers into h.
+func (p *prepared) renderHeaders(h http.Header, limit int, data dataSource) error {
+	if len(p.templates) == 0 {
+		return nil
+	}
+	d := data.templateData()
+	for i, t := range p.templates {
+		b := renderBuffer{max: limit}
+		if err := t.Template.Execute(&b, d); err != nil {
+			return renderError("header "+t.Name, limit, err)
+		}
+		v := strings.Map(func(r rune) rune {
+			if r < ' ' && r != '\t' || r == 0x7f {
+				return ' ' // a request value must not split the header
+			}
+			return r
+		}, b.String())
+		if i > 0 && p.templates[i-1].Name == t.Name {
+			h[t.Name] = append(h[t.Name], v) // a list (its values are adjacent): one line per value
+		} else {
+			h[t.Name] = []string{v}
+		}
+	}
 	return nil
 }
 
