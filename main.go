@@ -39,10 +39,21 @@ import (
 
 // The examples built into the binary: serve and routes use one of them
 // when given no path, the demo unless --example names another. The list
-// comes from the directory, so a new example needs no code.
+// comes from the directory, so a new example needs no code. The files an
+// example names (the Stripe example's spec, gzip-compressed, with its
+// license) are built in beside it, and read from here (scenarios.LoadFS).
 //
-//go:embed examples/*.yaml
+//go:embed examples/*.yaml examples/stripe/*.gz examples/stripe/LICENSE
 var examples embed.FS
+
+// loadExample loads a built-in example, data being its file's content:
+// the files it names are the ones built in beside it.
+func loadExample(file string, data []byte) (*scenarios.Set, error) {
+	if builtin, err := examples.ReadFile(file); err == nil && string(builtin) == string(data) {
+		return scenarios.LoadFS(examples, file)
+	}
+	return scenarios.LoadBytes(file, data)
+}
 
 // demoExample is the fixed demo, served when serve is given no path.
 const demoExample = "payments-idempotency"
@@ -426,7 +437,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	load := func() (*scenarios.Set, error) { return scenarios.Load(opts.paths...) }
 	source := strings.Join(opts.paths, " ")
 	if len(opts.paths) == 0 {
-		load = func() (*scenarios.Set, error) { return scenarios.LoadBytes(file, data) }
+		load = func() (*scenarios.Set, error) { return loadExample(file, data) }
 		what := "built-in example "
 		if opts.example == demoExample {
 			what = "built-in demo "
@@ -664,7 +675,7 @@ func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
 			if len(paths) > 0 {
 				set, err = scenarios.Load(paths...)
 			} else {
-				set, err = scenarios.LoadBytes(file, data)
+				set, err = loadExample(file, data)
 			}
 			if err == nil {
 				err = openapi.Expand(set, openapi.Options{})
