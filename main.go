@@ -46,6 +46,14 @@ import (
 //go:embed examples/*.yaml examples/stripe/*.gz examples/stripe/LICENSE
 var examples embed.FS
 
+// builtinFiles are the files built in beside the examples (stripe/…), by
+// the names an example gives them: a copy of an example that names one
+// reads it from here when it is not beside the copy (scenarios.LoadWith).
+var builtinFiles = func() fs.FS {
+	sub, _ := fs.Sub(examples, "examples") // the name is valid
+	return sub
+}()
+
 // loadExample loads a built-in example, data being its file's content:
 // the files it names are the ones built in beside it.
 func loadExample(file string, data []byte) (*scenarios.Set, error) {
@@ -434,7 +442,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	load := func() (*scenarios.Set, error) { return scenarios.Load(opts.paths...) }
+	load := func() (*scenarios.Set, error) { return scenarios.LoadWith(builtinFiles, opts.paths...) }
 	source := strings.Join(opts.paths, " ")
 	if len(opts.paths) == 0 {
 		load = func() (*scenarios.Set, error) { return loadExample(file, data) }
@@ -647,7 +655,7 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 				return withCode(exitUsage, errors.New("validate needs files or directories (or SCENARIOMOCK_SCENARIOS)"))
 			}
 			restoreGC := relaxGC(paths)
-			set, err := loadWithOpenAPI(func() (*scenarios.Set, error) { return scenarios.Load(paths...) }, openapi.Options{})()
+			set, err := loadWithOpenAPI(func() (*scenarios.Set, error) { return scenarios.LoadWith(builtinFiles, paths...) }, openapi.Options{})()
 			restoreGC()
 			if err != nil {
 				printProblems(stderr, err)
@@ -673,7 +681,7 @@ func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			var set *scenarios.Set
 			if len(paths) > 0 {
-				set, err = scenarios.Load(paths...)
+				set, err = scenarios.LoadWith(builtinFiles, paths...)
 			} else {
 				set, err = loadExample(file, data)
 			}

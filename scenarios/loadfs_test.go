@@ -3,6 +3,8 @@ package scenarios
 import (
 	"bytes"
 	"compress/gzip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -82,5 +84,45 @@ func TestGunzip(t *testing.T) {
 	}
 	if got, err := gunzip(data, 10); err != nil || !bytes.Equal(got, data) {
 		t.Errorf("not gzip: %v", err)
+	}
+}
+
+// TestLoadWithBuiltin: a file a scenario names that is not beside it is
+// read from the built-in files under the same name (a copy of the Stripe
+// example serves the spec built in); one beside it wins; without built-in
+// files it is the usual error.
+func TestLoadWithBuiltin(t *testing.T) {
+	t.Parallel()
+	builtin := fstest.MapFS{"shop/spec.yaml.gz": {Data: gzipped(t, []byte("openapi: 3.1.0\ninfo: {title: built in, version: '1'}\npaths: {}\n"))}}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "shop.yaml")
+	if err := os.WriteFile(file, []byte("openapi: { spec: shop/spec.yaml.gz }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := LoadWith(builtin, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(set.OpenAPISources()[0].SpecData); !strings.Contains(got, "built in") {
+		t.Errorf("spec %q; want the built-in one", got)
+	}
+	if h, err := set.Rehash(); err != nil || h != set.Hash {
+		t.Errorf("rehash %s, %v; want the load's %s: a built-in file is no dep", h, err, set.Hash)
+	}
+	if _, err := Load(file); err == nil || !strings.Contains(err.Error(), `file "shop/spec.yaml.gz": no such file`) {
+		t.Errorf("without built-in files: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "shop"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "shop", "spec.yaml.gz"), []byte("openapi: 3.1.0\ninfo: {title: beside, version: '1'}\npaths: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err = LoadWith(builtin, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(set.OpenAPISources()[0].SpecData); !strings.Contains(got, "beside") {
+		t.Errorf("spec %q; want the one beside the file", got)
 	}
 }
