@@ -655,7 +655,7 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 				return withCode(exitUsage, errors.New("validate needs files or directories (or SCENARIOMOCK_SCENARIOS)"))
 			}
 			restoreGC := relaxGC(paths)
-			set, err := loadWithOpenAPI(func() (*scenarios.Set, error) { return scenarios.LoadWith(builtinFiles, paths...) }, openapi.Options{})()
+			set, err := loadWithOpenAPI(func() (*scenarios.Set, error) { return scenarios.LoadWith(builtinFiles, paths...) }, openapi.Options{Cache: commandSpecs})()
 			restoreGC()
 			if err != nil {
 				printProblems(stderr, err)
@@ -686,7 +686,7 @@ func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
 				set, err = loadExample(file, data)
 			}
 			if err == nil {
-				err = openapi.Expand(set, openapi.Options{})
+				err = openapi.Expand(set, openapi.Options{Cache: commandSpecs})
 			}
 			if err != nil {
 				printProblems(stderr, err)

@@ -65,7 +65,7 @@ func serveText(t *testing.T, file, text, token string, split bool) (url, adminUR
 			if err != nil {
 				return nil, err
 			}
-			return set, openapi.Expand(set, openapi.Options{})
+			return set, openapi.Expand(set, openapi.Options{Cache: commandSpecs})
 		},
 		AdminToken: token,
 	})
