@@ -817,3 +817,42 @@ func TestStripeUnknownURL(t *testing.T) {
 		t.Errorf("%d requests journaled as unmatched (%v), want the two 404s", journal.Total, err)
 	}
 }
+
+// TestStripeKeyPerEndpoint: one Idempotency-Key sent with the same
+// (empty) parameters to two endpoints is two requests, each with its own
+// answer; the generated routes once shared one key space, and the second
+// was answered with the first's customer.
+func TestStripeKeyPerEndpoint(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	pi, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(100), Currency: stripe.String("usd")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := &stripe.CustomerCreateParams{}
+	cp.SetIdempotencyKey("shared-key")
+	if _, err := sc.V1Customers.Create(ctx, cp); err != nil {
+		t.Fatal(err)
+	}
+	xp := &stripe.PaymentIntentCancelParams{}
+	xp.SetIdempotencyKey("shared-key")
+	canceled, err := sc.V1PaymentIntents.Cancel(ctx, pi.ID, xp)
+	if err != nil || canceled.ID != pi.ID || canceled.Object != "payment_intent" || canceled.LastResponse.Header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("cancel with a key a customer create used: %+v, %v", canceled, err)
+	}
+	// Two operations the overlay does not name: the routes generated
+	// from the spec.
+	up := &stripe.PaymentIntentUpdateParams{}
+	up.SetIdempotencyKey("generated-key")
+	if _, err := sc.V1PaymentIntents.Update(ctx, pi.ID, up); err != nil {
+		t.Fatal(err)
+	}
+	ap := &stripe.PaymentIntentApplyCustomerBalanceParams{}
+	ap.SetIdempotencyKey("generated-key")
+	applied, err := sc.V1PaymentIntents.ApplyCustomerBalance(ctx, pi.ID, ap)
+	if err != nil || applied.LastResponse.Header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("apply_customer_balance with the key an update used: replayed %q, %v", applied.LastResponse.Header.Get("Idempotent-Replayed"), err)
+	}
+}

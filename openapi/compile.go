@@ -456,8 +456,17 @@ func (a *api) route(path string, item *v3.PathItem, method string, op *v3.Operat
 		Responses: []*scenarios.Response{resp},
 		Operation: o,
 	}
-	if changes(method) {
-		r.Idempotency = src.Idempotency
+	if changes(method) && src.Idempotency != nil {
+		// Each operation has its own key space, as a YAML route's is
+		// its method and path: a key used on one operation is a new
+		// request on another (the defaults' block has no group, and
+		// with one shared, a key reused on another operation with the
+		// same body was answered with the first operation's answer).
+		id := *src.Idempotency
+		if id.Group == "" {
+			id.Group = method + " " + path
+		}
+		r.Idempotency = &id
 	}
 	sum := sha256.Sum256([]byte(key + "\x00" + name))
 	r.Identity = name + "@" + hex.EncodeToString(sum[:8])
