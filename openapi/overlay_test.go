@@ -224,3 +224,29 @@ func TestStripeActions(t *testing.T) {
 		})
 	}
 }
+
+// TestOperationsKeySpaces: the defaults' idempotency block gives each
+// generated operation its own key space (as a YAML route's is its method
+// and path): a key a create used, sent with the same body to a delete,
+// is a new request there, not a replay of the create.
+func TestOperationsKeySpaces(t *testing.T) {
+	t.Parallel()
+	scenario := `openapi: {spec: openapi.yaml}
+defaults:
+  idempotency: {key: header.Idempotency-Key, fingerprint: body}
+`
+	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{})
+	js := "application/json"
+	created := call(t, "POST", hs.URL+"/pets", js, `{"name":"Rex"}`, "Idempotency-Key", "k1")
+	if created.status != 201 {
+		t.Fatalf("create: %d %s", created.status, created.body)
+	}
+	if again := call(t, "POST", hs.URL+"/pets", js, `{"name":"Rex"}`, "Idempotency-Key", "k1"); again.body != created.body {
+		t.Fatalf("the retry: %d %s; want the create replayed", again.status, again.body)
+	}
+	id, _ := created.json["id"].(string)
+	deleted := call(t, "DELETE", hs.URL+"/pets/"+id, js, `{"name":"Rex"}`, "Idempotency-Key", "k1")
+	if deleted.status != 204 {
+		t.Fatalf("delete with the create's key: %d %s; want the delete's own 204, not the create replayed", deleted.status, deleted.body)
+	}
+}
