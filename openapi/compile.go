@@ -269,6 +269,15 @@ type api struct {
 	// perCredential keeps each API key's resources apart (scope:
 	// credential).
 	perCredential bool
+	// validating guards the validators. They compile a schema the first
+	// time a request needs it, and to compile it they render it, which
+	// writes to the document's shared model (a DynamicValue's inline and
+	// renderCtx, libopenapi v0.43.1): two requests compiling at once race
+	// (go test -race, ten concurrent creates of the Stripe example). A
+	// compiled schema is cached and not rendered again, but a check
+	// cannot tell beforehand whether it will compile, so every check of
+	// the document takes the lock.
+	validating sync.Mutex
 }
 
 var lineCol = regexp.MustCompile(`(?:\[(\d+):(\d+)\])|(?:line (\d+)(?:, col(?:umn)? (\d+))?)`)

@@ -89,6 +89,8 @@ func (o *Operation) Check(r *http.Request, body []byte) []Violation {
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	req.ContentLength = int64(len(body))
 	var errs []*liberrors.ValidationError
+	o.api.validating.Lock()
+	defer o.api.validating.Unlock()
 	checks := []func(*http.Request, *v3.PathItem, string) (bool, []*liberrors.ValidationError){
 		o.api.params.ValidatePathParamsWithPathItem,
 		o.api.params.ValidateQueryParamsWithPathItem,
