@@ -39,10 +39,29 @@ import (
 
 // The examples built into the binary: serve and routes use one of them
 // when given no path, the demo unless --example names another. The list
-// comes from the directory, so a new example needs no code.
+// comes from the directory, so a new example needs no code. The files an
+// example names (the Stripe example's spec, gzip-compressed, with its
+// license) are built in beside it, and read from here (scenarios.LoadFS).
 //
-//go:embed examples/*.yaml
+//go:embed examples/*.yaml examples/stripe/*.gz examples/stripe/LICENSE
 var examples embed.FS
+
+// builtinFiles are the files built in beside the examples (stripe/…), by
+// the names an example gives them: a copy of an example that names one
+// reads it from here when it is not beside the copy (scenarios.LoadWith).
+var builtinFiles = func() fs.FS {
+	sub, _ := fs.Sub(examples, "examples") // the name is valid
+	return sub
+}()
+
+// loadExample loads a built-in example, data being its file's content:
+// the files it names are the ones built in beside it.
+func loadExample(file string, data []byte) (*scenarios.Set, error) {
+	if builtin, err := examples.ReadFile(file); err == nil && string(builtin) == string(data) {
+		return scenarios.LoadFS(examples, file)
+	}
+	return scenarios.LoadBytes(file, data)
+}
 
 // demoExample is the fixed demo, served when serve is given no path.
 const demoExample = "payments-idempotency"
@@ -423,10 +442,10 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	load := func() (*scenarios.Set, error) { return scenarios.Load(opts.paths...) }
+	load := func() (*scenarios.Set, error) { return scenarios.LoadWith(builtinFiles, opts.paths...) }
 	source := strings.Join(opts.paths, " ")
 	if len(opts.paths) == 0 {
-		load = func() (*scenarios.Set, error) { return scenarios.LoadBytes(file, data) }
+		load = func() (*scenarios.Set, error) { return loadExample(file, data) }
 		what := "built-in example "
 		if opts.example == demoExample {
 			what = "built-in demo "
@@ -642,7 +661,7 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 				return withCode(exitUsage, errors.New("validate needs files or directories (or SCENARIOMOCK_SCENARIOS)"))
 			}
 			restoreGC := relaxGC(paths)
-			set, err := loadWithOpenAPI(func() (*scenarios.Set, error) { return scenarios.Load(paths...) }, openapi.Options{})()
+			set, err := loadWithOpenAPI(func() (*scenarios.Set, error) { return scenarios.LoadWith(builtinFiles, paths...) }, openapi.Options{Cache: commandSpecs})()
 			restoreGC()
 			if err != nil {
 				printProblems(stderr, err)
@@ -668,12 +687,12 @@ func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			var set *scenarios.Set
 			if len(paths) > 0 {
-				set, err = scenarios.Load(paths...)
+				set, err = scenarios.LoadWith(builtinFiles, paths...)
 			} else {
-				set, err = scenarios.LoadBytes(file, data)
+				set, err = loadExample(file, data)
 			}
 			if err == nil {
-				err = openapi.Expand(set, openapi.Options{})
+				err = openapi.Expand(set, openapi.Options{Cache: commandSpecs})
 			}
 			if err != nil {
 				printProblems(stderr, err)

@@ -339,9 +339,10 @@ func writeFile(t *testing.T, name, data string) {
 	}
 }
 
-// TestVerifyNoUnmatchedCatchAll: against the Stripe example, a call it
-// does not fake is answered by its "unknown URL" route (Stripe's 404),
-// and --no-unmatched fails on it, naming the catch-all.
+// TestVerifyNoUnmatchedCatchAll: against the Stripe example, a call to a
+// URL Stripe's spec does not have is answered by its "unknown URL" route
+// (Stripe's 404), and --no-unmatched fails on it, naming the catch-all; a
+// call to an operation of the spec (GET /v1/balance) is not unmatched.
 func TestVerifyNoUnmatchedCatchAll(t *testing.T) {
 	t.Parallel()
 	file, text, err := example("stripe")
@@ -354,10 +355,11 @@ func TestVerifyNoUnmatchedCatchAll(t *testing.T) {
 	if out, errOut, err := runCmd(t, "verify", "--addr", url, "--no-unmatched"); err != nil {
 		t.Fatalf("before the unfaked call: %v\n%s%s", err, out, errOut)
 	}
-	send(t, "GET", url+"/v1/balance", "", auth...)
+	send(t, "GET", url+"/v1/balance", "", auth...) // an operation of Stripe's spec
+	send(t, "GET", url+"/v1/nothing", "", auth...)
 	out, errOut, err := runCmd(t, "verify", "--addr", url, "--no-unmatched")
 	if report(&bytes.Buffer{}, err) != 1 || !strings.Contains(errOut, "1 request matched no route") ||
-		!strings.Contains(errOut, `#2 GET /v1/balance: answered by "stripe, unknown URL", a catch-all (unmatched: true)`) {
+		!strings.Contains(errOut, `#3 GET /v1/nothing: answered by "stripe, unknown URL", a catch-all (unmatched: true)`) {
 		t.Errorf("verify --no-unmatched: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 	}
 	// The customer's creation still counts as its route's.

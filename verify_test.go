@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/server"
 	"github.com/scenariomock/scenariomock/state"
@@ -57,7 +58,15 @@ func serveShopStoppable(t *testing.T, token string, split bool) (url, adminURL s
 func serveText(t *testing.T, file, text, token string, split bool) (url, adminURL string, stop func()) {
 	t.Helper()
 	srv, err := server.New(server.Options{
-		Load:       func() (*scenarios.Set, error) { return scenarios.LoadBytes(file, []byte(text)) },
+		Load: func() (*scenarios.Set, error) {
+			// A built-in example reads the files built in beside it
+			// (the Stripe example's spec).
+			set, err := loadExample(file, []byte(text))
+			if err != nil {
+				return nil, err
+			}
+			return set, openapi.Expand(set, openapi.Options{Cache: commandSpecs})
+		},
 		AdminToken: token,
 	})
 	if err != nil {

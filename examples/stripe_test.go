@@ -8,11 +8,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/server"
 	"github.com/stripe/stripe-go/v85"
@@ -20,11 +23,23 @@ import (
 
 const testKey = "sk_test_4eC39HqLyjWDarjtT1zdp7dc"
 
-// serveStripe serves stripe.yaml on an httptest server.
+// stripeSpecs keeps Stripe's spec compiled once for every test here:
+// each server gets its own state, and the compiled operations are
+// immutable.
+var stripeSpecs = openapi.NewCache()
+
+// serveStripe serves stripe.yaml (with Stripe's spec beside it, in
+// stripe/) on an httptest server, as serve examples/stripe.yaml does.
 func serveStripe(t *testing.T) *httptest.Server {
 	t.Helper()
 	s, err := server.New(server.Options{
-		Load:   func() (*scenarios.Set, error) { return scenarios.Load("stripe.yaml") },
+		Load: func() (*scenarios.Set, error) {
+			set, err := scenarios.Load("stripe.yaml")
+			if err != nil {
+				return nil, err
+			}
+			return set, openapi.Expand(set, openapi.Options{Cache: stripeSpecs})
+		},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
@@ -437,19 +452,33 @@ func TestStripeLostAnswerRetried(t *testing.T) {
 	}
 }
 
-// collectionTotal asks the admin API how many items a collection holds.
-func collectionTotal(t *testing.T, hs *httptest.Server, name string) int {
+// collectionTotal asks the admin API how many objects of a kind
+// (customers, payment_intents) are stored, for every API key together:
+// the spec's routes keep each key's in a collection of its own, named
+// "openapi <key> /v1/customers".
+func collectionTotal(t *testing.T, hs *httptest.Server, kind string) int {
 	t.Helper()
-	res, err := http.Get(hs.URL + "/__admin/collections/" + name)
+	res, err := http.Get(hs.URL + "/__admin/collections")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	var v struct{ Total int }
+	var v struct {
+		Collections []struct {
+			Name  string
+			Items int
+		}
+	}
 	if err := json.NewDecoder(res.Body).Decode(&v); err != nil || res.StatusCode != 200 {
 		t.Fatalf("admin collections: %d %v", res.StatusCode, err)
 	}
-	return v.Total
+	total := 0
+	for _, c := range v.Collections {
+		if strings.HasPrefix(c.Name, "openapi ") && strings.HasSuffix(c.Name, " /v1/"+kind) {
+			total += c.Items
+		}
+	}
+	return total
 }
 
 // TestStripeEvents: each creation records an event, which stripe-go lists
@@ -513,4 +542,323 @@ func TestStripeEvents(t *testing.T) {
 	if se := stripeError(t, err); se.HTTPStatusCode != 404 || se.Code != stripe.ErrorCodeResourceMissing {
 		t.Errorf("missing event: %+v", se)
 	}
+}
+
+// TestStripeCustomerLifecycle goes through a customer's life with
+// stripe-go: create, retrieve, update, list with the client's
+// auto-pagination (newest first, two per page), delete, and a 404 after.
+func TestStripeCustomerLifecycle(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+
+	var created []string
+	for i, email := range []string{"a@example.com", "b@example.com", "c@example.com", "d@example.com", "e@example.com"} {
+		c, err := sc.V1Customers.Create(ctx, &stripe.CustomerCreateParams{Email: stripe.String(email)})
+		if err != nil {
+			t.Fatalf("create %d: %v", i, err)
+		}
+		created = append(created, c.ID)
+	}
+	first := created[0]
+	got, err := sc.V1Customers.Retrieve(ctx, first, nil)
+	if err != nil || got.Email != "a@example.com" {
+		t.Fatalf("retrieve: %+v, %v", got, err)
+	}
+	up := &stripe.CustomerUpdateParams{Name: stripe.String("Ada Lovelace")}
+	up.AddMetadata("tier", "gold")
+	updated, err := sc.V1Customers.Update(ctx, first, up)
+	if err != nil || updated.ID != first || updated.Name != "Ada Lovelace" || updated.Email != "a@example.com" || updated.Metadata["tier"] != "gold" {
+		t.Fatalf("update: %+v, %v", updated, err)
+	}
+	if again, err := sc.V1Customers.Retrieve(ctx, first, nil); err != nil || again.Name != "Ada Lovelace" || again.Metadata["tier"] != "gold" {
+		t.Fatalf("retrieve after update: %+v, %v", again, err)
+	}
+
+	var listed []string
+	for c, err := range sc.V1Customers.List(ctx, &stripe.CustomerListParams{ListParams: stripe.ListParams{Limit: stripe.Int64(2)}}).All(ctx) {
+		if err != nil {
+			t.Fatalf("list: %v", err)
+		}
+		listed = append(listed, c.ID)
+	}
+	want := slices.Clone(created)
+	slices.Reverse(want) // newest first
+	if !slices.Equal(listed, want) {
+		t.Fatalf("listed %v, want the five newest first %v (three pages of two)", listed, want)
+	}
+
+	deleted, err := sc.V1Customers.Delete(ctx, first, nil)
+	if err != nil || !deleted.Deleted || deleted.ID != first {
+		t.Fatalf("delete: %+v, %v", deleted, err)
+	}
+	_, err = sc.V1Customers.Retrieve(ctx, first, nil)
+	if se := stripeError(t, err); se.HTTPStatusCode != 404 || se.Code != stripe.ErrorCodeResourceMissing || se.Param != "id" {
+		t.Errorf("retrieve after delete: %+v", se)
+	}
+	_, err = sc.V1Customers.Update(ctx, first, &stripe.CustomerUpdateParams{Name: stripe.String("x")})
+	if se := stripeError(t, err); se.HTTPStatusCode != 404 || se.Code != stripe.ErrorCodeResourceMissing {
+		t.Errorf("update after delete: %+v", se)
+	}
+	if n := collectionTotal(t, hs, "customers"); n != 4 {
+		t.Errorf("%d customers stored after one of five was deleted, want 4", n)
+	}
+}
+
+// TestStripePaymentIntentLifecycle: an intent for a stored customer, read
+// back with expand[]=customer, confirmed (and read back succeeded),
+// refunded; another canceled (and read back canceled). Each step keeps
+// the intent's id.
+func TestStripePaymentIntentLifecycle(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+
+	cus, err := sc.V1Customers.Create(ctx, &stripe.CustomerCreateParams{Email: stripe.String("payer@example.com")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pi, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd"), Customer: stripe.String(cus.ID)})
+	if err != nil || pi.Status != stripe.PaymentIntentStatusRequiresPaymentMethod || pi.CanceledAt != 0 || pi.LastPaymentError != nil {
+		t.Fatalf("create: %+v, %v", pi, err)
+	}
+	rp := &stripe.PaymentIntentRetrieveParams{}
+	rp.AddExpand("customer")
+	expanded, err := sc.V1PaymentIntents.Retrieve(ctx, pi.ID, rp)
+	if err != nil || expanded.Customer == nil || expanded.Customer.ID != cus.ID || expanded.Customer.Email != "payer@example.com" {
+		t.Fatalf("retrieve with expand[]=customer: %+v (customer %+v), %v", expanded, expanded.Customer, err)
+	}
+
+	confirmed, err := sc.V1PaymentIntents.Confirm(ctx, pi.ID, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")})
+	if err != nil || confirmed.ID != pi.ID || confirmed.Status != stripe.PaymentIntentStatusSucceeded || confirmed.PaymentMethod == nil || confirmed.PaymentMethod.ID != "pm_card_visa" || confirmed.Amount != 2000 {
+		t.Fatalf("confirm: %+v, %v", confirmed, err)
+	}
+	if got, err := sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil); err != nil || got.Status != stripe.PaymentIntentStatusSucceeded {
+		t.Fatalf("retrieve after confirm: %+v, %v", got, err)
+	}
+	refund, err := sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{PaymentIntent: stripe.String(pi.ID), Amount: stripe.Int64(2000)})
+	if err != nil || !strings.HasPrefix(refund.ID, "re_") || refund.PaymentIntent == nil || refund.PaymentIntent.ID != pi.ID || refund.Amount != 2000 || refund.Status != stripe.RefundStatusSucceeded {
+		t.Fatalf("refund: %+v, %v", refund, err)
+	}
+	if got, err := sc.V1Refunds.Retrieve(ctx, refund.ID, nil); err != nil || got.PaymentIntent == nil || got.PaymentIntent.ID != pi.ID {
+		t.Fatalf("retrieve the refund: %+v, %v", got, err)
+	}
+
+	other, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(500), Currency: stripe.String("eur")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now().Unix()
+	canceled, err := sc.V1PaymentIntents.Cancel(ctx, other.ID, &stripe.PaymentIntentCancelParams{CancellationReason: stripe.String("requested_by_customer")})
+	if err != nil || canceled.ID != other.ID || canceled.Status != stripe.PaymentIntentStatusCanceled || canceled.CanceledAt < before ||
+		canceled.CancellationReason != stripe.PaymentIntentCancellationReasonRequestedByCustomer {
+		t.Fatalf("cancel: %+v, %v", canceled, err)
+	}
+	if got, err := sc.V1PaymentIntents.Retrieve(ctx, other.ID, nil); err != nil || got.Status != stripe.PaymentIntentStatusCanceled {
+		t.Fatalf("retrieve after cancel: %+v, %v", got, err)
+	}
+	paid, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(700), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_card_visa"), Confirm: stripe.Bool(true)})
+	if err != nil || paid.Status != stripe.PaymentIntentStatusSucceeded || paid.PaymentMethod == nil || paid.PaymentMethod.ID != "pm_card_visa" {
+		t.Fatalf("create with confirm=true: %+v, %v", paid, err)
+	}
+	_, err = sc.V1PaymentIntents.Confirm(ctx, "pi_nope", nil)
+	if se := stripeError(t, err); se.HTTPStatusCode != 404 || se.Code != stripe.ErrorCodeResourceMissing {
+		t.Errorf("confirm an intent never created: %+v", se)
+	}
+}
+
+// TestStripeDeclines pays with the declining test cards Stripe documents
+// (a test payment method, a card number, a token): each raises stripe-go's
+// card error with Stripe's code and decline code, and no payment intent
+// is kept. A retry with the same key replays the decline, as Stripe
+// stores it.
+func TestStripeDeclines(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	pending, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(100), Currency: stripe.String("usd")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		pay     func(key string) error
+		code    stripe.ErrorCode
+		decline stripe.DeclineCode
+	}{
+		{"create and confirm, pm_card_chargeDeclined", func(key string) error {
+			p := &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_card_chargeDeclined"), Confirm: stripe.Bool(true)}
+			p.SetIdempotencyKey(key)
+			_, err := sc.V1PaymentIntents.Create(ctx, p)
+			return err
+		}, stripe.ErrorCodeCardDeclined, stripe.DeclineCodeGenericDecline},
+		{"create and confirm, card number 4000000000009995", func(key string) error {
+			p := &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd"), Confirm: stripe.Bool(true),
+				PaymentMethodData: &stripe.PaymentIntentCreatePaymentMethodDataParams{Type: stripe.String("card")}}
+			p.AddExtra("payment_method_data[card][number]", "4000000000009995")
+			p.SetIdempotencyKey(key)
+			_, err := sc.V1PaymentIntents.Create(ctx, p)
+			return err
+		}, stripe.ErrorCodeCardDeclined, stripe.DeclineCodeInsufficientFunds},
+		{"confirm, pm_card_chargeDeclinedExpiredCard", func(key string) error {
+			p := &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_chargeDeclinedExpiredCard")}
+			p.SetIdempotencyKey(key)
+			_, err := sc.V1PaymentIntents.Confirm(ctx, pending.ID, p)
+			return err
+		}, stripe.ErrorCodeExpiredCard, stripe.DeclineCodeExpiredCard},
+		{"charge, tok_chargeDeclinedIncorrectCvc", func(key string) error {
+			p := &stripe.ChargeCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd"), Source: &stripe.PaymentSourceSourceParams{Token: stripe.String("tok_chargeDeclinedIncorrectCvc")}}
+			p.SetIdempotencyKey(key)
+			_, err := sc.V1Charges.Create(ctx, p)
+			return err
+		}, stripe.ErrorCodeIncorrectCVC, stripe.DeclineCodeIncorrectCVC},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for attempt, wantReplay := range []string{"", "true"} {
+				err := tc.pay("decline " + tc.name)
+				se := stripeError(t, err)
+				var ce *stripe.CardError
+				if !errors.As(err, &ce) || se.HTTPStatusCode != 402 || se.Type != stripe.ErrorTypeCard || se.Code != tc.code || ce.DeclineCode != tc.decline ||
+					se.Msg == "" || !strings.HasPrefix(se.RequestID, "req_") {
+					t.Fatalf("attempt %d: %+v (card error %+v)", attempt+1, se, ce)
+				}
+				if got := se.LastResponse.Header.Get("Idempotent-Replayed"); got != wantReplay {
+					t.Errorf("attempt %d: Idempotent-Replayed %q, want %q", attempt+1, got, wantReplay)
+				}
+			}
+		})
+	}
+	if n := collectionTotal(t, hs, "payment_intents"); n != 1 {
+		t.Errorf("%d payment intents stored, want only the pending one", n)
+	}
+	if got, err := sc.V1PaymentIntents.Retrieve(ctx, pending.ID, nil); err != nil || got.Status != stripe.PaymentIntentStatusRequiresPaymentMethod {
+		t.Errorf("the intent whose confirmation was declined: %+v, %v", got, err)
+	}
+}
+
+// TestStripeLostAnswerKey: a create whose Idempotency-Key starts with
+// lost- makes the customer and then resets the connection, on the
+// server; stripe-go's own retry resends it with the same key and gets
+// the answer as a replay, and one customer exists.
+func TestStripeLostAnswerKey(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	p := &stripe.CustomerCreateParams{Email: stripe.String("lost@example.com")}
+	p.SetIdempotencyKey("lost-1")
+	c, err := sc.V1Customers.Create(context.Background(), p)
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if c.LastResponse.Header.Get("Idempotent-Replayed") != "true" || c.Email != "lost@example.com" {
+		t.Errorf("the retry was not a replay: %v %+v", c.LastResponse.Header, c)
+	}
+	if n := collectionTotal(t, hs, "customers"); n != 1 {
+		t.Errorf("%d customers stored, want 1", n)
+	}
+	res, err := http.Get(hs.URL + "/__admin/requests?route=" + url.QueryEscape("PostCustomers, answer lost"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var journal struct{ Total int }
+	err = json.NewDecoder(res.Body).Decode(&journal)
+	res.Body.Close()
+	if err != nil || journal.Total != 2 {
+		t.Errorf("the lost-answer route answered %d requests (%v), want 2: the lost one and the replay", journal.Total, err)
+	}
+}
+
+// TestStripeUnknownURL: a URL Stripe's spec does not have gets Stripe's
+// 404, and is journaled as unmatched; one it has, listing customers,
+// answers (the hand-written example answered it with the 404).
+func TestStripeUnknownURL(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		want         string
+	}{
+		{"GET", "/v1/nothing/here", 404, "Unrecognized request URL (GET: /v1/nothing/here)"},
+		{"PUT", "/v1/customers", 404, "Unrecognized request URL (PUT: /v1/customers)"},
+		{"GET", "/v1/customers", 200, `"object":"list"`},
+		{"GET", "/v1/balance", 200, `"object":"balance"`},
+	} {
+		req, _ := http.NewRequest(tc.method, hs.URL+tc.path, nil)
+		req.SetBasicAuth(testKey, "")
+		req.Header.Set("Stripe-Version", "2024-06-20")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != tc.status || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s %s: %d %s; want %d with %s", tc.method, tc.path, res.StatusCode, body, tc.status, tc.want)
+		}
+		if v := res.Header.Get("Stripe-Version"); v != "2024-06-20" {
+			t.Errorf("%s %s: Stripe-Version %q, want the request's echoed", tc.method, tc.path, v)
+		}
+		if rid := res.Header.Get("Request-Id"); !strings.HasPrefix(rid, "req_") || len(rid) != 18 {
+			t.Errorf("%s %s: Request-Id %q", tc.method, tc.path, rid)
+		}
+	}
+	res, err := http.Get(hs.URL + "/__admin/requests?matched=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var journal struct{ Total int }
+	err = json.NewDecoder(res.Body).Decode(&journal)
+	res.Body.Close()
+	if err != nil || journal.Total != 2 {
+		t.Errorf("%d requests journaled as unmatched (%v), want the two 404s", journal.Total, err)
+	}
+}
+
+// TestStripeKeyOnAnotherEndpoint: a key is the account's, whatever the
+// endpoint, as Stripe's is: sent with the same (empty) parameters to
+// another endpoint it is refused, both on the overlay's routes and on the
+// ones generated from the spec, and nothing is done there.
+func TestStripeKeyOnAnotherEndpoint(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	pi, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(100), Currency: stripe.String("usd")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := func(what string, err error) {
+		t.Helper()
+		var ie *stripe.IdempotencyError
+		if se := stripeError(t, err); se.HTTPStatusCode != 400 || !errors.As(err, &ie) {
+			t.Errorf("%s: %+v; want a 400 idempotency error", what, se)
+		}
+	}
+	cp := &stripe.CustomerCreateParams{}
+	cp.SetIdempotencyKey("shared-key")
+	if _, err := sc.V1Customers.Create(ctx, cp); err != nil {
+		t.Fatal(err)
+	}
+	xp := &stripe.PaymentIntentCancelParams{}
+	xp.SetIdempotencyKey("shared-key")
+	_, err = sc.V1PaymentIntents.Cancel(ctx, pi.ID, xp)
+	refused("cancel with a key a customer create used", err)
+	if got, err := sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil); err != nil || got.Status != stripe.PaymentIntentStatusRequiresPaymentMethod {
+		t.Errorf("the intent after the refused cancel: %+v, %v", got, err)
+	}
+	// Two operations the overlay does not name: routes generated from
+	// the spec.
+	up := &stripe.PaymentIntentUpdateParams{}
+	up.SetIdempotencyKey("generated-key")
+	if _, err := sc.V1PaymentIntents.Update(ctx, pi.ID, up); err != nil {
+		t.Fatal(err)
+	}
+	ap := &stripe.PaymentIntentApplyCustomerBalanceParams{}
+	ap.SetIdempotencyKey("generated-key")
+	_, err = sc.V1PaymentIntents.ApplyCustomerBalance(ctx, pi.ID, ap)
+	refused("apply_customer_balance with the key an update used", err)
 }

@@ -41,7 +41,7 @@ func testValues(c *scenarios.Condition, vals []string) bool {
 	case scenarios.Absent:
 		return false
 	case scenarios.Present:
-		if c.Equals == nil && c.Contains == nil && c.Regex == nil && c.OneOf == nil {
+		if c.Equals == nil && c.Contains == nil && c.Regex == nil && c.NotRegex == nil && c.OneOf == nil {
 			return true
 		}
 	}

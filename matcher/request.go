@@ -39,10 +39,11 @@ type Request struct {
 
 	// Results of the conditions worth remembering (body tests, header and
 	// query regex and contains), by the id Compile gave each distinct one,
-	// so that Match and then Explain evaluate each at most once. done and
-	// result hold two bits per condition; small serves tables with up to
-	// 32 such conditions without allocating. cacheTable is the table the
-	// ids belong to.
+	// so that Match and then Explain evaluate each at most once. Each
+	// condition has four bits: 0 for not yet tested, else its outcome + 1
+	// (a body has four outcomes, bodyOK to bodyFormFailed); small serves
+	// tables with up to 16 such conditions without allocating. cacheTable
+	// is the table the ids belong to.
 	cacheTable *Table
 	small      uint64
 	large      []uint64
@@ -57,23 +58,31 @@ func (q *Request) cached(t *Table, id int32) (int, bool) {
 	}
 	bits := q.small
 	if q.large != nil {
-		bits = q.large[id/32]
+		bits = q.large[id/cachedPerWord]
 	}
-	v := bits >> (2 * (id % 32)) & 3
+	v := bits >> (cachedBits * (id % cachedPerWord)) & (1<<cachedBits - 1)
 	return int(v) - 1, v != 0
 }
 
-// remember stores the outcome (0, 1 or 2) of condition id.
+// cachedBits is the room of one remembered outcome: enough for the four
+// body outcomes and "not yet tested". (With two bits, a form failure,
+// outcome 3, spilled into the next condition's room and made it pass.)
+const (
+	cachedBits    = 4
+	cachedPerWord = 64 / cachedBits
+)
+
+// remember stores the outcome (0 to 3) of condition id.
 func (q *Request) remember(t *Table, id int32, outcome int) {
 	if q.cacheTable != t {
 		q.cacheTable, q.small, q.large = t, 0, nil
-		if t.cached > 32 {
-			q.large = make([]uint64, (t.cached+31)/32)
+		if t.cached > cachedPerWord {
+			q.large = make([]uint64, (t.cached+cachedPerWord-1)/cachedPerWord)
 		}
 	}
-	v := uint64(outcome+1) << (2 * (id % 32))
+	v := uint64(outcome+1) << (cachedBits * (id % cachedPerWord))
 	if q.large != nil {
-		q.large[id/32] |= v
+		q.large[id/cachedPerWord] |= v
 	} else {
 		q.small |= v
 	}

@@ -202,7 +202,7 @@ func (t *Table) addConditions(r *Route, ids map[string]int32) {
 		return i
 	}
 	field := func(kind string, f *scenarios.Field) int32 {
-		if f.Cond.Regex == nil && f.Cond.Contains == nil {
+		if f.Cond.Regex == nil && f.Cond.NotRegex == nil && f.Cond.Contains == nil {
 			return -1
 		}
 		return id(kind + "\x00" + f.Name + "\x00" + f.Cond.String())
@@ -221,6 +221,9 @@ func (t *Table) addConditions(r *Route, ids map[string]int32) {
 		if b.HasJSON {
 			doc, _ := json.Marshal(b.JSON) // sorted keys: the same document, the same key
 			key += "\x00json\x00" + string(doc)
+		}
+		for _, f := range b.Form {
+			key += "\x00form\x00" + f.Name + "\x00" + f.Cond.String()
 		}
 		r.cache = append(r.cache, id(key))
 	}

@@ -396,3 +396,72 @@ func TestAttribute(t *testing.T) {
 		}
 	}
 }
+
+// TestFormConditionsCachedApart: two routes whose body conditions are
+// form fields only must not share a remembered outcome (their cache key
+// once held the raw and JSON parts alone), and a form failure, the
+// fourth body outcome, must not spill into the next condition's
+// remembered slot (it did: the lost-answer route of the Stripe example,
+// whose header condition comes next, then matched a request without the
+// header).
+func TestFormConditionsCachedApart(t *testing.T) {
+	t.Parallel()
+	tab := compile(t, `
+routes:
+  - { name: card, method: POST, path: /pay, priority: 2, when: { body: { form: { pm: declined } } }, respond: {} }
+  - { name: number, method: POST, path: /pay, priority: 2, when: { body: { form: { number: "4000000000000002" } } }, respond: {} }
+  - { name: lost, method: POST, path: /pay, priority: 1, when: { headers: { Idempotency-Key: { regex: "^lost-" } } }, respond: {} }
+  - { name: pay, method: POST, path: /pay, respond: {} }
+`)
+	form := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	for _, tc := range []struct{ name, body, want string }{
+		{"the second form condition holds", "number=4000000000000002", "number"},
+		{"no form condition holds, no key", "amount=1", "pay"},
+		{"the first holds", "pm=declined", "card"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := matchName(tab, req{method: "POST", target: "/pay", body: tc.body, headers: form}); got != tc.want {
+				t.Errorf("matched %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestNotRegex: notRegex holds for a value it does not match, and not for
+// an absent one; with regex, both must hold. The Stripe example answers
+// any Authorization but a test key's with its 401 this way.
+func TestNotRegex(t *testing.T) {
+	t.Parallel()
+	tab := compile(t, `
+routes:
+  - name: invalid key
+    path: /v1/x
+    priority: 1
+    when: { headers: { Authorization: { notRegex: '^Bearer sk_test_' } } }
+    respond: {}
+  - name: odd test key
+    path: /v1/y
+    when: { headers: { Authorization: { regex: '^Bearer ', notRegex: '_test_' } } }
+    respond: {}
+  - { name: served, path: '/v1/{p}', respond: {} }
+`)
+	for _, tc := range []struct{ path, auth, want string }{
+		{"/v1/x", "Bearer sk_live_1", "invalid key"},
+		{"/v1/x", "Bearer sk_test_1", "served"},
+		{"/v1/x", "", "served"}, // absent: notRegex needs a value
+		{"/v1/y", "Bearer sk_live_1", "odd test key"},
+		{"/v1/y", "Bearer sk_test_1", "served"},
+		{"/v1/y", "Basic sk_live_1", "served"},
+	} {
+		h := map[string]string{}
+		if tc.auth != "" {
+			h["Authorization"] = tc.auth
+		}
+		if got := matchName(tab, req{target: tc.path, headers: h}); got != tc.want {
+			t.Errorf("%s with %q: matched %q, want %q", tc.path, tc.auth, got, tc.want)
+		}
+	}
+	if got := tab.Routes()[0].When.Describe(); len(got) != 1 || got[0] != `header Authorization does not match /^Bearer sk_test_/` {
+		t.Errorf("described as %q", got)
+	}
+}

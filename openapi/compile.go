@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -31,10 +30,15 @@ import (
 	"github.com/scenariomock/scenariomock/scenarios"
 )
 
-// Priority is the priority of every generated route: below any a YAML
-// route can sensibly be given, so that a YAML route matching the same
-// request answers it.
-const Priority = math.MinInt32 / 2
+// Priority is the priority of every generated route: 0, a YAML route's
+// default. Generated routes join the set after every scenario file
+// (Set.Extend), and equal priorities keep file order, so a YAML route of
+// priority 0 or more that matches the same request answers it, while one
+// of negative priority, a catch-all such as the Stripe example's
+// "Unrecognized request URL" 404, answers only what no operation does.
+// (With the lowest priority, as before, such a catch-all shadowed every
+// generated route.)
+const Priority = 0
 
 // Options are what Expand applies to every source.
 type Options struct {
@@ -63,21 +67,62 @@ func FileSource(spec, fixtures string) *scenarios.OpenAPISource {
 // is returned, joined, with the file:line:col it is at.
 func Expand(set *scenarios.Set, opts Options) error {
 	var errs []error
+	ops := map[string]*Operation{}
 	sources := set.OpenAPISources()
 	for _, src := range sources {
-		if err := expandOne(set, src, opts, false); err != nil {
+		if err := expandOne(set, src, opts, false, ops); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	for _, src := range opts.Extra {
-		if err := expandOne(set, src, opts, true); err != nil {
+		if err := expandOne(set, src, opts, true, ops); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		errs = append(errs, linkOperations(set, ops))
+	}
+	return errors.Join(errs...)
+}
+
+// linkOperations gives each route written in YAML that names an operation
+// (operation: PostCustomers) that operation, so that the server validates
+// and answers it as the generated route would, with the route's own
+// conditions, delay, fault, events and patch. The route must have the
+// operation's method and path, whose variables the operation reads.
+func linkOperations(set *scenarios.Set, ops map[string]*Operation) error {
+	var errs []error
+	for _, r := range set.Routes() {
+		if r.OperationName == "" || r.Operation != nil {
+			continue
+		}
+		op := ops[r.OperationName]
+		switch {
+		case op == nil && len(ops) == 0:
+			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q: the set serves no OpenAPI document (add an openapi: block, or --openapi)", r.Name, r.OperationName)})
+		case op == nil:
+			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q: no operation has this operationId%s", r.Name, r.OperationName, closestOperation(r.OperationName, ops))})
+		case r.Path != op.Path || len(r.Methods) != 1 || r.Methods[0] != op.Method:
+			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q is %s %s (%s); give the route that method and path", r.Name, r.OperationName, op.Method, op.Path, op.Pos)})
+		default:
+			r.Operation = op
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func expandOne(set *scenarios.Set, src *scenarios.OpenAPISource, opts Options, extra bool) error {
+// closestOperation suggests the operationId that differs from name only
+// in case, if there is one.
+func closestOperation(name string, ops map[string]*Operation) string {
+	for n := range ops {
+		if strings.EqualFold(n, name) {
+			return fmt.Sprintf(" (did you mean %q?)", n)
+		}
+	}
+	return ""
+}
+
+func expandOne(set *scenarios.Set, src *scenarios.OpenAPISource, opts Options, extra bool, ops map[string]*Operation) error {
 	var deps []string
 	var contents [][]byte
 	if extra {
@@ -103,6 +148,11 @@ func expandOne(set *scenarios.Set, src *scenarios.OpenAPISource, opts Options, e
 	c, err := opts.Cache.compile(src)
 	if err != nil {
 		return err
+	}
+	for _, r := range c.routes {
+		if _, seen := ops[r.Name]; !seen {
+			ops[r.Name] = r.Operation.(*Operation)
+		}
 	}
 	deps = append(deps, c.siblings...)
 	contents = append(contents, c.siblingData...)
@@ -227,6 +277,15 @@ type api struct {
 	// or with errors: stripe, stripe-mock's "Stripe binary response",
 	// which stripe-go's suite compares against.
 	binary string
+	// validating guards the validators. They compile a schema the first
+	// time a request needs it, and to compile it they render it, which
+	// writes to the document's shared model (a DynamicValue's inline and
+	// renderCtx, libopenapi v0.43.1): two requests compiling at once race
+	// (go test -race, ten concurrent creates of the Stripe example). A
+	// compiled schema is cached and not rendered again, but a check
+	// cannot tell beforehand whether it will compile, so every check of
+	// the document takes the lock.
+	validating sync.Mutex
 }
 
 var lineCol = regexp.MustCompile(`(?:\[(\d+):(\d+)\])|(?:line (\d+)(?:, col(?:umn)? (\d+))?)|(?:at L(\d+)\.C(\d+))`)
@@ -390,6 +449,11 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	ops := make([]*Operation, len(out.routes))
+	for i, r := range out.routes {
+		ops[i] = r.Operation.(*Operation)
+	}
+	markActions(ops)
 	onlyCollections(out.routes)
 	// A literal segment wins over a template (OpenAPI: "when matching
 	// URLs, concrete (non-templated) paths would be matched before their
@@ -480,8 +544,17 @@ func (a *api) route(path string, item *v3.PathItem, method string, op *v3.Operat
 		Responses: []*scenarios.Response{resp},
 		Operation: o,
 	}
-	if changes(method) {
-		r.Idempotency = src.Idempotency
+	if changes(method) && src.Idempotency != nil {
+		// Each operation has its own key space, as a YAML route's is
+		// its method and path: a key used on one operation is a new
+		// request on another (the defaults' block has no group, and
+		// with one shared, a key reused on another operation with the
+		// same body was answered with the first operation's answer).
+		id := *src.Idempotency
+		if id.Group == "" {
+			id.Group = method + " " + path
+		}
+		r.Idempotency = &id
 	}
 	sum := sha256.Sum256([]byte(key + "\x00" + name))
 	r.Identity = name + "@" + hex.EncodeToString(sum[:8])

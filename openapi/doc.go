@@ -3,9 +3,13 @@
 // per operation, named by its operationId, whose position points into the
 // spec. The routes join the set that scenarios.Load made (Set.Extend), so
 // the matcher, near-miss reports, the journal, `routes` and `verify
-// --route` see them like the routes written in YAML; a YAML route matching
-// the same request wins (generated routes have the lowest priority), and
-// one named like an operationId replaces it.
+// --route` see them like the routes written in YAML; a YAML route of
+// priority 0 or more matching the same request wins (generated routes
+// have priority 0 and come after every file), one of negative priority (a
+// catch-all) answers only what no operation does, and one named like an
+// operationId replaces it. A YAML route may name an operation
+// (operation: PostCustomers) to answer as it does, with its own
+// conditions, faults, events, a merge patch and a missing: answer.
 //
 // Each generated route carries an *Operation in scenarios.Route.Operation.
 // The server calls it from one place (server/openapi.go): Check validates a

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sort"
 	"strconv"
@@ -84,6 +85,9 @@ type Violation struct {
 	Name    string `json:"name,omitempty"`
 	Pointer string `json:"pointer,omitempty"`
 	Detail  string `json:"detail"`
+	// value is a form field's value as sent, for Stripe's "Invalid
+	// integer: 20.00".
+	value string
 }
 
 // Mode is what a failed check does: "enforce" refuses the request,
@@ -101,6 +105,8 @@ func (o *Operation) Check(r *http.Request, body []byte) []Violation {
 	// body: they get the request as it is. Each runs only when the
 	// operation has parameters of its kind (paramKinds); security always.
 	var errs []*liberrors.ValidationError
+	o.api.validating.Lock()
+	defer o.api.validating.Unlock()
 	p := o.api.params
 	for _, c := range [...]struct {
 		in    string
@@ -155,6 +161,15 @@ func (o *Operation) Check(r *http.Request, body []byte) []Violation {
 	}
 	out := append(deep, violationsOf(errs)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].In < out[j].In })
+	if len(out) > 0 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		if vals, err := url.ParseQuery(string(body)); err == nil {
+			for i := range out {
+				if out[i].In == "body" && out[i].Name != "" {
+					out[i].value = vals.Get(out[i].Name)
+				}
+			}
+		}
+	}
 	return out
 }
 
@@ -273,6 +288,9 @@ func stripeError(vs []Violation) (int, []byte) {
 		}
 		e["code"], e["param"] = "parameter_missing", param
 		e["message"] = "Missing required param: " + param + "."
+	case strings.HasSuffix(v.Detail, "want integer"):
+		e["code"], e["param"] = "parameter_invalid_integer", v.Name
+		e["message"] = "Invalid integer: " + v.value
 	default:
 		e["code"], e["param"] = "parameter_invalid", v.Name
 		e["message"] = "Invalid " + v.Name + ": " + v.Detail

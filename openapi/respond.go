@@ -31,6 +31,19 @@ type Exchange struct {
 	// Rand draws the fresh ids of created resources (seeded under
 	// --seed, so that a run repeats).
 	Rand func() float64
+	// Patch, when set, is a JSON object laid on the answer (see
+	// mergePatch) before the request's values are reflected, and so on the
+	// object a create, update or action stores: what a route written in
+	// YAML for the operation adds (Stripe's confirm sets status:
+	// succeeded).
+	Patch []byte
+	// Missing says that the route's own collection lacks the path's id
+	// (a route written for the operation with a load: that found
+	// nothing): where the operation keeps no state of its own for the
+	// id, the answer is its 404, or under unknownIds: generate an object
+	// generated with that id, even where the spec has no create for the
+	// resource (Stripe's events, which only the provider makes).
+	Missing bool
 }
 
 // opKind is what an operation does to the resource its path names.
@@ -43,6 +56,10 @@ const (
 	opUpdate
 	opDelete
 	opList
+	// opAction is a POST to a verb below a stored resource whose answer
+	// is that resource (/v1/payment_intents/{intent}/confirm): it acts on
+	// the stored object as an update does. See markActions.
+	opAction
 )
 
 // classify finds the operation's part in state by convention: a POST to
@@ -112,12 +129,20 @@ func (o *Operation) Respond(ctx context.Context, x Exchange) (int, http.Header, 
 	in := o.requestValues(x.Request, x.Body)
 	if code == 0 && example == "" && o.api.state && x.Store != nil && o.kind != opNone {
 		status, body, err := o.stateful(ctx, x, in, q)
+		if err == nil && status < 300 && (o.kind == opRead || o.kind == opDelete) {
+			body = patched(body, x.Patch) // the answer only: nothing is stored
+		}
 		if !errors.Is(err, errNoState) {
 			if err == nil && status < 300 && o.kind != opList && o.kind != opDelete {
 				body, err = o.expand(ctx, x, expandFields(x.Request, q, in), body)
 			}
 			return status, o.header(status, x.Request, body), body, err
 		}
+	}
+	if x.Missing && code == 0 && example == "" && !o.api.generate && o.idVar != "" {
+		// Nothing of the operation's own keeps the id either.
+		status, body := o.missing(x.Vars[o.idVar])
+		return status, o.header(status, x.Request, body), body, nil
 	}
 	status, body := o.generate(code, example, in, x)
 	if code == 0 && example == "" && status < 300 && o.kind != opList && o.kind != opDelete && len(body) > 0 && o.answersJSON(status, x.Request) {
@@ -145,6 +170,45 @@ func (o *Operation) header(status int, r *http.Request, body []byte) http.Header
 		return nil // nothing to say (a 204)
 	}
 	return http.Header{"Content-Type": {o.contentType(status, r)}}
+}
+
+// patched returns body with patch laid on it (RFC 7386), or body itself
+// when either is not a JSON object.
+func patched(body, patch []byte) []byte {
+	if len(patch) == 0 {
+		return body
+	}
+	obj, ok := decodeObject(body)
+	if !ok {
+		return body
+	}
+	p, ok := decodeObject(patch)
+	if !ok {
+		return body
+	}
+	mergePatch(obj, p)
+	b, _ := json.Marshal(obj)
+	return b
+}
+
+// mergePatch lays patch on obj: an object merges into an object, any
+// other value replaces the field's. Unlike a JSON merge patch (RFC 7386),
+// null sets the field to null rather than removing it, since Stripe's
+// objects list their empty fields as null.
+func mergePatch(obj, patch map[string]any) {
+	for k, v := range patch {
+		switch pv := v.(type) {
+		case map[string]any:
+			cur, ok := decoded(obj[k]).(map[string]any) // a fixture's nested object may still be raw
+			if !ok {
+				cur = map[string]any{}
+			}
+			mergePatch(cur, pv)
+			obj[k] = cur
+		default:
+			obj[k] = v
+		}
+	}
 }
 
 // preferred reads Prism's selection: Prefer: code=404, example=name, or
@@ -229,6 +293,9 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 	}
 	if obj, ok := v.(map[string]any); ok {
 		fillProblem(name, obj, status)
+		if status < 300 {
+			mergePatch(obj, patchOf(x.Patch)) // before the request's values, which it does not hide
+		}
 		reflectValues(obj, in)
 		if o.idVar != "" {
 			if id, ok := x.Vars[o.idVar]; ok {

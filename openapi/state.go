@@ -9,9 +9,52 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/scenariomock/scenariomock/state"
 )
+
+// markActions finds, among a document's operations, the actions: a POST
+// to a literal verb below a resource's path (/v1/payment_intents/{intent}/
+// confirm) whose answer is the resource that path reads (a payment_intent,
+// by x-resourceId or component name). classify took them for creates in a
+// collection of their own; they act on the stored object instead, as an
+// update does, so that a confirmed or canceled intent is read back so.
+func markActions(ops []*Operation) {
+	reads := map[string]string{} // a read's path → the resource it answers
+	for _, o := range ops {
+		if o.kind == opRead {
+			reads[o.Path] = o.resource()
+		}
+	}
+	for _, o := range ops {
+		if o.kind != opCreate {
+			continue
+		}
+		parent := o.Path[:strings.LastIndexByte(o.Path, '/')]
+		res, ok := reads[parent]
+		if !ok || res == "" || res != o.resource() {
+			continue
+		}
+		i := strings.LastIndex(parent, "/{")
+		o.kind, o.collection, o.idVar = opAction, parent[:i], parent[i+2:len(parent)-1]
+	}
+}
+
+// resource names what the operation's success answer is: its schema's
+// x-resourceId, else the component its $ref names; "" when neither.
+func (o *Operation) resource() string {
+	resp, _ := o.response(0)
+	mt, schema := mediaOf(resp)
+	if id := resourceID(schema); id != "" {
+		return id
+	}
+	if mt != nil && mt.Schema != nil && mt.Schema.IsReference() {
+		ref := mt.Schema.GetReference()
+		return ref[strings.LastIndexByte(ref, '/')+1:]
+	}
+	return ""
+}
 
 // stateful answers a create, read, update, delete or list through the
 // collections, or errNoState when the operation's answer has no id to
@@ -26,14 +69,27 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 		if isRaw || !ok || obj["id"] == nil {
 			return 0, nil, errNoState
 		}
-		id := freshIDLike(fmt.Sprint(obj["id"]), o.shapeOf().idPattern, x.Rand)
+		old := fmt.Sprint(obj["id"])
+		id := freshIDLike(old, o.shapeOf().idPattern, x.Rand)
 		obj["id"] = id
+		for k, v := range obj {
+			// Strings that carry the example's id carry the new one: a
+			// payment intent's client_secret is its id, "_secret_", a
+			// secret.
+			if s, ok := v.(string); ok && k != "id" && strings.HasPrefix(s, old+"_") {
+				obj[k] = id + s[len(old):]
+			}
+		}
+		switch obj["created"].(type) {
+		case float64, int, int64, json.Number: // Stripe's creation time, in unix seconds
+			obj["created"] = time.Now().Unix()
+		}
 		body, _ := json.Marshal(obj)
 		if _, err := x.Store.Save(ctx, coll, id, body); err != nil {
 			return 0, nil, err
 		}
 		return status, body, nil
-	case opRead, opUpdate, opDelete:
+	case opRead, opUpdate, opDelete, opAction:
 		id := x.Vars[o.idVar]
 		stored, found, err := x.Store.Load(ctx, coll, id)
 		if err != nil {
@@ -55,11 +111,12 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 		switch o.kind {
 		case opRead:
 			return o.status, stored, nil
-		case opUpdate:
+		case opUpdate, opAction:
 			obj, ok := decodeObject(stored)
 			if !ok {
 				return o.status, stored, nil
 			}
+			mergePatch(obj, patchOf(x.Patch))
 			reflectValues(obj, in)
 			body, _ := json.Marshal(obj)
 			if _, err := x.Store.Save(ctx, coll, id, body); err != nil {
@@ -203,6 +260,15 @@ func (o *Operation) missing(id string) (int, []byte) {
 	}
 	b, _ := json.Marshal(map[string]any{"type": "about:blank", "title": "Not Found", "status": 404, "detail": msg + "."})
 	return http.StatusNotFound, b
+}
+
+// patchOf decodes a merge patch; nil when there is none.
+func patchOf(b []byte) map[string]any {
+	if len(b) == 0 {
+		return nil
+	}
+	m, _ := decodeObject(b)
+	return m
 }
 
 func decodeObject(b []byte) (map[string]any, bool) {

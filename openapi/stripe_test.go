@@ -185,7 +185,7 @@ func TestStripeErrorShape(t *testing.T) {
 		code       string
 		param      string
 	}{
-		{"invalid integer", "currency=usd&amount=abc", 400, "parameter_invalid", "amount"},
+		{"invalid integer", "currency=usd&amount=abc", 400, "parameter_invalid_integer", "amount"},
 		{"missing param", "amount=100", 400, "parameter_missing", "currency"},
 	}
 	for _, tc := range cases {

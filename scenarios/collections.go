@@ -219,11 +219,11 @@ func (d *fileDecoder) collectionOps(fs map[string]pair, field string, r *Respons
 	}
 	if p, ok := fs["missing"]; ok {
 		f := join(field, "missing")
-		if r.Op != OpLoad && r.Op != OpDelete {
+		if r.Op != OpLoad && r.Op != OpDelete && !d.operation {
 			d.fail(p.key, f, "is the answer when load: or delete: finds no item; this response has neither")
 			return
 		}
-		m := d.response(p.val, f, vars)
+		m := d.missingResponse(p.val, f, vars)
 		if m != nil && (m.Op != "" || m.Save != nil) {
 			d.fail(p.key, f, "cannot itself save, load, list or delete")
 			return
@@ -232,10 +232,19 @@ func (d *fileDecoder) collectionOps(fs map[string]pair, field string, r *Respons
 	}
 }
 
+// missingResponse decodes a missing: answer, which is an answer of its
+// own also on a route that names an operation.
+func (d *fileDecoder) missingResponse(n *yaml.Node, field string, vars []string) *Response {
+	op := d.operation
+	d.operation = false
+	defer func() { d.operation = op }()
+	return d.response(n, field, vars)
+}
+
 // routeMissing decodes a route's missing:, the answer of each of its
 // load: and delete: responses that has none of its own.
 func (d *fileDecoder) routeMissing(p pair, r *Route) {
-	m := d.response(p.val, "missing", r.Vars)
+	m := d.missingResponse(p.val, "missing", r.Vars)
 	if m == nil {
 		return
 	}
@@ -245,7 +254,7 @@ func (d *fileDecoder) routeMissing(p pair, r *Route) {
 	}
 	used := false
 	for _, resp := range r.Responses {
-		if resp.Op == OpLoad || resp.Op == OpDelete {
+		if resp.Op == OpLoad || resp.Op == OpDelete || r.OperationName != "" {
 			used = true
 			if resp.Missing == nil {
 				resp.Missing = m

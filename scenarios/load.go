@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -37,11 +38,19 @@ const (
 // read recursively in lexical order (names starting with "." are skipped:
 // editor swap files, Kubernetes' ..data links). Every problem found is
 // returned, joined; each is an *Error with file:line:col.
-func Load(paths ...string) (*Set, error) {
+func Load(paths ...string) (*Set, error) { return LoadWith(nil, paths...) }
+
+// LoadWith is Load with builtin, the files built into the program beside
+// its examples: a file a scenario names (an openapi: spec, a bodyFile)
+// that is not beside it is read from builtin under the same relative
+// name, so that a copy of the Stripe example (scenariomock examples stripe
+// > stripe.yaml) serves the spec built in. A nil builtin is Load.
+func LoadWith(builtin fs.FS, paths ...string) (*Set, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no scenario files given")
 	}
 	l := newLoader()
+	l.builtin = builtin
 	defer l.close()
 	for _, p := range paths {
 		l.loadPath(p)
@@ -147,6 +156,22 @@ func LoadDocument(name string, data []byte) (*Set, error) {
 	return l.finish()
 }
 
+// LoadFS reads the scenario file name of fsys, such as a built-in example
+// (Stripe's, whose openapi: block names the spec built in beside it): its
+// bodyFile: and openapi: files are read from fsys, relative to it. Nothing
+// of fsys is watched or listed in Deps: it does not change.
+func LoadFS(fsys fs.FS, name string) (*Set, error) {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, &Error{Pos: Pos{File: name}, Msg: osMessage(err)}
+	}
+	l := newLoader()
+	l.fsys = fsys
+	l.hash.file(name, data)
+	l.parse(name, data, path.Dir(name), ".")
+	return l.finish()
+}
+
 // Files lists the scenario files Load would read for paths, in order, and
 // the directories it would search; the watcher uses both.
 func Files(paths ...string) (files, dirs []string, err error) {
@@ -189,6 +214,10 @@ type loader struct {
 	// document: the load is of a runtime document (LoadDocument), whose
 	// events may name endpoints of the files it is laid on.
 	document bool
+	// fsys, when set, is where body and openapi: files are read from
+	// (LoadFS), instead of the operating system's files; builtin, where
+	// one not found beside its scenario file is read from (LoadWith).
+	fsys, builtin fs.FS
 }
 
 func newLoader() *loader {
@@ -633,6 +662,9 @@ func (l *loader) readBody(dir, root, rel string) ([]byte, string, error) {
 	if filepath.IsAbs(rel) {
 		return nil, fmt.Sprintf("bodyFile %q must be relative to the scenario file", rel), errors.New("absolute")
 	}
+	if l.fsys != nil {
+		return l.readBodyFS(l.fsys, dir, rel)
+	}
 	full := filepath.Join(dir, rel)
 	outside := fmt.Sprintf("bodyFile %q is outside the scenario root %q", rel, root)
 	if !within(root, full) {
@@ -642,6 +674,8 @@ func (l *loader) readBody(dir, root, rel string) ([]byte, string, error) {
 	switch {
 	case errors.Is(err, errOutside):
 		return nil, outside + " (through a symbolic link)", err
+	case errors.Is(err, fs.ErrNotExist) && l.builtin != nil && l.hasBuiltin(rel):
+		return l.readBodyFS(l.builtin, ".", rel)
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Sprintf("bodyFile %q: no such file (looked for %s)", rel, full), err
 	case errors.As(err, new(*irregularError)):
@@ -667,6 +701,44 @@ func (l *loader) readBody(dir, root, rel string) ([]byte, string, error) {
 	}
 	l.set.Deps = append(l.set.Deps, full)
 	l.bodies = append(l.bodies, data)
+	return data, "", nil
+}
+
+// hasBuiltin says whether rel, a relative slash-separated name, is a file
+// of l.builtin.
+func (l *loader) hasBuiltin(rel string) bool {
+	name := path.Clean(filepath.ToSlash(rel))
+	if !fs.ValidPath(name) {
+		return false
+	}
+	info, err := fs.Stat(l.builtin, name)
+	return err == nil && info.Mode().IsRegular()
+}
+
+// readBodyFS is readBody for a file of fsys (LoadFS, or the built-in
+// files of LoadWith). Such a file is no dep: it cannot change.
+func (l *loader) readBodyFS(fsys fs.FS, dir, rel string) ([]byte, string, error) {
+	full := path.Join(dir, filepath.ToSlash(rel))
+	if !fs.ValidPath(full) {
+		return nil, fmt.Sprintf("bodyFile %q is outside the built-in files", rel), errOutside
+	}
+	info, err := fs.Stat(fsys, full)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Sprintf("bodyFile %q: no such file among the built-in files (looked for %s)", rel, full), err
+	case err != nil:
+		return nil, fmt.Sprintf("bodyFile %q: %s", rel, osMessage(err)), err
+	case !info.Mode().IsRegular():
+		return nil, fmt.Sprintf("bodyFile %q is not a regular file", rel), &irregularError{mode: info.Mode()}
+	case info.Size() > MaxBodyFileSize:
+		return nil, fmt.Sprintf("bodyFile %q is %s; the limit is %s", rel, size(info.Size()), size(MaxBodyFileSize)), &sizeError{info.Size()}
+	}
+	data, err := fs.ReadFile(fsys, full)
+	if err != nil {
+		return nil, fmt.Sprintf("bodyFile %q: %s", rel, osMessage(err)), err
+	}
+	// Not hashed: the files are the program's own, the same for as long
+	// as it runs, and Hash (the reload check) reads only deps.
 	return data, "", nil
 }
 

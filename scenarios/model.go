@@ -92,10 +92,16 @@ type Route struct {
 	// CORS is the cors: block of the route's file; nil when it has none.
 	CORS *CORS
 	// Operation is set on the routes compiled from an OpenAPI document
-	// (package openapi): the value that validates requests and generates
-	// answers; the server asserts it to the interface it calls. Nil for a
-	// route written in YAML.
+	// (package openapi), and on a route written in YAML that names one
+	// (OperationName): the value that validates requests and generates
+	// answers; the server asserts it to the interface it calls. Nil for
+	// other routes.
 	Operation any
+	// OperationName is the route's operation: (an operationId of an
+	// openapi: spec of the set), at OperationPos; package openapi links
+	// it to Operation. "" for a route that answers by itself.
+	OperationName string
+	OperationPos  Pos
 	// Unmatched marks a catch-all (unmatched: true): its answers are
 	// journaled as matching no route, so that verify --no-unmatched
 	// counts the calls a file does not fake.
@@ -137,6 +143,9 @@ type Condition struct {
 	Equals   *string
 	Contains *string
 	Regex    *regexp.Regexp
+	// NotRegex is the value's test that must fail: a value it matches
+	// fails the condition ("any key but a test key").
+	NotRegex *regexp.Regexp
 	OneOf    []string
 }
 
@@ -161,6 +170,9 @@ func (c *Condition) Test(v string) bool {
 		return false
 	}
 	if c.Regex != nil && !c.Regex.MatchString(v) {
+		return false
+	}
+	if c.NotRegex != nil && c.NotRegex.MatchString(v) {
 		return false
 	}
 	if c.OneOf != nil {
@@ -195,6 +207,9 @@ func (c *Condition) String() string {
 	}
 	if c.Regex != nil {
 		parts = append(parts, "matches /"+c.Regex.String()+"/")
+	}
+	if c.NotRegex != nil {
+		parts = append(parts, "does not match /"+c.NotRegex.String()+"/")
 	}
 	if c.OneOf != nil {
 		q := make([]string, len(c.OneOf))

@@ -1,8 +1,12 @@
 package scenarios
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -70,6 +74,10 @@ func (d *fileDecoder) openapi(key, n *yaml.Node) *OpenAPISource {
 			d.fail(p.val, "openapi."+field, "%s", strings.Replace(msg, "bodyFile", "file", 1))
 			return "", nil, false
 		}
+		if data, err = gunzip(data, MaxBodyFileSize); err != nil {
+			d.fail(p.val, "openapi."+field, "file %q: %v", rel, err)
+			return "", nil, false
+		}
 		return filepath.Join(filepath.Dir(d.file), rel), data, true
 	}
 	if _, ok := fs["spec"]; !ok {
@@ -99,6 +107,31 @@ func (d *fileDecoder) openapi(key, n *yaml.Node) *OpenAPISource {
 		}
 	}
 	return src
+}
+
+// gunzip returns data decompressed when it is gzip (a spec kept
+// compressed, as the Stripe example's spec3.json.gz), else data itself.
+// The answer is allocated once, at the size the gzip trailer gives, and is
+// at most limit bytes.
+func gunzip(data []byte, limit int64) ([]byte, error) {
+	if len(data) < 18 || data[0] != 0x1f || data[1] != 0x8b {
+		return data, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("not gzip: %w", err)
+	}
+	// ISIZE, the size of the last member modulo 2^32: a hint only.
+	hint := int64(binary.LittleEndian.Uint32(data[len(data)-4:]))
+	out := bytes.NewBuffer(make([]byte, 0, min(hint, limit)+bytes.MinRead))
+	n, err := out.ReadFrom(io.LimitReader(zr, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	if n > limit {
+		return nil, fmt.Errorf("decompresses to more than %s", size(limit))
+	}
+	return out.Bytes(), nil
 }
 
 // oneOfWord reads a string that must be one of words.

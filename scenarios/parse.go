@@ -20,10 +20,10 @@ import (
 // them (also the order "did you mean" considers them).
 var (
 	fileFields     = []string{"name", "description", "defaults", "cors", "collections", "routes", "fallback", "webhooks", "openapi", "session"}
-	defaultsFields = []string{"headers", "delay", "idempotency"}
-	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events"}
+	defaultsFields = []string{"headers", "delay", "idempotency", "template"}
+	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "operation", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events"}
 	whenFields     = []string{"headers", "query", "body"}
-	conditionKinds = []string{"equals", "contains", "regex", "oneOf", "present", "absent"}
+	conditionKinds = []string{"equals", "contains", "regex", "notRegex", "oneOf", "present", "absent"}
 	bodyKinds      = []string{"json", "form", "equals", "contains", "regex"}
 	responseFields = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template", "save", "load", "list", "delete", "missing", "proxy"}
 	proxyFields    = []string{"url", "timeout", "headers"}
@@ -52,6 +52,9 @@ type fileDecoder struct {
 	// names are the route names written, also of routes with errors, so
 	// that a duplicate name is reported even when its twin is broken.
 	names []nameAt
+	// operation says the route being decoded names an OpenAPI operation
+	// (operation:), whose responses patch the generated answer.
+	operation bool
 }
 
 type nameAt struct {
@@ -157,8 +160,16 @@ func (d *fileDecoder) decodeDefaults(n *yaml.Node) {
 	if !ok {
 		return
 	}
+	// template: true makes the defaults' header values templates (a
+	// Request-Id per answer, a version echoed from the request), rendered
+	// on every answer of the file, the routes an openapi: block generates
+	// included.
+	tmpl := false
+	if p, ok := fs["template"]; ok {
+		tmpl, _ = d.boolean(p.val, "defaults.template")
+	}
 	if p, ok := fs["headers"]; ok {
-		d.defaults.headers = d.responseHeaders(p.val, "defaults.headers", false)
+		d.defaults.headers = d.responseHeaders(p.val, "defaults.headers", tmpl)
 	}
 	if p, ok := fs["delay"]; ok {
 		d.defaults.delay, _ = d.delay(p.val, "defaults.delay")
@@ -225,6 +236,17 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 	if p, ok := fs["unmatched"]; ok {
 		r.Unmatched, _ = d.boolean(p.val, "unmatched")
 	}
+	if p, ok := fs["operation"]; ok {
+		if name, ok := d.str(p.val, "operation"); ok {
+			if strings.TrimSpace(name) == "" {
+				d.fail(p.val, "operation", "must not be empty; want an operationId of the file's openapi: spec")
+			} else {
+				r.OperationName, r.OperationPos = name, d.pos(d.resolve(p.val))
+			}
+		}
+	}
+	d.operation = r.OperationName != ""
+	defer func() { d.operation = false }()
 	respond, hasRespond := fs["respond"]
 	responses, hasResponses := fs["responses"]
 	seq, hasSeq := fs["sequence"]
@@ -244,6 +266,9 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 		if hasSeq {
 			d.sequence(seq.val, r)
 		}
+	case d.operation:
+		// The operation's answer as generated, with the file's defaults.
+		r.Responses = []*Response{{Pos: r.Pos, Status: http.StatusOK, Headers: mergeHeaders(d.defaults.headers, nil), Delay: d.defaults.delay}}
 	case !misspelt:
 		d.fail(d.resolve(n), "", "needs respond: (one response) or responses: (a sequence)")
 	}
@@ -515,6 +540,9 @@ func (d *fileDecoder) condition(n *yaml.Node, field string) (Condition, bool) {
 		case "regex":
 			c.Regex, ok = d.regex(p.val, f)
 			good = good && ok
+		case "notRegex":
+			c.NotRegex, ok = d.regex(p.val, f)
+			good = good && ok
 		case "oneOf":
 			list := d.resolve(p.val)
 			if list.Kind != yaml.SequenceNode || len(list.Content) == 0 {
@@ -545,7 +573,7 @@ func (d *fileDecoder) condition(n *yaml.Node, field string) (Condition, bool) {
 		d.fail(absence, field, "present and absent contradict each other")
 		good = false
 	}
-	if absence != nil && (c.Equals != nil || c.Contains != nil || c.Regex != nil || c.OneOf != nil) {
+	if absence != nil && (c.Equals != nil || c.Contains != nil || c.Regex != nil || c.NotRegex != nil || c.OneOf != nil) {
 		d.fail(absence, field, "absent cannot be combined with a test on the value")
 		good = false
 	}
@@ -716,6 +744,9 @@ func (d *fileDecoder) response(n *yaml.Node, field string, vars []string) *Respo
 	case hasFile:
 		contentType = d.bodyFile(file.val, join(field, "bodyFile"), r)
 	}
+	if d.operation {
+		d.operationResponse(fs, field, r)
+	}
 	d.collectionOps(fs, field, r, hasBody || hasFile, vars)
 	if p, ok := fs["proxy"]; ok {
 		r.Proxy = d.proxy(p.val, join(field, "proxy"))
@@ -736,6 +767,25 @@ func (d *fileDecoder) response(n *yaml.Node, field string, vars []string) *Respo
 		return nil
 	}
 	return r
+}
+
+// operationResponse checks a response of a route that names an
+// operation: the operation makes the answer, so the response may add a
+// body: mapping whose fields are laid on that answer, headers, a delay, a
+// fault, missing:, and load: (an item of a collection of the file's,
+// answered when there is one, the operation answering an id not found),
+// and nothing else that makes an answer of its own.
+func (d *fileDecoder) operationResponse(fs map[string]pair, field string, r *Response) {
+	for _, k := range []string{"bodyFile", "save", "list", "delete", "proxy", "status"} {
+		if p, ok := fs[k]; ok {
+			d.fail(p.key, join(field, k), "does not go with operation: (the operation makes the answer; body: a mapping is laid on it, load: answers a stored item first)")
+		}
+	}
+	if p, ok := fs["body"]; ok {
+		if b := d.resolve(p.val); b.Kind != yaml.MappingNode {
+			d.fail(b, join(field, "body"), "with operation:, body: is laid on the generated answer (its fields replace the answer's): want a mapping, got %s", describe(b))
+		}
+	}
 }
 
 // mergeHeaders returns the defaults overridden by own, defaults first.

@@ -187,6 +187,14 @@ func (s *Server) operate(ctx context.Context, rec *recorder, p *prepared, d *tem
 			return err
 		}
 		if !found {
+			if p.op != nil && p.src.Op == scenarios.OpLoad {
+				// A route that names an operation and loads from a
+				// collection of its own: an id the collection lacks is
+				// the operation's to answer (its 404, or an object
+				// generated under unknownIds: generate).
+				d.opMissing = true
+				return p.generated(rec, s.opts.MaxTemplateOutput, d)
+			}
 			if p.missing != nil {
 				return p.missing.render(rec, s.opts.MaxTemplateOutput, d)
 			}

@@ -83,15 +83,30 @@ func (s *Server) check(x *exchange) bool {
 }
 
 // writeGenerated writes the answer the operation generates for the
-// request in d.
-func (p *prepared) writeGenerated(w http.ResponseWriter, d *templateData) error {
+// request in d. A route written in YAML that names the operation
+// (operation:) adds to it: its body is laid on the answer, and on what a
+// create, update or action stores (openapi.Exchange.Patch); its missing:
+// answers the operation's 404 (an id never created, or deleted).
+func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) error {
+	d := data.templateData()
 	ctx := d.ctx
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rnd := d.env.rand
+	var patch []byte
+	switch {
+	case p.src.JSONTemplate != nil:
+		buf := renderBuffer{max: limit}
+		if err := p.src.JSONTemplate.Execute(&buf.Buffer, d, limit); err != nil {
+			return renderError("body", limit, err)
+		}
+		patch = buf.Bytes()
+	case len(p.src.Body) > 0:
+		patch = p.src.Body
+	}
 	status, header, body, err := p.op.Respond(ctx, openapi.Exchange{
-		Request: d.in.HTTP, Body: d.in.Body, Vars: d.Request.Vars, Store: d.env.collections, Rand: rnd,
+		Request: d.in.HTTP, Body: d.in.Body, Vars: d.Request.Vars, Store: d.env.collections, Rand: d.env.rand, Patch: patch,
+		Missing: d.opMissing,
 	})
 	if err != nil {
 		if errors.Is(err, state.ErrFull) {
@@ -99,15 +114,20 @@ func (p *prepared) writeGenerated(w http.ResponseWriter, d *templateData) error 
 		}
 		return storeErr{err}
 	}
-	h := w.Header()
+	if status == http.StatusNotFound && p.missing != nil {
+		return p.missing.render(rec, limit, data)
+	}
+	h := rec.header
 	for k, v := range header {
 		h[k] = v
 	}
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	if len(body) == 0 && header.Get("Content-Type") == "" {
 		delete(h, "Content-Type") // a 204; binary content has one, and nothing to generate
+	} else if _, set := h["Content-Type"]; !set {
+		h["Content-Type"] = []string{"application/json"}
 	}
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	rec.WriteHeader(status)
+	_, _ = rec.Write(body)
 	return nil
 }

@@ -130,6 +130,10 @@ type templateData struct {
 	id         string
 	// in is the request, for a generated answer.
 	in *matcher.Request
+	// opMissing: a load: of a route that names an operation found
+	// nothing, and the operation answers for the id it lacks
+	// (openapi.Exchange.Missing).
+	opMissing bool
 }
 
 // Step is called by every range iteration of a render (the check
@@ -298,28 +302,14 @@ func (p *prepared) render(rec *recorder, limit int, data dataSource) error {
 	for _, hv := range p.header {
 		h[hv.name] = hv.value
 	}
-	if p.op != nil {
-		return p.writeGenerated(rec, data.templateData())
+	if p.op != nil && p.src.Op == "" {
+		return p.generated(rec, limit, data)
 	}
 	body := p.body
 	if p.templated {
 		d := data.templateData()
-		for i, t := range p.templates {
-			b := renderBuffer{max: limit}
-			if err := t.Template.Execute(&b, d); err != nil {
-				return renderError("header "+t.Name, limit, err)
-			}
-			v := strings.Map(func(r rune) rune {
-				if r < ' ' && r != '\t' || r == 0x7f {
-					return ' ' // a request value must not split the header
-				}
-				return r
-			}, b.String())
-			if i > 0 && p.templates[i-1].Name == t.Name {
-				h[t.Name] = append(h[t.Name], v) // a list (its values are adjacent): one line per value
-			} else {
-				h[t.Name] = []string{v}
-			}
+		if err := p.renderHeaders(h, limit, data); err != nil {
+			return err
 		}
 		buf := renderBuffer{max: limit}
 		switch {
@@ -358,6 +348,46 @@ func (p *prepared) render(rec *recorder, limit int, data dataSource) error {
 	rec.status, rec.body = p.status, body
 	if !p.templated {
 		rec.stored = p.stored // what render wrote, whatever else h holds
+	}
+	return nil
+}
+
+// generated makes the operation's answer into rec, with the response's
+// headers: templated ones (a file's defaults with template: true) go on
+// generated answers too.
+func (p *prepared) generated(rec *recorder, limit int, data dataSource) error {
+	h := rec.header
+	for _, hv := range p.header {
+		h[hv.name] = hv.value
+	}
+	if err := p.renderHeaders(h, limit, data); err != nil {
+		return err
+	}
+	return p.writeGenerated(rec, limit, data)
+}
+
+// renderHeaders renders the templated headers into h.
+func (p *prepared) renderHeaders(h http.Header, limit int, data dataSource) error {
+	if len(p.templates) == 0 {
+		return nil
+	}
+	d := data.templateData()
+	for i, t := range p.templates {
+		b := renderBuffer{max: limit}
+		if err := t.Template.Execute(&b, d); err != nil {
+			return renderError("header "+t.Name, limit, err)
+		}
+		v := strings.Map(func(r rune) rune {
+			if r < ' ' && r != '\t' || r == 0x7f {
+				return ' ' // a request value must not split the header
+			}
+			return r
+		}, b.String())
+		if i > 0 && p.templates[i-1].Name == t.Name {
+			h[t.Name] = append(h[t.Name], v) // a list (its values are adjacent): one line per value
+		} else {
+			h[t.Name] = []string{v}
+		}
 	}
 	return nil
 }

@@ -119,6 +119,13 @@ func parseDocument(name string, data []byte) (*scenarios.Set, error) {
 		if f.OpenAPI != nil {
 			errs = append(errs, &scenarios.Error{Pos: scenarios.Pos{File: name, Line: 1, Col: 1}, Msg: "openapi: not available in a runtime document (it reads files); put it in a scenario file"})
 		}
+		for _, r := range f.Routes {
+			if r.OperationName != "" {
+				// The operations are compiled from the files' specs,
+				// which a runtime document is not linked to.
+				errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation: not available in a runtime document; put the route in the scenario file beside the openapi: block", r.Name)})
+			}
+		}
 		f.Runtime = name[len("runtime/"):]
 	}
 	return set, errors.Join(errs...)

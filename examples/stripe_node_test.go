@@ -1,0 +1,54 @@
+package examples_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// nodeInstall is the command .ci/run runs to install the npm packages the
+// node tests use.
+const nodeInstall = `npm install --prefix "${XDG_CACHE_HOME:-$HOME/.cache}/scenariomock/node" --no-audit --no-fund standardwebhooks@1.3.0 stripe@23.2.0`
+
+// TestStripeNode drives the Stripe example with the official Node client,
+// npm stripe@23.2.0 (testdata/stripe-node.cjs): a customer's life with
+// auto-pagination, a payment intent confirmed, refunded and canceled,
+// expand[]=customer, a replayed key, a key reused with other parameters,
+// a lost answer retried, and a declining test card.
+func TestStripeNode(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not installed (apt-get install nodejs npm), then: %s", nodeInstall)
+	}
+	modules := os.Getenv("SCENARIOMOCK_NODE_MODULES")
+	if modules == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			t.Fatalf("no cache directory (%v): set SCENARIOMOCK_NODE_MODULES, after: %s", err, nodeInstall)
+		}
+		modules = filepath.Join(cache, "scenariomock", "node", "node_modules")
+	}
+	if _, err := os.Stat(filepath.Join(modules, "stripe", "package.json")); err != nil {
+		t.Fatalf("npm package stripe is not installed in %s; install it with:\n  %s", modules, nodeInstall)
+	}
+	hs := serveStripe(t)
+	cmd := exec.Command(node, filepath.Join("testdata", "stripe-node.cjs"), hs.URL)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, out)
+	}
+	for _, step := range []string{
+		"customer created and retrieved", "customer updated", "customers listed newest first, auto-paginated", "customer deleted",
+		"payment intent created with expand[]=customer", "payment intent confirmed", "payment intent refunded", "payment intent canceled",
+		"retry with the same key replayed", "key reused with other parameters refused", "lost answer retried into one customer",
+		"declining test card raised a card error",
+	} {
+		if !strings.Contains(string(out), "ok "+step+"\n") {
+			t.Errorf("node did not report %q:\n%s", step, out)
+		}
+	}
+}

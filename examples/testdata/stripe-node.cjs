@@ -1,0 +1,132 @@
+// Drives the Stripe example with the official Node client (npm stripe),
+// as an integration would: node stripe-node.cjs http://127.0.0.1:PORT.
+// Each step asserts what it gets and prints "ok <step>"; the Go test
+// (stripe_node_test.go) checks that every step printed its line.
+'use strict';
+const assert = require('node:assert/strict');
+const Stripe = require('stripe');
+
+const url = new URL(process.argv[2]);
+const stripe = new Stripe('sk_test_node_' + process.pid, {
+  host: url.hostname,
+  port: Number(url.port),
+  protocol: 'http',
+  maxNetworkRetries: 2,
+});
+
+function ok(step) {
+  console.log('ok ' + step);
+}
+
+async function rejects(promise, type) {
+  try {
+    await promise;
+  } catch (err) {
+    assert.equal(err.type, type, `${err.type}: ${err.message}`);
+    return err;
+  }
+  assert.fail(`resolved, want a ${type}`);
+}
+
+async function customers() {
+  const created = [];
+  for (const email of ['a@example.com', 'b@example.com', 'c@example.com']) {
+    created.push(await stripe.customers.create({email, metadata: {source: 'node'}}));
+  }
+  const [first] = created;
+  assert.match(first.id, /^cus_/);
+  assert.equal(first.metadata.source, 'node');
+  const got = await stripe.customers.retrieve(first.id);
+  assert.equal(got.email, 'a@example.com');
+  ok('customer created and retrieved');
+
+  const updated = await stripe.customers.update(first.id, {name: 'Ada'});
+  assert.equal(updated.name, 'Ada');
+  assert.equal((await stripe.customers.retrieve(first.id)).name, 'Ada');
+  ok('customer updated');
+
+  const listed = [];
+  for await (const c of stripe.customers.list({limit: 2})) {
+    listed.push(c.id);
+  }
+  assert.deepEqual(listed, created.map((c) => c.id).reverse());
+  ok('customers listed newest first, auto-paginated');
+
+  const deleted = await stripe.customers.del(first.id);
+  assert.equal(deleted.deleted, true);
+  const err = await rejects(stripe.customers.retrieve(first.id), 'StripeInvalidRequestError');
+  assert.equal(err.statusCode, 404);
+  assert.equal(err.code, 'resource_missing');
+  ok('customer deleted');
+}
+
+async function paymentIntents() {
+  const customer = await stripe.customers.create({email: 'payer@example.com'});
+  const pi = await stripe.paymentIntents.create({amount: 2000, currency: 'usd', customer: customer.id, expand: ['customer']});
+  assert.equal(pi.status, 'requires_payment_method');
+  assert.equal(pi.amount, 2000);
+  assert.equal(pi.customer.id, customer.id);
+  assert.equal(pi.customer.email, 'payer@example.com');
+  ok('payment intent created with expand[]=customer');
+
+  const confirmed = await stripe.paymentIntents.confirm(pi.id, {payment_method: 'pm_card_visa'});
+  assert.equal(confirmed.id, pi.id);
+  assert.equal(confirmed.status, 'succeeded');
+  assert.equal((await stripe.paymentIntents.retrieve(pi.id)).status, 'succeeded');
+  ok('payment intent confirmed');
+
+  const refund = await stripe.refunds.create({payment_intent: pi.id, amount: 2000});
+  assert.match(refund.id, /^re_/);
+  assert.equal(refund.payment_intent, pi.id);
+  assert.equal(refund.amount, 2000);
+  ok('payment intent refunded');
+
+  const other = await stripe.paymentIntents.create({amount: 500, currency: 'eur'});
+  const canceled = await stripe.paymentIntents.cancel(other.id);
+  assert.equal(canceled.status, 'canceled');
+  assert.equal((await stripe.paymentIntents.retrieve(other.id)).status, 'canceled');
+  ok('payment intent canceled');
+}
+
+async function idempotency() {
+  const first = await stripe.customers.create({email: 'once@example.com'}, {idempotencyKey: 'node-key-' + process.pid});
+  const again = await stripe.customers.create({email: 'once@example.com'}, {idempotencyKey: 'node-key-' + process.pid});
+  assert.equal(again.id, first.id);
+  assert.equal(again.lastResponse.headers['idempotent-replayed'], 'true');
+  ok('retry with the same key replayed');
+
+  await rejects(stripe.customers.create({email: 'other@example.com'}, {idempotencyKey: 'node-key-' + process.pid}), 'StripeIdempotencyError');
+  ok('key reused with other parameters refused');
+
+  // The server makes the customer and resets the connection; the client
+  // retries with the same key and gets the answer.
+  const lost = await stripe.customers.create({email: 'lost@example.com'}, {idempotencyKey: 'lost-node-' + process.pid});
+  assert.equal(lost.email, 'lost@example.com');
+  assert.equal(lost.lastResponse.headers['idempotent-replayed'], 'true');
+  let count = 0;
+  for await (const c of stripe.customers.list({limit: 100})) {
+    if (c.email === 'lost@example.com') {
+      count++;
+    }
+  }
+  assert.equal(count, 1);
+  ok('lost answer retried into one customer');
+}
+
+async function declines() {
+  const err = await rejects(stripe.paymentIntents.create({amount: 2000, currency: 'usd', payment_method: 'pm_card_chargeDeclined', confirm: true}), 'StripeCardError');
+  assert.equal(err.statusCode, 402);
+  assert.equal(err.code, 'card_declined');
+  assert.equal(err.decline_code, 'generic_decline');
+  ok('declining test card raised a card error');
+}
+
+(async () => {
+  await customers();
+  await paymentIntents();
+  await idempotency();
+  await declines();
+})().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

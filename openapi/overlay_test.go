@@ -1,0 +1,252 @@
+package openapi_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scenariomock/scenariomock/openapi"
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/server"
+)
+
+// TestCatchAllBelowOperations: a YAML catch-all of negative priority (the
+// Stripe example's "Unrecognized request URL") answers only what no
+// operation does; one of priority 0 still wins over the operation it
+// matches. With the generated routes at the lowest priority, the catch-all
+// answered every request.
+func TestCatchAllBelowOperations(t *testing.T) {
+	t.Parallel()
+	scenario := `openapi: {spec: openapi.yaml}
+routes:
+  - name: anything else
+    path: '/{path:.*}'
+    priority: -1
+    unmatched: true
+    respond: {status: 404, body: {error: unrecognized}}
+  - name: old pets
+    method: GET
+    path: /pets/{id}
+    when: {headers: {X-Old: 'yes'}}
+    respond: {status: 410}
+`
+	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{UnknownIDs: "generate"})
+	for _, tc := range []struct {
+		name, method, path string
+		header             []string
+		status             int
+		want               string
+	}{
+		{"an operation", "GET", "/pets", nil, 200, `"object":"list"`},
+		{"another operation", "GET", "/pets/pet_1", nil, 200, `"id":"pet_1"`},
+		{"a YAML route of priority 0", "GET", "/pets/pet_1", []string{"X-Old", "yes"}, 410, ""},
+		{"no operation", "GET", "/nothing", nil, 404, "unrecognized"},
+		{"no operation for the method", "PUT", "/pets", nil, 404, "unrecognized"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := call(t, tc.method, hs.URL+tc.path, "", "", tc.header...)
+			if got.status != tc.status || !strings.Contains(got.body, tc.want) {
+				t.Fatalf("%s %s: %d %s; want %d with %s", tc.method, tc.path, got.status, got.body, tc.status, tc.want)
+			}
+		})
+	}
+}
+
+// TestOperationRoute: a YAML route that names an operation answers as the
+// operation does (validation, generated answer, state) plus what it adds:
+// its condition, a body laid on the answer and stored with it, the
+// file's templated default headers, a missing: answer for an id never
+// created, and load: from a collection of its own before the operation.
+func TestOperationRoute(t *testing.T) {
+	t.Parallel()
+	scenario := `openapi: {spec: openapi.yaml}
+defaults:
+  template: true
+  headers: {X-Echo: '{{ .Request.Headers.Get "X-In" }}'}
+collections:
+  legacy: [{id: pet_old, name: Old, age: 12}]
+routes:
+  - name: createPet, adopted
+    method: POST
+    path: /pets
+    operation: createPet
+    when: {headers: {X-Adopt: {present: true}}}
+    respond:
+      template: true
+      body: {tag: '{{ .Request.Headers.Get "X-Adopt" }}', age: 1}
+  - name: showPet
+    method: GET
+    path: /pets/{petId}
+    operation: showPet
+    respond:
+      load: {collection: legacy, id: '{{ .Request.Vars.petId }}'}
+      missing: {status: 404, template: true, body: {gone: '{{ .Request.Vars.petId }}'}}
+`
+	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{})
+	js := "application/json"
+	adopted := call(t, "POST", hs.URL+"/pets", js, `{"name":"Rex","age":3}`, "X-Adopt", "shelter", "X-In", "hello")
+	id, _ := adopted.json["id"].(string)
+	if adopted.status != 201 || adopted.json["tag"] != "shelter" || adopted.json["name"] != "Rex" || adopted.json["age"] != float64(3) || id == "" {
+		t.Fatalf("adopted: %d %s; want 201, the tag laid on, the request's name and age over it", adopted.status, adopted.body)
+	}
+	if v := adopted.header.Get("X-Echo"); v != "hello" {
+		t.Errorf("X-Echo %q; want the templated default header rendered", v)
+	}
+	if got := call(t, "GET", hs.URL+"/pets/"+id, "", "", "X-In", "again"); got.status != 200 || got.json["tag"] != "shelter" || got.header.Get("X-Echo") != "again" {
+		t.Errorf("read back: %d %s %v; want the stored pet with its tag, and the header on the generated answer", got.status, got.body, got.header)
+	}
+	if got := call(t, "POST", hs.URL+"/pets", js, `{"name":""}`, "X-Adopt", "shelter"); got.status != 400 {
+		t.Errorf("an invalid body: %d %s; want the operation's validation (400)", got.status, got.body)
+	}
+	if got := call(t, "POST", hs.URL+"/pets", js, `{"name":"Plain"}`); got.status != 201 || got.json["tag"] == "shelter" {
+		t.Errorf("without the condition: %d %s; want the generated route", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/pets/pet_old", "", ""); got.status != 200 || got.json["name"] != "Old" {
+		t.Errorf("an item of the route's collection: %d %s", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/pets/pet_never", "", ""); got.status != 404 || got.json["gone"] != "pet_never" {
+		t.Errorf("an id never created: %d %s; want the route's missing: answer", got.status, got.body)
+	}
+}
+
+// TestOperationRouteErrors: an operation: that names no operation, or a
+// route whose method or path is not the operation's, or a response that
+// makes an answer of its own, is refused at its position.
+func TestOperationRouteErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, route, want string }{
+		{"no such operation", "{name: x, method: POST, path: /pets, operation: createpet}", `pets.yaml:3:53: route "x": operation "createpet": no operation has this operationId (did you mean "createPet"?)`},
+		{"another path", "{name: x, method: POST, path: /animals, operation: createPet}", `operation "createPet" is POST /pets`},
+		{"another method", "{name: x, method: PUT, path: /pets, operation: createPet}", `operation "createPet" is POST /pets`},
+		{"a status", "{name: x, method: POST, path: /pets, operation: createPet, respond: {status: 402}}", `respond.status: does not go with operation:`},
+		{"a text body", "{name: x, method: POST, path: /pets, operation: createPet, respond: {body: declined}}", `respond.body: with operation:, body: is laid on the generated answer`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := petstore(t, "openapi: {spec: openapi.yaml}\nroutes:\n  - "+tc.route+"\n")
+			set, err := scenarios.Load(filepath.Join(dir, "pets.yaml"))
+			if err == nil {
+				err = openapi.Expand(set, openapi.Options{})
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v; want one with %s", err, tc.want)
+			}
+		})
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "x.yaml"), []byte("routes:\n  - {method: GET, path: /x, operation: getX}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := scenarios.Load(filepath.Join(dir, "x.yaml"))
+	if err == nil {
+		err = openapi.Expand(set, openapi.Options{})
+	}
+	if err == nil || !strings.Contains(err.Error(), "the set serves no OpenAPI document") {
+		t.Fatalf("without a spec: %v", err)
+	}
+}
+
+// TestGzippedSpec serves a spec kept gzip-compressed (as the Stripe
+// example keeps Stripe's), with its $ref to a sibling file.
+func TestGzippedSpec(t *testing.T) {
+	t.Parallel()
+	dir := petstore(t, "openapi: {spec: openapi.yaml.gz}\n")
+	plain, err := os.ReadFile(filepath.Join(dir, "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(plain)
+	zw.Close()
+	if err := os.WriteFile(filepath.Join(dir, "openapi.yaml.gz"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "openapi.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	_, hs := serveDir(t, dir, openapi.Options{})
+	if got := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Rex"}`); got.status != 201 || got.json["name"] != "Rex" {
+		t.Fatalf("%d %s; want the gzipped spec's createPet", got.status, got.body)
+	}
+}
+
+// TestStripeActions: Stripe's action operations (a POST to a verb below a
+// payment intent) act on the stored intent and keep its id; under
+// unknownIds: generate an intent never created is generated with the id
+// asked, as stripe-mock answers. (Without it, the 404: the Stripe
+// example's TestStripePaymentIntentLifecycle.)
+func TestStripeActions(t *testing.T) {
+	t.Parallel()
+	spec, fixtures := stripeFiles(t)
+	for _, unknown := range []string{"generate"} {
+		t.Run("unknownIds "+unknown, func(t *testing.T) {
+			set, err := scenarios.LoadBytes("stripe", []byte("routes: []\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := openapi.Expand(set, openapi.Options{Extra: []*scenarios.OpenAPISource{openapi.FileSource(spec, fixtures)}, UnknownIDs: unknown}); err != nil {
+				t.Fatal(err)
+			}
+			srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) { return set, nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(srv)
+			t.Cleanup(ts.Close)
+			hs := ts.URL
+			auth := []string{"Authorization", "Bearer sk_test_1"}
+			form := "application/x-www-form-urlencoded"
+			pi := call(t, "POST", hs+"/v1/payment_intents", form, url.Values{"amount": {"2000"}, "currency": {"usd"}}.Encode(), auth...)
+			id, _ := pi.json["id"].(string)
+			if pi.status != 200 || !strings.HasPrefix(id, "pi_") || !strings.HasPrefix(pi.json["client_secret"].(string), id+"_secret_") {
+				t.Fatalf("create: %d %s; want a fresh id, and the client_secret made of it", pi.status, pi.body)
+			}
+			confirmed := call(t, "POST", hs+"/v1/payment_intents/"+id+"/confirm", form, "payment_method=pm_card_visa", auth...)
+			if confirmed.status != 200 || confirmed.json["id"] != id || confirmed.json["payment_method"] != "pm_card_visa" || confirmed.json["amount"] != float64(2000) {
+				t.Fatalf("confirm: %d %s; want the stored intent with the payment method", confirmed.status, confirmed.body)
+			}
+			if got := call(t, "GET", hs+"/v1/payment_intents/"+id, "", "", auth...); got.json["payment_method"] != "pm_card_visa" {
+				t.Errorf("read back: %s; want the confirmation stored", got.body)
+			}
+			never := call(t, "POST", hs+"/v1/payment_intents/pi_never/cancel", form, "", auth...)
+			if never.status != 200 || never.json["id"] != "pi_never" {
+				t.Errorf("cancel an intent never created: %d %s; want one generated with its id", never.status, never.body)
+			}
+			n := call(t, "GET", hs+"/__admin/collections", "", "")
+			if strings.Contains(n.body, "/confirm") || strings.Contains(n.body, "/cancel") {
+				t.Errorf("collections %s; an action stored something of its own", n.body)
+			}
+		})
+	}
+}
+
+// TestOperationsKeySpaces: the defaults' idempotency block gives each
+// generated operation its own key space (as a YAML route's is its method
+// and path): a key a create used, sent with the same body to a delete,
+// is a new request there, not a replay of the create.
+func TestOperationsKeySpaces(t *testing.T) {
+	t.Parallel()
+	scenario := `openapi: {spec: openapi.yaml}
+defaults:
+  idempotency: {key: header.Idempotency-Key, fingerprint: body}
+`
+	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{})
+	js := "application/json"
+	created := call(t, "POST", hs.URL+"/pets", js, `{"name":"Rex"}`, "Idempotency-Key", "k1")
+	if created.status != 201 {
+		t.Fatalf("create: %d %s", created.status, created.body)
+	}
+	if again := call(t, "POST", hs.URL+"/pets", js, `{"name":"Rex"}`, "Idempotency-Key", "k1"); again.body != created.body {
+		t.Fatalf("the retry: %d %s; want the create replayed", again.status, again.body)
+	}
+	id, _ := created.json["id"].(string)
+	deleted := call(t, "DELETE", hs.URL+"/pets/"+id, js, `{"name":"Rex"}`, "Idempotency-Key", "k1")
+	if deleted.status != 204 {
+		t.Fatalf("delete with the create's key: %d %s; want the delete's own 204, not the create replayed", deleted.status, deleted.body)
+	}
+}
