@@ -94,7 +94,7 @@ func (p *prepared) writeGenerated(w http.ResponseWriter, d *templateData) error 
 		Request: d.in.HTTP, Body: d.in.Body, Vars: d.Request.Vars, Store: d.env.collections, Rand: rnd,
 	})
 	if err != nil {
-		if errors.Is(err, state.ErrFull) {
+		if errors.Is(err, state.ErrFull) || errors.Is(err, state.ErrFenced) {
 			return err
 		}
 		return storeErr{err}

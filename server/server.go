@@ -268,6 +268,9 @@ type Server struct {
 	// never interleave.
 	epoch atomic.Uint64
 	fence sync.RWMutex
+	// fencer is the store's epoch, when it keeps one: a reset through
+	// any replica sharing the store then fences this one's requests too.
+	fencer state.Fencer
 	// hooks delivers the routes' events (webhooks.go).
 	hooks hooks
 	// proxy forwards proxied routes to their upstreams (proxy.go); Serve
@@ -337,6 +340,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: opts.Logger, state: opts.State, crossOrigin: http.NewCrossOriginProtection(),
 		local: state.NewMemory(state.Options{MaxSequenceKeys: 1}).Sequences()}
+	s.fencer, _ = opts.State.(state.Fencer)
 	if opts.AdminToken != "" {
 		sum := sha256.Sum256([]byte(opts.AdminToken))
 		s.adminToken = sum[:]
