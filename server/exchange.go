@@ -202,6 +202,9 @@ func (x *exchange) end() {
 	if x.fenced {
 		x.s.fence.RUnlock() // a stage that panicked: a reset must not wait forever
 	}
+	if cap(x.body) >= largeBuffer || cap(x.rec.buf) >= largeBuffer {
+		x.s.memory.let(cap(x.body), cap(x.rec.buf)) // their memory goes back (memory.go)
+	}
 	rec, own, pooled := x.rec.scratch(), x.ownHeader, x.pooled
 	// The scratch slices pin no stored answer (their strings view the
 	// store's memory) while the connection is idle.
