@@ -128,3 +128,43 @@ routes:
 		return ""
 	})
 }
+
+// TestStalledStreamsReturnMemory: clients of the request stream that
+// never read are dropped at WriteTimeout, and the server then returns
+// the memory of the journal page each held (issue 19 item 8, as item 5).
+func TestStalledStreamsReturnMemory(t *testing.T) {
+	t.Parallel()
+	const bodySize, streams = 64 << 10, 5 // a page of 256 such entries: 16 MiB a stream
+	opts := Options{WriteTimeout: time.Second, JournalBodyLimit: bodySize}
+	s, base, _ := serveYAMLRunning(t, opts, `
+routes:
+  - { method: POST, path: /fill, respond: { status: 204 } }
+`)
+	var returned atomic.Int64
+	s.memory.free = func() { returned.Add(1) }
+	body := strings.Repeat("x", bodySize)
+	for i := range journalPage {
+		// A connection kept alive may be closed as it is reused (a
+		// loaded machine, a short WriteTimeout): the fill is tried again.
+		r, err := doCtx(t.Context(), "POST", base+"/fill", body)
+		if err != nil {
+			r, err = doCtx(t.Context(), "POST", base+"/fill", body)
+		}
+		if err != nil || r.status != 204 {
+			t.Fatalf("fill %d: %v %d", i, err, r.status)
+		}
+	}
+	for range streams {
+		conn := dialSmallWindow(t, base)
+		defer conn.Close()
+		if _, err := fmt.Fprintf(conn, "GET /__admin/requests/stream?after=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, patience, func() string {
+		if returned.Load() == 0 {
+			return "the journal pages of the dropped streams were not returned to the system"
+		}
+		return ""
+	})
+}

@@ -9,6 +9,14 @@
 //
 //	go build -o /tmp/smk . && go run ./bench/stall -bin /tmp/smk -- --write-timeout 5s
 //
+// With -streams K it shows issue 19 item 8 instead: it first fills the
+// journal with -fill requests of a -size body each (the journal keeps up
+// to --journal-body-limit of each, 64 KiB by default), then K clients
+// open GET /__admin/requests/stream?after=0 with the same small receive
+// buffer and never read:
+//
+//	go run ./bench/stall -bin /tmp/smk -streams 5 -size 65536 -fill 10000 -- --write-timeout 5s
+//
 // Arguments after -- go to `scenariomock serve`.
 package main
 
@@ -18,6 +26,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,23 +40,29 @@ import (
 func main() {
 	bin := flag.String("bin", "scenariomock", "the scenariomock binary")
 	conns := flag.Int("conns", 100, "clients that never read")
-	size := flag.Int("size", 8<<20, "bytes each client posts, and is answered")
+	size := flag.Int("size", 8<<20, "bytes each client posts, and is answered (with -streams: each request that fills the journal)")
+	streams := flag.Int("streams", 0, "instead of -conns clients of an echo, this many clients of the request stream that never read")
+	fill := flag.Int("fill", 10_000, "with -streams: requests journaled first")
 	watch := flag.Duration("watch", 3*time.Minute, "how long to watch the server's memory")
 	every := flag.Duration("every", 5*time.Second, "how often to print it")
 	flag.Parse()
-	if err := run(*bin, *conns, *size, *watch, *every, flag.Args()); err != nil {
+	if *streams > 0 {
+		*conns = *streams
+	}
+	if err := run(*bin, *conns, *size, *streams > 0, *fill, *watch, *every, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "stall:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, conns, size int, watch, every time.Duration, serveArgs []string) error {
+func run(bin string, conns, size int, stream bool, fill int, watch, every time.Duration, serveArgs []string) error {
 	dir, err := os.MkdirTemp("", "stall")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	scenario := "routes:\n  - { method: POST, path: /echo, respond: { template: true, body: \"{{ .Request.Body }}\" } }\n"
+	scenario := "routes:\n  - { method: POST, path: /echo, respond: { template: true, body: \"{{ .Request.Body }}\" } }\n" +
+		"  - { method: POST, path: /fill, respond: { status: 204 } }\n"
 	if err := os.WriteFile(filepath.Join(dir, "echo.yaml"), []byte(scenario), 0o644); err != nil {
 		return err
 	}
@@ -77,7 +93,7 @@ func run(bin string, conns, size int, watch, every time.Duration, serveArgs []st
 		sc := bufio.NewScanner(logs)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
-			if strings.Contains(sc.Text(), `"path":"/echo"`) {
+			if line := sc.Text(); strings.Contains(line, `"path":"/echo"`) || strings.Contains(line, `"path":"/__admin/requests/stream"`) {
 				finished <- struct{}{}
 			}
 		}
@@ -88,6 +104,12 @@ func run(bin string, conns, size int, watch, every time.Duration, serveArgs []st
 	fmt.Printf("server: %s %s\n", bin, strings.Join(args, " "))
 	fmt.Printf("idle RSS %s\n", mib(rss(cmd.Process.Pid)))
 	body := strings.Repeat("x", size)
+	if stream {
+		if err := fillJournal(addr, fill, body); err != nil {
+			return err
+		}
+		fmt.Printf("journaled %d requests of %s; RSS %s\n", fill, mib(int64(size)), mib(rss(cmd.Process.Pid)))
+	}
 	var open []net.Conn
 	defer func() {
 		for _, c := range open {
@@ -102,13 +124,22 @@ func run(bin string, conns, size int, watch, every time.Duration, serveArgs []st
 		}
 		_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
 		open = append(open, c)
-		if _, err := fmt.Fprintf(c, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", size, body); err != nil {
+		if stream {
+			_, err = fmt.Fprintf(c, "GET /__admin/requests/stream?after=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		} else {
+			_, err = fmt.Fprintf(c, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", size, body)
+		}
+		if err != nil {
 			return err
 		}
 	}
-	fmt.Printf("%d clients posted %s each in %s and read nothing\n", conns, mib(int64(size)), time.Since(start).Round(time.Millisecond))
+	if stream {
+		fmt.Printf("%d clients opened the request stream from the start and read nothing\n", conns)
+	} else {
+		fmt.Printf("%d clients posted %s each in %s and read nothing\n", conns, mib(int64(size)), time.Since(start).Round(time.Millisecond))
+	}
 	done, peak := 0, int64(0)
-	fmt.Println("     t   RSS        handlers returned")
+	fmt.Println("     t   RSS        handlers returned (-streams: connections the server closed)")
 	next := time.Duration(0)
 	for el := time.Since(start); el <= watch; el = time.Since(start) {
 		for more := true; more; {
@@ -122,12 +153,71 @@ func run(bin string, conns, size int, watch, every time.Duration, serveArgs []st
 		r := rss(cmd.Process.Pid)
 		peak = max(peak, r)
 		if el >= next {
+			if stream {
+				// Admin calls are not logged: count the connections the
+				// server closed.
+				done = closedByServer(addr, open)
+			}
 			fmt.Printf("%6.0fs  %-9s  %d of %d\n", el.Seconds(), mib(r), done, conns)
 			next = (el/every + 1) * every
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
 	fmt.Printf("peak RSS %s\n", mib(peak))
+	return nil
+}
+
+// closedByServer counts the clients' connections whose server side has
+// been closed (its state in /proc/net/tcp is no longer ESTABLISHED): a
+// client that never reads sees no end of its own.
+func closedByServer(server string, clients []net.Conn) int {
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return -1
+	}
+	hexAddr := func(a string) string {
+		ap, err := netip.ParseAddrPort(a)
+		if err != nil {
+			return ""
+		}
+		ip := ap.Addr().As4()
+		return fmt.Sprintf("%02X%02X%02X%02X:%04X", ip[3], ip[2], ip[1], ip[0], ap.Port())
+	}
+	local := hexAddr(server)
+	want := map[string]bool{}
+	for _, c := range clients {
+		want[hexAddr(c.LocalAddr().String())] = true
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 3 && f[1] == local && want[f[2]] && f[3] != "01" {
+			n++
+		}
+	}
+	return n
+}
+
+// fillJournal sends n requests with body on one connection, reading each
+// answer.
+func fillJournal(addr string, n int, body string) error {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	rd := bufio.NewReader(c)
+	for i := range n {
+		if _, err := fmt.Fprintf(c, "POST /fill HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(body), body); err != nil {
+			return err
+		}
+		resp, err := http.ReadResponse(rd, nil)
+		if err != nil {
+			return fmt.Errorf("fill %d: %w", i, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
 	return nil
 }
 
