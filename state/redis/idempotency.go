@@ -95,10 +95,11 @@ end
 -- epoch e) is as good as gone: resetScript leaves the records to
 -- cleanTrashScript, to hold Redis briefly (fence.go).
 local epoch
-local function live(g)
+local function currentEpoch()
   if not epoch then epoch = redis.call('GET', base .. 'e') or '0' end
-  return (g or '0') == epoch
+  return epoch
 end
+local function live(g) return (g or '0') == currentEpoch() end
 -- forget removes member m and, if it is still its key's record (not a
 -- claim of the same key since a reset), the record. Returns 1 when that
 -- was a live key.
@@ -173,8 +174,7 @@ for i = 1, 2 do
   forget(m)
 end
 redis.call('DEL', KEYS[1])
-live('')
-redis.call('HSET', KEYS[1], 'id', ARGV[8], 'fp', ARGV[7], 'e', ARGV[4], 't', ARGV[11], 'm', ARGV[9], 'done', '0', 'n', 0, 'g', epoch)
+redis.call('HSET', KEYS[1], 'id', ARGV[8], 'fp', ARGV[7], 'e', ARGV[4], 't', ARGV[11], 'm', ARGV[9], 'done', '0', 'n', 0, 'g', currentEpoch())
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 redis.call('ZADD', KEYS[2], 0, ARGV[9])
 redis.call('ZADD', base .. 'i:g:' .. groupOf(ARGV[9]), 0, ARGV[9])
