@@ -6,6 +6,7 @@ package dashboard_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -385,10 +386,25 @@ func TestBrowserStatePanels(t *testing.T) {
 		t.Errorf("key row (state, status, replays) %q, want \"completed 201 0\"", row)
 	}
 	b.until(t, "the payments collection", `[...document.querySelectorAll('#coll-rows tr')].some(r => r.children[0].textContent === 'payments' && r.children[1]?.textContent === '2')`)
+	// The bytes they take, as GET /__admin/health reports them (issue 19
+	// item 7: bytes used in health and the dashboard).
+	var health struct {
+		Usage struct{ IdempotencyBytes, CollectionBytes int64 }
+	}
+	if status, body := m.call(t, "GET", "/__admin/health", ""); status != 200 || json.Unmarshal([]byte(body), &health) != nil {
+		t.Fatalf("GET /__admin/health: %d %s", status, body)
+	}
+	for id, n := range map[string]int64{"idem-bytes": health.Usage.IdempotencyBytes, "coll-bytes": health.Usage.CollectionBytes} {
+		if n <= 0 || n >= 1024 {
+			t.Fatalf("health says %s = %d; the test expects a few hundred bytes", id, n)
+		}
+		b.until(t, id, fmt.Sprintf(`document.getElementById(%q).textContent === '· %d B stored' && !document.getElementById(%q).hidden`, id, n, id))
+	}
 
 	b.do(t, "click Reset state", chromedp.Click(chromedp.ID("reset")))
 	b.until(t, "no keys", `document.querySelector('#idem-rows td.empty') !== null`)
 	b.until(t, "no stored items", `document.querySelector('#coll-rows td.empty') !== null`)
+	b.until(t, "no bytes stored", `document.getElementById('idem-bytes').textContent === '· 0 B stored' && document.getElementById('coll-bytes').textContent === '· 0 B stored'`)
 	b.noConsoleErrors(t, nil)
 }
 

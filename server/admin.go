@@ -310,7 +310,11 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 		s.fence.Lock()
 		defer s.fence.Unlock()
 		s.epoch.Add(1)
-		if err := s.state.Reset(r.Context()); err != nil {
+		if err := s.state.Reset(r.Context()); errors.Is(err, state.ErrResetUnconfirmed) {
+			// Reset all the same; a replica that did not confirm may
+			// answer its next request with effects a 503 (fence.go).
+			s.log.Warn("state reset, but not every replica confirmed it in time", "error", err.Error())
+		} else if err != nil {
 			s.adminUnavailable(w, r, err)
 			return
 		}

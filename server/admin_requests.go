@@ -242,11 +242,19 @@ func (s *Server) handleRequestsStream(w http.ResponseWriter, r *http.Request) {
 		return true
 	}
 	var buf []byte
+	// The bodies of the page in hand: when the stream ends (a client that
+	// stopped reading, dropped), their memory goes back (memory.go).
+	held := 0
+	defer func() { s.memory.let(held, 0) }()
 	for {
 		// A page at a time: a client that stalls pins one page, not the
 		// journal's worth of entries it has not yet read (entries the
 		// journal itself may have dropped since).
 		entries, err := state.EntriesPage(ctx, j, after, journalPage)
+		held = 0
+		for i := range entries {
+			held += len(entries[i].Body)
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn("request stream ended: the journal did not answer", "error", err.Error())

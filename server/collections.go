@@ -121,7 +121,7 @@ func (s *Server) runOp(ctx context.Context, p *prepared, d *templateData, readOn
 		// the other finds nothing, as on a real API.
 		if ok, err = cols.Delete(ctx, ref.Collection, id); err != nil || !ok {
 			if err != nil {
-				err = fmt.Errorf("%w: %v", errStore, err)
+				err = fmt.Errorf("%w: %w", errStore, err)
 			}
 			return false, err
 		}
@@ -229,7 +229,7 @@ func (s *Server) save(ctx context.Context, p *prepared, d *templateData, rec *re
 		if errors.Is(err, state.ErrFull) {
 			return fmt.Errorf("%w: item %q not saved in collection %q: the collections hold %d items, the limit (--max-collection-items)", err, id, ref.Collection, s.opts.MaxCollectionItems)
 		}
-		return fmt.Errorf("%w: %v", errStore, err)
+		return fmt.Errorf("%w: %w", errStore, err)
 	}
 	return nil
 }

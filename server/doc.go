@@ -64,7 +64,8 @@
 // in flight at once are numbered as they are answered.
 //
 // Elsewhere: reload.go swaps snapshots (Reload) and collections.go seeds
-// collections; admin*.go are the admin API; problem.go maps errors to
+// collections; fence.go keeps a request that a POST /__admin/reset (on
+// any replica) overtook from writing into the state that follows; admin*.go are the admin API; problem.go maps errors to
 // statuses (statusOf) and writes RFC 9457 problems; log.go wires in
 // internal/loghandler, which makes the log line cheap.
 //

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"sync"
@@ -41,9 +42,13 @@ type exchange struct {
 	tok     state.Token
 	claimed bool // tok holds the key: commit completes or releases it
 	// epoch is the server's when the request arrived; fenced: it holds
-	// the server's fence for reading (fence.go).
-	epoch  uint64
-	fenced bool
+	// the server's fence for reading (fence.go). fctx and fdetached are
+	// the request's contexts with its writes fenced at epoch, kept here
+	// so that they cost no allocation.
+	epoch     uint64
+	fenced    bool
+	fctx      state.Fenced
+	fdetached state.Fenced
 	// advance
 	p    *prepared // the response the call gets
 	call int64     // its position in the sequence, from 0
@@ -203,6 +208,9 @@ func (x *exchange) end() {
 	if x.fenced {
 		x.s.fence.RUnlock() // a stage that panicked: a reset must not wait forever
 	}
+	if cap(x.body) >= largeBuffer || cap(x.rec.buf) >= largeBuffer {
+		x.s.memory.let(cap(x.body), cap(x.rec.buf)) // their memory goes back (memory.go)
+	}
 	pooled := x.pooled
 	x.reset()
 	if pooled {
@@ -249,6 +257,10 @@ func (x *exchange) answerProblem(p *Problem) {
 
 // fail makes err the answer, as the problem statusOf maps it to.
 func (x *exchange) fail(err error) {
+	if errors.Is(err, state.ErrFenced) {
+		x.fencedOff(err) // a write refused: the state was reset since it arrived
+		return
+	}
 	x.out.err = err
 	x.answerProblem(newProblem(statusOf(err), err.Error()))
 }

@@ -1,7 +1,7 @@
 package server
 
 import (
-	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -23,7 +23,7 @@ func (s *Server) record(x *exchange) {
 		return
 	}
 	x.recorded = true
-	if s.epoch.Load() != x.epoch {
+	if s.epochNow() != x.epoch {
 		return // a straggler of the state a reset forgot (fence.go)
 	}
 	o := &x.out
@@ -86,7 +86,9 @@ func (s *Server) record(x *exchange) {
 	e.Response = s.journalResponse(x)
 	// Not the request's context: an entry is kept when the client has
 	// left, and a remote journal must not drop it for that.
-	if err := s.state.Journal().Append(context.Background(), e); err != nil {
+	if err := s.state.Journal().Append(x.detached(), e); errors.Is(err, state.ErrFenced) {
+		return // a reset came between the check above and the append
+	} else if err != nil {
 		s.log.Warn("request not journaled", "method", r.Method, "path", r.URL.Path, "error", err.Error())
 	}
 }

@@ -219,11 +219,15 @@ func (s *Server) completeClaim(x *exchange) {
 		return
 	}
 	x.claimed = false
-	err := s.state.Idempotency().Complete(detached, x.tok, x.rec.response())
+	err := s.state.Idempotency().Complete(x.detached(), x.tok, x.rec.response())
 	if err == nil {
 		return
 	}
 	x.produced = false
+	if errors.Is(err, state.ErrFenced) {
+		x.fencedOff(err) // the store freed the key
+		return
+	}
 	x.w.Header().Set("Retry-After", "1")
 	x.out.err = err
 	detail := "The answer could not be stored for this Idempotency-Key (the state store did not answer: " + err.Error() + "); the request may have taken effect, and a retry runs it again."

@@ -109,7 +109,7 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 		Missing: d.opMissing,
 	})
 	if err != nil {
-		if errors.Is(err, state.ErrFull) {
+		if errors.Is(err, state.ErrFull) || errors.Is(err, state.ErrFenced) {
 			return err
 		}
 		return storeErr{err}

@@ -37,7 +37,7 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 		}
 		x.body = body
 	}
-	x.epoch = s.epoch.Load() // arrived: once the body is in
+	x.epoch = s.epochNow() // arrived: once the body is in
 	defer s.finish(x)
 	if s.match(x) {
 		s.serveRoute(x)
@@ -272,7 +272,7 @@ func (s *Server) produce(x *exchange) {
 			// The store is written whatever the client does: a remote
 			// store must not keep a key in flight because the client
 			// hung up.
-			ctx = detached
+			ctx = x.detached()
 		}
 		err = s.operate(ctx, rec, p, x.templateData(), arrival)
 	} else {
@@ -311,7 +311,7 @@ func (s *Server) commit(x *exchange) {
 	}
 	if p := x.p; p.src.Save != nil {
 		// Saving outlives a client that hangs up now: the answer exists.
-		if err := s.save(detached, p, x.data, &x.rec); err != nil {
+		if err := s.save(x.detached(), p, x.data, &x.rec); err != nil {
 			s.releaseClaim(x)
 			x.produced = false
 			x.fail(fmt.Errorf("route %q: %w", x.out.route, err))
@@ -322,6 +322,9 @@ func (s *Server) commit(x *exchange) {
 	s.completeClaim(x)
 	if !x.produced {
 		return // the claim was lost: the client gets a 503, and no event
+	}
+	if s.epochNow() != x.epoch {
+		return // reset since its effects landed: forgotten, and no event (fence.go)
 	}
 	s.sendEvents(x, claimed)
 }

@@ -205,6 +205,9 @@ func (s *Server) env(ctx context.Context) templateEnv {
 // and reloads keep.
 func (d *templateData) NextCount(name string) (int64, error) {
 	n, err := d.env.counters.Next(d.env.ctx, name)
+	if errors.Is(err, state.ErrFenced) {
+		return 0, err // a straggler of a reset (fence.go): a 503, nothing written
+	}
 	if errors.Is(err, state.ErrCountersFull) || errors.Is(err, state.ErrCounterName) {
 		return 0, boundErr{err} // a 507: the store is up, its bound is met
 	}
@@ -403,6 +406,8 @@ func renderError(what string, limit int, err error) error {
 		return fmt.Errorf("%w: %s: %w", errTemplate, what, be)
 	case errors.Is(err, errRenderCancelled):
 		return fmt.Errorf("%w: %s: %w", errTemplate, what, errRenderCancelled)
+	case errors.Is(err, state.ErrFenced):
+		return fmt.Errorf("%s: %w", what, state.ErrFenced)
 	case errors.Is(err, state.ErrCountersFull), errors.Is(err, state.ErrCounterName):
 		// seq met the store's bound: a 507, not a broken template.
 		return boundErr{fmt.Errorf("%s: %s", what, templateMessage(err))}

@@ -268,6 +268,9 @@ type Server struct {
 	// never interleave.
 	epoch atomic.Uint64
 	fence sync.RWMutex
+	// fencer is the store's epoch, when it keeps one: a reset through
+	// any replica sharing the store then fences this one's requests too.
+	fencer state.Fencer
 	// hooks delivers the routes' events (webhooks.go).
 	hooks hooks
 	// proxy forwards proxied routes to their upstreams (proxy.go); Serve
@@ -280,6 +283,9 @@ type Server struct {
 	listening atomic.Pointer[[]net.Addr]
 	// faults are the faults switched on at run time (admin_faults.go).
 	faults runtimeFaults
+	// memory returns the memory of large bodies and answers to the
+	// system once they have ended (memory.go); Serve stops it.
+	memory *memoryReturn
 }
 
 // snapshot is one immutable generation of the served configuration.
@@ -342,6 +348,8 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: opts.Logger, state: opts.State, crossOrigin: http.NewCrossOriginProtection(),
 		local: state.NewMemory(state.Options{MaxSequenceKeys: 1}).Sequences()}
+	s.fencer, _ = opts.State.(state.Fencer)
+	s.memory = newMemoryReturn()
 	if opts.AdminToken != "" {
 		sum := sha256.Sum256([]byte(opts.AdminToken))
 		s.adminToken = sum[:]
@@ -446,6 +454,8 @@ func (s *Server) ServeSplit(ctx context.Context, ln, adminLn net.Listener) error
 	}
 	base, cancelDelays := context.WithCancelCause(context.Background())
 	defer cancelDelays(nil)
+	// Last, after the requests: the last of them have ended.
+	defer s.memory.stop()
 	s.startWebhooks() // until shutdown begins (s.stop)
 	defer s.waitWebhooks()
 	if _, shared := s.state.(state.Pinger); shared && s.documents() != nil && s.docsWatched == nil {

@@ -24,6 +24,7 @@ type memCollections struct {
 	bytes    int64 // ids and bodies over all collections
 	limit    int
 	maxBytes int64
+	fence    *fence
 }
 
 // itemBytes is what an item counts against the byte bound.
@@ -35,9 +36,12 @@ type collection struct {
 	order []*Item // insertion order
 }
 
-func (c *memCollections) Save(_ context.Context, name, id string, body []byte) (bool, error) {
+func (c *memCollections) Save(ctx context.Context, name, id string, body []byte) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.fence.admits(ctx) {
+		return false, ErrFenced
+	}
 	col := c.byName[name]
 	if col != nil {
 		if it := col.byID[id]; it != nil {
@@ -96,9 +100,12 @@ func (c *memCollections) List(_ context.Context, name string, offset, limit int)
 	return out, total, nil
 }
 
-func (c *memCollections) Delete(_ context.Context, name, id string) (bool, error) {
+func (c *memCollections) Delete(ctx context.Context, name, id string) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.fence.admits(ctx) {
+		return false, ErrFenced
+	}
 	col := c.byName[name]
 	if col == nil {
 		return false, nil

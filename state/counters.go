@@ -17,16 +17,28 @@ type memCounters struct {
 	mu     sync.Mutex // serializes adding and removing names, and guards n
 	n      int        // names in byName
 	limit  int
+	fence  *fence
 }
 
-func (c *memCounters) Next(_ context.Context, name string) (int64, error) {
+func (c *memCounters) Next(ctx context.Context, name string) (int64, error) {
 	v, ok := c.byName.Load(name)
+	// The epoch is checked after the counter is found: Reset moves it
+	// before it forgets names, so a counter found before the check is
+	// either one Reset has yet to forget (or forgot: an increment of it is
+	// lost with it) or one made since, which the check then refuses.
+	if !c.fence.admits(ctx) {
+		return 0, ErrFenced
+	}
 	if !ok {
 		if len(name) > MaxCounterName {
 			return 0, ErrCounterName
 		}
 		c.mu.Lock()
 		if v, ok = c.byName.Load(name); !ok {
+			if !c.fence.admits(ctx) {
+				c.mu.Unlock()
+				return 0, ErrFenced
+			}
 			if c.n >= c.limit {
 				c.mu.Unlock()
 				return 0, ErrCountersFull

@@ -42,6 +42,13 @@
 // state/redis keeps the same state in a Redis database that several
 // replicas share (redis.Open), in a package of its own so that what does
 // not need Redis does not link go-redis.
+//
+// Reset is fenced (fence.go): a store counts its resets (Fencer.Epoch),
+// a request notes the count when it arrives and passes it with its writes
+// (InEpoch), and a write from before a Reset is refused with ErrFenced in
+// the same step as it would have written, so that one test's stragglers
+// cannot write into the next test's state, on any replica.
+//
 // The conformance suite in package statetest runs against both: the Redis
 // store against a real redis-server, on the same injected clock (its
 // scripts compare expiry with the store's Now, a Redis TTL being only the

@@ -42,6 +42,8 @@ type memIdempotency struct {
 	// realClock: now is time.Now, so a claim may take the caller's
 	// reading of it (ClaimOptions.Arrived).
 	realClock bool
+	// fence refuses a completion from before a reset (fence.go).
+	fence *fence
 }
 
 // idemShard holds the keys whose hash falls in it.
@@ -342,12 +344,21 @@ func (sh *idemShard) wake(i int32) {
 	}
 }
 
-func (s *memIdempotency) Complete(_ context.Context, t Token, r Response) error {
+func (s *memIdempotency) Complete(ctx context.Context, t Token, r Response) error {
 	// The answer is encoded straight into the arena: one copy of the
 	// caller's buffers (which it may reuse), no allocation of its own.
 	h, sh := s.shard(t.Key)
 	sh.mu.Lock()
 	i := sh.lookup(h, t.Key)
+	if !s.fence.admits(ctx) {
+		// A claim made after the reset by a request that arrived before
+		// it: freed, or it would stay in flight.
+		if i >= 0 && sh.slots[i].id == t.ID && !sh.slots[i].completed {
+			s.remove(sh, i)
+		}
+		sh.mu.Unlock()
+		return ErrFenced
+	}
 	if i < 0 || sh.slots[i].id != t.ID || sh.slots[i].completed {
 		sh.mu.Unlock()
 		return ErrNotClaimed

@@ -240,14 +240,20 @@ type memJournal struct {
 	// wake is closed by the next Append; made only when someone waits,
 	// so that appending allocates nothing when nobody tails the journal.
 	wake chan struct{}
+	// fence refuses an entry from before a reset (fence.go).
+	fence *fence
 }
 
 func newMemJournal(size int) *memJournal {
 	return &memJournal{size: size}
 }
 
-func (j *memJournal) Append(_ context.Context, e *Entry) error {
+func (j *memJournal) Append(ctx context.Context, e *Entry) error {
 	j.mu.Lock()
+	if !j.fence.admits(ctx) {
+		j.mu.Unlock()
+		return ErrFenced
+	}
 	j.lastID++
 	e.ID = j.lastID
 	switch {

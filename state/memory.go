@@ -15,6 +15,8 @@ type Memory struct {
 	cols *memCollections
 	jrnl *memJournal
 	docs *memDocuments
+	// fence counts resets; the parts check it as they write (fence.go).
+	fence *fence
 }
 
 var _ Store = (*Memory)(nil)
@@ -25,13 +27,18 @@ func NewMemory(o Options) *Memory {
 	o = o.WithDefaults()
 	idem := newMemIdempotency(o.Now, o.MaxKeys, o.MaxIdempotencyBytes)
 	idem.realClock = realClock
+	f := &fence{}
+	idem.fence = f
+	jrnl := newMemJournal(o.JournalSize)
+	jrnl.fence = f
 	return &Memory{
-		idem: idem,
-		seqs: &memSequences{limit: o.MaxSequenceKeys},
-		ctrs: &memCounters{limit: o.MaxCounters},
-		cols: &memCollections{limit: o.MaxItems, maxBytes: o.MaxCollectionBytes, byName: map[string]*collection{}},
-		jrnl: newMemJournal(o.JournalSize),
-		docs: newMemDocuments(),
+		idem:  idem,
+		seqs:  &memSequences{limit: o.MaxSequenceKeys},
+		ctrs:  &memCounters{limit: o.MaxCounters, fence: f},
+		cols:  &memCollections{limit: o.MaxItems, maxBytes: o.MaxCollectionBytes, byName: map[string]*collection{}, fence: f},
+		jrnl:  jrnl,
+		docs:  newMemDocuments(),
+		fence: f,
 	}
 }
 
@@ -56,8 +63,15 @@ func (m *Memory) Documents() Documents { return m.docs }
 
 var _ DocumentStore = (*Memory)(nil)
 
-// Reset forgets everything.
+var _ Fencer = (*Memory)(nil)
+
+// Epoch returns how many times the store was reset.
+func (m *Memory) Epoch() uint64 { return m.fence.epoch.Load() }
+
+// Reset forgets everything. It moves the epoch first, so that a fenced
+// write (fence.go) either lands before a part is forgotten or is refused.
 func (m *Memory) Reset(ctx context.Context) error {
+	m.fence.epoch.Add(1)
 	return errors.Join(
 		m.idem.Reset(ctx),
 		m.seqs.Reset(ctx, ""),

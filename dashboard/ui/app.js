@@ -659,13 +659,32 @@ function clearRows() {
 
 async function refreshState() {
   try {
-    const [idem, coll] = await Promise.all([
+    const [idem, coll, health] = await Promise.all([
       apiJSON('/__admin/idempotency?limit=100'),
       apiJSON('/__admin/collections'),
+      apiJSON('/__admin/health'),
     ]);
     renderIdem(idem);
     renderColl(coll);
+    renderUsage(health.usage);
   } catch (e) { /* the routes poll reports the connection */ }
+}
+
+// renderUsage shows the bytes the stored answers and items take, which
+// --idempotency-max-bytes and --collections-max-bytes bound (absent when
+// the store does not say, or does not answer).
+function renderUsage(u) {
+  for (const [id, n] of [['idem-bytes', u && u.idempotencyBytes], ['coll-bytes', u && u.collectionBytes]]) {
+    const span = $(id);
+    span.hidden = n === undefined;
+    span.textContent = n === undefined ? '' : '· ' + size(n) + ' stored';
+  }
+}
+
+function size(n) {
+  if (n < 1024) return n + ' B';
+  if (n < 1024 * 1024) return (n / 1024).toFixed(1) + ' KiB';
+  return (n / (1024 * 1024)).toFixed(1) + ' MiB';
 }
 
 function renderIdem(d) {

@@ -40,7 +40,8 @@ import (
 // The key's hash (i:<sha1 of group\0scope\0key>) holds: id (the claim's
 // token), fp, e (expiry, 20 digits), t (the ttl, 20 digits of
 // nanoseconds), m (its member), done, st, h (headers as JSON), b (body),
-// n (replays).
+// n (replays), g (the reset epoch it was claimed in: a record of an
+// earlier epoch counts as gone, fence.go).
 //
 // A key in flight never expires: its e is the largest time, and Complete
 // sets it to the store's now + t, so that a route slower than its ttl
@@ -90,19 +91,37 @@ local function groupOf(m)
   local rest = string.sub(m, 22)
   return string.sub(rest, 1, string.find(rest, '\0', 1, true) - 1)
 end
+-- A record of a claim made before the last reset (its g is not the
+-- epoch e) is as good as gone: resetScript leaves the records to
+-- cleanTrashScript, to hold Redis briefly (fence.go).
+local epoch
+local function currentEpoch()
+  if not epoch then epoch = redis.call('GET', base .. 'e') or '0' end
+  return epoch
+end
+local function live(g) return (g or '0') == currentEpoch() end
+-- forget removes member m and, if it is still its key's record (not a
+-- claim of the same key since a reset), the record. Returns 1 when that
+-- was a live key.
 local function forget(m)
   local k = recKey(m)
-  local r = redis.call('HMGET', k, 'done', 'sz')
-  local done = r[1]
-  if done == '1' and r[2] then redis.call('DECRBY', base .. 'i:bytes', r[2]) end
-  redis.call('DEL', k)
+  local r = redis.call('HMGET', k, 'done', 'sz', 'm', 'g')
+  local done, n = r[1], 0
+  if r[3] == m then
+    if live(r[4]) then
+      n = 1
+      if done == '1' and r[2] then redis.call('DECRBY', base .. 'i:bytes', r[2]) end
+    end
+    redis.call('DEL', k)
+    if done ~= '1' then
+      redis.call('PUBLISH', base .. 'n:i:' .. redis.sha1hex(string.sub(m, 22)), '1')
+    end
+  end
   redis.call('ZREM', base .. 'i:idx', m)
   redis.call('ZREM', base .. 'i:g:' .. groupOf(m), m)
   redis.call('ZREM', base .. 'i:exp', m)
   redis.call('ZREM', base .. 'i:lru', m)
-  if done ~= '1' then
-    redis.call('PUBLISH', base .. 'n:i:' .. redis.sha1hex(string.sub(m, 22)), '1')
-  end
+  return n
 end
 `
 
@@ -112,7 +131,10 @@ end
 // {3} mismatch, {4} in flight, {5} abandoned (its release came first).
 var claimScript = goredis.NewScript(luaIdemLib + `
 local now, nowms = ARGV[2], tonumber(ARGV[3])
-local rec = redis.call('HMGET', KEYS[1], 'id', 'fp', 'e', 'done', 'm')
+local rec = redis.call('HMGET', KEYS[1], 'id', 'fp', 'e', 'done', 'm', 'g')
+if rec[1] and not live(rec[6]) then
+  rec[1] = false -- claimed before a reset: forgotten (cleanTrashScript frees it)
+end
 if rec[1] and expired(rec[3], now) then
   forget(rec[5])
   rec[1] = false
@@ -152,7 +174,7 @@ for i = 1, 2 do
   forget(m)
 end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'id', ARGV[8], 'fp', ARGV[7], 'e', ARGV[4], 't', ARGV[11], 'm', ARGV[9], 'done', '0', 'n', 0)
+redis.call('HSET', KEYS[1], 'id', ARGV[8], 'fp', ARGV[7], 'e', ARGV[4], 't', ARGV[11], 'm', ARGV[9], 'done', '0', 'n', 0, 'g', currentEpoch())
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 redis.call('ZADD', KEYS[2], 0, ARGV[9])
 redis.call('ZADD', base .. 'i:g:' .. groupOf(ARGV[9]), 0, ARGV[9])
@@ -162,12 +184,18 @@ return {1}
 
 // completeScript: KEYS rec, lru, use, exp, bytes. ARGV base, id, status,
 // headers, body, channel, now (20 digits), Redis TTL slack (ms), the
-// largest Redis TTL (ms), the byte bound. The key's expiry starts now;
-// past the byte bound the least recently used completed keys go (this
-// one last). Returns 1, or 0 when the token no longer holds the key.
-var completeScript = goredis.NewScript(luaIdemLib + `
-local r = redis.call('HMGET', KEYS[1], 'id', 'done', 'm', 't')
-if r[1] ~= ARGV[2] or r[2] ~= '0' then return 0 end
+// largest Redis TTL (ms), the byte bound, the epoch ("" unfenced). The
+// key's expiry starts now; past the byte bound the least recently used
+// completed keys go (this one last). Returns 1, 0 when the token no
+// longer holds the key, or -2 when fenced off (the key, if the token
+// still holds it, is freed: its claim came after the reset).
+var completeScript = goredis.NewScript(luaIdemLib + luaFenced + `
+local r = redis.call('HMGET', KEYS[1], 'id', 'done', 'm', 't', 'g')
+if fenced(base .. 'e', ARGV[11]) then
+  if r[1] == ARGV[2] and r[2] == '0' then forget(r[3]) end
+  return -2
+end
+if r[1] ~= ARGV[2] or r[2] ~= '0' or not live(r[5]) then return 0 end
 local sz = #ARGV[4] + #ARGV[5] + 8
 redis.call('HSET', KEYS[1], 'done', '1', 'st', ARGV[3], 'h', ARGV[4], 'b', ARGV[5], 'sz', sz)
 redis.call('INCRBY', KEYS[5], sz)
@@ -193,8 +221,8 @@ return 1
 // for a minute, i:lost:<id>: the claim, sent on another connection, may
 // run after this release, and then must not take the key.
 var releaseScript = goredis.NewScript(luaIdemLib + `
-local r = redis.call('HMGET', KEYS[1], 'id', 'done', 'm')
-if r[1] ~= ARGV[2] or r[2] ~= '0' then
+local r = redis.call('HMGET', KEYS[1], 'id', 'done', 'm', 'g')
+if r[1] ~= ARGV[2] or r[2] ~= '0' or not live(r[4]) then
   if ARGV[3] == '1' then redis.call('SET', base .. 'i:lost:' .. ARGV[2], '1', 'PX', 60000) end
   return 0
 end
@@ -216,8 +244,7 @@ for _, m in ipairs(ms) do
   local j = string.find(rest, '\0', i + 1, true)
   local g, k = string.sub(rest, 1, i - 1), string.sub(rest, j + 1)
   if (ARGV[2] == '' or g == ARGV[2]) and (ARGV[3] == '' or k == ARGV[3]) then
-    n = n + redis.call('EXISTS', recKey(m))
-    forget(m)
+    n = n + forget(m)
   else
     cursor = cursor + 1
   end
@@ -243,8 +270,8 @@ if limit > 0 then stop = offset + limit - 1 end
 local out = {}
 if offset < total then
   for _, m in ipairs(redis.call('ZRANGE', KEYS[1], offset, stop)) do
-    local r = redis.call('HMGET', recKey(m), 'e', 'done', 'st', 'n', 't')
-    if r[1] and not expired(r[1], ARGV[2]) then
+    local r = redis.call('HMGET', recKey(m), 'e', 'done', 'st', 'n', 't', 'g', 'm')
+    if r[1] and r[7] == m and live(r[6]) and not expired(r[1], ARGV[2]) then
       out[#out + 1] = {m, r[1], r[2], r[3] or '', r[4] or '0', r[5] or '0'}
     end
   end
@@ -390,7 +417,7 @@ func (s *redisIdempotency) Complete(ctx context.Context, t state.Token, resp sta
 	keys := s.keys(t.Key)
 	n, err := completeScript.Run(ctx, s.r.rdb, []string{keys[0], keys[3], keys[4], keys[2], s.r.key("i", "bytes")}, s.r.base,
 		strconv.FormatUint(t.ID, 10), resp.Status, h, resp.Body, s.channel(t.Key),
-		nanos20(s.r.o.Now().UnixNano()), redisTTLSlack.Milliseconds(), maxRedisTTL.Milliseconds(), s.r.o.MaxIdempotencyBytes).Int()
+		nanos20(s.r.o.Now().UnixNano()), redisTTLSlack.Milliseconds(), maxRedisTTL.Milliseconds(), s.r.o.MaxIdempotencyBytes, fenceArg(ctx)).Int()
 	if err != nil {
 		// The completion may or may not have run. Either way the key
 		// must not stay in flight: a release once Redis answers frees
@@ -398,6 +425,9 @@ func (s *redisIdempotency) Complete(ctx context.Context, t state.Token, resp sta
 		// it completed, changing nothing, if it did.
 		s.retry.add(t, false)
 		return fmt.Errorf("state: redis complete: %w", err)
+	}
+	if n == fencedResult {
+		return s.r.refused(ctx)
 	}
 	if n == 0 {
 		return state.ErrNotClaimed

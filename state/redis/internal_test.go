@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"github.com/scenariomock/scenariomock/state"
 	"net"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -164,4 +167,145 @@ func TestRedisReleaseRetried(t *testing.T) {
 			t.Fatalf("Claim(%s) after Redis woke = %v, %v; want new (the key freed)", k.Key, c.Outcome, err)
 		}
 	}
+}
+
+// TestRedisResetTrash: between resetScript and the cleaning of its trash,
+// the keys of before the reset count as gone to every script, and the
+// cleaning frees their records, not those of keys claimed again since.
+func TestRedisResetTrash(t *testing.T) {
+	srv := redistest.Start(t)
+	r, err := Open(context.Background(), srv.URL(), Options{Prefix: "trash:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	ctx := context.Background()
+	idem := r.Idempotency()
+	k := func(s string) state.Key { return state.Key{Group: "g", Key: s} }
+	done, err := idem.Claim(ctx, k("done"), state.Fingerprint{1}, state.ClaimOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := idem.Complete(ctx, done.Token, state.Response{Status: 201, Body: []byte("before")}); err != nil {
+		t.Fatal(err)
+	}
+	flying, err := idem.Claim(ctx, k("flying"), state.Fingerprint{1}, state.ClaimOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The reset's script alone: the trash is not cleaned yet.
+	res, err := resetScript.Run(ctx, r.rdb, []string{r.key("e")}, r.base, trashTTL.Milliseconds()).Int64Slice()
+	if err != nil || len(res) != 2 || res[0] != 1 {
+		t.Fatalf("resetScript = %v, %v", res, err)
+	}
+	if u, err := r.Usage(ctx); err != nil || u.IdempotencyKeys != 0 || u.IdempotencyBytes != 0 {
+		t.Fatalf("Usage after the reset = %+v, %v; want nothing", u, err)
+	}
+	if recs, n, err := idem.List(ctx, state.ListOptions{Group: "g"}); err != nil || len(recs) != 0 {
+		t.Fatalf("List of the group after the reset = %v (%d), %v; want none", recs, n, err)
+	}
+	if err := idem.Complete(ctx, flying.Token, state.Response{Status: 201}); !errors.Is(err, state.ErrNotClaimed) {
+		t.Fatalf("Complete of a claim from before the reset = %v, want ErrNotClaimed", err)
+	}
+	again, err := idem.Claim(ctx, k("done"), state.Fingerprint{2}, state.ClaimOptions{})
+	if err != nil || again.Outcome != state.New {
+		t.Fatalf("Claim of a key completed before the reset = %v, %v; want new", again.Outcome, err)
+	}
+	if err := idem.Complete(ctx, again.Token, state.Response{Status: 201, Body: []byte("after")}); err != nil {
+		t.Fatal(err)
+	}
+	trash := r.key("i", "trash", "1")
+	if left, err := cleanTrashScript.Run(ctx, r.rdb, []string{trash}, r.base).Int64(); err != nil || left != 0 {
+		t.Fatalf("cleanTrashScript = %d, %v", left, err)
+	}
+	if n, err := r.rdb.Exists(ctx, r.idem.keys(k("flying"))[0], trash).Result(); err != nil || n != 0 {
+		t.Fatalf("after cleaning, %d of the old record and the trash remain (%v)", n, err)
+	}
+	c, err := idem.Claim(ctx, k("done"), state.Fingerprint{2}, state.ClaimOptions{})
+	if err != nil || c.Outcome != state.Replay || string(c.Response.Body) != "after" {
+		t.Fatalf("the key claimed since the reset = %v %q, %v; want its replay", c.Outcome, c.Response.Body, err)
+	}
+	if recs, _, err := idem.List(ctx, state.ListOptions{Group: "g"}); err != nil || len(recs) != 1 {
+		t.Fatalf("List of the group = %+v, %v; want the one key", recs, err)
+	}
+}
+
+// BenchmarkRedisReset measures Reset at three sizes of state: keys
+// completed idempotency keys with 1 KiB answers in 10 groups, as many
+// collection items, and a tenth as many counters and journal entries.
+// Besides the whole Reset, it reports how long Redis was held at once:
+// script-ms by resetScript, chunk-ms by the longest cleanTrashScript call
+// (Redis answers nobody else meanwhile).
+func BenchmarkRedisReset(b *testing.B) {
+	srv := redistest.Start(b)
+	for _, keys := range []int{100, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("keys=%d", keys), func(b *testing.B) {
+			r, err := Open(context.Background(), srv.URL(), Options{Prefix: fmt.Sprintf("bench%d:", keys)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			ctx := context.Background()
+			var script, chunk time.Duration
+			for range b.N {
+				b.StopTimer()
+				fillForReset(b, r, keys)
+				b.StartTimer()
+				t0 := time.Now()
+				res, err := resetScript.Run(ctx, r.rdb, []string{r.key("e")}, r.base, trashTTL.Milliseconds()).Int64Slice()
+				if err != nil {
+					b.Fatal(err)
+				}
+				script = max(script, time.Since(t0))
+				trash := r.key("i", "trash", strconv.FormatInt(res[0], 10))
+				for {
+					t0 := time.Now()
+					left, err := cleanTrashScript.Run(ctx, r.rdb, []string{trash}, r.base).Int64()
+					if err != nil {
+						b.Fatal(err)
+					}
+					chunk = max(chunk, time.Since(t0))
+					if left == 0 {
+						break
+					}
+				}
+			}
+			b.ReportMetric(float64(script.Microseconds())/1000, "script-ms")
+			b.ReportMetric(float64(chunk.Microseconds())/1000, "chunk-ms")
+		})
+	}
+}
+
+// fillForReset stores what BenchmarkRedisReset resets.
+func fillForReset(b *testing.B, r *Store, keys int) {
+	ctx := context.Background()
+	body := make([]byte, 1024)
+	var wg sync.WaitGroup
+	for w := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < keys; i += 32 {
+				id := strconv.Itoa(i)
+				c, err := r.Idempotency().Claim(ctx, state.Key{Group: "g" + strconv.Itoa(i%10), Key: id}, state.Fingerprint{}, state.ClaimOptions{})
+				if err == nil {
+					err = r.Idempotency().Complete(ctx, c.Token, state.Response{Status: 201, Body: body})
+				}
+				if err == nil {
+					_, err = r.Collections().Save(ctx, "items", id, []byte(`{"id":"`+id+`"}`))
+				}
+				if err == nil && i%10 == 0 {
+					_, err = r.Counters().Next(ctx, "n"+id)
+				}
+				if err == nil && i%10 == 0 {
+					err = r.Journal().Append(ctx, &state.Entry{Path: "/" + id})
+				}
+				if err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

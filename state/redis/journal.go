@@ -45,10 +45,11 @@ const journalRetry = time.Second
 
 // pendingEntry is an entry on its way to Redis.
 type pendingEntry struct {
-	e    *state.Entry
-	json []byte
-	err  error
-	done chan struct{}
+	e     *state.Entry
+	json  []byte
+	epoch string // fenceArg of the Append's context
+	err   error
+	done  chan struct{}
 }
 
 // errJournalAway is what Append returns while the last group failed
@@ -59,17 +60,30 @@ var errJournalAway = errors.New("state: redis journal append: Redis did not answ
 // holds Redis briefly (at 64 KiB bodies, a few MiB at most).
 const maxAppendGroup = 64
 
-// appendScript: KEYS stream, id counter. ARGV cap, channel, then the
-// entries' JSON. The entries take consecutive IDs; it returns the first.
+// appendScript: KEYS stream, id counter, e. ARGV cap, channel, then per
+// entry the epoch its request noted ("" unfenced) and its JSON. The
+// entries of the current epoch take consecutive IDs; it returns {the
+// first, then the positions (from 1) of the entries fenced off}.
 var appendScript = goredis.NewScript(`
-local n = #ARGV - 2
+local epoch = redis.call('GET', KEYS[3]) or '0'
+local keep, out = {}, {0}
+for i = 3, #ARGV, 2 do
+  if ARGV[i] == '' or ARGV[i] == epoch then
+    keep[#keep + 1] = ARGV[i + 1]
+  else
+    out[#out + 1] = (i - 1) / 2
+  end
+end
+local n = #keep
+if n == 0 then return out end
 local last = redis.call('INCRBY', KEYS[2], n)
 local first = last - n + 1
 for i = 1, n do
-  redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '0-' .. (first + i - 1), 'e', ARGV[i + 2])
+  redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '0-' .. (first + i - 1), 'e', keep[i])
 end
 redis.call('PUBLISH', ARGV[2], last)
-return first
+out[1] = first
+return out
 `)
 
 func (j *redisJournal) Append(ctx context.Context, e *state.Entry) error {
@@ -80,7 +94,7 @@ func (j *redisJournal) Append(ctx context.Context, e *state.Entry) error {
 	if err != nil {
 		return fmt.Errorf("state: journal entry: %w", err)
 	}
-	p := &pendingEntry{e: e, json: b, done: make(chan struct{})}
+	p := &pendingEntry{e: e, json: b, epoch: fenceArg(ctx), done: make(chan struct{})}
 	j.mu.Lock()
 	j.pending = append(j.pending, p)
 	lead := !j.flushing
@@ -117,23 +131,39 @@ func (j *redisJournal) flush(ctx context.Context) {
 			return
 		}
 		j.mu.Unlock()
-		args := make([]any, 0, 2+len(group))
+		args := make([]any, 0, 2+2*len(group))
 		args = append(args, j.r.o.JournalSize, j.r.key("n", "j"))
 		for _, p := range group {
-			args = append(args, p.json)
+			args = append(args, p.epoch, p.json)
 		}
-		first, err := appendScript.Run(ctx, j.r.rdb, []string{j.r.key("j"), j.r.key("j", "id")}, args...).Int64()
+		res, err := appendScript.Run(ctx, j.r.rdb, []string{j.r.key("j"), j.r.key("j", "id"), j.r.key("e")}, args...).Int64Slice()
+		if err == nil && len(res) == 0 {
+			err = fmt.Errorf("unexpected reply %v", res)
+		}
 		if err != nil {
 			err = fmt.Errorf("state: redis journal append: %w", err)
 			j.downUntil.Store(time.Now().Add(journalRetry).UnixNano())
 		}
+		var next int64
+		var skipped []int64 // positions, increasing
+		if err == nil {
+			next, skipped = res[0], res[1:]
+		}
+		fenced := len(skipped) > 0
 		for i, p := range group {
-			if err != nil {
+			switch {
+			case err != nil:
 				p.err = err
-			} else {
-				p.e.ID = first + int64(i)
+			case len(skipped) > 0 && skipped[0] == int64(i+1):
+				p.err, skipped = state.ErrFenced, skipped[1:]
+			default:
+				p.e.ID = next
+				next++
 			}
 			close(p.done)
+		}
+		if fenced {
+			_ = j.r.refreshEpoch(ctx) // the replica's copy may be behind
 		}
 	}
 }

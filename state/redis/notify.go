@@ -20,6 +20,7 @@ type notifier struct {
 	ps     *goredis.PubSub
 	cancel context.CancelFunc
 	done   chan struct{} // closed when run returns
+	hooks  notifyHooks
 
 	mu      sync.Mutex // guards waiting
 	waiting map[string]chan struct{}
@@ -33,10 +34,19 @@ const waitPoll = time.Second
 // is woken (and re-checks), which forgets channels nobody publishes on.
 const maxWaitChannels = 4096
 
+// notifyHooks are what run does besides waking waiters, on its own
+// goroutine (a round trip each, at most): for a message on channel, and
+// after the subscription came back from a reconnection.
+type notifyHooks struct {
+	channel      string
+	message      func(ctx context.Context, payload string)
+	resubscribed func(ctx context.Context)
+}
+
 // startNotifier subscribes to every channel under prefix and waits for
 // Redis to confirm, so that a waiter registered after it returns misses
 // no message published after the waiter's check.
-func startNotifier(ctx context.Context, rdb *goredis.Client, prefix string) (*notifier, error) {
+func startNotifier(ctx context.Context, rdb *goredis.Client, prefix string, hooks notifyHooks) (*notifier, error) {
 	ps := rdb.PSubscribe(ctx)
 	if err := ps.PSubscribe(ctx, escapeGlob(prefix)+"*"); err != nil {
 		_ = ps.Close()
@@ -53,7 +63,7 @@ func startNotifier(ctx context.Context, rdb *goredis.Client, prefix string) (*no
 		}
 	}
 	rctx, cancel := context.WithCancel(context.Background())
-	n := &notifier{ps: ps, cancel: cancel, done: make(chan struct{}), waiting: map[string]chan struct{}{}}
+	n := &notifier{ps: ps, cancel: cancel, done: make(chan struct{}), hooks: hooks, waiting: map[string]chan struct{}{}}
 	go n.run(rctx)
 	return n, nil
 }
@@ -89,8 +99,14 @@ func (n *notifier) run(ctx context.Context) {
 		backoff = 10 * time.Millisecond
 		switch m := msg.(type) {
 		case *goredis.Message:
+			if m.Channel == n.hooks.channel && n.hooks.message != nil {
+				n.hooks.message(ctx, m.Payload)
+			}
 			n.wake(m.Channel)
 		case *goredis.Subscription:
+			if n.hooks.resubscribed != nil {
+				n.hooks.resubscribed(ctx)
+			}
 			n.wakeAll() // subscribed again after a reconnect
 		}
 	}

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"github.com/scenariomock/scenariomock/state"
 	"net/url"
@@ -44,6 +43,8 @@ type Store struct {
 	// trips counts round trips to Redis, for the load harness's figure
 	// of round trips per request.
 	trips atomic.Int64
+	// epoch is this replica's copy of the reset epoch, e (fence.go).
+	epoch atomic.Uint64
 
 	closeOnce sync.Once
 	closeErr  error
@@ -104,10 +105,16 @@ func Open(ctx context.Context, rawURL string, o Options) (*Store, error) {
 		_ = rdb.Close()
 		return nil, fmt.Errorf("state: redis %s: %w", redactURL(rawURL), err)
 	}
-	r.notify, err = startNotifier(pctx, rdb, r.base+"n:")
+	r.notify, err = startNotifier(pctx, rdb, r.base+"n:", notifyHooks{channel: r.key("n", "e"), message: r.epochMessage, resubscribed: r.resubscribed})
 	if err != nil {
 		_ = rdb.Close()
 		return nil, fmt.Errorf("state: redis %s: subscribe: %w", redactURL(rawURL), err)
+	}
+	// After the subscription: a reset from now on is not missed.
+	if err := r.refreshEpoch(pctx); err != nil {
+		r.notify.close()
+		_ = rdb.Close()
+		return nil, fmt.Errorf("state: redis %s: reset epoch: %w", redactURL(rawURL), err)
 	}
 	r.idem = &redisIdempotency{r: r}
 	r.idem.retry = startReleaser(r.idem, ro.ReadTimeout)
@@ -208,18 +215,6 @@ func (r *Store) Collections() state.Collections { return r.cols }
 
 // Journal returns the request journal.
 func (r *Store) Journal() state.Journal { return r.jrnl }
-
-// Reset forgets everything every replica shares. Claim IDs and journal
-// IDs keep increasing, so that no stale token or tail sees one twice.
-func (r *Store) Reset(ctx context.Context) error {
-	return errors.Join(
-		r.idem.Reset(ctx),
-		r.seqs.Reset(ctx, ""),
-		r.ctrs.Reset(ctx, ""),
-		r.cols.Reset(ctx, ""),
-		r.jrnl.Clear(ctx),
-	)
-}
 
 var _ state.UsageReporter = (*Store)(nil)
 

@@ -115,9 +115,11 @@ type redisCounters struct{ r *Store }
 
 var _ state.CounterPager = (*redisCounters)(nil)
 
-// nextScript: KEYS c, c:z. ARGV name, the bound on names. Returns the
-// counter's value, or -1 when the name is new and the bound is reached.
-var nextScript = goredis.NewScript(`
+// nextScript: KEYS c, c:z, e. ARGV name, the bound on names, the epoch
+// ("" unfenced). Returns the counter's value, -1 when the name is new and
+// the bound is reached, or -2 when fenced off.
+var nextScript = goredis.NewScript(luaFenced + `
+if fenced(KEYS[3], ARGV[3]) then return -2 end
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
   if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[2]) then return -1 end
   redis.call('ZADD', KEYS[2], 0, ARGV[1])
@@ -146,9 +148,12 @@ func (c *redisCounters) Next(ctx context.Context, name string) (int64, error) {
 	if len(name) > state.MaxCounterName {
 		return 0, state.ErrCounterName
 	}
-	n, err := nextScript.Run(ctx, c.r.rdb, c.keys(), name, c.r.o.MaxCounters).Int64()
+	n, err := nextScript.Run(ctx, c.r.rdb, []string{c.r.key("c"), c.r.key("c", "z"), c.r.key("e")}, name, c.r.o.MaxCounters, fenceArg(ctx)).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("state: redis counter: %w", err)
+	}
+	if n == fencedResult {
+		return 0, c.r.refused(ctx)
 	}
 	if n < 0 {
 		return 0, state.ErrCountersFull
@@ -219,9 +224,10 @@ local names, total, seq = base .. 'o:n', base .. 'o:t', base .. 'o:seq'
 local bytes, nbytes = base .. 'o:b', base .. 'o:nb'
 `
 
-// saveScript: ARGV base, name, id, body, bound, byte bound. Returns 1
-// created, 0 replaced, -1 full.
-var saveScript = goredis.NewScript(luaColBase + `
+// saveScript: ARGV base, name, id, body, bound, byte bound, epoch (""
+// unfenced). Returns 1 created, 0 replaced, -1 full, -2 fenced off.
+var saveScript = goredis.NewScript(luaColBase + luaFenced + `
+if fenced(base .. 'e', ARGV[7]) then return -2 end
 local used = tonumber(redis.call('GET', bytes) or '0')
 if redis.call('HEXISTS', items, ARGV[3]) == 1 then
   local grown = #ARGV[4] - redis.call('HSTRLEN', items, ARGV[3])
@@ -242,8 +248,10 @@ redis.call('HINCRBY', names, name, 1)
 return 1
 `)
 
-// deleteScript: ARGV base, name, id. Returns 1 when the item existed.
-var deleteScript = goredis.NewScript(luaColBase + `
+// deleteScript: ARGV base, name, id, epoch ("" unfenced). Returns 1
+// when the item existed, -2 when fenced off.
+var deleteScript = goredis.NewScript(luaColBase + luaFenced + `
+if fenced(base .. 'e', ARGV[4]) then return -2 end
 local size = #ARGV[3] + redis.call('HSTRLEN', items, ARGV[3])
 if redis.call('HDEL', items, ARGV[3]) == 0 then return 0 end
 redis.call('DECRBY', bytes, size)
@@ -315,9 +323,12 @@ return 0
 `)
 
 func (c *redisCollections) Save(ctx context.Context, name, id string, body []byte) (bool, error) {
-	n, err := saveScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name, id, body, c.r.o.MaxItems, c.r.o.MaxCollectionBytes).Int()
+	n, err := saveScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name, id, body, c.r.o.MaxItems, c.r.o.MaxCollectionBytes, fenceArg(ctx)).Int()
 	if err != nil {
 		return false, fmt.Errorf("state: redis save: %w", err)
+	}
+	if n == fencedResult {
+		return false, c.r.refused(ctx)
 	}
 	if n < 0 {
 		return false, state.ErrFull
@@ -366,9 +377,12 @@ func (c *redisCollections) List(ctx context.Context, name string, offset, limit 
 }
 
 func (c *redisCollections) Delete(ctx context.Context, name, id string) (bool, error) {
-	n, err := deleteScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name, id).Int()
+	n, err := deleteScript.Run(ctx, c.r.rdb, c.keys(name), c.r.base, name, id, fenceArg(ctx)).Int()
 	if err != nil {
 		return false, fmt.Errorf("state: redis delete: %w", err)
+	}
+	if n == fencedResult {
+		return false, c.r.refused(ctx)
 	}
 	return n == 1, nil
 }

@@ -113,6 +113,9 @@ func (h *harness) sequences(t *testing.T) {
 				})
 			}
 			wg.Wait()
+			if len(hits) != 1000 {
+				t.Fatalf("%d of 1000 hits answered", len(hits)) // the errors above say why
+			}
 			slices.Sort(hits)
 			slices.Sort(keyCalls)
 			for i := range 1000 {

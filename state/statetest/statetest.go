@@ -29,6 +29,7 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("Counters", h.counters)
 	t.Run("Collections", h.collections)
 	t.Run("StoreReset", h.storeReset)
+	t.Run("Fence", h.fence)
 	t.Run("Journal", h.journal)
 	t.Run("Documents", h.documents)
 }
