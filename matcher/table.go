@@ -734,6 +734,14 @@ func editDistance(a, b string, limit int) int {
 	if max(len(a)-len(b), len(b)-len(a)) > limit {
 		return limit + 1
 	}
+	// A common prefix and suffix never change the distance, and paths
+	// share long ones ("/v1/customers/{customer}/…"): the table shrinks to
+	// the part that differs.
+	n := sharedPrefix(a, b)
+	a, b = a[n:], b[n:]
+	for len(a) > 0 && len(b) > 0 && a[len(a)-1] == b[len(b)-1] {
+		a, b = a[:len(a)-1], b[:len(b)-1]
+	}
 	var rows [2][65]int
 	prev, cur := &rows[0], &rows[1]
 	for j := range len(b) + 1 {
