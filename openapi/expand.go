@@ -121,7 +121,7 @@ func (o *Operation) expand(ctx context.Context, x Exchange, fields []string, bod
 	if !changed {
 		return body, nil
 	}
-	return json.Marshal(obj)
+	return marshal(obj)
 }
 
 // expanded generates the expanded form of an expandable field: the

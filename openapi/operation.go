@@ -98,8 +98,16 @@ func (o *Operation) Mode() string { return o.api.validate }
 // against the operation: parameters, the body, security. It returns the
 // violations, none when the request is valid or the mode is off.
 func (o *Operation) Check(r *http.Request, body []byte) []Violation {
+	vs, _ := o.CheckValues(r, body)
+	return vs
+}
+
+// CheckValues is Check, and also returns the request's form body as the
+// check read it (nested and typed by its schema), nil when it read none:
+// given to Respond in Exchange.Values, the body is not parsed twice.
+func (o *Operation) CheckValues(r *http.Request, body []byte) (vs []Violation, values map[string]any) {
 	if o.api.validate == "off" {
-		return nil
+		return nil, nil
 	}
 	// The parameter validators read the URL and the headers, never the
 	// body: they get the request as it is. Each runs only when the
@@ -136,16 +144,19 @@ func (o *Operation) Check(r *http.Request, body []byte) []Violation {
 		e, err := o.checkMultipart(req, body, ms)
 		if err != nil {
 			out := []Violation{{In: "body", Detail: "the multipart body does not parse: " + err.Error()}}
-			return append(append(out, deep...), violationsOf(errs)...)
+			return append(append(out, deep...), violationsOf(errs)...), nil
 		}
 		errs = append(errs, e...)
 	} else if fs := o.formSchema(r); fs != nil && len(body) > 0 {
 		// A form body is typed by its schema first (coerce.go), then
 		// validated as the JSON it stands for.
-		if v, err := formValues(body, fs); err != nil {
+		v, err := formValues(body, fs)
+		if err != nil {
 			out := []Violation{{In: "body", Detail: "the form body does not parse: " + err.Error()}}
-			return append(append(out, deep...), violationsOf(errs)...)
-		} else if ok, e := o.api.checkSchema(&o.form, fs, v); !ok {
+			return append(append(out, deep...), violationsOf(errs)...), nil
+		}
+		values = v
+		if ok, e := o.api.checkSchema(&o.form, fs, v); !ok {
 			for _, ve := range e {
 				ve.ValidationType = helpers.RequestBodyValidation
 			}
@@ -170,7 +181,7 @@ func (o *Operation) Check(r *http.Request, body []byte) []Violation {
 			}
 		}
 	}
-	return out
+	return out, values
 }
 
 // violationsOf turns the library's errors into violations.

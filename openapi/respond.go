@@ -44,6 +44,11 @@ type Exchange struct {
 	// generated with that id, even where the spec has no create for the
 	// resource (Stripe's events, which only the provider makes).
 	Missing bool
+	// Values are the request's values as CheckValues read them (its form
+	// body, nested and typed); nil makes Respond read the body itself.
+	// Respond may keep them in what it answers and stores: the caller
+	// hands them over.
+	Values map[string]any
 }
 
 // opKind is what an operation does to the resource its path names.
@@ -126,7 +131,10 @@ var errNoState = errors.New("no state")
 func (o *Operation) Respond(ctx context.Context, x Exchange) (int, http.Header, []byte, error) {
 	q := x.Request.URL.Query()
 	code, example := preferred(x.Request, q)
-	in := o.requestValues(x.Request, x.Body)
+	in := x.Values
+	if in == nil {
+		in = o.requestValues(x.Request, x.Body)
+	}
 	if code == 0 && example == "" && o.api.state && x.Store != nil && o.kind != opNone {
 		status, body, err := o.stateful(ctx, x, in, q)
 		if err == nil && status < 300 && (o.kind == opRead || o.kind == opDelete) {
@@ -187,7 +195,7 @@ func patched(body, patch []byte) []byte {
 		return body
 	}
 	mergePatch(obj, p)
-	b, _ := json.Marshal(obj)
+	b, _ := marshal(obj)
 	return b
 }
 
@@ -263,7 +271,7 @@ func (o *Operation) generate(code int, example string, in map[string]any, x Exch
 	if isRaw {
 		return status, raw
 	}
-	b, _ := json.Marshal(v)
+	b, _ := marshal(v)
 	return status, b
 }
 
@@ -401,8 +409,10 @@ func shallow(raw json.RawMessage) any {
 	m := make(map[string]any, len(fields))
 	for k, f := range fields {
 		if len(f) > 0 && (f[0] == '{' || f[0] == '[') {
-			m[k] = f
-			continue
+			if c, ok := toCanonical(f); ok {
+				m[k] = c
+				continue
+			}
 		}
 		var v any
 		_ = json.Unmarshal(f, &v)
@@ -414,8 +424,13 @@ func shallow(raw json.RawMessage) any {
 // decoded returns v with a raw field (see shallow) decoded; anything else
 // as it is.
 func decoded(v any) any {
-	raw, ok := v.(json.RawMessage)
-	if !ok {
+	var raw []byte
+	switch t := v.(type) {
+	case canonical:
+		raw = t
+	case json.RawMessage:
+		raw = t
+	default:
 		return v
 	}
 	var d any

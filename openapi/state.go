@@ -84,7 +84,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 		case float64, int, int64, json.Number: // Stripe's creation time, in unix seconds
 			obj["created"] = time.Now().Unix()
 		}
-		body, _ := json.Marshal(obj)
+		body, _ := marshal(obj)
 		if _, err := x.Store.Save(ctx, coll, id, body); err != nil {
 			return 0, nil, err
 		}
@@ -118,7 +118,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			}
 			mergePatch(obj, patchOf(x.Patch))
 			reflectValues(obj, in)
-			body, _ := json.Marshal(obj)
+			body, _ := marshal(obj)
 			if _, err := x.Store.Save(ctx, coll, id, body); err != nil {
 				return 0, nil, err
 			}
@@ -212,7 +212,7 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 	if _, ok := obj["total_count"]; ok { // a search: every match, not the page
 		obj["total_count"] = len(items)
 	}
-	b, _ := json.Marshal(obj)
+	b, _ := marshal(obj)
 	return status, b, nil
 }
 
@@ -250,12 +250,12 @@ func (o *Operation) missing(id string) (int, []byte) {
 	if e, ok := decoded(obj["error"]).(map[string]any); ok {
 		e["type"], e["code"], e["message"], e["param"] = "invalid_request_error", "resource_missing", msg, o.idVar
 		obj["error"] = e
-		b, _ := json.Marshal(obj)
+		b, _ := marshal(obj)
 		return http.StatusNotFound, b
 	}
 	if _, ok := obj["message"].(string); ok && resp != nil {
 		obj["message"] = msg
-		b, _ := json.Marshal(obj)
+		b, _ := marshal(obj)
 		return http.StatusNotFound, b
 	}
 	b, _ := json.Marshal(map[string]any{"type": "about:blank", "title": "Not Found", "status": 404, "detail": msg + "."})

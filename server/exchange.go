@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scenariomock/scenariomock/matcher"
+	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
 	"github.com/scenariomock/scenariomock/upstream"
@@ -60,8 +61,11 @@ type exchange struct {
 	ctx     context.Context
 	release func()
 	// produce
-	data     *templateData // made when a template first needs it
-	produced bool          // rec holds the route's answer
+	data *templateData // made when a template first needs it
+	// opValues are the request's values as its operation's check read
+	// them (openapi.Exchange.Values), for the answer it generates.
+	opValues map[string]any
+	produced bool // rec holds the route's answer
 
 	// The answer deliver sends: kind says which of the fields below holds it.
 	kind    answerKind
@@ -245,10 +249,36 @@ func (x *exchange) templateData() *templateData {
 }
 
 // dataSource hands a render its template data when it first needs it:
-// an exchange makes it then, a *templateData is it.
-type dataSource interface{ templateData() *templateData }
+// an exchange makes it then, a *templateData is it. A generated answer
+// asks only for the operation's exchange, which an exchange gives without
+// making its template data (parsing the body into .Request.JSON and
+// .Request.Form).
+type dataSource interface {
+	templateData() *templateData
+	opExchange() (context.Context, openapi.Exchange)
+}
 
 func (d *templateData) templateData() *templateData { return d }
+
+func (d *templateData) opExchange() (context.Context, openapi.Exchange) {
+	ctx := d.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return ctx, openapi.Exchange{Request: d.in.HTTP, Body: d.in.Body, Vars: d.Request.Vars,
+		Store: d.env.collections, Rand: d.env.rand, Missing: d.opMissing}
+}
+
+func (x *exchange) opExchange() (context.Context, openapi.Exchange) {
+	if x.data != nil {
+		ctx, ox := x.data.opExchange()
+		ox.Values = x.opValues
+		return ctx, ox
+	}
+	s := x.s
+	return x.ctx, openapi.Exchange{Request: x.in.HTTP, Body: x.in.Body, Vars: x.m.Vars,
+		Store: s.state.Collections(), Rand: s.opts.Rand, Values: x.opValues}
+}
 
 // answerProblem makes a problem the answer.
 func (x *exchange) answerProblem(p *Problem) {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -51,7 +50,8 @@ func (s *Server) check(x *exchange) bool {
 		return true
 	}
 	op := x.rt.op
-	vs := op.Check(x.r, x.body)
+	vs, values := op.CheckValues(x.r, x.body)
+	x.opValues = values
 	if len(vs) == 0 {
 		return true
 	}
@@ -88,26 +88,20 @@ func (s *Server) check(x *exchange) bool {
 // create, update or action stores (openapi.Exchange.Patch); its missing:
 // answers the operation's 404 (an id never created, or deleted).
 func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) error {
-	d := data.templateData()
-	ctx := d.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	var patch []byte
 	switch {
 	case p.src.JSONTemplate != nil:
 		buf := renderBuffer{max: limit}
-		if err := p.src.JSONTemplate.Execute(&buf.Buffer, d, limit); err != nil {
+		if err := p.src.JSONTemplate.Execute(&buf.Buffer, data.templateData(), limit); err != nil {
 			return renderError("body", limit, err)
 		}
 		patch = buf.Bytes()
 	case len(p.src.Body) > 0:
 		patch = p.src.Body
 	}
-	status, header, body, err := p.op.Respond(ctx, openapi.Exchange{
-		Request: d.in.HTTP, Body: d.in.Body, Vars: d.Request.Vars, Store: d.env.collections, Rand: d.env.rand, Patch: patch,
-		Missing: d.opMissing,
-	})
+	ctx, ox := data.opExchange()
+	ox.Patch = patch
+	status, header, body, err := p.op.Respond(ctx, ox)
 	if err != nil {
 		if errors.Is(err, state.ErrFull) || errors.Is(err, state.ErrFenced) {
 			return err

@@ -1,0 +1,77 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/stripe/stripe-mock/embedded"
+)
+
+// TestMarshalIsJSONMarshal holds marshal to json.Marshal's bytes: every
+// resource of Stripe's fixtures, as an answer holds it (shallow: nested
+// parts canonical) and decoded whole, and values chosen to leave the fast
+// paths (escapes, exponents, NaN, other types).
+func TestMarshalIsJSONMarshal(t *testing.T) {
+	same := func(t *testing.T, name string, v any) {
+		t.Helper()
+		want, wantErr := json.Marshal(v)
+		got, err := marshal(v)
+		if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
+			t.Fatalf("%s: marshal = %s, %v; json.Marshal = %s, %v", name, got, err, want, wantErr)
+		}
+	}
+	var fx struct {
+		Resources map[string]json.RawMessage `json:"resources"`
+	}
+	if err := json.Unmarshal(embedded.OpenAPIFixtures, &fx); err != nil {
+		t.Fatal(err)
+	}
+	if len(fx.Resources) < 100 {
+		t.Fatalf("%d fixtures; Stripe's have hundreds", len(fx.Resources))
+	}
+	for name, raw := range fx.Resources {
+		v := shallow(raw)
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("%s: not an object", name)
+		}
+		nested := 0
+		for _, f := range m {
+			if _, ok := f.(canonical); ok {
+				nested++
+			}
+		}
+		same(t, name+" (shallow)", v)
+		var whole any
+		if err := json.Unmarshal(raw, &whole); err != nil {
+			t.Fatal(err)
+		}
+		same(t, name+" (decoded)", whole)
+		// The shallow form decodes back to the same value.
+		var back any
+		b, _ := marshal(v)
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		same(t, name+" (round trip)", back)
+	}
+	for name, v := range map[string]any{
+		"escapes":        map[string]any{"<a>": "x & y", "q\"": "back\\slash", "nl": "a\nb\tc", "ctl": "\x01\x1f"},
+		"unicode":        []any{"héllo", "\u2028\u2029", "\xff\xfe invalid", "日本"},
+		"floats":         []any{0.0, math.Copysign(0, -1), 0.1, 1e20, 1e21, 1e-6, 1e-7, -123.456, 1.5e300, 17e9},
+		"ints":           []any{0, -1, int64(math.MaxInt64), math.MinInt},
+		"nil containers": map[string]any{"m": map[string]any(nil), "l": []any(nil), "n": nil},
+		"empty":          map[string]any{"m": map[string]any{}, "l": []any{}, "s": ""},
+		"other types":    map[string]any{"num": json.Number("12.50"), "raw": json.RawMessage(`{ "a" : [1, 2] , "b":"<"}`), "strs": []string{"a"}, "u": uint8(3)},
+		"canonical":      map[string]any{"c": canonical(`{"a":[1,2]}`)},
+	} {
+		same(t, name, v)
+	}
+	for _, bad := range []any{math.NaN(), math.Inf(1), map[string]any{"x": []any{math.Inf(-1)}}, make(chan int)} {
+		if b, err := marshal(bad); err == nil {
+			t.Fatalf("marshal(%v) = %s, want json.Marshal's error", bad, b)
+		}
+	}
+}
