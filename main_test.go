@@ -220,7 +220,13 @@ const patience = 30 * time.Second
 type syncLog struct {
 	mu sync.Mutex
 	b  strings.Builder
+	// eof is closed when the process's stderr has been read to its end:
+	// only then does the log hold the last lines, since cmd.Wait closes
+	// the pipe, and drops what is unread, as soon as the process exits.
+	eof chan struct{}
 }
+
+func newSyncLog() *syncLog { return &syncLog{eof: make(chan struct{})} }
 
 func (l *syncLog) add(line string) {
 	l.mu.Lock()
@@ -254,9 +260,10 @@ func startedEnv(t *testing.T, bin string, env []string, args ...string) (*exec.C
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	logs := &syncLog{}
+	logs := newSyncLog()
 	ready := make(chan string, 1)
 	go func() {
+		defer close(logs.eof)
 		sc := bufio.NewScanner(stderr)
 		addrRE := regexp.MustCompile(`msg=ready addr=(\S+)`)
 		for sc.Scan() {

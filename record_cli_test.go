@@ -228,9 +228,10 @@ func startedArgs(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	logs := &syncLog{}
+	logs := newSyncLog()
 	ready := make(chan string, 1)
 	go func() {
+		defer close(logs.eof)
 		sc := bufio.NewScanner(stderr)
 		addrRE := regexp.MustCompile(`msg=ready addr=(\S+)`)
 		for sc.Scan() {
@@ -253,11 +254,18 @@ func startedArgs(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *
 	return nil, "", nil
 }
 
-// stopped sends SIGINT to cmd and waits for it to exit.
+// stopped sends SIGINT to cmd and waits for it to exit, having read its
+// log to the end first (Wait closes the pipe and would drop the last
+// lines, which are the ones that say what shutdown did).
 func stopped(t *testing.T, cmd *exec.Cmd, logs *syncLog) {
 	t.Helper()
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case <-logs.eof:
+	case <-time.After(patience):
+		t.Fatalf("stderr still open %s after SIGINT:\n%s", patience, logs)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
