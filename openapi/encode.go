@@ -2,7 +2,6 @@ package openapi
 
 import (
 	"encoding/json"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -59,7 +58,16 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		}
 		b = append(b, '{')
 		var err error
-		for i, k := range slices.Sorted(maps.Keys(t)) {
+		// The keys, sorted in a slice on the stack for the sizes
+		// Stripe's objects have (slices.Sorted(maps.Keys) grows one on
+		// the heap through an iterator: 4.7% of a create).
+		var room [64]string
+		keys := room[:0]
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
 			if i > 0 {
 				b = append(b, ',')
 			}
