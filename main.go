@@ -18,7 +18,6 @@ import (
 	"path"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -511,7 +510,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		}()
 		log.Info("state shared in Redis", "url", redactedURL(opts.state), "prefix", opts.statePrefix)
 	}
-	restoreGC := relaxGC(append(slices.Clone(opts.paths), opts.openapi.spec))
+	restoreGC := relaxGC(opts.paths)
 	srv, err = server.New(server.Options{
 		State: shared, Load: load, Hash: hash, Source: source, Logger: log, Build: version(debug.ReadBuildInfo()),
 		MaxBody: int64(opts.maxBody), ShutdownTimeout: opts.shutdownTimeout,

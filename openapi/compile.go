@@ -64,7 +64,9 @@ func FileSource(spec, fixtures string) *scenarios.OpenAPISource {
 // Expand compiles the openapi: blocks of set and opts.Extra, and adds
 // their routes to set, one generated file per source. It must be called
 // on a set fresh from scenarios.Load, before it is shared. Every problem
-// is returned, joined, with the file:line:col it is at.
+// is returned, joined, with the file:line:col it is at. A source compiled
+// gives back its SpecData and FixturesData (set to nil): nothing reads
+// them again.
 func Expand(set *scenarios.Set, opts Options) error {
 	var errs []error
 	ops := map[string]*Operation{}
@@ -123,6 +125,7 @@ func closestOperation(name string, ops map[string]*Operation) string {
 }
 
 func expandOne(set *scenarios.Set, src *scenarios.OpenAPISource, opts Options, extra bool, ops map[string]*Operation) error {
+	orig := src
 	var deps []string
 	var contents [][]byte
 	if extra {
@@ -148,6 +151,13 @@ func expandOne(set *scenarios.Set, src *scenarios.OpenAPISource, opts Options, e
 	c, err := opts.Cache.compile(src)
 	if err != nil {
 		return err
+	}
+	// Compiled, the document's bytes are not read again: the set's hash
+	// was taken when it loaded, and the routes hold what the model keeps.
+	// Released, they are not live while the set serves (Stripe's spec
+	// decompressed is 8 MB).
+	if !extra { // an extra source's data is the copy above, dropped with it
+		orig.SpecData, orig.FixturesData = nil, nil
 	}
 	for _, r := range c.routes {
 		if _, seen := ops[r.Name]; !seen {
