@@ -252,6 +252,16 @@ func startedEnv(t *testing.T, bin string, env []string, args ...string) (*exec.C
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
+	addr, logs := startedCmd(t, cmd)
+	return cmd, addr, logs
+}
+
+// startedCmd starts cmd, a scenariomock command that logs a ready line
+// (serve, record), and returns the address that line names and the
+// command's log, which a goroutine reads to its end. The process is
+// killed when the test ends; stopped ends it gracefully.
+func startedCmd(t *testing.T, cmd *exec.Cmd) (string, *syncLog) {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -279,11 +289,37 @@ func startedEnv(t *testing.T, bin string, env []string, args ...string) (*exec.C
 		if !ok {
 			t.Fatalf("exited before ready:\n%s", logs)
 		}
-		return cmd, addr, logs
+		return addr, logs
 	case <-time.After(patience):
 		t.Fatalf("no ready line:\n%s", logs)
 	}
-	return nil, "", nil
+	return "", nil
+}
+
+// stopped sends sig to a command startedCmd started and waits for it to
+// exit 0, having read its log to the end first: Wait closes the pipe and
+// would drop the last lines, which are the ones that say what shutdown
+// did.
+func stopped(t *testing.T, cmd *exec.Cmd, logs *syncLog, sig os.Signal) {
+	t.Helper()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-logs.eof:
+	case <-time.After(patience):
+		t.Fatalf("stderr still open %s after %v:\n%s", patience, sig, logs)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after %v: %v\n%s", sig, err, logs)
+		}
+	case <-time.After(patience):
+		t.Fatalf("did not stop on %v:\n%s", sig, logs)
+	}
 }
 
 func TestEndToEnd(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"compress/zlib"
@@ -17,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -215,70 +213,6 @@ func callOnce(t *testing.T, client *http.Client, base string, c recordedCall) li
 	return liveAnswer{resp.StatusCode, resp.Header.Get("Content-Type"), enc, resp.Header.Get("Set-Cookie"), decodeBody(t, enc, b)}
 }
 
-// startedArgs runs `scenariomock args...` and returns the address from
-// its ready line.
-func startedArgs(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *syncLog) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	logs := newSyncLog()
-	ready := make(chan string, 1)
-	go func() {
-		defer close(logs.eof)
-		sc := bufio.NewScanner(stderr)
-		addrRE := regexp.MustCompile(`msg=ready addr=(\S+)`)
-		for sc.Scan() {
-			logs.add(sc.Text())
-			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
-				ready <- m[1]
-			}
-		}
-		close(ready)
-	}()
-	select {
-	case addr, ok := <-ready:
-		if !ok {
-			t.Fatalf("exited before ready:\n%s", logs)
-		}
-		return cmd, addr, logs
-	case <-time.After(patience):
-		t.Fatalf("no ready line:\n%s", logs)
-	}
-	return nil, "", nil
-}
-
-// stopped sends SIGINT to cmd and waits for it to exit, having read its
-// log to the end first (Wait closes the pipe and would drop the last
-// lines, which are the ones that say what shutdown did).
-func stopped(t *testing.T, cmd *exec.Cmd, logs *syncLog) {
-	t.Helper()
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-logs.eof:
-	case <-time.After(patience):
-		t.Fatalf("stderr still open %s after SIGINT:\n%s", patience, logs)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit: %v\n%s", err, logs)
-		}
-	case <-time.After(patience):
-		t.Fatalf("did not stop on SIGINT:\n%s", logs)
-	}
-}
-
 // TestRecordCommandServesTheSameAnswers is the recording proxy as a user
 // runs it: `scenariomock record --target` in front of a real upstream on
 // loopback, 50 exchanges with gzip, br, deflate and zstd bodies through
@@ -292,8 +226,9 @@ func TestRecordCommandServesTheSameAnswers(t *testing.T) {
 	bin := binary(t)
 	up := recordingUpstream(t)
 	out := filepath.Join(t.TempDir(), "recorded")
-	rec, addr, recLogs := startedArgs(t, bin, "record", "--target", up.URL, "--out", out, "--addr", "127.0.0.1:0",
+	rec := exec.Command(bin, "record", "--target", up.URL, "--out", out, "--addr", "127.0.0.1:0",
 		"--record-headers", "X-Client,Authorization")
+	addr, recLogs := startedCmd(t, rec)
 	mock := "http://" + addr
 	// The client takes what it is sent, as sent: bodies stay encoded.
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
@@ -319,7 +254,7 @@ func TestRecordCommandServesTheSameAnswers(t *testing.T) {
 	if _, _, err := runCmd(t, "verify", "--addr", addr, "--proxied", "--none"); err == nil {
 		t.Error("verify --proxied --none passed while 50 requests were proxied")
 	}
-	stopped(t, rec, recLogs)
+	stopped(t, rec, recLogs, syscall.SIGINT)
 	if !strings.Contains(recLogs.String(), "recording written") {
 		t.Fatalf("no recording written:\n%s", recLogs)
 	}
@@ -372,7 +307,8 @@ func TestRecordCommandServesTheSameAnswers(t *testing.T) {
 	}
 
 	// Serve the recording where it was recorded: its URLs name that address.
-	srv, addr2, srvLogs := startedArgs(t, bin, "serve", "--addr", addr, "--watch=false", out)
+	srv := exec.Command(bin, "serve", "--addr", addr, "--watch=false", out)
+	addr2, srvLogs := startedCmd(t, srv)
 	if addr2 != addr {
 		t.Fatalf("served on %s, recorded on %s", addr2, addr)
 	}
@@ -405,7 +341,7 @@ func TestRecordCommandServesTheSameAnswers(t *testing.T) {
 	if _, stderr, err := runCmd(t, "verify", "--addr", addr, "--proxied", "--none"); err != nil {
 		t.Errorf("serving the recording, verify --proxied --none: %v\n%s", err, stderr)
 	}
-	stopped(t, srv, srvLogs)
+	stopped(t, srv, srvLogs, syscall.SIGINT)
 }
 
 // sameJSON reports whether a and b hold the same JSON value, numbers

@@ -275,25 +275,9 @@ func TestReplicas(t *testing.T) {
 
 	t.Run("on SIGTERM a replica closes its store and exits 0", func(t *testing.T) {
 		p := procs[2]
-		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		// Read the log before Wait, which closes the pipe it is read from.
-		closed := regexp.MustCompile(`msg="state store closed" round_trips=[1-9]`)
-		for deadline := time.Now().Add(patience); !closed.MatchString(p.logs.String()); time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no line saying the store closed, with its round trips:\n%s", p.logs)
-			}
-		}
-		done := make(chan error, 1)
-		go func() { done <- p.cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("exit after SIGTERM: %v\n%s", err, p.logs)
-			}
-		case <-time.After(patience):
-			t.Fatalf("still running %s after SIGTERM", patience)
+		stopped(t, p.cmd, p.logs, syscall.SIGTERM)
+		if closed := regexp.MustCompile(`msg="state store closed" round_trips=[1-9]`); !closed.MatchString(p.logs.String()) {
+			t.Fatalf("no line saying the store closed, with its round trips:\n%s", p.logs)
 		}
 		// The others go on.
 		if a := call("GET", bases[0]+"/static", ""); a.status != 200 {
