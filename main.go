@@ -316,6 +316,14 @@ SCENARIOMOCK_ADDR=0.0.0.0:8080; SCENARIOMOCK_SCENARIOS lists paths
 separated by colons when none are given.`,
 		RunE: failing(func(cmd *cobra.Command, args []string) error {
 			if recordCmd {
+				// They would answer requests that are then not recorded:
+				// serve --record records what its scenarios leave to
+				// --proxy-unmatched.
+				for _, name := range []string{"example", "openapi"} {
+					if cmd.Flags().Changed(name) {
+						return withCode(exitUsage, fmt.Errorf("--%s: record serves no scenarios, it forwards every request to --target; to serve scenarios and record what they do not answer, run serve --%s ... --proxy-unmatched URL --record DIR", name, name))
+					}
+				}
 				opts.proxy.recording = true
 				return runServe(cmd.Context(), opts, stderr)
 			}
@@ -674,7 +682,7 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
-	var exampleName string
+	var exampleName, spec, fixtures string
 	cmd := &cobra.Command{
 		Use:   "routes [file or directory ...]",
 		Short: "List the routes served, in match order (the built-in demo when no path is given)",
@@ -685,13 +693,17 @@ func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			var set *scenarios.Set
-			if len(paths) > 0 {
+			switch {
+			case len(paths) > 0:
 				set, err = scenarios.LoadWith(builtinFiles, paths...)
-			} else {
+			case spec != "":
+				set, err = scenarios.LoadBytes(spec, emptyScenario) // the spec alone, as serve --openapi
+			default:
 				set, err = loadExample(file, data)
 			}
 			if err == nil {
-				err = openapi.Expand(set, openapi.Options{Cache: commandSpecs})
+				oa := openapiOptions{spec: spec, fixtures: fixtures, validate: "enforce", errors: "problem"}
+				err = openapi.Expand(set, oa.expand(commandSpecs))
 			}
 			if err != nil {
 				printProblems(stderr, err)
@@ -706,6 +718,8 @@ func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&exampleName, "example", demoExample, "list this built-in example's routes when no path is given: "+strings.Join(exampleNames(), ", "))
+	cmd.Flags().StringVar(&spec, "openapi", "", "list the routes of this OpenAPI document too, after the YAML routes of the paths given (as serve --openapi)")
+	cmd.Flags().StringVar(&fixtures, "openapi-fixtures", "", "the fixtures file of --openapi")
 	_ = cmd.RegisterFlagCompletionFunc("example", completeExamples) // the flag exists
 	return cmd
 }

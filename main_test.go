@@ -57,6 +57,34 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestRoutesOpenAPI lists a spec's generated routes as serve --openapi
+// serves them: alone, and after the YAML routes of a path given.
+func TestRoutesOpenAPI(t *testing.T) {
+	t.Parallel()
+	spec := filepath.Join("openapi", "testdata", "petstore", "openapi.yaml")
+	out, _, err := runCmd(t, "routes", "--openapi", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1  listPets ", "createPet", "4  deletePet ", "DELETE  /pets/{petId}", spec + ":56:5"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("routes --openapi: no %q in\n%s", want, out)
+		}
+	}
+	dir := t.TempDir()
+	yaml := filepath.Join(dir, "mine.yaml")
+	if err := os.WriteFile(yaml, []byte("routes:\n  - {name: mine, method: GET, path: /health, respond: {status: 204}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = runCmd(t, "routes", "--openapi", spec, yaml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "1  mine ") || !strings.Contains(out, "5  deletePet ") {
+		t.Errorf("routes --openapi with a path: want the YAML route first and the 4 operations after it:\n%s", out)
+	}
+}
+
 func TestRoutes(t *testing.T) {
 	t.Parallel()
 	out, _, err := runCmd(t, "routes")

@@ -421,3 +421,18 @@ func TestProxyBadInputAtStart(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordRefusesScenarioFlags checks that record, which forwards every
+// request, refuses the flags that would have scenarios answer some of them
+// unrecorded, and says what does that.
+func TestRecordRefusesScenarioFlags(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	for _, flag := range []string{"--example=stripe", "--openapi=spec.yaml"} {
+		out, err := exec.Command(bin, "record", "--target", "http://127.0.0.1:1", "--out", t.TempDir(), flag).CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "record serves no scenarios") || !strings.Contains(string(out), "--proxy-unmatched URL --record DIR") {
+			t.Errorf("record %s: %v\n%s\nwant exit 2 saying record serves no scenarios and naming serve --proxy-unmatched --record", flag, err, out)
+		}
+	}
+}

@@ -170,6 +170,7 @@ func expandOne(set *scenarios.Set, src *scenarios.OpenAPISource, opts Options, e
 	return set.Extend(f, deps, contents)
 }
 
+// readFile reads a file an --openapi flag names.
 func readFile(path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -181,7 +182,16 @@ func readFile(path string) ([]byte, error) {
 	if fi.Size() > scenarios.MaxBodyFileSize {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, scenarios.MaxBodyFileSize)
 	}
-	return os.ReadFile(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	// A gzip file (Stripe's spec3.json.gz) is read decompressed, as an
+	// openapi: block reads it.
+	if data, err = scenarios.Decompress(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return data, nil
 }
 
 // Cache keeps compiled documents by the hash of everything they were

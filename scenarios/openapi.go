@@ -109,6 +109,11 @@ func (d *fileDecoder) openapi(key, n *yaml.Node) *OpenAPISource {
 	return src
 }
 
+// Decompress returns a spec or fixtures file's data as an openapi: block
+// reads it: decompressed when it is gzip (spec3.json.gz), at most
+// MaxBodyFileSize bytes; else data itself.
+func Decompress(data []byte) ([]byte, error) { return gunzip(data, MaxBodyFileSize) }
+
 // gunzip returns data decompressed when it is gzip (a spec kept
 // compressed, as the Stripe example's spec3.json.gz), else data itself.
 // The answer is allocated once, at the size the gzip trailer gives, and is
