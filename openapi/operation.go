@@ -170,7 +170,7 @@ func (o *Operation) CheckValues(r *http.Request, body []byte) (vs []Violation, v
 			errs = append(errs, e...)
 		}
 	}
-	out := append(deep, violationsOf(errs)...)
+	out := append(append(deep, violationsOf(errs)...), preferenceViolation(r)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].In < out[j].In })
 	if len(out) > 0 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
 		if vals, err := url.ParseQuery(string(body)); err == nil {

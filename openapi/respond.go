@@ -130,7 +130,7 @@ var errNoState = errors.New("no state")
 // server answers 503).
 func (o *Operation) Respond(ctx context.Context, x Exchange) (int, http.Header, []byte, error) {
 	q := x.Request.URL.Query()
-	code, example := preferred(x.Request, q)
+	code, example, _ := preferred(x.Request, q)
 	in := x.Values
 	if in == nil {
 		in = o.requestValues(x.Request, x.Body)
@@ -220,26 +220,63 @@ func mergePatch(obj, patch map[string]any) {
 }
 
 // preferred reads Prism's selection: Prefer: code=404, example=name, or
-// the same as __code and __example query parameters.
-func preferred(r *http.Request, q url.Values) (code int, example string) {
+// the same as __code and __example query parameters. A code that is not a
+// status from 200 to 599 is not honoured (code 0): a 1xx would be no
+// answer at all, and net/http refuses others; badCode says how it was
+// asked for, for the validation stage to refuse.
+func preferred(r *http.Request, q url.Values) (code int, example, badCode string) {
 	for _, v := range r.Header.Values("Prefer") {
 		for _, part := range strings.Split(v, ",") {
 			k, val, _ := strings.Cut(strings.TrimSpace(part), "=")
 			switch strings.TrimSpace(k) {
 			case "code":
-				code, _ = strconv.Atoi(strings.Trim(val, `" `))
+				val = strings.Trim(val, `" `)
+				if code = statusOf(val); code == 0 {
+					badCode = "Prefer: code=" + val
+				}
 			case "example":
 				example = strings.Trim(val, `" `)
 			}
 		}
 	}
 	if c := q.Get("__code"); c != "" {
-		code, _ = strconv.Atoi(c)
+		if code = statusOf(c); code == 0 {
+			badCode = "__code=" + c
+		}
 	}
 	if e := q.Get("__example"); e != "" {
 		example = e
 	}
-	return code, example
+	if code != 0 {
+		badCode = ""
+	}
+	return code, example, badCode
+}
+
+// statusOf is s as a status from 200 to 599, else 0.
+func statusOf(s string) int {
+	if n, err := strconv.Atoi(s); err == nil && n >= 200 && n <= 599 {
+		return n
+	}
+	return 0
+}
+
+// preferenceViolation is a request's out-of-range status selection, as a
+// violation; nil when it has none.
+func preferenceViolation(r *http.Request) []Violation {
+	if r.Header.Get("Prefer") == "" && !strings.Contains(r.URL.RawQuery, "__code") {
+		return nil
+	}
+	_, _, bad := preferred(r, r.URL.Query())
+	if bad == "" {
+		return nil
+	}
+	v := Violation{In: "header", Name: "Prefer", Detail: bad + ": the status to answer with must be a number from 200 to 599"}
+	if strings.HasPrefix(bad, "__code") {
+		v.In, v.Name = "query", "__code"
+	}
+	return []Violation{v}
+	return nil
 }
 
 // response returns the response for code (0: the success one) and the
