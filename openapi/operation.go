@@ -163,6 +163,10 @@ func (o *Operation) CheckValues(r *http.Request, body []byte) (vs []Violation, v
 			errs = append(errs, e...)
 		}
 	} else if o.op.RequestBody != nil {
+		if strings.Contains(r.Header.Get("Content-Type"), "json") && jsonDeeperThan(body, maxBodyDepth) {
+			out := []Violation{{In: "body", Detail: fmt.Sprintf("the body nests more than %d levels deep", maxBodyDepth)}}
+			return append(append(out, deep...), violationsOf(errs)...), nil
+		}
 		req := r.Clone(r.Context())
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.ContentLength = int64(len(body))
@@ -172,6 +176,10 @@ func (o *Operation) CheckValues(r *http.Request, body []byte) (vs []Violation, v
 	}
 	out := append(append(deep, violationsOf(errs)...), preferenceViolation(r)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].In < out[j].In })
+	if len(out) > maxViolations {
+		more := len(out) - maxViolations + 1
+		out = append(out[:maxViolations-1], Violation{In: out[maxViolations-1].In, Detail: fmt.Sprintf("and %d more violations", more)})
+	}
 	if len(out) > 0 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
 		if vals, err := url.ParseQuery(string(body)); err == nil {
 			for i := range out {
@@ -182,6 +190,44 @@ func (o *Operation) CheckValues(r *http.Request, body []byte) (vs []Violation, v
 		}
 	}
 	return out, values
+}
+
+// maxBodyDepth bounds how deep a JSON body may nest before it is
+// validated, and maxViolations how many violations one refusal lists. A
+// schema that refers to itself (a tree node's child) makes every level of
+// a deep body a violation whose path is as long as its depth: a 38 KB
+// body nested 2,000 deep took 18 s and answered 40 MB. No API's requests
+// nest near 128 levels (Stripe's, 5).
+const (
+	maxBodyDepth  = 128
+	maxViolations = 100
+)
+
+// jsonDeeperThan says whether the JSON text b has arrays and objects
+// nested more than limit deep. It reads brackets outside strings only: b
+// need not be valid, which the validation says.
+func jsonDeeperThan(b []byte, limit int) bool {
+	depth, inString := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > limit {
+				return true
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return false
 }
 
 // violationsOf turns the library's errors into violations.

@@ -276,7 +276,6 @@ func preferenceViolation(r *http.Request) []Violation {
 		v.In, v.Name = "query", "__code"
 	}
 	return []Violation{v}
-	return nil
 }
 
 // response returns the response for code (0: the success one) and the
