@@ -356,6 +356,10 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 		// the load's allocations.
 		SkipMetadataCollection: true,
 	}
+	root, _ := filepath.Abs(dir)
+	if err := checkRefFiles(src.Spec, src.SpecData, root); err != nil {
+		return nil, err
+	}
 	doc, err := libopenapi.NewDocumentWithConfiguration(src.SpecData, cfg)
 	if err != nil {
 		return nil, specError(src.Spec, err)
@@ -380,7 +384,10 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	}
 	// The files the $refs read, beside the spec: watched and hashed as
 	// body files are, and held to the spec's directory.
-	root, _ := filepath.Abs(dir)
+	realRoot := root
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		realRoot = r
+	}
 	specAbs, _ := filepath.Abs(src.Spec)
 	if rx := doc.GetRolodex(); rx != nil {
 		seen := map[string]bool{specAbs: true}
@@ -390,13 +397,21 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 				continue
 			}
 			seen[p] = true
-			if rel, err := filepath.Rel(root, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			real := p
+			if r, err := filepath.EvalSymlinks(p); err == nil {
+				real = r
+			}
+			if outside(realRoot, real) {
 				pos, found := refTo(rx, p, src.Spec)
 				if !found {
 					pos = scenarios.Pos{File: src.Spec, Line: 1, Col: 1}
 				}
+				where := p + ","
+				if real != p {
+					where = p + ", a link to " + real + ","
+				}
 				return nil, &scenarios.Error{Pos: pos,
-					Msg: fmt.Sprintf("openapi: a $ref reads %s, outside the spec's directory %s", p, root)}
+					Msg: fmt.Sprintf("openapi: a $ref reads %s outside the spec's directory %s", where, root)}
 			}
 			data, err := os.ReadFile(p)
 			if err != nil {
