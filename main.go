@@ -702,8 +702,11 @@ func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {
 				set, err = loadExample(file, data)
 			}
 			if err == nil {
-				oa := openapiOptions{spec: spec, fixtures: fixtures, validate: "enforce", errors: "problem"}
-				err = openapi.Expand(set, oa.expand(commandSpecs))
+				opts := openapi.Options{Cache: commandSpecs}
+				if spec != "" {
+					opts.Extra = []*scenarios.OpenAPISource{openapi.FileSource(spec, fixtures)}
+				}
+				err = openapi.Expand(set, opts)
 			}
 			if err != nil {
 				printProblems(stderr, err)

@@ -357,7 +357,8 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 		SkipMetadataCollection: true,
 	}
 	root, _ := filepath.Abs(dir)
-	if err := checkRefFiles(src.Spec, src.SpecData, root); err != nil {
+	realRoot := realPath(root)
+	if err := checkRefFiles(src.Spec, src.SpecData, root, realRoot); err != nil {
 		return nil, err
 	}
 	doc, err := libopenapi.NewDocumentWithConfiguration(src.SpecData, cfg)
@@ -384,10 +385,6 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	}
 	// The files the $refs read, beside the spec: watched and hashed as
 	// body files are, and held to the spec's directory.
-	realRoot := root
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		realRoot = r
-	}
 	specAbs, _ := filepath.Abs(src.Spec)
 	if rx := doc.GetRolodex(); rx != nil {
 		seen := map[string]bool{specAbs: true}
@@ -397,21 +394,12 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 				continue
 			}
 			seen[p] = true
-			real := p
-			if r, err := filepath.EvalSymlinks(p); err == nil {
-				real = r
-			}
-			if outside(realRoot, real) {
+			if real := realPath(p); outside(realRoot, real) {
 				pos, found := refTo(rx, p, src.Spec)
 				if !found {
 					pos = scenarios.Pos{File: src.Spec, Line: 1, Col: 1}
 				}
-				where := p + ","
-				if real != p {
-					where = p + ", a link to " + real + ","
-				}
-				return nil, &scenarios.Error{Pos: pos,
-					Msg: fmt.Sprintf("openapi: a $ref reads %s outside the spec's directory %s", where, root)}
+				return nil, &scenarios.Error{Pos: pos, Msg: readsOutside(p, real, root)}
 			}
 			data, err := os.ReadFile(p)
 			if err != nil {

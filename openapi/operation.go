@@ -163,7 +163,7 @@ func (o *Operation) CheckValues(r *http.Request, body []byte) (vs []Violation, v
 			errs = append(errs, e...)
 		}
 	} else if o.op.RequestBody != nil {
-		if strings.Contains(r.Header.Get("Content-Type"), "json") && jsonDeeperThan(body, maxBodyDepth) {
+		if isJSONMedia(r.Header.Get("Content-Type")) && jsonDeeperThan(body, maxBodyDepth) {
 			out := []Violation{{In: "body", Detail: fmt.Sprintf("the body nests more than %d levels deep", maxBodyDepth)}}
 			return append(append(out, deep...), violationsOf(errs)...), nil
 		}

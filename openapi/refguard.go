@@ -19,11 +19,7 @@ import (
 // them, JSON ("$ref": "x.yaml#/A") or YAML ($ref: x.yaml, '$ref': "x");
 // after the model is built, compileSource still holds every file the
 // library did read to root.
-func checkRefFiles(spec string, data []byte, root string) error {
-	realRoot := root
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		realRoot = r
-	}
+func checkRefFiles(spec string, data []byte, root, realRoot string) error {
 	if abs, err := filepath.Abs(spec); err == nil {
 		spec = abs
 	}
@@ -56,11 +52,7 @@ func checkRefFiles(spec string, data []byte, root string) error {
 			}
 			pos := scenarios.Pos{File: f.path, Line: ref.line, Col: ref.col}
 			if outside(realRoot, real) {
-				where := real + ","
-				if real != target {
-					where = target + ", a link to " + real + ","
-				}
-				return &scenarios.Error{Pos: pos, Msg: fmt.Sprintf("openapi: a $ref reads %s outside the spec's directory %s", where, root)}
+				return &scenarios.Error{Pos: pos, Msg: readsOutside(target, real, root)}
 			}
 			if !fi.Mode().IsRegular() {
 				return &scenarios.Error{Pos: pos, Msg: fmt.Sprintf("openapi: a $ref reads %s, which is not a regular file", target)}
@@ -76,6 +68,25 @@ func checkRefFiles(spec string, data []byte, root string) error {
 		}
 	}
 	return nil
+}
+
+// realPath is path with symbolic links resolved, or path itself when they
+// cannot be.
+func realPath(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
+}
+
+// readsOutside says that a $ref reads path, real once links are
+// resolved, outside the spec's directory root.
+func readsOutside(path, real, root string) string {
+	where := real
+	if real != path {
+		where = path + ", a link to " + real
+	}
+	return fmt.Sprintf("openapi: a $ref reads %s, outside the spec's directory %s", where, root)
 }
 
 // outside says whether path is not below root (both absolute, links

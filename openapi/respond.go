@@ -222,9 +222,9 @@ func mergePatch(obj, patch map[string]any) {
 // preferred reads Prism's selection: Prefer: code=404, example=name, or
 // the same as __code and __example query parameters. A code that is not a
 // status from 200 to 599 is not honoured (code 0): a 1xx would be no
-// answer at all, and net/http refuses others; badCode says how it was
-// asked for, for the validation stage to refuse.
-func preferred(r *http.Request, q url.Values) (code int, example, badCode string) {
+// answer at all, and net/http refuses others; bad is it as a violation,
+// for the validation stage to refuse (nil when a code is honoured).
+func preferred(r *http.Request, q url.Values) (code int, example string, bad *Violation) {
 	for _, v := range r.Header.Values("Prefer") {
 		for _, part := range strings.Split(v, ",") {
 			k, val, _ := strings.Cut(strings.TrimSpace(part), "=")
@@ -232,7 +232,7 @@ func preferred(r *http.Request, q url.Values) (code int, example, badCode string
 			case "code":
 				val = strings.Trim(val, `" `)
 				if code = statusOf(val); code == 0 {
-					badCode = "Prefer: code=" + val
+					bad = badStatus("header", "Prefer", "Prefer: code="+val)
 				}
 			case "example":
 				example = strings.Trim(val, `" `)
@@ -241,16 +241,16 @@ func preferred(r *http.Request, q url.Values) (code int, example, badCode string
 	}
 	if c := q.Get("__code"); c != "" {
 		if code = statusOf(c); code == 0 {
-			badCode = "__code=" + c
+			bad = badStatus("query", "__code", "__code="+c)
 		}
 	}
 	if e := q.Get("__example"); e != "" {
 		example = e
 	}
 	if code != 0 {
-		badCode = ""
+		bad = nil
 	}
-	return code, example, badCode
+	return code, example, bad
 }
 
 // statusOf is s as a status from 200 to 599, else 0.
@@ -261,21 +261,21 @@ func statusOf(s string) int {
 	return 0
 }
 
+// badStatus is the violation of a status selection asked as asked.
+func badStatus(in, name, asked string) *Violation {
+	return &Violation{In: in, Name: name, Detail: asked + ": the status to answer with must be a number from 200 to 599"}
+}
+
 // preferenceViolation is a request's out-of-range status selection, as a
 // violation; nil when it has none.
 func preferenceViolation(r *http.Request) []Violation {
 	if r.Header.Get("Prefer") == "" && !strings.Contains(r.URL.RawQuery, "__code") {
 		return nil
 	}
-	_, _, bad := preferred(r, r.URL.Query())
-	if bad == "" {
-		return nil
+	if _, _, bad := preferred(r, r.URL.Query()); bad != nil {
+		return []Violation{*bad}
 	}
-	v := Violation{In: "header", Name: "Prefer", Detail: bad + ": the status to answer with must be a number from 200 to 599"}
-	if strings.HasPrefix(bad, "__code") {
-		v.In, v.Name = "query", "__code"
-	}
-	return []Violation{v}
+	return nil
 }
 
 // response returns the response for code (0: the success one) and the
