@@ -70,6 +70,25 @@ func (o *Operation) formSchema(r *http.Request) *base.Schema {
 	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
 		return nil
 	}
+	return o.formMediaSchema()
+}
+
+// emptyFormSchema is the schema an empty body without a Content-Type is
+// checked against, as the empty form it stands for, when the operation
+// takes a form: so a create sent without parameters (stripe-go and
+// stripe-node send no body then) is told which one is missing, as Stripe
+// tells it, and a read whose form schema requires nothing costs no
+// request-body check. Nil when the operation takes no form.
+func (o *Operation) emptyFormSchema(r *http.Request, body []byte) *base.Schema {
+	if len(body) > 0 || o.op.RequestBody == nil || o.op.RequestBody.Content == nil || r.Header.Get("Content-Type") != "" {
+		return nil
+	}
+	return o.formMediaSchema()
+}
+
+// formMediaSchema is the schema of the operation's form media type, nil
+// when it has none.
+func (o *Operation) formMediaSchema() *base.Schema {
 	mt, ok := o.op.RequestBody.Content.Get("application/x-www-form-urlencoded")
 	if !ok || mt == nil || mt.Schema == nil {
 		return nil

@@ -114,6 +114,9 @@ func TestPetstoreStateful(t *testing.T) {
 	if d, _ := page.json["data"].([]any); len(d) != 1 || page.json["has_more"] != true {
 		t.Fatalf("list limit=1: %s; want one pet and has_more", page.body)
 	}
+	if after := call(t, "GET", hs.URL+"/pets?starting_after=pet_nope", "", ""); after.status != 400 || !strings.Contains(after.body, "pet_nope") || !strings.Contains(after.body, "starting_after") {
+		t.Fatalf("list after an id never created: %d %s; want 400 naming the id and the parameter", after.status, after.body)
+	}
 	if del := call(t, "DELETE", hs.URL+"/pets/"+id, "", ""); del.status != 204 {
 		t.Fatalf("delete: %d %s; want 204", del.status, del.body)
 	}
@@ -217,6 +220,11 @@ func TestPetstoreSelection(t *testing.T) {
 		{"negative by query", "/pets?__code=-1", nil, 400, `"name":"__code"`},
 		{"1000 by Prefer", "/pets", []string{"Prefer", "code=1000"}, 400, `Prefer: code=1000`},
 		{"overflow by Prefer", "/pets", []string{"Prefer", "code=99999999999999999999"}, 400, `"name":"Prefer"`},
+		// An example the answer lacks is refused, naming the ones it has,
+		// as Prism refuses it; not another example served in silence.
+		{"unknown example by query", "/pets/x?__example=cat", nil, 400, `example \"cat\": the 200 application/json answer has no example of that name (it has rex`},
+		{"unknown example by Prefer", "/pets/x", []string{"Prefer", "example=cat"}, 400, `"name":"Prefer"`},
+		{"example of another status", "/pets/x?__code=404&__example=rex", nil, 400, `the 404 application/json answer has no example of that name (it has no named examples)`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -373,6 +381,9 @@ func TestGenerateKeepsDeletedObjectsGone(t *testing.T) {
 	// ...while an object that was created and deleted stays a 404.
 	created := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Tom"}`)
 	id, _ := created.json["id"].(string)
+	if after := call(t, "GET", hs.URL+"/pets?starting_after=pet_nope", "", ""); after.status != 200 || !strings.Contains(after.body, id) {
+		t.Fatalf("list after an id never created, under unknownIds: generate: %d %s; want 200 and the whole list, as stripe-mock answers", after.status, after.body)
+	}
 	if del := call(t, "DELETE", hs.URL+"/pets/"+id, "", ""); del.status != 204 {
 		t.Fatalf("delete: %d %s", del.status, del.body)
 	}

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -147,7 +148,7 @@ func (o *Operation) CheckValues(r *http.Request, body []byte) (vs []Violation, v
 			return append(append(out, deep...), violationsOf(errs)...), nil
 		}
 		errs = append(errs, e...)
-	} else if fs := o.formSchema(r); fs != nil && len(body) > 0 {
+	} else if fs := cmp.Or(o.formSchema(r), o.emptyFormSchema(r, body)); fs != nil {
 		// A form body is typed by its schema first (coerce.go), then
 		// validated as the JSON it stands for.
 		v, err := formValues(body, fs)
@@ -174,7 +175,7 @@ func (o *Operation) CheckValues(r *http.Request, body []byte) (vs []Violation, v
 			errs = append(errs, e...)
 		}
 	}
-	out := append(append(deep, violationsOf(errs)...), preferenceViolation(r)...)
+	out := append(append(deep, violationsOf(errs)...), o.preferenceViolation(r)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].In < out[j].In })
 	if len(out) > maxViolations {
 		more := len(out) - maxViolations + 1

@@ -266,16 +266,47 @@ func badStatus(in, name, asked string) *Violation {
 	return &Violation{In: in, Name: name, Detail: asked + ": the status to answer with must be a number from 200 to 599"}
 }
 
-// preferenceViolation is a request's out-of-range status selection, as a
-// violation; nil when it has none.
-func preferenceViolation(r *http.Request) []Violation {
-	if r.Header.Get("Prefer") == "" && !strings.Contains(r.URL.RawQuery, "__code") {
+// preferenceViolation is a request's bad selection, as a violation: a
+// status out of range, or an example the chosen answer does not have (as
+// Prism refuses one, rather than answering another example without
+// saying so). Nil when it has none.
+func (o *Operation) preferenceViolation(r *http.Request) []Violation {
+	if r.Header.Get("Prefer") == "" && !strings.Contains(r.URL.RawQuery, "__") {
 		return nil
 	}
-	if _, _, bad := preferred(r, r.URL.Query()); bad != nil {
+	q := r.URL.Query()
+	code, example, bad := preferred(r, q)
+	if bad != nil {
 		return []Violation{*bad}
 	}
-	return nil
+	if example == "" {
+		return nil
+	}
+	resp, status := o.response(code)
+	media, mt := pickMedia(resp, r)
+	var names []string
+	if mt != nil && mt.Examples != nil {
+		if _, ok := mt.Examples.Get(example); ok {
+			return nil
+		}
+		for n := mt.Examples.First(); n != nil; n = n.Next() {
+			names = append(names, n.Key())
+		}
+	}
+	v := Violation{In: "header", Name: "Prefer"}
+	if q.Get("__example") != "" {
+		v.In, v.Name = "query", "__example"
+	}
+	has := "it has no named examples"
+	if len(names) > 0 {
+		has = "it has " + strings.Join(names, ", ")
+	}
+	answer := strconv.Itoa(status)
+	if media != "" {
+		answer += " " + media
+	}
+	v.Detail = fmt.Sprintf("example %q: the %s answer has no example of that name (%s)", example, answer, has)
+	return []Violation{v}
 }
 
 // response returns the response for code (0: the success one) and the

@@ -177,13 +177,21 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 		limit = l
 	}
 	start, end := 0, len(items)
-	if after := cursor(q, "starting_after", "after"); after != "" {
-		if i := indexOf(items, after); i >= 0 {
-			start = i + 1
+	if name, after := cursor(q, "starting_after", "after"); after != "" {
+		i := indexOf(items, after)
+		if i < 0 && !o.api.generate {
+			status, body := o.unknownCursor(name, after)
+			return status, body, nil
 		}
+		start = i + 1
 	}
-	if before := cursor(q, "ending_before", "before"); before != "" {
-		if i := indexOf(items, before); i >= 0 {
+	if name, before := cursor(q, "ending_before", "before"); before != "" {
+		i := indexOf(items, before)
+		if i < 0 && !o.api.generate {
+			status, body := o.unknownCursor(name, before)
+			return status, body, nil
+		}
+		if i >= 0 {
 			end = i
 			if end-limit > start {
 				start = end - limit
@@ -216,14 +224,15 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 	return status, b, nil
 }
 
-// cursor is the first of the named query parameters that is set.
-func cursor(q url.Values, names ...string) string {
+// cursor is the first of the named query parameters that is set, and
+// its name.
+func cursor(q url.Values, names ...string) (name, value string) {
 	for _, n := range names {
 		if v := q.Get(n); v != "" {
-			return v
+			return n, v
 		}
 	}
-	return ""
+	return "", ""
 }
 
 func indexOf(items []state.Item, id string) int {
@@ -239,7 +248,21 @@ func indexOf(items []state.Item, id string) int {
 // 404, with Stripe's resource_missing filled in when the error object
 // has those fields.
 func (o *Operation) missing(id string) (int, []byte) {
-	resp, _ := o.response(http.StatusNotFound)
+	return o.noSuch(http.StatusNotFound, o.idVar, id)
+}
+
+// unknownCursor is the answer to a list whose cursor (the query parameter
+// param) names no stored item: a 400, as Stripe answers, rather than a
+// page that silently starts over from the newest.
+func (o *Operation) unknownCursor(param, id string) (int, []byte) {
+	return o.noSuch(http.StatusBadRequest, param, id)
+}
+
+// noSuch answers status for an id the collection does not hold, named by
+// param: in the spec's error object for status (Stripe's, with
+// resource_missing), or a problem.
+func (o *Operation) noSuch(status int, param, id string) (int, []byte) {
+	resp, _ := o.response(status)
 	mt, schema := mediaOf(resp)
 	var v any
 	if mt != nil || schema != nil {
@@ -248,18 +271,22 @@ func (o *Operation) missing(id string) (int, []byte) {
 	obj, _ := v.(map[string]any)
 	msg := fmt.Sprintf("No such %s: '%s'", strings.TrimSuffix(o.collection[strings.LastIndex(o.collection, "/")+1:], "s"), id)
 	if e, ok := decoded(obj["error"]).(map[string]any); ok {
-		e["type"], e["code"], e["message"], e["param"] = "invalid_request_error", "resource_missing", msg, o.idVar
+		e["type"], e["code"], e["message"], e["param"] = "invalid_request_error", "resource_missing", msg, param
 		obj["error"] = e
 		b, _ := marshal(obj)
-		return http.StatusNotFound, b
+		return status, b
 	}
 	if _, ok := obj["message"].(string); ok && resp != nil {
 		obj["message"] = msg
 		b, _ := marshal(obj)
-		return http.StatusNotFound, b
+		return status, b
 	}
-	b, _ := json.Marshal(map[string]any{"type": "about:blank", "title": "Not Found", "status": 404, "detail": msg + "."})
-	return http.StatusNotFound, b
+	detail := msg + "."
+	if status == http.StatusBadRequest {
+		detail = fmt.Sprintf("%s (query parameter %s).", msg, param)
+	}
+	b, _ := json.Marshal(map[string]any{"type": "about:blank", "title": http.StatusText(status), "status": status, "detail": detail})
+	return status, b
 }
 
 // patchOf decodes a merge patch; nil when there is none.

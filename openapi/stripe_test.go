@@ -85,6 +85,18 @@ func TestStripeSpec(t *testing.T) {
 	if missing.status != 404 || !strings.Contains(missing.body, "resource_missing") {
 		t.Fatalf("retrieve an id never created: %d %s; want Stripe's 404 resource_missing", missing.status, missing.body)
 	}
+	// An unknown cursor is Stripe's 400 naming the parameter, not the
+	// first page again.
+	for _, param := range []string{"starting_after", "ending_before"} {
+		cur := call(t, "GET", hs.URL+"/v1/customers?"+param+"=cus_never", "", "", auth...)
+		e, _ := cur.json["error"].(map[string]any)
+		if cur.status != 400 || e["code"] != "resource_missing" || e["param"] != param || e["message"] != "No such customer: 'cus_never'" {
+			t.Fatalf("list with %s=cus_never: %d %s; want 400 resource_missing, param %s", param, cur.status, cur.body, param)
+		}
+	}
+	if next := call(t, "GET", hs.URL+"/v1/customers?starting_after="+id, "", "", auth...); next.status != 200 || strings.Contains(next.body, id) {
+		t.Fatalf("list after the only customer: %d %s; want 200 and an empty page", next.status, next.body)
+	}
 	bad := call(t, "POST", hs.URL+"/v1/payment_intents", "application/x-www-form-urlencoded", "currency=usd&amount=abc", auth...)
 	if bad.status != 400 || !strings.Contains(bad.body, `"pointer":"#/amount"`) {
 		t.Fatalf("amount=abc: %d %s; want 400 with a violation at #/amount", bad.status, bad.body)
@@ -179,18 +191,23 @@ func TestStripeErrorShape(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
+	const form = "application/x-www-form-urlencoded"
 	cases := []struct {
-		name, body string
-		status     int
-		code       string
-		param      string
+		name, contentType, body string
+		status                  int
+		code                    string
+		param                   string
 	}{
-		{"invalid integer", "currency=usd&amount=abc", 400, "parameter_invalid_integer", "amount"},
-		{"missing param", "amount=100", 400, "parameter_missing", "currency"},
+		{"invalid integer", form, "currency=usd&amount=abc", 400, "parameter_invalid_integer", "amount"},
+		{"missing param", form, "amount=100", 400, "parameter_missing", "currency"},
+		// A client sends no body and no Content-Type when it has no
+		// parameters: Stripe reads that as the empty form.
+		{"no body", "", "", 400, "parameter_missing", "amount"},
+		{"empty form", form, "", 400, "parameter_missing", "amount"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := call(t, "POST", hs.URL+"/v1/payment_intents", "application/x-www-form-urlencoded", tc.body, "Authorization", "Bearer sk_test_1")
+			got := call(t, "POST", hs.URL+"/v1/payment_intents", tc.contentType, tc.body, "Authorization", "Bearer sk_test_1")
 			e, _ := got.json["error"].(map[string]any)
 			if got.status != tc.status || e["type"] != "invalid_request_error" || e["code"] != tc.code || e["param"] != tc.param {
 				t.Fatalf("%d %s; want %d with Stripe's error object, code %s, param %s", got.status, got.body, tc.status, tc.code, tc.param)
