@@ -369,20 +369,8 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 		return nil, &scenarios.Error{Pos: scenarios.Pos{File: src.Spec, Line: 1, Col: 1},
 			Msg: fmt.Sprintf("openapi: version %q is not supported; want an OpenAPI 3.0 or 3.1 document", v)}
 	}
-	m, err := doc.BuildV3Model()
-	if errs := refProblems(doc.GetRolodex(), src.Spec); len(errs) > 0 {
-		return nil, errors.Join(errs...) // where each $ref is written, also when the model built
-	}
-	if err != nil {
-		return nil, specError(src.Spec, err)
-	}
-	if m == nil {
-		return nil, &scenarios.Error{Pos: scenarios.Pos{File: src.Spec, Line: 1, Col: 1}, Msg: "openapi: the document has no model"}
-	}
+	m, buildErr := doc.BuildV3Model()
 	out := &compiled{}
-	if m.Model.Info != nil {
-		out.title = m.Model.Info.Title
-	}
 	// The files the $refs read, beside the spec: watched and hashed as
 	// body files are, and held to the spec's directory.
 	specAbs, _ := filepath.Abs(src.Spec)
@@ -409,8 +397,27 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 			out.siblingData = append(out.siblingData, data)
 		}
 	}
+	// A sibling that does not parse, or a $ref to a component a sibling
+	// lacks, fails the build: said where it is written, not at the root's
+	// first line. A sibling that does not parse comes first: the $refs
+	// into it then resolve to nothing too.
 	if errs := siblingProblems(src.Spec, out.siblings, out.siblingData); len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	if errs := refProblems(doc.GetRolodex(), src.Spec); len(errs) > 0 {
+		return nil, errors.Join(errs...) // where each $ref is written, also when the model built
+	}
+	if buildErr != nil {
+		if e := componentProblem(doc.GetRolodex(), src.Spec, buildErr); e != nil {
+			return nil, e
+		}
+		return nil, specError(src.Spec, buildErr)
+	}
+	if m == nil {
+		return nil, &scenarios.Error{Pos: scenarios.Pos{File: src.Spec, Line: 1, Col: 1}, Msg: "openapi: the document has no model"}
+	}
+	if m.Model.Info != nil {
+		out.title = m.Model.Info.Title
 	}
 	// The document's own hold on the spec's bytes and root node (8 MB
 	// for Stripe's) is not needed once the model is built and the

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,7 +33,7 @@ func refProblems(rx *index.Rolodex, spec string) []error {
 		return nil
 	}
 	var out []error
-	for _, ix := range rx.GetIndexes() {
+	for _, ix := range allIndexes(rx) {
 		file := fileOf(spec, ix)
 		for _, e := range ix.GetReferenceIndexErrors() {
 			var ie *index.IndexingError
@@ -77,9 +78,45 @@ func refSentence(ref, from string) string {
 	return fmt.Sprintf("$ref %q: %s has nothing at #%s", ref, filepath.Base(from), fragment)
 }
 
+// missingComponent is libopenapi's build error for a $ref whose file has
+// nothing at its fragment: "component `#/Pet` does not exist in the
+// specification".
+var missingComponent = regexp.MustCompile("component `(#[^`]*)` does not exist")
+
+// componentProblem places a missing component where the $ref to it is
+// written, which the build's error does not say; nil when err is not
+// that error or no $ref of a file names the component.
+func componentProblem(rx *index.Rolodex, spec string, err error) error {
+	m := missingComponent.FindStringSubmatch(err.Error())
+	if m == nil || rx == nil {
+		return nil
+	}
+	for _, ix := range allIndexes(rx) {
+		for _, r := range ix.GetRawReferencesSequenced() {
+			file, fragment, _ := strings.Cut(r.RawRef, "#")
+			if file == "" || "#"+fragment != m[1] || r.Node == nil {
+				continue // a $ref within its own file resolves, or refProblems says it does not
+			}
+			pos := scenarios.Pos{File: fileOf(spec, ix), Line: r.Node.Line, Col: r.Node.Column}
+			return &scenarios.Error{Pos: pos, Msg: "openapi: " + refSentence(r.RawRef, ix.GetSpecAbsolutePath())}
+		}
+	}
+	return nil
+}
+
+// allIndexes is the root document's index and those of the files its
+// $refs read (GetIndexes lists only the latter).
+func allIndexes(rx *index.Rolodex) []*index.SpecIndex {
+	out := rx.GetIndexes()
+	if root := rx.GetRootIndex(); root != nil && !slices.Contains(out, root) {
+		out = append([]*index.SpecIndex{root}, out...)
+	}
+	return out
+}
+
 // refTo finds where a $ref that reads the file at abs is written.
 func refTo(rx *index.Rolodex, abs, spec string) (scenarios.Pos, bool) {
-	for _, ix := range rx.GetIndexes() {
+	for _, ix := range allIndexes(rx) {
 		for _, r := range ix.GetRawReferencesSequenced() {
 			file, _, _ := strings.Cut(r.FullDefinition, "#")
 			if file == abs && r.Node != nil {

@@ -502,6 +502,10 @@ func TestCafeBrokenEdits(t *testing.T) {
 			`<dir>/paths/orders.yaml:23:13: openapi: $ref "#/components/schemas/Nope": orders.yaml has nothing at #/components/schemas/Nope`},
 		{"$ref to a missing sibling", "paths/orders.yaml", "$ref: ../components/schemas/OrderList.yaml", "$ref: ../components/schemas/Nope.yaml",
 			`<dir>/paths/orders.yaml:23:13: openapi: $ref "../components/schemas/Nope.yaml": there is no file <dir>/components/schemas/Nope.yaml`},
+		{"$ref to a component a sibling lacks", "paths/orders.yaml", "$ref: ../components/schemas/OrderList.yaml", "$ref: ../components/schemas/OrderList.yaml#/Nope",
+			`<dir>/paths/orders.yaml:23:13: openapi: $ref "../components/schemas/OrderList.yaml#/Nope": ../components/schemas/OrderList.yaml has nothing at #/Nope`},
+		{"root's $ref to a component a sibling lacks", "openapi.yaml", "$ref: paths/orders.yaml\n", "$ref: paths/orders.yaml#/nope\n",
+			`<dir>/openapi.yaml:35:5: openapi: $ref "paths/orders.yaml#/nope": paths/orders.yaml has nothing at #/nope`},
 		{"$ref two files deep", "components/schemas/Order.yaml", "$ref: ./OrderStatus.yaml", "$ref: ./Nope.yaml",
 			`<dir>/components/schemas/Order.yaml:26:9: openapi: $ref "./Nope.yaml": there is no file <dir>/components/schemas/Nope.yaml`},
 		{"remote $ref", "paths/orders.yaml", "$ref: ../components/schemas/OrderList.yaml", "$ref: https://example.com/OrderList.yaml",
@@ -533,5 +537,31 @@ func TestCafeBrokenEdits(t *testing.T) {
 		if err := srv.Reload(); err != nil {
 			t.Fatalf("%s: reload of the repaired description: %v", tc.name, err)
 		}
+	}
+}
+
+// TestBrokenSiblingOfAFragmentRef: a $ref into a named component of a
+// sibling file that does not parse fails the build; the error is the
+// sibling's own line and column, not "component does not exist" at the
+// root's first line.
+func TestBrokenSiblingOfAFragmentRef(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "openapi.yaml")
+	doc := "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200':\n          description: ok\n          content:\n            application/json:\n              schema: {$ref: \"./schemas.yaml#/Pet\"}\n"
+	if err := os.WriteFile(spec, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "schemas.yaml"), []byte("Pet:\n  type: object\n  properties:\n    name: {type: strin\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := scenarios.LoadBytes("x.yaml", []byte("routes: []\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = openapi.Expand(set, openapi.Options{Extra: []*scenarios.OpenAPISource{openapi.FileSource(spec, "")}})
+	want := filepath.Join(dir, "schemas.yaml") + ":4:11: openapi: the file does not parse as YAML: did not find expected ',' or '}'"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error\n%v\nwant\n%s", err, want)
 	}
 }
