@@ -125,10 +125,11 @@ func credential(r *http.Request) string {
 // to; it is answered from the spec alone.
 var errNoState = errors.New("no state")
 
-// Respond produces the operation's answer to x: the status, the headers
-// to add and the body. A store failure is returned as an error (the
+// Respond produces the operation's answer to x: the status, the
+// Content-Type of the media type it is in ("" when there is nothing to
+// say: a 204) and the body. A store failure is returned as an error (the
 // server answers 503).
-func (o *Operation) Respond(ctx context.Context, x Exchange) (int, http.Header, []byte, error) {
+func (o *Operation) Respond(ctx context.Context, x Exchange) (int, string, []byte, error) {
 	q := x.Request.URL.Query()
 	code, example, _ := preferred(x.Request, q)
 	in := x.Values
@@ -144,22 +145,22 @@ func (o *Operation) Respond(ctx context.Context, x Exchange) (int, http.Header, 
 			if err == nil && status < 300 && o.kind != opList && o.kind != opDelete {
 				body, err = o.expand(ctx, x, expandFields(x.Request, q, in), body)
 			}
-			return status, o.header(status, x.Request, body), body, err
+			return status, o.answerType(status, x.Request, body), body, err
 		}
 	}
 	if x.Missing && code == 0 && example == "" && !o.api.generate && o.idVar != "" {
 		// Nothing of the operation's own keeps the id either.
 		status, body := o.missing(x.Vars[o.idVar])
-		return status, o.header(status, x.Request, body), body, nil
+		return status, o.answerType(status, x.Request, body), body, nil
 	}
 	status, body := o.generate(code, example, in, x)
 	if code == 0 && example == "" && status < 300 && o.kind != opList && o.kind != opDelete && len(body) > 0 && o.answersJSON(status, x.Request) {
 		var err error
 		if body, err = o.expand(ctx, x, expandFields(x.Request, q, in), body); err != nil {
-			return 0, nil, nil, err
+			return 0, "", nil, err
 		}
 	}
-	return status, o.header(status, x.Request, body), body, nil
+	return status, o.answerType(status, x.Request, body), body, nil
 }
 
 // answersJSON says whether the answer with status to r is JSON (which
@@ -170,14 +171,14 @@ func (o *Operation) answersJSON(status int, r *http.Request) bool {
 	return mt != nil && isJSONMedia(name)
 }
 
-// header is what an answer adds to the route's headers: the Content-Type
-// of the media type it is in.
-func (o *Operation) header(status int, r *http.Request, body []byte) http.Header {
+// answerType is the Content-Type of an answer: that of the media type it
+// is in, "" when there is nothing to say (a 204).
+func (o *Operation) answerType(status int, r *http.Request, body []byte) string {
 	resp, _ := o.response(status)
 	if name, mt := pickMedia(resp, r); len(body) == 0 && (mt == nil || isJSONMedia(name)) {
-		return nil // nothing to say (a 204)
+		return ""
 	}
-	return http.Header{"Content-Type": {o.contentType(status, r)}}
+	return o.contentType(status, r)
 }
 
 // patched returns body with patch laid on it (RFC 7386), or body itself

@@ -101,7 +101,7 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 	}
 	ctx, ox := data.opExchange()
 	ox.Patch = patch
-	status, header, body, err := p.op.Respond(ctx, ox)
+	status, contentType, body, err := p.op.Respond(ctx, ox)
 	if err != nil {
 		if errors.Is(err, state.ErrFull) || errors.Is(err, state.ErrFenced) {
 			return err
@@ -112,14 +112,16 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 		return p.missing.render(rec, limit, data)
 	}
 	h := rec.header
-	for k, v := range header {
-		h[k] = v
-	}
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	if len(body) == 0 && header.Get("Content-Type") == "" {
+	switch {
+	case contentType != "":
+		h["Content-Type"] = []string{contentType}
+	case len(body) == 0:
 		delete(h, "Content-Type") // a 204; binary content has one, and nothing to generate
-	} else if _, set := h["Content-Type"]; !set {
-		h["Content-Type"] = []string{"application/json"}
+	default:
+		if _, set := h["Content-Type"]; !set {
+			h["Content-Type"] = []string{"application/json"}
+		}
 	}
 	rec.WriteHeader(status)
 	_, _ = rec.Write(body)
