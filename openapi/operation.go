@@ -89,6 +89,9 @@ type Violation struct {
 	// value is a form field's value as sent, for Stripe's "Invalid
 	// integer: 20.00".
 	value string
+	// unsupported marks a Content-Type the operation does not take: the
+	// problem answer is then a 415, as Prism answers it.
+	unsupported bool
 }
 
 // Mode is what a failed check does: "enforce" refuses the request,
@@ -274,6 +277,9 @@ func violations(e *liberrors.ValidationError) []Violation {
 	if e.Reason != "" && e.Reason != e.Message {
 		detail += ": " + e.Reason
 	}
+	if v, ok := bodyPresence(e); ok {
+		return []Violation{v}
+	}
 	if len(e.SchemaValidationErrors) == 0 {
 		return []Violation{{In: in, Name: e.ParameterName, Detail: detail}}
 	}
@@ -289,6 +295,42 @@ func violations(e *liberrors.ValidationError) []Violation {
 		out = append(out, v)
 	}
 	return out
+}
+
+// bodyPresence says in a plain sentence the library's errors about the
+// body's presence and media type, which name neither what the operation
+// takes nor, for an empty body, what is wrong: "POST operation request
+// content type '' does not exist: The content type '' of the POST request
+// submitted has not been defined, it's an unknown type".
+func bodyPresence(e *liberrors.ValidationError) (Violation, bool) {
+	op, _ := e.Context.(*v3.Operation)
+	switch {
+	case e.ValidationSubType == helpers.RequestBodyContentType && op != nil && op.RequestBody != nil:
+		takes := mediaTypes(op)
+		ct := ""
+		if m := unknownContentType.FindStringSubmatch(e.Message); m != nil {
+			ct = m[1]
+		}
+		if ct == "" {
+			return Violation{In: "body", Detail: "the operation requires a body (" + takes + "); the request has none, or no Content-Type"}, true
+		}
+		return Violation{In: "header", Name: "Content-Type", unsupported: true,
+			Detail: fmt.Sprintf("%s is not a media type the operation takes (%s)", ct, takes)}, true
+	case e.ValidationType == helpers.RequestBodyValidation && strings.Contains(e.Message, " request body is empty for "):
+		return Violation{In: "body", Detail: "the operation requires a body; the request's is empty"}, true
+	}
+	return Violation{}, false
+}
+
+var unknownContentType = regexp.MustCompile(`content type '([^']*)' does not exist`)
+
+// mediaTypes lists the media types an operation's body may be in.
+func mediaTypes(op *v3.Operation) string {
+	var names []string
+	for c := op.RequestBody.Content.First(); c != nil; c = c.Next() {
+		names = append(names, c.Key())
+	}
+	return strings.Join(names, ", ")
 }
 
 // pointer writes an instance path as a JSON Pointer (RFC 6901) into the
@@ -362,8 +404,11 @@ func stripeError(vs []Violation) (int, []byte) {
 func Problem(o *Operation, vs []Violation) (int, []byte) {
 	status := http.StatusBadRequest
 	for _, v := range vs {
-		if v.In == "security" {
+		switch {
+		case v.In == "security":
 			status = http.StatusUnauthorized
+		case v.unsupported && status == http.StatusBadRequest:
+			status = http.StatusUnsupportedMediaType
 		}
 	}
 	details := make([]string, len(vs))

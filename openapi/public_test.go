@@ -275,14 +275,22 @@ func TestCafeValidation(t *testing.T) {
 		{"body pattern", "POST", "/orders", "application/json", `{"customerName":"R2-D2","orderItems":[{"menuItemId":"m","quantity":1}]}`, "body", "customerName", "#/customerName", "does not match pattern"},
 		{"body enum in a sibling file", "PATCH", "/orders/" + someOrder, "application/json", `{"status":"eaten"}`, "body", "status", "#/status", "'placed', 'preparing', 'completed', 'canceled'"},
 		{"body not JSON", "POST", "/orders", "application/json", `{"customerName":`, "body", "", "", "could not be decoded"},
-		{"body media type not declared", "POST", "/orders", "text/plain", `Mary Ann`, "body", "", "", "text/plain"},
+		// A media type the operation does not take is Prism's 415, naming
+		// the ones it takes; a missing or empty body says so.
+		{"body media type not declared", "POST", "/orders", "text/plain", `Mary Ann`, "header", "Content-Type", "", "text/plain is not a media type the operation takes (application/json)"},
+		{"no body", "POST", "/orders", "", "", "body", "", "", "the operation requires a body (application/json); the request has none"},
+		{"empty body", "POST", "/orders", "application/json", "", "body", "", "", "the operation requires a body; the request's is empty"},
 		{"multipart body type", "POST", "/menu", mpType, mpBody, "body", "price", "#/price", "want integer"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := call(t, tc.method, hs.URL+tc.path, tc.contentType, tc.body)
-			if got.status != 400 || got.header.Get("Content-Type") != "application/problem+json" {
-				t.Fatalf("%d %s %s; want a 400 problem", got.status, got.header.Get("Content-Type"), got.body)
+			status := 400
+			if tc.param == "Content-Type" {
+				status = 415
+			}
+			if got.status != status || got.header.Get("Content-Type") != "application/problem+json" {
+				t.Fatalf("%d %s %s; want a %d problem", got.status, got.header.Get("Content-Type"), got.body, status)
 			}
 			var p struct {
 				Status int    `json:"status"`
@@ -291,8 +299,8 @@ func TestCafeValidation(t *testing.T) {
 					In, Name, Pointer, Detail string
 				} `json:"errors"`
 			}
-			if err := json.Unmarshal([]byte(got.body), &p); err != nil || p.Status != 400 || len(p.Errors) == 0 {
-				t.Fatalf("problem %s (%v); want status 400 and errors", got.body, err)
+			if err := json.Unmarshal([]byte(got.body), &p); err != nil || p.Status != status || len(p.Errors) == 0 {
+				t.Fatalf("problem %s (%v); want status %d and errors", got.body, err, status)
 			}
 			for _, e := range p.Errors {
 				if e.In == tc.in && e.Name == tc.param && e.Pointer == tc.pointer && strings.Contains(e.Detail, tc.detail) {
