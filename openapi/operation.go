@@ -299,9 +299,9 @@ func violations(e *liberrors.ValidationError) []Violation {
 
 // bodyPresence says in a plain sentence the library's errors about the
 // body's presence and media type, which name neither what the operation
-// takes nor, for an empty body, what is wrong: "POST operation request
-// content type '' does not exist: The content type '' of the POST request
-// submitted has not been defined, it's an unknown type".
+// takes nor, for an empty body, what is wrong (a POST without a body was
+// told its "content type" of nothing "does not exist ... it's an unknown
+// type").
 func bodyPresence(e *liberrors.ValidationError) (Violation, bool) {
 	op, _ := e.Context.(*v3.Operation)
 	switch {
