@@ -32,7 +32,9 @@
 //
 // Nothing in it assumes Stripe's shapes: positions point into the file an
 // operation is written in, list answers and id patterns are read from the
-// schemas (shape.go), answers are in the media type the request accepts
+// schemas (shape.go), a list's declared query parameters that name its
+// items' fields narrow it (filter.go), answers are in the media type the
+// request accepts
 // (media.go), multipart bodies are typed and validated (multipart.go), a
 // discriminator picks a oneOf branch (discriminator.go), and a broken $ref
 // or YAML error in any file of a split document is placed where it is

@@ -93,7 +93,7 @@ func call(t *testing.T, method, url, contentType, body string, header ...string)
 func TestPetstoreStateful(t *testing.T) {
 	t.Parallel()
 	_, hs := serveDir(t, petstore(t, "openapi: {spec: openapi.yaml}\n"), openapi.Options{})
-	created := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Tom","age":2}`)
+	created := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Tom","age":2,"tag":"cat"}`)
 	if created.status != 201 || created.json["name"] != "Tom" || created.json["age"] != 2.0 {
 		t.Fatalf("create: %d %s; want 201 with the request's name and age reflected", created.status, created.body)
 	}
@@ -104,11 +104,34 @@ func TestPetstoreStateful(t *testing.T) {
 	if got := call(t, "GET", hs.URL+"/pets/"+id, "", ""); got.status != 200 || got.body != created.body {
 		t.Fatalf("read: %d %s; want 200 and the created object %s", got.status, got.body, created.body)
 	}
-	second := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Ada","age":5}`)
+	second := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Ada","age":5,"tag":"dog"}`)
 	list := call(t, "GET", hs.URL+"/pets", "", "")
 	data, _ := list.json["data"].([]any)
 	if list.status != 200 || len(data) != 2 || data[0].(map[string]any)["id"] != second.json["id"] {
 		t.Fatalf("list: %d %s; want both pets, newest first", list.status, list.body)
+	}
+	// A declared query parameter that names a field of the items narrows
+	// the list: equal to it, or within its [gte]/[lt] range.
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"tag=dog", []string{"Ada"}},
+		{"tag=cat", []string{"Tom"}},
+		{"tag=fish", nil},
+		{"age[gte]=3", []string{"Ada"}},
+		{"age[lt]=3", []string{"Tom"}},
+		{"age[gte]=1&tag=cat", []string{"Tom"}},
+	} {
+		got := call(t, "GET", hs.URL+"/pets?"+tc.query, "", "")
+		var names []string
+		d, _ := got.json["data"].([]any)
+		for _, p := range d {
+			names = append(names, p.(map[string]any)["name"].(string))
+		}
+		if got.status != 200 || strings.Join(names, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("GET /pets?%s: %d %s; want %v", tc.query, got.status, got.body, tc.want)
+		}
 	}
 	page := call(t, "GET", hs.URL+"/pets?limit=1", "", "")
 	if d, _ := page.json["data"].([]any); len(d) != 1 || page.json["has_more"] != true {

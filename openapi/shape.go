@@ -24,6 +24,9 @@ type shape struct {
 	// idPattern is the pattern of the answer's id, when it has one (a
 	// create).
 	idPattern *regexp.Regexp
+	// filters are a list's query parameters that narrow its items
+	// (filter.go).
+	filters []filter
 }
 
 // shapeOf returns what o's success schema says, learning it the first
@@ -50,6 +53,7 @@ func (o *Operation) learnShape() {
 		items, field := listItems(s)
 		o.shape.listField = field
 		o.shape.resources = items != nil && propertyOf(items, "id", 0) != nil
+		o.shape.filters = o.listFilters(items)
 	}
 }
 

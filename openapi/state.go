@@ -166,9 +166,13 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 	if err != nil {
 		return 0, nil, err
 	}
+	if cs := conditions(o.shapeOf().filters, q); len(cs) > 0 && len(items) > 0 {
+		items = narrowed(items, cs)
+	}
 	if len(items) == 0 && o.api.generate {
-		// Nothing stored: with unknownIds: generate the spec's list of one
-		// answers, as stripe-mock's does (stripe-go's suite iterates it).
+		// Nothing stored (or nothing the filters keep): with unknownIds:
+		// generate the spec's list of one answers, as stripe-mock's does
+		// (stripe-go's suite iterates it).
 		return 0, nil, errNoState
 	}
 	slices.Reverse(items) // newest first

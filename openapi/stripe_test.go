@@ -3,6 +3,7 @@ package openapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -96,6 +97,34 @@ func TestStripeSpec(t *testing.T) {
 	}
 	if next := call(t, "GET", hs.URL+"/v1/customers?starting_after="+id, "", "", auth...); next.status != 200 || strings.Contains(next.body, id) {
 		t.Fatalf("list after the only customer: %d %s; want 200 and an empty page", next.status, next.body)
+	}
+	// Stripe's list filters: ?email=, ?created[gte]=, and on payment
+	// intents ?customer= (an id, or the object's when expanded).
+	other := call(t, "POST", hs.URL+"/v1/customers", "application/x-www-form-urlencoded", "email=ann%40example.com", auth...)
+	otherID, _ := other.json["id"].(string)
+	pi := call(t, "POST", hs.URL+"/v1/payment_intents", "application/x-www-form-urlencoded", "amount=500&currency=usd&customer="+otherID, auth...)
+	call(t, "POST", hs.URL+"/v1/payment_intents", "application/x-www-form-urlencoded", "amount=700&currency=usd&customer="+id, auth...)
+	since := fmt.Sprint(int64(created.json["created"].(float64))) // the first customer's: both are as new or newer
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{"/v1/customers?email=ann%40example.com", []string{otherID}},
+		{"/v1/customers?email=jenny%40example.com", []string{id}},
+		{"/v1/customers?email=nobody%40example.com", nil},
+		{"/v1/customers?created[gte]=" + since, []string{otherID, id}},
+		{"/v1/customers?created[gt]=" + since + "0", nil},
+		{"/v1/payment_intents?customer=" + otherID, []string{pi.json["id"].(string)}},
+	} {
+		got := call(t, "GET", hs.URL+tc.path, "", "", auth...)
+		var ids []string
+		d, _ := got.json["data"].([]any)
+		for _, o := range d {
+			ids = append(ids, o.(map[string]any)["id"].(string))
+		}
+		if got.status != 200 || strings.Join(ids, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("GET %s: %d %s; want %v", tc.path, got.status, got.body, tc.want)
+		}
 	}
 	bad := call(t, "POST", hs.URL+"/v1/payment_intents", "application/x-www-form-urlencoded", "currency=usd&amount=abc", auth...)
 	if bad.status != 400 || !strings.Contains(bad.body, `"pointer":"#/amount"`) {

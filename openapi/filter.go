@@ -1,0 +1,168 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pb33f/libopenapi/datamodel/high/base"
+	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// A list narrows its stored items by the query parameters the operation
+// declares that name a top-level field of its items, as Stripe's lists
+// do (GET /v1/payment_intents?customer=cus_123, ?status=succeeded,
+// ?created[gte]=1700000000): equal to the value, an expandable object
+// whose id is the value, or a number in the range of the [gt], [gte],
+// [lt] and [lte] keys. A value outside the field's enum (Stripe's
+// status=all) narrows nothing. Paging and expansion parameters are not
+// filters.
+
+// filter is one query parameter that narrows a list: its name, which is
+// also the items' field, and the field's enum (nil when it has none).
+type filter struct {
+	name string
+	enum []string
+}
+
+// notFilters are the list parameters that page or shape the answer.
+var notFilters = []string{"limit", "starting_after", "ending_before", "after", "before", "expand", "page", "cursor", "per_page", "offset"}
+
+// listFilters finds the query parameters of o that name a field of items.
+func (o *Operation) listFilters(items *base.Schema) []filter {
+	if items == nil {
+		return nil
+	}
+	var out []filter
+	for _, p := range o.queryParams() {
+		if slices.Contains(notFilters, p) {
+			continue
+		}
+		field := propertyOf(items, p, 0)
+		if field == nil {
+			continue
+		}
+		f := filter{name: p}
+		for _, e := range field.Enum {
+			f.enum = append(f.enum, e.Value)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// queryParams names the query parameters of o and its path.
+func (o *Operation) queryParams() []string {
+	var out []string
+	for _, ps := range [][]*v3.Parameter{o.item.Parameters, o.op.Parameters} {
+		for _, p := range ps {
+			if p != nil && p.In == "query" && !slices.Contains(out, p.Name) {
+				out = append(out, p.Name)
+			}
+		}
+	}
+	return out
+}
+
+// condition is one filter as a request asks it.
+type condition struct {
+	field, op, value string // op: "" (equal), gt, gte, lt, lte
+}
+
+// conditions reads the filters q sets; none when it sets none.
+func conditions(filters []filter, q url.Values) []condition {
+	var out []condition
+	for _, f := range filters {
+		if v := q.Get(f.name); v != "" {
+			if f.enum == nil || slices.Contains(f.enum, v) {
+				out = append(out, condition{field: f.name, value: v})
+			}
+		}
+		for _, op := range [...]string{"gt", "gte", "lt", "lte"} {
+			if v := q.Get(f.name + "[" + op + "]"); v != "" {
+				out = append(out, condition{field: f.name, op: op, value: v})
+			}
+		}
+	}
+	return out
+}
+
+// narrowed keeps the items that meet every condition.
+func narrowed(items []state.Item, cs []condition) []state.Item {
+	out := items[:0:0]
+	for _, it := range items {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(it.Body, &fields) != nil {
+			continue
+		}
+		if meetsAll(fields, cs) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func meetsAll(fields map[string]json.RawMessage, cs []condition) bool {
+	for _, c := range cs {
+		if !meets(fields[c.field], c) {
+			return false
+		}
+	}
+	return true
+}
+
+// meets says whether a field's JSON value meets c.
+func meets(raw json.RawMessage, c condition) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return false
+	}
+	if c.op != "" {
+		n, err1 := strconv.ParseFloat(string(raw), 64)
+		want, err2 := strconv.ParseFloat(c.value, 64)
+		if err1 != nil || err2 != nil {
+			return false
+		}
+		switch c.op {
+		case "gt":
+			return n > want
+		case "gte":
+			return n >= want
+		case "lt":
+			return n < want
+		}
+		return n <= want
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		return json.Unmarshal(raw, &s) == nil && s == c.value
+	case '{': // an expandable object: its id
+		var obj struct {
+			ID any `json:"id"`
+		}
+		return json.Unmarshal(raw, &obj) == nil && obj.ID != nil && strings.TrimSpace(stringOf(obj.ID)) == c.value
+	case '[':
+		return false
+	}
+	if n, err := strconv.ParseFloat(string(raw), 64); err == nil {
+		want, err := strconv.ParseFloat(c.value, 64)
+		return err == nil && n == want
+	}
+	return string(raw) == c.value // true, false
+}
+
+func stringOf(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	}
+	return ""
+}
