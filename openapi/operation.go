@@ -55,6 +55,9 @@ type Operation struct {
 	// something to check.
 	paramKinds map[string]bool
 	form       schemaCheck // the form body's schema
+	// bySchemeItem is libItem with the security requirements of an HTTP
+	// scheme first, by scheme (security.go).
+	bySchemeItem map[string]*v3.PathItem
 }
 
 func (a *api) operation(path string, item *v3.PathItem, method string, op *v3.Operation, pos scenarios.Pos) (*Operation, error) {
@@ -73,6 +76,7 @@ func (a *api) operation(path string, item *v3.PathItem, method string, op *v3.Op
 	}
 	o.classify()
 	o.libItem, o.deep, o.paramKinds = splitQuery(item, op, method)
+	o.bySchemeItem = bySchemeItems(o.libItem, method, op, a.model)
 	return o, nil
 }
 
@@ -133,7 +137,11 @@ func (o *Operation) CheckValues(r *http.Request, body []byte) (vs []Violation, v
 		if c.in != "" && !o.paramKinds[c.in] {
 			continue
 		}
-		if ok, e := c.check(r, o.libItem, o.Path); !ok {
+		item := o.libItem
+		if c.in == "" {
+			item = o.securityItem(r)
+		}
+		if ok, e := c.check(r, item, o.Path); !ok {
 			errs = append(errs, e...)
 		}
 	}

@@ -55,27 +55,59 @@ func splitQuery(item *v3.PathItem, op *v3.Operation, method string) (*v3.PathIte
 	}
 	// Shallow copies: only the parameter lists differ; the parameters,
 	// schemas and everything else are the document's own.
-	it, o := *item, *op
-	it.Parameters, o.Parameters = pathParams, opParams
+	o := *op
+	o.Parameters = opParams
+	it := withOperation(item, method, &o)
+	it.Parameters = pathParams
+	return it, deep, kinds
+}
+
+// withOperation is a shallow copy of item whose operation for method is
+// op.
+func withOperation(item *v3.PathItem, method string, op *v3.Operation) *v3.PathItem {
+	it := *item
 	switch method {
 	case "GET":
-		it.Get = &o
+		it.Get = op
 	case "PUT":
-		it.Put = &o
+		it.Put = op
 	case "POST":
-		it.Post = &o
+		it.Post = op
 	case "DELETE":
-		it.Delete = &o
+		it.Delete = op
 	case "OPTIONS":
-		it.Options = &o
+		it.Options = op
 	case "HEAD":
-		it.Head = &o
+		it.Head = op
 	case "PATCH":
-		it.Patch = &o
+		it.Patch = op
 	case "TRACE":
-		it.Trace = &o
+		it.Trace = op
 	}
-	return &it, deep, kinds
+	return &it
+}
+
+// operationOf is item's operation for method.
+func operationOf(item *v3.PathItem, method string) *v3.Operation {
+	switch method {
+	case "GET":
+		return item.Get
+	case "PUT":
+		return item.Put
+	case "POST":
+		return item.Post
+	case "DELETE":
+		return item.Delete
+	case "OPTIONS":
+		return item.Options
+	case "HEAD":
+		return item.Head
+	case "PATCH":
+		return item.Patch
+	case "TRACE":
+		return item.Trace
+	}
+	return nil
 }
 
 // checkDeep validates the deepObject query parameters of q.
