@@ -58,6 +58,9 @@ type Operation struct {
 	// bySchemeItem is libItem with the security requirements of an HTTP
 	// scheme first, by scheme (security.go).
 	bySchemeItem map[string]*v3.PathItem
+	// pathParams are the path parameters, checked against the values the
+	// server matched (pathparams.go).
+	pathParams []pathParam
 }
 
 func (a *api) operation(path string, item *v3.PathItem, method string, op *v3.Operation, pos scenarios.Pos) (*Operation, error) {
@@ -77,6 +80,7 @@ func (a *api) operation(path string, item *v3.PathItem, method string, op *v3.Op
 	o.classify()
 	o.libItem, o.deep, o.paramKinds = splitQuery(item, op, method)
 	o.bySchemeItem = bySchemeItems(o.libItem, method, op, a.model)
+	o.pathParams = pathParamsOf(item, op)
 	return o, nil
 }
 
@@ -114,6 +118,13 @@ func (o *Operation) Check(r *http.Request, body []byte) []Violation {
 // check read it (nested and typed by its schema), nil when it read none:
 // given to Respond in Exchange.Values, the body is not parsed twice.
 func (o *Operation) CheckValues(r *http.Request, body []byte) (vs []Violation, values map[string]any) {
+	return o.CheckMatched(r, body, nil)
+}
+
+// CheckMatched is CheckValues for a request whose path the server has
+// matched to the operation: vars are its path variables, which are then
+// checked against their schemas without finding the path again.
+func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]string) (vs []Violation, values map[string]any) {
 	if o.api.validate == "off" {
 		return nil, nil
 	}
@@ -135,6 +146,9 @@ func (o *Operation) CheckValues(r *http.Request, body []byte) (vs []Violation, v
 		{"", p.ValidateSecurityWithPathItem},
 	} {
 		if c.in != "" && !o.paramKinds[c.in] {
+			continue
+		}
+		if c.in == "path" && o.pathValid(vars) {
 			continue
 		}
 		item := o.libItem

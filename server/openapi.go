@@ -50,7 +50,7 @@ func (s *Server) check(x *exchange) bool {
 		return true
 	}
 	op := x.rt.op
-	vs, values := op.CheckValues(x.r, x.body)
+	vs, values := op.CheckMatched(x.r, x.body, x.m.Vars)
 	x.opValues = values
 	if len(vs) == 0 {
 		return true
