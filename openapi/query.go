@@ -66,46 +66,39 @@ func splitQuery(item *v3.PathItem, op *v3.Operation, method string) (*v3.PathIte
 // op.
 func withOperation(item *v3.PathItem, method string, op *v3.Operation) *v3.PathItem {
 	it := *item
-	switch method {
-	case "GET":
-		it.Get = op
-	case "PUT":
-		it.Put = op
-	case "POST":
-		it.Post = op
-	case "DELETE":
-		it.Delete = op
-	case "OPTIONS":
-		it.Options = op
-	case "HEAD":
-		it.Head = op
-	case "PATCH":
-		it.Patch = op
-	case "TRACE":
-		it.Trace = op
+	if f := operationField(&it, method); f != nil {
+		*f = op
 	}
 	return &it
 }
 
 // operationOf is item's operation for method.
 func operationOf(item *v3.PathItem, method string) *v3.Operation {
+	if f := operationField(item, method); f != nil {
+		return *f
+	}
+	return nil
+}
+
+// operationField is the field of item that holds method's operation.
+func operationField(item *v3.PathItem, method string) **v3.Operation {
 	switch method {
 	case "GET":
-		return item.Get
+		return &item.Get
 	case "PUT":
-		return item.Put
+		return &item.Put
 	case "POST":
-		return item.Post
+		return &item.Post
 	case "DELETE":
-		return item.Delete
+		return &item.Delete
 	case "OPTIONS":
-		return item.Options
+		return &item.Options
 	case "HEAD":
-		return item.Head
+		return &item.Head
 	case "PATCH":
-		return item.Patch
+		return &item.Patch
 	case "TRACE":
-		return item.Trace
+		return &item.Trace
 	}
 	return nil
 }

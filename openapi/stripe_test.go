@@ -117,12 +117,7 @@ func TestStripeSpec(t *testing.T) {
 		{"/v1/payment_intents?customer=" + otherID, []string{pi.json["id"].(string)}},
 	} {
 		got := call(t, "GET", hs.URL+tc.path, "", "", auth...)
-		var ids []string
-		d, _ := got.json["data"].([]any)
-		for _, o := range d {
-			ids = append(ids, o.(map[string]any)["id"].(string))
-		}
-		if got.status != 200 || strings.Join(ids, ",") != strings.Join(tc.want, ",") {
+		if ids := listed(got, "id"); got.status != 200 || strings.Join(ids, ",") != strings.Join(tc.want, ",") {
 			t.Errorf("GET %s: %d %s; want %v", tc.path, got.status, got.body, tc.want)
 		}
 	}
