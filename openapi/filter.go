@@ -92,19 +92,51 @@ func conditions(filters []filter, q url.Values) []condition {
 	return out
 }
 
-// narrowed keeps the items that meet every condition.
-func narrowed(items []state.Item, cs []condition) []state.Item {
-	out := items[:0:0]
-	for _, it := range items {
+// kept says which items meet every condition, and how many do.
+func kept(items []state.Item, cs []condition) ([]bool, int) {
+	keep, n := make([]bool, len(items)), 0
+	for i, it := range items {
+		if !mayMeet(it.Body, cs) {
+			continue
+		}
 		var fields map[string]json.RawMessage
 		if json.Unmarshal(it.Body, &fields) != nil {
 			continue
 		}
 		if meetsAll(fields, cs) {
-			out = append(out, it)
+			keep[i] = true
+			n++
 		}
 	}
-	return out
+	return keep, n
+}
+
+// mayMeet is false when an equality condition's value appears nowhere in
+// body, so that most items of a large collection are passed over without
+// being decoded. It reads only values of characters JSON never escapes,
+// which stand in the body as they are.
+func mayMeet(body []byte, cs []condition) bool {
+	for _, c := range cs {
+		if c.op == "" && plain(c.value) && !bytes.Contains(body, []byte(c.value)) {
+			return false
+		}
+	}
+	return true
+}
+
+// plain says whether s is made of letters, digits and @._+:- only, and
+// is not a number written otherwise than JSON writes it (5.0 for 5).
+func plain(s string) bool {
+	if f, err := strconv.ParseFloat(s, 64); err == nil && strconv.FormatFloat(f, 'f', -1, 64) != s {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("@._+:-", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func meetsAll(fields map[string]json.RawMessage, cs []condition) bool {

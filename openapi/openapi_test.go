@@ -621,3 +621,37 @@ components:
 		t.Fatalf("brackets inside a string counted as nesting: %.300s", got.body)
 	}
 }
+
+// TestPetstorePagingBack pages newest first with limit and both cursors:
+// has_more looks in the direction of travel (towards newer items with
+// ending_before), and the two cursors together are refused, as Stripe
+// refuses them, rather than cutting a page backwards (which panicked).
+func TestPetstorePagingBack(t *testing.T) {
+	t.Parallel()
+	_, hs := serveDir(t, petstore(t, "openapi: {spec: openapi.yaml}\n"), openapi.Options{})
+	var ids []string // oldest first
+	for _, name := range []string{"A", "B", "C"} {
+		p := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"`+name+`"}`)
+		ids = append(ids, fmt.Sprint(p.json["id"]))
+	}
+	for _, tc := range []struct {
+		query string
+		want  string
+		more  bool
+	}{
+		{"limit=1&ending_before=" + ids[0], "B", true},
+		{"limit=2&ending_before=" + ids[0], "C,B", false},
+		{"limit=1&starting_after=" + ids[2], "B", true},
+		{"limit=2&starting_after=" + ids[1], "A", false},
+	} {
+		got := call(t, "GET", hs.URL+"/pets?"+tc.query, "", "")
+		if names := strings.Join(listed(got, "name"), ","); got.status != 200 || names != tc.want || got.json["has_more"] != tc.more {
+			t.Errorf("GET /pets?%s: %d %s; want %s, has_more %v", tc.query, got.status, got.body, tc.want, tc.more)
+		}
+	}
+	for _, q := range []string{"starting_after=" + ids[0] + "&ending_before=" + ids[2], "starting_after=" + ids[1] + "&ending_before=" + ids[1]} {
+		if got := call(t, "GET", hs.URL+"/pets?"+q, "", ""); got.status != 400 || !strings.Contains(got.body, "only specify one of these parameters") {
+			t.Errorf("GET /pets?%s: %d %s; want a 400 saying the cursors exclude each other", q, got.status, got.body)
+		}
+	}
+}

@@ -429,6 +429,16 @@ func TestCafeState(t *testing.T) {
 		t.Fatalf("list after Bob: %s; want Ann alone, a previous page and no next", next.body)
 	}
 	c.check(t, "GET", "/orders?limit=2&after="+ids[1], next)
+	// Paging back: the items just newer than the cursor, and a next page
+	// (older ones follow in the list's order).
+	back := call(t, "GET", hs.URL+"/orders?limit=1&before="+ids[1], "", "")
+	if got := items(back); !slices.Equal(got, []string{ids[2]}) || page(back)["hasNextPage"] != true || page(back)["hasPrevPage"] != false {
+		t.Fatalf("list before Bob: %s; want Cy alone, a next page and no previous", back.body)
+	}
+	// A cursor parameter the operation does not declare is not one.
+	if undeclared := call(t, "GET", hs.URL+"/orders?starting_after=ord_nope", "", ""); undeclared.status != 200 || len(items(undeclared)) != 3 {
+		t.Fatalf("list with an undeclared starting_after: %d %s; want every order", undeclared.status, undeclared.body)
+	}
 
 	upd := call(t, "PATCH", hs.URL+"/orders/"+ids[0], "application/json", `{"status":"completed"}`)
 	if upd.status != 200 || upd.json["status"] != "completed" || upd.json["customerName"] != "Ann" {

@@ -25,8 +25,10 @@ type shape struct {
 	// create).
 	idPattern *regexp.Regexp
 	// filters are a list's query parameters that narrow its items
-	// (filter.go).
-	filters []filter
+	// (filter.go); after and before the cursor parameters it declares,
+	// Stripe's starting_after and ending_before or after and before.
+	filters       []filter
+	after, before []string
 }
 
 // shapeOf returns what o's success schema says, learning it the first
@@ -54,6 +56,14 @@ func (o *Operation) learnShape() {
 		o.shape.listField = field
 		o.shape.resources = items != nil && propertyOf(items, "id", 0) != nil
 		o.shape.filters = o.listFilters(items)
+		for _, p := range o.queryParams() {
+			switch p {
+			case "starting_after", "after":
+				o.shape.after = append(o.shape.after, p)
+			case "ending_before", "before":
+				o.shape.before = append(o.shape.before, p)
+			}
+		}
 	}
 }
 
@@ -155,10 +165,13 @@ func freshIDLike(like string, pattern *regexp.Regexp, rnd func() float64) string
 
 // pageFacts are what a list page says about itself.
 type pageFacts struct {
-	more, prev  bool
-	first, last any // ids, or nil for an empty page
-	total       int
-	limit       int
+	// more is Stripe's has_more: items beyond the page in the direction
+	// of travel (older ones, or with ending_before newer ones); next and
+	// prev are items after and before the page in the list's order.
+	more, next, prev bool
+	first, last      any // ids, or nil for an empty page
+	total            int
+	limit            int
 }
 
 // fillPage writes facts into the members a list answer (or its page
@@ -169,8 +182,10 @@ func fillPage(obj map[string]any, f pageFacts) {
 	set := func(m map[string]any) {
 		for k := range m {
 			switch k {
-			case "has_more", "hasMore", "hasNextPage", "has_next_page":
+			case "has_more", "hasMore":
 				m[k] = f.more
+			case "hasNextPage", "has_next_page":
+				m[k] = f.next
 			case "hasPrevPage", "hasPreviousPage", "has_prev_page":
 				m[k] = f.prev
 			case "startCursor", "start_cursor":

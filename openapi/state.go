@@ -166,46 +166,84 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 	if err != nil {
 		return 0, nil, err
 	}
+	slices.Reverse(items) // newest first
+	// keep says which items the filters keep (filter.go); the cursors are
+	// placed among all items, so that a page can start after an object
+	// the filters leave out, as Stripe's can.
+	total, keep := len(items), []bool(nil)
 	if cs := conditions(o.shapeOf().filters, q); len(cs) > 0 && len(items) > 0 {
-		items = narrowed(items, cs)
+		keep, total = kept(items, cs)
 	}
-	if len(items) == 0 && o.api.generate {
+	if total == 0 && o.api.generate {
 		// Nothing stored (or nothing the filters keep): with unknownIds:
 		// generate the spec's list of one answers, as stripe-mock's does
 		// (stripe-go's suite iterates it).
 		return 0, nil, errNoState
 	}
-	slices.Reverse(items) // newest first
 	limit := 10
 	if l, err := strconv.Atoi(q.Get("limit")); err == nil && l > 0 && l <= 100 {
 		limit = l
 	}
-	start, end := 0, len(items)
-	if name, after := cursor(q, "starting_after", "after"); after != "" {
-		i := indexOf(items, after)
-		if i < 0 && !o.api.generate {
-			status, body := o.unknownCursor(name, after)
-			return status, body, nil
-		}
-		start = i + 1
+	sh := o.shapeOf()
+	afterName, after := cursor(q, sh.after)
+	beforeName, before := cursor(q, sh.before)
+	if after != "" && before != "" {
+		status, body := o.paramError(http.StatusBadRequest, beforeName, "parameter_invalid",
+			fmt.Sprintf("You may only specify one of these parameters: %s, %s.", beforeName, afterName))
+		return status, body, nil
 	}
-	if name, before := cursor(q, "ending_before", "before"); before != "" {
-		i := indexOf(items, before)
-		if i < 0 && !o.api.generate {
-			status, body := o.unknownCursor(name, before)
-			return status, body, nil
+	// The window is the items the cursor leaves, in list order; the page
+	// is limit of them, from its start (after) or its end (before).
+	lo, hi := 0, len(items)
+	for _, c := range [...]struct {
+		name, id string
+		after    bool
+	}{{afterName, after, true}, {beforeName, before, false}} {
+		if c.id == "" {
+			continue
 		}
-		if i >= 0 {
-			end = i
-			if end-limit > start {
-				start = end - limit
-			}
+		i := indexOf(items, c.id)
+		switch {
+		case i < 0 && o.api.generate:
+			continue // stripe-mock ignores a cursor it cannot place
+		case i < 0:
+			status, body := o.unknownCursor(c.name, c.id)
+			return status, body, nil
+		case c.after:
+			lo = i + 1
+		default:
+			hi = i
 		}
 	}
-	page := items[start:end]
-	more := len(page) > limit
-	if more {
-		page = page[:limit]
+	var window []int // indexes into items
+	for i := lo; i < hi; i++ {
+		if keep == nil || keep[i] {
+			window = append(window, i)
+		}
+	}
+	if len(window) > limit {
+		if before != "" {
+			window = window[len(window)-limit:] // the limit just before the cursor
+		} else {
+			window = window[:limit]
+		}
+	}
+	page := make([]state.Item, len(window))
+	for k, i := range window {
+		page[k] = items[i]
+	}
+	facts := pageFacts{total: total, limit: limit}
+	if len(window) > 0 {
+		first, last := window[0], window[len(window)-1]
+		facts.prev, facts.next = anyKept(keep, 0, first), anyKept(keep, last+1, len(items))
+	} else {
+		facts.prev, facts.next = anyKept(keep, 0, lo), anyKept(keep, hi, len(items))
+	}
+	// Stripe's has_more looks in the direction of travel: towards the
+	// newer items when paging back with ending_before.
+	facts.more = facts.next
+	if before != "" {
+		facts.more = facts.prev
 	}
 	data := make([]json.RawMessage, len(page))
 	for i, it := range page {
@@ -216,13 +254,12 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 		return status, b, nil
 	}
 	obj[o.shapeOf().listField] = data
-	facts := pageFacts{more: more, prev: start > 0, total: len(items), limit: limit}
 	if len(page) > 0 {
 		facts.first, facts.last = page[0].ID, page[len(page)-1].ID
 	}
 	fillPage(obj, facts)
 	if _, ok := obj["total_count"]; ok { // a search: every match, not the page
-		obj["total_count"] = len(items)
+		obj["total_count"] = total
 	}
 	b, _ := marshal(obj)
 	return status, b, nil
@@ -230,13 +267,22 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 
 // cursor is the first of the named query parameters that is set, and
 // its name.
-func cursor(q url.Values, names ...string) (name, value string) {
+func cursor(q url.Values, names []string) (name, value string) {
 	for _, n := range names {
 		if v := q.Get(n); v != "" {
 			return n, v
 		}
 	}
 	return "", ""
+}
+
+// anyKept says whether an item in [from, to) is kept (all are, when keep
+// is nil).
+func anyKept(keep []bool, from, to int) bool {
+	if keep == nil {
+		return from < to
+	}
+	return slices.Contains(keep[from:to], true)
 }
 
 func indexOf(items []state.Item, id string) int {
@@ -263,9 +309,17 @@ func (o *Operation) unknownCursor(param, id string) (int, []byte) {
 }
 
 // noSuch answers status for an id the collection does not hold, named by
-// param: in the spec's error object for status (Stripe's, with
-// resource_missing), or a problem.
+// param, with Stripe's resource_missing.
 func (o *Operation) noSuch(status int, param, id string) (int, []byte) {
+	msg := fmt.Sprintf("No such %s: '%s'", strings.TrimSuffix(o.collection[strings.LastIndex(o.collection, "/")+1:], "s"), id)
+	return o.paramError(status, param, "resource_missing", msg)
+}
+
+// paramError answers status about the parameter param in the spec's
+// error shape for status: Stripe's error object (type, code, message,
+// param and the code's doc_url, nothing made up for its other fields),
+// an error object's message, else a problem.
+func (o *Operation) paramError(status int, param, code, msg string) (int, []byte) {
 	resp, _ := o.response(status)
 	mt, schema := mediaOf(resp)
 	var v any
@@ -273,11 +327,10 @@ func (o *Operation) noSuch(status int, param, id string) (int, []byte) {
 		v = o.api.instance(mt, schema, "")
 	}
 	obj, _ := v.(map[string]any)
-	msg := fmt.Sprintf("No such %s: '%s'", strings.TrimSuffix(o.collection[strings.LastIndex(o.collection, "/")+1:], "s"), id)
-	if e, ok := decoded(obj["error"]).(map[string]any); ok {
-		e["type"], e["code"], e["message"], e["param"] = "invalid_request_error", "resource_missing", msg, param
-		obj["error"] = e
-		b, _ := marshal(obj)
+	if _, ok := decoded(obj["error"]).(map[string]any); ok {
+		e := map[string]any{"type": "invalid_request_error", "code": code, "message": msg, "param": param,
+			"doc_url": "https://stripe.com/docs/error-codes/" + strings.ReplaceAll(code, "_", "-")}
+		b, _ := json.Marshal(map[string]any{"error": e})
 		return status, b
 	}
 	if _, ok := obj["message"].(string); ok && resp != nil {
@@ -285,9 +338,9 @@ func (o *Operation) noSuch(status int, param, id string) (int, []byte) {
 		b, _ := marshal(obj)
 		return status, b
 	}
-	detail := msg + "."
+	detail := strings.TrimSuffix(msg, ".") + "."
 	if status == http.StatusBadRequest {
-		detail = fmt.Sprintf("%s (query parameter %s).", msg, param)
+		detail = fmt.Sprintf("%s (query parameter %s).", strings.TrimSuffix(msg, "."), param)
 	}
 	b, _ := json.Marshal(map[string]any{"type": "about:blank", "title": http.StatusText(status), "status": status, "detail": detail})
 	return status, b

@@ -87,13 +87,18 @@ func TestStripeSpec(t *testing.T) {
 		t.Fatalf("retrieve an id never created: %d %s; want Stripe's 404 resource_missing", missing.status, missing.body)
 	}
 	// An unknown cursor is Stripe's 400 naming the parameter, not the
-	// first page again.
+	// first page again; the error object has Stripe's fields and no
+	// others made up from its schema.
 	for _, param := range []string{"starting_after", "ending_before"} {
 		cur := call(t, "GET", hs.URL+"/v1/customers?"+param+"=cus_never", "", "", auth...)
 		e, _ := cur.json["error"].(map[string]any)
-		if cur.status != 400 || e["code"] != "resource_missing" || e["param"] != param || e["message"] != "No such customer: 'cus_never'" {
-			t.Fatalf("list with %s=cus_never: %d %s; want 400 resource_missing, param %s", param, cur.status, cur.body, param)
+		if cur.status != 400 || e["code"] != "resource_missing" || e["param"] != param || e["message"] != "No such customer: 'cus_never'" || len(e) != 5 {
+			t.Fatalf("list with %s=cus_never: %d %s; want 400 resource_missing, param %s, and type, code, message, param and doc_url only", param, cur.status, cur.body, param)
 		}
+	}
+	both := call(t, "GET", hs.URL+"/v1/customers?starting_after="+id+"&ending_before="+id, "", "", auth...)
+	if e, _ := both.json["error"].(map[string]any); both.status != 400 || !strings.Contains(fmt.Sprint(e["message"]), "only specify one of these parameters") {
+		t.Fatalf("list with both cursors: %d %s; want Stripe's 400", both.status, both.body)
 	}
 	if next := call(t, "GET", hs.URL+"/v1/customers?starting_after="+id, "", "", auth...); next.status != 200 || strings.Contains(next.body, id) {
 		t.Fatalf("list after the only customer: %d %s; want 200 and an empty page", next.status, next.body)
@@ -109,6 +114,9 @@ func TestStripeSpec(t *testing.T) {
 		path string
 		want []string
 	}{
+		// A cursor the filter leaves out still places the page.
+		{"/v1/customers?email=jenny%40example.com&ending_before=" + otherID, []string{}},
+		{"/v1/customers?email=jenny%40example.com&starting_after=" + otherID, []string{id}},
 		{"/v1/customers?email=ann%40example.com", []string{otherID}},
 		{"/v1/customers?email=jenny%40example.com", []string{id}},
 		{"/v1/customers?email=nobody%40example.com", nil},

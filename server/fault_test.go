@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"syscall"
@@ -494,4 +495,32 @@ func TestHangEndsAtShutdown(t *testing.T) {
 	}
 	http.DefaultClient.CloseIdleConnections()
 	settledGoroutines(t, before)
+}
+
+// TestPanicIsLogged: a panic while a request is handled (a bug) is logged
+// at error level with its stack, and ends the request as an abort, so
+// that net/http closes the connection without its own debug-level line.
+func TestPanicIsLogged(t *testing.T) {
+	t.Parallel()
+	srv, _, logs := serveYAML(t, Options{}, lostPayments)
+	r := httptest.NewRequest("GET", "/payments?x=1", nil)
+	func() {
+		defer func() {
+			if v := recover(); v != http.ErrAbortHandler {
+				t.Errorf("recovered %v; want http.ErrAbortHandler", v)
+			}
+		}()
+		defer srv.survive(r)
+		var m map[string]int
+		m["boom"]++ // a nil map: a bug's panic
+	}()
+	line := ""
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, "panicked") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, `"level":"ERROR"`) || !strings.Contains(line, "assignment to entry in nil map") || !strings.Contains(line, `"path":"/payments"`) || !strings.Contains(line, "TestPanicIsLogged") {
+		t.Fatalf("log line %q; want an error naming the panic, the path and the stack", line)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -580,12 +581,30 @@ var errShutdown = errors.New("shutdown")
 // ServeHTTP answers one request: the admin API under /__admin, otherwise
 // the scenarios.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer s.survive(r)
 	admin, canonical := adminTarget(r)
 	if !admin {
 		s.serveScenario(w, r)
 		return
 	}
 	s.serveAdmin(w, r, canonical)
+}
+
+// survive logs a panic of a request's handling at error level, with its
+// stack, and ends the request as net/http ends one that aborts: the
+// connection is closed. A panic is a bug; net/http alone would report it
+// only through ErrorLog, which logs at debug level, so it went unseen.
+func (s *Server) survive(r *http.Request) {
+	v := recover()
+	if v == nil || v == http.ErrAbortHandler {
+		if v != nil {
+			panic(v)
+		}
+		return
+	}
+	s.log.Error("a request's handling panicked; its connection is closed", "method", r.Method, "path", r.URL.Path,
+		"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	panic(http.ErrAbortHandler)
 }
 
 // readsCall reports whether a response's templates may read .Call, the
