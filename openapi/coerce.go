@@ -73,14 +73,14 @@ func (o *Operation) formSchema(r *http.Request) *base.Schema {
 	return o.formMediaSchema()
 }
 
-// emptyFormSchema is the schema an empty body without a Content-Type is
-// checked against, as the empty form it stands for, when the operation
-// takes a form: so a create sent without parameters (stripe-go and
-// stripe-node send no body then) is told which one is missing, as Stripe
-// tells it, and a read whose form schema requires nothing costs no
+// untypedFormSchema is the schema a body without a Content-Type is
+// checked against, as the form it stands for, when the operation takes a
+// form, as Stripe reads one: so a create sent without parameters
+// (stripe-go and stripe-node send no body then) is told which one is
+// missing, and a read whose form schema requires nothing costs no
 // request-body check. Nil when the operation takes no form.
-func (o *Operation) emptyFormSchema(r *http.Request, body []byte) *base.Schema {
-	if len(body) > 0 || o.op.RequestBody == nil || o.op.RequestBody.Content == nil || r.Header.Get("Content-Type") != "" {
+func (o *Operation) untypedFormSchema(r *http.Request) *base.Schema {
+	if o.op.RequestBody == nil || o.op.RequestBody.Content == nil || r.Header.Get("Content-Type") != "" {
 		return nil
 	}
 	return o.formMediaSchema()

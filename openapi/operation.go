@@ -98,8 +98,11 @@ type Violation struct {
 	// integer: 20.00".
 	value string
 	// unsupported marks a Content-Type the operation does not take: the
-	// problem answer is then a 415, as Prism answers it.
-	unsupported bool
+	// problem answer is then a 415, as Prism answers it. untyped marks a
+	// request without one, which CheckValues words by whether it has a
+	// body.
+	unsupported, untyped bool
+	takes                string // the media types the operation takes, for untyped
 }
 
 // Mode is what a failed check does: "enforce" refuses the request,
@@ -173,7 +176,7 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 			return append(append(out, deep...), violationsOf(errs)...), nil
 		}
 		errs = append(errs, e...)
-	} else if fs := cmp.Or(o.formSchema(r), o.emptyFormSchema(r, body)); fs != nil {
+	} else if fs := cmp.Or(o.formSchema(r), o.untypedFormSchema(r)); fs != nil {
 		// A form body is typed by its schema first (coerce.go), then
 		// validated as the JSON it stands for.
 		v, err := formValues(body, fs)
@@ -205,6 +208,12 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 	if len(out) > maxViolations {
 		more := len(out) - maxViolations + 1
 		out = append(out[:maxViolations-1], Violation{In: out[maxViolations-1].In, Detail: fmt.Sprintf("and %d more violations", more)})
+	}
+	for i := range out {
+		if v := &out[i]; v.untyped && len(body) > 0 {
+			v.In, v.Name, v.unsupported = "header", "Content-Type", true
+			v.Detail = "the request's body has no Content-Type; the operation takes " + v.takes
+		}
 	}
 	if len(out) > 0 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
 		if vals, err := url.ParseQuery(string(body)); err == nil {
@@ -334,7 +343,7 @@ func bodyPresence(e *liberrors.ValidationError) (Violation, bool) {
 			ct = m[1]
 		}
 		if ct == "" {
-			return Violation{In: "body", Detail: "the operation requires a body (" + takes + "); the request has none, or no Content-Type"}, true
+			return Violation{In: "body", untyped: true, takes: takes, Detail: "the operation requires a body (" + takes + "); the request has none"}, true
 		}
 		return Violation{In: "header", Name: "Content-Type", unsupported: true,
 			Detail: fmt.Sprintf("%s is not a media type the operation takes (%s)", ct, takes)}, true
@@ -413,6 +422,9 @@ func stripeError(vs []Violation) (int, []byte) {
 	case strings.HasSuffix(v.Detail, "want integer"):
 		e["code"], e["param"] = "parameter_invalid_integer", v.Name
 		e["message"] = "Invalid integer: " + v.value
+	case v.Name == "":
+		e["code"] = "parameter_invalid"
+		e["message"] = strings.ToUpper(v.Detail[:1]) + v.Detail[1:] + "."
 	default:
 		e["code"], e["param"] = "parameter_invalid", v.Name
 		e["message"] = "Invalid " + v.Name + ": " + v.Detail

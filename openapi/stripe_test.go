@@ -241,6 +241,8 @@ func TestStripeErrorShape(t *testing.T) {
 		// parameters: Stripe reads that as the empty form.
 		{"no body", "", "", 400, "parameter_missing", "amount"},
 		{"empty form", form, "", 400, "parameter_missing", "amount"},
+		// A body without a Content-Type is read as the form it is.
+		{"form without Content-Type", "", "amount=100", 400, "parameter_missing", "currency"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
