@@ -215,12 +215,21 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 			v.Detail = "the request's body has no Content-Type; the operation takes " + v.takes
 		}
 	}
-	if len(out) > 0 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
-		if vals, err := url.ParseQuery(string(body)); err == nil {
-			for i := range out {
-				if out[i].In == "body" && out[i].Name != "" {
-					out[i].value = vals.Get(out[i].Name)
-				}
+	if len(out) > 0 {
+		// The value as sent, for Stripe's "Invalid integer: abc": a form
+		// field's, or a query parameter's (created[gt]=abc).
+		var form url.Values
+		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") || r.Header.Get("Content-Type") == "" {
+			form, _ = url.ParseQuery(string(body))
+		}
+		q := r.URL.Query()
+		for i := range out {
+			switch v := &out[i]; {
+			case v.Name == "":
+			case v.In == "body" && form != nil:
+				v.value = form.Get(v.Name)
+			case v.In == "query":
+				v.value = q.Get(v.Name)
 			}
 		}
 	}
@@ -419,7 +428,7 @@ func stripeError(vs []Violation) (int, []byte) {
 		}
 		e["code"], e["param"] = "parameter_missing", param
 		e["message"] = "Missing required param: " + param + "."
-	case strings.HasSuffix(v.Detail, "want integer"):
+	case strings.HasSuffix(v.Detail, "want integer") || strings.Contains(v.Detail, "is not a valid integer"):
 		e["code"], e["param"] = "parameter_invalid_integer", v.Name
 		e["message"] = "Invalid integer: " + v.value
 	case v.Name == "":

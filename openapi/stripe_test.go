@@ -244,6 +244,14 @@ func TestStripeErrorShape(t *testing.T) {
 		// A body without a Content-Type is read as the form it is.
 		{"form without Content-Type", "", "amount=100", 400, "parameter_missing", "currency"},
 	}
+	// Query parameters say the value too: Stripe's "Invalid integer: abc".
+	for _, q := range []struct{ query, param string }{{"limit=abc", "limit"}, {"created%5Bgt%5D=abc", "created[gt]"}} {
+		got := call(t, "GET", hs.URL+"/v1/customers?"+q.query, "", "", "Authorization", "Bearer sk_test_1")
+		e, _ := got.json["error"].(map[string]any)
+		if got.status != 400 || e["code"] != "parameter_invalid_integer" || e["param"] != q.param || e["message"] != "Invalid integer: abc" {
+			t.Errorf("GET /v1/customers?%s: %d %s; want 400 parameter_invalid_integer, param %s, Invalid integer: abc", q.query, got.status, got.body, q.param)
+		}
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := call(t, "POST", hs.URL+"/v1/payment_intents", tc.contentType, tc.body, "Authorization", "Bearer sk_test_1")
