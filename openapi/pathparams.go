@@ -1,8 +1,6 @@
 package openapi
 
 import (
-	"strconv"
-
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 )
@@ -58,29 +56,8 @@ func (o *Operation) pathValid(vars map[string]string) bool {
 		if s == nil || len(s.Type) != 1 {
 			return false
 		}
-		var v any
-		switch s.Type[0] {
-		case "string":
-			v = raw
-		case "integer":
-			n, err := strconv.ParseInt(raw, 10, 64)
-			if err != nil {
-				return false
-			}
-			v = n
-		case "number":
-			f, err := strconv.ParseFloat(raw, 64)
-			if err != nil {
-				return false
-			}
-			v = f
-		case "boolean":
-			b, err := strconv.ParseBool(raw)
-			if err != nil {
-				return false
-			}
-			v = b
-		default:
+		v, ok := coerceTo(raw, s) // typed as a form value is
+		if !ok {
 			return false
 		}
 		if !p.check.valid(o.api, s, v) {
