@@ -653,7 +653,9 @@ func (sh *idemShard) down(i int) bool {
 
 // compact moves the live bytes of the shard's arena to fresh chunks when
 // more than a third of it is dropped bytes, so that an arena under
-// eviction holds at most 1.5 times what it keeps. sh.mu is held.
+// eviction holds at most 1.5 times what it keeps. Under the usual
+// eviction, oldest first, the arena lets go of each chunk as its last
+// key leaves (drop), so there is little to compact. sh.mu is held.
 func (sh *idemShard) compact() {
 	a := &sh.arena
 	waste := a.used - a.live
@@ -681,13 +683,18 @@ const compactMin = 64 << 10
 // answers are not objects the garbage collector traces one by one.
 // Bytes once added are never written again: views of them (replayed
 // bodies and headers) stay valid, even after a compaction, which copies
-// into new chunks and leaves the old ones to whoever still views them.
+// into new chunks and leaves the old ones to whoever still views them,
+// or after a chunk is let go.
 type arena struct {
-	chunks     [][]byte
-	live, used int64 // bytes of spans not dropped, and of all spans
+	chunks [][]byte // chunks[i] is chunk number first+i; nil once let go
+	held   []int64  // held[i]: the bytes of chunks[i] not dropped
+	first  int32
+	live   int64 // bytes of spans not dropped
+	used   int64 // bytes of the chunks not let go
 }
 
-// span is a run of bytes in an arena.
+// span is a run of bytes in an arena: chunk is the chunk's number, which
+// stays the same while chunks before it are let go.
 type span struct {
 	chunk int32
 	off   uint32
@@ -718,14 +725,19 @@ func (a *arena) reserve(n int) (span, []byte) {
 		size := arenaFirst
 		if last >= 0 {
 			size = min(2*cap(a.chunks[last]), arenaMax)
+			if a.held[last] == 0 { // emptied while it was being filled
+				a.letGo(last)
+			}
 		}
 		a.chunks = append(a.chunks, make([]byte, 0, max(size, n)))
-		last++
+		a.held = append(a.held, 0)
+		last = len(a.chunks) - 1
 	}
 	c := a.chunks[last]
 	a.live += int64(n)
 	a.used += int64(n)
-	return span{chunk: int32(last), off: uint32(len(c)), n: uint32(n)}, c
+	a.held[last] += int64(n)
+	return span{chunk: a.first + int32(last), off: uint32(len(c)), n: uint32(n)}, c
 }
 
 // commit stores the last chunk after an append within its capacity.
@@ -735,7 +747,31 @@ func (a *arena) bytes(sp span) []byte {
 	if sp.n == 0 {
 		return nil
 	}
-	return a.chunks[sp.chunk][sp.off : sp.off+sp.n : sp.off+sp.n]
+	return a.chunks[sp.chunk-a.first][sp.off : sp.off+sp.n : sp.off+sp.n]
 }
 
-func (a *arena) drop(sp span) { a.live -= int64(sp.n) }
+// drop marks sp's bytes dropped, and lets go of its chunk when nothing
+// in it is left, unless it is the chunk still being filled.
+func (a *arena) drop(sp span) {
+	if sp.n == 0 {
+		return
+	}
+	i := int(sp.chunk - a.first)
+	a.live -= int64(sp.n)
+	a.held[i] -= int64(sp.n)
+	if a.held[i] == 0 && i < len(a.chunks)-1 {
+		a.letGo(i)
+	}
+}
+
+// letGo forgets chunk i, whose bytes are all dropped, then the chunks let
+// go at the front, so that the chunk list stays as long as what is kept
+// (a full store evicts oldest first, so chunks empty from the front).
+func (a *arena) letGo(i int) {
+	a.used -= int64(len(a.chunks[i]))
+	a.chunks[i] = nil
+	for len(a.chunks) > 0 && a.chunks[0] == nil {
+		a.chunks, a.held = a.chunks[1:], a.held[1:]
+		a.first++
+	}
+}
