@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // SecretHeaders are the headers the journal keeps redacted by default
@@ -26,14 +27,25 @@ const redactedPrefix = "redacted:"
 // filter's value the same way). The hash is unsalted, to be the same on
 // every replica: it tells keys apart, it does not hide a guessable one.
 func Redact(value string) string {
+	if last := lastRedacted.Load(); last != nil && last.value == value {
+		return last.redacted
+	}
 	sum := sha256.Sum256([]byte(value))
 	digest := redactedPrefix + hex.EncodeToString(sum[:4])
+	out := digest
 	scheme, rest, ok := strings.Cut(value, " ")
 	if ok && rest != "" && isToken(scheme) {
-		return scheme + " " + digest
+		out = scheme + " " + digest
 	}
-	return digest
+	lastRedacted.Store(&redaction{value, out})
+	return out
 }
+
+// lastRedacted is the last value Redact redacted: a client sends the
+// same API key on every request, and every journaled request redacts it.
+var lastRedacted atomic.Pointer[redaction]
+
+type redaction struct{ value, redacted string }
 
 // isToken reports whether s is a short run of letters, as an
 // authentication scheme is.
@@ -54,6 +66,15 @@ func isToken(s string) bool {
 // returns h itself when it has none of them (no copy, no allocation), and
 // otherwise a copy, leaving h as it was.
 func RedactHeaders(h http.Header) http.Header {
+	out, _ := RedactHeadersInto(nil, h)
+	return out
+}
+
+// RedactHeadersInto is RedactHeaders writing the copy, when it needs one,
+// into dst (emptied first; made when nil), so that a caller that keeps
+// dst between requests makes no map per request. copied says the answer
+// is that copy, not h.
+func RedactHeadersInto(dst, h http.Header) (out http.Header, copied bool) {
 	found := false
 	for name := range h {
 		if isSecret(name) {
@@ -62,9 +83,13 @@ func RedactHeaders(h http.Header) http.Header {
 		}
 	}
 	if !found {
-		return h
+		return h, false
 	}
-	out := make(http.Header, len(h))
+	out = dst
+	if out == nil {
+		out = make(http.Header, len(h))
+	}
+	clear(out)
 	for name, vs := range h {
 		if !isSecret(name) {
 			out[name] = vs
@@ -76,7 +101,7 @@ func RedactHeaders(h http.Header) http.Header {
 		}
 		out[name] = rv
 	}
-	return out
+	return out, true
 }
 
 // isSecret reports whether a canonical header name is one of

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -110,5 +111,40 @@ func BenchmarkRedactHeaders(b *testing.B) {
 				RedactHeaders(tc.h)
 			}
 		})
+		b.Run(tc.name+"/into", func(b *testing.B) {
+			var kept http.Header
+			b.ReportAllocs()
+			for b.Loop() {
+				if out, copied := RedactHeadersInto(kept, tc.h); copied {
+					kept = out
+				}
+			}
+		})
 	}
+}
+
+// Redact remembers the last value it redacted; goroutines redacting other
+// values at once each get their own value's redaction.
+func TestRedactConcurrent(t *testing.T) {
+	values := []string{"Bearer sk_test_a", "Bearer sk_test_b", "Basic c2tfdGVzdF9jOg==", "plain-token"}
+	want := make([]string, len(values))
+	for i, v := range values {
+		want[i] = Redact(v)
+	}
+	if want[0] == want[1] {
+		t.Fatalf("two keys redact alike: %q", want[0])
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for n := range 2000 {
+				i := (g + n) % len(values)
+				if got := Redact(values[i]); got != want[i] {
+					t.Errorf("Redact(%q) = %q; want %q", values[i], got, want[i])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

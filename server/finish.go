@@ -46,7 +46,12 @@ func (s *Server) record(x *exchange) {
 	// one pointer-free buffer per entry, a remote one into JSON).
 	e.Headers = r.Header
 	if !s.opts.JournalKeepsSecrets {
-		e.Headers = journal.RedactHeaders(r.Header) // a copy, only when it has a credential
+		// A copy, only when it has a credential, into a map the
+		// connection keeps.
+		var copied bool
+		if e.Headers, copied = journal.RedactHeadersInto(x.redacted, r.Header); copied {
+			x.redacted = e.Headers
+		}
 	}
 	switch {
 	case len(x.body) > 0:
