@@ -85,6 +85,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			obj["created"] = time.Now().Unix()
 		}
 		body, _ := marshal(obj)
+		release(obj)
 		if _, err := x.Store.Save(ctx, coll, id, body); err != nil {
 			return 0, nil, err
 		}
