@@ -534,6 +534,41 @@ func TestStripeEvents(t *testing.T) {
 	if len(back) != 1 || back[0].ID != events[0].ID {
 		t.Errorf("ending_before the older event listed %d events, want the newer one %s", len(back), events[0].ID)
 	}
+	// Narrowed by type, one or a group of them, and by creation time.
+	for _, tc := range []struct {
+		params *stripe.EventListParams
+		want   []string
+	}{
+		{&stripe.EventListParams{Type: stripe.String("customer.created")}, []string{events[1].ID}},
+		{&stripe.EventListParams{Type: stripe.String("payment_intent.*")}, []string{events[0].ID}},
+		{&stripe.EventListParams{Type: stripe.String("charge.*")}, nil},
+		{&stripe.EventListParams{CreatedRange: &stripe.RangeQueryParams{GreaterThanOrEqual: events[1].Created}}, []string{events[0].ID, events[1].ID}},
+		{&stripe.EventListParams{CreatedRange: &stripe.RangeQueryParams{GreaterThan: events[0].Created}}, nil},
+	} {
+		var ids []string
+		for ev, err := range sc.V1Events.List(ctx, tc.params).All(ctx) {
+			if err != nil {
+				t.Fatalf("list events with type %v: %v", stripe.StringValue(tc.params.Type), err)
+			}
+			ids = append(ids, ev.ID)
+		}
+		if !slices.Equal(ids, tc.want) {
+			t.Errorf("events listed with type %v, created %+v: %v; want %v", stripe.StringValue(tc.params.Type), tc.params.CreatedRange, ids, tc.want)
+		}
+	}
+	// A cursor naming no event is Stripe's 400, naming the parameter.
+	for _, lp := range []stripe.ListParams{
+		{StartingAfter: stripe.String("evt_nope")},
+		{StartingAfter: stripe.String(events[0].ID), EndingBefore: stripe.String(events[1].ID)},
+	} {
+		for _, err := range sc.V1Events.List(ctx, &stripe.EventListParams{ListParams: lp}).All(ctx) {
+			se := stripeError(t, err)
+			if se.HTTPStatusCode != 400 || se.Type != stripe.ErrorTypeInvalidRequest || se.Param == "" {
+				t.Errorf("list events with %+v: %+v; want a 400 invalid_request_error naming the parameter", lp, se)
+			}
+			break
+		}
+	}
 	got, err := sc.V1Events.Retrieve(ctx, events[0].ID, nil)
 	if err != nil || got.ID != events[0].ID || got.Type != "payment_intent.created" {
 		t.Errorf("retrieve: %+v, %v", got, err)

@@ -3,7 +3,10 @@ package openapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,9 +22,10 @@ import (
 // do (GET /v1/payment_intents?customer=cus_123, ?status=succeeded,
 // ?created[gte]=1700000000): equal to the value, an expandable object
 // whose id is the value, or a number in the range of the [gt], [gte],
-// [lt] and [lte] keys. A value outside the field's enum (Stripe's
-// status=all) narrows nothing. Paging and expansion parameters are not
-// filters.
+// [lt] and [lte] keys. A value with a * matches strings as a pattern
+// (path.Match: Stripe's type=customer.* for a group of events). A value
+// outside the field's enum (Stripe's status=all) narrows nothing. Paging
+// and expansion parameters are not filters.
 
 // filter is one query parameter that narrows a list: its name, which is
 // also the items' field, and the field's enum (nil when it has none).
@@ -173,7 +177,15 @@ func meets(raw json.RawMessage, c condition) bool {
 	switch raw[0] {
 	case '"':
 		var s string
-		return json.Unmarshal(raw, &s) == nil && s == c.value
+		if json.Unmarshal(raw, &s) != nil {
+			return false
+		}
+		if strings.Contains(c.value, "*") {
+			// A group of values, as Stripe's event type=customer.*
+			ok, err := path.Match(c.value, s)
+			return ok && err == nil
+		}
+		return s == c.value
 	case '{': // an expandable object: its id
 		var obj struct {
 			ID any `json:"id"`
@@ -197,4 +209,37 @@ func stringOf(v any) string {
 		return strconv.FormatFloat(t, 'f', -1, 64)
 	}
 	return ""
+}
+
+// Narrow returns the items that meet the list filters q sets, in their
+// order: items itself when it sets none. A route that lists a collection
+// of its own under this operation (the Stripe example's GET /v1/events,
+// over the events its routes record) narrows it as a generated list does.
+func (o *Operation) Narrow(items []state.Item, q url.Values) []state.Item {
+	cs := conditions(o.shapeOf().filters, q)
+	if len(cs) == 0 || len(items) == 0 {
+		return items
+	}
+	keep, n := kept(items, cs)
+	out := make([]state.Item, 0, n)
+	for i, it := range items {
+		if keep[i] {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// CursorError is what a generated list of this operation answers to a
+// cursor, param, naming no item (id; Stripe's 400 resource_missing, "No
+// such event: 'evt_1'"), or, when other is set, to both cursors at once,
+// in the spec's error shape for a 400.
+func (o *Operation) CursorError(r *http.Request, param, id, other string) (status int, contentType string, body []byte) {
+	if other != "" {
+		status, body = o.paramError(http.StatusBadRequest, param, "parameter_invalid",
+			fmt.Sprintf("You may only specify one of these parameters: %s, %s.", param, other))
+	} else {
+		status, body = o.unknownCursor(param, id)
+	}
+	return status, o.answerType(status, r, body), body
 }

@@ -124,7 +124,8 @@ func TestPetstoreStateful(t *testing.T) {
 		t.Fatalf("list: %d %s; want both pets, newest first", list.status, list.body)
 	}
 	// A declared query parameter that names a field of the items narrows
-	// the list: equal to it, or within its [gte]/[lt] range.
+	// the list: equal to it, matching it as a pattern (a *), or within its
+	// [gte]/[lt] range.
 	for _, tc := range []struct {
 		query string
 		want  []string
@@ -135,6 +136,8 @@ func TestPetstoreStateful(t *testing.T) {
 		{"age[gte]=3", []string{"Ada"}},
 		{"age[lt]=3", []string{"Tom"}},
 		{"age[gte]=1&tag=cat", []string{"Tom"}},
+		{"tag=c*", []string{"Tom"}},
+		{"tag=*o*", []string{"Ada"}},
 	} {
 		got := call(t, "GET", hs.URL+"/pets?"+tc.query, "", "")
 		if names := listed(got, "name"); got.status != 200 || strings.Join(names, ",") != strings.Join(tc.want, ",") {

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"net/http"
 	"regexp"
 	"strings"
 
@@ -46,12 +47,15 @@ func (o *Operation) learnShape() {
 		return
 	}
 	s := mt.Schema.Schema()
-	switch o.kind {
-	case opCreate:
+	switch {
+	case o.kind == opCreate:
 		if id := propertyOf(s, "id", 0); id != nil && id.Pattern != "" {
 			o.shape.idPattern, _ = regexp.Compile(id.Pattern) // an ECMA pattern RE2 cannot read is not checked
 		}
-	case opList:
+	case o.Method == http.MethodGet && o.collection == o.Path:
+		// A list, whether or not state by convention keeps its
+		// collection (opList): a route may list a collection of its own
+		// under it (Narrow).
 		items, field := listItems(s)
 		o.shape.listField = field
 		o.shape.resources = items != nil && propertyOf(items, "id", 0) != nil

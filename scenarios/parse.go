@@ -772,14 +772,19 @@ func (d *fileDecoder) response(n *yaml.Node, field string, vars []string) *Respo
 // operationResponse checks a response of a route that names an
 // operation: the operation makes the answer, so the response may add a
 // body: mapping whose fields are laid on that answer, headers, a delay, a
-// fault, missing:, and load: (an item of a collection of the file's,
+// fault, missing:, load: (an item of a collection of the file's,
 // answered when there is one, the operation answering an id not found),
-// and nothing else that makes an answer of its own.
+// and list: (a collection of the file's, answered by the route's body,
+// narrowed by the operation's filters, its cursor errors the
+// operation's), and nothing else that makes an answer of its own.
 func (d *fileDecoder) operationResponse(fs map[string]pair, field string, r *Response) {
-	for _, k := range []string{"bodyFile", "save", "list", "delete", "proxy", "status"} {
+	for _, k := range []string{"bodyFile", "save", "delete", "proxy", "status"} {
 		if p, ok := fs[k]; ok {
-			d.fail(p.key, join(field, k), "does not go with operation: (the operation makes the answer; body: a mapping is laid on it, load: answers a stored item first)")
+			d.fail(p.key, join(field, k), "does not go with operation: (the operation makes the answer; body: a mapping is laid on it, load: answers a stored item first, list: answers with body:)")
 		}
+	}
+	if _, lists := fs["list"]; lists {
+		return // the body renders the list, as on any route
 	}
 	if p, ok := fs["body"]; ok {
 		if b := d.resolve(p.val); b.Kind != yaml.MappingNode {

@@ -90,10 +90,21 @@ func (s *Server) runOp(ctx context.Context, p *prepared, d *templateData, readOn
 		if ref.Newest {
 			slices.Reverse(items) // List's slice is this request's own
 		}
+		// A route that names an operation lists as the operation's
+		// generated list would: narrowed by the filters the request sets
+		// (GET /v1/events?type=customer.*), the cursors placed among
+		// all items first.
+		var narrow func([]state.Item) []state.Item
+		if p.op != nil {
+			q := d.Request.Query
+			narrow = func(items []state.Item) []state.Item { return p.op.Narrow(items, q) }
+		}
 		if ref.Paged {
-			if items, d.HasMore, err = page(items, d.Request.Query, ref.Collection); err != nil {
+			if items, d.HasMore, err = page(items, d.Request.Query, ref.Collection, narrow); err != nil {
 				return false, err
 			}
+		} else if narrow != nil {
+			items = narrow(items)
 		}
 		d.Items, d.items = make([]any, len(items)), make([][]byte, len(items))
 		for i, it := range items {
@@ -133,8 +144,12 @@ func (s *Server) runOp(ctx context.Context, p *prepared, d *templateData, readOn
 // page cuts a paged list: as Stripe does. ?limit= is 1 to 100 (default
 // 10); ?starting_after= gives the items after that id, ?ending_before=
 // the items before it (the last limit of them); more says whether items
-// lie beyond the page in the direction of travel.
-func page(items []state.Item, q url.Values, collection string) (out []state.Item, more bool, err error) {
+// lie beyond the page in the direction of travel. narrow, when set, keeps
+// the items a filter keeps, after the cursor is placed among them all.
+func page(items []state.Item, q url.Values, collection string, narrow func([]state.Item) []state.Item) (out []state.Item, more bool, err error) {
+	if narrow == nil {
+		narrow = func(items []state.Item) []state.Item { return items }
+	}
 	limit := 10
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -150,18 +165,19 @@ func page(items []state.Item, q url.Values, collection string) (out []state.Item
 				return i, nil
 			}
 		}
-		return 0, fmt.Errorf("%w: ?%s= names no item of collection %q: %q", errPage, param, collection, id)
+		return 0, &cursorError{param: param, id: id, collection: collection}
 	}
 	switch {
 	case q.Has("starting_after") && q.Has("ending_before"):
-		return nil, false, fmt.Errorf("%w: ?starting_after= and ?ending_before= exclude each other", errPage)
+		return nil, false, &cursorError{param: "ending_before", other: "starting_after"}
 	case q.Has("ending_before"):
 		end, err := index("ending_before")
 		if err != nil {
 			return nil, false, err
 		}
-		start := max(0, end-limit)
-		return items[start:end], start > 0, nil
+		window := narrow(items[:end])
+		start := max(0, len(window)-limit)
+		return window[start:], start > 0, nil
 	case q.Has("starting_after"):
 		i, err := index("starting_after")
 		if err != nil {
@@ -169,11 +185,28 @@ func page(items []state.Item, q url.Values, collection string) (out []state.Item
 		}
 		items = items[i+1:]
 	}
+	items = narrow(items)
 	if len(items) > limit {
 		return items[:limit], true, nil
 	}
 	return items, false, nil
 }
+
+// cursorError is a paged list's cursor naming no item (id), or, with
+// other, two cursors at once: a 400 (errPage), answered as the route's
+// operation answers it when the route names one (CursorError).
+type cursorError struct {
+	param, id, collection, other string
+}
+
+func (e *cursorError) Error() string {
+	if e.other != "" {
+		return fmt.Sprintf("%v: ?%s= and ?%s= exclude each other", errPage, e.other, e.param)
+	}
+	return fmt.Sprintf("%v: ?%s= names no item of collection %q: %q", errPage, e.param, e.collection, e.id)
+}
+
+func (e *cursorError) Unwrap() error { return errPage }
 
 // operate renders the answer of p into rec: it runs the collection
 // operation first, and answers a load or delete that finds nothing with
@@ -183,6 +216,14 @@ func page(items []state.Item, q url.Values, collection string) (out []state.Item
 func (s *Server) operate(ctx context.Context, rec *recorder, p *prepared, d *templateData, readOnly bool) error {
 	if p.src.Op != "" {
 		found, err := s.runOp(ctx, p, d, readOnly)
+		var ce *cursorError
+		if errors.As(err, &ce) && p.op != nil {
+			status, contentType, body := p.op.CursorError(d.in.HTTP, ce.param, ce.id, ce.other)
+			rec.header["Content-Type"] = []string{contentType}
+			rec.WriteHeader(status)
+			_, _ = rec.Write(body)
+			return nil
+		}
 		if err != nil {
 			return err
 		}
