@@ -250,6 +250,9 @@ func TestStripeBasicAuth(t *testing.T) {
 		{"curl -u key:", func(r *http.Request) { r.SetBasicAuth(testKey, "") }},
 		{"Basic key", func(r *http.Request) { r.Header.Set("Authorization", "Basic "+testKey) }},
 		{"short key", func(r *http.Request) { r.SetBasicAuth("sk_test_1", "") }},
+		// An authentication scheme is case-insensitive (RFC 9110 11.1).
+		{"lowercase bearer", func(r *http.Request) { r.Header.Set("Authorization", "bearer "+testKey) }},
+		{"uppercase BASIC", func(r *http.Request) { r.Header.Set("Authorization", "BASIC "+testKey) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, cus := do("POST", "/v1/customers", "email=basic@example.com", tc.auth)
