@@ -196,6 +196,9 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 			out := []Violation{{In: "body", Detail: fmt.Sprintf("the body nests more than %d levels deep", maxBodyDepth)}}
 			return append(append(out, deep...), violationsOf(errs)...), nil
 		}
+		if isJSONMedia(r.Header.Get("Content-Type")) && len(bytes.TrimSpace(body)) == 0 {
+			body = nil // white space alone is no JSON value: an empty body, not null
+		}
 		req := r.Clone(r.Context())
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.ContentLength = int64(len(body))

@@ -280,6 +280,7 @@ func TestCafeValidation(t *testing.T) {
 		{"body media type not declared", "POST", "/orders", "text/plain", `Mary Ann`, "header", "Content-Type", "", "text/plain is not a media type the operation takes (application/json)"},
 		{"no body", "POST", "/orders", "", "", "body", "", "", "the operation requires a body (application/json); the request has none"},
 		{"empty body", "POST", "/orders", "application/json", "", "body", "", "", "the operation requires a body; the request's is empty"},
+		{"white space body", "POST", "/orders", "application/json", " \r\n\t", "body", "", "", "the operation requires a body; the request's is empty"},
 		{"body without a Content-Type", "POST", "/orders", "", `{"customerName":"Ann"}`, "header", "Content-Type", "", "the request's body has no Content-Type; the operation takes application/json"},
 		{"multipart body type", "POST", "/menu", mpType, mpBody, "body", "price", "#/price", "want integer"},
 	}
