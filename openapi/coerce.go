@@ -3,7 +3,6 @@ package openapi
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -98,11 +97,10 @@ func (o *Operation) formMediaSchema() *base.Schema {
 
 // formValues reads a form body into nested values typed by schema.
 func formValues(body []byte, schema *base.Schema) (map[string]any, error) {
-	vals, err := url.ParseQuery(string(body))
+	v, err := parseForm(string(body))
 	if err != nil {
 		return nil, err
 	}
-	v := unflatten(vals)
 	if c, ok := coerce(v, schema).(map[string]any); ok {
 		return c, nil
 	}

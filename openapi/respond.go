@@ -792,66 +792,99 @@ func (o *Operation) dropReadOnly(r *http.Request, m map[string]any) {
 }
 
 // unflatten nests form keys: a[b][c]=1 → {"a":{"b":{"c":"1"}}}, and
-// a[]=x&a[]=y → {"a":["x","y"]}.
+// a[]=x&a[]=y → {"a":["x","y"]}; a key given twice is a list too.
 func unflatten(vals url.Values) map[string]any {
 	out := map[string]any{}
 	for key, vs := range vals {
-		parts := splitKey(key)
-		if len(parts) == 0 {
+		for _, v := range vs {
+			setFormValue(out, key, v)
+		}
+	}
+	return out
+}
+
+// parseForm reads a form body as url.ParseQuery does (the same pairs,
+// the same first error), straight into unflatten's nested values: one
+// pass, without the url.Values in between.
+func parseForm(body string) (map[string]any, error) {
+	out := map[string]any{}
+	var err error
+	for body != "" {
+		var pair string
+		pair, body, _ = strings.Cut(body, "&")
+		if strings.Contains(pair, ";") {
+			if err == nil {
+				err = errors.New("invalid semicolon separator in query")
+			}
 			continue
 		}
-		cur := out
-		for i, p := range parts {
-			last := i == len(parts)-1
-			if last {
-				if p == "" { // a[]
-					continue
-				}
-				if i+1 < len(parts) {
-					continue
-				}
-				if len(vs) > 1 || (len(parts) > 1 && parts[len(parts)-1] == "") {
-					cur[p] = toAny(vs)
-				} else {
-					cur[p] = vs[0]
-				}
-				break
-			}
-			if parts[i+1] == "" { // p[] : a list
-				cur[p] = toAny(vs)
-				break
-			}
-			next, ok := cur[p].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				cur[p] = next
-			}
-			cur = next
+		if pair == "" {
+			continue
 		}
+		key, value, _ := strings.Cut(pair, "=")
+		key, err1 := url.QueryUnescape(key)
+		if err1 == nil {
+			value, err1 = url.QueryUnescape(value)
+		}
+		if err1 != nil {
+			if err == nil {
+				err = err1
+			}
+			continue
+		}
+		setFormValue(out, key, value)
 	}
-	return out
+	return out, err
 }
 
-func toAny(vs []string) []any {
-	out := make([]any, len(vs))
-	for i, v := range vs {
-		out[i] = v
+// setFormValue puts one form value into out under its bracket key:
+// nested maps for a[b][c], a list for a[] and for a key seen again.
+func setFormValue(out map[string]any, key, v string) {
+	var buf [8]string
+	parts := splitKey(buf[:0], key)
+	cur := out
+	for i, p := range parts {
+		// The last part holds a value; a part before [] holds a list.
+		if last := i == len(parts)-1; last || parts[i+1] == "" {
+			if last && p == "" {
+				return
+			}
+			switch e := cur[p].(type) {
+			case []any:
+				cur[p] = append(e, v)
+			case string:
+				cur[p] = []any{e, v}
+			default:
+				if last {
+					cur[p] = v
+				} else {
+					cur[p] = []any{v}
+				}
+			}
+			return
+		}
+		next, ok := cur[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			cur[p] = next
+		}
+		cur = next
 	}
-	return out
 }
 
-// splitKey splits a[b][c] into a, b, c (and a[] into a, "").
-func splitKey(k string) []string {
+// splitKey appends the parts of a[b][c] to parts: a, b, c (and of a[]:
+// a, ""). A key whose brackets do not close is one part.
+func splitKey(parts []string, k string) []string {
 	i := strings.IndexByte(k, '[')
 	if i < 0 {
-		return []string{k}
+		return append(parts, k)
 	}
-	parts := []string{k[:i]}
+	parts = append(parts, k[:i])
 	rest := k[i:]
 	for len(rest) > 0 && rest[0] == '[' {
 		j := strings.IndexByte(rest, ']')
 		if j < 0 {
-			return []string{k}
+			return append(parts[:0], k)
 		}
 		parts = append(parts, rest[1:j])
 		rest = rest[j+1:]

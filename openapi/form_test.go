@@ -1,0 +1,59 @@
+package openapi
+
+import (
+	"net/url"
+	"reflect"
+	"testing"
+)
+
+// TestParseForm holds the one-pass form reader to what it replaced,
+// url.ParseQuery then unflatten, where the keys do not collide (their
+// order was the map's, so a collision went either way): the same nested
+// values, and an error exactly when ParseQuery gives one. Then what a
+// collision gives now: the pairs in the order sent.
+func TestParseForm(t *testing.T) {
+	bodies := []string{
+		"",
+		"email=jenny%40example.com&name=Jenny+Rosen",
+		"metadata[order]=6735&shipping[name]=J&shipping[address][line1]=1+Main+St&shipping[address][city]=Tokyo",
+		"expand[]=customer&expand[]=invoice",
+		"expand[]=customer",
+		"items[0][price]=p_1&items[0][quantity]=2&items[1][price]=p_2",
+		"a=1&a=2&a=3",
+		"a[b]=1&a[b]=2",
+		"a[b][]=x",
+		"a[][c]=x&a[][c]=y",
+		"&&a=1&&",
+		"a&b=",
+		"=x",
+		"a[b=1",
+		"a[b]c=1",
+		"%5Bodd%5D=1",
+		"x=%zz&a=1",
+		"%zz=1&a=1",
+		"a=1;b=2&c=3",
+		"a=1&c;=3",
+	}
+	for _, body := range bodies {
+		vals, wantErr := url.ParseQuery(body)
+		want := unflatten(vals)
+		got, err := parseForm(body)
+		if (err != nil) != (wantErr != nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Errorf("%q: error %v, want %v", body, err, wantErr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: %#v, want %#v", body, got, want)
+		}
+	}
+	for body, want := range map[string]map[string]any{
+		"a=1&a[b]=2":   {"a": map[string]any{"b": "2"}},
+		"a[b]=2&a=1":   {"a": "1"},
+		"a[]=x&a=y":    {"a": []any{"x", "y"}},
+		"tag=a&tag[]=": {"tag": []any{"a", ""}},
+	} {
+		got, err := parseForm(body)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: %#v, %v; want %#v", body, got, err, want)
+		}
+	}
+}
