@@ -538,6 +538,12 @@ func TestStripeEvents(t *testing.T) {
 		t.Errorf("ending_before the older event listed %d events, want the newer one %s", len(back), events[0].ID)
 	}
 	// Narrowed by type, one or a group of them, and by creation time.
+	values := func(ps []*string) (out []string) {
+		for _, p := range ps {
+			out = append(out, *p)
+		}
+		return out
+	}
 	for _, tc := range []struct {
 		params *stripe.EventListParams
 		want   []string
@@ -545,18 +551,22 @@ func TestStripeEvents(t *testing.T) {
 		{&stripe.EventListParams{Type: stripe.String("customer.created")}, []string{events[1].ID}},
 		{&stripe.EventListParams{Type: stripe.String("payment_intent.*")}, []string{events[0].ID}},
 		{&stripe.EventListParams{Type: stripe.String("charge.*")}, nil},
+		// types[0]=…&types[1]=…, as stripe-go sends a list: any of them.
+		{&stripe.EventListParams{Types: stripe.StringSlice([]string{"customer.created", "payment_intent.created"})}, []string{events[0].ID, events[1].ID}},
+		{&stripe.EventListParams{Types: stripe.StringSlice([]string{"invoice.paid", "customer.created"})}, []string{events[1].ID}},
+		{&stripe.EventListParams{Types: stripe.StringSlice([]string{"invoice.paid"})}, nil},
 		{&stripe.EventListParams{CreatedRange: &stripe.RangeQueryParams{GreaterThanOrEqual: events[1].Created}}, []string{events[0].ID, events[1].ID}},
 		{&stripe.EventListParams{CreatedRange: &stripe.RangeQueryParams{GreaterThan: events[0].Created}}, nil},
 	} {
 		var ids []string
 		for ev, err := range sc.V1Events.List(ctx, tc.params).All(ctx) {
 			if err != nil {
-				t.Fatalf("list events with type %v: %v", stripe.StringValue(tc.params.Type), err)
+				t.Fatalf("list events with type %v, types %q: %v", stripe.StringValue(tc.params.Type), values(tc.params.Types), err)
 			}
 			ids = append(ids, ev.ID)
 		}
 		if !slices.Equal(ids, tc.want) {
-			t.Errorf("events listed with type %v, created %+v: %v; want %v", stripe.StringValue(tc.params.Type), tc.params.CreatedRange, ids, tc.want)
+			t.Errorf("events listed with type %v, types %q, created %+v: %v; want %v", stripe.StringValue(tc.params.Type), values(tc.params.Types), tc.params.CreatedRange, ids, tc.want)
 		}
 	}
 	// A cursor naming no event is Stripe's 400, naming the parameter.

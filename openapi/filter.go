@@ -25,13 +25,18 @@ import (
 // [lt] and [lte] keys. A value with a * matches strings as a pattern
 // (path.Match: Stripe's type=customer.* for a group of events). A value
 // outside the field's enum (Stripe's status=all) narrows nothing. Paging
-// and expansion parameters are not filters.
+// and expansion parameters are not filters. A list parameter named for
+// a field in the plural narrows to items whose field is any of its values
+// (Stripe's types[]=customer.created&types[]=invoice.paid, or
+// types[0]=…, as stripe-go and stripe-node send them).
 
-// filter is one query parameter that narrows a list: its name, which is
-// also the items' field, and the field's enum (nil when it has none).
+// filter is one query parameter that narrows a list: its name, the
+// items' field (the name, or for a list parameter the name in the
+// singular), and the field's enum (nil when it has none).
 type filter struct {
-	name string
-	enum []string
+	name, field string
+	enum        []string
+	anyOf       bool // a list parameter: the field is any of its values
 }
 
 // notFilters are the list parameters that page or shape the answer.
@@ -47,11 +52,15 @@ func (o *Operation) listFilters(items *base.Schema) []filter {
 		if slices.Contains(notFilters, p) {
 			continue
 		}
+		f := filter{name: p, field: p}
 		field := propertyOf(items, p, 0)
+		if one, ok := strings.CutSuffix(p, "s"); field == nil && ok && o.listParam(p) {
+			f.field, f.anyOf = one, true
+			field = propertyOf(items, one, 0)
+		}
 		if field == nil {
 			continue
 		}
-		f := filter{name: p}
 		for _, e := range field.Enum {
 			f.enum = append(f.enum, e.Value)
 		}
@@ -73,25 +82,69 @@ func (o *Operation) queryParams() []string {
 	return out
 }
 
+// listParam says whether the query parameter name of o takes a list.
+func (o *Operation) listParam(name string) bool {
+	for _, ps := range [][]*v3.Parameter{o.item.Parameters, o.op.Parameters} {
+		for _, p := range ps {
+			if p != nil && p.In == "query" && p.Name == name && p.Schema != nil {
+				s := p.Schema.Schema()
+				return s != nil && slices.Contains(s.Type, "array")
+			}
+		}
+	}
+	return false
+}
+
 // condition is one filter as a request asks it.
 type condition struct {
-	field, op, value string // op: "" (equal), gt, gte, lt, lte
+	field, op, value string   // op: "" (equal), gt, gte, lt, lte
+	anyOf            []string // op "": the field equals one of these
 }
 
 // conditions reads the filters q sets; none when it sets none.
 func conditions(filters []filter, q url.Values) []condition {
 	var out []condition
 	for _, f := range filters {
+		if f.anyOf {
+			if vs := listValues(q, f.name); len(vs) > 0 {
+				out = append(out, condition{field: f.field, anyOf: vs})
+			}
+			continue
+		}
 		if v := q.Get(f.name); v != "" {
 			if f.enum == nil || slices.Contains(f.enum, v) {
-				out = append(out, condition{field: f.name, value: v})
+				out = append(out, condition{field: f.field, value: v})
 			}
 		}
 		for _, op := range [...]string{"gt", "gte", "lt", "lte"} {
 			if v := q.Get(f.name + "[" + op + "]"); v != "" {
-				out = append(out, condition{field: f.name, op: op, value: v})
+				out = append(out, condition{field: f.field, op: op, value: v})
 			}
 		}
+	}
+	return out
+}
+
+// listValues is the non-empty values of the list parameter name in q,
+// however the client wrote it: name=a&name=b, name[]=a, or name[0]=a in
+// the order of the indexes.
+func listValues(q url.Values, name string) []string {
+	var out []string
+	add := func(vs []string) {
+		for _, v := range vs {
+			if v != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	add(q[name])
+	add(q[name+"[]"])
+	for i := 0; ; i++ {
+		vs, ok := q[name+"["+strconv.Itoa(i)+"]"]
+		if !ok {
+			break
+		}
+		add(vs)
 	}
 	return out
 }
@@ -121,7 +174,10 @@ func kept(items []state.Item, cs []condition) ([]bool, int) {
 // which stand in the body as they are.
 func mayMeet(body []byte, cs []condition) bool {
 	for _, c := range cs {
-		if c.op == "" && plain(c.value) && !bytes.Contains(body, []byte(c.value)) {
+		if c.op == "" && c.anyOf == nil && plain(c.value) && !bytes.Contains(body, []byte(c.value)) {
+			return false
+		}
+		if c.anyOf != nil && !slices.ContainsFunc(c.anyOf, func(v string) bool { return !plain(v) || bytes.Contains(body, []byte(v)) }) {
 			return false
 		}
 	}
@@ -145,6 +201,12 @@ func plain(s string) bool {
 
 func meetsAll(fields map[string]json.RawMessage, cs []condition) bool {
 	for _, c := range cs {
+		if c.anyOf != nil {
+			if !slices.ContainsFunc(c.anyOf, func(v string) bool { return meets(fields[c.field], condition{field: c.field, value: v}) }) {
+				return false
+			}
+			continue
+		}
 		if !meets(fields[c.field], c) {
 			return false
 		}
