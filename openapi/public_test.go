@@ -353,6 +353,9 @@ func TestCafeAnswers(t *testing.T) {
 	}{
 		{"named example", "GET", "/orders/" + someOrder, "", "", []string{"Prefer", "example=OrderResponse"}, 200, "application/json", []string{`"customerName":"Mary Ann"`, `"id":"` + someOrder + `"`}},
 		{"other response by Prefer", "GET", "/orders/" + someOrder, "", "", []string{"Prefer", "code=403"}, 403, "application/problem+json", []string{`"status":`, `"title":`}},
+		// RFC 7240: parameters after ';', and the first of a preference given twice.
+		{"named example, with a parameter", "GET", "/orders/" + someOrder, "", "", []string{"Prefer", "example=OrderResponse; x=y"}, 200, "application/json", []string{`"customerName":"Mary Ann"`}},
+		{"first code of two", "GET", "/orders/" + someOrder, "", "", []string{"Prefer", "code=403;strict, Code=500"}, 403, "application/problem+json", []string{`"status":`}},
 		{"other response by __code", "GET", "/revenue?__code=500", "", "", nil, 500, "application/problem+json", []string{`"type":`}},
 		{"schema, no example", "GET", "/revenue", "", "", nil, 200, "application/json", []string{`"revenue":0`, `"canceledOrders":0`, `"startDate":"`}},
 		{"request values reflected", "POST", "/oauth2/register", "application/json", `{"name":"till","scopes":["orders:read"],"grantTypes":["client_credentials"]}`, nil, 201, "application/json", []string{`"name":"till"`, `"scopes":["orders:read"]`, `"grantTypes":["client_credentials"]`}},

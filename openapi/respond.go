@@ -227,17 +227,26 @@ func mergePatch(obj, patch map[string]any) {
 // answer at all, and net/http refuses others; bad is it as a violation,
 // for the validation stage to refuse (nil when a code is honoured).
 func preferred(r *http.Request, q url.Values) (code int, example string, bad *Violation) {
+	// RFC 7240: a preference's parameters follow a ';', and of one given
+	// twice only the first counts.
+	var seenCode, seenExample bool
 	for _, v := range r.Header.Values("Prefer") {
 		for _, part := range strings.Split(v, ",") {
+			part, _, _ = strings.Cut(part, ";")
 			k, val, _ := strings.Cut(strings.TrimSpace(part), "=")
-			switch strings.TrimSpace(k) {
+			val = strings.Trim(val, `" `)
+			switch strings.ToLower(strings.TrimSpace(k)) {
 			case "code":
-				val = strings.Trim(val, `" `)
-				if code = statusOf(val); code == 0 {
-					bad = badStatus("header", "Prefer", "Prefer: code="+val)
+				if !seenCode {
+					seenCode = true
+					if code = statusOf(val); code == 0 {
+						bad = badStatus("header", "Prefer", "Prefer: code="+val)
+					}
 				}
 			case "example":
-				example = strings.Trim(val, `" `)
+				if !seenExample {
+					seenExample, example = true, val
+				}
 			}
 		}
 	}
