@@ -590,6 +590,26 @@ func TestStripeEvents(t *testing.T) {
 	if se := stripeError(t, err); se.HTTPStatusCode != 404 || se.Code != stripe.ErrorCodeResourceMissing {
 		t.Errorf("missing event: %+v", se)
 	}
+	// Another API key is another account: it lists none of these events,
+	// cannot read one, and lists its own.
+	other := client(hs, "sk_test_other")
+	if _, err := other.V1Customers.Create(ctx, &stripe.CustomerCreateParams{Email: stripe.String("bob@example.com")}); err != nil {
+		t.Fatalf("create customer with another key: %v", err)
+	}
+	var theirs []string
+	for ev, err := range other.V1Events.List(ctx, nil).All(ctx) {
+		if err != nil {
+			t.Fatalf("list events with another key: %v", err)
+		}
+		theirs = append(theirs, string(ev.Type))
+	}
+	if !slices.Equal(theirs, []string{"customer.created"}) {
+		t.Errorf("another key lists events %v; want its own customer.created alone", theirs)
+	}
+	_, err = other.V1Events.Retrieve(ctx, events[0].ID, nil)
+	if se := stripeError(t, err); se.HTTPStatusCode != 404 || se.Code != stripe.ErrorCodeResourceMissing {
+		t.Errorf("another key retrieving %s: %+v; want a 404 resource_missing", events[0].ID, se)
+	}
 }
 
 // TestStripeCustomerLifecycle goes through a customer's life with

@@ -37,6 +37,11 @@ type ItemRef struct {
 	// Newest, on list:, answers the newest item first, as Stripe's lists
 	// do; paging then runs from the newest too.
 	Newest bool
+	// Scope is "credential" when each API key (the Authorization header's
+	// Bearer token or Basic user, as matcher.Credential reads it) has a
+	// collection of this name of its own, as each Stripe account has its
+	// objects; "" when all requests share it.
+	Scope string
 }
 
 // Seed is a collection a file fills at load and POST /__admin/reset
@@ -54,11 +59,11 @@ type SeedItem struct {
 }
 
 // listFields are list:'s fields.
-var listFields = []string{"collection", "paged", "newest"}
+var listFields = []string{"collection", "paged", "newest", "scope"}
 
 // itemRef decodes save:, load: or delete: (withID) or list: (without).
 func (d *fileDecoder) itemRef(n *yaml.Node, field string, withID bool) *ItemRef {
-	known := []string{"collection", "id"}
+	known := []string{"collection", "id", "scope"}
 	if !withID {
 		known = listFields
 	}
@@ -81,6 +86,9 @@ func (d *fileDecoder) itemRef(n *yaml.Node, field string, withID bool) *ItemRef 
 		return nil
 	}
 	ref.Collection = name
+	if p, ok := fs["scope"]; ok {
+		ref.Scope = d.collectionScope(p.val, join(field, "scope"))
+	}
 	if !withID {
 		if p, ok := fs["paged"]; ok {
 			ref.Paged, _ = d.boolean(p.val, join(field, "paged"))
@@ -106,6 +114,14 @@ func (d *fileDecoder) itemRef(n *yaml.Node, field string, withID bool) *ItemRef 
 	}
 	ref.ID = t
 	return ref
+}
+
+// collectionScope decodes a collection's scope: none or credential ("").
+func (d *fileDecoder) collectionScope(n *yaml.Node, field string) string {
+	if s, _ := d.oneOfWord(n, field, scopeModes); s != "none" {
+		return s
+	}
+	return ""
 }
 
 // validCollectionName keeps names usable as one admin path segment.

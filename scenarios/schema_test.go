@@ -259,6 +259,7 @@ var (
 		"faultSpec.size":            {"kind": "slice"},
 		"faultSpec.gap":             {"kind": "slice"},
 		"webhookEndpoint.secretEnv": {"secret": nil},
+		"webhooks.scope":            {"collection": "events"},
 	}
 	valueNeeds = map[string]map[string]any{
 		`faultSpec.kind="slow-body"`:         {"over": "5s"},
@@ -670,7 +671,7 @@ func TestSchemaKnowsEveryField(t *testing.T) {
 		{"event fields", eventFields, props("event")},
 		{"event faults", eventFaults, props("eventFault")},
 		// itemRef lists its fields inline; keep these in step with it.
-		{"save/load/delete fields", []string{"collection", "id"}, props("itemRef")},
+		{"save/load/delete fields", []string{"collection", "id", "scope"}, props("itemRef")},
 		{"list fields", listFields, props("listRef")},
 	} {
 		for _, f := range c.loader {

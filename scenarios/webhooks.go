@@ -17,6 +17,10 @@ type Webhooks struct {
 	// Collection, when set, is where every event is also saved (by its
 	// id), so that routes can serve them (GET /v1/events).
 	Collection string
+	// Scope is the collection's scope, as ItemRef.Scope: with
+	// "credential" an event is kept for the API key of the request that
+	// made it.
+	Scope string
 }
 
 // WebhookEndpoint is one receiver of events.
@@ -63,7 +67,7 @@ type EventFault struct {
 }
 
 var (
-	webhooksFields = []string{"endpoints", "collection"}
+	webhooksFields = []string{"endpoints", "collection", "scope"}
 	endpointFields = []string{"name", "url", "signing", "secret", "secretEnv", "retry", "timeScale", "apiVersion"}
 	retryFields    = []string{"schedule", "timeout"}
 	eventFields    = []string{"type", "data", "after", "endpoints", "fault"}
@@ -84,6 +88,9 @@ func (d *fileDecoder) webhooks(n *yaml.Node) *Webhooks {
 			}
 			w.Collection = s
 		}
+	}
+	if p, ok := fs["scope"]; ok {
+		w.Scope = d.collectionScope(p.val, "webhooks.scope")
 	}
 	p, ok := fs["endpoints"]
 	if !ok {
@@ -371,10 +378,21 @@ func (s *Set) WebhookEndpoints() []*WebhookEndpoint {
 // EventCollection returns the collection the events are saved in: the
 // first file's webhooks.collection; "" for none.
 func (s *Set) EventCollection() string {
+	name, _ := s.eventCollection()
+	return name
+}
+
+// EventScope returns the scope of EventCollection (ItemRef.Scope).
+func (s *Set) EventScope() string {
+	_, scope := s.eventCollection()
+	return scope
+}
+
+func (s *Set) eventCollection() (name, scope string) {
 	for _, f := range s.Files {
 		if f.Webhooks != nil && f.Webhooks.Collection != "" {
-			return f.Webhooks.Collection
+			return f.Webhooks.Collection, f.Webhooks.Scope
 		}
 	}
-	return ""
+	return "", ""
 }

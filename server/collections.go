@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
 )
@@ -82,8 +83,9 @@ func (s *Server) runOp(ctx context.Context, p *prepared, d *templateData, readOn
 	ref := p.src.Ref
 	cols := s.state.Collections()
 	d.collection = ref.Collection
+	coll := scopedCollection(ref.Collection, ref.Scope, d.Request.Headers)
 	if p.src.Op == scenarios.OpList {
-		items, _, err := cols.List(ctx, ref.Collection, 0, 0)
+		items, _, err := cols.List(ctx, coll, 0, 0)
 		if err != nil {
 			return false, fmt.Errorf("%w: %v", errStore, err)
 		}
@@ -120,7 +122,7 @@ func (s *Server) runOp(ctx context.Context, p *prepared, d *templateData, readOn
 	if id == "" {
 		return false, nil
 	}
-	body, ok, err := cols.Load(ctx, ref.Collection, id)
+	body, ok, err := cols.Load(ctx, coll, id)
 	if err != nil {
 		return false, fmt.Errorf("%w: %v", errStore, err)
 	}
@@ -130,7 +132,7 @@ func (s *Server) runOp(ctx context.Context, p *prepared, d *templateData, readOn
 	if p.src.Op == scenarios.OpDelete && !readOnly {
 		// Two deletes of one item race; the one that removes it wins and
 		// the other finds nothing, as on a real API.
-		if ok, err = cols.Delete(ctx, ref.Collection, id); err != nil || !ok {
+		if ok, err = cols.Delete(ctx, coll, id); err != nil || !ok {
 			if err != nil {
 				err = fmt.Errorf("%w: %w", errStore, err)
 			}
@@ -266,11 +268,25 @@ func (s *Server) save(ctx context.Context, p *prepared, d *templateData, rec *re
 	if !json.Valid(body) {
 		return fmt.Errorf("%w: save: the body is not JSON, and collections hold JSON", errTemplate)
 	}
-	if _, err := s.state.Collections().Save(ctx, ref.Collection, id, body); err != nil {
+	if _, err := s.state.Collections().Save(ctx, scopedCollection(ref.Collection, ref.Scope, d.Request.Headers), id, body); err != nil {
 		if errors.Is(err, state.ErrFull) {
 			return fmt.Errorf("%w: item %q not saved in collection %q: the collections hold %d items, the limit (--max-collection-items)", err, id, ref.Collection, s.opts.MaxCollectionItems)
 		}
 		return fmt.Errorf("%w: %w", errStore, err)
 	}
 	return nil
+}
+
+// scopedCollection is the stored collection a request with header h
+// uses for the collection name of scope (scenarios.ItemRef.Scope): name
+// itself, or with scope credential "name sk_test_1" for the API key h
+// authenticates with (name alone for a request with none).
+func scopedCollection(name, scope string, h http.Header) string {
+	if scope == "" {
+		return name
+	}
+	if c := matcher.Credential(h.Get("Authorization")); c != "" {
+		return name + " " + c
+	}
+	return name
 }

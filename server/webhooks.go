@@ -18,10 +18,13 @@ import (
 type hooks struct {
 	d    *webhooks.Dispatcher
 	done chan struct{} // closed when Run returns; nil before Serve
-	// collection is where events are saved too (webhooks.collection);
-	// "" for none.
-	collection atomic.Pointer[string]
+	// collection is where events are saved too (webhooks.collection and
+	// its scope); a name "" for none.
+	collection atomic.Pointer[eventCollection]
 }
+
+// eventCollection is the collection events are kept in, and its scope.
+type eventCollection struct{ name, scope string }
 
 // maxEventBody bounds what a route's answer contributes to its events.
 const maxEventBody = 1 << 20
@@ -49,8 +52,7 @@ func (s *Server) configureWebhooks(set *scenarios.Set) {
 		}
 		eps = append(eps, ep)
 	}
-	coll := set.EventCollection()
-	s.hooks.collection.Store(&coll)
+	s.hooks.collection.Store(&eventCollection{name: set.EventCollection(), scope: set.EventScope()})
 	if err := s.hooks.d.SetEndpoints(eps); err != nil {
 		s.log.Error("webhook endpoints not changed", "error", err.Error())
 	}
@@ -127,8 +129,8 @@ func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matche
 		if err := s.hooks.d.Send(ev, e.Endpoints, e.After, f); err != nil {
 			s.log.Error("webhook event not queued", "route", m.Route.Name, "type", e.Type, "error", err.Error())
 		}
-		if coll := s.hooks.collection.Load(); coll != nil && *coll != "" && ev.ID != "" {
-			s.keepEvent(ctx, *coll, ev, len(e.Endpoints))
+		if coll := s.hooks.collection.Load(); coll != nil && coll.name != "" && ev.ID != "" {
+			s.keepEvent(ctx, scopedCollection(coll.name, coll.scope, in.HTTP.Header), ev, len(e.Endpoints))
 		}
 	}
 }
