@@ -158,6 +158,15 @@ func TestPetstoreStateful(t *testing.T) {
 	if gone.status != 404 || !strings.Contains(gone.body, id) {
 		t.Fatalf("read after delete: %d %s; want the spec's 404 naming the id", gone.status, gone.body)
 	}
+	// A pet made from the schema alone keeps what was sent and what the
+	// schema requires (age: a placeholder 0), not a made-up optional tag.
+	plain := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Plain"}`)
+	if _, has := plain.json["tag"]; plain.status != 201 || has || plain.json["name"] != "Plain" || plain.json["age"] != 0.0 {
+		t.Fatalf("create without a tag: %d %s; want name and the required age, no tag", plain.status, plain.body)
+	}
+	if got := call(t, "GET", hs.URL+"/pets/"+plain.json["id"].(string), "", ""); got.body != plain.body {
+		t.Fatalf("read back: %s; want %s", got.body, plain.body)
+	}
 }
 
 func TestPetstoreUnknownIDs(t *testing.T) {

@@ -369,7 +369,7 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 	if mt.Schema != nil {
 		schema = mt.Schema.Schema()
 	}
-	v = o.api.instance(mt, schema, example)
+	v, made := o.api.instanceMade(mt, schema, example)
 	if b := discriminated(schema, in); b != nil && example == "" {
 		// The request says which kind it is (category: dessert): answer
 		// that kind, not the example or first branch of another.
@@ -379,10 +379,15 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 	}
 	if obj, ok := v.(map[string]any); ok {
 		fillProblem(name, obj, status)
+		var patch map[string]any
 		if status < 300 {
-			mergePatch(obj, patchOf(x.Patch)) // before the request's values, which it does not hide
+			patch = patchOf(x.Patch)
+			mergePatch(obj, patch) // before the request's values, which it does not hide
 		}
 		reflectValues(obj, in)
+		if made && o.kind == opCreate && o.api.state && status < 300 && code == 0 {
+			unsentOptional(obj, schema, in, patch)
+		}
 		if o.idVar != "" {
 			if id, ok := x.Vars[o.idVar]; ok {
 				if _, has := obj["id"]; has {
@@ -401,29 +406,70 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 
 // instance is the value an answer starts from.
 func (a *api) instance(mt *v3.MediaType, schema *base.Schema, example string) any {
+	v, _ := a.instanceMade(mt, schema, example)
+	return v
+}
+
+// instanceMade is instance, and whether it was made from the schema alone
+// (no example, no fixture: its values are placeholders).
+func (a *api) instanceMade(mt *v3.MediaType, schema *base.Schema, example string) (any, bool) {
 	if mt != nil {
 		if example != "" && mt.Examples != nil {
 			if ex, ok := mt.Examples.Get(example); ok && ex.Value != nil {
-				return nodeValue(ex.Value)
+				return nodeValue(ex.Value), false
 			}
 		}
 		if mt.Example != nil {
-			return nodeValue(mt.Example)
+			return nodeValue(mt.Example), false
 		}
 		if mt.Examples != nil {
 			if first := mt.Examples.First(); first != nil && first.Value().Value != nil {
-				return nodeValue(first.Value().Value)
+				return nodeValue(first.Value().Value), false
 			}
 		}
 	}
 	if schema == nil {
-		return nil
+		return nil, false
 	}
 	if fx := a.fixture(schema, mt); fx != nil {
-		return fx
+		return fx, false
 	}
 	g := generator{api: a}
-	return g.value(schema, 0)
+	return g.value(schema, 0), true
+}
+
+// unsentOptional takes out of a created object made from the schema alone
+// the properties the schema does not require, the server does not set
+// (readOnly), the request did not send and a route's body laid on it
+// (patch) does not set: a pet created without a tag is stored without
+// one, not with the placeholder "string" that a read would then give back
+// as if the client had sent it.
+func unsentOptional(obj map[string]any, schema *base.Schema, in, patch map[string]any) {
+	required := requiredOf(schema, 0)
+	for k := range obj {
+		_, sent := in[k]
+		_, laid := patch[k]
+		if sent || laid || k == "id" || slices.Contains(required, k) {
+			continue
+		}
+		if p := propertyOf(schema, k, 0); p != nil && p.ReadOnly != nil && *p.ReadOnly {
+			continue
+		}
+		delete(obj, k)
+	}
+}
+
+// requiredOf is the properties schema requires, with those of its allOf
+// parts.
+func requiredOf(s *base.Schema, depth int) []string {
+	if s == nil || depth > 4 {
+		return nil
+	}
+	out := s.Required
+	for _, sp := range s.AllOf {
+		out = append(slices.Clip(out), requiredOf(sp.Schema(), depth+1)...)
+	}
+	return out
 }
 
 // fixture returns a copy of the fixture for the schema's resource: by
