@@ -713,6 +713,26 @@ func TestStripePaymentIntentLifecycle(t *testing.T) {
 	if got, err := sc.V1Refunds.Retrieve(ctx, refund.ID, nil); err != nil || got.PaymentIntent == nil || got.PaymentIntent.ID != pi.ID {
 		t.Fatalf("retrieve the refund: %+v, %v", got, err)
 	}
+	// Deeper expansion, as Stripe's: the refund's intent and its customer;
+	// and on a list, each item's customer.
+	rr := &stripe.RefundRetrieveParams{}
+	rr.AddExpand("payment_intent.customer")
+	if got, err := sc.V1Refunds.Retrieve(ctx, refund.ID, rr); err != nil || got.PaymentIntent == nil || got.PaymentIntent.Amount != 2000 ||
+		got.PaymentIntent.Customer == nil || got.PaymentIntent.Customer.Email != "payer@example.com" {
+		t.Fatalf("retrieve the refund with expand[]=payment_intent.customer: %+v, %v", got, err)
+	}
+	lp := &stripe.PaymentIntentListParams{Customer: stripe.String(cus.ID)}
+	lp.AddExpand("data.customer")
+	n := 0
+	for got, err := range sc.V1PaymentIntents.List(ctx, lp).All(ctx) {
+		if err != nil || got.Customer == nil || got.Customer.Email != "payer@example.com" {
+			t.Fatalf("list with expand[]=data.customer: %+v, %v", got, err)
+		}
+		n++
+	}
+	if n != 1 {
+		t.Errorf("listed %d intents of the customer, want 1", n)
+	}
 
 	other, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(500), Currency: stripe.String("eur")})
 	if err != nil {

@@ -54,6 +54,10 @@ func expandFields(r *http.Request, q url.Values, in map[string]any) []string {
 	return out
 }
 
+// maxExpandDepth is how many levels one expand[] path may name, Stripe's
+// limit (a.b.c.d).
+const maxExpandDepth = 4
+
 // expand answers the expandable fields of body that fields names:
 //   - a field holding the id of a resource stored here answers the stored
 //     object;
@@ -65,8 +69,10 @@ func expandFields(r *http.Request, q url.Values, in map[string]any) []string {
 //     checkout session's line_items) is generated in its expanded form: a
 //     list with one item, or the resource.
 //
-// A null field stays null (there is nothing to expand). It returns body
-// unchanged when there is nothing to expand.
+// A path goes deeper with dots, as Stripe's does: latest_charge.customer
+// expands latest_charge, then its customer; on a list, data.customer
+// expands each item's. A null field stays null (there is nothing to
+// expand). It returns body unchanged when there is nothing to expand.
 func (o *Operation) expand(ctx context.Context, x Exchange, fields []string, body []byte) ([]byte, error) {
 	if len(fields) == 0 {
 		return body, nil
@@ -82,46 +88,117 @@ func (o *Operation) expand(ctx context.Context, x Exchange, fields []string, bod
 	}
 	changed := false
 	for _, f := range fields {
-		p, ok := schema.Properties.Get(f)
-		if !ok || p == nil {
+		path := strings.Split(f, ".")
+		if len(path) > maxExpandDepth {
 			continue
 		}
-		ps := p.Schema()
-		cur, has := obj[f]
-		switch {
-		case !has:
-			if v := o.api.expanded(ps); v != nil {
-				obj[f], changed = v, true
-			}
-		case cur != nil:
-			id, ok := cur.(string)
-			if !ok || id == "" {
-				continue
-			}
-			if path := o.api.expandable(ps); path != "" && x.Store != nil {
-				stored, found, err := x.Store.Load(ctx, o.api.storeName(x.Request, path), id)
-				if err != nil {
-					return nil, err
-				}
-				if found {
-					obj[f], changed = json.RawMessage(stored), true
-					continue
-				}
-			}
-			if o.api.generate {
-				if v, ok := o.api.expanded(ps).(map[string]any); ok {
-					if _, has := v["id"]; has {
-						v["id"] = id
-					}
-					obj[f], changed = v, true
-				}
-			}
+		c, err := o.expandPath(ctx, x, obj, schema, path)
+		if err != nil {
+			return nil, err
 		}
+		changed = changed || c
 	}
 	if !changed {
 		return body, nil
 	}
 	return marshal(obj)
+}
+
+// expandPath expands the field path[0] of obj, whose schema is schema,
+// then the rest of the path inside it: in each item, when the field is a
+// list. It reports whether it changed obj.
+func (o *Operation) expandPath(ctx context.Context, x Exchange, obj map[string]any, schema *base.Schema, path []string) (bool, error) {
+	f, rest := path[0], path[1:]
+	ps := propertyOf(schema, f, 0)
+	if ps == nil {
+		return false, nil
+	}
+	if hasType(ps, "array") {
+		// A list's items (data.customer): each item, whatever it is.
+		if len(rest) == 0 || ps.Items == nil || ps.Items.A == nil {
+			return false, nil
+		}
+		items, _ := decoded(obj[f]).([]any)
+		changed := false
+		for i, it := range items {
+			item, ok := decoded(it).(map[string]any)
+			if !ok {
+				continue
+			}
+			c, err := o.expandPath(ctx, x, item, ps.Items.A.Schema(), rest)
+			if err != nil {
+				return false, err
+			}
+			if c {
+				items[i], obj[f], changed = item, items, true
+			}
+		}
+		return changed, nil
+	}
+	changed, err := o.expandField(ctx, x, obj, f, ps)
+	if err != nil || len(rest) == 0 {
+		return changed, err
+	}
+	// Deeper: into the object the field now holds (stored bytes or a
+	// fixture's raw part are decoded to be changed).
+	child, ok := decoded(obj[f]).(map[string]any)
+	if !ok {
+		return changed, nil
+	}
+	c, err := o.expandPath(ctx, x, child, expandedSchema(ps), rest)
+	if c {
+		obj[f], changed = child, true
+	}
+	return changed, err
+}
+
+// expandField expands the field f of obj, whose schema is ps, as expand
+// says, and reports whether it changed obj.
+func (o *Operation) expandField(ctx context.Context, x Exchange, obj map[string]any, f string, ps *base.Schema) (bool, error) {
+	cur, has := obj[f]
+	switch {
+	case !has:
+		if v := o.api.expanded(ps); v != nil {
+			obj[f] = v
+			return true, nil
+		}
+	case cur != nil:
+		id, ok := cur.(string)
+		if !ok || id == "" {
+			return false, nil
+		}
+		if path := o.api.expandable(ps); path != "" && x.Store != nil {
+			stored, found, err := x.Store.Load(ctx, o.api.storeName(x.Request, path), id)
+			if err != nil {
+				return false, err
+			}
+			if found {
+				obj[f] = json.RawMessage(stored)
+				return true, nil
+			}
+		}
+		if o.api.generate {
+			if v, ok := o.api.expanded(ps).(map[string]any); ok {
+				if _, has := v["id"]; has {
+					v["id"] = id
+				}
+				obj[f] = v
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// expandedSchema is the schema of an expandable field's expanded form:
+// the branch of its anyOf that is not the id, else its own.
+func expandedSchema(s *base.Schema) *base.Schema {
+	for _, p := range s.AnyOf {
+		if b := p.Schema(); b != nil && !slices.Contains(b.Type, "string") {
+			return b
+		}
+	}
+	return s
 }
 
 // expanded generates the expanded form of an expandable field: the
@@ -132,13 +209,8 @@ func (a *api) expanded(s *base.Schema) any {
 		return nil
 	}
 	g := generator{api: a}
-	for _, p := range s.AnyOf {
-		if b := p.Schema(); b != nil && !slices.Contains(b.Type, "string") {
-			return g.value(b, 0)
-		}
-	}
-	if slices.Contains(s.Type, "object") || s.Properties != nil {
-		return g.value(s, 0)
+	if b := expandedSchema(s); b != s || slices.Contains(s.Type, "object") || s.Properties != nil {
+		return g.value(b, 0)
 	}
 	return nil
 }

@@ -143,7 +143,7 @@ func (o *Operation) Respond(ctx context.Context, x Exchange) (int, string, []byt
 			body = patched(body, x.Patch) // the answer only: nothing is stored
 		}
 		if !errors.Is(err, errNoState) {
-			if err == nil && status < 300 && o.kind != opList && o.kind != opDelete {
+			if err == nil && status < 300 && o.kind != opDelete { // a list's: data.customer
 				body, err = o.expand(ctx, x, expandFields(x.Request, q, in), body)
 			}
 			return status, o.answerType(status, x.Request, body), body, err
@@ -155,7 +155,7 @@ func (o *Operation) Respond(ctx context.Context, x Exchange) (int, string, []byt
 		return status, o.answerType(status, x.Request, body), body, nil
 	}
 	status, body := o.generate(code, example, in, x)
-	if code == 0 && example == "" && status < 300 && o.kind != opList && o.kind != opDelete && len(body) > 0 && o.answersJSON(status, x.Request) {
+	if code == 0 && example == "" && status < 300 && o.kind != opDelete && len(body) > 0 && o.answersJSON(status, x.Request) {
 		var err error
 		if body, err = o.expand(ctx, x, expandFields(x.Request, q, in), body); err != nil {
 			return 0, "", nil, err
