@@ -644,6 +644,18 @@ func TestStripeCustomerLifecycle(t *testing.T) {
 		t.Fatalf("retrieve after update: %+v, %v", again, err)
 	}
 
+	// GET /v1/customers/search is the search operation, not a customer
+	// whose id is "search" (the route for /v1/customers/{customer} is
+	// written in the example, and came first).
+	for c, err := range sc.V1Customers.Search(ctx, &stripe.CustomerSearchParams{SearchParams: stripe.SearchParams{Query: "email:'a@example.com'"}}).All(ctx) {
+		if err != nil {
+			t.Fatalf("search: %v", err)
+		}
+		if !strings.HasPrefix(c.ID, "cus_") {
+			t.Errorf("search found %+v; want customers", c)
+		}
+		break
+	}
 	var listed []string
 	for c, err := range sc.V1Customers.List(ctx, &stripe.CustomerListParams{ListParams: stripe.ListParams{Limit: stripe.Int64(2)}}).All(ctx) {
 		if err != nil {

@@ -88,6 +88,78 @@ type Route struct {
 	conditions int
 }
 
+// concreteFirst moves each route that serves an OpenAPI operation
+// (generated, or written with operation:) ahead of a written route that
+// stands in for another operation (operation: GetCustomersCustomer) at
+// the same priority, when its path is the written one's with a variable
+// made concrete and they share a method: GET /v1/customers/search before
+// a written GET /v1/customers/{customer}. OpenAPI matches concrete paths
+// before templated ones, and the generated routes are in that order among
+// themselves; a written route comes before all of them, and would
+// otherwise take the concrete path's requests as an id. The moved routes
+// keep their order (a written override of the concrete operation before
+// its generated route).
+func concreteFirst(all []*scenarios.Route) []*scenarios.Route {
+	var out []*scenarios.Route
+	moved := map[*scenarios.Route]bool{}
+	for i, r := range all {
+		if moved[r] {
+			continue
+		}
+		if r.OperationName != "" && strings.Contains(r.Path, "{") {
+			for _, g := range all[i+1:] {
+				if g.Priority == r.Priority && g.Operation != nil && !moved[g] &&
+					concreteOf(g.Path, r.Path) && methodsMeet(g.Methods, r.Methods) {
+					if out == nil {
+						out = append(make([]*scenarios.Route, 0, len(all)), all[:i]...)
+					}
+					out, moved[g] = append(out, g), true
+				}
+			}
+		}
+		if out != nil {
+			out = append(out, r)
+		}
+	}
+	if out == nil {
+		return all
+	}
+	return out
+}
+
+// concreteOf says whether the path template c is t with one variable
+// segment or more made literal, and no other difference.
+func concreteOf(c, t string) bool {
+	cs, ts := strings.Split(c, "/"), strings.Split(t, "/")
+	if len(cs) != len(ts) {
+		return false
+	}
+	more := false
+	for i, seg := range ts {
+		switch {
+		case seg == cs[i]:
+		case strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") && !strings.Contains(seg, ":") && !strings.Contains(cs[i], "{"):
+			more = true
+		default:
+			return false
+		}
+	}
+	return more
+}
+
+// methodsMeet says whether two routes' methods (none: any) share one.
+func methodsMeet(a, b []string) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return true
+	}
+	for _, m := range a {
+		if slices.Contains(b, m) {
+			return true
+		}
+	}
+	return false
+}
+
 // node is one level of the path index: routes whose template's leading
 // literal segments end here and which continue with a variable. Fully
 // literal templates are not in it: their paths are keys of Table.exact.
@@ -107,6 +179,7 @@ type Match struct {
 func Compile(set *scenarios.Set) (*Table, error) {
 	all := set.Routes()
 	slices.SortStableFunc(all, func(a, b *scenarios.Route) int { return cmp.Compare(b.Priority, a.Priority) })
+	all = concreteFirst(all)
 	t := &Table{set: set, routes: make([]*Route, len(all))}
 	templateIDs, condIDs := map[string]int32{}, map[string]int32{}
 	t.exact = map[string][]int32{}

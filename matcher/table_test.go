@@ -212,6 +212,50 @@ routes:
 	}
 }
 
+// TestConcreteFirst: a route serving an OpenAPI operation whose path is
+// a written operation route's with a variable made concrete is tried
+// before it (GET /v1/customers/search before GET /v1/customers/{customer});
+// a route without an operation, or of another method, keeps file order.
+func TestConcreteFirst(t *testing.T) {
+	t.Parallel()
+	set, err := scenarios.LoadBytes("test.yaml", []byte(`
+routes:
+  - { name: written, method: GET, path: "/v1/customers/{customer}", respond: {} }
+  - { name: plain, method: GET, path: /v1/customers/plain, respond: {} }
+  - { name: search, method: GET, path: /v1/customers/search, respond: {} }
+  - { name: post, method: POST, path: /v1/customers/other, respond: {} }
+  - { name: deeper, method: GET, path: "/v1/customers/{customer}/sources", respond: {} }
+  - { name: generated, method: GET, path: "/v1/customers/{customer}", respond: {} }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range set.Routes() {
+		switch r.Name {
+		case "written":
+			r.Operation, r.OperationName = 1, "generated"
+		case "search", "post", "deeper", "generated":
+			r.Operation = 1
+		}
+	}
+	tab, err := Compile(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, r := range tab.Routes() {
+		order = append(order, r.Name)
+	}
+	if got := strings.Join(order, ","); got != "search,written,plain,post,deeper,generated" {
+		t.Errorf("match order = %s", got)
+	}
+	for target, want := range map[string]string{"/v1/customers/search": "search", "/v1/customers/plain": "written", "/v1/customers/cus_1": "written"} {
+		if got := matchName(tab, req{method: "GET", target: target}); got != want {
+			t.Errorf("GET %s: matched %q, want %q", target, got, want)
+		}
+	}
+}
+
 func TestVars(t *testing.T) {
 	t.Parallel()
 	tab := compile(t, `routes: [{ path: "/orgs/{org}/items/{n:[0-9]+}.json", respond: {} }]`)
