@@ -644,17 +644,36 @@ func TestStripeCustomerLifecycle(t *testing.T) {
 		t.Fatalf("retrieve after update: %+v, %v", again, err)
 	}
 
-	// GET /v1/customers/search is the search operation, not a customer
-	// whose id is "search" (the route for /v1/customers/{customer} is
-	// written in the example, and came first).
-	for c, err := range sc.V1Customers.Search(ctx, &stripe.CustomerSearchParams{SearchParams: stripe.SearchParams{Query: "email:'a@example.com'"}}).All(ctx) {
-		if err != nil {
-			t.Fatalf("search: %v", err)
+	// GET /v1/customers/search searches the stored customers with
+	// Stripe's query language (it is the search operation, not a customer
+	// whose id is "search", though the example writes the route for
+	// /v1/customers/{customer}); stripe-go pages with next_page.
+	search := func(query string, limit int64) (ids []string, err error) {
+		p := &stripe.CustomerSearchParams{SearchParams: stripe.SearchParams{Query: query, Limit: stripe.Int64(limit)}}
+		for c, err := range sc.V1Customers.Search(ctx, p).All(ctx) {
+			if err != nil {
+				return ids, err
+			}
+			ids = append(ids, c.ID)
 		}
-		if !strings.HasPrefix(c.ID, "cus_") {
-			t.Errorf("search found %+v; want customers", c)
+		return ids, nil
+	}
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"email:'A@example.com'", []string{first}},
+		{"name~'lovelace' AND metadata['tier']:'gold'", []string{first}},
+		{"email:'b@example.com' OR email:'c@example.com'", []string{created[2], created[1]}},
+		{"-email:'a@example.com'", []string{created[4], created[3], created[2], created[1]}},
+		{"email:'nobody@example.com'", nil},
+	} {
+		if got, err := search(tc.query, 3); err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("search %s: %v, %v; want %v", tc.query, got, err, tc.want)
 		}
-		break
+	}
+	if _, err := search("email:'a@example.com' AND name:'x' OR name:'y'", 10); stripeError(t, err).Param != "query" {
+		t.Errorf("a query mixing AND and OR: %v; want a 400 naming query", err)
 	}
 	var listed []string
 	for c, err := range sc.V1Customers.List(ctx, &stripe.CustomerListParams{ListParams: stripe.ListParams{Limit: stripe.Int64(2)}}).All(ctx) {

@@ -507,6 +507,7 @@ func onlyCollections(routes []*scenarios.Route) {
 			created[o.collection] = true
 		}
 	}
+	markSearches(routes, created)
 	for _, r := range routes {
 		o := r.Operation.(*Operation)
 		if o.kind != opCreate && !created[o.collection] {

@@ -66,6 +66,8 @@ const (
 	// is that resource (/v1/payment_intents/{intent}/confirm): it acts on
 	// the stored object as an update does. See markActions.
 	opAction
+	// opSearch searches a collection's stored objects (search.go).
+	opSearch
 )
 
 // classify finds the operation's part in state by convention: a POST to

@@ -141,6 +141,8 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 		}
 	case opList:
 		return o.list(ctx, x, in, q, coll)
+	case opSearch:
+		return o.search(ctx, x, in, q, coll)
 	}
 	return 0, nil, errNoState
 }
