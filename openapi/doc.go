@@ -33,7 +33,10 @@
 // Nothing in it assumes Stripe's shapes: positions point into the file an
 // operation is written in, list answers and id patterns are read from the
 // schemas (shape.go), a list's declared query parameters that name its
-// items' fields narrow it (filter.go), answers are in the media type the
+// items' fields narrow it (filter.go), a collection's search answering a
+// search_result searches the stored objects in Stripe's query language
+// (search.go), expand[] paths go through stored objects and lists' items
+// (expand.go), answers are in the media type the
 // request accepts
 // (media.go), multipart bodies are typed and validated (multipart.go), a
 // discriminator picks a oneOf branch (discriminator.go), and a broken $ref
