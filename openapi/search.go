@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -26,6 +27,8 @@ import (
 //	metadata['order']:'6735'             a metadata key
 //	-status:'canceled'  currency:null     negated; absent or null
 //	a:'x' AND b:'y'   a:'x' OR b:'y'      up to 10 clauses, not mixed
+//	a:'x' b:'y'                           a space is AND; and, or as well
+//	active:'true'  active:true            booleans as written
 //
 // Nested fields are written with dots (address.city). The answer is the
 // newest objects first, limit of them (1 to 100, default 10), from after
@@ -157,9 +160,11 @@ func parseSearch(s string) (searchQuery, error) {
 		if p.done() {
 			break
 		}
-		word := p.word()
-		if word != "AND" && word != "OR" {
-			return q, p.errorf("want AND or OR")
+		// AND or OR (either case), or a space alone, which is AND.
+		at := p.i
+		word := strings.ToUpper(p.word())
+		if next := p.peekSpace(); word != "AND" && word != "OR" || !next {
+			p.i, word = at, "AND"
 		}
 		if joiner != "" && word != joiner {
 			return q, errors.New("Search query is invalid: AND and OR cannot be used together in one query.")
@@ -178,9 +183,15 @@ type searchParser struct {
 func (p *searchParser) done() bool { return p.i >= len(p.s) }
 
 func (p *searchParser) space() {
-	for !p.done() && p.s[p.i] == ' ' {
+	for !p.done() && (p.s[p.i] == ' ' || p.s[p.i] == '\t') {
 		p.i++
 	}
+}
+
+// peekSpace says whether white space follows (a keyword is a word of its
+// own: ANDroid:'x' is a field).
+func (p *searchParser) peekSpace() bool {
+	return !p.done() && (p.s[p.i] == ' ' || p.s[p.i] == '\t')
 }
 
 func (p *searchParser) errorf(format string, args ...any) error {
@@ -242,15 +253,24 @@ func (p *searchParser) clause() (clause, error) {
 		}
 		c.value = s
 	default:
-		w := p.word()
-		if w == "null" && c.op == ":" {
-			break // c.value nil
+		neg := !p.done() && p.s[p.i] == '-'
+		if neg {
+			p.i++
 		}
-		n, err := strconv.ParseFloat(w, 64)
-		if err != nil {
-			return c, p.errorf("want a quoted value, a number or null, got %q", w)
+		switch w := p.word(); {
+		case !neg && w == "null" && c.op == ":": // c.value nil
+		case !neg && (w == "true" || w == "false") && c.op == ":":
+			c.value = w
+		default:
+			if neg {
+				w = "-" + w
+			}
+			n, err := strconv.ParseFloat(w, 64)
+			if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+				return c, p.errorf("want a quoted value, a number, true, false or null, got %q", w)
+			}
+			c.value = n
 		}
-		c.value = n
 	}
 	if s, ok := c.value.(string); c.op == "~" && (!ok || len([]rune(s)) < 3) {
 		return c, p.errorf("~ takes a quoted value of 3 characters or more")
@@ -327,6 +347,9 @@ func (c clause) meets(v any) bool {
 	case ":":
 		switch want := c.value.(type) {
 		case string:
+			if b, ok := v.(bool); ok {
+				return strings.EqualFold(strconv.FormatBool(b), want)
+			}
 			return strings.EqualFold(stringOf(v), want) && v != nil
 		case float64:
 			n, ok := v.(float64)

@@ -12,7 +12,7 @@ import (
 func TestSearchQuery(t *testing.T) {
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(`{"id":"pi_1","amount":2000,"currency":"usd","status":"succeeded","customer":{"id":"cus_1"},
-		"description":null,"metadata":{"order":"6735","it's":"x"},"shipping":{"address":{"city":"Tokyo"}},"email":"Jenny.Rosen@example.com"}`), &obj); err != nil {
+		"description":null,"livemode":false,"active":true,"metadata":{"order":"6735","it's":"x"},"shipping":{"address":{"city":"Tokyo"}},"email":"Jenny.Rosen@example.com"}`), &obj); err != nil {
 		t.Fatal(err)
 	}
 	for query, want := range map[string]bool{
@@ -40,6 +40,15 @@ func TestSearchQuery(t *testing.T) {
 		"status:'canceled' OR currency:'usd'":    true,
 		"status:'canceled' AND currency:'usd'":   false,
 		"  status:'succeeded'   AND amount>10  ": true,
+		"status:'succeeded' currency:'usd'":      true, // a space is AND
+		"status:'succeeded' currency:'eur'":      false,
+		"status:'canceled' or currency:'usd'":    true,
+		"status:'succeeded'\tand\tamount>10":     true,
+		"livemode:'false' AND active:true":       true,
+		"-active:'true'":                         false,
+		"active:false":                           false,
+		"amount>-5":                              true,
+		"amount<-5":                              false,
 	} {
 		q, err := parseSearch(query)
 		if err != nil {
@@ -58,7 +67,8 @@ func TestSearchQuery(t *testing.T) {
 		"email~'ro'":               "3 characters",
 		"amount>'big'":             "compares numbers",
 		"a:'1' AND b:'2' OR c:'3'": "AND and OR",
-		"a:'1' NOT b:'2'":          "want AND or OR",
+		"a:'1' NOT b:'2'":          "after NOT",
+		"amount>NaN":               "a number",
 		strings.Repeat("a:'1' AND ", 10) + "a:'1'": "more than 10",
 		"metadata['k':'v'":                         "want ]",
 	} {
