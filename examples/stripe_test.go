@@ -705,6 +705,29 @@ func TestStripeCustomerLifecycle(t *testing.T) {
 	}
 }
 
+// TestStripeExpandCustomer: expand[] on a customer, whose answer is
+// anyOf a customer or a deleted one, answers the stored test clock.
+func TestStripeExpandCustomer(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	clock, err := sc.V1TestHelpersTestClocks.Create(ctx, &stripe.TestHelpersTestClockCreateParams{FrozenTime: stripe.Int64(1700000000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cus, err := sc.V1Customers.Create(ctx, &stripe.CustomerCreateParams{Email: stripe.String("clock@example.com"), TestClock: stripe.String(clock.ID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := &stripe.CustomerRetrieveParams{}
+	rp.AddExpand("test_clock")
+	got, err := sc.V1Customers.Retrieve(ctx, cus.ID, rp)
+	if err != nil || got.TestClock == nil || got.TestClock.ID != clock.ID || got.TestClock.FrozenTime != 1700000000 {
+		t.Fatalf("retrieve with expand[]=test_clock: %+v (clock %+v), %v", got, got.TestClock, err)
+	}
+}
+
 // TestStripePaymentIntentLifecycle: an intent for a stored customer, read
 // back with expand[]=customer, confirmed (and read back succeeded),
 // refunded; another canceled (and read back canceled). Each step keeps
