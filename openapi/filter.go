@@ -127,7 +127,7 @@ func conditions(filters []filter, q url.Values) []condition {
 
 // listValues is the non-empty values of the list parameter name in q,
 // however the client wrote it: name=a&name=b, name[]=a, or name[0]=a in
-// the order of the indexes.
+// the order of the indexes (gaps closed, as in a form body).
 func listValues(q url.Values, name string) []string {
 	var out []string
 	add := func(vs []string) {
@@ -139,12 +139,21 @@ func listValues(q url.Values, name string) []string {
 	}
 	add(q[name])
 	add(q[name+"[]"])
-	for i := 0; ; i++ {
-		vs, ok := q[name+"["+strconv.Itoa(i)+"]"]
-		if !ok {
-			break
+	type indexed struct {
+		i  int
+		vs []string
+	}
+	var at []indexed
+	for k, vs := range q {
+		if rest, ok := strings.CutPrefix(k, name+"["); ok && strings.HasSuffix(rest, "]") {
+			if i, err := strconv.Atoi(rest[:len(rest)-1]); err == nil && i >= 0 {
+				at = append(at, indexed{i, vs})
+			}
 		}
-		add(vs)
+	}
+	slices.SortFunc(at, func(a, b indexed) int { return a.i - b.i })
+	for _, x := range at {
+		add(x.vs)
 	}
 	return out
 }

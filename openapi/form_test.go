@@ -57,3 +57,13 @@ func TestParseForm(t *testing.T) {
 		}
 	}
 }
+
+// TestListValues reads a list parameter however a client writes it, the
+// indexes in order with their gaps closed, and nothing of other names.
+func TestListValues(t *testing.T) {
+	q := url.Values{"types[3]": {"d"}, "types[1]": {"b"}, "types[]": {"x"}, "types": {"w"}, "types[0]": {"a"},
+		"types[10]": {"k"}, "typesX[0]": {"no"}, "types[0][a]": {"no"}, "types[-1]": {"no"}, "types[2]": {""}}
+	if got, want := listValues(q, "types"), []string{"w", "x", "a", "b", "d", "k"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("listValues = %q, want %q", got, want)
+	}
+}
