@@ -643,6 +643,29 @@ func TestStripeCustomerLifecycle(t *testing.T) {
 	if again, err := sc.V1Customers.Retrieve(ctx, first, nil); err != nil || again.Name != "Ada Lovelace" || again.Metadata["tier"] != "gold" {
 		t.Fatalf("retrieve after update: %+v, %v", again, err)
 	}
+	// Metadata keys merge; an empty value unsets, as Stripe documents: a
+	// key, the whole metadata, or a field (null).
+	more := &stripe.CustomerUpdateParams{Description: stripe.String("vip")}
+	more.AddMetadata("plan", "pro")
+	if got, err := sc.V1Customers.Update(ctx, first, more); err != nil || got.Metadata["tier"] != "gold" || got.Metadata["plan"] != "pro" || got.Description != "vip" {
+		t.Fatalf("update adding a metadata key: %+v, %v", got, err)
+	}
+	unset := &stripe.CustomerUpdateParams{Description: stripe.String("")}
+	unset.AddMetadata("plan", "")
+	got, err = sc.V1Customers.Update(ctx, first, unset)
+	if err != nil || got.Metadata["tier"] != "gold" || len(got.Metadata) != 1 || !strings.Contains(string(got.LastResponse.RawJSON), `"description":null`) {
+		t.Fatalf("update unsetting plan and the description: %+v (%s), %v", got, got.LastResponse.RawJSON, err)
+	}
+	all := &stripe.CustomerUpdateParams{}
+	all.AddExtra("metadata", "")
+	if got, err := sc.V1Customers.Update(ctx, first, all); err != nil || len(got.Metadata) != 0 || got.Name != "Ada Lovelace" {
+		t.Fatalf("update unsetting the metadata: %+v, %v", got, err)
+	}
+	restore := &stripe.CustomerUpdateParams{}
+	restore.AddMetadata("tier", "gold")
+	if _, err := sc.V1Customers.Update(ctx, first, restore); err != nil {
+		t.Fatal(err)
+	}
 
 	// GET /v1/customers/search searches the stored customers with
 	// Stripe's query language (it is the search operation, not a customer

@@ -386,7 +386,11 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 			patch = patchOf(x.Patch)
 			mergePatch(obj, patch) // before the request's values, which it does not hide
 		}
-		reflectValues(obj, in)
+		if o.formBody(x.Request) {
+			reflectForm(obj, in)
+		} else {
+			reflectValues(obj, in)
+		}
 		if made && o.kind == opCreate && o.api.state && status < 300 && code == 0 {
 			unsentOptional(obj, schema, in, patch)
 		}
@@ -952,20 +956,58 @@ func splitKey(parts []string, k string) []string {
 // reflectValues copies request values into obj where obj has the field
 // and the value fits its type: amount=123 gives "amount": 123; a nested
 // object merges; metadata takes every key.
-func reflectValues(obj map[string]any, in map[string]any) {
+func reflectValues(obj map[string]any, in map[string]any) { reflectIn(obj, in, false) }
+
+// reflectForm is reflectValues for the values of a form body, where an
+// empty value unsets, as Stripe documents: description= and address= are
+// null, metadata= empties the metadata and metadata[k]= takes k out.
+func reflectForm(obj map[string]any, in map[string]any) { reflectIn(obj, in, true) }
+
+func reflectIn(obj map[string]any, in map[string]any, form bool) {
 	for k, v := range in {
 		cur, has := obj[k]
 		if !has {
 			continue
 		}
-		if nv, ok := fit(cur, v); ok {
+		if s, ok := v.(string); form && ok && s == "" {
+			obj[k] = nil
+			if k == "metadata" {
+				obj[k] = map[string]any{}
+			}
+			continue
+		}
+		if m, ok := v.(map[string]any); ok && k == "metadata" {
+			// Free-form keys: each one sent is set (or, from a form,
+			// taken out when empty); the others stay.
+			md, _ := decoded(cur).(map[string]any)
+			out := make(map[string]any, len(md)+len(m))
+			for mk, mv := range md {
+				out[mk] = mv
+			}
+			for mk, mv := range m {
+				if s, ok := mv.(string); form && ok && s == "" {
+					delete(out, mk)
+				} else {
+					out[mk] = mv
+				}
+			}
+			obj[k] = out
+			continue
+		}
+		if nv, ok := fit(cur, v, form); ok {
 			obj[k] = nv
 		}
 	}
 }
 
+// formBody says whether r's body is read as a form: its Content-Type
+// says so, or it has none and the operation takes a form.
+func (o *Operation) formBody(r *http.Request) bool {
+	return o.formSchema(r) != nil || o.untypedFormSchema(r) != nil
+}
+
 // fit converts a request value to the type of the value it replaces.
-func fit(cur, v any) (any, bool) {
+func fit(cur, v any, form bool) (any, bool) {
 	cur = decoded(cur)
 	s, isStr := v.(string)
 	switch c := cur.(type) {
@@ -1003,7 +1045,7 @@ func fit(cur, v any) (any, bool) {
 		if len(c) == 0 { // metadata: any keys
 			return m, true
 		}
-		reflectValues(c, m)
+		reflectIn(c, m, form)
 		return c, true
 	case nil:
 		return v, true

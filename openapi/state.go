@@ -118,7 +118,11 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 				return o.status, stored, nil
 			}
 			mergePatch(obj, patchOf(x.Patch))
-			reflectValues(obj, in)
+			if o.formBody(x.Request) {
+				reflectForm(obj, in)
+			} else {
+				reflectValues(obj, in)
+			}
 			body, _ := marshal(obj)
 			if _, err := x.Store.Save(ctx, coll, id, body); err != nil {
 				return 0, nil, err
