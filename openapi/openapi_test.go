@@ -167,6 +167,11 @@ func TestPetstoreStateful(t *testing.T) {
 	if got := call(t, "GET", hs.URL+"/pets/"+plain.json["id"].(string), "", ""); got.body != plain.body {
 		t.Fatalf("read back: %s; want %s", got.body, plain.body)
 	}
+	// Prefer: code= of the answer a create gives anyway is a create.
+	chosen := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Chosen"}`, "Prefer", "code=201")
+	if got := call(t, "GET", hs.URL+"/pets/"+fmt.Sprint(chosen.json["id"]), "", ""); chosen.status != 201 || got.status != 200 || got.json["name"] != "Chosen" {
+		t.Fatalf("create with Prefer: code=201: %d %s, read back %d %s; want it stored", chosen.status, chosen.body, got.status, got.body)
+	}
 }
 
 func TestPetstoreUnknownIDs(t *testing.T) {

@@ -135,6 +135,9 @@ var errNoState = errors.New("no state")
 func (o *Operation) Respond(ctx context.Context, x Exchange) (int, string, []byte, error) {
 	q := x.Request.URL.Query()
 	code, example, _ := preferred(x.Request, q)
+	if code == o.status {
+		code = 0 // the answer it gives anyway: stateful as ever
+	}
 	in := x.Values
 	if in == nil {
 		in = o.requestValues(x.Request, x.Body)
