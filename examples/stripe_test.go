@@ -749,6 +749,14 @@ func TestStripeExpandCustomer(t *testing.T) {
 	if err != nil || got.TestClock == nil || got.TestClock.ID != clock.ID || got.TestClock.FrozenTime != 1700000000 {
 		t.Fatalf("retrieve with expand[]=test_clock: %+v (clock %+v), %v", got, got.TestClock, err)
 	}
+	// An includable list that state does not keep is empty, not the
+	// spec's made-up subscription of another customer.
+	up := &stripe.CustomerUpdateParams{}
+	up.AddExpand("subscriptions")
+	got, err = sc.V1Customers.Update(ctx, cus.ID, up)
+	if err != nil || got.Subscriptions == nil || len(got.Subscriptions.Data) != 0 || got.Subscriptions.HasMore {
+		t.Fatalf("update with expand[]=subscriptions: %+v, %v", got.Subscriptions, err)
+	}
 }
 
 // TestStripePaymentIntentLifecycle: an intent for a stored customer, read
