@@ -69,27 +69,35 @@ func (o *Operation) listFilters(items *base.Schema) []filter {
 	return out
 }
 
-// queryParams names the query parameters of o and its path.
-func (o *Operation) queryParams() []string {
-	var out []string
+// queryParameters is the query parameters of o and its path, each name
+// once (the first).
+func (o *Operation) queryParameters() []*v3.Parameter {
+	var out []*v3.Parameter
 	for _, ps := range [][]*v3.Parameter{o.item.Parameters, o.op.Parameters} {
 		for _, p := range ps {
-			if p != nil && p.In == "query" && !slices.Contains(out, p.Name) {
-				out = append(out, p.Name)
+			if p != nil && p.In == "query" && !slices.ContainsFunc(out, func(q *v3.Parameter) bool { return q.Name == p.Name }) {
+				out = append(out, p)
 			}
 		}
 	}
 	return out
 }
 
+// queryParams names the query parameters of o and its path.
+func (o *Operation) queryParams() []string {
+	var out []string
+	for _, p := range o.queryParameters() {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
 // listParam says whether the query parameter name of o takes a list.
 func (o *Operation) listParam(name string) bool {
-	for _, ps := range [][]*v3.Parameter{o.item.Parameters, o.op.Parameters} {
-		for _, p := range ps {
-			if p != nil && p.In == "query" && p.Name == name && p.Schema != nil {
-				s := p.Schema.Schema()
-				return s != nil && slices.Contains(s.Type, "array")
-			}
+	for _, p := range o.queryParameters() {
+		if p.Name == name && p.Schema != nil {
+			s := p.Schema.Schema()
+			return s != nil && slices.Contains(s.Type, "array")
 		}
 	}
 	return false

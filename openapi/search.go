@@ -70,8 +70,8 @@ func (o *Operation) search(ctx context.Context, x Exchange, in map[string]any, q
 		status, body := o.paramError(http.StatusBadRequest, "query", "parameter_invalid", err.Error())
 		return status, body, nil
 	}
-	status, body := o.generate(0, "", in, x)
-	obj, ok := decodeObject(body)
+	status, v, _, _ := o.generateValue(0, "", in, x)
+	obj, ok := v.(map[string]any)
 	if !ok {
 		return 0, nil, errNoState
 	}
