@@ -1035,3 +1035,92 @@ func TestStripeKeyOnAnotherEndpoint(t *testing.T) {
 	_, err = sc.V1PaymentIntents.ApplyCustomerBalance(ctx, pi.ID, ap)
 	refused("apply_customer_balance with the key an update used", err)
 }
+
+// A customer's payment methods are those attached to it: GET
+// /v1/customers/{customer}/payment_methods lists them newest first,
+// pages, narrows by type, and loses one when it is detached. A payment
+// method's metadata is what the client sent, not the fixture's.
+func TestStripeCustomerPaymentMethods(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+
+	c, err := sc.V1Customers.Create(ctx, &stripe.CustomerCreateParams{Email: stripe.String("pm@example.com")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := sc.V1Customers.Create(ctx, &stripe.CustomerCreateParams{Email: stripe.String("other@example.com")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pms []string
+	for range 3 {
+		pm, err := sc.V1PaymentMethods.Create(ctx, &stripe.PaymentMethodCreateParams{
+			Type: stripe.String("card"), Card: &stripe.PaymentMethodCreateCardParams{Token: stripe.String("tok_visa")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The fixture's metadata (order_id) is not the client's.
+		if len(pm.Metadata) != 0 {
+			t.Errorf("payment method created without metadata has %v", pm.Metadata)
+		}
+		pms = append(pms, pm.ID)
+	}
+	tagged := &stripe.PaymentMethodCreateParams{Type: stripe.String("card"), Card: &stripe.PaymentMethodCreateCardParams{Token: stripe.String("tok_visa")}}
+	tagged.AddMetadata("user", "42")
+	if pm, err := sc.V1PaymentMethods.Create(ctx, tagged); err != nil || len(pm.Metadata) != 1 || pm.Metadata["user"] != "42" {
+		t.Errorf("payment method created with metadata user=42: %v, %v", pm.Metadata, err)
+	}
+	for _, id := range pms[:2] {
+		pm, err := sc.V1PaymentMethods.Attach(ctx, id, &stripe.PaymentMethodAttachParams{Customer: stripe.String(c.ID)})
+		if err != nil || pm.Customer == nil || pm.Customer.ID != c.ID {
+			t.Fatalf("attach %s: %+v, %v", id, pm, err)
+		}
+	}
+	list := func(p *stripe.CustomerListPaymentMethodsParams) []string {
+		t.Helper()
+		var ids []string
+		for pm, err := range sc.V1Customers.ListPaymentMethods(ctx, p).All(ctx) {
+			if err != nil {
+				t.Fatalf("list: %v", err)
+			}
+			ids = append(ids, pm.ID)
+		}
+		return ids
+	}
+	// One a page: the client follows has_more and starting_after.
+	paged := &stripe.CustomerListPaymentMethodsParams{Customer: stripe.String(c.ID), ListParams: stripe.ListParams{Limit: stripe.Int64(1)}}
+	if got, want := list(paged), []string{pms[1], pms[0]}; !slices.Equal(got, want) {
+		t.Errorf("customer's payment methods %v, want %v (newest first)", got, want)
+	}
+	if got := list(&stripe.CustomerListPaymentMethodsParams{Customer: stripe.String(c.ID), Type: stripe.String("sepa_debit")}); len(got) != 0 {
+		t.Errorf("type=sepa_debit: %v, want none", got)
+	}
+	if got := list(&stripe.CustomerListPaymentMethodsParams{Customer: stripe.String(other.ID)}); len(got) != 0 {
+		t.Errorf("another customer's payment methods: %v, want none", got)
+	}
+
+	pm, err := sc.V1PaymentMethods.Detach(ctx, pms[1], nil)
+	if err != nil || pm.Customer != nil {
+		t.Fatalf("detach: %+v, %v", pm, err)
+	}
+	if got, want := list(&stripe.CustomerListPaymentMethodsParams{Customer: stripe.String(c.ID)}), []string{pms[0]}; !slices.Equal(got, want) {
+		t.Errorf("after detaching %s: %v, want %v", pms[1], got, want)
+	}
+
+	// A customer never created, or another API key's, is Stripe's 404.
+	for _, tc := range []struct {
+		sc *stripe.Client
+		id string
+	}{{sc, "cus_nope"}, {client(hs, testKey+"x"), c.ID}} {
+		var err error
+		for _, err = range tc.sc.V1Customers.ListPaymentMethods(ctx, &stripe.CustomerListPaymentMethodsParams{Customer: stripe.String(tc.id)}).All(ctx) {
+			break
+		}
+		se := stripeError(t, err)
+		if se.HTTPStatusCode != 404 || se.Code != stripe.ErrorCodeResourceMissing || se.Msg != "No such customer: '"+tc.id+"'" {
+			t.Errorf("payment methods of %s: %+v", tc.id, se)
+		}
+	}
+}

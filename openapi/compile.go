@@ -508,9 +508,10 @@ func onlyCollections(routes []*scenarios.Route) {
 		}
 	}
 	markSearches(routes, created)
+	markNested(routes, created)
 	for _, r := range routes {
 		o := r.Operation.(*Operation)
-		if o.kind != opCreate && !created[o.collection] {
+		if o.kind != opCreate && !created[o.collection] && o.nested == nil {
 			o.kind = opNone
 		}
 	}

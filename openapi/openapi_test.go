@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -670,5 +671,110 @@ func TestPetstorePagingBack(t *testing.T) {
 		if got := call(t, "GET", hs.URL+"/pets?"+q, "", ""); got.status != 400 || !strings.Contains(got.body, "only specify one of these parameters") {
 			t.Errorf("GET /pets?%s: %d %s; want a 400 saying the cursors exclude each other", q, got.status, got.body)
 		}
+	}
+}
+
+// TestNestedListOfItemsMadeElsewhere: GET /users/{user}/orders, which
+// nothing creates into, lists the orders POST /orders made whose user is
+// that user; a user never created is the operation's 404. Orders made
+// from the spec's example keep only the labels (a free-form map) the
+// client sent.
+func TestNestedListOfItemsMadeElsewhere(t *testing.T) {
+	t.Parallel()
+	spec := filepath.Join(t.TempDir(), "openapi.yaml")
+	doc := `openapi: 3.1.0
+info: {title: Shop, version: "1"}
+paths:
+  /users:
+    post:
+      requestBody: {content: {application/json: {schema: {type: object, properties: {name: {type: string}}}}}}
+      responses:
+        "201": {description: made, content: {application/json: {schema: {$ref: '#/components/schemas/User'}}}}
+  /users/{user}:
+    get:
+      parameters: [{name: user, in: path, required: true, schema: {type: string}}]
+      responses:
+        "200": {description: it, content: {application/json: {schema: {$ref: '#/components/schemas/User'}}}}
+        "404": {description: none, content: {application/json: {schema: {$ref: '#/components/schemas/Error'}}}}
+  /users/{user}/orders:
+    get:
+      parameters:
+        - {name: user, in: path, required: true, schema: {type: string}}
+        - {name: status, in: query, schema: {type: string, enum: [open, paid]}}
+      responses:
+        "200":
+          description: the user's orders
+          content: {application/json: {schema: {type: object, properties: {data: {type: array, items: {$ref: '#/components/schemas/Order'}}}}}}
+        "404": {description: none, content: {application/json: {schema: {$ref: '#/components/schemas/Error'}}}}
+  /orders/{order}:
+    patch:
+      parameters: [{name: order, in: path, required: true, schema: {type: string}}]
+      requestBody: {content: {application/json: {schema: {type: object, properties: {labels: {type: object, additionalProperties: {type: string}}}}}}}
+      responses:
+        "200": {description: it, content: {application/json: {schema: {$ref: '#/components/schemas/Order'}}}}
+  /orders:
+    post:
+      requestBody: {content: {application/json: {schema: {type: object, properties: {user: {type: string}, status: {type: string}, labels: {type: object, additionalProperties: {type: string}}}}}}}
+      responses:
+        "201": {description: made, content: {application/json: {schema: {$ref: '#/components/schemas/Order'}}}}
+components:
+  schemas:
+    User:
+      type: object
+      properties: {id: {type: string, example: usr_1}, name: {type: string}}
+    Order:
+      type: object
+      properties:
+        id: {type: string}
+        user: {type: string}
+        status: {type: string, enum: [open, paid]}
+        labels: {type: object, additionalProperties: {type: string}}
+      example: {id: ord_1, user: usr_1, status: open, labels: {channel: web}}
+    Error:
+      type: object
+      properties: {message: {type: string}}
+`
+	if err := os.WriteFile(spec, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, hs := serveSpec(t, spec, nil)
+	user := func() string {
+		got := call(t, "POST", hs.URL+"/users", "application/json", `{"name":"ada"}`)
+		id, _ := got.json["id"].(string)
+		if got.status != 201 || id == "" {
+			t.Fatalf("create user: %d %s", got.status, got.body)
+		}
+		return id
+	}
+	ada, bob := user(), user()
+	order := func(body string) string {
+		got := call(t, "POST", hs.URL+"/orders", "application/json", body)
+		id, _ := got.json["id"].(string)
+		if got.status != 201 || id == "" {
+			t.Fatalf("create order %s: %d %s", body, got.status, got.body)
+		}
+		return id
+	}
+	first := order(`{"user":"` + ada + `","status":"paid"}`)
+	order(`{"user":"` + bob + `"}`)
+	second := order(`{"user":"` + ada + `","status":"open","labels":{"gift":"yes"}}`)
+
+	got := call(t, "GET", hs.URL+"/users/"+ada+"/orders", "", "")
+	if ids := listed(got, "id"); got.status != 200 || !slices.Equal(ids, []string{second, first}) {
+		t.Errorf("ada's orders: %d %s; want [%s %s]", got.status, got.body, second, first)
+	}
+	if ids := listed(call(t, "GET", hs.URL+"/users/"+ada+"/orders?status=paid", "", ""), "id"); !slices.Equal(ids, []string{first}) {
+		t.Errorf("ada's paid orders: %v, want [%s]", ids, first)
+	}
+	// Labels, a free-form map: what the create sent, not the example's
+	// channel beside it; none when it sent none; an update sets a key.
+	if labels := listed(got, "labels"); !slices.Equal(labels, []string{"map[gift:yes]", "<nil>"}) {
+		t.Errorf("labels %v: want only what each create sent, not the example's channel", labels)
+	}
+	if got := call(t, "PATCH", hs.URL+"/orders/"+second, "application/json", `{"labels":{"wrap":"red"}}`); got.status != 200 || fmt.Sprint(got.json["labels"]) != "map[gift:yes wrap:red]" {
+		t.Errorf("update of labels: %d %s; want gift and wrap", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/users/usr_nope/orders", "", ""); got.status != 404 {
+		t.Errorf("orders of a user never created: %d %s; want 404", got.status, got.body)
 	}
 }

@@ -41,6 +41,9 @@ type Operation struct {
 	kind       opKind
 	collection string
 	idVar      string
+	// nested is set on a list of items made elsewhere, nested below a
+	// stored resource (markNested).
+	nested *nestedList
 	// shape is what its schema says of lists and ids (shape.go), learnt
 	// on first use: building every operation's schemas at load would cost
 	// Stripe's 594 operations 6 MB that most runs never need.

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -389,12 +390,16 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 			patch = patchOf(x.Patch)
 			mergePatch(obj, patch) // before the request's values, which it does not hide
 		}
-		if o.formBody(x.Request) {
-			reflectForm(obj, in)
-		} else {
-			reflectValues(obj, in)
+		creates := o.kind == opCreate && o.api.state && status < 300 && code == 0
+		if creates {
+			exampleMaps(obj, schema, patch)
 		}
-		if made && o.kind == opCreate && o.api.state && status < 300 && code == 0 {
+		if o.formBody(x.Request) {
+			reflectForm(obj, in, schema)
+		} else {
+			reflectValues(obj, in, schema)
+		}
+		if creates && made {
 			unsentOptional(obj, schema, in, patch)
 		}
 		if o.idVar != "" {
@@ -466,6 +471,52 @@ func unsentOptional(obj map[string]any, schema *base.Schema, in, patch map[strin
 		}
 		delete(obj, k)
 	}
+}
+
+// exampleMaps empties, in a created object, the free-form maps a route's
+// body did not lay (Stripe's metadata), before the request's values go
+// in: their keys are the example's or the fixture's, not the client's. A
+// payment method created without metadata reads back none, as Stripe's
+// does, and one created with metadata[a]=b reads back that alone, not
+// the fixture's order_id beside it.
+func exampleMaps(obj map[string]any, schema *base.Schema, patch map[string]any) {
+	for k, v := range obj {
+		if _, laid := patch[k]; laid || !nonEmptyObject(v) {
+			continue
+		}
+		if p := propertyOf(schema, k, 0); p != nil && freeForm(p) {
+			obj[k] = map[string]any{}
+		}
+	}
+}
+
+// nonEmptyObject says whether v, decoded or raw (see shallow), is an
+// object with a key.
+func nonEmptyObject(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		return len(t) > 0
+	case canonical:
+		return isObjectWithKeys(t)
+	case json.RawMessage:
+		return isObjectWithKeys(t)
+	}
+	return false
+}
+
+func isObjectWithKeys(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 2 && raw[0] == '{' && len(bytes.TrimSpace(raw[1:len(raw)-1])) > 0
+}
+
+// freeForm says whether s is an object of any keys: no properties of its
+// own, and additionalProperties a schema or true.
+func freeForm(s *base.Schema) bool {
+	if !hasType(s, "object") || (s.Properties != nil && s.Properties.Len() > 0) || s.AdditionalProperties == nil {
+		return false
+	}
+	ap := s.AdditionalProperties
+	return ap.IsA() || (ap.IsB() && ap.B)
 }
 
 // requiredOf is the properties schema requires, with those of its allOf
@@ -956,30 +1007,39 @@ func splitKey(parts []string, k string) []string {
 	return parts
 }
 
-// reflectValues copies request values into obj where obj has the field
-// and the value fits its type: amount=123 gives "amount": 123; a nested
-// object merges; metadata takes every key.
-func reflectValues(obj map[string]any, in map[string]any) { reflectIn(obj, in, false) }
+// reflectValues copies request values into obj, an object of schema,
+// where obj has the field and the value fits its type: amount=123 gives
+// "amount": 123; a nested object merges; a free-form map (metadata)
+// takes every key.
+func reflectValues(obj map[string]any, in map[string]any, schema *base.Schema) {
+	reflectIn(obj, in, false, schema)
+}
 
 // reflectForm is reflectValues for the values of a form body, where an
 // empty value unsets, as Stripe documents: description= and address= are
 // null, metadata= empties the metadata and metadata[k]= takes k out.
-func reflectForm(obj map[string]any, in map[string]any) { reflectIn(obj, in, true) }
+func reflectForm(obj map[string]any, in map[string]any, schema *base.Schema) {
+	reflectIn(obj, in, true, schema)
+}
 
-func reflectIn(obj map[string]any, in map[string]any, form bool) {
+func reflectIn(obj map[string]any, in map[string]any, form bool, schema *base.Schema) {
 	for k, v := range in {
 		cur, has := obj[k]
 		if !has {
 			continue
 		}
+		field := propertyOf(schema, k, 0)
+		// A free-form map by its schema, or by Stripe's name when there
+		// is no schema to say.
+		free := (field != nil && freeForm(field)) || (schema == nil && k == "metadata")
 		if s, ok := v.(string); form && ok && s == "" {
 			obj[k] = nil
-			if k == "metadata" {
+			if free {
 				obj[k] = map[string]any{}
 			}
 			continue
 		}
-		if m, ok := v.(map[string]any); ok && k == "metadata" {
+		if m, ok := v.(map[string]any); ok && free {
 			// Free-form keys: each one sent is set (or, from a form,
 			// taken out when empty); the others stay.
 			md, _ := decoded(cur).(map[string]any)
@@ -997,7 +1057,7 @@ func reflectIn(obj map[string]any, in map[string]any, form bool) {
 			obj[k] = out
 			continue
 		}
-		if nv, ok := fit(cur, v, form); ok {
+		if nv, ok := fit(cur, v, form, field); ok {
 			obj[k] = nv
 		}
 	}
@@ -1009,8 +1069,9 @@ func (o *Operation) formBody(r *http.Request) bool {
 	return o.formSchema(r) != nil || o.untypedFormSchema(r) != nil
 }
 
-// fit converts a request value to the type of the value it replaces.
-func fit(cur, v any, form bool) (any, bool) {
+// fit converts a request value to the type of the value it replaces,
+// whose schema is schema (nil when unknown).
+func fit(cur, v any, form bool, schema *base.Schema) (any, bool) {
 	cur = decoded(cur)
 	s, isStr := v.(string)
 	switch c := cur.(type) {
@@ -1048,7 +1109,7 @@ func fit(cur, v any, form bool) (any, bool) {
 		if len(c) == 0 { // metadata: any keys
 			return m, true
 		}
-		reflectIn(c, m, form)
+		reflectIn(c, m, form, schema)
 		return c, true
 	case nil:
 		return v, true

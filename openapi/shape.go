@@ -74,16 +74,26 @@ func (o *Operation) learnShape() {
 // listItems finds the items of a list answer: the array itself, or the
 // object's data (Stripe), or its one array property (items).
 func listItems(s *base.Schema) (*base.Schema, string) {
+	p, field := listItemsProxy(s)
+	if p == nil {
+		return nil, ""
+	}
+	return p.Schema(), field
+}
+
+// listItemsProxy is listItems' item schema as the spec writes it, a $ref
+// or in place.
+func listItemsProxy(s *base.Schema) (*base.SchemaProxy, string) {
 	if s == nil {
 		return nil, ""
 	}
 	if hasType(s, "array") && s.Items != nil && s.Items.A != nil {
-		return s.Items.A.Schema(), ""
+		return s.Items.A, ""
 	}
 	if s.Properties == nil {
 		return nil, ""
 	}
-	var found *base.Schema
+	var found *base.SchemaProxy
 	field, arrays := "", 0
 	for p := s.Properties.First(); p != nil; p = p.Next() {
 		ps := p.Value().Schema()
@@ -91,9 +101,9 @@ func listItems(s *base.Schema) (*base.Schema, string) {
 			continue
 		}
 		if p.Key() == "data" {
-			return ps.Items.A.Schema(), "data"
+			return ps.Items.A, "data"
 		}
-		found, field = ps.Items.A.Schema(), p.Key()
+		found, field = ps.Items.A, p.Key()
 		arrays++
 	}
 	if arrays != 1 {

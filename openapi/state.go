@@ -11,6 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pb33f/libopenapi/datamodel/high/base"
+
+	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
 )
 
@@ -41,19 +44,77 @@ func markActions(ops []*Operation) {
 	}
 }
 
-// resource names what the operation's success answer is: its schema's
-// x-resourceId, else the component its $ref names; "" when neither.
+// resource names what the operation's success answer is (resourceOf).
 func (o *Operation) resource() string {
 	resp, _ := o.response(0)
-	mt, schema := mediaOf(resp)
-	if id := resourceID(schema); id != "" {
+	mt, _ := mediaOf(resp)
+	if mt == nil {
+		return ""
+	}
+	return resourceOf(mt.Schema)
+}
+
+// resourceOf names the resource a schema is: its x-resourceId, else the
+// component its $ref names; "" when neither.
+func resourceOf(p *base.SchemaProxy) string {
+	if p == nil {
+		return ""
+	}
+	if id := resourceID(p.Schema()); id != "" {
 		return id
 	}
-	if mt != nil && mt.Schema != nil && mt.Schema.IsReference() {
-		ref := mt.Schema.GetReference()
+	if p.IsReference() {
+		ref := p.GetReference()
 		return ref[strings.LastIndexByte(ref, '/')+1:]
 	}
 	return ""
+}
+
+// markNested finds, among lists that nothing creates into, those nested
+// below a stored resource whose items are made elsewhere: GET
+// /v1/customers/{customer}/payment_methods lists payment methods, which
+// POST /v1/payment_methods creates and attaching gives a customer. Such a
+// list reads the collection that creates its items, narrowed to those
+// whose field named as the path's variable (customer) is the parent's id;
+// before, it could only answer the spec's example, whatever was attached.
+// The items must have that field, one collection alone must create their
+// resource, and the parent's collection must be one a POST creates.
+func markNested(routes []*scenarios.Route, created map[string]bool) {
+	makers := map[string]string{} // a resource → the one collection that creates it ("" when several do)
+	for _, r := range routes {
+		o := r.Operation.(*Operation)
+		if o.kind != opCreate || strings.Contains(o.collection, "{") {
+			continue
+		}
+		res := o.resource()
+		if res == "" {
+			continue
+		}
+		if prev, ok := makers[res]; ok && prev != o.collection {
+			makers[res] = ""
+			continue
+		}
+		makers[res] = o.collection
+	}
+	for _, r := range routes {
+		o := r.Operation.(*Operation)
+		if o.kind != opList || created[o.collection] {
+			continue
+		}
+		parent := o.collection[:max(0, strings.LastIndexByte(o.collection, '/'))]
+		i := strings.LastIndex(parent, "/{")
+		if i < 0 || !strings.HasSuffix(parent, "}") || strings.Contains(parent[:i], "{") || !created[parent[:i]] {
+			continue
+		}
+		resp, _ := o.response(o.status)
+		_, schema := mediaOf(resp)
+		items, _ := listItemsProxy(schema)
+		from, variable := makers[resourceOf(items)], parent[i+2:len(parent)-1]
+		if from == "" || items == nil || propertyOf(items.Schema(), variable, 0) == nil {
+			continue
+		}
+		o.nested = &nestedList{from: from, parent: parent[:i], variable: variable}
+	}
 }
 
 // stateful answers a create, read, update, delete or list through the
@@ -118,10 +179,12 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 				return o.status, stored, nil
 			}
 			mergePatch(obj, patchOf(x.Patch))
+			resp, _ := o.response(o.status)
+			_, schema := mediaOf(resp)
 			if o.formBody(x.Request) {
-				reflectForm(obj, in)
+				reflectForm(obj, in, schema)
 			} else {
-				reflectValues(obj, in)
+				reflectValues(obj, in, schema)
 			}
 			body, _ := marshal(obj)
 			if _, err := x.Store.Save(ctx, coll, id, body); err != nil {
@@ -144,7 +207,10 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			return status, body, nil
 		}
 	case opList:
-		return o.list(ctx, x, in, q, coll)
+		if o.nested != nil {
+			return o.listNested(ctx, x, in, q)
+		}
+		return o.list(ctx, x, in, q, coll, nil)
 	case opSearch:
 		return o.search(ctx, x, in, q, coll)
 	}
@@ -156,7 +222,11 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 // limit and cursors (Stripe's starting_after and ending_before, or after
 // and before) naming ids, and the page's facts (has_more, or
 // hasNextPage, endCursor, total... where the shape has them; fillPage).
-func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q url.Values, coll string) (int, []byte, error) {
+//
+// parent, when set, is a nested list's condition on its parent
+// (listNested): it narrows as a filter does, and an empty page of it is
+// the answer even under unknownIds: generate.
+func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q url.Values, coll string, parent *condition) (int, []byte, error) {
 	// A list of resources: its items have an id. A list of anything else
 	// (strings, a report's rows) is answered from the spec.
 	if !o.shapeOf().resources {
@@ -178,10 +248,14 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 	// placed among all items, so that a page can start after an object
 	// the filters leave out, as Stripe's can.
 	total, keep := len(items), []bool(nil)
-	if cs := conditions(o.shapeOf().filters, q); len(cs) > 0 && len(items) > 0 {
+	cs := conditions(o.shapeOf().filters, q)
+	if parent != nil {
+		cs = append(cs, *parent)
+	}
+	if len(cs) > 0 && len(items) > 0 {
 		keep, total = kept(items, cs)
 	}
-	if total == 0 && o.api.generate {
+	if total == 0 && o.api.generate && parent == nil {
 		// Nothing stored (or nothing the filters keep): with unknownIds:
 		// generate the spec's list of one answers, as stripe-mock's does
 		// (stripe-go's suite iterates it).
@@ -272,6 +346,39 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 	return status, b, nil
 }
 
+// nestedList is what a nested list reads (markNested): from, the
+// collection that creates its items (/v1/payment_methods); parent, the
+// collection of the resource it is below (/v1/customers); variable, the
+// path variable naming that resource (customer), which is also the
+// items' field that points at it.
+type nestedList struct{ from, parent, variable string }
+
+// listNested answers a nested list: the parent's 404 when it was never
+// created (answered from the spec under unknownIds: generate, as other
+// ids are) or was deleted; else the items of n.from whose field points
+// at the parent, paged and filtered as any list.
+func (o *Operation) listNested(ctx context.Context, x Exchange, in map[string]any, q url.Values) (int, []byte, error) {
+	n := o.nested
+	id := x.Vars[n.variable]
+	parent := o.api.storeName(x.Request, n.parent)
+	_, found, err := x.Store.Load(ctx, parent, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !found {
+		_, deleted, err := x.Store.Load(ctx, parent+" (deleted)", id)
+		if err != nil {
+			return 0, nil, err
+		}
+		if !deleted && o.api.generate {
+			return 0, nil, errNoState
+		}
+		status, body := o.noSuchIn(n.parent, http.StatusNotFound, n.variable, id)
+		return status, body, nil
+	}
+	return o.list(ctx, x, in, q, o.api.storeName(x.Request, n.from), &condition{field: n.variable, value: id})
+}
+
 // cursor is the first of the named query parameters that is set, and
 // its name.
 func cursor(q url.Values, names []string) (name, value string) {
@@ -318,7 +425,12 @@ func (o *Operation) unknownCursor(param, id string) (int, []byte) {
 // noSuch answers status for an id the collection does not hold, named by
 // param, with Stripe's resource_missing.
 func (o *Operation) noSuch(status int, param, id string) (int, []byte) {
-	msg := fmt.Sprintf("No such %s: '%s'", strings.TrimSuffix(o.collection[strings.LastIndex(o.collection, "/")+1:], "s"), id)
+	return o.noSuchIn(o.collection, status, param, id)
+}
+
+// noSuchIn is noSuch for an id of the collection coll.
+func (o *Operation) noSuchIn(coll string, status int, param, id string) (int, []byte) {
+	msg := fmt.Sprintf("No such %s: '%s'", strings.TrimSuffix(coll[strings.LastIndex(coll, "/")+1:], "s"), id)
 	return o.paramError(status, param, "resource_missing", msg)
 }
 
