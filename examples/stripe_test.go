@@ -1124,3 +1124,42 @@ func TestStripeCustomerPaymentMethods(t *testing.T) {
 		}
 	}
 }
+
+// Canceling a subscription (DELETE /v1/subscriptions/{id}) keeps it,
+// canceled, as Stripe does: it is read back and listed so, where before
+// it was deleted and a retrieve was a 404.
+func TestStripeSubscriptionCancel(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+
+	c, err := sc.V1Customers.Create(ctx, &stripe.CustomerCreateParams{Email: stripe.String("sub@example.com")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := sc.V1Subscriptions.Create(ctx, &stripe.SubscriptionCreateParams{
+		Customer: stripe.String(c.ID), Items: []*stripe.SubscriptionCreateItemParams{{Price: stripe.String("price_1")}}})
+	if err != nil || sub.Customer == nil || sub.Customer.ID != c.ID || sub.Status == stripe.SubscriptionStatusCanceled {
+		t.Fatalf("create: %+v, %v", sub, err)
+	}
+	before := time.Now().Unix()
+	canceled, err := sc.V1Subscriptions.Cancel(ctx, sub.ID, nil)
+	if err != nil || canceled.ID != sub.ID || canceled.Status != stripe.SubscriptionStatusCanceled || canceled.CanceledAt < before {
+		t.Fatalf("cancel: %+v, %v", canceled, err)
+	}
+	got, err := sc.V1Subscriptions.Retrieve(ctx, sub.ID, nil)
+	if err != nil || got.Status != stripe.SubscriptionStatusCanceled || got.CanceledAt != canceled.CanceledAt || got.Customer == nil || got.Customer.ID != c.ID {
+		t.Fatalf("retrieve after cancel: %+v, %v", got, err)
+	}
+	var listed []string
+	for s, err := range sc.V1Subscriptions.List(ctx, &stripe.SubscriptionListParams{Customer: stripe.String(c.ID), Status: stripe.String("canceled")}).All(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed = append(listed, s.ID)
+	}
+	if !slices.Equal(listed, []string{sub.ID}) {
+		t.Errorf("canceled subscriptions of the customer: %v, want [%s]", listed, sub.ID)
+	}
+}

@@ -778,3 +778,86 @@ components:
 		t.Errorf("orders of a user never created: %d %s; want 404", got.status, got.body)
 	}
 }
+
+// TestDeleteAnsweringTheResourceKeepsIt: in a spec whose deletes answer
+// an object that says deleted (as Stripe's do), a DELETE whose answer is
+// the resource its path reads (a job, canceled) acts on the stored object
+// and keeps it; one whose answer says deleted deletes it. In a spec
+// without that convention, a DELETE answering the resource deletes it.
+func TestDeleteAnsweringTheResourceKeepsIt(t *testing.T) {
+	t.Parallel()
+	spec := filepath.Join(t.TempDir(), "openapi.yaml")
+	doc := `openapi: 3.1.0
+info: {title: Jobs, version: "1"}
+paths:
+  /jobs:
+    post:
+      requestBody: {content: {application/json: {schema: {type: object, properties: {name: {type: string}}}}}}
+      responses:
+        "201": {description: made, content: {application/json: {schema: {$ref: '#/components/schemas/Job'}}}}
+  /jobs/{job}:
+    parameters: [{name: job, in: path, required: true, schema: {type: string}}]
+    get:
+      responses:
+        "200": {description: it, content: {application/json: {schema: {$ref: '#/components/schemas/Job'}}}}
+        "404": {description: none}
+    delete:
+      responses:
+        "200": {description: canceled, content: {application/json: {schema: {$ref: '#/components/schemas/Job'}}}}
+        "404": {description: none}
+  /notes:
+    post:
+      requestBody: {content: {application/json: {schema: {type: object, properties: {text: {type: string}}}}}}
+      responses:
+        "201": {description: made, content: {application/json: {schema: {$ref: '#/components/schemas/Note'}}}}
+  /notes/{note}:
+    parameters: [{name: note, in: path, required: true, schema: {type: string}}]
+    get:
+      responses:
+        "200": {description: it, content: {application/json: {schema: {$ref: '#/components/schemas/Note'}}}}
+        "404": {description: none}
+    delete:
+      responses:
+        "200": {description: gone, content: {application/json: {schema: {type: object, properties: {id: {type: string}, deleted: {type: boolean}}}}}}
+        "404": {description: none}
+components:
+  schemas:
+    Job: {type: object, properties: {id: {type: string, example: job_1}, name: {type: string}}}
+    Note: {type: object, properties: {id: {type: string, example: note_1}, text: {type: string}}}
+`
+	if err := os.WriteFile(spec, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, hs := serveSpec(t, spec, nil)
+	job := call(t, "POST", hs.URL+"/jobs", "application/json", `{"name":"nightly"}`)
+	id, _ := job.json["id"].(string)
+	if got := call(t, "DELETE", hs.URL+"/jobs/"+id, "", ""); got.status != 200 || got.json["id"] != id || got.json["name"] != "nightly" {
+		t.Fatalf("cancel of a job: %d %s", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/jobs/"+id, "", ""); got.status != 200 || got.json["name"] != "nightly" {
+		t.Errorf("job after DELETE answered a job: %d %s; want it kept", got.status, got.body)
+	}
+	note := call(t, "POST", hs.URL+"/notes", "application/json", `{"text":"eggs"}`)
+	nid, _ := note.json["id"].(string)
+	if got := call(t, "DELETE", hs.URL+"/notes/"+nid, "", ""); got.status != 200 {
+		t.Fatalf("delete of a note: %d %s", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/notes/"+nid, "", ""); got.status != 404 {
+		t.Errorf("note after DELETE answered deleted: %d %s; want 404", got.status, got.body)
+	}
+
+	plain := filepath.Join(t.TempDir(), "openapi.yaml")
+	cut := doc[:strings.Index(doc, "  /notes:")] + doc[strings.Index(doc, "components:"):]
+	if err := os.WriteFile(plain, []byte(cut), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, hs = serveSpec(t, plain, nil)
+	job = call(t, "POST", hs.URL+"/jobs", "application/json", `{"name":"nightly"}`)
+	id, _ = job.json["id"].(string)
+	if got := call(t, "DELETE", hs.URL+"/jobs/"+id, "", ""); got.status != 200 {
+		t.Fatalf("delete of a job: %d %s", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/jobs/"+id, "", ""); got.status != 404 {
+		t.Errorf("job after DELETE, in a spec whose deletes never say deleted: %d %s; want 404", got.status, got.body)
+	}
+}

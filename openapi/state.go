@@ -23,6 +23,8 @@ import (
 // by x-resourceId or component name). classify took them for creates in a
 // collection of their own; they act on the stored object instead, as an
 // update does, so that a confirmed or canceled intent is read back so.
+// A DELETE that answers the resource itself, in a spec whose deletes
+// answer deleted objects, is an action too.
 func markActions(ops []*Operation) {
 	reads := map[string]string{} // a read's path → the resource it answers
 	for _, o := range ops {
@@ -41,6 +43,29 @@ func markActions(ops []*Operation) {
 		}
 		i := strings.LastIndex(parent, "/{")
 		o.kind, o.collection, o.idVar = opAction, parent[:i], parent[i+2:len(parent)-1]
+	}
+	// Where the spec's deletes answer an object that says so (Stripe's
+	// deleted_customer, deleted: true), a DELETE that answers the very
+	// resource its path reads instead is no deletion: Stripe's DELETE
+	// /v1/subscriptions/{id} cancels, and the subscription is still there,
+	// canceled. It acts on the stored object as an action does. In a spec
+	// without that convention, a DELETE that answers the resource answers
+	// what it deleted, and deletes.
+	says := func(o *Operation) bool {
+		resp, _ := o.response(0)
+		_, schema := mediaOf(resp)
+		return propertyOf(schema, "deleted", 0) != nil
+	}
+	if !slices.ContainsFunc(ops, func(o *Operation) bool { return o.kind == opDelete && says(o) }) {
+		return
+	}
+	for _, o := range ops {
+		if o.kind != opDelete || says(o) {
+			continue
+		}
+		if res, ok := reads[o.Path]; ok && res != "" && res == o.resource() {
+			o.kind = opAction
+		}
 	}
 }
 
