@@ -63,9 +63,7 @@ func (o *openapiOptions) expand(cache *openapi.Cache) openapi.Options {
 	if o.spec != "" {
 		src := openapi.FileSource(o.spec, o.fixtures)
 		src.Validate, src.Errors = o.validate, o.errors
-		if o.scope == "credential" {
-			src.Scope = o.scope
-		}
+		src.Scope.Credential = o.scope == "credential"
 		opts.Extra = []*scenarios.OpenAPISource{src}
 	}
 	return opts

@@ -1163,3 +1163,78 @@ func TestStripeSubscriptionCancel(t *testing.T) {
 		t.Errorf("canceled subscriptions of the customer: %v, want [%s]", listed, sub.ID)
 	}
 }
+
+// A Connect platform's request with Stripe-Account acts on that connected
+// account: its customers, events and Idempotency-Keys are the account's,
+// apart from the platform's own (the same API key without the header).
+func TestStripeConnectedAccount(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	const acct = "acct_1Connected"
+
+	mine := &stripe.CustomerCreateParams{Email: stripe.String("platform@example.com")}
+	mine.SetIdempotencyKey("same-key")
+	platform, err := sc.V1Customers.Create(ctx, mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same Idempotency-Key, other parameters: another account's key,
+	// so a create of its own, not Stripe's 400 idempotency_error.
+	theirs := &stripe.CustomerCreateParams{Email: stripe.String("connected@example.com")}
+	theirs.SetIdempotencyKey("same-key")
+	theirs.SetStripeAccount(acct)
+	connected, err := sc.V1Customers.Create(ctx, theirs)
+	if err != nil || connected.ID == platform.ID || connected.Email != "connected@example.com" {
+		t.Fatalf("create on the connected account: %+v, %v", connected, err)
+	}
+
+	as := func(account string) *stripe.CustomerRetrieveParams {
+		p := &stripe.CustomerRetrieveParams{}
+		if account != "" {
+			p.SetStripeAccount(account)
+		}
+		return p
+	}
+	if _, err := sc.V1Customers.Retrieve(ctx, connected.ID, as("")); stripeError(t, err).HTTPStatusCode != 404 {
+		t.Errorf("the platform read the connected account's customer")
+	}
+	if _, err := sc.V1Customers.Retrieve(ctx, platform.ID, as(acct)); stripeError(t, err).HTTPStatusCode != 404 {
+		t.Errorf("the connected account read the platform's customer")
+	}
+	if got, err := sc.V1Customers.Retrieve(ctx, connected.ID, as(acct)); err != nil || got.Email != "connected@example.com" {
+		t.Errorf("the connected account's customer: %+v, %v", got, err)
+	}
+
+	list := func(account string) (customers, events []string) {
+		t.Helper()
+		cp := &stripe.CustomerListParams{}
+		ep := &stripe.EventListParams{}
+		if account != "" {
+			cp.SetStripeAccount(account)
+			ep.SetStripeAccount(account)
+		}
+		for c, err := range sc.V1Customers.List(ctx, cp).All(ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			customers = append(customers, c.ID)
+		}
+		for e, err := range sc.V1Events.List(ctx, ep).All(ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			var obj struct{ ID string }
+			_ = json.Unmarshal(e.Data.Raw, &obj)
+			events = append(events, string(e.Type)+" "+obj.ID)
+		}
+		return customers, events
+	}
+	if customers, events := list(acct); !slices.Equal(customers, []string{connected.ID}) || !slices.Equal(events, []string{"customer.created " + connected.ID}) {
+		t.Errorf("the connected account lists customers %v and events %v; want its own alone", customers, events)
+	}
+	if customers, events := list(""); !slices.Equal(customers, []string{platform.ID}) || !slices.Equal(events, []string{"customer.created " + platform.ID}) {
+		t.Errorf("the platform lists customers %v and events %v; want its own alone", customers, events)
+	}
+}

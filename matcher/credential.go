@@ -2,7 +2,10 @@ package matcher
 
 import (
 	"encoding/base64"
+	"net/http"
 	"strings"
+
+	"github.com/scenariomock/scenariomock/scenarios"
 )
 
 // Credential returns the credential an Authorization header value
@@ -35,4 +38,29 @@ func Credential(auth string) string {
 		return string(raw)
 	}
 	return auth
+}
+
+// Owner says whose a request's stored items are under scope: "" for
+// everyone's (the zero Scope, or a request that carries nothing the scope
+// reads); else the API key (Credential), then each of the scope's headers
+// the request sets, as name=value, joined by spaces ("sk_test_1
+// Stripe-Account=acct_1"). A request without the headers is the key's
+// own, as a Stripe platform's request without Stripe-Account is.
+func Owner(scope scenarios.Scope, h http.Header) string {
+	if scope.IsZero() {
+		return ""
+	}
+	var out string
+	if scope.Credential {
+		out = Credential(h.Get("Authorization"))
+	}
+	for _, name := range scope.Headers {
+		if v := h.Get(name); v != "" {
+			if out != "" {
+				out += " "
+			}
+			out += name + "=" + v
+		}
+	}
+	return out
 }

@@ -218,7 +218,7 @@ type compiled struct {
 
 func sourceKey(src *scenarios.OpenAPISource) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%v\x00%s\x00%s\x00%s\x00%d\x00", src.Spec, src.Fixtures, src.Validate, src.State, src.UnknownIDs, src.Errors, src.Scope, len(src.SpecData))
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%v\x00%s\x00%s\x00%s\x00%d\x00", src.Spec, src.Fixtures, src.Validate, src.State, src.UnknownIDs, src.Errors, src.Scope.String(), len(src.SpecData))
 	h.Write(src.SpecData)
 	h.Write(src.FixturesData)
 	// The defaults are part of the routes.
@@ -290,9 +290,9 @@ type api struct {
 	// the path its create operation stores it under (/v1/customers), for
 	// expand[]. It is filled while the document compiles.
 	collections map[string]string
-	// perCredential keeps each API key's resources apart (scope:
-	// credential).
-	perCredential bool
+	// scope keeps each API key's resources apart (scope: credential),
+	// and within it each value of its headers.
+	scope scenarios.Scope
 	// binary is the body of a generated binary answer (a PDF): empty,
 	// or with errors: stripe, stripe-mock's "Stripe binary response",
 	// which stripe-go's suite compares against.
@@ -424,7 +424,7 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	// rolodex read: the model keeps the nodes it was built from, and the
 	// index its own root.
 	doc.Release()
-	a := &api{spec: src.Spec, model: &m.Model, validate: src.Validate, errors: src.Errors, state: src.State, generate: src.UnknownIDs == "generate", perCredential: src.Scope == "credential"}
+	a := &api{spec: src.Spec, model: &m.Model, validate: src.Validate, errors: src.Errors, state: src.State, generate: src.UnknownIDs == "generate", scope: src.Scope}
 	if a.validate == "" {
 		a.validate = "enforce"
 	}

@@ -109,20 +109,14 @@ func (o *Operation) collectionName(r *http.Request, vars map[string]string) stri
 }
 
 // storeName is the stored collection of a path: "openapi /v1/customers",
-// or with scope: credential "openapi sk_test_1 /v1/customers".
+// or with scope: credential "openapi sk_test_1 /v1/customers", and with
+// a header in the scope "openapi sk_test_1 Stripe-Account=acct_1
+// /v1/customers" (matcher.Owner).
 func (a *api) storeName(r *http.Request, path string) string {
-	if a.perCredential {
-		return "openapi " + credential(r) + " " + path
+	if !a.scope.IsZero() {
+		return "openapi " + matcher.Owner(a.scope, r.Header) + " " + path
 	}
 	return "openapi " + path
-}
-
-// credential is the API key a request authenticates with
-// (matcher.Credential): a Bearer token, or Basic auth's user name
-// (Stripe's curl -u sk_test_…:), or the Basic value itself when it is not
-// base64 (Stripe takes "Basic sk_…").
-func credential(r *http.Request) string {
-	return matcher.Credential(r.Header.Get("Authorization"))
 }
 
 // errNoState marks an operation that state by convention does not apply

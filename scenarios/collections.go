@@ -37,11 +37,13 @@ type ItemRef struct {
 	// Newest, on list:, answers the newest item first, as Stripe's lists
 	// do; paging then runs from the newest too.
 	Newest bool
-	// Scope is "credential" when each API key (the Authorization header's
-	// Bearer token or Basic user, as matcher.Credential reads it) has a
-	// collection of this name of its own, as each Stripe account has its
-	// objects; "" when all requests share it.
-	Scope string
+	// Scope says whose the collection is: with Credential each API key
+	// (the Authorization header's Bearer token or Basic user, as
+	// matcher.Credential reads it) has a collection of this name of its
+	// own, as each Stripe account has its objects, and with Headers each
+	// of their values within it; the zero Scope when all requests share
+	// it.
+	Scope Scope
 }
 
 // Seed is a collection a file fills at load and POST /__admin/reset
@@ -87,7 +89,7 @@ func (d *fileDecoder) itemRef(n *yaml.Node, field string, withID bool) *ItemRef 
 	}
 	ref.Collection = name
 	if p, ok := fs["scope"]; ok {
-		ref.Scope = d.collectionScope(p.val, join(field, "scope"))
+		ref.Scope = d.scope(p.val, join(field, "scope"))
 	}
 	if !withID {
 		if p, ok := fs["paged"]; ok {
@@ -114,14 +116,6 @@ func (d *fileDecoder) itemRef(n *yaml.Node, field string, withID bool) *ItemRef 
 	}
 	ref.ID = t
 	return ref
-}
-
-// collectionScope decodes a collection's scope: none or credential ("").
-func (d *fileDecoder) collectionScope(n *yaml.Node, field string) string {
-	if s, _ := d.oneOfWord(n, field, scopeModes); s != "none" {
-		return s
-	}
-	return ""
 }
 
 // validCollectionName keeps names usable as one admin path segment.

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -41,5 +42,32 @@ func TestSeeds(t *testing.T) {
 	_, err = Load(dir)
 	if err == nil || !strings.Contains(err.Error(), `c.yaml:2:3: collections: "customers" is seeded twice (first at `) {
 		t.Errorf("seeded twice: %v", err)
+	}
+}
+
+// TestScopeList reads a scope as a word or as a list of credential and
+// header.<Name>, and names the place of a part it does not know.
+func TestScopeList(t *testing.T) {
+	set, err := LoadBytes("s.yaml", []byte(`routes:
+  - path: /a
+    respond: { list: { collection: c, scope: credential } }
+  - path: /b
+    respond: { list: { collection: c, scope: [credential, header.stripe-account] } }
+  - path: /c
+    respond: { list: { collection: c, scope: none } }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range set.Routes() {
+		got = append(got, r.Responses[0].Ref.Scope.String())
+	}
+	if want := []string{"credential", "credential header.Stripe-Account", "none"}; !slices.Equal(got, want) {
+		t.Errorf("scopes %q, want %q", got, want)
+	}
+	_, err = LoadBytes("s.yaml", []byte("routes:\n  - path: /a\n    respond: { list: { collection: c, scope: [credential, query.x] } }\n"))
+	if err == nil || !strings.Contains(err.Error(), "s.yaml:3:") || !strings.Contains(err.Error(), "query.x") {
+		t.Errorf("an unknown scope part: %v; want its line and the part", err)
 	}
 }

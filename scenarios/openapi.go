@@ -33,10 +33,11 @@ type OpenAPISource struct {
 	// Errors is the shape of a refusal: "problem" (RFC 9457, the default)
 	// or "stripe" (Stripe's error object).
 	Errors string
-	// Scope is whose the stored resources are: "" (everyone's) or
-	// "credential" (each API key's own, the key read from Bearer or
-	// Basic auth, so one key's customers are not another's).
-	Scope string
+	// Scope is whose the stored resources are: everyone's (the zero
+	// Scope) or each API key's own (the key read from Bearer or Basic
+	// auth, so one key's customers are not another's), and within it
+	// each value of the scope's headers (Stripe-Account).
+	Scope Scope
 	// Headers, Delay and Idempotency are the file's defaults:, which apply
 	// to the generated routes as to the file's own (Idempotency to the
 	// operations that change something: POST, PUT, PATCH and DELETE).
@@ -47,7 +48,6 @@ type OpenAPISource struct {
 
 var (
 	openapiFields  = []string{"spec", "fixtures", "validate", "state", "unknownIds", "errors", "scope"}
-	scopeModes     = []string{"none", "credential"}
 	errorShapes    = []string{"problem", "stripe"}
 	validateModes  = []string{"enforce", "report", "off"}
 	unknownIDModes = []string{"404", "generate"}
@@ -102,9 +102,7 @@ func (d *fileDecoder) openapi(key, n *yaml.Node) *OpenAPISource {
 		src.Errors, _ = d.oneOfWord(p.val, "openapi.errors", errorShapes)
 	}
 	if p, ok := fs["scope"]; ok {
-		if src.Scope, _ = d.oneOfWord(p.val, "openapi.scope", scopeModes); src.Scope == "none" {
-			src.Scope = ""
-		}
+		src.Scope = d.scope(p.val, "openapi.scope")
 	}
 	return src
 }

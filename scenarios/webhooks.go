@@ -18,9 +18,9 @@ type Webhooks struct {
 	// id), so that routes can serve them (GET /v1/events).
 	Collection string
 	// Scope is the collection's scope, as ItemRef.Scope: with
-	// "credential" an event is kept for the API key of the request that
-	// made it.
-	Scope string
+	// credential an event is kept for the API key of the request that
+	// made it (and the values of the scope's headers).
+	Scope Scope
 }
 
 // WebhookEndpoint is one receiver of events.
@@ -90,7 +90,7 @@ func (d *fileDecoder) webhooks(n *yaml.Node) *Webhooks {
 		}
 	}
 	if p, ok := fs["scope"]; ok {
-		w.Scope = d.collectionScope(p.val, "webhooks.scope")
+		w.Scope = d.scope(p.val, "webhooks.scope")
 	}
 	p, ok := fs["endpoints"]
 	if !ok {
@@ -383,16 +383,16 @@ func (s *Set) EventCollection() string {
 }
 
 // EventScope returns the scope of EventCollection (ItemRef.Scope).
-func (s *Set) EventScope() string {
+func (s *Set) EventScope() Scope {
 	_, scope := s.eventCollection()
 	return scope
 }
 
-func (s *Set) eventCollection() (name, scope string) {
+func (s *Set) eventCollection() (name string, scope Scope) {
 	for _, f := range s.Files {
 		if f.Webhooks != nil && f.Webhooks.Collection != "" {
 			return f.Webhooks.Collection, f.Webhooks.Scope
 		}
 	}
-	return "", ""
+	return "", Scope{}
 }

@@ -280,13 +280,12 @@ func (s *Server) save(ctx context.Context, p *prepared, d *templateData, rec *re
 // scopedCollection is the stored collection a request with header h
 // uses for the collection name of scope (scenarios.ItemRef.Scope): name
 // itself, or with scope credential "name sk_test_1" for the API key h
-// authenticates with (name alone for a request with none).
-func scopedCollection(name, scope string, h http.Header) string {
-	if scope == "" {
-		return name
-	}
-	if c := matcher.Credential(h.Get("Authorization")); c != "" {
-		return name + " " + c
+// authenticates with, and "name sk_test_1 Stripe-Account=acct_1" with
+// the scope's header (matcher.Owner; name alone for a request that
+// carries none of it).
+func scopedCollection(name string, scope scenarios.Scope, h http.Header) string {
+	if o := matcher.Owner(scope, h); o != "" {
+		return name + " " + o
 	}
 	return name
 }

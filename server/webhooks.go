@@ -24,7 +24,10 @@ type hooks struct {
 }
 
 // eventCollection is the collection events are kept in, and its scope.
-type eventCollection struct{ name, scope string }
+type eventCollection struct {
+	name  string
+	scope scenarios.Scope
+}
 
 // maxEventBody bounds what a route's answer contributes to its events.
 const maxEventBody = 1 << 20
