@@ -1238,3 +1238,86 @@ func TestStripeConnectedAccount(t *testing.T) {
 		t.Errorf("the platform lists customers %v and events %v; want its own alone", customers, events)
 	}
 }
+
+// The states of a payment that an integration waits on: automatic
+// capture succeeds with the whole amount received; capture_method=manual
+// stops in requires_capture with the amount capturable, and a capture
+// receives amount_to_capture or the whole; a setup intent, a Checkout
+// Session and an invoice move as their actions say.
+func TestStripeStateTransitions(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	pi := func(manual, confirm bool, amount int64) *stripe.PaymentIntent {
+		t.Helper()
+		p := &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(amount), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_card_visa")}
+		if manual {
+			p.CaptureMethod = stripe.String("manual")
+		}
+		if confirm {
+			p.Confirm = stripe.Bool(true)
+		}
+		got, err := sc.V1PaymentIntents.Create(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	check := func(what string, got *stripe.PaymentIntent, err error, status stripe.PaymentIntentStatus, received, capturable int64) {
+		t.Helper()
+		if err != nil || got.Status != status || got.AmountReceived != received || got.AmountCapturable != capturable {
+			t.Errorf("%s: %v; want %s, received %d, capturable %d", what, err, status, received, capturable)
+			if got != nil {
+				t.Logf("got %s, received %d, capturable %d", got.Status, got.AmountReceived, got.AmountCapturable)
+			}
+		}
+	}
+
+	auto := pi(false, true, 1500)
+	check("confirm=true", auto, nil, stripe.PaymentIntentStatusSucceeded, 1500, 0)
+
+	held := pi(true, true, 2000)
+	check("confirm=true, capture_method=manual", held, nil, stripe.PaymentIntentStatusRequiresCapture, 0, 2000)
+	got, err := sc.V1PaymentIntents.Capture(ctx, held.ID, &stripe.PaymentIntentCaptureParams{AmountToCapture: stripe.Int64(1200)})
+	check("capture of 1200", got, err, stripe.PaymentIntentStatusSucceeded, 1200, 0)
+
+	later := pi(true, false, 700)
+	if later.Status != stripe.PaymentIntentStatusRequiresConfirmation {
+		t.Errorf("created with a payment method, not confirmed: %s, want requires_confirmation", later.Status)
+	}
+	got, err = sc.V1PaymentIntents.Confirm(ctx, later.ID, nil)
+	check("confirm of a manual intent", got, err, stripe.PaymentIntentStatusRequiresCapture, 0, 700)
+	got, err = sc.V1PaymentIntents.Capture(ctx, later.ID, nil)
+	check("capture of the whole", got, err, stripe.PaymentIntentStatusSucceeded, 700, 0)
+	got, err = sc.V1PaymentIntents.Retrieve(ctx, later.ID, nil)
+	check("read back", got, err, stripe.PaymentIntentStatusSucceeded, 700, 0)
+
+	si, err := sc.V1SetupIntents.Create(ctx, &stripe.SetupIntentCreateParams{})
+	if err != nil || si.Status != stripe.SetupIntentStatusRequiresPaymentMethod || si.NextAction != nil {
+		t.Fatalf("setup intent: %+v, %v", si, err)
+	}
+	if si, err = sc.V1SetupIntents.Confirm(ctx, si.ID, &stripe.SetupIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")}); err != nil || si.Status != stripe.SetupIntentStatusSucceeded {
+		t.Errorf("setup intent confirmed: %+v, %v", si, err)
+	}
+
+	cs, err := sc.V1CheckoutSessions.Create(ctx, &stripe.CheckoutSessionCreateParams{Mode: stripe.String("payment"), SuccessURL: stripe.String("https://example.com/ok"),
+		LineItems: []*stripe.CheckoutSessionCreateLineItemParams{{Price: stripe.String("price_1"), Quantity: stripe.Int64(1)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs, err = sc.V1CheckoutSessions.Expire(ctx, cs.ID, nil); err != nil || cs.Status != stripe.CheckoutSessionStatusExpired {
+		t.Errorf("checkout session expired: %v, %v", cs.Status, err)
+	}
+
+	in, err := sc.V1Invoices.Create(ctx, &stripe.InvoiceCreateParams{Customer: stripe.String("cus_1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in, err = sc.V1Invoices.FinalizeInvoice(ctx, in.ID, nil); err != nil || in.Status != stripe.InvoiceStatusOpen {
+		t.Errorf("invoice finalized: %v, %v", in.Status, err)
+	}
+	if in, err = sc.V1Invoices.Pay(ctx, in.ID, nil); err != nil || in.Status != stripe.InvoiceStatusPaid || in.AmountPaid != in.AmountDue || in.AmountRemaining != 0 {
+		t.Errorf("invoice paid: %+v, %v", in, err)
+	}
+}

@@ -142,6 +142,24 @@ func markNested(routes []*scenarios.Route, created map[string]bool) {
 	}
 }
 
+// Stored returns what a read, update, action or delete acts on: the
+// stored object of the request's id, as stored before the request, and
+// whether there is one. A route naming the operation shows it to its
+// templates as .Item, so that a confirm can answer the stored amount as
+// amount_received.
+func (o *Operation) Stored(ctx context.Context, x Exchange) ([]byte, bool, error) {
+	switch o.kind {
+	case opRead, opUpdate, opDelete, opAction:
+	default:
+		return nil, false, nil
+	}
+	id, ok := x.Vars[o.idVar]
+	if !ok || x.Store == nil {
+		return nil, false, nil
+	}
+	return x.Store.Load(ctx, o.collectionName(x.Request, x.Vars), id)
+}
+
 // stateful answers a create, read, update, delete or list through the
 // collections, or errNoState when the operation's answer has no id to
 // keep it by.

@@ -38,6 +38,16 @@ var TemplateFuncs = template.FuncMap{
 		}
 		return v
 	},
+	// ternary is yes when cond is true (as {{ if }} reads it: not false,
+	// 0, nil or empty), else no, as Sprig's ternary: {{ ternary .Item.amount
+	// 0 (eq .Item.capture_method "manual") }}, a number in a typed leaf,
+	// where an {{ if }} could only write text.
+	"ternary": func(yes, no, cond any) any {
+		if truth, _ := template.IsTrue(cond); truth {
+			return yes
+		}
+		return no
+	},
 	// orEmpty renders a missing (nil) value as nothing; every printing
 	// action ends in it (see renderMissingEmpty).
 	"orEmpty": func(v any) any {

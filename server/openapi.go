@@ -86,13 +86,29 @@ func (s *Server) check(x *exchange) bool {
 // request in d. A route written in YAML that names the operation
 // (operation:) adds to it: its body is laid on the answer, and on what a
 // create, update or action stores (openapi.Exchange.Patch); its missing:
-// answers the operation's 404 (an id never created, or deleted).
+// answers the operation's 404 (an id never created, or deleted). A body
+// template sees the object a read, update, action or delete acts on, as
+// stored before the request, as .Item (an empty object when none is: a
+// create, or an id unknownIds: generate answers).
 func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) error {
 	var patch []byte
 	switch {
 	case p.src.JSONTemplate != nil:
+		d := data.templateData()
+		if d.item == nil {
+			// The object the operation acts on, as stored, is .Item.
+			ctx, ox := data.opExchange()
+			body, found, err := p.op.Stored(ctx, ox)
+			if err != nil {
+				return storeErr{err}
+			}
+			d.Item = map[string]any{} // none stored: .Item.amount is missing, not an error
+			if found {
+				d.item, d.Item = body, parseItem(body)
+			}
+		}
 		buf := renderBuffer{max: limit}
-		if err := p.src.JSONTemplate.Execute(&buf.Buffer, data.templateData(), limit); err != nil {
+		if err := p.src.JSONTemplate.Execute(&buf.Buffer, d, limit); err != nil {
 			return renderError("body", limit, err)
 		}
 		patch = buf.Bytes()
