@@ -415,7 +415,11 @@ func Refusal(o *Operation, vs []Violation) (int, string, []byte) {
 	return status, "application/problem+json", b
 }
 
-var missingProperty = regexp.MustCompile(`missing propert(?:y|ies) '([^']+)'`)
+var (
+	missingProperty    = regexp.MustCompile(`missing propert(?:y|ies) '([^']+)'`)
+	unknownProperties  = regexp.MustCompile(`(?i)additional propert(?:y|ies) ('[^']+'(?:, *'[^']+')*) not allowed`)
+	quotedPropertyName = regexp.MustCompile(`'([^']+)'`)
+)
 
 // stripeError is Stripe's error object for the first violation, as
 // Stripe reports one problem at a time.
@@ -434,6 +438,22 @@ func stripeError(vs []Violation) (int, []byte) {
 		}
 		e["code"], e["param"] = "parameter_missing", param
 		e["message"] = "Missing required param: " + param + "."
+	case unknownProperties.MatchString(v.Detail):
+		// Stripe's words for a parameter it does not take (a typo):
+		// "Received unknown parameter: foo", the first named as param.
+		var params []string
+		for _, m := range quotedPropertyName.FindAllStringSubmatch(unknownProperties.FindStringSubmatch(v.Detail)[1], -1) {
+			p := m[1]
+			if v.Name != "" {
+				p = v.Name + "[" + p + "]"
+			}
+			params = append(params, p)
+		}
+		e["code"], e["param"] = "parameter_unknown", params[0]
+		e["message"] = "Received unknown parameter: " + params[0]
+		if len(params) > 1 {
+			e["message"] = "Received unknown parameters: " + strings.Join(params, ", ")
+		}
 	case strings.HasSuffix(v.Detail, "want integer") || strings.Contains(v.Detail, "is not a valid integer"):
 		e["code"], e["param"] = "parameter_invalid_integer", v.Name
 		e["message"] = "Invalid integer: " + v.value

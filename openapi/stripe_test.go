@@ -243,6 +243,9 @@ func TestStripeErrorShape(t *testing.T) {
 		{"empty form", form, "", 400, "parameter_missing", "amount"},
 		// A body without a Content-Type is read as the form it is.
 		{"form without Content-Type", "", "amount=100", 400, "parameter_missing", "currency"},
+		// A parameter the operation does not take: Stripe's
+		// parameter_unknown, "Received unknown parameter: foo".
+		{"unknown param", form, "amount=100&currency=usd&foo=bar", 400, "parameter_unknown", "foo"},
 	}
 	// Query parameters say the value too: Stripe's "Invalid integer: abc".
 	for _, q := range []struct{ query, param string }{{"limit=abc", "limit"}, {"created%5Bgt%5D=abc", "created[gt]"}} {
@@ -258,6 +261,9 @@ func TestStripeErrorShape(t *testing.T) {
 			e, _ := got.json["error"].(map[string]any)
 			if got.status != tc.status || e["type"] != "invalid_request_error" || e["code"] != tc.code || e["param"] != tc.param {
 				t.Fatalf("%d %s; want %d with Stripe's error object, code %s, param %s", got.status, got.body, tc.status, tc.code, tc.param)
+			}
+			if tc.code == "parameter_unknown" && e["message"] != "Received unknown parameter: "+tc.param {
+				t.Errorf("message %q; want Stripe's Received unknown parameter: %s", e["message"], tc.param)
 			}
 		})
 	}
