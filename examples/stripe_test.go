@@ -1321,3 +1321,38 @@ func TestStripeStateTransitions(t *testing.T) {
 		t.Errorf("invoice paid: %+v, %v", in, err)
 	}
 }
+
+// What a create answers is what was asked, not the fixture's other
+// example: a price without recurring is one-time, a product has no
+// default price, a payment method has the billing details sent, and a
+// new subscription is neither canceled nor paused nor in a trial.
+func TestStripeCreatesAreNotTheFixtures(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+
+	once, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Product: stripe.String("prod_1"), UnitAmount: stripe.Int64(500), Currency: stripe.String("usd")})
+	if err != nil || once.Type != stripe.PriceTypeOneTime || once.Recurring != nil {
+		t.Errorf("price without recurring: %v %+v, %v", once.Type, once.Recurring, err)
+	}
+	monthly, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Product: stripe.String("prod_1"), UnitAmount: stripe.Int64(900), Currency: stripe.String("usd"),
+		Recurring: &stripe.PriceCreateRecurringParams{Interval: stripe.String("year")}})
+	if err != nil || monthly.Type != stripe.PriceTypeRecurring || monthly.Recurring == nil || monthly.Recurring.Interval != "year" {
+		t.Errorf("price with recurring[interval]=year: %v %+v, %v", monthly.Type, monthly.Recurring, err)
+	}
+	if p, err := sc.V1Products.Create(ctx, &stripe.ProductCreateParams{Name: stripe.String("Pro")}); err != nil || p.DefaultPrice != nil || p.Name != "Pro" {
+		t.Errorf("product: %+v, %v", p, err)
+	}
+	pm, err := sc.V1PaymentMethods.Create(ctx, &stripe.PaymentMethodCreateParams{Type: stripe.String("card"), Card: &stripe.PaymentMethodCreateCardParams{Token: stripe.String("tok_visa")},
+		BillingDetails: &stripe.PaymentMethodCreateBillingDetailsParams{Name: stripe.String("Ada")}})
+	if err != nil || pm.BillingDetails.Name != "Ada" || pm.BillingDetails.Email != "" || pm.BillingDetails.Address.City != "" {
+		t.Errorf("payment method billing details: %+v, %v", pm.BillingDetails, err)
+	}
+	before := time.Now().Unix()
+	sub, err := sc.V1Subscriptions.Create(ctx, &stripe.SubscriptionCreateParams{Customer: stripe.String("cus_1"), Items: []*stripe.SubscriptionCreateItemParams{{Price: stripe.String(monthly.ID)}}})
+	if err != nil || sub.CancelAtPeriodEnd || sub.CanceledAt != 0 || sub.EndedAt != 0 || sub.TrialEnd != 0 || sub.PauseCollection != nil || sub.StartDate < before {
+		t.Errorf("new subscription: cancel_at_period_end %v canceled_at %d ended_at %d trial_end %d pause %+v start %d (want ≥ %d), %v",
+			sub.CancelAtPeriodEnd, sub.CanceledAt, sub.EndedAt, sub.TrialEnd, sub.PauseCollection, sub.StartDate, before, err)
+	}
+}
