@@ -1094,6 +1094,17 @@ func TestStripeCustomerPaymentMethods(t *testing.T) {
 	if got, want := list(paged), []string{pms[1], pms[0]}; !slices.Equal(got, want) {
 		t.Errorf("customer's payment methods %v, want %v (newest first)", got, want)
 	}
+	// One of them, read through the customer; another customer's or one
+	// never attached is Stripe's 404.
+	if got, err := sc.V1Customers.RetrievePaymentMethod(ctx, pms[0], &stripe.CustomerRetrievePaymentMethodParams{Customer: stripe.String(c.ID)}); err != nil || got.ID != pms[0] {
+		t.Errorf("customer's payment method %s: %+v, %v", pms[0], got, err)
+	}
+	for _, tc := range [][2]string{{other.ID, pms[0]}, {c.ID, pms[2]}} {
+		_, err := sc.V1Customers.RetrievePaymentMethod(ctx, tc[1], &stripe.CustomerRetrievePaymentMethodParams{Customer: stripe.String(tc[0])})
+		if se := stripeError(t, err); se.HTTPStatusCode != 404 || se.Code != stripe.ErrorCodeResourceMissing {
+			t.Errorf("payment method %s through customer %s: %+v; want 404", tc[1], tc[0], se)
+		}
+	}
 	if got := list(&stripe.CustomerListPaymentMethodsParams{Customer: stripe.String(c.ID), Type: stripe.String("sepa_debit")}); len(got) != 0 {
 		t.Errorf("type=sepa_debit: %v, want none", got)
 	}

@@ -706,6 +706,14 @@ paths:
           description: the user's orders
           content: {application/json: {schema: {type: object, properties: {data: {type: array, items: {$ref: '#/components/schemas/Order'}}}}}}
         "404": {description: none, content: {application/json: {schema: {$ref: '#/components/schemas/Error'}}}}
+  /users/{user}/orders/{order}:
+    get:
+      parameters:
+        - {name: user, in: path, required: true, schema: {type: string}}
+        - {name: order, in: path, required: true, schema: {type: string}}
+      responses:
+        "200": {description: one, content: {application/json: {schema: {$ref: '#/components/schemas/Order'}}}}
+        "404": {description: none, content: {application/json: {schema: {$ref: '#/components/schemas/Error'}}}}
   /orders/{order}:
     patch:
       parameters: [{name: order, in: path, required: true, schema: {type: string}}]
@@ -774,16 +782,43 @@ components:
 	if got := call(t, "PATCH", hs.URL+"/orders/"+second, "application/json", `{"labels":{"wrap":"red"}}`); got.status != 200 || fmt.Sprint(got.json["labels"]) != "map[gift:yes wrap:red]" {
 		t.Errorf("update of labels: %d %s; want gift and wrap", got.status, got.body)
 	}
+	if got := call(t, "GET", hs.URL+"/users/"+ada+"/orders/"+first, "", ""); got.status != 200 || got.json["id"] != first {
+		t.Errorf("one of ada's orders: %d %s", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/users/"+bob+"/orders/"+first, "", ""); got.status != 404 {
+		t.Errorf("ada's order read as bob's: %d %s; want 404", got.status, got.body)
+	}
 	if got := call(t, "GET", hs.URL+"/users/usr_nope/orders", "", ""); got.status != 404 {
 		t.Errorf("orders of a user never created: %d %s; want 404", got.status, got.body)
+	}
+
+	// Written /users/{id}/orders, the variable is every item's own id
+	// field: nothing says whose an order is, and the list stays the
+	// spec's. metadata: {type: object} (additionalProperties left out) is
+	// free-form: a create holds the keys it sent.
+	byID := strings.NewReplacer("/users/{user}", "/users/{id}", "{name: user, in: path", "{name: id, in: path",
+		"labels: {type: object, additionalProperties: {type: string}}", "labels: {type: object}").Replace(doc)
+	if err := os.WriteFile(spec, []byte(byID), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, hs = serveSpec(t, spec, nil)
+	ada = user()
+	order(`{"user":"` + ada + `"}`)
+	if got := call(t, "GET", hs.URL+"/users/"+ada+"/orders", "", ""); got.status != 200 || !slices.Equal(listed(got, "id"), []string{"ord_1"}) {
+		t.Errorf("/users/{id}/orders: %d %s; want the spec's example", got.status, got.body)
+	}
+	created := call(t, "POST", hs.URL+"/orders", "application/json", `{"labels":{"gift":"yes"}}`)
+	if fmt.Sprint(created.json["labels"]) != "map[gift:yes]" {
+		t.Errorf("labels: {type: object}: %s; want the keys sent alone", created.body)
 	}
 }
 
 // TestDeleteAnsweringTheResourceKeepsIt: in a spec whose deletes answer
-// an object that says deleted (as Stripe's do), a DELETE whose answer is
-// the resource its path reads (a job, canceled) acts on the stored object
-// and keeps it; one whose answer says deleted deletes it. In a spec
-// without that convention, a DELETE answering the resource deletes it.
+// an object that says deleted (deleted: {enum: [true]}, as Stripe's do), a
+// DELETE whose answer is the resource its path reads (a job, canceled)
+// acts on the stored object and keeps it; one whose answer says deleted
+// deletes it. In a spec without that convention (a deleted: boolean is a
+// soft delete's flag), a DELETE answering the resource deletes it.
 func TestDeleteAnsweringTheResourceKeepsIt(t *testing.T) {
 	t.Parallel()
 	spec := filepath.Join(t.TempDir(), "openapi.yaml")
@@ -818,7 +853,7 @@ paths:
         "404": {description: none}
     delete:
       responses:
-        "200": {description: gone, content: {application/json: {schema: {type: object, properties: {id: {type: string}, deleted: {type: boolean}}}}}}
+        "200": {description: gone, content: {application/json: {schema: {type: object, properties: {id: {type: string}, deleted: {type: boolean, enum: [true]}}}}}}
         "404": {description: none}
 components:
   schemas:
@@ -846,9 +881,11 @@ components:
 		t.Errorf("note after DELETE answered deleted: %d %s; want 404", got.status, got.body)
 	}
 
+	// A deleted field that may be false (a soft delete's flag) does not
+	// say deleted: the spec has no such convention, and DELETE deletes.
 	plain := filepath.Join(t.TempDir(), "openapi.yaml")
-	cut := doc[:strings.Index(doc, "  /notes:")] + doc[strings.Index(doc, "components:"):]
-	if err := os.WriteFile(plain, []byte(cut), 0o644); err != nil {
+	soft := strings.Replace(doc, "deleted: {type: boolean, enum: [true]}", "deleted: {type: boolean}", 1)
+	if err := os.WriteFile(plain, []byte(soft), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, hs = serveSpec(t, plain, nil)

@@ -504,13 +504,14 @@ func isObjectWithKeys(raw []byte) bool {
 }
 
 // freeForm says whether s is an object of any keys: no properties of its
-// own, and additionalProperties a schema or true.
+// own, and additionalProperties a schema, true, or left out (JSON
+// Schema's default: metadata: {type: object}).
 func freeForm(s *base.Schema) bool {
-	if !hasType(s, "object") || (s.Properties != nil && s.Properties.Len() > 0) || s.AdditionalProperties == nil {
+	if !hasType(s, "object") || (s.Properties != nil && s.Properties.Len() > 0) {
 		return false
 	}
 	ap := s.AdditionalProperties
-	return ap.IsA() || (ap.IsB() && ap.B)
+	return ap == nil || ap.IsA() || (ap.IsB() && ap.B)
 }
 
 // requiredOf is the properties schema requires, with those of its allOf
@@ -1023,9 +1024,9 @@ func reflectIn(obj map[string]any, in map[string]any, form bool, schema *base.Sc
 			continue
 		}
 		field := propertyOf(schema, k, 0)
-		// A free-form map by its schema, or by Stripe's name when there
-		// is no schema to say.
-		free := (field != nil && freeForm(field)) || (schema == nil && k == "metadata")
+		// A free-form map by its schema, or by Stripe's name when no
+		// object schema says otherwise.
+		free := (field != nil && freeForm(field)) || (k == "metadata" && (field == nil || !hasType(field, "object")))
 		if s, ok := v.(string); form && ok && s == "" {
 			obj[k] = nil
 			if free {

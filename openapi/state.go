@@ -51,10 +51,20 @@ func markActions(ops []*Operation) {
 	// canceled. It acts on the stored object as an action does. In a spec
 	// without that convention, a DELETE that answers the resource answers
 	// what it deleted, and deletes.
+	// An answer says deleted when its deleted field can only be true
+	// (Stripe's deleted: {enum: [true]}): a soft-deleted resource's
+	// deleted: boolean does not say so.
 	says := func(o *Operation) bool {
 		resp, _ := o.response(0)
 		_, schema := mediaOf(resp)
-		return propertyOf(schema, "deleted", 0) != nil
+		d := propertyOf(schema, "deleted", 0)
+		if d == nil {
+			return false
+		}
+		if d.Const != nil {
+			return d.Const.Value == "true"
+		}
+		return len(d.Enum) == 1 && d.Enum[0].Value == "true"
 	}
 	if !slices.ContainsFunc(ops, func(o *Operation) bool { return o.kind == opDelete && says(o) }) {
 		return
@@ -102,6 +112,7 @@ func resourceOf(p *base.SchemaProxy) string {
 // list reads the collection that creates its items, narrowed to those
 // whose field named as the path's variable (customer) is the parent's id;
 // before, it could only answer the spec's example, whatever was attached.
+// A read of one of its items reads the same collection (readNested).
 // The items must have that field, one collection alone must create their
 // resource, and the parent's collection must be one a POST creates.
 func markNested(routes []*scenarios.Route, created map[string]bool) {
@@ -121,6 +132,7 @@ func markNested(routes []*scenarios.Route, created map[string]bool) {
 		}
 		makers[res] = o.collection
 	}
+	nested := map[string]*nestedList{} // a nested list's path → what it reads
 	for _, r := range routes {
 		o := r.Operation.(*Operation)
 		if o.kind != opList || created[o.collection] {
@@ -135,10 +147,20 @@ func markNested(routes []*scenarios.Route, created map[string]bool) {
 		_, schema := mediaOf(resp)
 		items, _ := listItemsProxy(schema)
 		from, variable := makers[resourceOf(items)], parent[i+2:len(parent)-1]
-		if from == "" || items == nil || propertyOf(items.Schema(), variable, 0) == nil {
+		// {id} names the parent, but an item's id field is its own: the
+		// items cannot say whose they are by it (/users/{id}/orders).
+		if from == "" || items == nil || variable == "id" || propertyOf(items.Schema(), variable, 0) == nil {
 			continue
 		}
 		o.nested = &nestedList{from: from, parent: parent[:i], variable: variable}
+		nested[o.collection] = o.nested
+	}
+	// A read of one item of such a list (GET /v1/customers/{customer}/
+	// payment_methods/{payment_method}) reads it where it was made.
+	for _, r := range routes {
+		if o := r.Operation.(*Operation); o.kind == opRead && nested[o.collection] != nil {
+			o.nested = nested[o.collection]
+		}
 	}
 }
 
@@ -195,6 +217,9 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 		}
 		return status, body, nil
 	case opRead, opUpdate, opDelete, opAction:
+		if o.nested != nil {
+			return o.readNested(ctx, x)
+		}
 		id := x.Vars[o.idVar]
 		stored, found, err := x.Store.Load(ctx, coll, id)
 		if err != nil {
@@ -420,6 +445,28 @@ func (o *Operation) listNested(ctx context.Context, x Exchange, in map[string]an
 		return status, body, nil
 	}
 	return o.list(ctx, x, in, q, o.api.storeName(x.Request, n.from), &condition{field: n.variable, value: id})
+}
+
+// readNested answers a read of one item of a nested list: the item made
+// elsewhere (n.from) when its field points at the parent, else the 404
+// (answered from the spec under unknownIds: generate).
+func (o *Operation) readNested(ctx context.Context, x Exchange) (int, []byte, error) {
+	n, id := o.nested, x.Vars[o.idVar]
+	stored, found, err := x.Store.Load(ctx, o.api.storeName(x.Request, n.from), id)
+	if err != nil {
+		return 0, nil, err
+	}
+	if found {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(stored, &fields) == nil && meets(fields[n.variable], condition{field: n.variable, value: x.Vars[n.variable]}) {
+			return o.status, stored, nil
+		}
+	}
+	if !found && o.api.generate {
+		return 0, nil, errNoState
+	}
+	status, body := o.missing(id)
+	return status, body, nil
 }
 
 // cursor is the first of the named query parameters that is set, and
