@@ -1367,3 +1367,25 @@ func TestStripeCreatesAreNotTheFixtures(t *testing.T) {
 			sub.CancelAtPeriodEnd, sub.CanceledAt, sub.EndedAt, sub.TrialEnd, sub.PauseCollection, sub.StartDate, before, err)
 	}
 }
+
+// A limit outside 1..100 on GET /v1/events is taken as the operation's
+// generated lists take it (the default page), not refused with a problem
+// that a Stripe client cannot read.
+func TestStripeEventsLimitOutOfRange(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	for _, limit := range []string{"0", "101"} {
+		req, _ := http.NewRequest("GET", hs.URL+"/v1/events?limit="+limit, nil)
+		req.SetBasicAuth(testKey, "")
+		resp, err := hs.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list struct{ Object string }
+		err = json.NewDecoder(resp.Body).Decode(&list)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || err != nil || list.Object != "list" || resp.Header.Get("Request-Id") == "" {
+			t.Errorf("limit=%s: %d %s, object %q, Request-Id %q; want Stripe's list", limit, resp.StatusCode, resp.Header.Get("Content-Type"), list.Object, resp.Header.Get("Request-Id"))
+		}
+	}
+}

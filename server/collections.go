@@ -102,7 +102,7 @@ func (s *Server) runOp(ctx context.Context, p *prepared, d *templateData, readOn
 			narrow = func(items []state.Item) []state.Item { return p.op.Narrow(items, q) }
 		}
 		if ref.Paged {
-			if items, d.HasMore, err = page(items, d.Request.Query, ref.Collection, narrow); err != nil {
+			if items, d.HasMore, err = page(items, d.Request.Query, ref.Collection, narrow, p.op != nil); err != nil {
 				return false, err
 			}
 		} else if narrow != nil {
@@ -148,17 +148,24 @@ func (s *Server) runOp(ctx context.Context, p *prepared, d *templateData, readOn
 // the items before it (the last limit of them); more says whether items
 // lie beyond the page in the direction of travel. narrow, when set, keeps
 // the items a filter keeps, after the cursor is placed among them all.
-func page(items []state.Item, q url.Values, collection string, narrow func([]state.Item) []state.Item) (out []state.Item, more bool, err error) {
+//
+// lenient, for a route that names an operation, takes a limit outside 1
+// to 100 as the operation's generated list does, as the default 10 (the
+// operation checked that it is an integer), rather than refusing it with
+// a problem its clients cannot read.
+func page(items []state.Item, q url.Values, collection string, narrow func([]state.Item) []state.Item, lenient bool) (out []state.Item, more bool, err error) {
 	if narrow == nil {
 		narrow = func(items []state.Item) []state.Item { return items }
 	}
 	limit := 10
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
+		switch {
+		case err == nil && n >= 1 && n <= 100:
+			limit = n
+		case !lenient:
 			return nil, false, fmt.Errorf("%w: ?limit= takes a whole number from 1 to 100, got %q", errPage, v)
 		}
-		limit = n
 	}
 	index := func(param string) (int, error) {
 		id := q.Get(param)
