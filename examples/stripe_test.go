@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -1387,5 +1388,51 @@ func TestStripeEventsLimitOutOfRange(t *testing.T) {
 		if resp.StatusCode != 200 || err != nil || list.Object != "list" || resp.Header.Get("Request-Id") == "" {
 			t.Errorf("limit=%s: %d %s, object %q, Request-Id %q; want Stripe's list", limit, resp.StatusCode, resp.Header.Get("Content-Type"), list.Object, resp.Header.Get("Request-Id"))
 		}
+	}
+}
+
+// An update's *.updated event says what changed in
+// data.previous_attributes, with the values before, as Stripe's do.
+func TestStripeUpdatedEventPreviousAttributes(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	c, err := sc.V1Customers.Create(ctx, &stripe.CustomerCreateParams{Email: stripe.String("prev@example.com"), Name: stripe.String("Ada")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.V1Customers.Update(ctx, c.ID, &stripe.CustomerUpdateParams{Name: stripe.String("Ada Lovelace")}); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := sc.V1Subscriptions.Create(ctx, &stripe.SubscriptionCreateParams{Customer: stripe.String(c.ID), Items: []*stripe.SubscriptionCreateItemParams{{Price: stripe.String("price_1")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.V1Subscriptions.Update(ctx, sub.ID, &stripe.SubscriptionUpdateParams{CancelAtPeriodEnd: stripe.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[stripe.EventType]map[string]any{
+		"customer.updated":              {"name": "Ada"},
+		"customer.subscription.updated": {"cancel_at_period_end": false},
+	}
+	for e, err := range sc.V1Events.List(ctx, &stripe.EventListParams{}).All(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, ok := want[e.Type]
+		if !ok {
+			if e.Data.PreviousAttributes != nil {
+				t.Errorf("%s has previous_attributes %v", e.Type, e.Data.PreviousAttributes)
+			}
+			continue
+		}
+		delete(want, e.Type)
+		if fmt.Sprint(e.Data.PreviousAttributes) != fmt.Sprint(w) {
+			t.Errorf("%s: previous_attributes %v, want %v", e.Type, e.Data.PreviousAttributes, w)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("events not recorded: %v", want)
 	}
 }

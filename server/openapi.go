@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,8 +25,9 @@ func generatedOperation(r *scenarios.Route, responses []*prepared) *openapi.Oper
 	if !ok {
 		return nil
 	}
+	updated := slices.ContainsFunc(r.Events, func(e *scenarios.Event) bool { return strings.HasSuffix(e.Type, ".updated") })
 	for _, p := range responses {
-		p.op = op
+		p.op, p.before = op, updated
 		p.templated = true
 		kept := p.header[:0]
 		for _, h := range p.header {
@@ -93,7 +95,7 @@ func (s *Server) check(x *exchange) bool {
 func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) error {
 	var patch []byte
 	switch {
-	case p.src.JSONTemplate != nil:
+	case p.src.JSONTemplate != nil || p.before:
 		d := data.templateData()
 		if d.item == nil {
 			// The object the operation acts on, as stored, is .Item.
@@ -106,6 +108,10 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 			if found {
 				d.item, d.Item = body, parseItem(body)
 			}
+		}
+		if p.src.JSONTemplate == nil {
+			patch = p.src.Body
+			break
 		}
 		buf := renderBuffer{max: limit}
 		if err := p.src.JSONTemplate.Execute(&buf.Buffer, d, limit); err != nil {

@@ -340,7 +340,11 @@ func (s *Server) sendEvents(x *exchange, claimed bool) {
 	if claimed {
 		ctx = detached
 	}
-	s.commitEvents(ctx, x.in, x.m, x.call, x.rec.status, x.rec.header, bytes.Clone(x.rec.body))
+	var before []byte // the object as stored before the request, for previous_attributes
+	if x.data != nil {
+		before = x.data.item
+	}
+	s.commitEvents(ctx, x.in, x.m, x.call, x.rec.status, x.rec.header, bytes.Clone(x.rec.body), before)
 }
 
 // templateData returns what a template rendered outside the pipeline

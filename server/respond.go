@@ -46,8 +46,11 @@ type prepared struct {
 	// problem).
 	missing *prepared
 	// op generates the answer of a route compiled from an OpenAPI
-	// document (see openapi.go); nil otherwise.
-	op *openapi.Operation
+	// document (see openapi.go); nil otherwise. before says that its
+	// route records a *.updated event, whose previous_attributes need the
+	// object as it was stored before the request (.Item).
+	op     *openapi.Operation
+	before bool
 	// target is where a proxied response forwards (nil: not proxied);
 	// targetErr a target that could not be built, answered as a 500.
 	target    *upstream.Target

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"reflect"
+	"strings"
 	"sync/atomic"
 
 	"github.com/scenariomock/scenariomock/matcher"
@@ -89,7 +91,11 @@ func (s *Server) waitWebhooks() {
 // the answer (status, header, body) is the one written or stored. Only a
 // 2xx answer sends events, as a provider sends none for a refused call; a
 // replayed Idempotency-Key never reaches here.
-func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matcher.Match, call int64, status int, header http.Header, body []byte) {
+//
+// before is the object a route naming an operation acted on, as stored
+// before the request (nil when none): a *.updated event without data:
+// says what changed from it in data.previous_attributes, as Stripe's do.
+func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matcher.Match, call int64, status int, header http.Header, body []byte, before []byte) {
 	if m.Route == nil || len(m.Route.Events) == 0 || status < 200 || status > 299 {
 		return
 	}
@@ -112,6 +118,9 @@ func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matche
 			ev.Object = json.RawMessage("{}")
 			if json.Valid(body) && bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
 				ev.Object = body
+				if before != nil && strings.HasSuffix(e.Type, ".updated") {
+					ev.Previous = changed(before, body)
+				}
 			}
 		} else {
 			if d == nil {
@@ -136,6 +145,50 @@ func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matche
 			s.keepEvent(ctx, scopedCollection(coll.name, coll.scope, in.HTTP.Header), ev, len(e.Endpoints))
 		}
 	}
+}
+
+// changed is Stripe's previous_attributes of an update: each top-level
+// field of the object before whose value after differs (or that after
+// lacks), with its value before; a field after added is null before. Nil
+// when nothing changed or either is not an object.
+func changed(before, after []byte) json.RawMessage {
+	var b, a map[string]json.RawMessage
+	if json.Unmarshal(before, &b) != nil || json.Unmarshal(after, &a) != nil || b == nil || a == nil {
+		return nil
+	}
+	prev := map[string]json.RawMessage{}
+	for k, av := range a {
+		bv, had := b[k]
+		switch {
+		case !had:
+			prev[k] = json.RawMessage("null")
+		case !jsonEqual(bv, av):
+			prev[k] = bv
+		}
+	}
+	for k, bv := range b {
+		if _, has := a[k]; !has {
+			prev[k] = bv
+		}
+	}
+	if len(prev) == 0 {
+		return nil
+	}
+	out, _ := json.Marshal(prev)
+	return out
+}
+
+// jsonEqual says whether two JSON values are the same value, whatever
+// their spacing and key order.
+func jsonEqual(x, y json.RawMessage) bool {
+	if bytes.Equal(x, y) {
+		return true
+	}
+	var xv, yv any
+	if json.Unmarshal(x, &xv) != nil || json.Unmarshal(y, &yv) != nil {
+		return false
+	}
+	return reflect.DeepEqual(xv, yv)
 }
 
 // overlay reads data: {object: <an object>, key: value…} as the object
