@@ -1304,6 +1304,21 @@ func TestStripeStateTransitions(t *testing.T) {
 	check("capture of the whole", got, err, stripe.PaymentIntentStatusSucceeded, 700, 0)
 	got, err = sc.V1PaymentIntents.Retrieve(ctx, later.ID, nil)
 	check("read back", got, err, stripe.PaymentIntentStatusSucceeded, 700, 0)
+	// Its confirm said amount_capturable_updated, not succeeded; its
+	// capture said succeeded.
+	var types []string
+	for e, err := range sc.V1Events.List(ctx, &stripe.EventListParams{}).All(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obj struct{ ID string }
+		if json.Unmarshal(e.Data.Raw, &obj) == nil && obj.ID == later.ID {
+			types = append(types, string(e.Type))
+		}
+	}
+	if want := []string{"payment_intent.succeeded", "payment_intent.amount_capturable_updated", "payment_intent.created"}; !slices.Equal(types, want) {
+		t.Errorf("events of the manual intent, newest first: %v, want %v", types, want)
+	}
 
 	si, err := sc.V1SetupIntents.Create(ctx, &stripe.SetupIntentCreateParams{})
 	if err != nil || si.Status != stripe.SetupIntentStatusRequiresPaymentMethod || si.NextAction != nil {

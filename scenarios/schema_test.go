@@ -556,6 +556,7 @@ func TestSchemaAndLoaderRefuse(t *testing.T) {
 		{"list paged not a boolean", route + "    respond: { list: { collection: c, paged: yes } }\n"},
 		{"scope part unknown", route + "    respond: { list: { collection: c, scope: [credential, query.account] } }\n"},
 		{"scope header without a name", route + "    respond: { list: { collection: c, scope: [header.] } }\n"},
+		{"event when without json", "webhooks: { collection: events }\n" + route + "    respond: {}\n    events: [{ type: a.b, when: { status: ok } }]\n"},
 		{"scope word unknown", route + "    respond: { list: { collection: c, scope: account } }\n"},
 		{"bad collection name", route + "    respond: { list: { collection: 'a b' } }\n"},
 		{"unknown item field", route + "    respond: { load: { collection: c, id: x, key: y } }\n"},

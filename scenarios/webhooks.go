@@ -56,6 +56,11 @@ type Event struct {
 	// Endpoints names where it goes; empty means every endpoint.
 	Endpoints []string
 	Fault     *EventFault
+	// When, when HasWhen, is a partial JSON document the answer's body
+	// must contain for the event to be sent (when: { json: {status:
+	// requires_capture} }), as a request body's json: condition matches.
+	When    any
+	HasWhen bool
 }
 
 // EventFault is how an event's deliveries go wrong. Rates are from 0 to 1
@@ -70,7 +75,7 @@ var (
 	webhooksFields = []string{"endpoints", "collection", "scope"}
 	endpointFields = []string{"name", "url", "signing", "secret", "secretEnv", "retry", "timeScale", "apiVersion"}
 	retryFields    = []string{"schedule", "timeout"}
-	eventFields    = []string{"type", "data", "after", "endpoints", "fault"}
+	eventFields    = []string{"type", "data", "after", "endpoints", "fault", "when"}
 	eventFaults    = []string{"duplicate", "reorder", "delay", "dropFirst", "staleTimestamp", "badSignature", "wrongSecret", "noSignature"}
 	signings       = []string{"stripe", "standard", "none"}
 )
@@ -268,6 +273,16 @@ func (d *fileDecoder) events(n *yaml.Node) []*Event {
 		}
 		if p, ok := fs["fault"]; ok {
 			ev.Fault = d.eventFault(p.val, join(field, "fault"))
+		}
+		if p, ok := fs["when"]; ok {
+			f := join(field, "when")
+			if ws, ok := d.fields(p.val, f, "json"); ok {
+				if j, ok := ws["json"]; ok {
+					ev.When, ev.HasWhen = d.value(j.val, join(f, "json"), 0)
+				} else {
+					d.fail(d.resolve(p.val), f, "json: is required: the answer's body must contain it, e.g. when: { json: { status: succeeded } }")
+				}
+			}
 		}
 		out = append(out, ev)
 	}

@@ -112,7 +112,16 @@ func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matche
 	if m.Route.Idempotency != nil {
 		key, _ = in.Attribute(m.Route.Idempotency.Key, m.Vars)
 	}
+	var answer any // the answer's JSON, for the events' when:
 	for _, e := range m.Route.Events {
+		if e.HasWhen {
+			if answer == nil {
+				answer = parseItem(body)
+			}
+			if !matcher.ContainsJSON(e.When, answer) {
+				continue
+			}
+		}
 		ev := &webhooks.Event{Type: e.Type, RequestID: reqID, IdempotencyKey: key}
 		if e.Data == nil {
 			ev.Object = json.RawMessage("{}")
