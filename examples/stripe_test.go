@@ -1294,6 +1294,22 @@ func TestStripeStateTransitions(t *testing.T) {
 	got, err := sc.V1PaymentIntents.Capture(ctx, held.ID, &stripe.PaymentIntentCaptureParams{AmountToCapture: stripe.Int64(1200)})
 	check("capture of 1200", got, err, stripe.PaymentIntentStatusSucceeded, 1200, 0)
 
+	// A refund without an amount refunds what the intent received, in
+	// its currency; with one, that amount.
+	for _, tc := range []struct {
+		pi         string
+		amount, of int64
+	}{{auto.ID, 0, 1500}, {held.ID, 0, 1200}, {auto.ID, 300, 300}} {
+		p := &stripe.RefundCreateParams{PaymentIntent: stripe.String(tc.pi)}
+		if tc.amount > 0 {
+			p.Amount = stripe.Int64(tc.amount)
+		}
+		re, err := sc.V1Refunds.Create(ctx, p)
+		if err != nil || re.Amount != tc.of || re.Currency != "usd" || re.PaymentIntent == nil || re.PaymentIntent.ID != tc.pi {
+			t.Errorf("refund of %s (amount %d): %+v, %v; want %d usd", tc.pi, tc.amount, re, err, tc.of)
+		}
+	}
+
 	later := pi(true, false, 700)
 	if later.Status != stripe.PaymentIntentStatusRequiresConfirmation {
 		t.Errorf("created with a payment method, not confirmed: %s, want requires_confirmation", later.Status)

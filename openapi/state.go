@@ -182,6 +182,18 @@ func (o *Operation) Stored(ctx context.Context, x Exchange) ([]byte, bool, error
 	return x.Store.Load(ctx, o.collectionName(x.Request, x.Vars), id)
 }
 
+// StoredResource returns the stored object of a resource of o's document
+// (a schema's x-resourceId, as expand[] knows them: payment_intent) with
+// id, in the request's scope; found false when the
+// document creates no such resource or none has that id.
+func (o *Operation) StoredResource(ctx context.Context, x Exchange, resource, id string) ([]byte, bool, error) {
+	path := o.api.collections[resource]
+	if path == "" || x.Store == nil || id == "" {
+		return nil, false, nil
+	}
+	return x.Store.Load(ctx, o.api.storeName(x.Request, path), id)
+}
+
 // stateful answers a create, read, update, delete or list through the
 // collections, or errNoState when the operation's answer has no id to
 // keep it by.

@@ -37,7 +37,39 @@ const MaxRandomHex = 64
 
 // dataFuncs are the functions whose calls get the template's data as a
 // first argument; the user writes them without it.
-var dataFuncs = map[string]bool{"seq": true, "randomHex": true, "randomInt": true, "uuid": true, "unix": true}
+var dataFuncs = map[string]bool{"seq": true, "randomHex": true, "randomInt": true, "uuid": true, "unix": true, "stored": true}
+
+// Resources is implemented by the template data of a route that names an
+// OpenAPI operation: it reads the objects state by convention stores.
+type Resources interface {
+	// StoredResource returns the stored object of the resource (a
+	// schema's x-resourceId: payment_intent) with id,
+	// as the request's scope sees it, decoded; nil when there is none.
+	StoredResource(resource, id string) (any, error)
+}
+
+// stored returns a stored object of an OpenAPI source's resources, by
+// resource name and id, decoded (numbers as written), or an empty object
+// when there is none or the route names no operation, so that
+// {{ (stored "payment_intent" .Request.Form.payment_intent).amount }}
+// renders a missing value rather than failing.
+func stored(data any, args ...any) (any, error) {
+	if len(args) != 2 {
+		return nil, fmt.Errorf("stored takes a resource and an id, got %d values", len(args))
+	}
+	resource, ok := args[0].(string)
+	if !ok || resource == "" {
+		return nil, fmt.Errorf("stored takes a resource name (a non-empty string: payment_intent), got %s", describeValue(args[0]))
+	}
+	id, _ := args[1].(string)
+	if r, ok := data.(Resources); ok && id != "" {
+		v, err := r.StoredResource(resource, id)
+		if err != nil || v != nil {
+			return v, err
+		}
+	}
+	return map[string]any{}, nil
+}
 
 // seq returns the next value of a named counter: {{ seq "order" }}.
 func seq(data any, args ...any) (int64, error) {
@@ -352,7 +384,7 @@ func makeTyped(t *template.Template) bool {
 
 // funcArity is how many values the user passes to each function checked
 // at load time.
-var funcArity = map[string]int{"seq": 1, "randomHex": 1, "randomInt": 2, "uuid": 0, "unix": 0, "int": 1, "float": 1, "bool": 1}
+var funcArity = map[string]int{"seq": 1, "randomHex": 1, "randomInt": 2, "uuid": 0, "unix": 0, "int": 1, "float": 1, "bool": 1, "stored": 2}
 
 // checkCalls finds, at load time, the mistakes text/template would only
 // report when a request comes: a wrong number of values for the functions

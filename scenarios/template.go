@@ -76,6 +76,8 @@ var TemplateFuncs = template.FuncMap{
 	"randomInt": randomInt,
 	"uuid":      uuid,
 	"unix":      unixTime,
+	// stored reads an object an OpenAPI source stores (Resources).
+	"stored": stored,
 	// int, float and bool turn form and query strings into typed values,
 	// which a typed leaf writes as JSON numbers and booleans.
 	"int":   toInt,

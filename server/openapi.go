@@ -97,6 +97,7 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 	switch {
 	case p.src.JSONTemplate != nil || p.before:
 		d := data.templateData()
+		d.op = p.op
 		if d.item == nil {
 			// The object the operation acts on, as stored, is .Item.
 			ctx, ox := data.opExchange()

@@ -137,6 +137,24 @@ type templateData struct {
 	// nothing, and the operation answers for the id it lacks
 	// (openapi.Exchange.Missing).
 	opMissing bool
+	// op is the operation a generated answer's route names, whose
+	// stored resources the stored function reads (StoredResource).
+	op *openapi.Operation
+}
+
+// StoredResource reads a stored object of the route's operation's
+// document for the template function stored (scenarios.Resources); nil
+// for a route that names no operation.
+func (d *templateData) StoredResource(resource, id string) (any, error) {
+	if d.op == nil {
+		return nil, nil
+	}
+	ctx, ox := d.opExchange()
+	b, found, err := d.op.StoredResource(ctx, ox, resource, id)
+	if err != nil || !found {
+		return nil, err
+	}
+	return parseItem(b), nil
 }
 
 // Step is called by every range iteration of a render (the check
