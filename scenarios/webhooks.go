@@ -276,10 +276,11 @@ func (d *fileDecoder) events(n *yaml.Node) []*Event {
 		}
 		if p, ok := fs["when"]; ok {
 			f := join(field, "when")
+			before := len(d.errs)
 			if ws, ok := d.fields(p.val, f, "json"); ok {
 				if j, ok := ws["json"]; ok {
 					ev.When, ev.HasWhen = d.value(j.val, join(f, "json"), 0)
-				} else {
+				} else if len(d.errs) == before { // an unknown field was said already
 					d.fail(d.resolve(p.val), f, "json: is required: the answer's body must contain it, e.g. when: { json: { status: succeeded } }")
 				}
 			}
