@@ -62,6 +62,15 @@ func (s *Server) handleWebhooksStream(w http.ResponseWriter, r *http.Request) {
 	defer context.AfterFunc(s.stopping, cancel)()
 	rc := http.NewResponseController(w)
 	defer context.AfterFunc(ctx, func() { _ = rc.SetWriteDeadline(time.Now().Add(time.Second)) })()
+	if after < 0 {
+		// From now on: placed before the client learns that the stream
+		// is open, so that an attempt it causes at once (a request sent
+		// as soon as the headers arrive) is sent, not taken for history.
+		after = 0
+		if all := d.Attempts(webhooks.Filter{}); len(all) > 0 {
+			after = all[len(all)-1].Seq
+		}
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -75,13 +84,6 @@ func (s *Server) handleWebhooksStream(w http.ResponseWriter, r *http.Request) {
 	for {
 		changed := d.Changed() // before the read: an attempt logged after it wakes the wait
 		all := d.Attempts(webhooks.Filter{})
-		if after < 0 { // from now on
-			after = 0
-			if len(all) > 0 {
-				after = all[len(all)-1].Seq
-			}
-			all = nil
-		}
 		if len(all) > 0 && all[len(all)-1].Seq < after {
 			after = 0 // a reset started the sequence again (a fresh Redis)
 		}
