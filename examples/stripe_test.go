@@ -1309,6 +1309,11 @@ func TestStripeStateTransitions(t *testing.T) {
 			t.Errorf("refund of %s (amount %d): %+v, %v; want %d usd", tc.pi, tc.amount, re, err, tc.of)
 		}
 	}
+	// A charge's refund: no charge is stored, so the fixture's amount,
+	// not null.
+	if re, err := sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{Charge: stripe.String("ch_1")}); err != nil || re.Amount == 0 || re.Currency == "" {
+		t.Errorf("refund of a charge: %+v, %v; want an amount and a currency", re, err)
+	}
 
 	later := pi(true, false, 700)
 	if later.Status != stripe.PaymentIntentStatusRequiresConfirmation {
@@ -1440,8 +1445,12 @@ func TestStripeUpdatedEventPreviousAttributes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sc.V1Subscriptions.Update(ctx, sub.ID, &stripe.SubscriptionUpdateParams{CancelAtPeriodEnd: stripe.Bool(true)}); err != nil {
-		t.Fatal(err)
+	// Expanded in the answer, the customer is no change: the event has
+	// the subscription as stored, its customer an id.
+	up := &stripe.SubscriptionUpdateParams{CancelAtPeriodEnd: stripe.Bool(true)}
+	up.AddExpand("customer")
+	if got, err := sc.V1Subscriptions.Update(ctx, sub.ID, up); err != nil || got.Customer == nil || got.Customer.Email != "prev@example.com" {
+		t.Fatalf("update with expand[]=customer: %+v, %v", got, err)
 	}
 	want := map[stripe.EventType]map[string]any{
 		"customer.updated":              {"name": "Ada"},
@@ -1461,6 +1470,9 @@ func TestStripeUpdatedEventPreviousAttributes(t *testing.T) {
 		delete(want, e.Type)
 		if fmt.Sprint(e.Data.PreviousAttributes) != fmt.Sprint(w) {
 			t.Errorf("%s: previous_attributes %v, want %v", e.Type, e.Data.PreviousAttributes, w)
+		}
+		if c, _ := e.Data.Object["customer"].(map[string]any); c != nil {
+			t.Errorf("%s: data.object.customer expanded: %v", e.Type, c)
 		}
 	}
 	if len(want) > 0 {

@@ -51,6 +51,9 @@ func (d *decoder) scope(n *yaml.Node, field string) Scope {
 		return Scope{Credential: w == "credential"}
 	}
 	var s Scope
+	if len(n.Content) == 0 {
+		d.fail(n, field, "an empty list: want none, credential, or a list of credential and header.<Name>")
+	}
 	for _, e := range n.Content {
 		e = d.resolve(e)
 		v, ok := d.str(e, field)

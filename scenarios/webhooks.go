@@ -279,7 +279,11 @@ func (d *fileDecoder) events(n *yaml.Node) []*Event {
 			before := len(d.errs)
 			if ws, ok := d.fields(p.val, f, "json"); ok {
 				if j, ok := ws["json"]; ok {
-					ev.When, ev.HasWhen = d.value(j.val, join(f, "json"), 0)
+					if vn := d.resolve(j.val); vn.Kind == yaml.ScalarNode && vn.ShortTag() == "!!str" {
+						d.jsonString(vn, join(f, "json")) // a string would only match an answer that is that string
+					} else {
+						ev.When, ev.HasWhen = d.value(j.val, join(f, "json"), 0)
+					}
 				} else if len(d.errs) == before { // an unknown field was said already
 					d.fail(d.resolve(p.val), f, "json: is required: the answer's body must contain it, e.g. when: { json: { status: succeeded } }")
 				}

@@ -249,6 +249,9 @@ func (x *exchange) templateData() *templateData {
 		s := x.s
 		x.data = newTemplateData(x.in, x.m, x.call, s.opts.Clock.Now(), s.env(x.ctx))
 		x.data.ctx, x.data.maxSteps = x.ctx, s.opts.maxTemplateSteps
+		if x.rt != nil {
+			x.data.op = x.rt.op // stored reads its document's objects, in headers and list: bodies too
+		}
 	}
 	return x.data
 }

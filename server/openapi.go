@@ -131,6 +131,18 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 		}
 		return storeErr{err}
 	}
+	if p.before {
+		// The object as stored now, unexpanded, for the *.updated event's
+		// data.object and previous_attributes (an expand[] of the answer
+		// is no change).
+		after, found, err := p.op.Stored(ctx, ox)
+		if err != nil {
+			return storeErr{err}
+		}
+		if found {
+			data.templateData().after = after
+		}
+	}
 	if status == http.StatusNotFound && p.missing != nil {
 		return p.missing.render(rec, limit, data)
 	}

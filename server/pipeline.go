@@ -340,11 +340,11 @@ func (s *Server) sendEvents(x *exchange, claimed bool) {
 	if claimed {
 		ctx = detached
 	}
-	var before []byte // the object as stored before the request, for previous_attributes
+	var before, after []byte // the object as stored before and after the request, for previous_attributes
 	if x.data != nil {
-		before = x.data.item
+		before, after = x.data.item, x.data.after
 	}
-	s.commitEvents(ctx, x.in, x.m, x.call, x.rec.status, x.rec.header, bytes.Clone(x.rec.body), before)
+	s.commitEvents(ctx, x.in, x.m, x.call, x.rec.status, x.rec.header, bytes.Clone(x.rec.body), before, after)
 }
 
 // templateData returns what a template rendered outside the pipeline

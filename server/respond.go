@@ -140,6 +140,9 @@ type templateData struct {
 	// op is the operation a generated answer's route names, whose
 	// stored resources the stored function reads (StoredResource).
 	op *openapi.Operation
+	// after is the object that operation acted on as stored after the
+	// request (item is it before), for a *.updated event.
+	after []byte
 }
 
 // StoredResource reads a stored object of the route's operation's

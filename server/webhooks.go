@@ -92,10 +92,11 @@ func (s *Server) waitWebhooks() {
 // 2xx answer sends events, as a provider sends none for a refused call; a
 // replayed Idempotency-Key never reaches here.
 //
-// before is the object a route naming an operation acted on, as stored
-// before the request (nil when none): a *.updated event without data:
-// says what changed from it in data.previous_attributes, as Stripe's do.
-func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matcher.Match, call int64, status int, header http.Header, body []byte, before []byte) {
+// before and after are the object a route naming an operation acted on,
+// as stored before and after the request (nil when none): a *.updated
+// event without data: is the object after, unexpanded as Stripe's are,
+// and says what changed from before in data.previous_attributes.
+func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matcher.Match, call int64, status int, header http.Header, body []byte, before, after []byte) {
 	if m.Route == nil || len(m.Route.Events) == 0 || status < 200 || status > 299 {
 		return
 	}
@@ -127,8 +128,8 @@ func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matche
 			ev.Object = json.RawMessage("{}")
 			if json.Valid(body) && bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
 				ev.Object = body
-				if before != nil && strings.HasSuffix(e.Type, ".updated") {
-					ev.Previous = changed(before, body)
+				if before != nil && after != nil && strings.HasSuffix(e.Type, ".updated") {
+					ev.Object, ev.Previous = after, changed(before, after)
 				}
 			}
 		} else {
