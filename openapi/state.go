@@ -166,9 +166,10 @@ func markNested(routes []*scenarios.Route, created map[string]bool) {
 
 // Stored returns what a read, update, action or delete acts on: the
 // stored object of the request's id, as stored before the request, and
-// whether there is one. A route naming the operation shows it to its
-// templates as .Item, so that a confirm can answer the stored amount as
-// amount_received.
+// whether there is one; for a read of a nested list's item, the item
+// where it was made (readNested checks whose it is). A route naming the
+// operation shows it to its templates as .Item, so that a confirm can
+// answer the stored amount as amount_received.
 func (o *Operation) Stored(ctx context.Context, x Exchange) ([]byte, bool, error) {
 	switch o.kind {
 	case opRead, opUpdate, opDelete, opAction:
@@ -179,7 +180,11 @@ func (o *Operation) Stored(ctx context.Context, x Exchange) ([]byte, bool, error
 	if !ok || x.Store == nil {
 		return nil, false, nil
 	}
-	return x.Store.Load(ctx, o.collectionName(x.Request, x.Vars), id)
+	coll := o.collectionName(x.Request, x.Vars)
+	if o.nested != nil {
+		coll = o.api.storeName(x.Request, o.nested.from)
+	}
+	return x.Store.Load(ctx, coll, id)
 }
 
 // StoredResource returns the stored object of a resource of o's document
@@ -464,7 +469,7 @@ func (o *Operation) listNested(ctx context.Context, x Exchange, in map[string]an
 // (answered from the spec under unknownIds: generate).
 func (o *Operation) readNested(ctx context.Context, x Exchange) (int, []byte, error) {
 	n, id := o.nested, x.Vars[o.idVar]
-	stored, found, err := x.Store.Load(ctx, o.api.storeName(x.Request, n.from), id)
+	stored, found, err := o.Stored(ctx, x)
 	if err != nil {
 		return 0, nil, err
 	}
