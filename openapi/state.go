@@ -45,15 +45,13 @@ func markActions(ops []*Operation) {
 		o.kind, o.collection, o.idVar = opAction, parent[:i], parent[i+2:len(parent)-1]
 	}
 	// Where the spec's deletes answer an object that says so (Stripe's
-	// deleted_customer, deleted: true), a DELETE that answers the very
-	// resource its path reads instead is no deletion: Stripe's DELETE
-	// /v1/subscriptions/{id} cancels, and the subscription is still there,
-	// canceled. It acts on the stored object as an action does. In a spec
-	// without that convention, a DELETE that answers the resource answers
-	// what it deleted, and deletes.
-	// An answer says deleted when its deleted field can only be true
-	// (Stripe's deleted: {enum: [true]}): a soft-deleted resource's
-	// deleted: boolean does not say so.
+	// deleted_customer, whose deleted can only be true: a soft-deleted
+	// resource's deleted: boolean does not say so), a DELETE that answers
+	// the very resource its path reads instead is no deletion: Stripe's
+	// DELETE /v1/subscriptions/{id} cancels, and the subscription is still
+	// there, canceled. It acts on the stored object as an action does. In
+	// a spec without that convention, a DELETE that answers the resource
+	// answers what it deleted, and deletes.
 	says := func(o *Operation) bool {
 		resp, _ := o.response(0)
 		_, schema := mediaOf(resp)
@@ -204,7 +202,7 @@ func (o *Operation) StoredResource(ctx context.Context, x Exchange, resource, id
 // keep it by.
 func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any, q url.Values) (int, []byte, error) {
 	coll := o.collectionName(x.Request, x.Vars)
-	tomb := coll + " (deleted)"
+	tomb := tombstones(coll)
 	switch o.kind {
 	case opCreate:
 		status, v, _, isRaw := o.generateValue(0, "", in, x)
@@ -431,6 +429,10 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 	return status, b, nil
 }
 
+// tombstones is the stored collection that keeps the ids deleted from
+// coll, so that a deleted id stays a 404 under unknownIds: generate.
+func tombstones(coll string) string { return coll + " (deleted)" }
+
 // nestedList is what a nested list reads (markNested): from, the
 // collection that creates its items (/v1/payment_methods); parent, the
 // collection of the resource it is below (/v1/customers); variable, the
@@ -451,7 +453,7 @@ func (o *Operation) listNested(ctx context.Context, x Exchange, in map[string]an
 		return 0, nil, err
 	}
 	if !found {
-		_, deleted, err := x.Store.Load(ctx, parent+" (deleted)", id)
+		_, deleted, err := x.Store.Load(ctx, tombstones(parent), id)
 		if err != nil {
 			return 0, nil, err
 		}
