@@ -71,7 +71,6 @@ func TestFeatureTable(t *testing.T) {
 // it is validated with 3.1's JSON Schema dialect.
 func TestOpenAPI32(t *testing.T) {
 	t.Parallel()
-	spec := filepath.Join(t.TempDir(), "openapi.yaml")
 	doc := `openapi: 3.2.0
 info: {title: Tiny, version: "1"}
 paths:
@@ -86,10 +85,7 @@ paths:
       responses:
         "201": {description: made, content: {application/json: {schema: {type: object, properties: {n: {type: integer}}}}}}
 `
-	if err := os.WriteFile(spec, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, hs := serveSpec(t, spec, func(s *scenarios.OpenAPISource) { s.State = false })
+	hs := serveDoc(t, doc, func(s *scenarios.OpenAPISource) { s.State = false })
 	if got := call(t, "POST", hs.URL+"/things", "application/json", `{"n":null}`); got.status != 201 {
 		t.Fatalf("3.2, type [integer, null] with null: %d %s; want 201", got.status, got.body)
 	}

@@ -681,7 +681,6 @@ func TestPetstorePagingBack(t *testing.T) {
 // client sent.
 func TestNestedListOfItemsMadeElsewhere(t *testing.T) {
 	t.Parallel()
-	spec := filepath.Join(t.TempDir(), "openapi.yaml")
 	doc := `openapi: 3.1.0
 info: {title: Shop, version: "1"}
 paths:
@@ -742,10 +741,7 @@ components:
       type: object
       properties: {message: {type: string}}
 `
-	if err := os.WriteFile(spec, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, hs := serveSpec(t, spec, nil)
+	hs := serveDoc(t, doc, nil)
 	user := func() string {
 		got := call(t, "POST", hs.URL+"/users", "application/json", `{"name":"ada"}`)
 		id, _ := got.json["id"].(string)
@@ -798,10 +794,7 @@ components:
 	// free-form: a create holds the keys it sent.
 	byID := strings.NewReplacer("/users/{user}", "/users/{id}", "{name: user, in: path", "{name: id, in: path",
 		"labels: {type: object, additionalProperties: {type: string}}", "labels: {type: object}").Replace(doc)
-	if err := os.WriteFile(spec, []byte(byID), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, hs = serveSpec(t, spec, nil)
+	hs = serveDoc(t, byID, nil)
 	ada = user()
 	order(`{"user":"` + ada + `"}`)
 	if got := call(t, "GET", hs.URL+"/users/"+ada+"/orders", "", ""); got.status != 200 || !slices.Equal(listed(got, "id"), []string{"ord_1"}) {
@@ -821,7 +814,6 @@ components:
 // soft delete's flag), a DELETE answering the resource deletes it.
 func TestDeleteAnsweringTheResourceKeepsIt(t *testing.T) {
 	t.Parallel()
-	spec := filepath.Join(t.TempDir(), "openapi.yaml")
 	doc := `openapi: 3.1.0
 info: {title: Jobs, version: "1"}
 paths:
@@ -860,10 +852,7 @@ components:
     Job: {type: object, properties: {id: {type: string, example: job_1}, name: {type: string}}}
     Note: {type: object, properties: {id: {type: string, example: note_1}, text: {type: string}}}
 `
-	if err := os.WriteFile(spec, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, hs := serveSpec(t, spec, nil)
+	hs := serveDoc(t, doc, nil)
 	job := call(t, "POST", hs.URL+"/jobs", "application/json", `{"name":"nightly"}`)
 	id, _ := job.json["id"].(string)
 	if got := call(t, "DELETE", hs.URL+"/jobs/"+id, "", ""); got.status != 200 || got.json["id"] != id || got.json["name"] != "nightly" {
@@ -883,12 +872,8 @@ components:
 
 	// A deleted field that may be false (a soft delete's flag) does not
 	// say deleted: the spec has no such convention, and DELETE deletes.
-	plain := filepath.Join(t.TempDir(), "openapi.yaml")
 	soft := strings.Replace(doc, "deleted: {type: boolean, enum: [true]}", "deleted: {type: boolean}", 1)
-	if err := os.WriteFile(plain, []byte(soft), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, hs = serveSpec(t, plain, nil)
+	hs = serveDoc(t, soft, nil)
 	job = call(t, "POST", hs.URL+"/jobs", "application/json", `{"name":"nightly"}`)
 	id, _ = job.json["id"].(string)
 	if got := call(t, "DELETE", hs.URL+"/jobs/"+id, "", ""); got.status != 200 {

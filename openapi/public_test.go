@@ -56,6 +56,18 @@ func cafe(t *testing.T) string {
 	return filepath.Join(dst, "openapi.yaml")
 }
 
+// serveDoc writes doc, an OpenAPI document, into a file of its own and
+// serves it (serveSpec).
+func serveDoc(t *testing.T, doc string, tweak func(*scenarios.OpenAPISource)) *httptest.Server {
+	t.Helper()
+	spec := filepath.Join(t.TempDir(), "openapi.yaml")
+	if err := os.WriteFile(spec, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, hs := serveSpec(t, spec, tweak)
+	return hs
+}
+
 // serveSpec serves spec as `serve --openapi spec` does: no scenario
 // files, the document's defaults (validate enforce, state on, unknown ids
 // 404), changed by tweak.
