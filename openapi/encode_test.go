@@ -3,6 +3,7 @@ package openapi
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"testing"
 
@@ -73,5 +74,48 @@ func TestMarshalIsJSONMarshal(t *testing.T) {
 		if b, err := marshal(bad); err == nil {
 			t.Fatalf("marshal(%v) = %s, want json.Marshal's error", bad, b)
 		}
+	}
+}
+
+// TestMarshalRemembersOrder holds marshal to json.Marshal's bytes when
+// the key order of a set is remembered (keyOrders): the same set again,
+// a set of the same size that differs by a key, and a set whose sum finds
+// the order of another (a hash collision, made here by hand), which must
+// be sorted afresh, not written in the other set's order.
+func TestMarshalRemembersOrder(t *testing.T) {
+	obj := func(keys ...string) map[string]any {
+		m := map[string]any{}
+		for i, k := range keys {
+			m[k] = float64(i)
+		}
+		return m
+	}
+	same := func(name string, v map[string]any) {
+		t.Helper()
+		want, _ := json.Marshal(v)
+		got, err := marshal(v)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s: marshal = %s, %v; want %s", name, got, err, want)
+		}
+	}
+	first := obj("zeta", "alpha", "mu", "beta", "omega", "gamma", "delta", "kappa", "iota", "eta")
+	same("first", first)
+	if order, _ := keyOrders.of(first); len(order) != len(first) {
+		t.Fatalf("the order of a set of %d keys was not remembered: %v", len(first), order)
+	}
+	first["alpha"] = map[string]any{"nested": true}
+	same("the same keys again", first)
+	other := obj("zeta", "alpha", "mu", "beta", "omega", "gamma", "delta", "kappa", "iota", "theta")
+	same("one key other", other)
+	collide := obj("q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "q9", "q10")
+	_, sum := keyOrders.of(collide)
+	keyOrders.mu.Lock()
+	sets := maps.Clone(*keyOrders.sets.Load())
+	sets[sum], _ = keyOrders.of(first)
+	keyOrders.sets.Store(&sets)
+	keyOrders.mu.Unlock()
+	same("a set whose sum finds another's order", collide)
+	if b, ok, _ := appendInOrder([]byte("x"), collide, sets[sum]); ok || string(b) != "x" {
+		t.Errorf("appendInOrder with another set's order: %q, %v; want false and the bytes before", b, ok)
 	}
 }
