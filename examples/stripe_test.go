@@ -393,6 +393,7 @@ func TestStripeParameterErrors(t *testing.T) {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Authorization", "Bearer "+testKey)
 		req.Header.Set("Idempotency-Key", "same-key-for-all") // validation failures are not stored
+		req.Header.Set("Stripe-Version", "2024-06-20")
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -404,6 +405,11 @@ func TestStripeParameterErrors(t *testing.T) {
 		res.Body.Close()
 		if err != nil || res.StatusCode != 400 || v.Error.Code != tc.code || v.Error.Param != tc.param || v.Error.Type != "invalid_request_error" {
 			t.Errorf("%s: %d %+v %v", tc.form, res.StatusCode, v, err)
+		}
+		// A refusal carries the headers of every answer, as Stripe's
+		// does: stripe-go puts the Request-Id in its error.
+		if id, ver := res.Header.Get("Request-Id"), res.Header.Get("Stripe-Version"); !strings.HasPrefix(id, "req_") || ver != "2024-06-20" {
+			t.Errorf("%s: Request-Id %q, Stripe-Version %q; want req_… and the version sent", tc.form, id, ver)
 		}
 	}
 	if n := collectionTotal(t, hs, "payment_intents"); n != 0 {

@@ -76,6 +76,19 @@ func (s *Server) check(x *exchange) bool {
 	rec := &x.rec
 	rec.apart(x)
 	h := rec.Header()
+	// The route's headers go on its refusal too, as they go on its
+	// idempotency refusals: a file's defaults say "every answer" (the
+	// Stripe example's Request-Id, which stripe-go puts in its error).
+	// One that does not render is left off: the refusal is the answer.
+	if len(x.rt.responses) > 0 {
+		p := x.rt.responses[0]
+		for _, hv := range p.header {
+			h[hv.name] = hv.value
+		}
+		if err := p.renderHeaders(h, s.opts.MaxTemplateOutput, x); err != nil {
+			s.log.Warn("a header of the route did not render on its refusal", "route", op.Name, "error", err)
+		}
+	}
 	h.Set("Content-Type", contentType)
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	rec.WriteHeader(status)
