@@ -3,6 +3,7 @@ package openapi_test
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -114,6 +115,69 @@ routes:
 	}
 }
 
+// TestOperationRouteEnvelope: a route naming an operation whose envelope:
+// wraps the operation's answer answers the envelope, with its status:,
+// while the operation stores what it made (laid with the route's body:)
+// and the route's events see the operation's answer. A replay of the key
+// answers the envelope again; an answer of the operation that is no 2xx
+// (an id never created) is not wrapped.
+func TestOperationRouteEnvelope(t *testing.T) {
+	t.Parallel()
+	scenario := `openapi: {spec: openapi.yaml}
+webhooks: {collection: events}
+routes:
+  - name: createPet, refused
+    method: POST
+    path: /pets
+    operation: createPet
+    idempotency: {key: header.Idempotency-Key}
+    respond:
+      template: true
+      body: {tag: refused}
+      status: 409
+      envelope: {error: {reason: 'no room for {{ .Answer.name }}', pet: '{{ .Answer }}'}}
+    events: [{type: pet.refused}]
+  - name: showPet
+    method: GET
+    path: /pets/{petId}
+    operation: showPet
+    respond:
+      template: true
+      envelope: {data: '{{ .Answer }}'}
+`
+	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{})
+	js := "application/json"
+	for attempt := range 2 {
+		got := call(t, "POST", hs.URL+"/pets", js, `{"name":"Rex"}`, "Idempotency-Key", "k1")
+		e, _ := got.json["error"].(map[string]any)
+		pet, _ := e["pet"].(map[string]any)
+		if got.status != 409 || e["reason"] != "no room for Rex" || pet["name"] != "Rex" || pet["tag"] != "refused" || got.header.Get("Content-Type") != js {
+			t.Fatalf("attempt %d: %d %s (%s); want 409, the envelope with the pet made", attempt+1, got.status, got.body, got.header.Get("Content-Type"))
+		}
+		id, _ := pet["id"].(string)
+		read := call(t, "GET", hs.URL+"/pets/"+id, "", "")
+		if data, _ := read.json["data"].(map[string]any); read.status != 200 || data["id"] != id || data["tag"] != "refused" {
+			t.Errorf("attempt %d: the pet read back: %d %s; want 200, the stored pet in the read's envelope", attempt+1, read.status, read.body)
+		}
+	}
+	events := call(t, "GET", hs.URL+"/__admin/collections/events", "", "")
+	var kept struct {
+		Items []struct {
+			Body struct {
+				Type string
+				Data struct{ Object map[string]any }
+			}
+		}
+	}
+	_ = json.Unmarshal([]byte(events.body), &kept)
+	if len(kept.Items) != 1 || kept.Items[0].Body.Type != "pet.refused" || kept.Items[0].Body.Data.Object["tag"] != "refused" {
+		t.Errorf("events: %s; want one pet.refused whose object is the pet (not the envelope), none for the replay", events.body)
+	}
+	if got := call(t, "GET", hs.URL+"/pets/pet_never", "", ""); got.status != 404 || strings.Contains(got.body, `"data"`) {
+		t.Errorf("an id never created: %d %s; want the operation's 404, not wrapped", got.status, got.body)
+	}
+}
+
 // TestOperationRouteErrors: an operation: that names no operation, or a
 // route whose method or path is not the operation's, or a response that
 // makes an answer of its own, is refused at its position.
@@ -124,6 +188,9 @@ func TestOperationRouteErrors(t *testing.T) {
 		{"another path", "{name: x, method: POST, path: /animals, operation: createPet}", `operation "createPet" is POST /pets`},
 		{"another method", "{name: x, method: PUT, path: /pets, operation: createPet}", `operation "createPet" is POST /pets`},
 		{"a status", "{name: x, method: POST, path: /pets, operation: createPet, respond: {status: 402}}", `respond.status: does not go with operation:`},
+		{"an envelope that is no mapping", "{name: x, method: POST, path: /pets, operation: createPet, respond: {envelope: declined}}", `respond.envelope: wraps the operation's answer: want a mapping`},
+		{"an envelope with list:", "{name: x, method: GET, path: /pets, operation: listPets, respond: {list: {collection: c}, body: [], envelope: {a: 1}}}", `respond.envelope: does not go with list:`},
+		{"an envelope without operation:", "{name: x, method: POST, path: /pets, respond: {envelope: {error: '{{ .Answer }}'}}}", `respond.envelope: goes with operation:`},
 		{"a text body", "{name: x, method: POST, path: /pets, operation: createPet, respond: {body: declined}}", `respond.body: with operation:, body: is laid on the generated answer`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -268,6 +268,15 @@ type Response struct {
 	// Proxy, when set, makes the answer the upstream's: status, headers
 	// and body come from it, and delay, fault and idempotency apply to it.
 	Proxy *Proxy
+	// Envelope, on a route that names an operation, is the answer made
+	// of the operation's own: a JSON template that sees that answer as
+	// .Answer, sent with EnvelopeStatus (the operation's status when 0).
+	// The operation stores what it made, and the route's events see its
+	// answer, as if it had been sent: Stripe's card error carries the
+	// payment intent that the decline left stored. It applies to a 2xx
+	// answer of the operation only.
+	Envelope       *JSONTemplate
+	EnvelopeStatus int
 }
 
 // Proxy is a response's proxy: block: the upstream that answers.

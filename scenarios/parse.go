@@ -25,7 +25,7 @@ var (
 	whenFields     = []string{"headers", "query", "body"}
 	conditionKinds = []string{"equals", "contains", "regex", "notRegex", "oneOf", "present", "absent"}
 	bodyKinds      = []string{"json", "form", "equals", "contains", "regex"}
-	responseFields = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template", "save", "load", "list", "delete", "missing", "proxy"}
+	responseFields = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template", "save", "load", "list", "delete", "missing", "proxy", "envelope"}
 	proxyFields    = []string{"url", "timeout", "headers"}
 	proxyHeaders   = []string{"set", "remove"}
 	delayFields    = []string{"min", "max", "median", "sigma"}
@@ -746,6 +746,8 @@ func (d *fileDecoder) response(n *yaml.Node, field string, vars []string) *Respo
 	}
 	if d.operation {
 		d.operationResponse(fs, field, r)
+	} else if p, ok := fs["envelope"]; ok {
+		d.fail(p.key, join(field, "envelope"), "goes with operation: (it wraps the operation's answer, .Answer); a route of its own writes its answer in body:")
 	}
 	d.collectionOps(fs, field, r, hasBody || hasFile, vars)
 	if p, ok := fs["proxy"]; ok {
@@ -778,13 +780,28 @@ func (d *fileDecoder) response(n *yaml.Node, field string, vars []string) *Respo
 // narrowed by the operation's filters, its cursor errors the
 // operation's), and nothing else that makes an answer of its own.
 func (d *fileDecoder) operationResponse(fs map[string]pair, field string, r *Response) {
+	envelope, wraps := fs["envelope"]
 	for _, k := range []string{"bodyFile", "save", "delete", "proxy", "status"} {
-		if p, ok := fs[k]; ok {
-			d.fail(p.key, join(field, k), "does not go with operation: (the operation makes the answer; body: a mapping is laid on it, load: answers a stored item first, list: answers with body:)")
+		if p, ok := fs[k]; ok && (k != "status" || !wraps) {
+			d.fail(p.key, join(field, k), "does not go with operation: (the operation makes the answer; body: a mapping is laid on it, load: answers a stored item first, list: answers with body:, envelope: wraps it, with its own status:)")
 		}
 	}
 	if _, lists := fs["list"]; lists {
+		if wraps {
+			d.fail(envelope.key, join(field, "envelope"), "does not go with list: (body: renders the list)")
+		}
 		return // the body renders the list, as on any route
+	}
+	if wraps {
+		f := join(field, "envelope")
+		if n := d.resolve(envelope.val); n.Kind != yaml.MappingNode {
+			d.fail(n, f, "wraps the operation's answer: want a mapping (a JSON template that sees the answer as .Answer: { error: { payment_intent: '{{ .Answer }}' } }), got %s", describe(n))
+		} else if t, ok := d.jsonTemplate(n, f); ok {
+			r.Envelope = t
+			if _, set := fs["status"]; set {
+				r.EnvelopeStatus = r.Status
+			}
+		}
 	}
 	if p, ok := fs["body"]; ok {
 		if b := d.resolve(p.val); b.Kind != yaml.MappingNode {

@@ -167,7 +167,15 @@ var hosts = map[string]func(v map[string]any) map[string]any{
 		return routeWith("when", map[string]any{"headers": map[string]any{"X-A": v}})
 	},
 	"bodyTests": func(v map[string]any) map[string]any { return routeWith("when", map[string]any{"body": v}) },
-	"response":  func(v map[string]any) map[string]any { return routeWith("respond", v) },
+	"response": func(v map[string]any) map[string]any {
+		f := routeWith("respond", v)
+		if _, wraps := v["envelope"]; wraps {
+			// An envelope wraps an operation's answer: its route names one
+			// (which only openapi.Expand resolves).
+			f["routes"].([]any)[0].(map[string]any)["operation"] = "showX"
+		}
+		return f
+	},
 	"delayRange": func(v map[string]any) map[string]any {
 		return routeWith("respond", map[string]any{"delay": v})
 	},

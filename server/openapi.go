@@ -159,6 +159,19 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 	if status == http.StatusNotFound && p.missing != nil {
 		return p.missing.render(rec, limit, data)
 	}
+	if e := p.src.Envelope; e != nil && status >= 200 && status < 300 {
+		// The answer wraps the operation's, which the events see.
+		d := data.templateData()
+		d.answered, d.answeredStatus, d.Answer = body, status, parseItem(body)
+		buf := renderBuffer{max: limit}
+		if err := e.Execute(&buf.Buffer, d, limit); err != nil {
+			return renderError("envelope", limit, err)
+		}
+		body, contentType = buf.Bytes(), "application/json"
+		if p.src.EnvelopeStatus != 0 {
+			status = p.src.EnvelopeStatus
+		}
+	}
 	h := rec.header
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	switch {

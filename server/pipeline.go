@@ -341,10 +341,14 @@ func (s *Server) sendEvents(x *exchange, claimed bool) {
 		ctx = detached
 	}
 	var before, after []byte // the object as stored before and after the request, for previous_attributes
+	status, body := x.rec.status, x.rec.body
 	if x.data != nil {
 		before, after = x.data.item, x.data.after
+		if x.data.answered != nil { // an envelope's: the events see the operation's answer
+			status, body = x.data.answeredStatus, x.data.answered
+		}
 	}
-	s.commitEvents(ctx, x.in, x.m, x.call, x.rec.status, x.rec.header, bytes.Clone(x.rec.body), before, after)
+	s.commitEvents(ctx, x.in, x.m, x.call, status, x.rec.header, bytes.Clone(body), before, after)
 }
 
 // templateData returns what a template rendered outside the pipeline

@@ -124,6 +124,9 @@ type templateData struct {
 	HasMore bool
 	// Response is the answer just rendered; only save's id sees it.
 	Response *templateResponse
+	// Answer is the answer of the operation a route names, decoded, for
+	// the route's envelope:.
+	Answer any
 
 	// What the collection operation found, as stored: the answer of a
 	// load, list or delete without a body of its own.
@@ -143,6 +146,10 @@ type templateData struct {
 	// after is the object that operation acted on as stored after the
 	// request (item is it before), for a *.updated event.
 	after []byte
+	// answered and answeredStatus are the operation's answer that an
+	// envelope: wrapped: what the route's events see.
+	answered       []byte
+	answeredStatus int
 }
 
 // StoredResource reads a stored object of the route's operation's
