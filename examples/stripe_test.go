@@ -851,9 +851,12 @@ func TestStripePaymentIntentLifecycle(t *testing.T) {
 
 // TestStripeDeclines pays with the declining test cards Stripe documents
 // (a test payment method, a card number, a token): each raises stripe-go's
-// card error with Stripe's code and decline code, and no payment intent
-// is kept. A retry with the same key replays the decline, as Stripe
-// stores it.
+// card error with Stripe's code and decline code. A retry with the same
+// key replays the decline, as Stripe stores it. A payment intent confirmed
+// with a declining payment method is kept, as Stripe keeps it:
+// requires_payment_method, with the error as its last_payment_error; the
+// error carries it (Error.PaymentIntent), and payment_intent.payment_failed
+// is sent once per decline, not per replay.
 func TestStripeDeclines(t *testing.T) {
 	t.Parallel()
 	hs := serveStripe(t)
@@ -868,13 +871,14 @@ func TestStripeDeclines(t *testing.T) {
 		pay     func(key string) error
 		code    stripe.ErrorCode
 		decline stripe.DeclineCode
+		intent  string // the intent the error carries: "new", the pending one's id, or "" for none
 	}{
 		{"create and confirm, pm_card_chargeDeclined", func(key string) error {
 			p := &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_card_chargeDeclined"), Confirm: stripe.Bool(true)}
 			p.SetIdempotencyKey(key)
 			_, err := sc.V1PaymentIntents.Create(ctx, p)
 			return err
-		}, stripe.ErrorCodeCardDeclined, stripe.DeclineCodeGenericDecline},
+		}, stripe.ErrorCodeCardDeclined, stripe.DeclineCodeGenericDecline, "new"},
 		{"create and confirm, card number 4000000000009995", func(key string) error {
 			p := &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd"), Confirm: stripe.Bool(true),
 				PaymentMethodData: &stripe.PaymentIntentCreatePaymentMethodDataParams{Type: stripe.String("card")}}
@@ -882,19 +886,19 @@ func TestStripeDeclines(t *testing.T) {
 			p.SetIdempotencyKey(key)
 			_, err := sc.V1PaymentIntents.Create(ctx, p)
 			return err
-		}, stripe.ErrorCodeCardDeclined, stripe.DeclineCodeInsufficientFunds},
+		}, stripe.ErrorCodeCardDeclined, stripe.DeclineCodeInsufficientFunds, ""},
 		{"confirm, pm_card_chargeDeclinedExpiredCard", func(key string) error {
 			p := &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_chargeDeclinedExpiredCard")}
 			p.SetIdempotencyKey(key)
 			_, err := sc.V1PaymentIntents.Confirm(ctx, pending.ID, p)
 			return err
-		}, stripe.ErrorCodeExpiredCard, stripe.DeclineCodeExpiredCard},
+		}, stripe.ErrorCodeExpiredCard, stripe.DeclineCodeExpiredCard, pending.ID},
 		{"charge, tok_chargeDeclinedIncorrectCvc", func(key string) error {
 			p := &stripe.ChargeCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd"), Source: &stripe.PaymentSourceSourceParams{Token: stripe.String("tok_chargeDeclinedIncorrectCvc")}}
 			p.SetIdempotencyKey(key)
 			_, err := sc.V1Charges.Create(ctx, p)
 			return err
-		}, stripe.ErrorCodeIncorrectCVC, stripe.DeclineCodeIncorrectCVC},
+		}, stripe.ErrorCodeIncorrectCVC, stripe.DeclineCodeIncorrectCVC, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for attempt, wantReplay := range []string{"", "true"} {
@@ -908,14 +912,40 @@ func TestStripeDeclines(t *testing.T) {
 				if got := se.LastResponse.Header.Get("Idempotent-Replayed"); got != wantReplay {
 					t.Errorf("attempt %d: Idempotent-Replayed %q, want %q", attempt+1, got, wantReplay)
 				}
+				pi := se.PaymentIntent
+				switch {
+				case tc.intent == "" && pi != nil:
+					t.Errorf("attempt %d: the error carries a payment intent %+v; want none", attempt+1, pi)
+				case tc.intent == "":
+				case pi == nil || pi.Status != stripe.PaymentIntentStatusRequiresPaymentMethod || pi.LastPaymentError == nil || pi.LastPaymentError.Code != tc.code:
+					t.Errorf("attempt %d: the error's payment intent %+v; want one requiring a payment method, last error %s", attempt+1, pi, tc.code)
+				case tc.intent != "new" && pi.ID != tc.intent:
+					t.Errorf("attempt %d: the error's payment intent %s; want the one confirmed, %s", attempt+1, pi.ID, tc.intent)
+				default:
+					got, err := sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil)
+					if err != nil || got.Status != stripe.PaymentIntentStatusRequiresPaymentMethod || got.LastPaymentError == nil ||
+						got.LastPaymentError.Code != tc.code || got.LastPaymentError.DeclineCode != tc.decline || got.LastPaymentError.Type != stripe.ErrorTypeCard {
+						t.Errorf("attempt %d: the declined intent read back: %+v, %v", attempt+1, got, err)
+					}
+				}
 			}
 		})
 	}
-	if n := collectionTotal(t, hs, "payment_intents"); n != 1 {
-		t.Errorf("%d payment intents stored, want only the pending one", n)
+	if n := collectionTotal(t, hs, "payment_intents"); n != 2 {
+		t.Errorf("%d payment intents stored, want the pending one and the one created and declined", n)
 	}
-	if got, err := sc.V1PaymentIntents.Retrieve(ctx, pending.ID, nil); err != nil || got.Status != stripe.PaymentIntentStatusRequiresPaymentMethod {
-		t.Errorf("the intent whose confirmation was declined: %+v, %v", got, err)
+	failed := 0
+	for ev, err := range sc.V1Events.List(ctx, &stripe.EventListParams{Type: stripe.String("payment_intent.payment_failed")}).All(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pi, _ := ev.Data.Object["status"].(string); pi != "requires_payment_method" {
+			t.Errorf("payment_failed event's object: %v", ev.Data.Object)
+		}
+		failed++
+	}
+	if failed != 2 {
+		t.Errorf("%d payment_intent.payment_failed events; want one per declined intent, not per replay: 2", failed)
 	}
 }
 
