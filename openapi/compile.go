@@ -281,11 +281,13 @@ type api struct {
 	options  *config.ValidationOptions         // the validators' options, for schemaCheck
 	fixtures map[string]json.RawMessage        // by resource name
 	decoded  sync.Map                          // fixtures decoded, by resource name (fixtureNamed)
-	validate string
-	errors   string // "problem" or "stripe"
-	state    bool
-	generate bool // unknownIds: generate
-	version  float32
+	// freeForms caches freeFormProperties, by schema.
+	freeForms sync.Map
+	validate  string
+	errors    string // "problem" or "stripe"
+	state     bool
+	generate  bool // unknownIds: generate
+	version   float32
 	// collections maps a resource (a schema's x-resourceId: customer) to
 	// the path its create operation stores it under (/v1/customers), for
 	// expand[]. It is filled while the document compiles.

@@ -386,7 +386,7 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 		}
 		creates := o.kind == opCreate && o.api.state && status < 300 && code == 0
 		if creates {
-			exampleMaps(obj, schema, patch)
+			o.api.exampleMaps(obj, schema, patch)
 		}
 		if o.formBody(x.Request) {
 			reflectForm(obj, in, schema)
@@ -473,15 +473,54 @@ func unsentOptional(obj map[string]any, schema *base.Schema, in, patch map[strin
 // payment method created without metadata reads back none, as Stripe's
 // does, and one created with metadata[a]=b reads back that alone, not
 // the fixture's order_id beside it.
-func exampleMaps(obj map[string]any, schema *base.Schema, patch map[string]any) {
-	for k, v := range obj {
-		if _, laid := patch[k]; laid || !nonEmptyObject(v) {
+func (a *api) exampleMaps(obj map[string]any, schema *base.Schema, patch map[string]any) {
+	for _, k := range a.freeFormProperties(schema) {
+		if _, laid := patch[k]; laid || !nonEmptyObject(obj[k]) {
 			continue
 		}
-		if p := propertyOf(schema, k, 0); p != nil && freeForm(p) {
-			obj[k] = map[string]any{}
+		obj[k] = map[string]any{}
+	}
+}
+
+// freeFormProperties are the properties of s (its own, and its allOf,
+// oneOf and anyOf parts', as propertyOf finds them) that are free-form
+// maps, found once per schema: looking each field of a created object up
+// in the schema was 3% of a Stripe create.
+func (a *api) freeFormProperties(s *base.Schema) []string {
+	if s == nil {
+		return nil
+	}
+	if v, ok := a.freeForms.Load(s); ok {
+		return v.([]string)
+	}
+	var names []string
+	var walk func(s *base.Schema, depth int)
+	walk = func(s *base.Schema, depth int) {
+		if s == nil || depth > 4 {
+			return
+		}
+		if s.Properties != nil {
+			for name := range s.Properties.KeysFromOldest() {
+				names = append(names, name)
+			}
+		}
+		for _, group := range [][]*base.SchemaProxy{s.AllOf, s.OneOf, s.AnyOf} {
+			for _, sp := range group {
+				walk(sp.Schema(), depth+1)
+			}
 		}
 	}
+	walk(s, 0)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	out := []string{} // not nil: a schema with none is found too
+	for _, name := range names {
+		if p := propertyOf(s, name, 0); p != nil && freeForm(p) {
+			out = append(out, name)
+		}
+	}
+	v, _ := a.freeForms.LoadOrStore(s, out)
+	return v.([]string)
 }
 
 // nonEmptyObject says whether v, decoded or raw (see shallow), is an

@@ -210,7 +210,10 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 		if isRaw || !ok || obj["id"] == nil {
 			return 0, nil, errNoState
 		}
-		old := fmt.Sprint(obj["id"])
+		old, isString := obj["id"].(string)
+		if !isString {
+			old = fmt.Sprint(obj["id"])
+		}
 		id := freshIDLike(old, o.shapeOf().idPattern, x.Rand)
 		obj["id"] = id
 		for k, v := range obj {
