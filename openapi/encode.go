@@ -150,16 +150,21 @@ const minRemembered = 8
 // A set is found by a sum of its keys' hashes, which does not depend on
 // the order a map gives them in, and checked key by key as it is
 // written, so a collision costs a sort, never a wrong answer. The table
-// is copied on write and stops growing at maxRemembered sets: the key
-// sets of a document's resources are a few hundred, and a request's free
-// keys (metadata) must not grow it without bound.
+// is copied on write and stops growing at maxRemembered sets of at most
+// maxRememberedBytes of keys each (8 MiB in all): the key sets of a
+// document's resources are a few hundred of a few hundred bytes, and a
+// request's free keys (metadata) must not grow it without bound.
 var keyOrders = &orderTable{seed: maphash.MakeSeed()}
 
-const maxRemembered = 4096
+const (
+	maxRemembered      = 4096
+	maxRememberedBytes = 2048
+)
 
 type orderTable struct {
 	seed maphash.Seed
 	sets atomic.Pointer[map[uint64][]string]
+	full atomic.Bool
 	mu   sync.Mutex // serialises remember
 }
 
@@ -178,12 +183,26 @@ func (o *orderTable) of(t map[string]any) ([]string, uint64) {
 	return nil, sum
 }
 
-// remember keeps t's keys, sorted, under sum.
+// remember keeps t's keys, sorted, under sum, unless the table is full
+// or they are long.
 func (o *orderTable) remember(sum uint64, t map[string]any) {
+	if o.full.Load() {
+		return
+	}
+	size := 0
+	for k := range t {
+		if size += len(k); size > maxRememberedBytes {
+			return
+		}
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	old := o.sets.Load()
-	if old != nil && (len(*old) >= maxRemembered || (*old)[sum] != nil) {
+	if old != nil && len(*old) >= maxRemembered {
+		o.full.Store(true)
+		return
+	}
+	if old != nil && (*old)[sum] != nil {
 		return
 	}
 	order := make([]string, 0, len(t))

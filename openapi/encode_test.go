@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stripe/stripe-mock/embedded"
@@ -107,10 +108,17 @@ func TestMarshalRemembersOrder(t *testing.T) {
 	same("the same keys again", first)
 	other := obj("zeta", "alpha", "mu", "beta", "omega", "gamma", "delta", "kappa", "iota", "theta")
 	same("one key other", other)
+	long := obj("a", "b", "c", "d", "e", "f", "g", strings.Repeat("h", maxRememberedBytes))
+	same("a set of long keys", long)
+	if order, _ := keyOrders.of(long); order != nil {
+		t.Errorf("a set of %d bytes of keys was remembered; the table keeps none past %d", maxRememberedBytes+7, maxRememberedBytes)
+	}
 	collide := obj("q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "q9", "q10")
 	_, sum := keyOrders.of(collide)
 	keyOrders.mu.Lock()
-	sets := maps.Clone(*keyOrders.sets.Load())
+	before := keyOrders.sets.Load()
+	t.Cleanup(func() { keyOrders.sets.Store(before) }) // take the made-up collision back
+	sets := maps.Clone(*before)
 	sets[sum], _ = keyOrders.of(first)
 	keyOrders.sets.Store(&sets)
 	keyOrders.mu.Unlock()
