@@ -144,6 +144,14 @@ routes:
     respond:
       template: true
       envelope: {data: '{{ .Answer }}'}
+  - name: deletePet
+    method: DELETE
+    path: /pets/{petId}
+    operation: deletePet
+    respond:
+      status: 410
+      envelope: {gone: true, was: '{{ .Answer }}'}
+    events: [{type: pet.deleted}]
 `
 	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{})
 	js := "application/json"
@@ -160,6 +168,13 @@ routes:
 			t.Errorf("attempt %d: the pet read back: %d %s; want 200, the stored pet in the read's envelope", attempt+1, read.status, read.body)
 		}
 	}
+	made := call(t, "POST", hs.URL+"/pets", js, `{"name":"Gone"}`, "Idempotency-Key", "k2")
+	gone, _ := made.json["error"].(map[string]any)["pet"].(map[string]any)["id"].(string)
+	// A delete answers 204 and no body: the envelope wraps nothing, and
+	// the event is still the operation's 2xx.
+	if got := call(t, "DELETE", hs.URL+"/pets/"+gone, "", ""); got.status != 410 || got.json["gone"] != true {
+		t.Errorf("delete: %d %s; want 410 and the envelope", got.status, got.body)
+	}
 	events := call(t, "GET", hs.URL+"/__admin/collections/events", "", "")
 	var kept struct {
 		Items []struct {
@@ -170,11 +185,49 @@ routes:
 		}
 	}
 	_ = json.Unmarshal([]byte(events.body), &kept)
-	if len(kept.Items) != 1 || kept.Items[0].Body.Type != "pet.refused" || kept.Items[0].Body.Data.Object["tag"] != "refused" {
-		t.Errorf("events: %s; want one pet.refused whose object is the pet (not the envelope), none for the replay", events.body)
+	var types []string
+	for _, it := range kept.Items {
+		types = append(types, it.Body.Type)
+	}
+	if len(kept.Items) != 3 || kept.Items[0].Body.Type != "pet.refused" || kept.Items[0].Body.Data.Object["tag"] != "refused" || kept.Items[2].Body.Type != "pet.deleted" {
+		t.Errorf("events %v: %s; want pet.refused for each pet (its object the pet, not the envelope; none for the replay), then pet.deleted", types, events.body)
 	}
 	if got := call(t, "GET", hs.URL+"/pets/pet_never", "", ""); got.status != 404 || strings.Contains(got.body, `"data"`) {
 		t.Errorf("an id never created: %d %s; want the operation's 404, not wrapped", got.status, got.body)
+	}
+}
+
+// TestOperationRouteEnvelopeLimit: an envelope whose output passes
+// --max-template-output (a typed leaf writes a whole answer at once) is a
+// 500 naming the limit, as a body that passes it is.
+func TestOperationRouteEnvelopeLimit(t *testing.T) {
+	t.Parallel()
+	dir := petstore(t, `openapi: {spec: openapi.yaml}
+routes:
+  - name: showPet
+    method: GET
+    path: /pets/{petId}
+    operation: showPet
+    respond:
+      envelope: {a: '{{ .Answer }}', b: '{{ .Answer }}', c: '{{ .Answer }}', d: '{{ .Answer }}', e: '{{ .Answer }}', f: '{{ .Answer }}', g: '{{ .Answer }}'}
+`)
+	load := func() (*scenarios.Set, error) {
+		set, err := scenarios.Load(filepath.Join(dir, "pets.yaml"))
+		if err != nil {
+			return nil, err
+		}
+		return set, openapi.Expand(set, openapi.Options{Cache: openapi.NewCache(), Extra: nil})
+	}
+	srv, err := server.New(server.Options{Load: load, MaxTemplateOutput: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	made := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Rex"}`)
+	id, _ := made.json["id"].(string)
+	if got := call(t, "GET", hs.URL+"/pets/"+id, "", ""); got.status != 500 || !strings.Contains(got.body, "200 bytes") {
+		t.Errorf("an envelope past the limit: %d %s; want a 500 naming the limit", got.status, got.body)
 	}
 }
 
@@ -190,6 +243,7 @@ func TestOperationRouteErrors(t *testing.T) {
 		{"a status", "{name: x, method: POST, path: /pets, operation: createPet, respond: {status: 402}}", `respond.status: does not go with operation:`},
 		{"an envelope that is no mapping", "{name: x, method: POST, path: /pets, operation: createPet, respond: {envelope: declined}}", `respond.envelope: wraps the operation's answer: want a mapping`},
 		{"an envelope with list:", "{name: x, method: GET, path: /pets, operation: listPets, respond: {list: {collection: c}, body: [], envelope: {a: 1}}}", `respond.envelope: does not go with list:`},
+		{"an envelope with load:", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, respond: {load: {collection: c, id: x}, envelope: {a: 1}}}", `respond.envelope: does not go with load:`},
 		{"an envelope without operation:", "{name: x, method: POST, path: /pets, respond: {envelope: {error: '{{ .Answer }}'}}}", `respond.envelope: goes with operation:`},
 		{"a text body", "{name: x, method: POST, path: /pets, operation: createPet, respond: {body: declined}}", `respond.body: with operation:, body: is laid on the generated answer`},
 	} {

@@ -792,6 +792,10 @@ func (d *fileDecoder) operationResponse(fs map[string]pair, field string, r *Res
 		}
 		return // the body renders the list, as on any route
 	}
+	if _, loads := fs["load"]; loads && wraps {
+		d.fail(envelope.key, join(field, "envelope"), "does not go with load: (an item found is answered as it was saved)")
+		wraps = false
+	}
 	if wraps {
 		f := join(field, "envelope")
 		if n := d.resolve(envelope.val); n.Kind != yaml.MappingNode {

@@ -86,7 +86,7 @@ func (s *Server) check(x *exchange) bool {
 			h[hv.name] = hv.value
 		}
 		if err := p.renderHeaders(h, s.opts.MaxTemplateOutput, x); err != nil {
-			s.log.Warn("a header of the route did not render on its refusal", "route", op.Name, "error", err)
+			s.log.Warn("a header of the route did not render on its refusal", "route", x.m.Route.Name, "error", err)
 		}
 	}
 	h.Set("Content-Type", contentType)
@@ -162,10 +162,19 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 	if e := p.src.Envelope; e != nil && status >= 200 && status < 300 {
 		// The answer wraps the operation's, which the events see.
 		d := data.templateData()
-		d.answered, d.answeredStatus, d.Answer = body, status, parseItem(body)
+		d.wrapped, d.answered, d.answeredStatus, d.Answer = true, body, status, parseItem(body)
 		buf := renderBuffer{max: limit}
-		if err := e.Execute(&buf.Buffer, d, limit); err != nil {
-			return renderError("envelope", limit, err)
+		err := e.Execute(&buf.Buffer, d, limit)
+		if err == nil && buf.Len() > limit {
+			err = scenarios.ErrOutputLimit // a typed leaf writes the whole answer at once
+		}
+		if err != nil {
+			where := "envelope"
+			var le *scenarios.LeafError
+			if errors.As(err, &le) {
+				where, err = where+le.Field, le.Err // the field that failed: envelope.error.message
+			}
+			return renderError(where, limit, err)
 		}
 		body, contentType = buf.Bytes(), "application/json"
 		if p.src.EnvelopeStatus != 0 {

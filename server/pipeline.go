@@ -344,7 +344,7 @@ func (s *Server) sendEvents(x *exchange, claimed bool) {
 	status, body := x.rec.status, x.rec.body
 	if x.data != nil {
 		before, after = x.data.item, x.data.after
-		if x.data.answered != nil { // an envelope's: the events see the operation's answer
+		if x.data.wrapped { // an envelope's: the events see the operation's answer
 			status, body = x.data.answeredStatus, x.data.answered
 		}
 	}

@@ -146,8 +146,10 @@ type templateData struct {
 	// after is the object that operation acted on as stored after the
 	// request (item is it before), for a *.updated event.
 	after []byte
-	// answered and answeredStatus are the operation's answer that an
-	// envelope: wrapped: what the route's events see.
+	// wrapped says that an envelope: wrapped the operation's answer,
+	// answered and answeredStatus (a 204's body is nil): what the route's
+	// events see.
+	wrapped        bool
 	answered       []byte
 	answeredStatus int
 }
