@@ -88,7 +88,7 @@ func (d *fileDecoder) proxyHeaders(n *yaml.Node, field string, p *Proxy) {
 			}
 			f := join(join(field, "set"), kv.key.Value)
 			name := textproto.CanonicalMIMEHeaderKey(kv.key.Value)
-			if !headerToken(kv.key.Value) {
+			if !tokenRE.MatchString(kv.key.Value) {
 				d.fail(kv.key, f, "%q is not a header name", kv.key.Value)
 				continue
 			}
@@ -112,7 +112,7 @@ func (d *fileDecoder) proxyHeaders(n *yaml.Node, field string, p *Proxy) {
 		names, ok := d.strList(r.val, join(field, "remove"))
 		if ok {
 			for _, name := range names {
-				if !headerToken(name) {
+				if !tokenRE.MatchString(name) {
 					d.fail(d.resolve(r.val), join(field, "remove"), "%q is not a header name", name)
 					continue
 				}
@@ -120,20 +120,6 @@ func (d *fileDecoder) proxyHeaders(n *yaml.Node, field string, p *Proxy) {
 			}
 		}
 	}
-}
-
-// headerToken reports whether s is a header field name (RFC 9110 token).
-func headerToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // proxyAlone checks that a proxied response says nothing the upstream's
