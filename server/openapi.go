@@ -81,11 +81,7 @@ func (s *Server) check(x *exchange) bool {
 	// Stripe example's Request-Id, which stripe-go puts in its error).
 	// One that does not render is left off: the refusal is the answer.
 	if len(x.rt.responses) > 0 {
-		p := x.rt.responses[0]
-		for _, hv := range p.header {
-			h[hv.name] = hv.value
-		}
-		if err := p.renderHeaders(h, s.opts.MaxTemplateOutput, x); err != nil {
+		if err := x.rt.responses[0].headers(h, s.opts.MaxTemplateOutput, x); err != nil {
 			s.log.Warn("a header of the route did not render on its refusal", "route", x.m.Route.Name, "error", err)
 		}
 	}
@@ -127,11 +123,11 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 			patch = p.src.Body
 			break
 		}
-		buf := renderBuffer{max: limit}
-		if err := p.src.JSONTemplate.Execute(&buf.Buffer, d, limit); err != nil {
-			return renderError("body", limit, err)
+		b, err := renderJSON(p.src.JSONTemplate, "body", d, limit)
+		if err != nil {
+			return err
 		}
-		patch = buf.Bytes()
+		patch = b
 	case len(p.src.Body) > 0:
 		patch = p.src.Body
 	}
@@ -163,20 +159,11 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 		// The answer wraps the operation's, which the events see.
 		d := data.templateData()
 		d.wrapped, d.answered, d.answeredStatus, d.Answer = true, body, status, parseItem(body)
-		buf := renderBuffer{max: limit}
-		err := e.Execute(&buf.Buffer, d, limit)
-		if err == nil && buf.Len() > limit {
-			err = scenarios.ErrOutputLimit // a typed leaf writes the whole answer at once
-		}
+		wrapped, err := renderJSON(e, "envelope", d, limit)
 		if err != nil {
-			where := "envelope"
-			var le *scenarios.LeafError
-			if errors.As(err, &le) {
-				where, err = where+le.Field, le.Err // the field that failed: envelope.error.message
-			}
-			return renderError(where, limit, err)
+			return err
 		}
-		body, contentType = buf.Bytes(), "application/json"
+		body, contentType = wrapped, "application/json"
 		if p.src.EnvelopeStatus != 0 {
 			status = p.src.EnvelopeStatus
 		}

@@ -350,19 +350,11 @@ func (p *prepared) render(rec *recorder, limit int, data dataSource) error {
 		buf := renderBuffer{max: limit}
 		switch {
 		case p.src.JSONTemplate != nil:
-			err := p.src.JSONTemplate.Execute(&buf.Buffer, d, limit)
-			if err == nil && buf.Len() > limit {
-				err = scenarios.ErrOutputLimit // escaping made it longer than its leaves
-			}
+			b, err := renderJSON(p.src.JSONTemplate, "body", d, limit)
 			if err != nil {
-				where := "body"
-				var le *scenarios.LeafError
-				if errors.As(err, &le) {
-					where, err = where+le.Field, le.Err // the field that failed: body.amount
-				}
-				return renderError(where, limit, err)
+				return err
 			}
-			body = buf.Bytes()
+			body = b
 		case p.src.BodyTemplate != nil:
 			if err := p.src.BodyTemplate.Execute(&buf, d); err != nil {
 				return renderError("body", limit, err)
@@ -392,14 +384,39 @@ func (p *prepared) render(rec *recorder, limit int, data dataSource) error {
 // headers: templated ones (a file's defaults with template: true) go on
 // generated answers too.
 func (p *prepared) generated(rec *recorder, limit int, data dataSource) error {
-	h := rec.header
-	for _, hv := range p.header {
-		h[hv.name] = hv.value
-	}
-	if err := p.renderHeaders(h, limit, data); err != nil {
+	if err := p.headers(rec.header, limit, data); err != nil {
 		return err
 	}
 	return p.writeGenerated(rec, limit, data)
+}
+
+// headers sets the response's headers in h: the static ones, then the
+// templated ones rendered.
+func (p *prepared) headers(h http.Header, limit int, data dataSource) error {
+	for _, hv := range p.header {
+		h[hv.name] = hv.value
+	}
+	return p.renderHeaders(h, limit, data)
+}
+
+// renderJSON renders t, what (body, envelope) of an answer, within limit
+// bytes; an error names the leaf that failed (body.amount).
+func renderJSON(t *scenarios.JSONTemplate, what string, d *templateData, limit int) ([]byte, error) {
+	buf := renderBuffer{max: limit}
+	err := t.Execute(&buf.Buffer, d, limit)
+	if err == nil && buf.Len() > limit {
+		// Escaping made it longer than its leaves, or a typed leaf
+		// wrote a whole value at once.
+		err = scenarios.ErrOutputLimit
+	}
+	if err != nil {
+		var le *scenarios.LeafError
+		if errors.As(err, &le) {
+			what, err = what+le.Field, le.Err
+		}
+		return nil, renderError(what, limit, err)
+	}
+	return buf.Bytes(), nil
 }
 
 // renderHeaders renders the templated headers into h.
