@@ -702,16 +702,11 @@ func BenchmarkStripeServeCreate(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	scenario := []byte(`openapi: { spec: spec3.json, fixtures: fixtures3.json, errors: stripe }
-defaults:
-  idempotency:
-    key: header.Idempotency-Key
-    scope: [header.Authorization]
-    ttl: 24h
-    inFlight: conflict
-    fingerprint: body
-routes: []
-`)
+	// The load harness's stripe workload serves this very file.
+	scenario, err := os.ReadFile(filepath.Join("..", "bench", "load", "stripe-scenario.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
 	file := filepath.Join(dir, "stripe.yaml")
 	if err := os.WriteFile(file, scenario, 0o644); err != nil {
 		b.Fatal(err)

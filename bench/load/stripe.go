@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -26,18 +27,11 @@ const stripeMockModule = "github.com/stripe/stripe-mock"
 
 // stripeScenario serves spec3.json as the --openapi flags would, with
 // Stripe's idempotency rules on every POST (defaults apply to generated
-// routes; serve --openapi alone has no defaults).
-const stripeScenario = `openapi: { spec: spec3.json, fixtures: fixtures3.json, errors: stripe }
-defaults:
-  idempotency:
-    key: header.Idempotency-Key
-    scope: [header.Authorization]
-    ttl: 24h
-    inFlight: conflict
-    fingerprint: body
-    replayHeader: Idempotent-Replayed
-routes: []
-`
+// routes; serve --openapi alone has no defaults). The openapi package's
+// BenchmarkStripeServeCreate serves the same file.
+//
+//go:embed stripe-scenario.yaml
+var stripeScenario string
 
 // stripeForm is the create's body, as stripe-go sends one.
 const stripeForm = "email=jenny%40example.com&name=Jenny+Rosen&description=bench&metadata[order]=6735"
