@@ -949,6 +949,144 @@ func TestStripeDeclines(t *testing.T) {
 	}
 }
 
+// TestStripeStateErrors: an action on an intent in a state it does not
+// take is Stripe's 400 payment_intent_unexpected_state (or
+// setup_intent_unexpected_state), carrying the intent as stored, and
+// changes nothing: confirming a succeeded intent (with a declining
+// payment method too), canceling a succeeded or canceled one, capturing
+// one that is not requires_capture. No event is sent for a refusal, and
+// a replay of the key answers it again.
+func TestStripeStateErrors(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	paid, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(700), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_card_visa"), Confirm: stripe.Bool(true)})
+	if err != nil || paid.Status != stripe.PaymentIntentStatusSucceeded {
+		t.Fatalf("create and confirm: %+v, %v", paid, err)
+	}
+	fresh, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(300), Currency: stripe.String("usd")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	canceled, err := sc.V1PaymentIntents.Cancel(ctx, fresh.ID, nil)
+	if err != nil || canceled.Status != stripe.PaymentIntentStatusCanceled {
+		t.Fatalf("cancel: %+v, %v", canceled, err)
+	}
+	pending, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(400), Currency: stripe.String("usd")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manual, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(500), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_card_visa"), Confirm: stripe.Bool(true), CaptureMethod: stripe.String("manual")})
+	if err != nil || manual.Status != stripe.PaymentIntentStatusRequiresCapture {
+		t.Fatalf("create with manual capture: %+v, %v", manual, err)
+	}
+	if got, err := sc.V1PaymentIntents.Capture(ctx, manual.ID, nil); err != nil || got.Status != stripe.PaymentIntentStatusSucceeded {
+		t.Fatalf("capture: %+v, %v", got, err)
+	}
+	for _, tc := range []struct {
+		name   string
+		call   func(key string) error
+		id     string
+		status stripe.PaymentIntentStatus
+		msg    string
+	}{
+		{"confirm a succeeded intent", func(key string) error {
+			p := &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")}
+			p.SetIdempotencyKey(key)
+			_, err := sc.V1PaymentIntents.Confirm(ctx, paid.ID, p)
+			return err
+		}, paid.ID, stripe.PaymentIntentStatusSucceeded, "You cannot confirm this PaymentIntent because it has a status of succeeded."},
+		{"confirm a succeeded intent with a declining payment method", func(key string) error {
+			p := &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_chargeDeclined")}
+			p.SetIdempotencyKey(key)
+			_, err := sc.V1PaymentIntents.Confirm(ctx, paid.ID, p)
+			return err
+		}, paid.ID, stripe.PaymentIntentStatusSucceeded, "You cannot confirm this PaymentIntent because it has a status of succeeded."},
+		{"confirm a canceled intent", func(key string) error {
+			p := &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")}
+			p.SetIdempotencyKey(key)
+			_, err := sc.V1PaymentIntents.Confirm(ctx, fresh.ID, p)
+			return err
+		}, fresh.ID, stripe.PaymentIntentStatusCanceled, "You cannot confirm this PaymentIntent because it has a status of canceled."},
+		{"cancel a succeeded intent", func(key string) error {
+			p := &stripe.PaymentIntentCancelParams{}
+			p.SetIdempotencyKey(key)
+			_, err := sc.V1PaymentIntents.Cancel(ctx, paid.ID, p)
+			return err
+		}, paid.ID, stripe.PaymentIntentStatusSucceeded, "You cannot cancel this PaymentIntent because it has a status of succeeded."},
+		{"cancel a canceled intent", func(key string) error {
+			p := &stripe.PaymentIntentCancelParams{}
+			p.SetIdempotencyKey(key)
+			_, err := sc.V1PaymentIntents.Cancel(ctx, fresh.ID, p)
+			return err
+		}, fresh.ID, stripe.PaymentIntentStatusCanceled, "You cannot cancel this PaymentIntent because it has a status of canceled."},
+		{"capture an intent that requires a payment method", func(key string) error {
+			p := &stripe.PaymentIntentCaptureParams{}
+			p.SetIdempotencyKey(key)
+			_, err := sc.V1PaymentIntents.Capture(ctx, pending.ID, p)
+			return err
+		}, pending.ID, stripe.PaymentIntentStatusRequiresPaymentMethod, "This PaymentIntent could not be captured because it has a status of requires_payment_method."},
+		{"capture a captured intent", func(key string) error {
+			p := &stripe.PaymentIntentCaptureParams{}
+			p.SetIdempotencyKey(key)
+			_, err := sc.V1PaymentIntents.Capture(ctx, manual.ID, p)
+			return err
+		}, manual.ID, stripe.PaymentIntentStatusSucceeded, "This PaymentIntent could not be captured because it has a status of succeeded."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for attempt, wantReplay := range []string{"", "true"} {
+				se := stripeError(t, tc.call("state "+tc.name))
+				if se.HTTPStatusCode != 400 || se.Type != stripe.ErrorTypeInvalidRequest || string(se.Code) != "payment_intent_unexpected_state" ||
+					!strings.HasPrefix(se.Msg, tc.msg) || !strings.HasPrefix(se.RequestID, "req_") {
+					t.Fatalf("attempt %d: %+v; want 400 payment_intent_unexpected_state, %q", attempt+1, se, tc.msg)
+				}
+				if got := se.LastResponse.Header.Get("Idempotent-Replayed"); got != wantReplay {
+					t.Errorf("attempt %d: Idempotent-Replayed %q, want %q", attempt+1, got, wantReplay)
+				}
+				if pi := se.PaymentIntent; pi == nil || pi.ID != tc.id || pi.Status != tc.status {
+					t.Errorf("attempt %d: the error's payment intent %+v; want %s, %s", attempt+1, pi, tc.id, tc.status)
+				}
+			}
+			if got, err := sc.V1PaymentIntents.Retrieve(ctx, tc.id, nil); err != nil || got.Status != tc.status || got.LastPaymentError != nil {
+				t.Errorf("the intent read back: %+v, %v; want it unchanged, %s", got, err, tc.status)
+			}
+		})
+	}
+
+	seti, err := sc.V1SetupIntents.Create(ctx, &stripe.SetupIntentCreateParams{PaymentMethod: stripe.String("pm_card_visa"), Confirm: stripe.Bool(true)})
+	if err != nil || seti.Status != stripe.SetupIntentStatusSucceeded {
+		t.Fatalf("setup intent, confirmed: %+v, %v", seti, err)
+	}
+	_, err = sc.V1SetupIntents.Confirm(ctx, seti.ID, &stripe.SetupIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")})
+	if se := stripeError(t, err); se.HTTPStatusCode != 400 || string(se.Code) != "setup_intent_unexpected_state" || se.SetupIntent == nil || se.SetupIntent.ID != seti.ID ||
+		!strings.HasPrefix(se.Msg, "You cannot confirm this SetupIntent because it has a status of succeeded.") {
+		t.Errorf("confirm a succeeded setup intent: %+v", se)
+	}
+	_, err = sc.V1SetupIntents.Cancel(ctx, seti.ID, nil)
+	if se := stripeError(t, err); se.HTTPStatusCode != 400 || string(se.Code) != "setup_intent_unexpected_state" ||
+		!strings.HasPrefix(se.Msg, "You cannot cancel this SetupIntent because it has a status of succeeded.") {
+		t.Errorf("cancel a succeeded setup intent: %+v", se)
+	}
+
+	counts := map[string]int{}
+	for ev, err := range sc.V1Events.List(ctx, nil).All(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[string(ev.Type)]++
+	}
+	want := map[string]int{"payment_intent.created": 4, "payment_intent.succeeded": 2, "payment_intent.canceled": 1, "payment_intent.amount_capturable_updated": 1, "setup_intent.created": 1, "setup_intent.succeeded": 1}
+	for typ, n := range want {
+		if counts[typ] != n {
+			t.Errorf("%d %s events, want %d (none for a refusal): %v", counts[typ], typ, n, counts)
+		}
+	}
+	if counts["payment_intent.payment_failed"] != 0 || counts["setup_intent.canceled"] != 0 {
+		t.Errorf("events %v; want no payment_failed or setup_intent.canceled: those calls were refused", counts)
+	}
+}
+
 // TestStripeLostAnswerKey: a create whose Idempotency-Key starts with
 // lost- makes the customer and then resets the connection, on the
 // server; stripe-go's own retry resends it with the same key and gets

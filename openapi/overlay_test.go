@@ -197,6 +197,83 @@ routes:
 	}
 }
 
+// TestOperationRouteRefuse: a route naming an operation refuses it when
+// the object it acts on, as stored, is in a state its refuse: lists: the
+// first refusal that holds answers (seeing the stored object as .Item),
+// the operation does not run (the pet is still there), no event is sent,
+// and a replay of the key answers the refusal again. An object in another
+// state, and an id never created, go to the operation.
+func TestOperationRouteRefuse(t *testing.T) {
+	t.Parallel()
+	scenario := `openapi: {spec: openapi.yaml}
+webhooks: {collection: events}
+x-busy: &busy {status: 409, template: true, body: {error: 'pet {{ .Item.name }} is {{ .Item.tag }}', pet: '{{ .Item }}'}}
+routes:
+  - name: deletePet
+    method: DELETE
+    path: /pets/{petId}
+    operation: deletePet
+    idempotency: {key: header.Idempotency-Key}
+    refuse:
+      - when: {item: {tag: sold}}
+        respond: *busy
+      - when: {item: {tag: reserved, age: 2}}
+        respond: {status: 423, body: {error: locked}}
+      - when: {item: {tag: reserved}}
+        respond: *busy
+      - when: {item: {tag: gone}}
+        respond: {status: 200, body: {already: gone}}
+    events: [{type: pet.deleted}]
+`
+	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{})
+	js := "application/json"
+	make := func(body string) string {
+		t.Helper()
+		got := call(t, "POST", hs.URL+"/pets", js, body)
+		id, _ := got.json["id"].(string)
+		if got.status != 201 || id == "" {
+			t.Fatalf("create %s: %d %s", body, got.status, got.body)
+		}
+		return id
+	}
+	sold, reserved, young, free := make(`{"name":"Rex","tag":"sold"}`), make(`{"name":"Max","tag":"reserved","age":5}`), make(`{"name":"Bo","tag":"reserved","age":2}`), make(`{"name":"Ida","tag":"free"}`)
+	if got := call(t, "DELETE", hs.URL+"/pets/"+make(`{"name":"Al","tag":"gone"}`), "", ""); got.status != 200 || got.json["already"] != "gone" {
+		t.Errorf("a refusal that answers 200: %d %s", got.status, got.body)
+	}
+	for attempt := range 2 {
+		got := call(t, "DELETE", hs.URL+"/pets/"+sold, "", "", "Idempotency-Key", "k-sold")
+		pet, _ := got.json["pet"].(map[string]any)
+		if got.status != 409 || got.json["error"] != "pet Rex is sold" || pet["id"] != sold {
+			t.Fatalf("attempt %d: deleting a sold pet: %d %s; want 409 and the stored pet in the refusal", attempt+1, got.status, got.body)
+		}
+	}
+	if got := call(t, "DELETE", hs.URL+"/pets/"+reserved, "", ""); got.status != 409 || got.json["error"] != "pet Max is reserved" {
+		t.Errorf("a reserved pet: %d %s; want the third refusal (the second's age does not hold)", got.status, got.body)
+	}
+	if got := call(t, "DELETE", hs.URL+"/pets/"+young, "", ""); got.status != 423 || got.json["error"] != "locked" {
+		t.Errorf("a reserved pet aged 2: %d %s; want the second refusal, the first that holds", got.status, got.body)
+	}
+	for _, id := range []string{sold, reserved, young} {
+		if got := call(t, "GET", hs.URL+"/pets/"+id, "", ""); got.status != 200 {
+			t.Errorf("pet %s after its refused delete: %d %s; want it still stored", id, got.status, got.body)
+		}
+	}
+	if got := call(t, "DELETE", hs.URL+"/pets/"+free, "", ""); got.status != 204 {
+		t.Errorf("a pet in no refused state: %d %s; want the operation's 204", got.status, got.body)
+	}
+	if got := call(t, "DELETE", hs.URL+"/pets/pet_never", "", ""); got.status != 404 {
+		t.Errorf("an id never created: %d %s; want the operation's 404", got.status, got.body)
+	}
+	events := call(t, "GET", hs.URL+"/__admin/collections/events", "", "")
+	var kept struct {
+		Items []struct{ Body struct{ Type string } }
+	}
+	_ = json.Unmarshal([]byte(events.body), &kept)
+	if len(kept.Items) != 1 || kept.Items[0].Body.Type != "pet.deleted" {
+		t.Errorf("events: %s; want one pet.deleted, for the pet deleted, and none for the refusals (the one answering 200 included)", events.body)
+	}
+}
+
 // TestOperationRouteEnvelopeLimit: an envelope whose output passes
 // --max-template-output (a typed leaf writes a whole answer at once) is a
 // 500 naming the limit, as a body that passes it is.
@@ -246,6 +323,14 @@ func TestOperationRouteErrors(t *testing.T) {
 		{"an envelope with load:", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, respond: {load: {collection: c, id: x}, envelope: {a: 1}}}", `respond.envelope: does not go with load:`},
 		{"an envelope without operation:", "{name: x, method: POST, path: /pets, respond: {envelope: {error: '{{ .Answer }}'}}}", `respond.envelope: goes with operation:`},
 		{"a text body", "{name: x, method: POST, path: /pets, operation: createPet, respond: {body: declined}}", `respond.body: with operation:, body: is laid on the generated answer`},
+		{"refuse without operation:", "{name: x, method: DELETE, path: '/pets/{petId}', respond: {status: 204}, refuse: [{when: {item: {tag: sold}}, respond: {status: 409}}]}", `refuse: goes with operation:`},
+		{"refuse not a list", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: {when: {item: {tag: sold}}}}", `refuse: want a list of refusals`},
+		{"a refusal without when:", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{respond: {status: 409}}]}", `refuse[0]: when: is required`},
+		{"a refusal's when: without item:", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {}, respond: {status: 409}}]}", `refuse[0].when: item: is required`},
+		{"a refusal's item no mapping", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: sold}, respond: {status: 409}}]}", `refuse[0].when.item: want a mapping`},
+		{"a refusal without respond:", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: {tag: sold}}}]}", `refuse[0]: respond: is required`},
+		{"a refusal with a delay", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: {tag: sold}}, respond: {status: 409, delay: 1s}}]}", `refuse[0].respond.delay: is the route's`},
+		{"a refusal that saves", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: {tag: sold}}, respond: {status: 409, body: {a: 1}, save: {collection: c, id: x}}}]}", `refuse[0].respond: cannot itself save`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := petstore(t, "openapi: {spec: openapi.yaml}\nroutes:\n  - "+tc.route+"\n")

@@ -108,9 +108,28 @@ type Route struct {
 	Unmatched bool
 	// Events are sent after the route's effects are committed.
 	Events []*Event
+	// Refuse, on a route that names an operation, answers instead of the
+	// operation when the object it acts on, as stored before the request,
+	// is in a state the operation refuses: the first refusal whose Item
+	// the stored object contains answers, the operation neither runs nor
+	// stores, and no event is sent (Stripe's
+	// payment_intent_unexpected_state: a succeeded intent confirmed
+	// again).
+	Refuse []*Refusal
 	// Session is its file's session: name; the route answers only the
 	// requests that carry it. "" answers every request.
 	Session string
+}
+
+// Refusal is one entry of a route's refuse:.
+type Refusal struct {
+	Pos Pos
+	// Item is a partial JSON document, matched against the stored object
+	// as an event's when: json is against the answer (matcher.ContainsJSON).
+	Item any
+	// Response is the answer; it sees the stored object as .Item. The
+	// route's own response's delay and fault apply to it.
+	Response *Response
 }
 
 // When holds a route's conditions; all of them must hold.

@@ -21,7 +21,7 @@ import (
 var (
 	fileFields     = []string{"name", "description", "defaults", "cors", "collections", "routes", "fallback", "webhooks", "openapi", "session"}
 	defaultsFields = []string{"headers", "delay", "idempotency", "template"}
-	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "operation", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events"}
+	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "operation", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events", "refuse"}
 	whenFields     = []string{"headers", "query", "body"}
 	conditionKinds = []string{"equals", "contains", "regex", "notRegex", "oneOf", "present", "absent"}
 	bodyKinds      = []string{"json", "form", "equals", "contains", "regex"}
@@ -287,11 +287,87 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 	if p, ok := fs["events"]; ok {
 		r.Events = d.events(p.val)
 	}
+	if p, ok := fs["refuse"]; ok {
+		if d.operation {
+			r.Refuse = d.refusals(p.val, r.Vars)
+		} else {
+			d.fail(p.key, "refuse", "goes with operation: (it tests the object the operation acts on, as stored); a route of its own can load: the item and answer by its conditions")
+		}
+	}
 	if len(d.errs) > before {
 		return nil
 	}
 	r.Identity = d.identity(n, d.bodies.Bytes())
 	return r
+}
+
+// refusals decodes a route's refuse: list (see Route.Refuse).
+func (d *fileDecoder) refusals(n *yaml.Node, vars []string) []*Refusal {
+	n = d.resolve(n)
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		d.fail(n, "refuse", "want a list of refusals, each { when: { item: { status: succeeded } }, respond: { status: 400, ... } }, got %s", describe(n))
+		return nil
+	}
+	out := make([]*Refusal, 0, len(n.Content))
+	for i, en := range n.Content {
+		field := fmt.Sprintf("refuse[%d]", i)
+		before := len(d.errs)
+		fs, ok := d.fields(en, field, "when", "respond")
+		if !ok {
+			continue
+		}
+		rf := &Refusal{Pos: d.pos(d.resolve(en))}
+		if w, ok := fs["when"]; !ok {
+			if len(d.errs) == before {
+				d.fail(d.resolve(en), field, "when: is required: what the stored object must contain, e.g. when: { item: { status: succeeded } }")
+			}
+		} else if ws, ok := d.fields(w.val, join(field, "when"), "item"); ok {
+			f := join(field, "when.item")
+			if it, ok := ws["item"]; !ok {
+				if len(d.errs) == before {
+					d.fail(d.resolve(w.val), join(field, "when"), "item: is required: what the stored object must contain, e.g. { item: { status: succeeded } }")
+				}
+			} else if vn := d.resolve(it.val); vn.Kind != yaml.MappingNode {
+				d.fail(vn, f, "want a mapping of the fields the stored object must have, e.g. { status: succeeded }, got %s", describe(vn))
+			} else {
+				rf.Item, _ = d.value(it.val, f, 0)
+			}
+		}
+		if rp, ok := fs["respond"]; !ok {
+			if len(d.errs) == before {
+				d.fail(d.resolve(en), field, "respond: is required: the answer instead of the operation's")
+			}
+		} else if resp := d.missingResponse(rp.val, join(field, "respond"), vars); resp != nil {
+			rn := d.resolve(rp.val)
+			switch {
+			case resp.Op != "" || resp.Save != nil || resp.Proxy != nil:
+				d.fail(rp.key, join(field, "respond"), "cannot itself save, load, list, delete or proxy: it answers instead of the operation")
+			case mappingKey(rn, "delay") != nil:
+				d.fail(mappingKey(rn, "delay"), join(field, "respond.delay"), "is the route's: the delay of the route's response applies to its refusals too")
+			case mappingKey(rn, "fault") != nil:
+				d.fail(mappingKey(rn, "fault"), join(field, "respond.fault"), "is the route's: the fault of the route's response applies to its refusals too")
+			}
+			rf.Response = resp
+		}
+		if len(d.errs) == before {
+			out = append(out, rf)
+		}
+	}
+	return out
+}
+
+// mappingKey returns the key node of a mapping's entry, nil when there is
+// none.
+func mappingKey(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i]
+		}
+	}
+	return nil
 }
 
 // peekName returns the scalar value of a mapping's name: key, if any.

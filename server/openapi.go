@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
@@ -26,8 +27,12 @@ func generatedOperation(r *scenarios.Route, responses []*prepared) *openapi.Oper
 		return nil
 	}
 	updated := slices.ContainsFunc(r.Events, func(e *scenarios.Event) bool { return strings.HasSuffix(e.Type, ".updated") })
+	var refuse []refusal
+	for _, rf := range r.Refuse {
+		refuse = append(refuse, refusal{rf.Item, prepare(rf.Response)})
+	}
 	for _, p := range responses {
-		p.op, p.before = op, updated
+		p.op, p.before, p.refuse = op, updated, refuse
 		p.templated = true
 		kept := p.header[:0]
 		for _, h := range p.header {
@@ -100,11 +105,12 @@ func (s *Server) check(x *exchange) bool {
 // answers the operation's 404 (an id never created, or deleted). A body
 // template sees the object a read, update, action or delete acts on, as
 // stored before the request, as .Item (an empty object when none is: a
-// create, or an id unknownIds: generate answers).
+// create, or an id unknownIds: generate answers). Its refuse: answers in
+// the operation's place when that stored object is in a state it lists.
 func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) error {
 	var patch []byte
 	switch {
-	case p.src.JSONTemplate != nil || p.before:
+	case p.src.JSONTemplate != nil || p.before || len(p.refuse) > 0:
 		d := data.templateData()
 		d.op = p.op
 		if d.item == nil {
@@ -117,6 +123,14 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 			d.Item = map[string]any{} // none stored: .Item.amount is missing, not an error
 			if found {
 				d.item, d.Item = body, parseItem(body)
+			}
+		}
+		if d.item != nil {
+			for _, rf := range p.refuse {
+				if matcher.ContainsJSON(rf.item, d.Item) {
+					d.instead = true
+					return rf.p.render(rec, limit, data)
+				}
 			}
 		}
 		if p.src.JSONTemplate == nil {
@@ -153,6 +167,7 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 		}
 	}
 	if status == http.StatusNotFound && p.missing != nil {
+		data.templateData().instead = true
 		return p.missing.render(rec, limit, data)
 	}
 	if e := p.src.Envelope; e != nil && status >= 200 && status < 300 {

@@ -45,6 +45,9 @@ type prepared struct {
 	// missing answers a load or delete that finds nothing (nil: a 404
 	// problem).
 	missing *prepared
+	// refuse answers instead of a route's operation when the object it
+	// acts on, as stored, is in a state it refuses (scenarios.Refusal).
+	refuse []refusal
 	// op generates the answer of a route compiled from an OpenAPI
 	// document (see openapi.go); nil otherwise. before says that its
 	// route records a *.updated event, whose previous_attributes need the
@@ -55,6 +58,13 @@ type prepared struct {
 	// targetErr a target that could not be built, answered as a 500.
 	target    *upstream.Target
 	targetErr error
+}
+
+// refusal is a scenarios.Refusal prepared: the stored object's test and
+// the answer.
+type refusal struct {
+	item any
+	p    *prepared
 }
 
 type headerValue struct {
@@ -152,6 +162,9 @@ type templateData struct {
 	wrapped        bool
 	answered       []byte
 	answeredStatus int
+	// instead says that the route answered in the operation's place (its
+	// missing: or a refuse:): nothing was done, so no event is sent.
+	instead bool
 }
 
 // StoredResource reads a stored object of the route's operation's
