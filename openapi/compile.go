@@ -106,6 +106,8 @@ func linkOperations(set *scenarios.Set, ops map[string]*Operation) error {
 			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q: no operation has this operationId%s", r.Name, r.OperationName, closestOperation(r.OperationName, ops))})
 		case r.Path != op.Path || len(r.Methods) != 1 || r.Methods[0] != op.Method:
 			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q is %s %s (%s); give the route that method and path", r.Name, r.OperationName, op.Method, op.Path, op.Pos)})
+		case len(r.Refuse) > 0 && !op.actsOnStored():
+			errs = append(errs, &scenarios.Error{Pos: r.Refuse[0].Pos, Msg: fmt.Sprintf("route %q: refuse: operation %q acts on no stored object (it creates or lists), so no refusal could answer; refuse: goes with a read, update, delete or action on one", r.Name, r.OperationName)})
 		default:
 			r.Operation = op
 		}

@@ -201,8 +201,9 @@ routes:
 // the object it acts on, as stored, is in a state its refuse: lists: the
 // first refusal that holds answers (seeing the stored object as .Item),
 // the operation does not run (the pet is still there), no event is sent,
-// and a replay of the key answers the refusal again. An object in another
-// state, and an id never created, go to the operation.
+// and a replay of the key answers the refusal again, with the route's
+// headers. An object in another state, and an id never created, go to
+// the operation (its missing: answers the latter).
 func TestOperationRouteRefuse(t *testing.T) {
 	t.Parallel()
 	scenario := `openapi: {spec: openapi.yaml}
@@ -214,6 +215,8 @@ routes:
     path: /pets/{petId}
     operation: deletePet
     idempotency: {key: header.Idempotency-Key}
+    respond: {headers: {X-Route: 'yes'}}
+    missing: {status: 404, body: {gone: true}}
     refuse:
       - when: {item: {tag: sold}}
         respond: *busy
@@ -250,8 +253,15 @@ routes:
 	if got := call(t, "DELETE", hs.URL+"/pets/"+reserved, "", ""); got.status != 409 || got.json["error"] != "pet Max is reserved" {
 		t.Errorf("a reserved pet: %d %s; want the third refusal (the second's age does not hold)", got.status, got.body)
 	}
-	if got := call(t, "DELETE", hs.URL+"/pets/"+young, "", ""); got.status != 423 || got.json["error"] != "locked" {
-		t.Errorf("a reserved pet aged 2: %d %s; want the second refusal, the first that holds", got.status, got.body)
+	// A refusal and a missing: answer of fixed text, replayed, keep the
+	// route's headers (the answer stored is the one sent).
+	for attempt := range 2 {
+		if got := call(t, "DELETE", hs.URL+"/pets/"+young, "", "", "Idempotency-Key", "k-young"); got.status != 423 || got.json["error"] != "locked" || got.header.Get("X-Route") != "yes" {
+			t.Errorf("attempt %d: a reserved pet aged 2: %d %s %v; want the second refusal, the first that holds, with the route's header", attempt+1, got.status, got.body, got.header)
+		}
+		if got := call(t, "DELETE", hs.URL+"/pets/pet_never", "", "", "Idempotency-Key", "k-never"); got.status != 404 || got.json["gone"] != true || got.header.Get("X-Route") != "yes" {
+			t.Errorf("attempt %d: an id never created: %d %s %v; want the route's missing: answer, with the route's header", attempt+1, got.status, got.body, got.header)
+		}
 	}
 	for _, id := range []string{sold, reserved, young} {
 		if got := call(t, "GET", hs.URL+"/pets/"+id, "", ""); got.status != 200 {
@@ -260,9 +270,6 @@ routes:
 	}
 	if got := call(t, "DELETE", hs.URL+"/pets/"+free, "", ""); got.status != 204 {
 		t.Errorf("a pet in no refused state: %d %s; want the operation's 204", got.status, got.body)
-	}
-	if got := call(t, "DELETE", hs.URL+"/pets/pet_never", "", ""); got.status != 404 {
-		t.Errorf("an id never created: %d %s; want the operation's 404", got.status, got.body)
 	}
 	events := call(t, "GET", hs.URL+"/__admin/collections/events", "", "")
 	var kept struct {
@@ -330,7 +337,12 @@ func TestOperationRouteErrors(t *testing.T) {
 		{"a refusal's item no mapping", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: sold}, respond: {status: 409}}]}", `refuse[0].when.item: want a mapping`},
 		{"a refusal without respond:", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: {tag: sold}}}]}", `refuse[0]: respond: is required`},
 		{"a refusal with a delay", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: {tag: sold}}, respond: {status: 409, delay: 1s}}]}", `refuse[0].respond.delay: is the route's`},
-		{"a refusal that saves", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: {tag: sold}}, respond: {status: 409, body: {a: 1}, save: {collection: c, id: x}}}]}", `refuse[0].respond: cannot itself save`},
+		{"a refusal's delay by a merge key", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: {tag: sold}}, respond: {<<: {delay: 1s}, status: 409}}]}", `refuse[0].respond.delay: is the route's`},
+		{"a refusal's fault by a merge key", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: {tag: sold}}, respond: {<<: {fault: {kind: connection-reset}}, status: 409}}]}", `refuse[0].respond.fault: is the route's`},
+		{"a refusal with an envelope", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: {tag: sold}}, respond: {status: 409, envelope: {a: 1}}}]}", `refuse[0].respond.envelope: does not go with a refusal`},
+		{"an empty refuse:", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: []}", `refuse: the list is empty`},
+		{"refuse: on a create", "{name: x, method: POST, path: /pets, operation: createPet, refuse: [{when: {item: {tag: sold}}, respond: {status: 409}}]}", `refuse: operation "createPet" acts on no stored object`},
+		{"a refusal that saves", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: {tag: sold}}, respond: {status: 409, body: {a: 1}, save: {collection: c, id: x}}}]}", `refuse[0].respond.save: does not go with a refusal`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := petstore(t, "openapi: {spec: openapi.yaml}\nroutes:\n  - "+tc.route+"\n")

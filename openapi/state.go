@@ -169,9 +169,7 @@ func markNested(routes []*scenarios.Route, created map[string]bool) {
 // operation shows it to its templates as .Item, so that a confirm can
 // answer the stored amount as amount_received.
 func (o *Operation) Stored(ctx context.Context, x Exchange) ([]byte, bool, error) {
-	switch o.kind {
-	case opRead, opUpdate, opDelete, opAction:
-	default:
+	if !o.actsOnStored() {
 		return nil, false, nil
 	}
 	id, ok := x.Vars[o.idVar]
@@ -183,6 +181,16 @@ func (o *Operation) Stored(ctx context.Context, x Exchange) ([]byte, bool, error
 		coll = o.api.storeName(x.Request, o.nested.from)
 	}
 	return x.Store.Load(ctx, coll, id)
+}
+
+// actsOnStored says whether o reads, updates, deletes or acts on one
+// stored object (the one Stored reads).
+func (o *Operation) actsOnStored() bool {
+	switch o.kind {
+	case opRead, opUpdate, opDelete, opAction:
+		return true
+	}
+	return false
 }
 
 // StoredResource returns the stored object of a resource of o's document

@@ -304,8 +304,12 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 // refusals decodes a route's refuse: list (see Route.Refuse).
 func (d *fileDecoder) refusals(n *yaml.Node, vars []string) []*Refusal {
 	n = d.resolve(n)
-	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+	switch {
+	case n.Kind != yaml.SequenceNode:
 		d.fail(n, "refuse", "want a list of refusals, each { when: { item: { status: succeeded } }, respond: { status: 400, ... } }, got %s", describe(n))
+		return nil
+	case len(n.Content) == 0:
+		d.fail(n, "refuse", "the list is empty; leave refuse: out, or give it a refusal { when: { item: { status: succeeded } }, respond: ... }")
 		return nil
 	}
 	out := make([]*Refusal, 0, len(n.Content))
@@ -337,17 +341,8 @@ func (d *fileDecoder) refusals(n *yaml.Node, vars []string) []*Refusal {
 			if len(d.errs) == before {
 				d.fail(d.resolve(en), field, "respond: is required: the answer instead of the operation's")
 			}
-		} else if resp := d.missingResponse(rp.val, join(field, "respond"), vars); resp != nil {
-			rn := d.resolve(rp.val)
-			switch {
-			case resp.Op != "" || resp.Save != nil || resp.Proxy != nil:
-				d.fail(rp.key, join(field, "respond"), "cannot itself save, load, list, delete or proxy: it answers instead of the operation")
-			case mappingKey(rn, "delay") != nil:
-				d.fail(mappingKey(rn, "delay"), join(field, "respond.delay"), "is the route's: the delay of the route's response applies to its refusals too")
-			case mappingKey(rn, "fault") != nil:
-				d.fail(mappingKey(rn, "fault"), join(field, "respond.fault"), "is the route's: the fault of the route's response applies to its refusals too")
-			}
-			rf.Response = resp
+		} else {
+			rf.Response = d.refusalResponse(rp, join(field, "respond"), vars)
 		}
 		if len(d.errs) == before {
 			out = append(out, rf)
@@ -356,18 +351,26 @@ func (d *fileDecoder) refusals(n *yaml.Node, vars []string) []*Refusal {
 	return out
 }
 
-// mappingKey returns the key node of a mapping's entry, nil when there is
-// none.
-func mappingKey(n *yaml.Node, key string) *yaml.Node {
-	if n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i]
+// refusalResponse decodes a refusal's respond:, which answers in place of
+// the operation and so does no work of its own, and takes the delay and
+// fault of the route's response (drawn before the stored object is read).
+func (d *fileDecoder) refusalResponse(p pair, field string, vars []string) *Response {
+	// The keys with merge keys expanded (<<: *base counts); what is wrong
+	// with the mapping itself, response reports once.
+	before := len(d.errs)
+	ps, _ := d.pairs(p.val, field)
+	d.errs = d.errs[:before]
+	for _, kv := range ps {
+		switch k := kv.key.Value; k {
+		case "delay", "fault":
+			d.fail(kv.key, join(field, k), "is the route's: the %s of the route's response applies to its refusals too", k)
+			return nil
+		case "save", "load", "list", "delete", "proxy", "envelope":
+			d.fail(kv.key, join(field, k), "does not go with a refusal: it answers instead of the operation and does nothing else")
+			return nil
 		}
 	}
-	return nil
+	return d.missingResponse(p.val, field, vars)
 }
 
 // peekName returns the scalar value of a mapping's name: key, if any.

@@ -129,7 +129,9 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 			for _, rf := range p.refuse {
 				if matcher.ContainsJSON(rf.item, d.Item) {
 					d.instead = true
-					return rf.p.render(rec, limit, data)
+					err := rf.p.render(rec, limit, data)
+					rec.stored = nil // the route's headers are in it too: stored from the map
+					return err
 				}
 			}
 		}
@@ -168,7 +170,9 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 	}
 	if status == http.StatusNotFound && p.missing != nil {
 		data.templateData().instead = true
-		return p.missing.render(rec, limit, data)
+		err := p.missing.render(rec, limit, data)
+		rec.stored = nil // the route's headers are in it too: stored from the map
+		return err
 	}
 	if e := p.src.Envelope; e != nil && status >= 200 && status < 300 {
 		// The answer wraps the operation's, which the events see.

@@ -329,11 +329,11 @@ func (s *Server) commit(x *exchange) {
 	s.sendEvents(x, claimed)
 }
 
-// sendEvents sends the route's events for the answer just committed (a
+// sendEvents sends the route's events for the answer just committed: a
 // 2xx only, and none when a missing: or refuse: answered in its
-// operation's place; a replay never reaches here, so a key's events go
-// once). The
-// dispatcher keeps the body: it gets a copy, the recorder's being reused.
+// operation's place. A replay never reaches here, so a key's events go
+// once. The dispatcher keeps the body: it gets a copy, the recorder's
+// being reused.
 func (s *Server) sendEvents(x *exchange, claimed bool) {
 	if x.rt == nil || len(x.m.Route.Events) == 0 || x.data != nil && x.data.instead {
 		return

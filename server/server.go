@@ -411,6 +411,9 @@ func (s *Server) build(t *matcher.Table, version int64, now time.Time) *snapshot
 			rt.responses = append(rt.responses, prepare(resp))
 			rt.shared = rt.shared || readsCall(resp)
 		}
+		for _, rf := range r.Refuse {
+			rt.shared = rt.shared || readsCall(rf.Response)
+		}
 		rt.op = generatedOperation(r.Route, rt.responses)
 		snap.routes = append(snap.routes, rt)
 	}
