@@ -953,8 +953,9 @@ func TestStripeDeclines(t *testing.T) {
 // take is Stripe's 400 payment_intent_unexpected_state (or
 // setup_intent_unexpected_state), carrying the intent as stored, and
 // changes nothing: confirming a succeeded intent (with a declining
-// payment method too), canceling a succeeded or canceled one, capturing
-// one that is not requires_capture. No event is sent for a refusal, and
+// payment method too), or one without a payment method sending none,
+// canceling a succeeded or canceled one, capturing one that is not
+// requires_capture. No event is sent for a refusal, and
 // a replay of the key answers it again.
 func TestStripeStateErrors(t *testing.T) {
 	t.Parallel()
@@ -1021,6 +1022,12 @@ func TestStripeStateErrors(t *testing.T) {
 			_, err := sc.V1PaymentIntents.Cancel(ctx, fresh.ID, p)
 			return err
 		}, fresh.ID, stripe.PaymentIntentStatusCanceled, "You cannot cancel this PaymentIntent because it has a status of canceled."},
+		{"confirm, sending none, an intent without a payment method", func(key string) error {
+			p := &stripe.PaymentIntentConfirmParams{}
+			p.SetIdempotencyKey(key)
+			_, err := sc.V1PaymentIntents.Confirm(ctx, pending.ID, p)
+			return err
+		}, pending.ID, stripe.PaymentIntentStatusRequiresPaymentMethod, "You cannot confirm this PaymentIntent because it's missing a payment method."},
 		{"capture an intent that requires a payment method", func(key string) error {
 			p := &stripe.PaymentIntentCaptureParams{}
 			p.SetIdempotencyKey(key)
@@ -1054,6 +1061,11 @@ func TestStripeStateErrors(t *testing.T) {
 		})
 	}
 
+	// The intent without one, confirmed with one, succeeds.
+	if got, err := sc.V1PaymentIntents.Confirm(ctx, pending.ID, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")}); err != nil || got.Status != stripe.PaymentIntentStatusSucceeded {
+		t.Errorf("confirm the intent without a payment method, sending one: %+v, %v", got, err)
+	}
+
 	seti, err := sc.V1SetupIntents.Create(ctx, &stripe.SetupIntentCreateParams{PaymentMethod: stripe.String("pm_card_visa"), Confirm: stripe.Bool(true)})
 	if err != nil || seti.Status != stripe.SetupIntentStatusSucceeded {
 		t.Fatalf("setup intent, confirmed: %+v, %v", seti, err)
@@ -1076,7 +1088,7 @@ func TestStripeStateErrors(t *testing.T) {
 		}
 		counts[string(ev.Type)]++
 	}
-	want := map[string]int{"payment_intent.created": 4, "payment_intent.succeeded": 2, "payment_intent.canceled": 1, "payment_intent.amount_capturable_updated": 1, "setup_intent.created": 1, "setup_intent.succeeded": 1}
+	want := map[string]int{"payment_intent.created": 4, "payment_intent.succeeded": 3, "payment_intent.canceled": 1, "payment_intent.amount_capturable_updated": 1, "setup_intent.created": 1, "setup_intent.succeeded": 1}
 	for typ, n := range want {
 		if counts[typ] != n {
 			t.Errorf("%d %s events, want %d (none for a refusal): %v", counts[typ], typ, n, counts)
