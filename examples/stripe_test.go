@@ -872,13 +872,14 @@ func TestStripeDeclines(t *testing.T) {
 		code    stripe.ErrorCode
 		decline stripe.DeclineCode
 		intent  string // the intent the error carries: "new", the pending one's id, or "" for none
+		method  string // the payment method that declined, of an intent
 	}{
 		{"create and confirm, pm_card_chargeDeclined", func(key string) error {
 			p := &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_card_chargeDeclined"), Confirm: stripe.Bool(true)}
 			p.SetIdempotencyKey(key)
 			_, err := sc.V1PaymentIntents.Create(ctx, p)
 			return err
-		}, stripe.ErrorCodeCardDeclined, stripe.DeclineCodeGenericDecline, "new"},
+		}, stripe.ErrorCodeCardDeclined, stripe.DeclineCodeGenericDecline, "new", "pm_card_chargeDeclined"},
 		{"create and confirm, card number 4000000000009995", func(key string) error {
 			p := &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd"), Confirm: stripe.Bool(true),
 				PaymentMethodData: &stripe.PaymentIntentCreatePaymentMethodDataParams{Type: stripe.String("card")}}
@@ -886,19 +887,19 @@ func TestStripeDeclines(t *testing.T) {
 			p.SetIdempotencyKey(key)
 			_, err := sc.V1PaymentIntents.Create(ctx, p)
 			return err
-		}, stripe.ErrorCodeCardDeclined, stripe.DeclineCodeInsufficientFunds, ""},
+		}, stripe.ErrorCodeCardDeclined, stripe.DeclineCodeInsufficientFunds, "", ""},
 		{"confirm, pm_card_chargeDeclinedExpiredCard", func(key string) error {
 			p := &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_chargeDeclinedExpiredCard")}
 			p.SetIdempotencyKey(key)
 			_, err := sc.V1PaymentIntents.Confirm(ctx, pending.ID, p)
 			return err
-		}, stripe.ErrorCodeExpiredCard, stripe.DeclineCodeExpiredCard, pending.ID},
+		}, stripe.ErrorCodeExpiredCard, stripe.DeclineCodeExpiredCard, pending.ID, "pm_card_chargeDeclinedExpiredCard"},
 		{"charge, tok_chargeDeclinedIncorrectCvc", func(key string) error {
 			p := &stripe.ChargeCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd"), Source: &stripe.PaymentSourceSourceParams{Token: stripe.String("tok_chargeDeclinedIncorrectCvc")}}
 			p.SetIdempotencyKey(key)
 			_, err := sc.V1Charges.Create(ctx, p)
 			return err
-		}, stripe.ErrorCodeIncorrectCVC, stripe.DeclineCodeIncorrectCVC, ""},
+		}, stripe.ErrorCodeIncorrectCVC, stripe.DeclineCodeIncorrectCVC, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for attempt, wantReplay := range []string{"", "true"} {
@@ -927,9 +928,20 @@ func TestStripeDeclines(t *testing.T) {
 						got.LastPaymentError.Code != tc.code || got.LastPaymentError.DeclineCode != tc.decline || got.LastPaymentError.Type != stripe.ErrorTypeCard {
 						t.Errorf("attempt %d: the declined intent read back: %+v, %v", attempt+1, got, err)
 					}
+					// As Stripe's: the intent keeps no payment method, its
+					// last error names the one that declined.
+					if got != nil && (got.PaymentMethod != nil || got.LastPaymentError == nil || got.LastPaymentError.PaymentMethod == nil || got.LastPaymentError.PaymentMethod.ID != tc.method) {
+						t.Errorf("attempt %d: the declined intent's payment method %+v, its last error's %+v; want none, and %s", attempt+1, got.PaymentMethod, got.LastPaymentError, tc.method)
+					}
 				}
 			}
 		})
+	}
+	// Confirmed again without a payment method, the declined intent is
+	// Stripe's 400: it has none.
+	_, err = sc.V1PaymentIntents.Confirm(ctx, pending.ID, nil)
+	if se := stripeError(t, err); se.HTTPStatusCode != 400 || string(se.Code) != "payment_intent_unexpected_state" || !strings.Contains(se.Msg, "missing a payment method") {
+		t.Errorf("confirm the declined intent sending no payment method: %+v", se)
 	}
 	if n := collectionTotal(t, hs, "payment_intents"); n != 2 {
 		t.Errorf("%d payment intents stored, want the pending one and the one created and declined", n)

@@ -281,6 +281,48 @@ routes:
 	}
 }
 
+// TestOperationRouteOverride: a route naming an operation lays its
+// override: on the answer after the request's values, so that what the
+// request sent does not show through, on what a create stores too; its
+// body: is laid before them and does not hide them. On a read, the
+// override is on the answer only.
+func TestOperationRouteOverride(t *testing.T) {
+	t.Parallel()
+	scenario := `openapi: {spec: openapi.yaml}
+routes:
+  - name: createPet
+    method: POST
+    path: /pets
+    operation: createPet
+    respond:
+      body: {tag: laid, age: 1}
+      override: {tag: forced, name: null}
+  - name: showPet, hidden
+    method: GET
+    path: /pets/{petId}
+    operation: showPet
+    when: {headers: {X-Hide: {present: true}}}
+    respond:
+      override: {age: 0}
+`
+	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{})
+	made := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Rex","tag":"mine","age":3}`)
+	id, _ := made.json["id"].(string)
+	if name, set := made.json["name"]; made.status != 201 || id == "" || made.json["tag"] != "forced" || !set || name != nil || made.json["age"] != float64(3) {
+		t.Fatalf("create: %d %s; want the override over the request's tag and name, the request's age over the laid body", made.status, made.body)
+	}
+	read := call(t, "GET", hs.URL+"/pets/"+id, "", "")
+	if read.status != 200 || read.json["tag"] != "forced" || read.json["name"] != nil || read.json["age"] != float64(3) {
+		t.Errorf("read back: %d %s; want what the create answered, stored", read.status, read.body)
+	}
+	if got := call(t, "GET", hs.URL+"/pets/"+id, "", "", "X-Hide", "1"); got.status != 200 || got.json["age"] != float64(0) {
+		t.Errorf("a read with an override: %d %s; want age 0", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/pets/"+id, "", ""); got.json["age"] != float64(3) {
+		t.Errorf("read again: %s; want the stored age, 3: a read's override is on its answer only", got.body)
+	}
+}
+
 // TestOperationRouteEnvelopeLimit: an envelope whose output passes
 // --max-template-output (a typed leaf writes a whole answer at once) is a
 // 500 naming the limit, as a body that passes it is.
@@ -330,6 +372,9 @@ func TestOperationRouteErrors(t *testing.T) {
 		{"an envelope with load:", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, respond: {load: {collection: c, id: x}, envelope: {a: 1}}}", `respond.envelope: does not go with load:`},
 		{"an envelope without operation:", "{name: x, method: POST, path: /pets, respond: {envelope: {error: '{{ .Answer }}'}}}", `respond.envelope: goes with operation:`},
 		{"a text body", "{name: x, method: POST, path: /pets, operation: createPet, respond: {body: declined}}", `respond.body: with operation:, body: is laid on the generated answer`},
+		{"override without operation:", "{name: x, method: POST, path: /pets, respond: {status: 201, override: {tag: a}}}", `respond.override: goes with operation:`},
+		{"override no mapping", "{name: x, method: POST, path: /pets, operation: createPet, respond: {override: forced}}", `respond.override: is laid on the operation's answer after the request's values`},
+		{"override with list:", "{name: x, method: GET, path: /pets, operation: listPets, respond: {list: {collection: c}, body: [], override: {a: 1}}}", `respond.override: does not go with list:`},
 		{"refuse without operation:", "{name: x, method: DELETE, path: '/pets/{petId}', respond: {status: 204}, refuse: [{when: {item: {tag: sold}}, respond: {status: 409}}]}", `refuse: goes with operation:`},
 		{"refuse not a list", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: {when: {item: {tag: sold}}}}", `refuse: want a list of refusals`},
 		{"a refusal without when:", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{respond: {status: 409}}]}", `refuse[0]: when: is required`},

@@ -39,6 +39,10 @@ type Exchange struct {
 	// YAML for the operation adds (Stripe's confirm sets status:
 	// succeeded).
 	Patch []byte
+	// Override, when set, is a JSON object laid as Patch is, but after
+	// the request's values: what the request sent does not show through
+	// (Stripe's declined intent keeps no payment_method).
+	Override []byte
 	// Missing says that the route's own collection lacks the path's id
 	// (a route written for the operation with a load: that found
 	// nothing): where the operation keeps no state of its own for the
@@ -140,7 +144,7 @@ func (o *Operation) Respond(ctx context.Context, x Exchange) (int, string, []byt
 	if code == 0 && example == "" && o.api.state && x.Store != nil && o.kind != opNone {
 		status, body, err := o.stateful(ctx, x, in, q)
 		if err == nil && status < 300 && (o.kind == opRead || o.kind == opDelete) {
-			body = patched(body, x.Patch) // the answer only: nothing is stored
+			body = patched(patched(body, x.Patch), x.Override) // the answer only: nothing is stored
 		}
 		if !errors.Is(err, errNoState) {
 			if err == nil && status < 300 && o.kind != opDelete { // a list's: data.customer
@@ -395,6 +399,9 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 		}
 		if creates && made {
 			unsentOptional(obj, schema, in, patch)
+		}
+		if status < 300 {
+			mergePatch(obj, patchOf(x.Override)) // after the request's values and the unsent fields
 		}
 		if o.idVar != "" {
 			if id, ok := x.Vars[o.idVar]; ok {

@@ -280,6 +280,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			} else {
 				reflectValues(obj, in, schema)
 			}
+			mergePatch(obj, patchOf(x.Override))
 			body, _ := marshal(obj)
 			if _, err := x.Store.Save(ctx, coll, id, body); err != nil {
 				return 0, nil, err

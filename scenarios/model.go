@@ -296,6 +296,12 @@ type Response struct {
 	// answer of the operation only.
 	Envelope       *JSONTemplate
 	EnvelopeStatus int
+	// Override, on a route that names an operation, is a JSON object laid
+	// on the operation's answer after the request's values, and so on what
+	// a create, update or action stores: what the request sent does not
+	// show through (a declined payment intent keeps no payment_method).
+	// It is not a template.
+	Override []byte
 }
 
 // Proxy is a response's proxy: block: the upstream that answers.

@@ -25,7 +25,7 @@ var (
 	whenFields     = []string{"headers", "query", "body"}
 	conditionKinds = []string{"equals", "contains", "regex", "notRegex", "oneOf", "present", "absent"}
 	bodyKinds      = []string{"json", "form", "equals", "contains", "regex"}
-	responseFields = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template", "save", "load", "list", "delete", "missing", "proxy", "envelope"}
+	responseFields = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template", "save", "load", "list", "delete", "missing", "proxy", "envelope", "override"}
 	proxyFields    = []string{"url", "timeout", "headers"}
 	proxyHeaders   = []string{"set", "remove"}
 	delayFields    = []string{"min", "max", "median", "sigma"}
@@ -365,7 +365,7 @@ func (d *fileDecoder) refusalResponse(p pair, field string, vars []string) *Resp
 		case "delay", "fault":
 			d.fail(kv.key, join(field, k), "is the route's: the %s of the route's response applies to its refusals too", k)
 			return nil
-		case "save", "load", "list", "delete", "proxy", "envelope":
+		case "save", "load", "list", "delete", "proxy", "envelope", "override":
 			d.fail(kv.key, join(field, k), "does not go with a refusal: it answers instead of the operation and does nothing else")
 			return nil
 		}
@@ -825,8 +825,13 @@ func (d *fileDecoder) response(n *yaml.Node, field string, vars []string) *Respo
 	}
 	if d.operation {
 		d.operationResponse(fs, field, r)
-	} else if p, ok := fs["envelope"]; ok {
-		d.fail(p.key, join(field, "envelope"), "goes with operation: (it wraps the operation's answer, .Answer); a route of its own writes its answer in body:")
+	} else {
+		if p, ok := fs["envelope"]; ok {
+			d.fail(p.key, join(field, "envelope"), "goes with operation: (it wraps the operation's answer, .Answer); a route of its own writes its answer in body:")
+		}
+		if p, ok := fs["override"]; ok {
+			d.fail(p.key, join(field, "override"), "goes with operation: (it is laid on the operation's answer after the request's values); a route of its own writes its answer in body:")
+		}
 	}
 	d.collectionOps(fs, field, r, hasBody || hasFile, vars)
 	if p, ok := fs["proxy"]; ok {
@@ -865,11 +870,23 @@ func (d *fileDecoder) operationResponse(fs map[string]pair, field string, r *Res
 			d.fail(p.key, join(field, k), "does not go with operation: (the operation makes the answer; body: a mapping is laid on it, load: answers a stored item first, list: answers with body:, envelope: wraps it, with its own status:)")
 		}
 	}
+	override, overrides := fs["override"]
 	if _, lists := fs["list"]; lists {
 		if wraps {
 			d.fail(envelope.key, join(field, "envelope"), "does not go with list: (body: renders the list)")
 		}
+		if overrides {
+			d.fail(override.key, join(field, "override"), "does not go with list: (body: renders the list)")
+		}
 		return // the body renders the list, as on any route
+	}
+	if overrides {
+		f := join(field, "override")
+		if n := d.resolve(override.val); n.Kind != yaml.MappingNode {
+			d.fail(n, f, "is laid on the operation's answer after the request's values (its fields replace what the request sent): want a mapping, e.g. { payment_method: null }, got %s", describe(n))
+		} else if v, ok := d.value(n, f, 0); ok {
+			r.Override, _ = json.Marshal(v)
+		}
 	}
 	if _, loads := fs["load"]; loads && wraps {
 		d.fail(envelope.key, join(field, "envelope"), "does not go with load: (an item found is answered as it was saved)")

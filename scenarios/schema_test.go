@@ -169,8 +169,9 @@ var hosts = map[string]func(v map[string]any) map[string]any{
 	"bodyTests": func(v map[string]any) map[string]any { return routeWith("when", map[string]any{"body": v}) },
 	"response": func(v map[string]any) map[string]any {
 		f := routeWith("respond", v)
-		if _, wraps := v["envelope"]; wraps {
-			// An envelope wraps an operation's answer: its route names one
+		_, wraps := v["envelope"]
+		if _, overrides := v["override"]; wraps || overrides {
+			// An envelope or override is laid on an operation's answer: its route names one
 			// (which only openapi.Expand resolves).
 			f["routes"].([]any)[0].(map[string]any)["operation"] = "showX"
 		}

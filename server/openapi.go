@@ -101,7 +101,8 @@ func (s *Server) check(x *exchange) bool {
 // writeGenerated writes the answer the operation generates for the
 // request in d. A route written in YAML that names the operation
 // (operation:) adds to it: its body is laid on the answer, and on what a
-// create, update or action stores (openapi.Exchange.Patch); its missing:
+// create, update or action stores (openapi.Exchange.Patch), and its
+// override: after the request's values (Exchange.Override); its missing:
 // answers the operation's 404 (an id never created, or deleted). A body
 // template sees the object a read, update, action or delete acts on, as
 // stored before the request, as .Item (an empty object when none is: a
@@ -148,7 +149,7 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 		patch = p.src.Body
 	}
 	ctx, ox := data.opExchange()
-	ox.Patch = patch
+	ox.Patch, ox.Override = patch, p.src.Override
 	status, contentType, body, err := p.op.Respond(ctx, ox)
 	if err != nil {
 		if errors.Is(err, state.ErrFull) || errors.Is(err, state.ErrFenced) {
