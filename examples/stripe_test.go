@@ -1073,6 +1073,16 @@ func TestStripeStateErrors(t *testing.T) {
 		})
 	}
 
+	// One created with payment_method_data has the payment method made
+	// from it: a bare confirm succeeds.
+	withData, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(600), Currency: stripe.String("usd"),
+		PaymentMethodData: &stripe.PaymentIntentCreatePaymentMethodDataParams{Type: stripe.String("ideal")}})
+	if err != nil || withData.Status != stripe.PaymentIntentStatusRequiresConfirmation || withData.PaymentMethod == nil || !strings.HasPrefix(withData.PaymentMethod.ID, "pm_") {
+		t.Fatalf("create with payment_method_data: %+v, %v", withData, err)
+	}
+	if got, err := sc.V1PaymentIntents.Confirm(ctx, withData.ID, nil); err != nil || got.Status != stripe.PaymentIntentStatusSucceeded {
+		t.Errorf("a bare confirm of the intent created with payment_method_data: %+v, %v", got, err)
+	}
 	// The intent without one, confirmed with one, succeeds.
 	if got, err := sc.V1PaymentIntents.Confirm(ctx, pending.ID, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")}); err != nil || got.Status != stripe.PaymentIntentStatusSucceeded {
 		t.Errorf("confirm the intent without a payment method, sending one: %+v, %v", got, err)
@@ -1100,7 +1110,7 @@ func TestStripeStateErrors(t *testing.T) {
 		}
 		counts[string(ev.Type)]++
 	}
-	want := map[string]int{"payment_intent.created": 4, "payment_intent.succeeded": 3, "payment_intent.canceled": 1, "payment_intent.amount_capturable_updated": 1, "setup_intent.created": 1, "setup_intent.succeeded": 1}
+	want := map[string]int{"payment_intent.created": 5, "payment_intent.succeeded": 4, "payment_intent.canceled": 1, "payment_intent.amount_capturable_updated": 1, "setup_intent.created": 1, "setup_intent.succeeded": 1}
 	for typ, n := range want {
 		if counts[typ] != n {
 			t.Errorf("%d %s events, want %d (none for a refusal): %v", counts[typ], typ, n, counts)
