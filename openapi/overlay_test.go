@@ -323,6 +323,55 @@ routes:
 	}
 }
 
+// TestOperationRouteOverrideUndeclared: Prefer: code= naming a 2xx the
+// operation does not declare answers its default response, an error: the
+// route's body: and override: are laid on its success only.
+func TestOperationRouteOverrideUndeclared(t *testing.T) {
+	t.Parallel()
+	dir := petstore(t, `openapi: {spec: openapi.yaml}
+routes:
+  - name: createPet
+    method: POST
+    path: /pets
+    operation: createPet
+    respond:
+      body: {tag: laid}
+      override: {name: forced}
+`)
+	spec := filepath.Join(dir, "openapi.yaml")
+	b, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := `          description: created
+          content:
+            application/json:
+              schema: {$ref: "./schemas.yaml#/Pet"}
+`
+	withDefault := strings.Replace(string(b), declared, declared+`        default:
+          description: an error
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Error"}
+`, 1)
+	if withDefault == string(b) {
+		t.Fatal("createPet's 201 not found in the spec")
+	}
+	if err := os.WriteFile(spec, []byte(withDefault), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, hs := serveDir(t, dir, openapi.Options{})
+	if got := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Rex"}`); got.status != 201 || got.json["tag"] != "laid" || got.json["name"] != "forced" {
+		t.Fatalf("create: %d %s; want the body and the override laid on the 201", got.status, got.body)
+	}
+	got := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Rex"}`, "Prefer", "code=202")
+	_, tagged := got.json["tag"]
+	_, named := got.json["name"]
+	if got.status != 202 || tagged || named || got.json["message"] == nil {
+		t.Errorf("Prefer: code=202: %d %s; want the default error, without the route's body or override", got.status, got.body)
+	}
+}
+
 // TestOperationRouteEnvelopeLimit: an envelope whose output passes
 // --max-template-output (a typed leaf writes a whole answer at once) is a
 // 500 naming the limit, as a body that passes it is.
@@ -375,6 +424,7 @@ func TestOperationRouteErrors(t *testing.T) {
 		{"override without operation:", "{name: x, method: POST, path: /pets, respond: {status: 201, override: {tag: a}}}", `respond.override: goes with operation:`},
 		{"override no mapping", "{name: x, method: POST, path: /pets, operation: createPet, respond: {override: forced}}", `respond.override: is laid on the operation's answer after the request's values`},
 		{"override with list:", "{name: x, method: GET, path: /pets, operation: listPets, respond: {list: {collection: c}, body: [], override: {a: 1}}}", `respond.override: does not go with list:`},
+		{"override with load:", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, respond: {load: {collection: c, id: x}, override: {a: 1}}}", `respond.override: does not go with load:`},
 		{"refuse without operation:", "{name: x, method: DELETE, path: '/pets/{petId}', respond: {status: 204}, refuse: [{when: {item: {tag: sold}}, respond: {status: 409}}]}", `refuse: goes with operation:`},
 		{"refuse not a list", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: {when: {item: {tag: sold}}}}", `refuse: want a list of refusals`},
 		{"a refusal without when:", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{respond: {status: 409}}]}", `refuse[0]: when: is required`},

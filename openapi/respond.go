@@ -381,10 +381,13 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 			v = generator{api: o.api}.value(b, 0)
 		}
 	}
+	// A success the spec declares: a Prefer'd 2xx it does not declare is
+	// its default answer, an error that body: and override: are not laid on.
+	success := status < 300 && (code == 0 || resp != o.op.Responses.Default)
 	if obj, ok := v.(map[string]any); ok {
 		fillProblem(name, obj, status)
 		var patch map[string]any
-		if status < 300 {
+		if success {
 			patch = patchOf(x.Patch)
 			mergePatch(obj, patch) // before the request's values, which it does not hide
 		}
@@ -400,7 +403,7 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 		if creates && made {
 			unsentOptional(obj, schema, in, patch)
 		}
-		if status < 300 {
+		if success {
 			mergePatch(obj, patchOf(x.Override)) // after the request's values and the unsent fields
 		}
 		if o.idVar != "" {

@@ -880,6 +880,11 @@ func (d *fileDecoder) operationResponse(fs map[string]pair, field string, r *Res
 		}
 		return // the body renders the list, as on any route
 	}
+	_, loads := fs["load"]
+	if loads && overrides {
+		d.fail(override.key, join(field, "override"), "does not go with load: (an item found is answered as it was saved)")
+		overrides = false
+	}
 	if overrides {
 		f := join(field, "override")
 		if n := d.resolve(override.val); n.Kind != yaml.MappingNode {
@@ -888,7 +893,7 @@ func (d *fileDecoder) operationResponse(fs map[string]pair, field string, r *Res
 			r.Override, _ = json.Marshal(v)
 		}
 	}
-	if _, loads := fs["load"]; loads && wraps {
+	if loads && wraps {
 		d.fail(envelope.key, join(field, "envelope"), "does not go with load: (an item found is answered as it was saved)")
 		wraps = false
 	}
