@@ -1687,3 +1687,79 @@ func TestStripeUpdatedEventPreviousAttributes(t *testing.T) {
 		t.Errorf("events not recorded: %v", want)
 	}
 }
+
+// TestStripePaymentMethodSources: where an intent's payment method comes
+// from, as Stripe keeps it. Confirming with payment_method_data or a
+// confirmation token gives the intent the payment method made from it;
+// updating an intent's payment method (or payment_method_data) makes it
+// requires_confirmation, so that a bare confirm goes through, and is
+// refused once the intent succeeded; creating and confirming at once
+// without any is the 400 carrying the intent, which is kept.
+func TestStripePaymentMethodSources(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	create := func() *stripe.PaymentIntent {
+		t.Helper()
+		pi, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(800), Currency: stripe.String("usd")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pi
+	}
+	made := func(pi *stripe.PaymentIntent) bool {
+		return pi.PaymentMethod != nil && strings.HasPrefix(pi.PaymentMethod.ID, "pm_") && pi.PaymentMethod.ID != "pm_card_visa"
+	}
+
+	for name, p := range map[string]*stripe.PaymentIntentConfirmParams{
+		"payment_method_data": {PaymentMethodData: &stripe.PaymentIntentPaymentMethodDataParams{Type: stripe.String("ideal")}},
+		"confirmation_token":  {ConfirmationToken: stripe.String("ctoken_1")},
+	} {
+		pi := create()
+		got, err := sc.V1PaymentIntents.Confirm(ctx, pi.ID, p)
+		if err != nil || got.Status != stripe.PaymentIntentStatusSucceeded || !made(got) {
+			t.Errorf("confirm with %s: %+v, %v; want succeeded with a payment method made from it", name, got, err)
+			continue
+		}
+		if back, err := sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil); err != nil || back.PaymentMethod == nil || back.PaymentMethod.ID != got.PaymentMethod.ID {
+			t.Errorf("confirmed with %s, read back: %+v, %v; want payment method %s kept", name, back, err, got.PaymentMethod.ID)
+		}
+	}
+
+	pi := create()
+	updated, err := sc.V1PaymentIntents.Update(ctx, pi.ID, &stripe.PaymentIntentUpdateParams{PaymentMethod: stripe.String("pm_card_visa")})
+	if err != nil || updated.Status != stripe.PaymentIntentStatusRequiresConfirmation || updated.PaymentMethod == nil || updated.PaymentMethod.ID != "pm_card_visa" {
+		t.Fatalf("update the payment method: %+v, %v; want requires_confirmation with pm_card_visa", updated, err)
+	}
+	if got, err := sc.V1PaymentIntents.Confirm(ctx, pi.ID, nil); err != nil || got.Status != stripe.PaymentIntentStatusSucceeded || got.PaymentMethod == nil || got.PaymentMethod.ID != "pm_card_visa" {
+		t.Errorf("a bare confirm after the update: %+v, %v; want succeeded with pm_card_visa", got, err)
+	}
+	_, err = sc.V1PaymentIntents.Update(ctx, pi.ID, &stripe.PaymentIntentUpdateParams{PaymentMethod: stripe.String("pm_card_mastercard")})
+	if se := stripeError(t, err); se.HTTPStatusCode != 400 || string(se.Code) != "payment_intent_unexpected_state" || se.Param != "payment_method" ||
+		!strings.HasPrefix(se.Msg, "This PaymentIntent's payment_method could not be updated because it has a status of succeeded.") {
+		t.Errorf("update the payment method of a succeeded intent: %+v", se)
+	}
+	if got, err := sc.V1PaymentIntents.Update(ctx, pi.ID, &stripe.PaymentIntentUpdateParams{Description: stripe.String("paid")}); err != nil || got.Status != stripe.PaymentIntentStatusSucceeded || got.Description != "paid" {
+		t.Errorf("update the description of a succeeded intent: %+v, %v; want it taken, the status kept", got, err)
+	}
+
+	pi = create()
+	updated, err = sc.V1PaymentIntents.Update(ctx, pi.ID, &stripe.PaymentIntentUpdateParams{PaymentMethodData: &stripe.PaymentIntentUpdatePaymentMethodDataParams{Type: stripe.String("ideal")}})
+	if err != nil || updated.Status != stripe.PaymentIntentStatusRequiresConfirmation || !made(updated) {
+		t.Fatalf("update with payment_method_data: %+v, %v; want requires_confirmation with a payment method made from it", updated, err)
+	}
+	if got, err := sc.V1PaymentIntents.Confirm(ctx, pi.ID, nil); err != nil || got.Status != stripe.PaymentIntentStatusSucceeded || got.PaymentMethod == nil || got.PaymentMethod.ID != updated.PaymentMethod.ID {
+		t.Errorf("a bare confirm after the update with payment_method_data: %+v, %v", got, err)
+	}
+
+	_, err = sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(900), Currency: stripe.String("usd"), Confirm: stripe.Bool(true)})
+	se := stripeError(t, err)
+	if se.HTTPStatusCode != 400 || string(se.Code) != "payment_intent_unexpected_state" || !strings.HasPrefix(se.Msg, "You cannot confirm this PaymentIntent because it's missing a payment method.") ||
+		se.PaymentIntent == nil || se.PaymentIntent.Status != stripe.PaymentIntentStatusRequiresPaymentMethod || se.PaymentIntent.Amount != 900 {
+		t.Fatalf("create and confirm without a payment method: %+v; want the 400 carrying the intent, requires_payment_method", se)
+	}
+	if got, err := sc.V1PaymentIntents.Retrieve(ctx, se.PaymentIntent.ID, nil); err != nil || got.Status != stripe.PaymentIntentStatusRequiresPaymentMethod || got.Amount != 900 {
+		t.Errorf("the intent of the refused confirm, read back: %+v, %v; want it kept", got, err)
+	}
+}
