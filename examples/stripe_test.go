@@ -1762,4 +1762,45 @@ func TestStripePaymentMethodSources(t *testing.T) {
 	if got, err := sc.V1PaymentIntents.Retrieve(ctx, se.PaymentIntent.ID, nil); err != nil || got.Status != stripe.PaymentIntentStatusRequiresPaymentMethod || got.Amount != 900 {
 		t.Errorf("the intent of the refused confirm, read back: %+v, %v; want it kept", got, err)
 	}
+
+	// A declining payment method the intent has (given at its creation, or
+	// by an update) declines a bare confirm, as one sent with it does.
+	atCreation, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(700), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_card_chargeDeclined")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byUpdate := create()
+	if _, err := sc.V1PaymentIntents.Update(ctx, byUpdate.ID, &stripe.PaymentIntentUpdateParams{PaymentMethod: stripe.String("pm_card_chargeDeclinedExpiredCard")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		id, pm           string
+		code, param, msg string
+	}{
+		{atCreation.ID, "pm_card_chargeDeclined", "card_declined", "", "Your card was declined."},
+		{byUpdate.ID, "pm_card_chargeDeclinedExpiredCard", "expired_card", "exp_month", "Your card has expired."},
+	} {
+		_, err := sc.V1PaymentIntents.Confirm(ctx, tc.id, nil)
+		se := stripeError(t, err)
+		if se.HTTPStatusCode != 402 || se.Type != stripe.ErrorTypeCard || string(se.Code) != tc.code || se.Param != tc.param || se.Msg != tc.msg ||
+			se.PaymentMethod == nil || se.PaymentMethod.ID != tc.pm || se.PaymentIntent == nil || se.PaymentIntent.ID != tc.id ||
+			se.PaymentIntent.Status != stripe.PaymentIntentStatusRequiresPaymentMethod || se.PaymentIntent.PaymentMethod != nil {
+			t.Errorf("a bare confirm of an intent with %s: %+v; want the 402 %s naming it, the intent requires_payment_method without it", tc.pm, se, tc.code)
+			continue
+		}
+		got, err := sc.V1PaymentIntents.Retrieve(ctx, tc.id, nil)
+		if err != nil || got.Status != stripe.PaymentIntentStatusRequiresPaymentMethod || got.PaymentMethod != nil || got.LastPaymentError == nil || string(got.LastPaymentError.Code) != tc.code {
+			t.Errorf("the intent declined with %s, read back: %+v, %v; want requires_payment_method, no payment method, last_payment_error %s", tc.pm, got, err, tc.code)
+		}
+	}
+	failed := 0
+	for _, err := range sc.V1Events.List(ctx, &stripe.EventListParams{Type: stripe.String("payment_intent.payment_failed")}).All(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed++
+	}
+	if failed != 2 {
+		t.Errorf("%d payment_intent.payment_failed events; want one per declined confirm: 2", failed)
+	}
 }

@@ -108,6 +108,8 @@ func linkOperations(set *scenarios.Set, ops map[string]*Operation) error {
 			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q is %s %s (%s); give the route that method and path", r.Name, r.OperationName, op.Method, op.Path, op.Pos)})
 		case len(r.Refuse) > 0 && !op.actsOnStored():
 			errs = append(errs, &scenarios.Error{Pos: r.Refuse[0].Pos, Msg: fmt.Sprintf("route %q: refuse: operation %q acts on no stored object (it creates or lists), so no refusal could answer; refuse: goes with a read, update, delete or action on one", r.Name, r.OperationName)})
+		case len(r.Cases) > 0 && !op.actsOnStored():
+			errs = append(errs, &scenarios.Error{Pos: r.Cases[0].Pos, Msg: fmt.Sprintf("route %q: cases: operation %q acts on no stored object (it creates or lists), so no case could hold; cases: goes with a read, update, delete or action on one", r.Name, r.OperationName)})
 		default:
 			r.Operation = op
 		}

@@ -323,13 +323,89 @@ routes:
 	}
 }
 
+// TestOperationRouteCases: cases: choose the operation's response by the
+// object it acts on, as stored, once no refusal answered; the operation
+// runs, the route's headers go on its answer, and the route's events see
+// it.
+func TestOperationRouteCases(t *testing.T) {
+	t.Parallel()
+	scenario := `openapi: {spec: openapi.yaml}
+webhooks: {collection: events}
+routes:
+  - name: showPet
+    method: GET
+    path: /pets/{petId}
+    operation: showPet
+    respond: {headers: {X-Route: 'yes'}}
+    refuse:
+      - when: {item: {tag: sold}}
+        respond: {status: 410, body: {error: sold}}
+    cases:
+      - when: {item: {tag: secret}}
+        respond: {override: {name: null}}
+      - when: {item: {tag: wrapped}}
+        respond: {template: true, status: 203, envelope: {pet: '{{ .Answer }}', was: '{{ .Item.tag }}'}}
+      - when: {item: {tag: secret}}
+        respond: {override: {name: second}}
+    events: [{type: pet.read, when: {json: {tag: secret}}}]
+`
+	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{})
+	make := func(body string) string {
+		t.Helper()
+		got := call(t, "POST", hs.URL+"/pets", "application/json", body)
+		id, _ := got.json["id"].(string)
+		if got.status != 201 || id == "" {
+			t.Fatalf("create %s: %d %s", body, got.status, got.body)
+		}
+		return id
+	}
+	secret, wrapped, plain, sold := make(`{"name":"Rex","tag":"secret"}`), make(`{"name":"Max","tag":"wrapped"}`), make(`{"name":"Bo","tag":"plain"}`), make(`{"name":"Al","tag":"sold"}`)
+	got := call(t, "GET", hs.URL+"/pets/"+secret, "", "")
+	if name, set := got.json["name"]; got.status != 200 || !set || name != nil || got.json["id"] != secret || got.header.Get("X-Route") != "yes" {
+		t.Errorf("a secret pet: %d %s %v; want the first case that holds: its name overridden, with the route's header", got.status, got.body, got.header)
+	}
+	got = call(t, "GET", hs.URL+"/pets/"+wrapped, "", "")
+	pet, _ := got.json["pet"].(map[string]any)
+	if got.status != 203 || got.json["was"] != "wrapped" || pet["id"] != wrapped || pet["name"] != "Max" || got.header.Get("X-Route") != "yes" {
+		t.Errorf("a wrapped pet: %d %s; want the second case's envelope and status, with the route's header", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/pets/"+plain, "", ""); got.status != 200 || got.json["name"] != "Bo" {
+		t.Errorf("a pet no case holds for: %d %s; want the route's own answer", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/pets/"+sold, "", ""); got.status != 410 {
+		t.Errorf("a sold pet: %d %s; want the refusal, tried before the cases", got.status, got.body)
+	}
+	list := call(t, "GET", hs.URL+"/pets?tag=secret", "", "")
+	if data, _ := list.json["data"].([]any); len(data) != 1 || data[0].(map[string]any)["name"] != "Rex" {
+		t.Errorf("the secret pet listed: %s; want its stored name, Rex: a read's case is on its answer only", list.body)
+	}
+	events := call(t, "GET", hs.URL+"/__admin/collections/events", "", "")
+	var kept struct {
+		Items []struct{ Body struct{ Type string } }
+	}
+	_ = json.Unmarshal([]byte(events.body), &kept)
+	if len(kept.Items) != 1 || kept.Items[0].Body.Type != "pet.read" {
+		t.Errorf("events: %s; want one pet.read, for the secret pet's answer", events.body)
+	}
+}
+
 // TestOperationRouteOverrideUndeclared: Prefer: code= naming a 2xx the
 // operation does not declare answers its default response, an error: the
 // route's body: and override: are laid on its success only.
 func TestOperationRouteOverrideUndeclared(t *testing.T) {
 	t.Parallel()
 	dir := petstore(t, `openapi: {spec: openapi.yaml}
+webhooks: {collection: events}
 routes:
+  - name: createPet, wrapped
+    method: POST
+    path: /pets
+    operation: createPet
+    when: {headers: {X-Wrap: {present: true}}}
+    respond:
+      template: true
+      envelope: {wrapped: '{{ .Answer }}'}
+    events: [{type: pet.created}]
   - name: createPet
     method: POST
     path: /pets
@@ -337,6 +413,7 @@ routes:
     respond:
       body: {tag: laid}
       override: {name: forced}
+    events: [{type: pet.created}]
 `)
 	spec := filepath.Join(dir, "openapi.yaml")
 	b, err := os.ReadFile(spec)
@@ -369,6 +446,16 @@ routes:
 	_, named := got.json["name"]
 	if got.status != 202 || tagged || named || got.json["message"] == nil {
 		t.Errorf("Prefer: code=202: %d %s; want the default error, without the route's body or override", got.status, got.body)
+	}
+	got = call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Rex"}`, "Prefer", "code=202", "X-Wrap", "1")
+	if _, wrapped := got.json["wrapped"]; got.status != 202 || wrapped || got.json["message"] == nil {
+		t.Errorf("Prefer: code=202 on a route with an envelope: %d %s; want the default error, not wrapped", got.status, got.body)
+	}
+	events := call(t, "GET", hs.URL+"/__admin/collections/events", "", "")
+	var kept struct{ Items []any }
+	_ = json.Unmarshal([]byte(events.body), &kept)
+	if len(kept.Items) != 1 {
+		t.Errorf("events: %s; want one, for the create: none for the default errors", events.body)
 	}
 }
 
@@ -425,6 +512,13 @@ func TestOperationRouteErrors(t *testing.T) {
 		{"override no mapping", "{name: x, method: POST, path: /pets, operation: createPet, respond: {override: forced}}", `respond.override: is laid on the operation's answer after the request's values`},
 		{"override with list:", "{name: x, method: GET, path: /pets, operation: listPets, respond: {list: {collection: c}, body: [], override: {a: 1}}}", `respond.override: does not go with list:`},
 		{"override with load:", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, respond: {load: {collection: c, id: x}, override: {a: 1}}}", `respond.override: does not go with load:`},
+		{"cases without operation:", "{name: x, method: GET, path: '/pets/{petId}', respond: {status: 200}, cases: [{when: {item: {tag: a}}, respond: {status: 201}}]}", `cases: goes with operation:`},
+		{"cases on a create", "{name: x, method: POST, path: /pets, operation: createPet, cases: [{when: {item: {tag: a}}, respond: {body: {tag: b}}}]}", `cases: operation "createPet" acts on no stored object`},
+		{"a case with a delay", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, cases: [{when: {item: {tag: a}}, respond: {delay: 1s}}]}", `cases[0].respond.delay: is the route's`},
+		{"a case with headers", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, cases: [{when: {item: {tag: a}}, respond: {headers: {X-A: b}}}]}", `cases[0].respond.headers: is the route's`},
+		{"a case with load:", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, cases: [{when: {item: {tag: a}}, respond: {load: {collection: c, id: x}}}]}", `cases[0].respond.load: does not go with a case`},
+		{"a case without item:", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, cases: [{when: {}, respond: {body: {tag: b}}}]}", `cases[0].when: item: is required`},
+		{"a case with a text body", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, cases: [{when: {item: {tag: a}}, respond: {body: text}}]}", `cases[0].respond.body: with operation:, body: is laid on the generated answer`},
 		{"refuse without operation:", "{name: x, method: DELETE, path: '/pets/{petId}', respond: {status: 204}, refuse: [{when: {item: {tag: sold}}, respond: {status: 409}}]}", `refuse: goes with operation:`},
 		{"refuse not a list", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: {when: {item: {tag: sold}}}}", `refuse: want a list of refusals`},
 		{"a refusal without when:", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{respond: {status: 409}}]}", `refuse[0]: when: is required`},

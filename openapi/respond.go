@@ -345,6 +345,21 @@ func (o *Operation) response(code int) (*v3.Response, int) {
 	return o.op.Responses.Default, code
 }
 
+// Succeeds says whether status is a success the operation declares: a
+// 2xx of its responses, or the one it answers by itself. A 2xx that
+// Prefer: code= asks for and the spec does not declare is answered from
+// its default response, an error.
+func (o *Operation) Succeeds(status int) bool {
+	if status < 200 || status > 299 {
+		return false
+	}
+	if status == o.status {
+		return true
+	}
+	resp, _ := o.response(status)
+	return resp != nil && resp != o.op.Responses.Default
+}
+
 // generate builds the answer from the spec: the chosen example, else a
 // fixture of the schema's resource, else values generated from the
 // schema; request values are reflected and the path's id goes in id.

@@ -116,12 +116,20 @@ type Route struct {
 	// payment_intent_unexpected_state: a succeeded intent confirmed
 	// again).
 	Refuse []*Refusal
+	// Cases, on a route that names an operation, choose the operation's
+	// response by the object it acts on, as stored before the request,
+	// once no refusal answered: the first case whose Item the stored
+	// object contains gives the response in place of the route's own, the
+	// operation runs and stores as ever, and the route's events are sent
+	// (their when: sees the answer). A payment intent whose stored payment
+	// method declines is declined by a bare confirm.
+	Cases []*Refusal
 	// Session is its file's session: name; the route answers only the
 	// requests that carry it. "" answers every request.
 	Session string
 }
 
-// Refusal is one entry of a route's refuse:.
+// Refusal is one entry of a route's refuse: or cases:.
 type Refusal struct {
 	Pos Pos
 	// Item is a partial JSON document, matched against the stored object

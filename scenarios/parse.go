@@ -21,7 +21,7 @@ import (
 var (
 	fileFields     = []string{"name", "description", "defaults", "cors", "collections", "routes", "fallback", "webhooks", "openapi", "session"}
 	defaultsFields = []string{"headers", "delay", "idempotency", "template"}
-	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "operation", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events", "refuse"}
+	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "operation", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events", "refuse", "cases"}
 	whenFields     = []string{"headers", "query", "body"}
 	conditionKinds = []string{"equals", "contains", "regex", "notRegex", "oneOf", "present", "absent"}
 	bodyKinds      = []string{"json", "form", "equals", "contains", "regex"}
@@ -294,6 +294,13 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 			d.fail(p.key, "refuse", "goes with operation: (it tests the object the operation acts on, as stored); a route of its own can load: the item and answer by its conditions")
 		}
 	}
+	if p, ok := fs["cases"]; ok {
+		if d.operation {
+			r.Cases = d.cases(p.val, r.Vars)
+		} else {
+			d.fail(p.key, "cases", "goes with operation: (it tests the object the operation acts on, as stored); a route of its own can load: the item and answer by its conditions")
+		}
+	}
 	if len(d.errs) > before {
 		return nil
 	}
@@ -303,18 +310,33 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 
 // refusals decodes a route's refuse: list (see Route.Refuse).
 func (d *fileDecoder) refusals(n *yaml.Node, vars []string) []*Refusal {
+	return d.itemList(n, "refuse", "refusals", "the answer instead of the operation's", func(p pair, field string) *Response {
+		return d.refusalResponse(p, field, vars)
+	})
+}
+
+// cases decodes a route's cases: list (see Route.Cases).
+func (d *fileDecoder) cases(n *yaml.Node, vars []string) []*Refusal {
+	return d.itemList(n, "cases", "cases", "the response the operation answers with in this case", func(p pair, field string) *Response {
+		return d.caseResponse(p, field, vars)
+	})
+}
+
+// itemList decodes a list of { when: { item: <partial JSON> }, respond }
+// under key (refuse: or cases:), each respond: by response.
+func (d *fileDecoder) itemList(n *yaml.Node, key, plural, respondIs string, response func(pair, string) *Response) []*Refusal {
 	n = d.resolve(n)
 	switch {
 	case n.Kind != yaml.SequenceNode:
-		d.fail(n, "refuse", "want a list of refusals, each { when: { item: { status: succeeded } }, respond: { status: 400, ... } }, got %s", describe(n))
+		d.fail(n, key, "want a list of %s, each { when: { item: { status: succeeded } }, respond: { status: 400, ... } }, got %s", plural, describe(n))
 		return nil
 	case len(n.Content) == 0:
-		d.fail(n, "refuse", "the list is empty; leave refuse: out, or give it a refusal { when: { item: { status: succeeded } }, respond: ... }")
+		d.fail(n, key, "the list is empty; leave %s: out, or give it an entry { when: { item: { status: succeeded } }, respond: ... }", key)
 		return nil
 	}
 	out := make([]*Refusal, 0, len(n.Content))
 	for i, en := range n.Content {
-		field := fmt.Sprintf("refuse[%d]", i)
+		field := fmt.Sprintf("%s[%d]", key, i)
 		before := len(d.errs)
 		fs, ok := d.fields(en, field, "when", "respond")
 		if !ok {
@@ -339,10 +361,10 @@ func (d *fileDecoder) refusals(n *yaml.Node, vars []string) []*Refusal {
 		}
 		if rp, ok := fs["respond"]; !ok {
 			if len(d.errs) == before {
-				d.fail(d.resolve(en), field, "respond: is required: the answer instead of the operation's")
+				d.fail(d.resolve(en), field, "respond: is required: %s", respondIs)
 			}
 		} else {
-			rf.Response = d.refusalResponse(rp, join(field, "respond"), vars)
+			rf.Response = response(rp, join(field, "respond"))
 		}
 		if len(d.errs) == before {
 			out = append(out, rf)
@@ -371,6 +393,27 @@ func (d *fileDecoder) refusalResponse(p pair, field string, vars []string) *Resp
 		}
 	}
 	return d.missingResponse(p.val, field, vars)
+}
+
+// caseResponse decodes a case's respond:, a response of the route's
+// operation (body:, override:, envelope: with its status:, missing:)
+// that takes the delay and fault of the route's response, drawn before
+// the stored object is read.
+func (d *fileDecoder) caseResponse(p pair, field string, vars []string) *Response {
+	before := len(d.errs)
+	ps, _ := d.pairs(p.val, field)
+	d.errs = d.errs[:before]
+	for _, kv := range ps {
+		switch k := kv.key.Value; k {
+		case "delay", "fault", "headers":
+			d.fail(kv.key, join(field, k), "is the route's: the %s of the route's response applies to its cases too", k)
+			return nil
+		case "load", "list":
+			d.fail(kv.key, join(field, k), "does not go with a case: the operation acts on the stored object the case tested")
+			return nil
+		}
+	}
+	return d.response(p.val, field, vars)
 }
 
 // peekName returns the scalar value of a mapping's name: key, if any.

@@ -27,22 +27,38 @@ func generatedOperation(r *scenarios.Route, responses []*prepared) *openapi.Oper
 		return nil
 	}
 	updated := slices.ContainsFunc(r.Events, func(e *scenarios.Event) bool { return strings.HasSuffix(e.Type, ".updated") })
-	var refuse []refusal
+	var refuse, cases []refusal
 	for _, rf := range r.Refuse {
 		refuse = append(refuse, refusal{rf.Item, prepare(rf.Response)})
 	}
+	for _, c := range r.Cases {
+		p := prepare(c.Response)
+		generates(p, op, updated)
+		cases = append(cases, refusal{c.Item, p})
+	}
 	for _, p := range responses {
-		p.op, p.before, p.refuse = op, updated, refuse
-		p.templated = true
-		kept := p.header[:0]
-		for _, h := range p.header {
-			if h.name != "Content-Length" { // known per request
-				kept = append(kept, h)
+		generates(p, op, updated)
+		p.refuse, p.cases = refuse, cases
+		for _, c := range cases {
+			if c.p.missing == nil {
+				c.p.missing = p.missing // the route's missing:
 			}
 		}
-		p.header = kept
 	}
 	return op
+}
+
+// generates makes p a response of op: its answer generated, not canned.
+func generates(p *prepared, op *openapi.Operation, updated bool) {
+	p.op, p.before = op, updated
+	p.templated = true
+	kept := p.header[:0]
+	for _, h := range p.header {
+		if h.name != "Content-Length" { // known per request
+			kept = append(kept, h)
+		}
+	}
+	p.header = kept
 }
 
 // check is the stage before claim for a route compiled from an OpenAPI
@@ -111,7 +127,7 @@ func (s *Server) check(x *exchange) bool {
 func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) error {
 	var patch []byte
 	switch {
-	case p.src.JSONTemplate != nil || p.before || len(p.refuse) > 0:
+	case p.src.JSONTemplate != nil || p.before || len(p.refuse) > 0 || len(p.cases) > 0:
 		d := data.templateData()
 		d.op = p.op
 		if d.item == nil {
@@ -133,6 +149,11 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 					err := rf.p.render(rec, limit, data)
 					rec.stored = nil // the route's headers are in it too: stored from the map
 					return err
+				}
+			}
+			for _, c := range p.cases {
+				if matcher.ContainsJSON(c.item, d.Item) {
+					return c.p.writeGenerated(rec, limit, data) // .Item read once: d.item is set
 				}
 			}
 		}
@@ -175,7 +196,12 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 		rec.stored = nil // the route's headers are in it too: stored from the map
 		return err
 	}
-	if e := p.src.Envelope; e != nil && status >= 200 && status < 300 {
+	if status >= 200 && status < 300 && !p.op.Succeeds(status) {
+		// Prefer: code= named a 2xx the spec does not declare: its default
+		// answer is an error, which no envelope wraps and no event sends.
+		data.templateData().instead = true
+	}
+	if e := p.src.Envelope; e != nil && p.op.Succeeds(status) {
 		// The answer wraps the operation's, which the events see.
 		d := data.templateData()
 		d.wrapped, d.answered, d.answeredStatus, d.Answer = true, body, status, parseItem(body)

@@ -48,6 +48,9 @@ type prepared struct {
 	// refuse answers instead of a route's operation when the object it
 	// acts on, as stored, is in a state it refuses (scenarios.Refusal).
 	refuse []refusal
+	// cases choose the response of a route's operation by the object it
+	// acts on, as stored, once no refusal answered (scenarios.Route.Cases).
+	cases []refusal
 	// op generates the answer of a route compiled from an OpenAPI
 	// document (see openapi.go); nil otherwise. before says that its
 	// route records a *.updated event, whose previous_attributes need the

@@ -411,7 +411,7 @@ func (s *Server) build(t *matcher.Table, version int64, now time.Time) *snapshot
 			rt.responses = append(rt.responses, prepare(resp))
 			rt.shared = rt.shared || readsCall(resp)
 		}
-		for _, rf := range r.Refuse {
+		for _, rf := range append(slices.Clip(r.Refuse), r.Cases...) {
 			rt.shared = rt.shared || readsCall(rf.Response)
 		}
 		rt.op = generatedOperation(r.Route, rt.responses)
