@@ -1753,6 +1753,16 @@ func TestStripePaymentMethodSources(t *testing.T) {
 		t.Errorf("a bare confirm after the update with payment_method_data: %+v, %v", got, err)
 	}
 
+	// An empty payment_method unsets it.
+	withPM, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(800), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_card_visa")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unset, err := sc.V1PaymentIntents.Update(ctx, withPM.ID, &stripe.PaymentIntentUpdateParams{PaymentMethod: stripe.String("")})
+	if err != nil || unset.Status != stripe.PaymentIntentStatusRequiresPaymentMethod || unset.PaymentMethod != nil {
+		t.Errorf("update with an empty payment_method: %+v, %v; want requires_payment_method, none", unset, err)
+	}
+
 	_, err = sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(900), Currency: stripe.String("usd"), Confirm: stripe.Bool(true)})
 	se := stripeError(t, err)
 	if se.HTTPStatusCode != 400 || string(se.Code) != "payment_intent_unexpected_state" || !strings.HasPrefix(se.Msg, "You cannot confirm this PaymentIntent because it's missing a payment method.") ||
