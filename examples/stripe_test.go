@@ -1803,6 +1803,24 @@ func TestStripePaymentMethodSources(t *testing.T) {
 			t.Errorf("the intent declined with %s, read back: %+v, %v; want requires_payment_method, no payment method, last_payment_error %s", tc.pm, got, err, tc.code)
 		}
 	}
+	// Any update clears the last payment error; the amount of a paid
+	// intent stays.
+	cleared, err := sc.V1PaymentIntents.Update(ctx, atCreation.ID, &stripe.PaymentIntentUpdateParams{Description: stripe.String("retry later")})
+	if err != nil || cleared.LastPaymentError != nil || cleared.Status != stripe.PaymentIntentStatusRequiresPaymentMethod {
+		t.Errorf("update a declined intent's description: %+v, %v; want last_payment_error cleared", cleared, err)
+	}
+	if got, err := sc.V1PaymentIntents.Update(ctx, atCreation.ID, &stripe.PaymentIntentUpdateParams{Amount: stripe.Int64(750)}); err != nil || got.Amount != 750 {
+		t.Errorf("update the amount of an intent that requires a payment method: %+v, %v; want 750", got, err)
+	}
+	_, err = sc.V1PaymentIntents.Update(ctx, pi.ID, &stripe.PaymentIntentUpdateParams{Amount: stripe.Int64(1)})
+	if se := stripeError(t, err); se.HTTPStatusCode != 400 || string(se.Code) != "payment_intent_unexpected_state" || se.Param != "amount" ||
+		!strings.HasPrefix(se.Msg, "This PaymentIntent's amount could not be updated because it has a status of succeeded.") {
+		t.Errorf("update the amount of a succeeded intent: %+v", se)
+	}
+	if got, err := sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil); err != nil || got.Amount != 800 {
+		t.Errorf("the succeeded intent read back: %+v, %v; want its amount, 800", got, err)
+	}
+
 	failed := 0
 	for _, err := range sc.V1Events.List(ctx, &stripe.EventListParams{Type: stripe.String("payment_intent.payment_failed")}).All(ctx) {
 		if err != nil {
