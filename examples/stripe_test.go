@@ -1803,6 +1803,37 @@ func TestStripePaymentMethodSources(t *testing.T) {
 			t.Errorf("the intent declined with %s, read back: %+v, %v; want requires_payment_method, no payment method, last_payment_error %s", tc.pm, got, err, tc.code)
 		}
 	}
+	// A decline that names no parameter has param null, as Stripe's
+	// (stripe-go reads null and "" alike; the JSON is read here).
+	raw := func(path, form string) map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest("POST", hs.URL+path, strings.NewReader(form))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(testKey, "")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var v struct{ Error map[string]any }
+		if err := json.NewDecoder(res.Body).Decode(&v); err != nil || res.StatusCode != 402 {
+			t.Fatalf("POST %s %s: %d, %v; want a 402 card error", path, form, res.StatusCode, err)
+		}
+		return v.Error
+	}
+	bare := create()
+	if _, err := sc.V1PaymentIntents.Update(ctx, bare.ID, &stripe.PaymentIntentUpdateParams{PaymentMethod: stripe.String("pm_card_chargeDeclined")}); err != nil {
+		t.Fatal(err)
+	}
+	for what, e := range map[string]map[string]any{
+		"sent":   raw("/v1/payment_intents/"+create().ID+"/confirm", "payment_method=pm_card_chargeDeclined"),
+		"stored": raw("/v1/payment_intents/"+bare.ID+"/confirm", ""),
+	} {
+		if param, set := e["param"]; !set || param != nil || e["code"] != "card_declined" {
+			t.Errorf("a generic decline, its payment method %s: param %#v (set %v) in %v; want null", what, param, set, e)
+		}
+	}
+
 	// Any update clears the last payment error; the amount of a paid
 	// intent stays.
 	cleared, err := sc.V1PaymentIntents.Update(ctx, atCreation.ID, &stripe.PaymentIntentUpdateParams{Description: stripe.String("retry later")})
@@ -1828,7 +1859,7 @@ func TestStripePaymentMethodSources(t *testing.T) {
 		}
 		failed++
 	}
-	if failed != 2 {
-		t.Errorf("%d payment_intent.payment_failed events; want one per declined confirm: 2", failed)
+	if failed != 4 {
+		t.Errorf("%d payment_intent.payment_failed events; want one per declined confirm: 4", failed)
 	}
 }

@@ -348,6 +348,18 @@ routes:
       - when: {item: {tag: secret}}
         respond: {override: {name: second}}
     events: [{type: pet.read, when: {json: {tag: secret}}}]
+  - name: showPet, in steps
+    method: GET
+    path: /pets/{petId}
+    operation: showPet
+    priority: 1
+    when: {headers: {X-Steps: {present: true}}}
+    responses:
+      - {headers: {X-Step: '1'}, missing: {status: 404, body: {which: A}}}
+      - {headers: {X-Step: '2'}, missing: {status: 404, body: {which: B}}}
+    cases:
+      - when: {item: {tag: secret}}
+        respond: {override: {name: null}}
 `
 	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{})
 	make := func(body string) string {
@@ -374,6 +386,13 @@ routes:
 	}
 	if got := call(t, "GET", hs.URL+"/pets/"+sold, "", ""); got.status != 410 {
 		t.Errorf("a sold pet: %d %s; want the refusal, tried before the cases", got.status, got.body)
+	}
+	// A case without a missing: of its own answers the 404 with the
+	// missing: of the step it answers in.
+	for i, want := range []string{"A", "B"} {
+		if got := call(t, "GET", hs.URL+"/pets/"+secret, "", "", "X-Steps", "1", "Prefer", "code=404"); got.status != 404 || got.json["which"] != want {
+			t.Errorf("step %d, a 404 in a case: %d %s; want the step's missing:, %s", i+1, got.status, got.body, want)
+		}
 	}
 	list := call(t, "GET", hs.URL+"/pets?tag=secret", "", "")
 	if data, _ := list.json["data"].([]any); len(data) != 1 || data[0].(map[string]any)["name"] != "Rex" {

@@ -39,9 +39,17 @@ func generatedOperation(r *scenarios.Route, responses []*prepared) *openapi.Oper
 	for _, p := range responses {
 		generates(p, op, updated)
 		p.refuse, p.cases = refuse, cases
-		for _, c := range cases {
-			if c.p.missing == nil {
-				c.p.missing = p.missing // the route's missing:
+		if p.missing != nil && slices.ContainsFunc(cases, func(c refusal) bool { return c.p.missing == nil }) {
+			// A case without a missing: of its own has this response's
+			// (the route's, or this step's of a sequence).
+			p.cases = make([]refusal, len(cases))
+			for i, c := range cases {
+				if c.p.missing == nil {
+					own := *c.p
+					own.missing = p.missing
+					c.p = &own
+				}
+				p.cases[i] = c
 			}
 		}
 	}
