@@ -50,6 +50,11 @@ var brokenCases = []struct {
 		{"4:23", `route "numbers": respond.fault: unknown fault "3" (want one of connection-reset`},
 		{"7:22", `route "per": sequence.per: unknown request attribute "5"`},
 	}},
+	// A missing: takes the delay and fault of its route's response.
+	{file: "missing-with-delay.yaml", want: []problem{
+		{"1:17", `route "delete": missing.delay: is the route's`}, // where the merged delay is written
+		{"8:31", `route "get": respond.missing.delay: is the route's`},
+	}},
 	{file: "mapping-for-status.yaml", want: []problem{{"5:15", `route "status": respond.status: want an integer, got a mapping`}}},
 	{file: "routes-not-a-list.yaml", want: []problem{{"2:3", "routes: want a list of routes, got a mapping"}}},
 	{file: "huge-numbers.yaml", want: []problem{
