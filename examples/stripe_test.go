@@ -1863,3 +1863,52 @@ func TestStripePaymentMethodSources(t *testing.T) {
 		t.Errorf("%d payment_intent.payment_failed events; want one per declined confirm: 4", failed)
 	}
 }
+
+// TestStripeTestPaymentMethods: Stripe's test payment methods attach to a
+// customer without being created first, of their card's brand, are
+// listed among the customer's and detach; an id never created is still
+// Stripe's 404, and another API key does not see them.
+func TestStripeTestPaymentMethods(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	cus, err := sc.V1Customers.Create(ctx, &stripe.CustomerCreateParams{Email: stripe.String("test-pms@example.com")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, brand := range map[string]stripe.PaymentMethodCardBrand{"pm_card_visa": "visa", "pm_card_mastercard": "mastercard", "pm_card_amex": "amex"} {
+		pm, err := sc.V1PaymentMethods.Attach(ctx, id, &stripe.PaymentMethodAttachParams{Customer: stripe.String(cus.ID)})
+		if err != nil || pm.ID != id || pm.Customer == nil || pm.Customer.ID != cus.ID || pm.Type != stripe.PaymentMethodTypeCard || pm.Card == nil || pm.Card.Brand != brand {
+			t.Errorf("attach %s: %+v, %v; want it attached to %s, a %s card", id, pm, err, cus.ID, brand)
+		}
+	}
+	listed := func() []string {
+		var ids []string
+		for pm, err := range sc.V1Customers.ListPaymentMethods(ctx, &stripe.CustomerListPaymentMethodsParams{Customer: stripe.String(cus.ID)}).All(ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, pm.ID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	if got := listed(); !slices.Equal(got, []string{"pm_card_amex", "pm_card_mastercard", "pm_card_visa"}) {
+		t.Errorf("the customer's payment methods: %v; want the three attached", got)
+	}
+	if pm, err := sc.V1PaymentMethods.Detach(ctx, "pm_card_visa", nil); err != nil || pm.Customer != nil {
+		t.Errorf("detach pm_card_visa: %+v, %v", pm, err)
+	}
+	if got := listed(); !slices.Equal(got, []string{"pm_card_amex", "pm_card_mastercard"}) {
+		t.Errorf("the customer's payment methods after a detach: %v", got)
+	}
+	_, err = sc.V1PaymentMethods.Attach(ctx, "pm_never_created", &stripe.PaymentMethodAttachParams{Customer: stripe.String(cus.ID)})
+	if se := stripeError(t, err); se.HTTPStatusCode != 404 || string(se.Code) != "resource_missing" {
+		t.Errorf("attach an id never created: %+v; want Stripe's 404", se)
+	}
+	_, err = client(hs, "sk_test_another_account").V1PaymentMethods.Retrieve(ctx, "pm_card_amex", nil)
+	if se := stripeError(t, err); se.HTTPStatusCode != 404 {
+		t.Errorf("another key reads pm_card_amex: %+v; want a 404: each key has its own", se)
+	}
+}

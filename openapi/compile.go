@@ -104,10 +104,12 @@ func linkOperations(set *scenarios.Set, ops map[string]*Operation) error {
 			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q: the set serves no OpenAPI document (add an openapi: block, or --openapi)", r.Name, r.OperationName)})
 		case op == nil:
 			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q: no operation has this operationId%s", r.Name, r.OperationName, closestOperation(r.OperationName, ops))})
-		case r.Path != op.Path || len(r.Methods) != 1 || r.Methods[0] != op.Method:
+		case routeShape(r) != op.Path || len(r.Methods) != 1 || r.Methods[0] != op.Method:
 			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q is %s %s (%s); give the route that method and path", r.Name, r.OperationName, op.Method, op.Path, op.Pos)})
 		case len(r.Refuse) > 0 && !op.actsOnStored():
 			errs = append(errs, &scenarios.Error{Pos: r.Refuse[0].Pos, Msg: fmt.Sprintf("route %q: refuse: operation %q acts on no stored object (it creates or lists), so no refusal could answer; refuse: goes with a read, update, delete or action on one", r.Name, r.OperationName)})
+		case r.CreateUnknown && op.kind != opUpdate && op.kind != opAction:
+			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: unknownIds: create goes with an operation that updates or acts on a stored object; %q does not", r.Name, r.OperationName)})
 		case len(r.Cases) > 0 && !op.actsOnStored():
 			errs = append(errs, &scenarios.Error{Pos: r.Cases[0].Pos, Msg: fmt.Sprintf("route %q: cases: operation %q acts on no stored object (it creates or lists), so no case could hold; cases: goes with a read, update, delete or action on one", r.Name, r.OperationName)})
 		default:
@@ -597,4 +599,14 @@ func (a *api) route(path string, item *v3.PathItem, method string, op *v3.Operat
 	sum := sha256.Sum256([]byte(key + "\x00" + name))
 	r.Identity = name + "@" + hex.EncodeToString(sum[:8])
 	return r, nil
+}
+
+// routeShape is the path of a route written for an operation, with its
+// variables' patterns left out: a route may narrow what a variable takes
+// ({payment_method:pm_card_.+}) and still be the operation's.
+func routeShape(r *scenarios.Route) string {
+	if r.Template == nil {
+		return r.Path
+	}
+	return r.Template.Shape()
 }

@@ -408,6 +408,27 @@ routes:
 	}
 }
 
+// TestOperationRouteNarrowedPath: a route written for an operation may
+// narrow what a path variable takes ({petId:pet_vip_.+}); it answers
+// those ids, the operation's other route the rest.
+func TestOperationRouteNarrowedPath(t *testing.T) {
+	t.Parallel()
+	_, hs := serveDir(t, petstore(t, `openapi: {spec: openapi.yaml}
+routes:
+  - name: showPet, a VIP
+    method: GET
+    path: '/pets/{petId:pet_vip_[a-z]+}'
+    operation: showPet
+    respond: {headers: {X-VIP: 'yes'}, body: {tag: vip}}
+`), openapi.Options{UnknownIDs: "generate"})
+	if got := call(t, "GET", hs.URL+"/pets/pet_vip_rex", "", ""); got.status != 200 || got.json["id"] != "pet_vip_rex" || got.json["tag"] != "vip" || got.header.Get("X-VIP") != "yes" {
+		t.Errorf("a VIP id: %d %s %v; want the narrowed route's answer, with the id", got.status, got.body, got.header)
+	}
+	if got := call(t, "GET", hs.URL+"/pets/pet_rex", "", ""); got.status != 200 || got.json["tag"] == "vip" || got.header.Get("X-VIP") != "" {
+		t.Errorf("another id: %d %s %v; want the generated route's answer", got.status, got.body, got.header)
+	}
+}
+
 // TestOperationRouteOverrideUndeclared: Prefer: code= naming a 2xx the
 // operation does not declare answers its default response, an error: the
 // route's body: and override: are laid on its success only.
@@ -521,6 +542,10 @@ func TestOperationRouteErrors(t *testing.T) {
 		{"no such operation", "{name: x, method: POST, path: /pets, operation: createpet}", `pets.yaml:3:53: route "x": operation "createpet": no operation has this operationId (did you mean "createPet"?)`},
 		{"another path", "{name: x, method: POST, path: /animals, operation: createPet}", `operation "createPet" is POST /pets`},
 		{"another method", "{name: x, method: PUT, path: /pets, operation: createPet}", `operation "createPet" is POST /pets`},
+		{"another variable", "{name: x, method: GET, path: '/pets/{id:pet_.+}', operation: showPet}", `operation "showPet" is GET /pets/{petId}`},
+		{"unknownIds: create on a read", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, unknownIds: create}", `unknownIds: create goes with an operation that updates or acts on a stored object; "showPet" does not`},
+		{"unknownIds: generate on a route", "{name: x, method: POST, path: '/pets', operation: createPet, unknownIds: generate}", `unknownIds: want create`},
+		{"unknownIds: without operation:", "{name: x, method: POST, path: '/pets', respond: {status: 201}, unknownIds: create}", `unknownIds: goes with operation:`},
 		{"a status", "{name: x, method: POST, path: /pets, operation: createPet, respond: {status: 402}}", `respond.status: does not go with operation:`},
 		{"an envelope that is no mapping", "{name: x, method: POST, path: /pets, operation: createPet, respond: {envelope: declined}}", `respond.envelope: wraps the operation's answer: want a mapping`},
 		{"an envelope with list:", "{name: x, method: GET, path: /pets, operation: listPets, respond: {list: {collection: c}, body: [], envelope: {a: 1}}}", `respond.envelope: does not go with list:`},

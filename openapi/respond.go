@@ -50,6 +50,10 @@ type Exchange struct {
 	// generated with that id, even where the spec has no create for the
 	// resource (Stripe's events, which only the provider makes).
 	Missing bool
+	// Create makes an update or action on an id never created (nor
+	// deleted) act on an object made from the spec with that id, and
+	// stored (scenarios.Route.CreateUnknown).
+	Create bool
 	// Values are the request's values as CheckValues read them (its form
 	// body, nested and typed); nil makes Respond read the body itself.
 	// Respond may keep them in what it answers and stores: the caller

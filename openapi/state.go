@@ -256,11 +256,22 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			if err != nil {
 				return 0, nil, err
 			}
-			if deleted || !o.api.generate {
+			switch {
+			case !deleted && x.Create && (o.kind == opUpdate || o.kind == opAction):
+				// Made from the spec with the path's id, as if created,
+				// and then acted on below.
+				_, v, _, isRaw := o.generateValue(0, "", map[string]any{}, Exchange{Request: x.Request, Vars: x.Vars, Rand: x.Rand})
+				if isRaw {
+					return 0, nil, errNoState
+				}
+				if obj, ok := v.(map[string]any); ok {
+					obj["id"] = id
+				}
+				stored, _ = marshal(v)
+			case deleted || !o.api.generate:
 				status, body := o.missing(id)
 				return status, body, nil
-			}
-			if o.kind != opDelete {
+			case o.kind != opDelete:
 				return 0, nil, errNoState // generated, as stripe-mock answers
 			}
 		}

@@ -124,6 +124,12 @@ type Route struct {
 	// (their when: sees the answer). A payment intent whose stored payment
 	// method declines is declined by a bare confirm.
 	Cases []*Refusal
+	// CreateUnknown (unknownIds: create), on a route that names an update
+	// or action, makes an object of the operation's resource from the spec
+	// for an id never created, stores it with that id, and lets the
+	// operation act on it (Stripe's test payment methods, pm_card_visa,
+	// attached to a customer). A deleted id stays the operation's 404.
+	CreateUnknown bool
 	// Session is its file's session: name; the route answers only the
 	// requests that carry it. "" answers every request.
 	Session string

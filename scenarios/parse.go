@@ -21,7 +21,7 @@ import (
 var (
 	fileFields     = []string{"name", "description", "defaults", "cors", "collections", "routes", "fallback", "webhooks", "openapi", "session"}
 	defaultsFields = []string{"headers", "delay", "idempotency", "template"}
-	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "operation", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events", "refuse", "cases"}
+	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "operation", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events", "refuse", "cases", "unknownIds"}
 	whenFields     = []string{"headers", "query", "body"}
 	conditionKinds = []string{"equals", "contains", "regex", "notRegex", "oneOf", "present", "absent"}
 	bodyKinds      = []string{"json", "form", "equals", "contains", "regex"}
@@ -292,6 +292,17 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 			r.Refuse = d.refusals(p.val, r.Vars)
 		} else {
 			d.fail(p.key, "refuse", "goes with operation: (it tests the object the operation acts on, as stored); a route of its own can load: the item and answer by its conditions")
+		}
+	}
+	if p, ok := fs["unknownIds"]; ok {
+		if !d.operation {
+			d.fail(p.key, "unknownIds", "goes with operation: (what the operation does with an id never created); a route of its own answers what it says")
+		} else if v, ok := d.str(p.val, "unknownIds"); ok {
+			if v != "create" {
+				d.fail(p.val, "unknownIds", "want create (an id never created is made from the spec and stored, then acted on), got %q; the openapi: block's unknownIds: (404 or generate) is every route's", v)
+			} else {
+				r.CreateUnknown = true
+			}
 		}
 	}
 	if p, ok := fs["cases"]; ok {

@@ -40,6 +40,37 @@ type pathSegment struct {
 	variable       bool
 }
 
+// Shape is the template with each variable's pattern left out
+// ("/v1/payment_methods/{payment_method:pm_card_.+}/attach" is
+// "/v1/payment_methods/{payment_method}/attach"): the path an OpenAPI
+// operation names, whose route may narrow what a variable takes.
+func (t *PathTemplate) Shape() string {
+	if len(t.Vars) == 0 || !strings.Contains(t.path, ":") {
+		return t.path
+	}
+	var b strings.Builder
+	level := 0
+	for i := 0; i < len(t.path); i++ {
+		c := t.path[i]
+		switch {
+		case c == '{':
+			if level++; level == 1 {
+				j := i + 1
+				for j < len(t.path) && t.path[j] != ':' && t.path[j] != '}' {
+					j++
+				}
+				b.WriteString(t.path[i:j])
+				b.WriteByte('}')
+			}
+		case c == '}':
+			level--
+		case level == 0:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
 // Literal reports whether the template has no variables: a path matches
 // it exactly when it is the template.
 func (t *PathTemplate) Literal() bool { return len(t.Vars) == 0 }

@@ -255,6 +255,7 @@ var (
 		"route.missing":             {"respond": map[string]any{"load": map[string]any{"collection": "c", "id": "x"}}},
 		"route.refuse":              {"operation": "showX"},
 		"route.cases":               {"operation": "showX"},
+		"route.unknownIds":          {"operation": "showX"},
 		"response.save":             {"body": map[string]any{"id": 1}},
 		"response.missing":          {"load": map[string]any{"collection": "c", "id": "x"}},
 		"delayRange.median":         {"min": nil, "max": nil, "sigma": 0.5},

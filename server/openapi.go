@@ -38,6 +38,7 @@ func generatedOperation(r *scenarios.Route, responses []*prepared) *openapi.Oper
 	}
 	for _, p := range responses {
 		generates(p, op, updated)
+		p.create = r.CreateUnknown
 		p.refuse, p.cases = refuse, cases
 		if p.missing != nil && slices.ContainsFunc(cases, func(c refusal) bool { return c.p.missing == nil }) {
 			// A case without a missing: of its own has this response's
@@ -178,7 +179,7 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 		patch = p.src.Body
 	}
 	ctx, ox := data.opExchange()
-	ox.Patch, ox.Override = patch, p.src.Override
+	ox.Patch, ox.Override, ox.Create = patch, p.src.Override, p.create
 	status, contentType, body, err := p.op.Respond(ctx, ox)
 	if err != nil {
 		if errors.Is(err, state.ErrFull) || errors.Is(err, state.ErrFenced) {

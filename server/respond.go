@@ -57,6 +57,9 @@ type prepared struct {
 	// object as it was stored before the request (.Item).
 	op     *openapi.Operation
 	before bool
+	// create makes an update or action on an id never created act on an
+	// object made from the spec (scenarios.Route.CreateUnknown).
+	create bool
 	// target is where a proxied response forwards (nil: not proxied);
 	// targetErr a target that could not be built, answered as a 500.
 	target    *upstream.Target
