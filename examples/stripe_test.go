@@ -1153,6 +1153,50 @@ func TestStripeLostAnswerKey(t *testing.T) {
 	}
 }
 
+// TestStripeLostConfirmedPayment: the lost answer of the hard path, a
+// payment intent created and confirmed at once (and one authorized only):
+// stripe-go's retry with the same key gets the paid intent as a replay,
+// and it was paid once.
+func TestStripeLostConfirmedPayment(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		key, capture string
+		status       stripe.PaymentIntentStatus
+	}{
+		{"lost-pay-1", "", stripe.PaymentIntentStatusSucceeded},
+		{"lost-pay-2", "manual", stripe.PaymentIntentStatusRequiresCapture},
+	} {
+		p := &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(1500), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_card_visa"), Confirm: stripe.Bool(true)}
+		if tc.capture != "" {
+			p.CaptureMethod = stripe.String(tc.capture)
+		}
+		p.SetIdempotencyKey(tc.key)
+		pi, err := sc.V1PaymentIntents.Create(ctx, p)
+		if err != nil || pi.Status != tc.status || pi.LastResponse.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("%s: %+v, %v; want %s, answered to the retry as a replay", tc.key, pi, err, tc.status)
+		}
+		if got, err := sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil); err != nil || got.Status != tc.status {
+			t.Errorf("%s read back: %+v, %v", tc.key, got, err)
+		}
+	}
+	if n := collectionTotal(t, hs, "payment_intents"); n != 2 {
+		t.Errorf("%d payment intents stored, want 2: one per key", n)
+	}
+	counts := map[string]int{}
+	for ev, err := range sc.V1Events.List(ctx, nil).All(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[string(ev.Type)]++
+	}
+	if counts["payment_intent.succeeded"] != 1 || counts["payment_intent.amount_capturable_updated"] != 1 || counts["payment_intent.created"] != 2 {
+		t.Errorf("events %v; want each intent's once", counts)
+	}
+}
+
 // TestStripeUnknownURL: a URL Stripe's spec does not have gets Stripe's
 // 404, and is journaled as unmatched; one it has, listing customers,
 // answers (the hand-written example answered it with the 404).
