@@ -1923,8 +1923,13 @@ func TestStripeTestPaymentMethods(t *testing.T) {
 	}
 	for id, brand := range map[string]stripe.PaymentMethodCardBrand{"pm_card_visa": "visa", "pm_card_mastercard": "mastercard", "pm_card_amex": "amex"} {
 		pm, err := sc.V1PaymentMethods.Attach(ctx, id, &stripe.PaymentMethodAttachParams{Customer: stripe.String(cus.ID)})
-		if err != nil || pm.ID != id || pm.Customer == nil || pm.Customer.ID != cus.ID || pm.Type != stripe.PaymentMethodTypeCard || pm.Card == nil || pm.Card.Brand != brand {
+		if err != nil || pm.ID != id || pm.Customer == nil || pm.Customer.ID != cus.ID || pm.Type != stripe.PaymentMethodTypeCard || pm.Card == nil || pm.Card.Brand != brand ||
+			pm.Card.DisplayBrand != string(brand) || pm.Card.Networks == nil || !slices.Equal(pm.Card.Networks.Available, []stripe.PaymentMethodCardNetworksAvailable{stripe.PaymentMethodCardNetworksAvailable(brand)}) {
 			t.Errorf("attach %s: %+v, %v; want it attached to %s, a %s card", id, pm, err, cus.ID, brand)
+			continue
+		}
+		if age := time.Since(time.Unix(pm.Created, 0)); age < -time.Minute || age > time.Hour {
+			t.Errorf("attach %s: created %d; want now, as a payment method made now", id, pm.Created)
 		}
 	}
 	listed := func() []string {

@@ -108,8 +108,12 @@ func linkOperations(set *scenarios.Set, ops map[string]*Operation) error {
 			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q is %s %s (%s); give the route that method and path", r.Name, r.OperationName, op.Method, op.Path, op.Pos)})
 		case len(r.Refuse) > 0 && !op.actsOnStored():
 			errs = append(errs, &scenarios.Error{Pos: r.Refuse[0].Pos, Msg: fmt.Sprintf("route %q: refuse: operation %q acts on no stored object (it creates or lists), so no refusal could answer; refuse: goes with a read, update, delete or action on one", r.Name, r.OperationName)})
+		case r.Template != nil && beyondSegment(r) != "":
+			errs = append(errs, &scenarios.Error{Pos: r.PathPos, Msg: fmt.Sprintf("route %q: path: %s; narrow it within one non-empty segment, or the route answers paths that are not the operation's", r.Name, beyondSegment(r))})
 		case r.CreateUnknown && op.kind != opUpdate && op.kind != opAction:
-			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: unknownIds: create goes with an operation that updates or acts on a stored object; %q does not", r.Name, r.OperationName)})
+			errs = append(errs, &scenarios.Error{Pos: r.CreateUnknownPos, Msg: fmt.Sprintf("route %q: unknownIds: create goes with an operation that updates or acts on a stored object; %q does not (it reads, creates, lists or deletes, or nothing in the spec creates what its path names)", r.Name, r.OperationName)})
+		case r.CreateUnknown && !op.api.state:
+			errs = append(errs, &scenarios.Error{Pos: r.CreateUnknownPos, Msg: fmt.Sprintf("route %q: unknownIds: create needs the spec's state, which its openapi: block turns off (state: off)", r.Name)})
 		case len(r.Cases) > 0 && !op.actsOnStored():
 			errs = append(errs, &scenarios.Error{Pos: r.Cases[0].Pos, Msg: fmt.Sprintf("route %q: cases: operation %q acts on no stored object (it creates or lists), so no case could hold; cases: goes with a read, update, delete or action on one", r.Name, r.OperationName)})
 		default:
@@ -609,4 +613,14 @@ func routeShape(r *scenarios.Route) string {
 		return r.Path
 	}
 	return r.Template.Shape()
+}
+
+// beyondSegment says which variable of a route's path, narrowed, may take
+// what its operation's never does ("" when none).
+func beyondSegment(r *scenarios.Route) string {
+	name, takes := r.Template.BeyondSegment()
+	if name == "" {
+		return ""
+	}
+	return fmt.Sprintf("variable {%s} may take %s, which the operation's {%s} never does", name, takes, name)
 }

@@ -429,6 +429,103 @@ routes:
 	}
 }
 
+// withPetOps adds to the petstore in dir GET /pets/mine (a literal path
+// beside /pets/{petId}) and POST /pets/{petId}/adopt (an action).
+func withPetOps(t *testing.T, dir string) {
+	t.Helper()
+	spec := filepath.Join(dir, "openapi.yaml")
+	b, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	more := `  /pets/mine:
+    get:
+      operationId: listMine
+      responses:
+        "200":
+          description: mine
+          content:
+            application/json:
+              schema: {type: object, properties: {mine: {const: true}}}
+  /pets/{petId}/adopt:
+    post:
+      operationId: adoptPet
+      parameters:
+        - {name: petId, in: path, required: true, schema: {type: string}}
+      responses:
+        "200":
+          description: adopted
+          content:
+            application/json:
+              schema: {$ref: "./schemas.yaml#/Pet"}
+components:
+`
+	out := strings.Replace(string(b), "components:\n", more, 1)
+	if out == string(b) {
+		t.Fatal("no components: in the petstore")
+	}
+	if err := os.WriteFile(spec, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOperationRouteCreateUnknown: unknownIds: create makes an action on
+// an id never created act on an object made from the spec, stored with
+// that id, which .Item, refuse: and cases: see from the first request;
+// a deleted id stays a 404. A route narrowing a variable answers those
+// ids and leaves the spec's literal paths to their operations.
+func TestOperationRouteCreateUnknown(t *testing.T) {
+	t.Parallel()
+	dir := petstore(t, `openapi: {spec: openapi.yaml}
+routes:
+  - name: adoptPet, a shelter pet
+    method: POST
+    path: '/pets/{petId:shelter_[a-z]+}/adopt'
+    operation: adoptPet
+    unknownIds: create
+    respond:
+      template: true
+      body: {tag: 'adopted-{{ .Item.id }}'}
+    refuse:
+      - when: {item: {id: shelter_closed}}
+        respond: {status: 409, body: {error: closed}}
+    cases:
+      - when: {item: {id: shelter_vip}}
+        respond: {override: {tag: vip}}
+  - name: showPet, narrowed
+    method: GET
+    path: '/pets/{petId:[a-z_]+}'
+    operation: showPet
+`)
+	withPetOps(t, dir)
+	_, hs := serveDir(t, dir, openapi.Options{})
+	got := call(t, "POST", hs.URL+"/pets/shelter_rex/adopt", "", "")
+	if got.status != 200 || got.json["id"] != "shelter_rex" || got.json["tag"] != "adopted-shelter_rex" {
+		t.Fatalf("adopt a pet never created: %d %s; want one made with the id, .Item seeing it", got.status, got.body)
+	}
+	if read := call(t, "GET", hs.URL+"/pets/shelter_rex", "", ""); read.status != 200 || read.json["tag"] != "adopted-shelter_rex" {
+		t.Errorf("read back: %d %s; want it stored", read.status, read.body)
+	}
+	if got := call(t, "POST", hs.URL+"/pets/shelter_closed/adopt", "", ""); got.status != 409 {
+		t.Errorf("a refused id, first request: %d %s; want the refusal, tested on the object as made", got.status, got.body)
+	}
+	if got := call(t, "POST", hs.URL+"/pets/shelter_vip/adopt", "", ""); got.status != 200 || got.json["tag"] != "vip" {
+		t.Errorf("a case's id, first request: %d %s; want the case", got.status, got.body)
+	}
+	if got := call(t, "POST", hs.URL+"/pets/other_rex/adopt", "", ""); got.status != 404 {
+		t.Errorf("an id the route does not take: %d %s; want the operation's 404", got.status, got.body)
+	}
+	if got := call(t, "DELETE", hs.URL+"/pets/shelter_rex", "", ""); got.status != 204 {
+		t.Fatalf("delete: %d %s", got.status, got.body)
+	}
+	if got := call(t, "POST", hs.URL+"/pets/shelter_rex/adopt", "", ""); got.status != 404 {
+		t.Errorf("adopt a deleted pet: %d %s; want the 404", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/pets/mine", "", ""); got.status != 200 || got.json["mine"] != true {
+		t.Errorf("GET /pets/mine: %d %s; want listMine, the literal path, before the narrowed {petId}", got.status, got.body)
+	}
+}
+
 // TestOperationRouteOverrideUndeclared: Prefer: code= naming a 2xx the
 // operation does not declare answers its default response, an error: the
 // route's body: and override: are laid on its success only.
@@ -543,6 +640,9 @@ func TestOperationRouteErrors(t *testing.T) {
 		{"another path", "{name: x, method: POST, path: /animals, operation: createPet}", `operation "createPet" is POST /pets`},
 		{"another method", "{name: x, method: PUT, path: /pets, operation: createPet}", `operation "createPet" is POST /pets`},
 		{"another variable", "{name: x, method: GET, path: '/pets/{id:pet_.+}', operation: showPet}", `operation "showPet" is GET /pets/{petId}`},
+		{"a narrowed variable taking /", "{name: x, method: GET, path: '/pets/{petId:vip_.+}', operation: showPet}", `path: variable {petId} may take a "/", which the operation's {petId} never does`},
+		{"a narrowed variable taking nothing", "{name: x, method: GET, path: '/pets/{petId:(?:vip)?}', operation: showPet}", `path: variable {petId} may take an empty value`},
+		{"a narrowed class taking /", "{name: x, method: GET, path: '/pets/{petId:[-./a-z]+}', operation: showPet}", `may take a "/"`},
 		{"unknownIds: create on a read", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, unknownIds: create}", `unknownIds: create goes with an operation that updates or acts on a stored object; "showPet" does not`},
 		{"unknownIds: generate on a route", "{name: x, method: POST, path: '/pets', operation: createPet, unknownIds: generate}", `unknownIds: want create`},
 		{"unknownIds: without operation:", "{name: x, method: POST, path: '/pets', respond: {status: 201}, unknownIds: create}", `unknownIds: goes with operation:`},

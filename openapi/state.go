@@ -180,7 +180,37 @@ func (o *Operation) Stored(ctx context.Context, x Exchange) ([]byte, bool, error
 	if o.nested != nil {
 		coll = o.api.storeName(x.Request, o.nested.from)
 	}
-	return x.Store.Load(ctx, coll, id)
+	body, found, err := x.Store.Load(ctx, coll, id)
+	if found || err != nil || !x.Create || (o.kind != opUpdate && o.kind != opAction) || o.nested != nil {
+		return body, found, err
+	}
+	// unknownIds: create: what the operation will act on, made from the
+	// spec, unless the id was deleted.
+	if _, deleted, err := x.Store.Load(ctx, tombstones(coll), id); err != nil || deleted {
+		return nil, false, err
+	}
+	if made := o.made(x, id); made != nil {
+		return made, true, nil
+	}
+	return nil, false, nil
+}
+
+// made is an object of o's resource made from the spec with id, as a
+// create would make it (created now), for an update or action on an id
+// never created (Exchange.Create); nil when the answer is no JSON object.
+func (o *Operation) made(x Exchange, id string) []byte {
+	_, v, _, isRaw := o.generateValue(0, "", map[string]any{}, Exchange{Request: x.Request, Vars: x.Vars, Rand: x.Rand})
+	obj, ok := v.(map[string]any)
+	if isRaw || !ok {
+		return nil
+	}
+	obj["id"] = id
+	switch obj["created"].(type) {
+	case float64, int, int64, json.Number: // Stripe's creation time, in unix seconds
+		obj["created"] = time.Now().Unix()
+	}
+	b, _ := marshal(obj)
+	return b
 }
 
 // actsOnStored says whether o reads, updates, deletes or acts on one
@@ -260,14 +290,9 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			case !deleted && x.Create && (o.kind == opUpdate || o.kind == opAction):
 				// Made from the spec with the path's id, as if created,
 				// and then acted on below.
-				_, v, _, isRaw := o.generateValue(0, "", map[string]any{}, Exchange{Request: x.Request, Vars: x.Vars, Rand: x.Rand})
-				if isRaw {
+				if stored = o.made(x, id); stored == nil {
 					return 0, nil, errNoState
 				}
-				if obj, ok := v.(map[string]any); ok {
-					obj["id"] = id
-				}
-				stored, _ = marshal(v)
 			case deleted || !o.api.generate:
 				status, body := o.missing(id)
 				return status, body, nil

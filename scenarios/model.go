@@ -129,7 +129,8 @@ type Route struct {
 	// for an id never created, stores it with that id, and lets the
 	// operation act on it (Stripe's test payment methods, pm_card_visa,
 	// attached to a customer). A deleted id stays the operation's 404.
-	CreateUnknown bool
+	CreateUnknown    bool
+	CreateUnknownPos Pos
 	// Session is its file's session: name; the route answers only the
 	// requests that carry it. "" answers every request.
 	Session string

@@ -301,7 +301,7 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 			if v != "create" {
 				d.fail(p.val, "unknownIds", "want create (an id never created is made from the spec and stored, then acted on), got %q; the openapi: block's unknownIds: (404 or generate) is every route's", v)
 			} else {
-				r.CreateUnknown = true
+				r.CreateUnknown, r.CreateUnknownPos = true, d.pos(p.key)
 			}
 		}
 	}

@@ -30,6 +30,8 @@ type PathTemplate struct {
 	// segs are the segments after the leading "/" of a template matched a
 	// segment at a time.
 	segs []pathSegment
+	// patts are the variables' patterns, in the order of Vars.
+	patts []string
 }
 
 // pathSegment is one segment of a template matched a segment at a time:
@@ -69,6 +71,45 @@ func (t *PathTemplate) Shape() string {
 		}
 	}
 	return b.String()
+}
+
+// BeyondSegment returns the first variable whose pattern may take what
+// the default pattern ([^/]+) never does, an empty value or a "/", with
+// what it may take; "" when none does. A route that narrows an OpenAPI
+// operation's variable must stay within it, or it would answer paths of
+// other operations.
+func (t *PathTemplate) BeyondSegment() (name, takes string) {
+	for i, patt := range t.patts {
+		if patt == defaultVarPattern {
+			continue
+		}
+		if re, err := regexp.Compile("^(?:" + patt + ")$"); err == nil && re.MatchString("") {
+			return t.Vars[i], "an empty value"
+		}
+		re, err := syntax.Parse(patt, syntax.Perl)
+		if err != nil || takesSlash(re.Simplify()) {
+			return t.Vars[i], `a "/"`
+		}
+	}
+	return "", ""
+}
+
+// takesSlash says whether re may match a "/" anywhere.
+func takesSlash(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return true
+	case syntax.OpLiteral:
+		return slices.Contains(re.Rune, '/')
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if re.Rune[i] <= '/' && '/' <= re.Rune[i+1] {
+				return true
+			}
+		}
+		return false
+	}
+	return slices.ContainsFunc(re.Sub, takesSlash)
 }
 
 // Literal reports whether the template has no variables: a path matches
@@ -203,6 +244,7 @@ func compilePath(tpl string) (*PathTemplate, *pathError) {
 		t.Vars = append(t.Vars, name)
 		patts = append(patts, patt)
 	}
+	t.patts = patts
 	if t.segs = splitSegments(tpl, idxs); t.segs != nil {
 		return t, nil
 	}

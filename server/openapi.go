@@ -34,6 +34,7 @@ func generatedOperation(r *scenarios.Route, responses []*prepared) *openapi.Oper
 	for _, c := range r.Cases {
 		p := prepare(c.Response)
 		generates(p, op, updated)
+		p.create = r.CreateUnknown
 		cases = append(cases, refusal{c.Item, p})
 	}
 	for _, p := range responses {
@@ -140,8 +141,10 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 		d := data.templateData()
 		d.op = p.op
 		if d.item == nil {
-			// The object the operation acts on, as stored, is .Item.
+			// The object the operation acts on, as stored, is .Item (under
+			// unknownIds: create, as it will be made).
 			ctx, ox := data.opExchange()
+			ox.Create = p.create
 			body, found, err := p.op.Stored(ctx, ox)
 			if err != nil {
 				return storeErr{err}
