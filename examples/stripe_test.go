@@ -1154,9 +1154,10 @@ func TestStripeLostAnswerKey(t *testing.T) {
 }
 
 // TestStripeLostConfirmedPayment: the lost answer of the hard path, a
-// payment intent created and confirmed at once (and one authorized only):
-// stripe-go's retry with the same key gets the paid intent as a replay,
-// and it was paid once.
+// payment intent created and confirmed at once (and one authorized only,
+// and one created with a payment method to confirm later): stripe-go's
+// retry with the same key gets the intent as a replay, in the state the
+// answer had, and it was paid once.
 func TestStripeLostConfirmedPayment(t *testing.T) {
 	t.Parallel()
 	hs := serveStripe(t)
@@ -1182,8 +1183,19 @@ func TestStripeLostConfirmedPayment(t *testing.T) {
 			t.Errorf("%s read back: %+v, %v", tc.key, got, err)
 		}
 	}
-	if n := collectionTotal(t, hs, "payment_intents"); n != 2 {
-		t.Errorf("%d payment intents stored, want 2: one per key", n)
+	// Created with a payment method, not confirmed: the lost answer's
+	// intent waits for its confirmation, as the answered one does.
+	p := &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(1500), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_card_visa")}
+	p.SetIdempotencyKey("lost-pay-3")
+	pending, err := sc.V1PaymentIntents.Create(ctx, p)
+	if err != nil || pending.Status != stripe.PaymentIntentStatusRequiresConfirmation || pending.LastResponse.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("lost-pay-3: %+v, %v; want requires_confirmation, answered to the retry as a replay", pending, err)
+	}
+	if got, err := sc.V1PaymentIntents.Confirm(ctx, pending.ID, nil); err != nil || got.Status != stripe.PaymentIntentStatusSucceeded {
+		t.Errorf("a bare confirm of the lost answer's intent: %+v, %v", got, err)
+	}
+	if n := collectionTotal(t, hs, "payment_intents"); n != 3 {
+		t.Errorf("%d payment intents stored, want 3: one per key", n)
 	}
 	counts := map[string]int{}
 	for ev, err := range sc.V1Events.List(ctx, nil).All(ctx) {
@@ -1192,7 +1204,7 @@ func TestStripeLostConfirmedPayment(t *testing.T) {
 		}
 		counts[string(ev.Type)]++
 	}
-	if counts["payment_intent.succeeded"] != 1 || counts["payment_intent.amount_capturable_updated"] != 1 || counts["payment_intent.created"] != 2 {
+	if counts["payment_intent.succeeded"] != 2 || counts["payment_intent.amount_capturable_updated"] != 1 || counts["payment_intent.created"] != 3 {
 		t.Errorf("events %v; want each intent's once", counts)
 	}
 }
