@@ -16,7 +16,9 @@ const nodeInstall = `npm install --prefix "${XDG_CACHE_HOME:-$HOME/.cache}/scena
 // npm stripe@23.2.0 (testdata/stripe-node.cjs): a customer's life with
 // auto-pagination, a payment intent confirmed, refunded and canceled,
 // expand[]=customer, a replayed key, a key reused with other parameters,
-// a lost answer retried, and a declining test card.
+// a lost answer retried (of a customer, and of a confirmed payment), a
+// declining test card, a declining payment method confirmed later, and a
+// test payment method attached and listed.
 func TestStripeNode(t *testing.T) {
 	t.Parallel()
 	node, err := exec.LookPath("node")
@@ -45,7 +47,8 @@ func TestStripeNode(t *testing.T) {
 		"customer created and retrieved", "customer updated", "customers listed newest first, auto-paginated", "customer deleted",
 		"payment intent created with expand[]=customer", "payment intent confirmed", "payment intent refunded", "payment intent canceled",
 		"retry with the same key replayed", "key reused with other parameters refused", "lost answer retried into one customer",
-		"declining test card raised a card error",
+		"declining test card raised a card error", "stored declining payment method declined a bare confirm",
+		"test payment method attached and listed", "lost answer of a confirmed payment retried into one payment",
 	} {
 		if !strings.Contains(string(out), "ok "+step+"\n") {
 			t.Errorf("node did not report %q:\n%s", step, out)

@@ -119,6 +119,37 @@ async function declines() {
   assert.equal(err.code, 'card_declined');
   assert.equal(err.decline_code, 'generic_decline');
   ok('declining test card raised a card error');
+
+  // A payment method given at creation declines the confirm that sends none.
+  const pending = await stripe.paymentIntents.create({amount: 2100, currency: 'usd', payment_method: 'pm_card_chargeDeclined'});
+  assert.equal(pending.status, 'requires_confirmation');
+  const later = await rejects(stripe.paymentIntents.confirm(pending.id), 'StripeCardError');
+  assert.equal(later.statusCode, 402);
+  assert.equal(later.code, 'card_declined');
+  assert.equal(later.raw.param, null);
+  assert.equal(later.payment_intent.id, pending.id);
+  assert.equal(later.payment_intent.status, 'requires_payment_method');
+  assert.equal(later.payment_intent.payment_method, null);
+  ok('stored declining payment method declined a bare confirm');
+}
+
+async function testPaymentMethods() {
+  const customer = await stripe.customers.create({email: 'cards@example.com'});
+  const pm = await stripe.paymentMethods.attach('pm_card_mastercard', {customer: customer.id});
+  assert.equal(pm.customer, customer.id);
+  assert.equal(pm.card.brand, 'mastercard');
+  const ids = [];
+  for await (const m of stripe.customers.listPaymentMethods(customer.id)) {
+    ids.push(m.id);
+  }
+  assert.deepEqual(ids, ['pm_card_mastercard']);
+  ok('test payment method attached and listed');
+
+  // The answer of a paid create is lost; the client's retry gets it.
+  const paid = await stripe.paymentIntents.create({amount: 2200, currency: 'usd', customer: customer.id, payment_method: 'pm_card_mastercard', confirm: true}, {idempotencyKey: 'lost-node-pay-' + process.pid});
+  assert.equal(paid.status, 'succeeded');
+  assert.equal(paid.lastResponse.headers['idempotent-replayed'], 'true');
+  ok('lost answer of a confirmed payment retried into one payment');
 }
 
 (async () => {
@@ -126,6 +157,7 @@ async function declines() {
   await paymentIntents();
   await idempotency();
   await declines();
+  await testPaymentMethods();
 })().catch((err) => {
   console.error(err);
   process.exit(1);
