@@ -247,14 +247,9 @@ func (d *fileDecoder) collectionOps(fs map[string]pair, field string, r *Respons
 func (d *fileDecoder) missingResponse(n *yaml.Node, field string, vars []string) *Response {
 	// The delay and fault are the route's response's, drawn before the
 	// item is looked for (merge keys count: <<: *base).
-	before := len(d.errs)
-	ps, _ := d.pairs(n, field)
-	d.errs = d.errs[:before]
-	for _, kv := range ps {
-		if k := kv.key.Value; k == "delay" || k == "fault" {
-			d.fail(kv.key, join(field, k), "is the route's: the %s of the response that has this missing: applies to it too", k)
-			return nil
-		}
+	if kv, ok := d.firstOf(n, field, "delay", "fault"); ok {
+		d.fail(kv.key, join(field, kv.key.Value), "is the route's: the %s of the response that has this missing: applies to it too", kv.key.Value)
+		return nil
 	}
 	op := d.operation
 	d.operation = false

@@ -388,20 +388,13 @@ func (d *fileDecoder) itemList(n *yaml.Node, key, plural, respondIs string, resp
 // the operation and so does no work of its own, and takes the delay and
 // fault of the route's response (drawn before the stored object is read).
 func (d *fileDecoder) refusalResponse(p pair, field string, vars []string) *Response {
-	// The keys with merge keys expanded (<<: *base counts); what is wrong
-	// with the mapping itself, response reports once.
-	before := len(d.errs)
-	ps, _ := d.pairs(p.val, field)
-	d.errs = d.errs[:before]
-	for _, kv := range ps {
-		switch k := kv.key.Value; k {
-		case "delay", "fault":
+	if kv, ok := d.firstOf(p.val, field, "delay", "fault", "save", "load", "list", "delete", "proxy", "envelope", "override"); ok {
+		if k := kv.key.Value; k == "delay" || k == "fault" {
 			d.fail(kv.key, join(field, k), "is the route's: the %s of the route's response applies to its refusals too", k)
-			return nil
-		case "save", "load", "list", "delete", "proxy", "envelope", "override":
+		} else {
 			d.fail(kv.key, join(field, k), "does not go with a refusal: it answers instead of the operation and does nothing else")
-			return nil
 		}
+		return nil
 	}
 	return d.missingResponse(p.val, field, vars)
 }
@@ -411,20 +404,30 @@ func (d *fileDecoder) refusalResponse(p pair, field string, vars []string) *Resp
 // that takes the delay and fault of the route's response, drawn before
 // the stored object is read.
 func (d *fileDecoder) caseResponse(p pair, field string, vars []string) *Response {
-	before := len(d.errs)
-	ps, _ := d.pairs(p.val, field)
-	d.errs = d.errs[:before]
-	for _, kv := range ps {
-		switch k := kv.key.Value; k {
-		case "delay", "fault", "headers":
-			d.fail(kv.key, join(field, k), "is the route's: the %s of the route's response applies to its cases too", k)
-			return nil
-		case "load", "list":
+	if kv, ok := d.firstOf(p.val, field, "delay", "fault", "headers", "load", "list"); ok {
+		if k := kv.key.Value; k == "load" || k == "list" {
 			d.fail(kv.key, join(field, k), "does not go with a case: the operation acts on the stored object the case tested")
-			return nil
+		} else {
+			d.fail(kv.key, join(field, k), "is the route's: the %s of the route's response applies to its cases too", k)
 		}
+		return nil
 	}
 	return d.response(p.val, field, vars)
+}
+
+// firstOf returns the first of the mapping n's keys, merge keys expanded
+// (<<: *base counts), that is one of keys. What is wrong with the mapping
+// itself is left to the decoder that reads it next, which reports it once.
+func (d *fileDecoder) firstOf(n *yaml.Node, field string, keys ...string) (pair, bool) {
+	before := len(d.errs)
+	ps, _ := d.pairs(n, field)
+	d.errs = d.errs[:before]
+	for _, kv := range ps {
+		if slices.Contains(keys, kv.key.Value) {
+			return kv, true
+		}
+	}
+	return pair{}, false
 }
 
 // peekName returns the scalar value of a mapping's name: key, if any.
@@ -925,19 +928,22 @@ func (d *fileDecoder) operationResponse(fs map[string]pair, field string, r *Res
 		}
 	}
 	override, overrides := fs["override"]
-	if _, lists := fs["list"]; lists {
-		if wraps {
-			d.fail(envelope.key, join(field, "envelope"), "does not go with list: (body: renders the list)")
+	_, lists := fs["list"]
+	_, loads := fs["load"]
+	for _, k := range []string{"envelope", "override"} {
+		switch p, ok := fs[k]; {
+		case !ok:
+		case lists:
+			d.fail(p.key, join(field, k), "does not go with list: (body: renders the list)")
+		case loads:
+			d.fail(p.key, join(field, k), "does not go with load: (an item found is answered as it was saved)")
 		}
-		if overrides {
-			d.fail(override.key, join(field, "override"), "does not go with list: (body: renders the list)")
-		}
+	}
+	if lists {
 		return // the body renders the list, as on any route
 	}
-	_, loads := fs["load"]
-	if loads && overrides {
-		d.fail(override.key, join(field, "override"), "does not go with load: (an item found is answered as it was saved)")
-		overrides = false
+	if loads {
+		overrides, wraps = false, false
 	}
 	if overrides {
 		f := join(field, "override")
@@ -946,10 +952,6 @@ func (d *fileDecoder) operationResponse(fs map[string]pair, field string, r *Res
 		} else if v, ok := d.value(n, f, 0); ok {
 			r.Override, _ = json.Marshal(v)
 		}
-	}
-	if loads && wraps {
-		d.fail(envelope.key, join(field, "envelope"), "does not go with load: (an item found is answered as it was saved)")
-		wraps = false
 	}
 	if wraps {
 		f := join(field, "envelope")

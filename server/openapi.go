@@ -208,12 +208,13 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 		rec.stored = nil // the route's headers are in it too: stored from the map
 		return err
 	}
-	if status >= 200 && status < 300 && !p.op.Succeeds(status) {
+	succeeded := p.op.Succeeds(status)
+	if status >= 200 && status < 300 && !succeeded {
 		// Prefer: code= named a 2xx the spec does not declare: its default
 		// answer is an error, which no envelope wraps and no event sends.
 		data.templateData().instead = true
 	}
-	if e := p.src.Envelope; e != nil && p.op.Succeeds(status) {
+	if e := p.src.Envelope; e != nil && succeeded {
 		// The answer wraps the operation's, which the events see.
 		d := data.templateData()
 		d.wrapped, d.answered, d.answeredStatus, d.Answer = true, body, status, parseItem(body)
