@@ -1973,3 +1973,59 @@ func TestStripeTestPaymentMethods(t *testing.T) {
 		t.Errorf("another key reads pm_card_amex: %+v; want a 404: each key has its own", se)
 	}
 }
+
+// TestStripeRefundRefusals: a refund of a payment intent that has not
+// succeeded, or of more than it received, is Stripe's 400 naming the
+// parameter, replayed under its key, and makes no refund and no
+// refund.created event; a partial and then a default refund of the paid
+// intent go through with their amounts.
+func TestStripeRefundRefusals(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	pending, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for attempt := range 2 {
+		p := &stripe.RefundCreateParams{PaymentIntent: stripe.String(pending.ID)}
+		p.SetIdempotencyKey("refund-unpaid")
+		_, err := sc.V1Refunds.Create(ctx, p)
+		se := stripeError(t, err)
+		if se.HTTPStatusCode != 400 || se.Type != stripe.ErrorTypeInvalidRequest || se.Param != "payment_intent" || se.Msg != "This PaymentIntent ("+pending.ID+") does not have a successful charge to refund." {
+			t.Errorf("attempt %d: refund of an intent that has not succeeded: %+v", attempt+1, se)
+		}
+	}
+	paid, err := sc.V1PaymentIntents.Confirm(ctx, pending.ID, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")})
+	if err != nil || paid.Status != stripe.PaymentIntentStatusSucceeded {
+		t.Fatalf("confirm: %+v, %v", paid, err)
+	}
+	_, err = sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{PaymentIntent: stripe.String(paid.ID), Amount: stripe.Int64(2001)})
+	if se := stripeError(t, err); se.HTTPStatusCode != 400 || se.Param != "amount" || !strings.Contains(se.Msg, "is greater than charge amount (2000 usd)") {
+		t.Errorf("refund of more than received: %+v", se)
+	}
+	if n := collectionTotal(t, hs, "refunds"); n != 0 {
+		t.Errorf("%d refunds stored after three refused; want none", n)
+	}
+	part, err := sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{PaymentIntent: stripe.String(paid.ID), Amount: stripe.Int64(500)})
+	if err != nil || part.Amount != 500 || part.Status != stripe.RefundStatusSucceeded || part.Currency != "usd" {
+		t.Fatalf("partial refund: %+v, %v", part, err)
+	}
+	whole, err := sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{PaymentIntent: stripe.String(paid.ID)})
+	if err != nil || whole.Amount != 2000 {
+		t.Fatalf("refund by default: %+v, %v", whole, err)
+	}
+	var created int
+	for ev, err := range sc.V1Events.List(ctx, &stripe.EventListParams{Type: stripe.String("refund.created")}).All(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == "refund.created" {
+			created++
+		}
+	}
+	if created != 2 {
+		t.Errorf("%d refund.created events; want 2, none for the refusals", created)
+	}
+}

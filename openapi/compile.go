@@ -106,8 +106,11 @@ func linkOperations(set *scenarios.Set, ops map[string]*Operation) error {
 			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q: no operation has this operationId%s", r.Name, r.OperationName, closestOperation(r.OperationName, ops))})
 		case routeShape(r) != op.Path || len(r.Methods) != 1 || r.Methods[0] != op.Method:
 			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q is %s %s (%s); give the route that method and path", r.Name, r.OperationName, op.Method, op.Path, op.Pos)})
-		case len(r.Refuse) > 0 && !op.actsOnStored():
-			errs = append(errs, &scenarios.Error{Pos: r.Refuse[0].Pos, Msg: fmt.Sprintf("route %q: refuse: operation %q acts on no stored object (it creates or lists), so no refusal could answer; refuse: goes with a read, update, delete or action on one", r.Name, r.OperationName)})
+		case len(r.Refuse) > 0 && !op.actsOnStored() && op.kind != opCreate:
+			errs = append(errs, &scenarios.Error{Pos: r.Refuse[0].Pos, Msg: fmt.Sprintf("route %q: refuse: operation %q lists, so no refusal could answer; refuse: goes with a create (when: holds:) or a read, update, delete or action on a stored object", r.Name, r.OperationName)})
+		case op.kind == opCreate && slices.ContainsFunc(r.Refuse, func(rf *scenarios.Refusal) bool { return rf.Item != nil }):
+			i := slices.IndexFunc(r.Refuse, func(rf *scenarios.Refusal) bool { return rf.Item != nil })
+			errs = append(errs, &scenarios.Error{Pos: r.Refuse[i].Pos, Msg: fmt.Sprintf("route %q: refuse[%d]: when: item: tests the stored object the operation acts on, and %q creates one, so item: could not hold; test the request (and stored objects) with when: { holds: '{{ … }}' }", r.Name, i, r.OperationName)})
 		case r.Template != nil && beyondSegment(r) != "":
 			errs = append(errs, &scenarios.Error{Pos: r.PathPos, Msg: fmt.Sprintf("route %q: path: %s; narrow it within one non-empty segment, or the route answers paths that are not the operation's", r.Name, beyondSegment(r))})
 		case r.CreateUnknown && op.kind != opUpdate && op.kind != opAction:

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -278,6 +279,87 @@ routes:
 	_ = json.Unmarshal([]byte(events.body), &kept)
 	if len(kept.Items) != 1 || kept.Items[0].Body.Type != "pet.deleted" {
 		t.Errorf("events: %s; want one pet.deleted, for the pet deleted, and none for the refusals (the one answering 200 included)", events.body)
+	}
+}
+
+// TestOperationRouteRefuseHolds: a refusal's when: holds: is a template
+// that must render true. On a create (which acts on no stored object) it
+// tests the request: the refusal answers, nothing is stored, no event is
+// sent, and a key replays the refusal. On a delete it is tested with
+// item:, both must hold, and it sees the stored object as .Item. A holds:
+// that renders neither true nor false is a failing template: a 500
+// problem naming it, and the operation does not run.
+func TestOperationRouteRefuseHolds(t *testing.T) {
+	t.Parallel()
+	scenario := `openapi: {spec: openapi.yaml}
+webhooks: {collection: events}
+routes:
+  - name: createPet
+    method: POST
+    path: /pets
+    operation: createPet
+    idempotency: {key: header.Idempotency-Key}
+    refuse:
+      - when: {holds: '{{ with .Request.JSON.age }}{{ gt (int .) 30 }}{{ end }}'}
+        respond: {status: 422, template: true, body: {error: 'too old: {{ .Request.JSON.age }}'}}
+      - when: {holds: '{{ if eq .Request.JSON.name "Tag" }}{{ .Request.JSON.tag }}{{ end }}'}
+        respond: {status: 400, body: {error: never}}
+    events: [{type: pet.created}]
+  - name: deletePet
+    method: DELETE
+    path: /pets/{petId}
+    operation: deletePet
+    refuse:
+      - when: {item: {tag: senior}, holds: '{{ gt (int .Item.age) 10 }}'}
+        respond: {status: 409, template: true, body: {error: '{{ .Item.name }} stays'}}
+    events: [{type: pet.deleted}]
+`
+	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{})
+	js := "application/json"
+	for attempt := range 2 {
+		got := call(t, "POST", hs.URL+"/pets", js, `{"name":"Old","age":31}`, "Idempotency-Key", "k-old")
+		if got.status != 422 || got.json["error"] != "too old: 31" {
+			t.Fatalf("attempt %d: a create the first refusal holds for: %d %s; want its 422", attempt+1, got.status, got.body)
+		}
+	}
+	make := func(body string) string {
+		t.Helper()
+		got := call(t, "POST", hs.URL+"/pets", js, body)
+		id, _ := got.json["id"].(string)
+		if got.status != 201 || id == "" {
+			t.Fatalf("create %s: %d %s; want 201 (no refusal holds)", body, got.status, got.body)
+		}
+		return id
+	}
+	old, young, other := make(`{"name":"Rex","tag":"senior","age":12}`), make(`{"name":"Bo","tag":"senior","age":3}`), make(`{"name":"Ida","age":30}`)
+	if got := call(t, "GET", hs.URL+"/pets", "", ""); !strings.Contains(got.body, other) || strings.Contains(got.body, "Old") {
+		t.Errorf("pets after a refused create: %s; want the three made, not the refused one", got.body)
+	}
+	if got := call(t, "DELETE", hs.URL+"/pets/"+old, "", ""); got.status != 409 || got.json["error"] != "Rex stays" {
+		t.Errorf("deleting a senior aged 12: %d %s; want the refusal (item: and holds: both hold)", got.status, got.body)
+	}
+	if got := call(t, "DELETE", hs.URL+"/pets/"+young, "", ""); got.status != 204 {
+		t.Errorf("deleting a senior aged 3: %d %s; want the operation's 204 (holds: does not)", got.status, got.body)
+	}
+	// The second refusal renders Tag's tag, neither true nor false.
+	got := call(t, "POST", hs.URL+"/pets", js, `{"name":"Tag","tag":"cat"}`)
+	if got.status != 500 || !strings.Contains(got.body, "when.holds") || !strings.Contains(got.body, `\"cat\"`) {
+		t.Errorf("a holds: rendering \"cat\": %d %s; want a 500 problem naming when.holds and what it rendered", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/pets", "", ""); strings.Contains(got.body, "Tag") {
+		t.Errorf("pets after a failing holds: %s; want nothing stored", got.body)
+	}
+	events := call(t, "GET", hs.URL+"/__admin/collections/events", "", "")
+	var kept struct {
+		Items []struct{ Body struct{ Type string } }
+	}
+	_ = json.Unmarshal([]byte(events.body), &kept)
+	var types []string
+	for _, it := range kept.Items {
+		types = append(types, it.Body.Type)
+	}
+	if want := []string{"pet.created", "pet.created", "pet.created", "pet.deleted"}; !slices.Equal(types, want) {
+		t.Errorf("events %v; want %v: none for the refusals or the failed template", types, want)
 	}
 }
 
@@ -661,12 +743,16 @@ func TestOperationRouteErrors(t *testing.T) {
 		{"a case with a delay", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, cases: [{when: {item: {tag: a}}, respond: {delay: 1s}}]}", `cases[0].respond.delay: is the route's`},
 		{"a case with headers", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, cases: [{when: {item: {tag: a}}, respond: {headers: {X-A: b}}}]}", `cases[0].respond.headers: is the route's`},
 		{"a case with load:", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, cases: [{when: {item: {tag: a}}, respond: {load: {collection: c, id: x}}}]}", `cases[0].respond.load: does not go with a case`},
-		{"a case without item:", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, cases: [{when: {}, respond: {body: {tag: b}}}]}", `cases[0].when: item: is required`},
+		{"a case without item:", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, cases: [{when: {}, respond: {body: {tag: b}}}]}", `cases[0].when: item: or holds: is required`},
 		{"a case with a text body", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, cases: [{when: {item: {tag: a}}, respond: {body: text}}]}", `cases[0].respond.body: with operation:, body: is laid on the generated answer`},
 		{"refuse without operation:", "{name: x, method: DELETE, path: '/pets/{petId}', respond: {status: 204}, refuse: [{when: {item: {tag: sold}}, respond: {status: 409}}]}", `refuse: goes with operation:`},
 		{"refuse not a list", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: {when: {item: {tag: sold}}}}", `refuse: want a list of refusals`},
 		{"a refusal without when:", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{respond: {status: 409}}]}", `refuse[0]: when: is required`},
-		{"a refusal's when: without item:", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {}, respond: {status: 409}}]}", `refuse[0].when: item: is required`},
+		{"a refusal's when: without item: or holds:", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {}, respond: {status: 409}}]}", `refuse[0].when: item: or holds: is required`},
+		{"a refusal's holds: no template", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {holds: 'true'}, respond: {status: 409}}]}", `refuse[0].when.holds: want a template that renders true or false`},
+		{"a refusal's holds: not a string", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {holds: {a: 1}}, respond: {status: 409}}]}", `refuse[0].when.holds:`},
+		{"a refusal's holds: broken", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {holds: '{{ gt .Item.age }'}, respond: {status: 409}}]}", `refuse[0].when.holds:`},
+		{"a case's holds: unknown function", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, cases: [{when: {holds: '{{ nope .Item.age }}'}, respond: {status: 200}}]}", `cases[0].when.holds:`},
 		{"a refusal's item no mapping", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: sold}, respond: {status: 409}}]}", `refuse[0].when.item: want a mapping`},
 		{"a refusal without respond:", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: {tag: sold}}}]}", `refuse[0]: respond: is required`},
 		{"a refusal with a delay", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: {tag: sold}}, respond: {status: 409, delay: 1s}}]}", `refuse[0].respond.delay: is the route's`},
@@ -674,7 +760,8 @@ func TestOperationRouteErrors(t *testing.T) {
 		{"a refusal's fault by a merge key", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: {tag: sold}}, respond: {<<: {fault: {kind: connection-reset}}, status: 409}}]}", `refuse[0].respond.fault: is the route's`},
 		{"a refusal with an envelope", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: {tag: sold}}, respond: {status: 409, envelope: {a: 1}}}]}", `refuse[0].respond.envelope: does not go with a refusal`},
 		{"an empty refuse:", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: []}", `refuse: the list is empty`},
-		{"refuse: on a create", "{name: x, method: POST, path: /pets, operation: createPet, refuse: [{when: {item: {tag: sold}}, respond: {status: 409}}]}", `refuse: operation "createPet" acts on no stored object`},
+		{"refuse: item: on a create", "{name: x, method: POST, path: /pets, operation: createPet, refuse: [{when: {holds: '{{ true }}'}, respond: {status: 400}}, {when: {item: {tag: sold}}, respond: {status: 409}}]}", `refuse[1]: when: item: tests the stored object the operation acts on, and "createPet" creates one`},
+		{"refuse: on a list", "{name: x, method: GET, path: /pets, operation: listPets, refuse: [{when: {holds: '{{ true }}'}, respond: {status: 409}}]}", `refuse: operation "listPets" lists`},
 		{"a refusal that saves", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: {tag: sold}}, respond: {status: 409, body: {a: 1}, save: {collection: c, id: x}}}]}", `refuse[0].respond.save: does not go with a refusal`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -215,6 +215,10 @@ func (o *Operation) made(x Exchange, id string) []byte {
 
 // actsOnStored says whether o reads, updates, deletes or acts on one
 // stored object (the one Stored reads).
+// ActsOnStored reports whether o reads, updates, deletes or acts on a
+// stored object named by its path (its refuse: and cases: test it).
+func (o *Operation) ActsOnStored() bool { return o.actsOnStored() }
+
 func (o *Operation) actsOnStored() bool {
 	switch o.kind {
 	case opRead, opUpdate, opDelete, opAction:

@@ -140,8 +140,14 @@ type Route struct {
 type Refusal struct {
 	Pos Pos
 	// Item is a partial JSON document, matched against the stored object
-	// as an event's when: json is against the answer (matcher.ContainsJSON).
+	// as an event's when: json is against the answer (matcher.ContainsJSON);
+	// nil when the entry has only Holds.
 	Item any
+	// Holds (when: holds:) is a template that must render true, seeing
+	// what a response template sees (.Request, .Item, stored): a test of
+	// the request against stored objects, such as a refund of more than
+	// its payment intent received. Rendered only once Item holds.
+	Holds *template.Template
 	// Response is the answer; it sees the stored object as .Item. The
 	// route's own response's delay and fault apply to it.
 	Response *Response

@@ -333,7 +333,7 @@ func (d *fileDecoder) cases(n *yaml.Node, vars []string) []*Refusal {
 	})
 }
 
-// itemList decodes a list of { when: { item: <partial JSON> }, respond }
+// itemList decodes a list of { when: { item: <partial JSON>, holds: <template> }, respond }
 // under key (refuse: or cases:), each respond: by response.
 func (d *fileDecoder) itemList(n *yaml.Node, key, plural, respondIs string, response func(pair, string) *Response) []*Refusal {
 	n = d.resolve(n)
@@ -358,16 +358,35 @@ func (d *fileDecoder) itemList(n *yaml.Node, key, plural, respondIs string, resp
 			if len(d.errs) == before {
 				d.fail(d.resolve(en), field, "when: is required: what the stored object must contain, e.g. when: { item: { status: succeeded } }")
 			}
-		} else if ws, ok := d.fields(w.val, join(field, "when"), "item"); ok {
-			f := join(field, "when.item")
-			if it, ok := ws["item"]; !ok {
-				if len(d.errs) == before {
-					d.fail(d.resolve(w.val), join(field, "when"), "item: is required: what the stored object must contain, e.g. { item: { status: succeeded } }")
+		} else if ws, ok := d.fields(w.val, join(field, "when"), "item", "holds"); ok {
+			it, hasItem := ws["item"]
+			h, hasHolds := ws["holds"]
+			if !hasItem && !hasHolds && len(d.errs) == before {
+				d.fail(d.resolve(w.val), join(field, "when"), "item: or holds: is required: what the stored object must contain, e.g. { item: { status: succeeded } }, or a template that renders true, e.g. { holds: '{{ gt (int .Request.Form.amount) 100 }}' }")
+			}
+			if hasItem {
+				f := join(field, "when.item")
+				if vn := d.resolve(it.val); vn.Kind != yaml.MappingNode {
+					d.fail(vn, f, "want a mapping of the fields the stored object must have, e.g. { status: succeeded }, got %s", describe(vn))
+				} else {
+					rf.Item, _ = d.value(it.val, f, 0)
 				}
-			} else if vn := d.resolve(it.val); vn.Kind != yaml.MappingNode {
-				d.fail(vn, f, "want a mapping of the fields the stored object must have, e.g. { status: succeeded }, got %s", describe(vn))
-			} else {
-				rf.Item, _ = d.value(it.val, f, 0)
+			}
+			if hasHolds {
+				f := join(field, "when.holds")
+				text, ok := d.str(h.val, f)
+				switch {
+				case !ok:
+				case !strings.Contains(text, "{{"):
+					d.fail(d.resolve(h.val), f, "want a template that renders true or false, e.g. '{{ gt (int .Request.Form.amount) 100 }}', got the plain text %q", text)
+				default:
+					t, err := parseTemplate(text)
+					if err != nil {
+						d.templateError(d.resolve(h.val), f, err)
+						break
+					}
+					rf.Holds = t
+				}
 			}
 		}
 		if rp, ok := fs["respond"]; !ok {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -29,13 +30,13 @@ func generatedOperation(r *scenarios.Route, responses []*prepared) *openapi.Oper
 	updated := slices.ContainsFunc(r.Events, func(e *scenarios.Event) bool { return strings.HasSuffix(e.Type, ".updated") })
 	var refuse, cases []refusal
 	for _, rf := range r.Refuse {
-		refuse = append(refuse, refusal{rf.Item, prepare(rf.Response)})
+		refuse = append(refuse, refusal{rf.Item, rf.Holds, prepare(rf.Response)})
 	}
 	for _, c := range r.Cases {
 		p := prepare(c.Response)
 		generates(p, op, updated)
 		p.create = r.CreateUnknown
-		cases = append(cases, refusal{c.Item, p})
+		cases = append(cases, refusal{c.Item, c.Holds, p})
 	}
 	for _, p := range responses {
 		generates(p, op, updated)
@@ -154,9 +155,14 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 				d.item, d.Item = body, parseItem(body)
 			}
 		}
-		if d.item != nil {
+		// An id never created goes to the operation (its 404, or
+		// unknownIds: generate); a create has no stored object to find.
+		if d.item != nil || !p.op.ActsOnStored() {
 			for _, rf := range p.refuse {
-				if matcher.ContainsJSON(rf.item, d.Item) {
+				if ok, err := rf.test(d, limit); err != nil || ok {
+					if err != nil {
+						return err
+					}
 					d.instead = true
 					err := rf.p.render(rec, limit, data)
 					rec.stored = nil // the route's headers are in it too: stored from the map
@@ -164,7 +170,10 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 				}
 			}
 			for _, c := range p.cases {
-				if matcher.ContainsJSON(c.item, d.Item) {
+				if ok, err := c.test(d, limit); err != nil || ok {
+					if err != nil {
+						return err
+					}
 					return c.p.writeGenerated(rec, limit, data) // .Item read once: d.item is set
 				}
 			}
@@ -242,4 +251,32 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 	rec.WriteHeader(status)
 	_, _ = rec.Write(body)
 	return nil
+}
+
+// test reports whether the refusal or case holds for the request in d:
+// the stored object contains its item:, and its holds: renders true. A
+// holds: that renders anything but true, false or nothing fails, as a
+// response template that fails does.
+func (rf refusal) test(d *templateData, limit int) (bool, error) {
+	if rf.item != nil && !matcher.ContainsJSON(rf.item, d.Item) {
+		return false, nil
+	}
+	if rf.holds == nil {
+		return true, nil
+	}
+	b := renderBuffer{max: limit}
+	if err := rf.holds.Execute(&b, d); err != nil {
+		return false, renderError("when.holds", limit, err)
+	}
+	switch v := strings.TrimSpace(b.String()); v {
+	case "true":
+		return true, nil
+	case "false", "":
+		return false, nil
+	default:
+		if len(v) > 80 {
+			v = v[:80] + "…"
+		}
+		return false, fmt.Errorf("%w: when.holds: rendered %q; want true or false", errTemplate, v)
+	}
 }

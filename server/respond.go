@@ -18,6 +18,7 @@ import (
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
 	"github.com/scenariomock/scenariomock/upstream"
+	"text/template"
 )
 
 // prepared is a response made ready to write: static headers with their
@@ -69,8 +70,9 @@ type prepared struct {
 // refusal is a scenarios.Refusal prepared: the stored object's test and
 // the answer.
 type refusal struct {
-	item any
-	p    *prepared
+	item  any
+	holds *template.Template
+	p     *prepared
 }
 
 type headerValue struct {
