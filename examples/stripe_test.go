@@ -2029,3 +2029,44 @@ func TestStripeRefundRefusals(t *testing.T) {
 		t.Errorf("%d refund.created events; want 2, none for the refusals", created)
 	}
 }
+
+// TestStripeCaptureAmountAndEndpointSecret: capturing more than an
+// intent can capture is Stripe's 400 amount_too_large and leaves it
+// requires_capture; a partial capture receives that amount; canceling an
+// authorized intent leaves nothing capturable. A webhook endpoint's
+// signing secret is in the answer that creates it, not in a read.
+func TestStripeCaptureAmountAndEndpointSecret(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	authorize := func() *stripe.PaymentIntent {
+		t.Helper()
+		pi, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(5000), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_card_visa"), Confirm: stripe.Bool(true), CaptureMethod: stripe.String("manual")})
+		if err != nil || pi.Status != stripe.PaymentIntentStatusRequiresCapture || pi.AmountCapturable != 5000 {
+			t.Fatalf("authorize: %+v, %v", pi, err)
+		}
+		return pi
+	}
+	pi := authorize()
+	_, err := sc.V1PaymentIntents.Capture(ctx, pi.ID, &stripe.PaymentIntentCaptureParams{AmountToCapture: stripe.Int64(5001)})
+	if se := stripeError(t, err); se.HTTPStatusCode != 400 || se.Code != stripe.ErrorCodeAmountTooLarge || se.Param != "amount_to_capture" {
+		t.Errorf("capture of more than capturable: %+v", se)
+	}
+	if got, err := sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil); err != nil || got.Status != stripe.PaymentIntentStatusRequiresCapture {
+		t.Errorf("after the refused capture: %+v, %v; want it still requires_capture", got, err)
+	}
+	if got, err := sc.V1PaymentIntents.Capture(ctx, pi.ID, &stripe.PaymentIntentCaptureParams{AmountToCapture: stripe.Int64(4000)}); err != nil || got.AmountReceived != 4000 || got.AmountCapturable != 0 || got.Status != stripe.PaymentIntentStatusSucceeded {
+		t.Errorf("partial capture: %+v, %v", got, err)
+	}
+	if got, err := sc.V1PaymentIntents.Cancel(ctx, authorize().ID, nil); err != nil || got.Status != stripe.PaymentIntentStatusCanceled || got.AmountCapturable != 0 {
+		t.Errorf("cancel an authorized intent: %+v, %v; want canceled with nothing capturable", got, err)
+	}
+	we, err := sc.V1WebhookEndpoints.Create(ctx, &stripe.WebhookEndpointCreateParams{URL: stripe.String("https://example.com/hook"), EnabledEvents: []*string{stripe.String("*")}})
+	if err != nil || !strings.HasPrefix(we.Secret, "whsec_") || we.Status != "enabled" {
+		t.Fatalf("create a webhook endpoint: %+v, %v; want its whsec_ secret", we, err)
+	}
+	if got, err := sc.V1WebhookEndpoints.Retrieve(ctx, we.ID, nil); err != nil || got.Secret != "" || got.URL != "https://example.com/hook" {
+		t.Errorf("read the endpoint: %+v, %v; want it without its secret", got, err)
+	}
+}
