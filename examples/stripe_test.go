@@ -2070,3 +2070,42 @@ func TestStripeCaptureAmountAndEndpointSecret(t *testing.T) {
 		t.Errorf("read the endpoint: %+v, %v; want it without its secret", got, err)
 	}
 }
+
+// TestStripeSetupIntentPaymentMethod: a setup intent created with a
+// payment method waits for its confirm (requires_confirmation); one
+// confirmed without ever having one is Stripe's 400 "…missing a payment
+// method", at creation (confirm=true, nothing made) and later (the intent
+// unchanged), and succeeds once confirmed with one.
+func TestStripeSetupIntentPaymentMethod(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	const missing = "You cannot confirm this SetupIntent because it's missing a payment method."
+	withPM, err := sc.V1SetupIntents.Create(ctx, &stripe.SetupIntentCreateParams{PaymentMethod: stripe.String("pm_card_visa")})
+	if err != nil || withPM.Status != stripe.SetupIntentStatusRequiresConfirmation {
+		t.Fatalf("create with a payment method: %+v, %v; want requires_confirmation", withPM, err)
+	}
+	if got, err := sc.V1SetupIntents.Confirm(ctx, withPM.ID, nil); err != nil || got.Status != stripe.SetupIntentStatusSucceeded {
+		t.Errorf("bare confirm of one with a payment method: %+v, %v", got, err)
+	}
+	before := collectionTotal(t, hs, "setup_intents")
+	_, err = sc.V1SetupIntents.Create(ctx, &stripe.SetupIntentCreateParams{Confirm: stripe.Bool(true)})
+	if se := stripeError(t, err); se.HTTPStatusCode != 400 || se.Code != stripe.ErrorCodeSetupIntentUnexpectedState || !strings.HasPrefix(se.Msg, missing) {
+		t.Errorf("create with confirm=true and no payment method: %+v", se)
+	}
+	if n := collectionTotal(t, hs, "setup_intents"); n != before {
+		t.Errorf("%d setup intents after the refused create; want %d", n, before)
+	}
+	bare, err := sc.V1SetupIntents.Create(ctx, nil)
+	if err != nil || bare.Status != stripe.SetupIntentStatusRequiresPaymentMethod {
+		t.Fatalf("create: %+v, %v", bare, err)
+	}
+	_, err = sc.V1SetupIntents.Confirm(ctx, bare.ID, nil)
+	if se := stripeError(t, err); se.HTTPStatusCode != 400 || !strings.HasPrefix(se.Msg, missing) || se.SetupIntent == nil || se.SetupIntent.ID != bare.ID {
+		t.Errorf("bare confirm of one without a payment method: %+v", se)
+	}
+	if got, err := sc.V1SetupIntents.Confirm(ctx, bare.ID, &stripe.SetupIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")}); err != nil || got.Status != stripe.SetupIntentStatusSucceeded || got.PaymentMethod == nil || got.PaymentMethod.ID != "pm_card_visa" {
+		t.Errorf("confirm with one: %+v, %v", got, err)
+	}
+}
