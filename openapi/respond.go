@@ -30,6 +30,9 @@ type Exchange struct {
 	Vars    map[string]string // the path's variables
 	// Store holds the resources of state-by-convention; nil turns it off.
 	Store state.Collections
+	// Counters count the integer ids of created objects (1, 2, 3 per
+	// collection); nil draws them at random.
+	Counters state.Counters
 	// Rand draws the fresh ids of created resources (seeded under
 	// --seed, so that a run repeats).
 	Rand func() float64
@@ -953,20 +956,28 @@ func (o *Operation) requestValues(r *http.Request, body []byte) map[string]any {
 // should not send them (OpenAPI 3.1, 4.8.24.2), and one that does must
 // not set them in the answer or the stored object.
 func (o *Operation) dropReadOnly(r *http.Request, m map[string]any) {
-	if o.op.RequestBody == nil || o.op.RequestBody.Content == nil {
+	s := o.bodySchema(r)
+	if s == nil {
 		return
 	}
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	media, ok := o.op.RequestBody.Content.Get(mt)
-	if !ok || media == nil || media.Schema == nil {
-		return
-	}
-	s := media.Schema.Schema()
 	for k := range m {
 		if p := propertyOf(s, k, 0); p != nil && p.ReadOnly != nil && *p.ReadOnly {
 			delete(m, k)
 		}
 	}
+}
+
+// bodySchema returns the schema of the request body's media type, or nil.
+func (o *Operation) bodySchema(r *http.Request) *base.Schema {
+	if o.op.RequestBody == nil || o.op.RequestBody.Content == nil {
+		return nil
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	media, ok := o.op.RequestBody.Content.Get(mt)
+	if !ok || media == nil || media.Schema == nil {
+		return nil
+	}
+	return media.Schema.Schema()
 }
 
 // unflatten nests form keys: a[b][c]=1 → {"a":{"b":{"c":"1"}}}, and
@@ -1102,6 +1113,10 @@ func reflectIn(obj map[string]any, in map[string]any, form bool, schema *base.Sc
 			}
 			continue
 		}
+		if v == nil {
+			obj[k] = nil // JSON null sets null, as a merge patch's does (RFC 7396)
+			continue
+		}
 		if m, ok := v.(map[string]any); ok && free {
 			// Free-form keys: each one sent is set (or, from a form,
 			// taken out when empty); the others stay.
@@ -1111,7 +1126,7 @@ func reflectIn(obj map[string]any, in map[string]any, form bool, schema *base.Sc
 				out[mk] = mv
 			}
 			for mk, mv := range m {
-				if s, ok := mv.(string); form && ok && s == "" {
+				if s, ok := mv.(string); mv == nil || form && ok && s == "" {
 					delete(out, mk)
 				} else {
 					out[mk] = mv

@@ -3,7 +3,7 @@ package openapi
 import (
 	"net/http"
 	"regexp"
-	"strings"
+	"regexp/syntax"
 
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 )
@@ -23,8 +23,11 @@ type shape struct {
 	listField string
 	resources bool
 	// idPattern is the pattern of the answer's id, when it has one (a
-	// create).
+	// create), and idSyntax the same parsed to draw ids from (ids.go);
+	// idKind says whether the id is an integer, a UUID or a string.
 	idPattern *regexp.Regexp
+	idSyntax  *syntax.Regexp
+	idKind    idKind
 	// filters are a list's query parameters that narrow its items
 	// (filter.go); after and before the cursor parameters it declares,
 	// Stripe's starting_after and ending_before or after and before.
@@ -49,8 +52,18 @@ func (o *Operation) learnShape() {
 	s := mt.Schema.Schema()
 	switch {
 	case o.kind == opCreate:
-		if id := propertyOf(s, "id", 0); id != nil && id.Pattern != "" {
+		id := propertyOf(s, "id", 0)
+		switch {
+		case id == nil:
+		case hasType(id, "integer") && !hasType(id, "string"):
+			o.shape.idKind = idInteger
+		case id.Format == "uuid":
+			o.shape.idKind = idUUID
+		case id.Pattern != "":
 			o.shape.idPattern, _ = regexp.Compile(id.Pattern) // an ECMA pattern RE2 cannot read is not checked
+			if re, err := syntax.Parse(id.Pattern, syntax.Perl); err == nil {
+				o.shape.idSyntax = re.Simplify()
+			}
 		}
 	case o.Method == http.MethodGet && o.collection == o.Path:
 		// A list, whether or not state by convention keeps its
@@ -140,41 +153,6 @@ func hasType(s *base.Schema, t string) bool {
 		}
 	}
 	return false
-}
-
-// freshIDLike makes a new id in the style of like, matching pattern when
-// the spec gives one: first Stripe's style (freshID); when that does not
-// match, an id of like's length drawn from like's own characters (an
-// example id that matches its pattern is made of characters the pattern
-// allows). It gives up on the pattern after a few tries.
-func freshIDLike(like string, pattern *regexp.Regexp, rnd func() float64) string {
-	id := freshID(like, rnd)
-	if pattern == nil || pattern.MatchString(id) {
-		return id
-	}
-	prefix, suffix := "", like
-	if i := strings.LastIndexByte(like, '_'); i >= 0 {
-		prefix, suffix = like[:i+1], like[i+1:]
-	}
-	var alphabet []byte
-	for i := 0; i < len(suffix); i++ {
-		if strings.IndexByte(string(alphabet), suffix[i]) < 0 {
-			alphabet = append(alphabet, suffix[i])
-		}
-	}
-	if len(alphabet) < 2 {
-		return id
-	}
-	b := make([]byte, len(suffix))
-	for range 8 {
-		for i := range b {
-			b[i] = alphabet[int(rnd()*float64(len(alphabet)))%len(alphabet)]
-		}
-		if c := prefix + string(b); pattern.MatchString(c) {
-			return c
-		}
-	}
-	return id
 }
 
 // pageFacts are what a list page says about itself.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -256,8 +257,12 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 		if !isString {
 			old = fmt.Sprint(obj["id"])
 		}
-		id := freshIDLike(old, o.shapeOf().idPattern, x.Rand)
-		obj["id"] = id
+		id, value, err := o.newID(ctx, x, coll, tomb, old)
+		if err != nil {
+			release(obj)
+			return 0, nil, err
+		}
+		obj["id"] = value
 		for k, v := range obj {
 			// Strings that carry the example's id carry the new one: a
 			// payment intent's client_secret is its id, "_secret_", a
@@ -315,11 +320,25 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			mergePatch(obj, patchOf(x.Patch))
 			resp, _ := o.response(o.status)
 			_, schema := mediaOf(resp)
+			// The id is the object's name, not the request's to change,
+			// and a body whose schema lists its properties sets those
+			// only (an order's createdAt stays the server's).
+			var kept map[string]any
+			sent := o.bodySchema(x.Request)
+			for k := range in {
+				if _, has := obj[k]; has && (k == "id" || sent != nil && sent.Properties != nil && sent.Properties.Len() > 0 && propertyOf(sent, k, 0) == nil) {
+					if kept == nil {
+						kept = map[string]any{}
+					}
+					kept[k] = obj[k]
+				}
+			}
 			if o.formBody(x.Request) {
 				reflectForm(obj, in, schema)
 			} else {
 				reflectValues(obj, in, schema)
 			}
+			maps.Copy(obj, kept)
 			mergePatch(obj, patchOf(x.Override))
 			body, _ := marshal(obj)
 			if _, err := x.Store.Save(ctx, coll, id, body); err != nil {
@@ -650,10 +669,12 @@ func freshID(like string, rnd func() float64) string {
 	if i := strings.LastIndexByte(like, '_'); i >= 0 && i < 12 {
 		prefix = like[:i+1]
 	}
-	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 	b := make([]byte, 14)
 	for i := range b {
-		b[i] = alphabet[int(rnd()*float64(len(alphabet)))%len(alphabet)]
+		b[i] = freshAlphabet[int(rnd()*float64(len(freshAlphabet)))%len(freshAlphabet)]
 	}
 	return prefix + string(b)
 }
+
+// freshAlphabet is what a fresh id's letters are drawn from.
+const freshAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

@@ -274,7 +274,7 @@ func (d *templateData) opExchange() (context.Context, openapi.Exchange) {
 		ctx = context.Background()
 	}
 	return ctx, openapi.Exchange{Request: d.in.HTTP, Body: d.in.Body, Vars: d.Request.Vars,
-		Store: d.env.collections, Rand: d.env.rand, Missing: d.opMissing}
+		Store: d.env.collections, Counters: d.env.counters, Rand: d.env.rand, Missing: d.opMissing}
 }
 
 func (x *exchange) opExchange() (context.Context, openapi.Exchange) {
@@ -285,7 +285,7 @@ func (x *exchange) opExchange() (context.Context, openapi.Exchange) {
 	}
 	s := x.s
 	return x.ctx, openapi.Exchange{Request: x.in.HTTP, Body: x.in.Body, Vars: x.m.Vars,
-		Store: s.state.Collections(), Rand: s.opts.Rand, Values: x.opValues}
+		Store: s.state.Collections(), Counters: s.state.Counters(), Rand: s.opts.Rand, Values: x.opValues}
 }
 
 // answerProblem makes a problem the answer.

@@ -1,0 +1,201 @@
+package openapi_test
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// idsDoc has a collection for each kind of id: a string with a pattern
+// (its example's characters are only 0 and 1), an integer, a UUID, and a
+// pattern that leaves four ids.
+const idsDoc = `openapi: 3.1.0
+info: {title: ids, version: "1"}
+paths:
+  /orders:
+    post:
+      operationId: createOrder
+      requestBody: {content: {application/json: {schema: {$ref: "#/components/schemas/NewOrder"}}}}
+      responses:
+        "201": {description: made, content: {application/json: {schema: {$ref: "#/components/schemas/Order"}}}}
+  /orders/{id}:
+    parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+    get:
+      operationId: getOrder
+      responses:
+        "200": {description: it, content: {application/json: {schema: {$ref: "#/components/schemas/Order"}}}}
+        "404": {description: none}
+    patch:
+      operationId: updateOrder
+      requestBody: {content: {application/json: {schema: {$ref: "#/components/schemas/OrderPatch"}}}}
+      responses:
+        "200": {description: it, content: {application/json: {schema: {$ref: "#/components/schemas/Order"}}}}
+        "404": {description: none}
+  /todos:
+    post:
+      operationId: createTodo
+      requestBody: {content: {application/json: {schema: {type: object, properties: {title: {type: string}}}}}}
+      responses:
+        "201": {description: made, content: {application/json: {schema: {$ref: "#/components/schemas/Todo"}}}}
+  /todos/{id}:
+    parameters: [{name: id, in: path, required: true, schema: {type: integer}}]
+    get:
+      operationId: getTodo
+      responses:
+        "200": {description: it, content: {application/json: {schema: {$ref: "#/components/schemas/Todo"}}}}
+        "404": {description: none}
+    delete:
+      operationId: deleteTodo
+      responses:
+        "204": {description: gone}
+        "404": {description: none}
+  /widgets:
+    post:
+      operationId: createWidget
+      requestBody: {content: {application/json: {schema: {type: object}}}}
+      responses:
+        "201": {description: made, content: {application/json: {schema: {type: object, required: [id], properties: {id: {type: string, format: uuid}}}}}}
+  /widgets/{id}:
+    parameters: [{name: id, in: path, required: true, schema: {type: string, format: uuid}}]
+    get:
+      operationId: getWidget
+      responses:
+        "200": {description: it, content: {application/json: {schema: {type: object, properties: {id: {type: string, format: uuid}}}}}}
+        "404": {description: none}
+  /tickets:
+    post:
+      operationId: createTicket
+      responses:
+        "201": {description: made, content: {application/json: {schema: {type: object, required: [id], properties: {id: {type: string, pattern: "^t_[ab]{2}$", example: t_ab}}}}}}
+  /tickets/{id}:
+    parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+    delete:
+      operationId: deleteTicket
+      responses:
+        "204": {description: gone}
+        "404": {description: none}
+components:
+  schemas:
+    NewOrder:
+      type: object
+      properties: {note: {type: [string, "null"]}, meta: {type: object, additionalProperties: true}}
+    OrderPatch:
+      type: object
+      properties: {note: {type: [string, "null"]}, meta: {type: [object, "null"], additionalProperties: true}}
+    Order:
+      type: object
+      required: [id, createdAt]
+      properties:
+        id: {type: string, readOnly: true, pattern: "^ord_[0-9a-z]{4,}$", example: ord_0001}
+        createdAt: {type: string, format: date-time}
+        note: {type: [string, "null"]}
+        meta: {type: [object, "null"], additionalProperties: true}
+    Todo:
+      type: object
+      required: [id, title]
+      properties: {id: {type: integer, readOnly: true}, title: {type: string}}
+`
+
+// TestCreatedIDs: a created object's id is of the kind the spec gives
+// it, and never one already stored or deleted. A pattern whose example
+// has few characters gets ids drawn from the pattern (before, 23 creates
+// left 12 orders: ids from the example's 0 and 1 collided and replaced
+// objects); an integer id counts 1, 2, 3 and reads back by its number; a
+// format: uuid id is a UUID; a pattern that leaves four ids gives four,
+// then a 507 problem, and a deleted one is not given again.
+func TestCreatedIDs(t *testing.T) {
+	t.Parallel()
+	hs := serveDoc(t, idsDoc, nil)
+	js := "application/json"
+	pattern := regexp.MustCompile(`^ord_[0-9a-z]{4,}$`)
+	seen := map[string]bool{}
+	for i := range 40 {
+		got := call(t, "POST", hs.URL+"/orders", js, fmt.Sprintf(`{"note":"n%d"}`, i))
+		id, _ := got.json["id"].(string)
+		if got.status != 201 || !pattern.MatchString(id) || seen[id] {
+			t.Fatalf("order %d: %d %s; want a fresh id matching the pattern (seen %v)", i, got.status, got.body, seen)
+		}
+		seen[id] = true
+	}
+	for id := range seen {
+		if got := call(t, "GET", hs.URL+"/orders/"+id, "", ""); got.status != 200 || got.json["id"] != id {
+			t.Fatalf("read %s: %d %s", id, got.status, got.body)
+		}
+	}
+	for want := 1; want <= 3; want++ {
+		got := call(t, "POST", hs.URL+"/todos", js, `{"title":"t"}`)
+		if got.status != 201 || got.json["id"] != float64(want) {
+			t.Fatalf("todo %d: %d %s; want the integer id %d", want, got.status, got.body, want)
+		}
+	}
+	if got := call(t, "GET", hs.URL+"/todos/2", "", ""); got.status != 200 || got.json["id"] != float64(2) || got.json["title"] != "t" {
+		t.Errorf("read todo 2: %d %s", got.status, got.body)
+	}
+	if got := call(t, "DELETE", hs.URL+"/todos/3", "", ""); got.status != 204 {
+		t.Fatalf("delete todo 3: %d %s", got.status, got.body)
+	}
+	if got := call(t, "POST", hs.URL+"/todos", js, `{"title":"t"}`); got.json["id"] != float64(4) {
+		t.Errorf("the todo after deleting 3: %s; want id 4", got.body)
+	}
+	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	got := call(t, "POST", hs.URL+"/widgets", js, `{}`)
+	id, _ := got.json["id"].(string)
+	if got.status != 201 || !uuid.MatchString(id) {
+		t.Fatalf("widget: %d %s; want a version 4 UUID id", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/widgets/"+id, "", ""); got.status != 200 {
+		t.Errorf("read widget %s: %d %s", id, got.status, got.body)
+	}
+	tickets := map[string]bool{}
+	for range 4 {
+		got := call(t, "POST", hs.URL+"/tickets", "", "")
+		id, _ := got.json["id"].(string)
+		if got.status != 201 || tickets[id] {
+			t.Fatalf("ticket: %d %s; want a fresh one of the four (have %v)", got.status, got.body, tickets)
+		}
+		tickets[id] = true
+	}
+	if got := call(t, "POST", hs.URL+"/tickets", "", ""); got.status != 507 || !strings.Contains(got.body, "no free id") {
+		t.Errorf("a fifth ticket: %d %s; want a 507 problem saying no id is free", got.status, got.body)
+	}
+	for id := range tickets {
+		if got := call(t, "DELETE", hs.URL+"/tickets/"+id, "", ""); got.status != 204 {
+			t.Fatalf("delete %s: %d %s", id, got.status, got.body)
+		}
+		break
+	}
+	if got := call(t, "POST", hs.URL+"/tickets", "", ""); got.status != 507 {
+		t.Errorf("a ticket after one was deleted: %d %s; want a 507 still: a deleted id is not given again", got.status, got.body)
+	}
+}
+
+// TestUpdateKeepsIDAndSetsNull: an update cannot rename the object (its
+// id stays, and a read by the new name is a 404) nor set what its body's
+// schema does not list (createdAt); a JSON null sets a field null, and a
+// null inside a free-form map takes the key out, as a merge patch does.
+func TestUpdateKeepsIDAndSetsNull(t *testing.T) {
+	t.Parallel()
+	hs := serveDoc(t, idsDoc, nil)
+	js := "application/json"
+	made := call(t, "POST", hs.URL+"/orders", js, `{"note":"hello","meta":{"a":"1","b":"2"}}`)
+	id, _ := made.json["id"].(string)
+	created := made.json["createdAt"]
+	if made.status != 201 || id == "" {
+		t.Fatalf("create: %d %s", made.status, made.body)
+	}
+	got := call(t, "PATCH", hs.URL+"/orders/"+id, js, `{"note":null,"meta":{"a":null},"id":"ord_hijack","createdAt":"x"}`)
+	meta, _ := got.json["meta"].(map[string]any)
+	if got.status != 200 || got.json["id"] != id || got.json["createdAt"] != created || got.json["note"] != nil || meta["a"] != nil || meta["b"] != "2" {
+		t.Fatalf("update: %d %s; want id %s and createdAt %v kept, note null, meta without a", got.status, got.body, id, created)
+	}
+	if _, has := meta["a"]; has {
+		t.Errorf("meta after {a: null}: %v; want a taken out", meta)
+	}
+	if got := call(t, "GET", hs.URL+"/orders/"+id, "", ""); got.body != call(t, "GET", hs.URL+"/orders/"+id, "", "").body || got.json["id"] != id || got.json["note"] != nil {
+		t.Errorf("read after update: %d %s", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/orders/ord_hijack", "", ""); got.status != 404 {
+		t.Errorf("read by the id the update sent: %d %s; want 404", got.status, got.body)
+	}
+}
