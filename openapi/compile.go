@@ -479,6 +479,7 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 		return out, nil
 	}
 	var errs []error
+	named := map[string]*scenarios.Route{}
 	for pp := m.Model.Paths.PathItems.First(); pp != nil; pp = pp.Next() {
 		path, item := pp.Key(), pp.Value()
 		for op := item.GetOperations().First(); op != nil; op = op.Next() {
@@ -487,6 +488,13 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 				errs = append(errs, err)
 				continue
 			}
+			if first := named[r.Name]; first != nil {
+				// Routes, overrides and the journal name an operation by
+				// its operationId: a second one would hide the first.
+				errs = append(errs, &scenarios.Error{Pos: r.Pos, Msg: fmt.Sprintf("openapi: operationId %q of %s %s is also that of %s %s (%s); an operationId names one operation in the document", r.Name, r.Methods[0], r.Path, first.Methods[0], first.Path, first.Pos)})
+				continue
+			}
+			named[r.Name] = r
 			out.routes = append(out.routes, r)
 			a.noteCollection(r.Operation.(*Operation))
 		}

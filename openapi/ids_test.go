@@ -33,6 +33,22 @@ paths:
         "200": {description: it, content: {application/json: {schema: {$ref: "#/components/schemas/Order"}}}}
         "404": {description: none}
   /todos:
+    get:
+      operationId: listTodos
+      parameters:
+        - {name: limit, in: query, schema: {type: integer}}
+        - {name: cursor, in: query, schema: {type: string}}
+      responses:
+        "200":
+          description: a page
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [items, nextCursor]
+                properties:
+                  items: {type: array, items: {$ref: "#/components/schemas/Todo"}}
+                  nextCursor: {type: [string, "null"]}
     post:
       operationId: createTodo
       requestBody: {content: {application/json: {schema: {type: object, properties: {title: {type: string}}}}}}
@@ -197,5 +213,50 @@ func TestUpdateKeepsIDAndSetsNull(t *testing.T) {
 	}
 	if got := call(t, "GET", hs.URL+"/orders/ord_hijack", "", ""); got.status != 404 {
 		t.Errorf("read by the id the update sent: %d %s; want 404", got.status, got.body)
+	}
+}
+
+// TestNextCursor: a list whose page says nextCursor (and takes a cursor
+// parameter) is paged by them: nextCursor names the page's last item,
+// cursor starts after it, and the last page's is null, so a client that
+// pages until it is null sees every item once (before, nextCursor was the
+// placeholder "string" on every page, and the client looped forever).
+func TestNextCursor(t *testing.T) {
+	t.Parallel()
+	hs := serveDoc(t, idsDoc, nil)
+	for range 5 {
+		if got := call(t, "POST", hs.URL+"/todos", "application/json", `{"title":"t"}`); got.status != 201 {
+			t.Fatalf("create: %d %s", got.status, got.body)
+		}
+	}
+	var ids []float64
+	next := ""
+	for page := 0; ; page++ {
+		if page == 5 {
+			t.Fatalf("still paging after 5 pages of 2 (ids %v); want nextCursor null on the third", ids)
+		}
+		url := hs.URL + "/todos?limit=2"
+		if next != "" {
+			url += "&cursor=" + next
+		}
+		got := call(t, "GET", url, "", "")
+		items, _ := got.json["items"].([]any)
+		if got.status != 200 || len(items) == 0 {
+			t.Fatalf("page %d: %d %s", page, got.status, got.body)
+		}
+		for _, it := range items {
+			ids = append(ids, it.(map[string]any)["id"].(float64))
+		}
+		c, has := got.json["nextCursor"]
+		if !has {
+			t.Fatalf("page %d: %s; want a nextCursor", page, got.body)
+		}
+		if c == nil {
+			break
+		}
+		next = fmt.Sprint(c)
+	}
+	if fmt.Sprint(ids) != "[5 4 3 2 1]" {
+		t.Errorf("ids paged %v; want [5 4 3 2 1], newest first, each once", ids)
 	}
 }

@@ -332,6 +332,12 @@ func TestBrokenSpecKeepsLastGood(t *testing.T) {
 		}, "openapi.yaml:"},
 		{"not YAML", "openapi.yaml", func(s string) string { return s + "\n  : [\n" }, "openapi.yaml:"},
 		{"sibling file breaks", "schemas.yaml", func(s string) string { return s + "\n  : [\n" }, ""},
+		// Two operations with one operationId: routes name an operation
+		// by it, so one would hide the other (GET /pets/{petId} was
+		// answered 404 after showPet was renamed listPets).
+		{"duplicate operationId", "openapi.yaml", func(s string) string {
+			return strings.Replace(s, "operationId: showPet", "operationId: listPets", 1)
+		}, `operationId "listPets" of GET /pets/{petId} is also that of GET /pets (`},
 	}
 	for _, tc := range cases {
 		path := filepath.Join(dir, tc.file)

@@ -75,7 +75,7 @@ func (o *Operation) learnShape() {
 		o.shape.filters = o.listFilters(items)
 		for _, p := range o.queryParams() {
 			switch p {
-			case "starting_after", "after":
+			case "starting_after", "after", "cursor", "page_token", "pageToken":
 				o.shape.after = append(o.shape.after, p)
 			case "ending_before", "before":
 				o.shape.before = append(o.shape.before, p)
@@ -168,8 +168,9 @@ type pageFacts struct {
 
 // fillPage writes facts into the members a list answer (or its page
 // object, one level down) already has, by their usual names: Stripe's
-// has_more, and hasNextPage, hasPrevPage, startCursor, endCursor, total
-// and limit as Relay-style and Redocly's lists have them.
+// has_more, and hasNextPage, hasPrevPage, startCursor, endCursor,
+// nextCursor (or next_page_token), total and limit as Relay-style,
+// Redocly's and Google's lists have them.
 func fillPage(obj map[string]any, f pageFacts) {
 	set := func(m map[string]any) {
 		for k := range m {
@@ -184,6 +185,14 @@ func fillPage(obj map[string]any, f pageFacts) {
 				m[k] = f.first
 			case "endCursor", "end_cursor":
 				m[k] = f.last
+			case "nextCursor", "next_cursor", "nextPageToken", "next_page_token":
+				// The cursor of the next page (the page's last id, which the
+				// list's cursor parameter takes), null on the last page: a
+				// client pages until it is null.
+				m[k] = nil
+				if f.next {
+					m[k] = f.last
+				}
 			case "total":
 				m[k] = f.total
 			case "limit":
