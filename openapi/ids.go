@@ -130,7 +130,7 @@ func randomUUID(rnd func() float64) string {
 func idFromPattern(re *syntax.Regexp, like string, pattern *regexp.Regexp, rnd func() float64) string {
 	if re != nil {
 		var b strings.Builder
-		drawRegexp(&b, re, rnd)
+		drawRegexp(&b, re, rnd, 14)
 		if id := b.String(); pattern.MatchString(id) {
 			return id
 		}
@@ -163,8 +163,9 @@ const maxIDLength = 256
 
 // drawRegexp writes to b a string re matches: literals as written, a
 // class's characters drawn (printable ASCII where the class has some),
-// alternatives drawn, optional parts left out, open repeats 14 times.
-func drawRegexp(b *strings.Builder, re *syntax.Regexp, rnd func() float64) {
+// alternatives drawn, optional parts left out, open repeats open times
+// (or as few as they allow, when more).
+func drawRegexp(b *strings.Builder, re *syntax.Regexp, rnd func() float64, open int) {
 	if b.Len() > maxIDLength {
 		return
 	}
@@ -178,27 +179,27 @@ func drawRegexp(b *strings.Builder, re *syntax.Regexp, rnd func() float64) {
 	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
 		b.WriteByte(freshAlphabet[int(rnd()*float64(len(freshAlphabet)))%len(freshAlphabet)])
 	case syntax.OpCapture:
-		drawRegexp(b, re.Sub[0], rnd)
+		drawRegexp(b, re.Sub[0], rnd, open)
 	case syntax.OpConcat:
 		for _, s := range re.Sub {
-			drawRegexp(b, s, rnd)
+			drawRegexp(b, s, rnd, open)
 		}
 	case syntax.OpAlternate:
-		drawRegexp(b, re.Sub[int(rnd()*float64(len(re.Sub)))%len(re.Sub)], rnd)
+		drawRegexp(b, re.Sub[int(rnd()*float64(len(re.Sub)))%len(re.Sub)], rnd, open)
 	case syntax.OpStar, syntax.OpPlus:
-		for range 14 {
-			drawRegexp(b, re.Sub[0], rnd)
+		for range max(open, 1) {
+			drawRegexp(b, re.Sub[0], rnd, open)
 		}
 	case syntax.OpRepeat:
 		n := re.Min
 		if re.Max < 0 || re.Max > re.Min {
-			n = max(re.Min, 14)
+			n = max(re.Min, open)
 			if re.Max >= 0 {
 				n = min(n, re.Max)
 			}
 		}
 		for range n {
-			drawRegexp(b, re.Sub[0], rnd)
+			drawRegexp(b, re.Sub[0], rnd, open)
 		}
 	}
 	// OpQuest draws nothing (the optional part left out); anchors, word

@@ -2,6 +2,8 @@ package openapi_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -258,5 +260,52 @@ func TestNextCursor(t *testing.T) {
 	}
 	if fmt.Sprint(ids) != "[5 4 3 2 1]" {
 		t.Errorf("ids paged %v; want [5 4 3 2 1], newest first, each once", ids)
+	}
+}
+
+// TestGeneratedValuesKeepConstraints: a value made from a schema alone
+// keeps the schema's constraints (before: "string" for a pattern, a
+// maxLength 3, a minLength 20 and an ipv4; 10 for a multipleOf 7; 1 for
+// an exclusiveMaximum 1; one item for a minItems 2), and a default wins
+// over the enum's first value. The answer is checked by
+// libopenapi-validator's own response validation.
+func TestGeneratedValuesKeepConstraints(t *testing.T) {
+	t.Parallel()
+	doc := `openapi: 3.1.0
+info: {title: constraints, version: "1"}
+paths:
+  /thing:
+    get:
+      operationId: getThing
+      responses:
+        "200":
+          description: it
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [code, short, long, qty, below, ratio, tags, ip, level, name]
+                properties:
+                  code: {type: string, pattern: "^[A-Z]{3}-[0-9]{2}$"}
+                  short: {type: string, maxLength: 3}
+                  long: {type: string, minLength: 20}
+                  qty: {type: integer, minimum: 1, multipleOf: 7}
+                  below: {type: integer, exclusiveMaximum: 0}
+                  ratio: {type: number, minimum: 2, exclusiveMaximum: 2.5}
+                  tags: {type: array, minItems: 2, items: {type: string}}
+                  ip: {type: string, format: ipv4}
+                  level: {type: integer, enum: [1, 2, 3], default: 2}
+                  name: {type: string, maxLength: 10, pattern: "^[A-Za-z]+( [A-Za-z]+)*$"}
+`
+	spec := filepath.Join(t.TempDir(), "openapi.yaml")
+	if err := os.WriteFile(spec, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, hs := serveSpec(t, spec, nil)
+	got := call(t, "GET", hs.URL+"/thing", "", "")
+	conformanceOf(t, spec).check(t, "GET", "/thing", got)
+	tags, _ := got.json["tags"].([]any)
+	if got.status != 200 || got.json["code"] != "AAA-00" || got.json["qty"] != float64(7) || got.json["below"] != float64(-1) || len(tags) != 2 || got.json["ip"] != "192.0.2.1" || got.json["level"] != float64(2) {
+		t.Errorf("GET /thing: %d %s", got.status, got.body)
 	}
 }

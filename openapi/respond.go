@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"regexp"
+	"regexp/syntax"
 	"sync"
 
 	"mime"
@@ -771,11 +774,11 @@ func (g generator) value(s *base.Schema, depth int) any {
 	if s.Const != nil {
 		return nodeValue(s.Const)
 	}
+	if s.Default != nil {
+		return nodeValue(s.Default) // one of the enum's, when there is one
+	}
 	if len(s.Enum) > 0 {
 		return nodeValue(s.Enum[0])
-	}
-	if s.Default != nil {
-		return nodeValue(s.Default)
 	}
 	if len(s.Examples) > 0 {
 		return nodeValue(s.Examples[0])
@@ -835,7 +838,14 @@ func (g generator) value(s *base.Schema, depth int) any {
 		if depth >= maxDepth || s.Items == nil || s.Items.A == nil {
 			return []any{}
 		}
-		return []any{g.value(s.Items.A.Schema(), depth+1)}
+		item := g.value(s.Items.A.Schema(), depth+1)
+		out := []any{item}
+		if s.MinItems != nil && *s.MinItems > 1 && *s.MinItems <= 16 {
+			for len(out) < int(*s.MinItems) {
+				out = append(out, item)
+			}
+		}
+		return out
 	case "integer":
 		return int64(number(s))
 	case "number":
@@ -843,23 +853,65 @@ func (g generator) value(s *base.Schema, depth int) any {
 	case "boolean":
 		return false
 	case "string":
-		switch s.Format {
-		case "date-time":
-			return "2026-01-01T00:00:00Z"
-		case "date":
-			return "2026-01-01"
-		case "email":
-			return "user@example.com"
-		case "uuid":
-			return "00000000-0000-4000-8000-000000000000"
-		case "uri", "url":
-			return "https://example.com/"
-		case "unix-time":
-			return 1767225600
-		}
-		return "string"
+		return placeholderString(s)
 	}
 	return nil
+}
+
+// firstDraw makes drawRegexp deterministic: the first of each class and
+// alternative.
+func firstDraw() float64 { return 0 }
+
+// placeholderString is a string its schema allows: by its format, else one its
+// pattern matches, else "string", cut or padded to its lengths.
+func placeholderString(s *base.Schema) any {
+	switch s.Format {
+	case "date-time":
+		return "2026-01-01T00:00:00Z"
+	case "date":
+		return "2026-01-01"
+	case "time":
+		return "00:00:00Z"
+	case "email":
+		return "user@example.com"
+	case "uuid":
+		return "00000000-0000-4000-8000-000000000000"
+	case "uri", "url":
+		return "https://example.com/"
+	case "uri-reference":
+		return "/"
+	case "hostname":
+		return "example.com"
+	case "ipv4":
+		return "192.0.2.1"
+	case "ipv6":
+		return "2001:db8::1"
+	case "byte":
+		return "c3RyaW5n" // "string", base64
+	case "duration":
+		return "P1D"
+	case "unix-time":
+		return 1767225600
+	}
+	if s.Pattern != "" {
+		if re, err := syntax.Parse(s.Pattern, syntax.Perl); err == nil {
+			var b strings.Builder
+			drawRegexp(&b, re.Simplify(), firstDraw, 1)
+			v := b.String()
+			if p, err := regexp.Compile(s.Pattern); err == nil && p.MatchString(v) &&
+				(s.MinLength == nil || int64(len(v)) >= *s.MinLength) && (s.MaxLength == nil || int64(len(v)) <= *s.MaxLength) {
+				return v
+			}
+		}
+	}
+	out := "string"
+	if s.MinLength != nil && int64(len(out)) < *s.MinLength && *s.MinLength <= 4096 {
+		out += strings.Repeat("x", int(*s.MinLength)-len(out))
+	}
+	if s.MaxLength != nil && int64(len(out)) > *s.MaxLength {
+		out = out[:max(*s.MaxLength, 0)]
+	}
+	return out
 }
 
 // number is the least value a numeric schema allows from 0 up: its
@@ -880,8 +932,21 @@ func number(s *base.Schema) float64 {
 			n = max(n, em.B+1)
 		}
 	}
+	if s.MultipleOf != nil && *s.MultipleOf > 0 {
+		n = math.Ceil(n / *s.MultipleOf) * *s.MultipleOf
+	}
 	if s.Maximum != nil && n > *s.Maximum {
 		n = *s.Maximum
+	}
+	if em := s.ExclusiveMaximum; em != nil {
+		switch {
+		case em.IsA(): // 3.0: a flag on maximum
+			if em.A && s.Maximum != nil && n >= *s.Maximum {
+				n = *s.Maximum - 1
+			}
+		case n >= em.B:
+			n = em.B - 1
+		}
 	}
 	return n
 }
