@@ -2109,3 +2109,62 @@ func TestStripeSetupIntentPaymentMethod(t *testing.T) {
 		t.Errorf("confirm with one: %+v, %v", got, err)
 	}
 }
+
+// TestStripeObjectEvents: updating and deleting a product, creating,
+// updating and deleting a coupon, and creating an invoice record the
+// events Stripe sends for them, an update's with previous_attributes.
+func TestStripeObjectEvents(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	prod, err := sc.V1Products.Create(ctx, &stripe.ProductCreateParams{Name: stripe.String("Tea")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.V1Products.Update(ctx, prod.ID, &stripe.ProductUpdateParams{Name: stripe.String("Green tea")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.V1Products.Delete(ctx, prod.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	coupon, err := sc.V1Coupons.Create(ctx, &stripe.CouponCreateParams{PercentOff: stripe.Float64(10), Duration: stripe.String("once")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.V1Coupons.Update(ctx, coupon.ID, &stripe.CouponUpdateParams{Name: stripe.String("Ten")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.V1Coupons.Delete(ctx, coupon.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	cus, err := sc.V1Customers.Create(ctx, &stripe.CustomerCreateParams{Email: stripe.String("tea@example.com")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := sc.V1Invoices.Create(ctx, &stripe.InvoiceCreateParams{Customer: stripe.String(cus.ID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	objects := map[string]string{}
+	for ev, err := range sc.V1Events.List(ctx, &stripe.EventListParams{}).All(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, string(ev.Type))
+		id, _ := ev.Data.Object["id"].(string)
+		objects[string(ev.Type)] = id
+		if ev.Type == "product.updated" && ev.Data.PreviousAttributes["name"] != "Tea" {
+			t.Errorf("product.updated previous_attributes %v; want the name it had", ev.Data.PreviousAttributes)
+		}
+	}
+	slices.Reverse(types)
+	want := []string{"product.created", "product.updated", "product.deleted", "coupon.created", "coupon.updated", "coupon.deleted", "customer.created", "invoice.created"}
+	if !slices.Equal(types, want) {
+		t.Errorf("events, oldest first: %v; want %v", types, want)
+	}
+	if objects["product.deleted"] != prod.ID || objects["coupon.deleted"] != coupon.ID || objects["invoice.created"] != inv.ID {
+		t.Errorf("the events' objects %v; want the product %s, coupon %s and invoice %s", objects, prod.ID, coupon.ID, inv.ID)
+	}
+}
