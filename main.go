@@ -659,16 +659,25 @@ func pathsOrEnv(args []string) []string {
 }
 
 func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
-	return &cobra.Command{
+	var spec, fixtures string
+	cmd := &cobra.Command{
 		Use:   "validate <file or directory> ...",
-		Short: "Check scenario files; print file:line:col problems and exit 1 if any",
+		Short: "Check scenario files (and an OpenAPI document); print file:line:col problems and exit 1 if any",
 		RunE: failing(func(_ *cobra.Command, args []string) error {
 			paths := pathsOrEnv(args)
-			if len(paths) == 0 {
-				return withCode(exitUsage, errors.New("validate needs files or directories (or SCENARIOMOCK_SCENARIOS)"))
+			if len(paths) == 0 && spec == "" {
+				return withCode(exitUsage, errors.New("validate needs files or directories (or SCENARIOMOCK_SCENARIOS), or --openapi"))
+			}
+			opts := openapi.Options{Cache: commandSpecs}
+			load := func() (*scenarios.Set, error) { return scenarios.LoadWith(builtinFiles, paths...) }
+			if spec != "" {
+				opts.Extra = []*scenarios.OpenAPISource{openapi.FileSource(spec, fixtures)}
+				if len(paths) == 0 {
+					load = func() (*scenarios.Set, error) { return scenarios.LoadBytes(spec, emptyScenario) } // the spec alone, as serve --openapi
+				}
 			}
 			restoreGC := relaxGC(paths)
-			set, err := loadWithOpenAPI(func() (*scenarios.Set, error) { return scenarios.LoadWith(builtinFiles, paths...) }, openapi.Options{Cache: commandSpecs})()
+			set, err := loadWithOpenAPI(load, opts)()
 			restoreGC()
 			if err != nil {
 				printProblems(stderr, err)
@@ -679,6 +688,9 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		}),
 	}
+	cmd.Flags().StringVar(&spec, "openapi", "", "check this OpenAPI document too, as serve --openapi serves it (alone when no path is given)")
+	cmd.Flags().StringVar(&fixtures, "openapi-fixtures", "", "the fixtures file of --openapi")
+	return cmd
 }
 
 func newRoutesCmd(stdout, stderr io.Writer) *cobra.Command {

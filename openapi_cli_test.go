@@ -85,3 +85,32 @@ func waitFor(t *testing.T, cond func() bool, what string, logs *syncLog) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestValidateOpenAPI: validate --openapi checks a spec alone, as serve
+// --openapi serves it, and names a broken one's file:line:col (before,
+// the flag was unknown to validate).
+func TestValidateOpenAPI(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, f := range []string{"openapi.yaml", "schemas.yaml"} {
+		b, err := os.ReadFile(filepath.Join("openapi", "testdata", "petstore", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "openapi.yaml" {
+			if err := os.WriteFile(filepath.Join(dir, "dup.yaml"), []byte(strings.Replace(string(b), "operationId: showPet", "operationId: listPets", 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, _, err := runCmd(t, "validate", "--openapi", filepath.Join(dir, "openapi.yaml")); err != nil || !strings.Contains(out, "4 routes") {
+		t.Errorf("validate --openapi of the petstore: %q, %v; want ok with its 4 operations", out, err)
+	}
+	_, stderr, err := runCmd(t, "validate", "--openapi", filepath.Join(dir, "dup.yaml"))
+	if err == nil || !strings.Contains(stderr, "dup.yaml:") || !strings.Contains(stderr, `operationId "listPets"`) {
+		t.Errorf("validate --openapi of a spec with a duplicate operationId: %v\n%s; want the problem at dup.yaml:line:col", err, stderr)
+	}
+}
