@@ -55,7 +55,13 @@ paths:
       operationId: createTodo
       requestBody: {content: {application/json: {schema: {type: object, properties: {title: {type: string}}}}}}
       responses:
-        "201": {description: made, content: {application/json: {schema: {$ref: "#/components/schemas/Todo"}}}}
+        "201":
+          description: made
+          headers:
+            Location: {required: true, schema: {type: string, format: uri-reference}}
+            X-Rate-Limit: {schema: {type: integer, minimum: 100}}
+            x-trace: {example: "abc\r\nSet-Cookie: no"}
+          content: {application/json: {schema: {$ref: "#/components/schemas/Todo"}}}
   /todos/{id}:
     parameters: [{name: id, in: path, required: true, schema: {type: integer}}]
     get:
@@ -307,5 +313,23 @@ paths:
 	tags, _ := got.json["tags"].([]any)
 	if got.status != 200 || got.json["code"] != "AAA-00" || got.json["qty"] != float64(7) || got.json["below"] != float64(-1) || len(tags) != 2 || got.json["ip"] != "192.0.2.1" || got.json["level"] != float64(2) {
 		t.Errorf("GET /thing: %d %s", got.status, got.body)
+	}
+}
+
+// TestDeclaredResponseHeaders: the headers a response declares are sent,
+// each made as a body's value is (an example, else from its schema), and
+// a create's Location names the object made; a value cannot split the
+// header. Before, none was sent, although the spec required Location.
+func TestDeclaredResponseHeaders(t *testing.T) {
+	t.Parallel()
+	hs := serveDoc(t, idsDoc, nil)
+	for want := 1; want <= 2; want++ {
+		got := call(t, "POST", hs.URL+"/todos", "application/json", `{"title":"t"}`)
+		if got.status != 201 || got.header.Get("Location") != fmt.Sprintf("/todos/%d", want) || got.header.Get("X-Rate-Limit") != "100" {
+			t.Fatalf("create %d: %d %v %s; want Location /todos/%d and X-Rate-Limit 100", want, got.status, got.header, got.body, want)
+		}
+		if v := got.header.Values("X-Trace"); len(v) != 1 || v[0] != "abc  Set-Cookie: no" || got.header.Get("Set-Cookie") != "" {
+			t.Errorf("X-Trace %q, Set-Cookie %q; want the example on one line", v, got.header.Get("Set-Cookie"))
+		}
 	}
 }

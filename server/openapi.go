@@ -237,6 +237,11 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 		}
 	}
 	h := rec.header
+	for _, kv := range p.op.Headers(status, body, ox.Request) {
+		if _, set := h[kv[0]]; !set { // the route's own win
+			h[kv[0]] = []string{kv[1]}
+		}
+	}
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	switch {
 	case contentType != "":
