@@ -333,3 +333,23 @@ func TestDeclaredResponseHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestPreferUndeclaredCode: Prefer: code= naming a status the operation
+// declares no response for (and no default) answers that status with a
+// problem naming what it declares (before: an empty body), and a 204 with
+// nothing; nothing is created.
+func TestPreferUndeclaredCode(t *testing.T) {
+	t.Parallel()
+	hs := serveDoc(t, idsDoc, nil)
+	got := call(t, "POST", hs.URL+"/todos", "application/json", `{"title":"t"}`, "Prefer", "code=418")
+	if got.status != 418 || got.header.Get("Content-Type") != "application/problem+json" || !strings.Contains(got.body, "declares no 418 response and no default (it declares 201)") {
+		t.Errorf("Prefer: code=418: %d %v %s", got.status, got.header, got.body)
+	}
+	got = call(t, "POST", hs.URL+"/todos?__code=204", "application/json", `{"title":"t"}`)
+	if got.status != 204 || got.body != "" || got.header.Get("Content-Type") != "" {
+		t.Errorf("__code=204: %d %v %q; want an empty 204", got.status, got.header, got.body)
+	}
+	if got := call(t, "POST", hs.URL+"/todos", "application/json", `{"title":"t"}`); got.json["id"] != float64(1) {
+		t.Errorf("the first create after them: %s; want id 1 (nothing made before)", got.body)
+	}
+}

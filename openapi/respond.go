@@ -168,6 +168,10 @@ func (o *Operation) Respond(ctx context.Context, x Exchange) (int, string, []byt
 		status, body := o.missing(x.Vars[o.idVar])
 		return status, o.answerType(status, x.Request, body), body, nil
 	}
+	if resp, _ := o.response(code); code != 0 && resp == nil {
+		status, contentType, body := o.undeclared(code)
+		return status, contentType, body, nil
+	}
 	status, body := o.generate(code, example, in, x)
 	if code == 0 && example == "" && status < 300 && o.kind != opDelete && len(body) > 0 && o.answersJSON(status, x.Request) {
 		var err error
@@ -176,6 +180,28 @@ func (o *Operation) Respond(ctx context.Context, x Exchange) (int, string, []byt
 		}
 	}
 	return status, o.answerType(status, x.Request, body), body, nil
+}
+
+// undeclared answers Prefer: code= (or __code=) naming a status the
+// operation declares no response for, and no default: that status, as
+// asked, with a problem saying so and what it declares (Prism refuses
+// with a 404 instead; the status asked is what a client rehearsing it
+// wants to see). A 204 or 304 carries no body.
+func (o *Operation) undeclared(code int) (int, string, []byte) {
+	if code == http.StatusNoContent || code == http.StatusNotModified || code == http.StatusResetContent {
+		return code, "", nil
+	}
+	var declared []string
+	if o.op.Responses != nil && o.op.Responses.Codes != nil {
+		for c := o.op.Responses.Codes.First(); c != nil; c = c.Next() {
+			declared = append(declared, c.Key())
+		}
+	}
+	b, _ := json.Marshal(map[string]any{
+		"type": "about:blank", "title": http.StatusText(code), "status": code,
+		"detail": fmt.Sprintf("status %d asked for (Prefer: code= or __code=): operation %s declares no %d response and no default (it declares %s), so the spec gives this answer no body", code, o.Name, code, strings.Join(declared, ", ")),
+	})
+	return code, "application/problem+json", b
 }
 
 // answersJSON says whether the answer with status to r is JSON (which
