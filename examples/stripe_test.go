@@ -2168,3 +2168,44 @@ func TestStripeObjectEvents(t *testing.T) {
 		t.Errorf("the events' objects %v; want the product %s, coupon %s and invoice %s", objects, prod.ID, coupon.ID, inv.ID)
 	}
 }
+
+// TestStripeExpandUnknown: expanding a property Stripe does not list as
+// expandable is Stripe's 400 naming it (before, it was ignored); on a
+// list, a field of its items gets Stripe's hint to expand data.field,
+// which works.
+func TestStripeExpandUnknown(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	cus, err := sc.V1Customers.Create(ctx, &stripe.CustomerCreateParams{Email: stripe.String("x@example.com")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pi, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(100), Currency: stripe.String("usd"), Customer: stripe.String(cus.ID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &stripe.PaymentIntentRetrieveParams{}
+	p.AddExpand("amount")
+	_, err = sc.V1PaymentIntents.Retrieve(ctx, pi.ID, p)
+	if se := stripeError(t, err); se.HTTPStatusCode != 400 || se.Msg != "This property cannot be expanded (amount)." || se.Param != "expand" {
+		t.Errorf("expand[]=amount: %+v", se)
+	}
+	lp := &stripe.PaymentIntentListParams{}
+	lp.AddExpand("customer")
+	for _, err := range sc.V1PaymentIntents.List(ctx, lp).All(ctx) {
+		if se := stripeError(t, err); se.HTTPStatusCode != 400 || !strings.Contains(se.Msg, "You may want to try expanding 'data.customer' instead.") {
+			t.Errorf("a list with expand[]=customer: %+v", se)
+		}
+		break
+	}
+	lp = &stripe.PaymentIntentListParams{}
+	lp.AddExpand("data.customer")
+	for got, err := range sc.V1PaymentIntents.List(ctx, lp).All(ctx) {
+		if err != nil || got.Customer == nil || got.Customer.Email != "x@example.com" {
+			t.Errorf("a list with expand[]=data.customer: %+v, %v; want the customer expanded", got, err)
+		}
+		break
+	}
+}

@@ -54,6 +54,62 @@ func expandFields(r *http.Request, q url.Values, in map[string]any) []string {
 	return out
 }
 
+// expandViolations refuses an expand[] whose first field the answer's
+// schema does not list as expandable (Stripe's x-expandableFields), as
+// Stripe does: "This property cannot be expanded (foo)."; on a list,
+// naming the item's field, with Stripe's hint to expand data.field.
+// Deeper levels are not checked. A schema without the list checks
+// nothing, and neither does unknownIds: generate, which answers as
+// stripe-mock does: it takes any expand[] (stripe-go's suite expands a
+// credit note preview's lines by invoice).
+func (o *Operation) expandViolations(r *http.Request, in map[string]any) []Violation {
+	if o.api.generate {
+		return nil
+	}
+	fields := expandFields(r, r.URL.Query(), in)
+	if len(fields) == 0 {
+		return nil
+	}
+	resp, _ := o.response(o.status)
+	_, schema := mediaOf(resp)
+	can, ok := expandableFields(schema)
+	if !ok {
+		return nil
+	}
+	var out []Violation
+	for _, f := range fields {
+		first, _, _ := strings.Cut(f, ".")
+		if slices.Contains(can, first) {
+			continue
+		}
+		msg := "This property cannot be expanded (" + f + ")."
+		if data := propertyOf(schema, "data", 0); data != nil && hasType(data, "array") && data.Items != nil && data.Items.A != nil {
+			if item, ok := expandableFields(data.Items.A.Schema()); ok && slices.Contains(item, first) {
+				msg += " You may want to try expanding 'data." + f + "' instead."
+			}
+		}
+		out = append(out, Violation{In: "query", Name: "expand", Detail: "cannot be expanded: " + f, message: msg})
+	}
+	return out
+}
+
+// expandableFields is a schema's x-expandableFields, and whether it has
+// one.
+func expandableFields(s *base.Schema) ([]string, bool) {
+	if s == nil || s.Extensions == nil {
+		return nil, false
+	}
+	n, ok := s.Extensions.Get("x-expandableFields")
+	if !ok || n == nil {
+		return nil, false
+	}
+	var out []string
+	if err := n.Decode(&out); err != nil {
+		return nil, false
+	}
+	return out, true
+}
+
 // maxExpandDepth is how many levels one expand[] path may name, Stripe's
 // limit (a.b.c.d).
 const maxExpandDepth = 4

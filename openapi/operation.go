@@ -106,6 +106,9 @@ type Violation struct {
 	// body.
 	unsupported, untyped bool
 	takes                string // the media types the operation takes, for untyped
+	// message is Stripe's own words for it, when it has them ("This
+	// property cannot be expanded (foo).").
+	message string
 }
 
 // Mode is what a failed check does: "enforce" refuses the request,
@@ -209,7 +212,7 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 			errs = append(errs, e...)
 		}
 	}
-	out := append(append(deep, violationsOf(errs)...), o.preferenceViolation(r)...)
+	out := append(append(append(deep, violationsOf(errs)...), o.preferenceViolation(r)...), o.expandViolations(r, values)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].In < out[j].In })
 	if len(out) > maxViolations {
 		more := len(out) - maxViolations + 1
@@ -428,6 +431,8 @@ func stripeError(vs []Violation) (int, []byte) {
 	e := map[string]any{"type": "invalid_request_error"}
 	status := http.StatusBadRequest
 	switch {
+	case v.message != "":
+		e["message"], e["param"] = v.message, v.Name
 	case v.In == "security":
 		status = http.StatusUnauthorized
 		e["message"] = "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY')."
