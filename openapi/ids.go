@@ -2,6 +2,8 @@ package openapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
@@ -32,8 +34,13 @@ const (
 )
 
 // maxIDTries bounds the draws of an id that is taken; past it, the
-// create fails rather than replace an object.
-const maxIDTries = 64
+// create fails rather than replace an object. An integer id steps over
+// as many as maxIntTries taken ones (made by updates under unknownIds:
+// create, or seeded).
+const (
+	maxIDTries  = 64
+	maxIntTries = 1024
+)
 
 // newID makes the id of an object created in coll (deleted ids in tomb),
 // in the style of the generated example id like. value is the id as the
@@ -43,17 +50,28 @@ func (o *Operation) newID(ctx context.Context, x Exchange, coll, tomb, like stri
 	sh := o.shapeOf()
 	switch sh.idKind {
 	case idInteger:
-		for range maxIDTries {
+		// Counted from the id's minimum (1 by default); ids an update
+		// made (unknownIds: create) or a seed stored are stepped over.
+		name := "openapi id " + coll
+		if len(name) > 200 { // a long credential in the scope: a counter name has a bound
+			sum := sha256.Sum256([]byte(coll))
+			name = "openapi id " + hex.EncodeToString(sum[:16])
+		}
+		for range maxIntTries {
 			var n int64
 			if x.Counters != nil {
-				if n, err = x.Counters.Next(ctx, "openapi id "+coll); err != nil {
+				if n, err = x.Counters.Next(ctx, name); err != nil {
 					if errors.Is(err, state.ErrCountersFull) || errors.Is(err, state.ErrCounterName) {
-						err = fmt.Errorf("%w: the integer ids of %s: %w", state.ErrFull, coll, err) // a bound: 507
+						err = fmt.Errorf("%w: counting the integer ids of a collection: %w", state.ErrFull, err) // a bound: 507
 					}
 					return "", nil, err
 				}
 			} else {
 				n = 1 + int64(x.Rand()*(1<<31))
+			}
+			n += sh.idMin - 1
+			if sh.idMax != nil && n > *sh.idMax {
+				return "", nil, noFreeID(coll)
 			}
 			key = strconv.FormatInt(n, 10)
 			if taken, err := idTaken(ctx, x.Store, coll, tomb, key); err != nil || !taken {
@@ -86,7 +104,7 @@ func (o *Operation) newID(ctx context.Context, x Exchange, coll, tomb, like stri
 type noFreeID string
 
 func (e noFreeID) Error() string {
-	return fmt.Sprintf("no free id for a new object in %s after %d draws: the spec's pattern for the id leaves too few", string(e), maxIDTries)
+	return fmt.Sprintf("no free id for a new object in %s: the ids the spec's schema for the id allows (its pattern, or its maximum) are taken", string(e))
 }
 
 func (e noFreeID) Is(target error) bool { return target == state.ErrFull }
@@ -130,7 +148,8 @@ func randomUUID(rnd func() float64) string {
 func idFromPattern(re *syntax.Regexp, like string, pattern *regexp.Regexp, rnd func() float64) string {
 	if re != nil {
 		var b strings.Builder
-		drawRegexp(&b, re, rnd, 14)
+		budget := maxDrawSteps
+		drawRegexp(&b, re, rnd, 14, &budget)
 		if id := b.String(); pattern.MatchString(id) {
 			return id
 		}
@@ -158,17 +177,23 @@ func idFromPattern(re *syntax.Regexp, like string, pattern *regexp.Regexp, rnd f
 	return ""
 }
 
-// maxIDLength bounds what drawRegexp writes.
-const maxIDLength = 256
+// maxIDLength bounds what drawRegexp writes, and maxDrawSteps the nodes
+// it visits: a repeat of a repeat that writes nothing ((a?)*)* is not
+// cut by the length, and would take open^depth steps.
+const (
+	maxIDLength  = 1024
+	maxDrawSteps = 1 << 14
+)
 
 // drawRegexp writes to b a string re matches: literals as written, a
 // class's characters drawn (printable ASCII where the class has some),
 // alternatives drawn, optional parts left out, open repeats open times
 // (or as few as they allow, when more).
-func drawRegexp(b *strings.Builder, re *syntax.Regexp, rnd func() float64, open int) {
-	if b.Len() > maxIDLength {
+func drawRegexp(b *strings.Builder, re *syntax.Regexp, rnd func() float64, open int, budget *int) {
+	if b.Len() > maxIDLength || *budget <= 0 {
 		return
 	}
+	*budget--
 	switch re.Op {
 	case syntax.OpLiteral:
 		for _, r := range re.Rune {
@@ -179,16 +204,16 @@ func drawRegexp(b *strings.Builder, re *syntax.Regexp, rnd func() float64, open 
 	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
 		b.WriteByte(freshAlphabet[int(rnd()*float64(len(freshAlphabet)))%len(freshAlphabet)])
 	case syntax.OpCapture:
-		drawRegexp(b, re.Sub[0], rnd, open)
+		drawRegexp(b, re.Sub[0], rnd, open, budget)
 	case syntax.OpConcat:
 		for _, s := range re.Sub {
-			drawRegexp(b, s, rnd, open)
+			drawRegexp(b, s, rnd, open, budget)
 		}
 	case syntax.OpAlternate:
-		drawRegexp(b, re.Sub[int(rnd()*float64(len(re.Sub)))%len(re.Sub)], rnd, open)
+		drawRegexp(b, re.Sub[int(rnd()*float64(len(re.Sub)))%len(re.Sub)], rnd, open, budget)
 	case syntax.OpStar, syntax.OpPlus:
 		for range max(open, 1) {
-			drawRegexp(b, re.Sub[0], rnd, open)
+			drawRegexp(b, re.Sub[0], rnd, open, budget)
 		}
 	case syntax.OpRepeat:
 		n := re.Min
@@ -199,7 +224,7 @@ func drawRegexp(b *strings.Builder, re *syntax.Regexp, rnd func() float64, open 
 			}
 		}
 		for range n {
-			drawRegexp(b, re.Sub[0], rnd, open)
+			drawRegexp(b, re.Sub[0], rnd, open, budget)
 		}
 	}
 	// OpQuest draws nothing (the optional part left out); anchors, word

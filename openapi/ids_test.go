@@ -99,6 +99,23 @@ paths:
       responses:
         "204": {description: gone}
         "404": {description: none}
+  /counted:
+    post:
+      operationId: createCounted
+      responses:
+        "201": {description: made, content: {application/json: {schema: {type: object, required: [id], properties: {id: {type: integer, minimum: 1000}}}}}}
+  /counted/{id}:
+    parameters: [{name: id, in: path, required: true, schema: {type: integer, minimum: 1000}}]
+    get:
+      operationId: getCounted
+      responses:
+        "200": {description: it, content: {application/json: {schema: {type: object, properties: {id: {type: integer}}}}}}
+        "404": {description: none}
+  /nested:
+    post:
+      operationId: createNested
+      responses:
+        "201": {description: made, content: {application/json: {schema: {type: object, required: [id], properties: {id: {type: string, pattern: "^n_((((((((((((a?)*)*)*)*)*)*)*)*)*)*)*)*$", example: n_a}}}}}}
 components:
   schemas:
     NewOrder:
@@ -191,6 +208,19 @@ func TestCreatedIDs(t *testing.T) {
 	}
 	if got := call(t, "POST", hs.URL+"/tickets", "", ""); got.status != 507 {
 		t.Errorf("a ticket after one was deleted: %d %s; want a 507 still: a deleted id is not given again", got.status, got.body)
+	}
+	// An integer id counts from its minimum, so that it reads back.
+	got = call(t, "POST", hs.URL+"/counted", "", "")
+	if got.status != 201 || got.json["id"] != float64(1000) {
+		t.Errorf("an id with minimum 1000: %d %s; want 1000", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/counted/1000", "", ""); got.status != 200 {
+		t.Errorf("read it: %d %s", got.status, got.body)
+	}
+	// A repeat of repeats that writes nothing is drawn within a bound
+	// (it took 14^12 steps: the request never ended).
+	if got := call(t, "POST", hs.URL+"/nested", "", ""); got.status != 201 && got.status != 507 {
+		t.Errorf("a nested-star pattern: %d %s; want an id or a 507", got.status, got.body)
 	}
 }
 
@@ -290,7 +320,7 @@ paths:
             application/json:
               schema:
                 type: object
-                required: [code, short, long, qty, below, ratio, tags, ip, level, name]
+                required: [code, short, long, qty, below, ratio, tags, ip, level, name, unit, step, greek]
                 properties:
                   code: {type: string, pattern: "^[A-Z]{3}-[0-9]{2}$"}
                   short: {type: string, maxLength: 3}
@@ -302,6 +332,9 @@ paths:
                   ip: {type: string, format: ipv4}
                   level: {type: integer, enum: [1, 2, 3], default: 2}
                   name: {type: string, maxLength: 10, pattern: "^[A-Za-z]+( [A-Za-z]+)*$"}
+                  unit: {type: number, exclusiveMinimum: 0, exclusiveMaximum: 1}
+                  step: {type: number, minimum: 0.3, multipleOf: 0.1}
+                  greek: {type: string, pattern: "^[α-ω]{3}$", maxLength: 3}
 `
 	spec := filepath.Join(t.TempDir(), "openapi.yaml")
 	if err := os.WriteFile(spec, []byte(doc), 0o644); err != nil {
@@ -311,7 +344,8 @@ paths:
 	got := call(t, "GET", hs.URL+"/thing", "", "")
 	conformanceOf(t, spec).check(t, "GET", "/thing", got)
 	tags, _ := got.json["tags"].([]any)
-	if got.status != 200 || got.json["code"] != "AAA-00" || got.json["qty"] != float64(7) || got.json["below"] != float64(-1) || len(tags) != 2 || got.json["ip"] != "192.0.2.1" || got.json["level"] != float64(2) {
+	if got.status != 200 || got.json["code"] != "AAA-00" || got.json["qty"] != float64(7) || got.json["below"] != float64(-1) || len(tags) != 2 || got.json["ip"] != "192.0.2.1" || got.json["level"] != float64(2) ||
+		got.json["unit"] != 0.5 || got.json["step"] != 0.3 || got.json["greek"] != "ααα" {
 		t.Errorf("GET /thing: %d %s", got.status, got.body)
 	}
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/state"
+	"unicode/utf8"
 )
 
 // Exchange is what Respond needs of one request.
@@ -459,8 +460,8 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 		}
 		if o.idVar != "" {
 			if id, ok := x.Vars[o.idVar]; ok {
-				if _, has := obj["id"]; has {
-					obj["id"] = id
+				if cur, has := obj["id"]; has {
+					obj["id"] = idLike(cur, id)
 				}
 			}
 		}
@@ -873,9 +874,9 @@ func (g generator) value(s *base.Schema, depth int) any {
 		}
 		return out
 	case "integer":
-		return int64(number(s))
+		return int64(number(s, true))
 	case "number":
-		return number(s)
+		return number(s, false)
 	case "boolean":
 		return false
 	case "string":
@@ -922,10 +923,12 @@ func placeholderString(s *base.Schema) any {
 	if s.Pattern != "" {
 		if re, err := syntax.Parse(s.Pattern, syntax.Perl); err == nil {
 			var b strings.Builder
-			drawRegexp(&b, re.Simplify(), firstDraw, 1)
+			budget := maxDrawSteps
+			drawRegexp(&b, re.Simplify(), firstDraw, 1, &budget)
 			v := b.String()
+			n := int64(utf8.RuneCountInString(v)) // JSON Schema counts characters
 			if p, err := regexp.Compile(s.Pattern); err == nil && p.MatchString(v) &&
-				(s.MinLength == nil || int64(len(v)) >= *s.MinLength) && (s.MaxLength == nil || int64(len(v)) <= *s.MaxLength) {
+				(s.MinLength == nil || n >= *s.MinLength) && (s.MaxLength == nil || n <= *s.MaxLength) {
 				return v
 			}
 		}
@@ -940,38 +943,68 @@ func placeholderString(s *base.Schema) any {
 	return out
 }
 
-// number is the least value a numeric schema allows from 0 up: its
-// minimum, one past an exclusive minimum (3.1's number, or 3.0's
-// boolean), and no more than its maximum.
-func number(s *base.Schema) float64 {
-	n := 0.0
+// number is the value of a numeric schema nearest 0 that its bounds
+// allow: minimum and maximum, exclusive ones (3.1's numbers, or 3.0's
+// flags) stepped past by one, or for a range narrower than that, its
+// middle; then the nearest multipleOf within them, written as the
+// multiple's own decimals (0.1 gives 0.3, not 0.30000000000000004).
+func number(s *base.Schema, integer bool) float64 {
+	lo, loEx, hi, hiEx := math.Inf(-1), false, math.Inf(1), false
 	if s.Minimum != nil {
-		n = *s.Minimum
+		lo = *s.Minimum
 	}
 	if em := s.ExclusiveMinimum; em != nil {
-		switch {
-		case em.IsA(): // 3.0: a flag on minimum
-			if em.A && s.Minimum != nil {
-				n = *s.Minimum + 1
-			}
-		default:
-			n = max(n, em.B+1)
+		if em.IsA() {
+			loEx = em.A && s.Minimum != nil // 3.0: a flag on minimum
+		} else if em.B >= lo {
+			lo, loEx = em.B, true
 		}
 	}
-	if s.MultipleOf != nil && *s.MultipleOf > 0 {
-		n = math.Ceil(n / *s.MultipleOf) * *s.MultipleOf
-	}
-	if s.Maximum != nil && n > *s.Maximum {
-		n = *s.Maximum
+	if s.Maximum != nil {
+		hi = *s.Maximum
 	}
 	if em := s.ExclusiveMaximum; em != nil {
-		switch {
-		case em.IsA(): // 3.0: a flag on maximum
-			if em.A && s.Maximum != nil && n >= *s.Maximum {
-				n = *s.Maximum - 1
+		if em.IsA() {
+			hiEx = em.A && s.Maximum != nil
+		} else if em.B <= hi {
+			hi, hiEx = em.B, true
+		}
+	}
+	above := func(n float64) bool { return n > lo || !loEx && n == lo }
+	below := func(n float64) bool { return n < hi || !hiEx && n == hi }
+	n := 0.0
+	switch {
+	case !above(n) && loEx:
+		n = lo + 1
+	case !above(n):
+		n = lo
+	case !below(n) && hiEx:
+		n = hi - 1
+	case !below(n):
+		n = hi
+	}
+	if !above(n) || !below(n) {
+		n = (lo + hi) / 2 // a range narrower than a step
+		if integer {
+			n = math.Floor(lo) + 1
+		}
+	}
+	if m := s.MultipleOf; m != nil && *m > 0 {
+		decimals := -1
+		if f := strconv.FormatFloat(*m, 'f', -1, 64); strings.Contains(f, ".") {
+			decimals = len(f) - strings.Index(f, ".") - 1
+		}
+		round := func(v float64) float64 {
+			if decimals < 0 {
+				return v
 			}
-		case n >= em.B:
-			n = em.B - 1
+			r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', decimals, 64), 64)
+			return r
+		}
+		if up := round(math.Ceil(n / *m) * *m); below(up) && above(up) {
+			n = up
+		} else if down := round(math.Floor(n / *m) * *m); below(down) && above(down) {
+			n = down
 		}
 	}
 	return n

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"math"
 	"net/http"
 	"regexp"
 	"regexp/syntax"
@@ -28,6 +29,10 @@ type shape struct {
 	idPattern *regexp.Regexp
 	idSyntax  *syntax.Regexp
 	idKind    idKind
+	// idMin and idMax bound an integer id (its schema's minimum, 1 by
+	// default, and maximum).
+	idMin int64
+	idMax *int64
 	// filters are a list's query parameters that narrow its items
 	// (filter.go); after and before the cursor parameters it declares,
 	// Stripe's starting_after and ending_before or after and before.
@@ -56,7 +61,17 @@ func (o *Operation) learnShape() {
 		switch {
 		case id == nil:
 		case hasType(id, "integer") && !hasType(id, "string"):
-			o.shape.idKind = idInteger
+			o.shape.idKind, o.shape.idMin = idInteger, 1
+			if id.Minimum != nil && *id.Minimum > 1 && *id.Minimum < 1<<53 {
+				o.shape.idMin = int64(math.Ceil(*id.Minimum))
+			}
+			if em := id.ExclusiveMinimum; em != nil && !em.IsA() && em.B >= 1 && em.B < 1<<53 {
+				o.shape.idMin = max(o.shape.idMin, int64(math.Floor(em.B))+1)
+			}
+			if id.Maximum != nil && *id.Maximum < 1<<53 {
+				m := int64(math.Floor(*id.Maximum))
+				o.shape.idMax = &m
+			}
 		case id.Format == "uuid":
 			o.shape.idKind = idUUID
 		case id.Pattern != "":

@@ -205,7 +205,7 @@ func (o *Operation) made(x Exchange, id string) []byte {
 	if isRaw || !ok {
 		return nil
 	}
-	obj["id"] = id
+	obj["id"] = idLike(obj["id"], id)
 	switch obj["created"].(type) {
 	case float64, int, int64, json.Number: // Stripe's creation time, in unix seconds
 		obj["created"] = time.Now().Unix()
@@ -214,12 +214,24 @@ func (o *Operation) made(x Exchange, id string) []byte {
 	return b
 }
 
-// actsOnStored says whether o reads, updates, deletes or acts on one
-// stored object (the one Stored reads).
+// idLike is the path's id as the answer carries its id: a number where
+// the example's id is one (an integer id, /todos/5 is {"id": 5}).
+func idLike(example any, id string) any {
+	switch example.(type) {
+	case float64, int, int64, json.Number:
+		if n, err := strconv.ParseInt(id, 10, 64); err == nil {
+			return n
+		}
+	}
+	return id
+}
+
 // ActsOnStored reports whether o reads, updates, deletes or acts on a
 // stored object named by its path (its refuse: and cases: test it).
 func (o *Operation) ActsOnStored() bool { return o.actsOnStored() }
 
+// actsOnStored says whether o reads, updates, deletes or acts on one
+// stored object (the one Stored reads).
 func (o *Operation) actsOnStored() bool {
 	switch o.kind {
 	case opRead, opUpdate, opDelete, opAction:
