@@ -2069,6 +2069,9 @@ func TestStripeCaptureAmountAndEndpointSecret(t *testing.T) {
 	if got, err := sc.V1WebhookEndpoints.Retrieve(ctx, we.ID, nil); err != nil || got.Secret != "" || got.URL != "https://example.com/hook" {
 		t.Errorf("read the endpoint: %+v, %v; want it without its secret", got, err)
 	}
+	if got, err := sc.V1WebhookEndpoints.Update(ctx, we.ID, &stripe.WebhookEndpointUpdateParams{Description: stripe.String("hook")}); err != nil || got.Secret != "" {
+		t.Errorf("update the endpoint: %+v, %v; want it without its secret", got, err)
+	}
 }
 
 // TestStripeSetupIntentPaymentMethod: a setup intent created with a
@@ -2107,6 +2110,31 @@ func TestStripeSetupIntentPaymentMethod(t *testing.T) {
 	}
 	if got, err := sc.V1SetupIntents.Confirm(ctx, bare.ID, &stripe.SetupIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")}); err != nil || got.Status != stripe.SetupIntentStatusSucceeded || got.PaymentMethod == nil || got.PaymentMethod.ID != "pm_card_visa" {
 		t.Errorf("confirm with one: %+v, %v", got, err)
+	}
+	// A payment method made from payment_method_data, at creation or at
+	// the confirm; one given by an update; an empty one is none.
+	pmd := &stripe.SetupIntentCreatePaymentMethodDataParams{Type: stripe.String("us_bank_account")}
+	made, err := sc.V1SetupIntents.Create(ctx, &stripe.SetupIntentCreateParams{PaymentMethodData: pmd})
+	if err != nil || made.Status != stripe.SetupIntentStatusRequiresConfirmation || made.PaymentMethod == nil || !strings.HasPrefix(made.PaymentMethod.ID, "pm_") {
+		t.Errorf("create with payment_method_data: %+v, %v; want requires_confirmation with a pm_", made, err)
+	}
+	later, err := sc.V1SetupIntents.Create(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := sc.V1SetupIntents.Confirm(ctx, later.ID, &stripe.SetupIntentConfirmParams{PaymentMethodData: &stripe.SetupIntentConfirmPaymentMethodDataParams{Type: stripe.String("us_bank_account")}})
+	if err != nil || got.Status != stripe.SetupIntentStatusSucceeded || got.PaymentMethod == nil || !strings.HasPrefix(got.PaymentMethod.ID, "pm_") {
+		t.Errorf("confirm with payment_method_data: %+v, %v; want succeeded with a pm_", got, err)
+	}
+	updated, err := sc.V1SetupIntents.Create(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := sc.V1SetupIntents.Update(ctx, updated.ID, &stripe.SetupIntentUpdateParams{PaymentMethod: stripe.String("pm_card_visa")}); err != nil || got.Status != stripe.SetupIntentStatusRequiresConfirmation {
+		t.Errorf("update with a payment method: %+v, %v; want requires_confirmation", got, err)
+	}
+	if got, err := sc.V1SetupIntents.Create(ctx, &stripe.SetupIntentCreateParams{PaymentMethod: stripe.String("")}); err != nil || got.Status != stripe.SetupIntentStatusRequiresPaymentMethod {
+		t.Errorf("create with payment_method empty: %+v, %v; want requires_payment_method", got, err)
 	}
 }
 
