@@ -81,6 +81,21 @@ async function paymentIntents() {
   assert.equal(refund.amount, 2000);
   ok('payment intent refunded');
 
+  // More than it received, and an intent that has not been paid: Stripe's
+  // 400s naming the parameter, and no refund made.
+  const tooMuch = await rejects(stripe.refunds.create({payment_intent: pi.id, amount: 2001}), 'StripeInvalidRequestError');
+  assert.equal(tooMuch.param, 'amount');
+  const unpaid = await stripe.paymentIntents.create({amount: 700, currency: 'usd'});
+  const notPaid = await rejects(stripe.refunds.create({payment_intent: unpaid.id}), 'StripeInvalidRequestError');
+  assert.equal(notPaid.param, 'payment_intent');
+  assert.equal(notPaid.raw.message, `This PaymentIntent (${unpaid.id}) does not have a successful charge to refund.`);
+  const refunds = [];
+  for await (const r of stripe.refunds.list({payment_intent: pi.id})) {
+    refunds.push(r.id);
+  }
+  assert.deepEqual(refunds, [refund.id]);
+  ok('refunds of more than received, or of an unpaid intent, refused');
+
   const other = await stripe.paymentIntents.create({amount: 500, currency: 'eur'});
   const canceled = await stripe.paymentIntents.cancel(other.id);
   assert.equal(canceled.status, 'canceled');
@@ -133,6 +148,18 @@ async function declines() {
   ok('stored declining payment method declined a bare confirm');
 }
 
+async function setupIntents() {
+  const customer = await stripe.customers.create({email: 'saver@example.com'});
+  const si = await stripe.setupIntents.create({customer: customer.id});
+  assert.equal(si.status, 'requires_payment_method');
+  const missing = await rejects(stripe.setupIntents.confirm(si.id), 'StripeInvalidRequestError');
+  assert.equal(missing.code, 'setup_intent_unexpected_state');
+  const done = await stripe.setupIntents.confirm(si.id, {payment_method: 'pm_card_visa'});
+  assert.equal(done.status, 'succeeded');
+  assert.equal(done.payment_method, 'pm_card_visa');
+  ok('setup intent confirmed only with a payment method');
+}
+
 async function testPaymentMethods() {
   const customer = await stripe.customers.create({email: 'cards@example.com'});
   const pm = await stripe.paymentMethods.attach('pm_card_mastercard', {customer: customer.id});
@@ -157,6 +184,7 @@ async function testPaymentMethods() {
   await paymentIntents();
   await idempotency();
   await declines();
+  await setupIntents();
   await testPaymentMethods();
 })().catch((err) => {
   console.error(err);
