@@ -64,6 +64,20 @@ func client(hs *httptest.Server, key string) *stripe.Client {
 	return stripe.NewClient(key, stripe.WithBackends(backends))
 }
 
+// eventsOf lists the events of type typ, newest first, as stripe-go
+// pages them.
+func eventsOf(t *testing.T, sc *stripe.Client, typ string) []*stripe.Event {
+	t.Helper()
+	var out []*stripe.Event
+	for ev, err := range sc.V1Events.List(context.Background(), &stripe.EventListParams{Type: stripe.String(typ)}).All(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
 // stripeError returns err as a *stripe.Error, failing the test otherwise.
 func stripeError(t *testing.T, err error) *stripe.Error {
 	t.Helper()
@@ -1908,14 +1922,7 @@ func TestStripePaymentMethodSources(t *testing.T) {
 		t.Errorf("the succeeded intent read back: %+v, %v; want its amount, 800", got, err)
 	}
 
-	failed := 0
-	for _, err := range sc.V1Events.List(ctx, &stripe.EventListParams{Type: stripe.String("payment_intent.payment_failed")}).All(ctx) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		failed++
-	}
-	if failed != 4 {
+	if failed := len(eventsOf(t, sc, "payment_intent.payment_failed")); failed != 4 {
 		t.Errorf("%d payment_intent.payment_failed events; want one per declined confirm: 4", failed)
 	}
 }
@@ -2016,16 +2023,7 @@ func TestStripeRefundRefusals(t *testing.T) {
 	if err != nil || whole.Amount != 2000 {
 		t.Fatalf("refund by default: %+v, %v", whole, err)
 	}
-	var created int
-	for ev, err := range sc.V1Events.List(ctx, &stripe.EventListParams{Type: stripe.String("refund.created")}).All(ctx) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.Type == "refund.created" {
-			created++
-		}
-	}
-	if created != 2 {
+	if created := len(eventsOf(t, sc, "refund.created")); created != 2 {
 		t.Errorf("%d refund.created events; want 2, none for the refusals", created)
 	}
 }
