@@ -230,16 +230,7 @@ routes:
     events: [{type: pet.deleted}]
 `
 	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{})
-	js := "application/json"
-	make := func(body string) string {
-		t.Helper()
-		got := call(t, "POST", hs.URL+"/pets", js, body)
-		id, _ := got.json["id"].(string)
-		if got.status != 201 || id == "" {
-			t.Fatalf("create %s: %d %s", body, got.status, got.body)
-		}
-		return id
-	}
+	make := func(body string) string { return createPet(t, hs.URL, body) }
 	sold, reserved, young, free := make(`{"name":"Rex","tag":"sold"}`), make(`{"name":"Max","tag":"reserved","age":5}`), make(`{"name":"Bo","tag":"reserved","age":2}`), make(`{"name":"Ida","tag":"free"}`)
 	if got := call(t, "DELETE", hs.URL+"/pets/"+make(`{"name":"Al","tag":"gone"}`), "", ""); got.status != 200 || got.json["already"] != "gone" {
 		t.Errorf("a refusal that answers 200: %d %s", got.status, got.body)
@@ -322,15 +313,7 @@ routes:
 			t.Fatalf("attempt %d: a create the first refusal holds for: %d %s; want its 422", attempt+1, got.status, got.body)
 		}
 	}
-	make := func(body string) string {
-		t.Helper()
-		got := call(t, "POST", hs.URL+"/pets", js, body)
-		id, _ := got.json["id"].(string)
-		if got.status != 201 || id == "" {
-			t.Fatalf("create %s: %d %s; want 201 (no refusal holds)", body, got.status, got.body)
-		}
-		return id
-	}
+	make := func(body string) string { return createPet(t, hs.URL, body) }
 	old, young, other := make(`{"name":"Rex","tag":"senior","age":12}`), make(`{"name":"Bo","tag":"senior","age":3}`), make(`{"name":"Ida","age":30}`)
 	if got := call(t, "GET", hs.URL+"/pets", "", ""); !strings.Contains(got.body, other) || strings.Contains(got.body, "Old") {
 		t.Errorf("pets after a refused create: %s; want the three made, not the refused one", got.body)
@@ -444,15 +427,7 @@ routes:
         respond: {override: {name: null}}
 `
 	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{})
-	make := func(body string) string {
-		t.Helper()
-		got := call(t, "POST", hs.URL+"/pets", "application/json", body)
-		id, _ := got.json["id"].(string)
-		if got.status != 201 || id == "" {
-			t.Fatalf("create %s: %d %s", body, got.status, got.body)
-		}
-		return id
-	}
+	make := func(body string) string { return createPet(t, hs.URL, body) }
 	secret, wrapped, plain, sold := make(`{"name":"Rex","tag":"secret"}`), make(`{"name":"Max","tag":"wrapped"}`), make(`{"name":"Bo","tag":"plain"}`), make(`{"name":"Al","tag":"sold"}`)
 	got := call(t, "GET", hs.URL+"/pets/"+secret, "", "")
 	if name, set := got.json["name"]; got.status != 200 || !set || name != nil || got.json["id"] != secret || got.header.Get("X-Route") != "yes" {
@@ -887,4 +862,16 @@ defaults:
 	if deleted.status != 204 {
 		t.Fatalf("delete with the create's key: %d %s; want the delete's own 204, not the create replayed", deleted.status, deleted.body)
 	}
+}
+
+// createPet creates a pet from the JSON body and returns its id, failing
+// the test unless the create answers 201 with one.
+func createPet(t *testing.T, url, body string) string {
+	t.Helper()
+	got := call(t, "POST", url+"/pets", "application/json", body)
+	id, _ := got.json["id"].(string)
+	if got.status != 201 || id == "" {
+		t.Fatalf("create %s: %d %s; want 201 with an id", body, got.status, got.body)
+	}
+	return id
 }
