@@ -2134,6 +2134,18 @@ func TestStripeSetupIntentPaymentMethod(t *testing.T) {
 	if got, err := sc.V1SetupIntents.Create(ctx, &stripe.SetupIntentCreateParams{PaymentMethod: stripe.String("")}); err != nil || got.Status != stripe.SetupIntentStatusRequiresPaymentMethod {
 		t.Errorf("create with payment_method empty: %+v, %v; want requires_payment_method", got, err)
 	}
+	// An empty payment_method= takes the payment method away, and a
+	// confirm sending it empty has none; payment_method_data makes one.
+	if got, err := sc.V1SetupIntents.Update(ctx, updated.ID, &stripe.SetupIntentUpdateParams{PaymentMethod: stripe.String("")}); err != nil || got.Status != stripe.SetupIntentStatusRequiresPaymentMethod || got.PaymentMethod != nil {
+		t.Errorf("update with payment_method empty: %+v, %v; want requires_payment_method, none", got, err)
+	}
+	_, err = sc.V1SetupIntents.Confirm(ctx, updated.ID, &stripe.SetupIntentConfirmParams{PaymentMethod: stripe.String("")})
+	if se := stripeError(t, err); se.HTTPStatusCode != 400 || !strings.HasPrefix(se.Msg, missing) {
+		t.Errorf("confirm sending payment_method empty: %+v", se)
+	}
+	if got, err := sc.V1SetupIntents.Update(ctx, updated.ID, &stripe.SetupIntentUpdateParams{PaymentMethodData: &stripe.SetupIntentUpdatePaymentMethodDataParams{Type: stripe.String("us_bank_account")}}); err != nil || got.Status != stripe.SetupIntentStatusRequiresConfirmation || got.PaymentMethod == nil || !strings.HasPrefix(got.PaymentMethod.ID, "pm_") {
+		t.Errorf("update with payment_method_data: %+v, %v; want requires_confirmation with a pm_", got, err)
+	}
 }
 
 // TestStripeObjectEvents: updating and deleting a product, creating,

@@ -79,8 +79,8 @@ func (o *Operation) expandViolations(r *http.Request, in map[string]any) []Viola
 	var out []Violation
 	for _, f := range fields {
 		first, _, _ := strings.Cut(f, ".")
-		if slices.Contains(can, first) {
-			continue
+		if slices.Contains(can, first) || f == "total_count" && propertyOf(schema, f, 0) != nil {
+			continue // a search's total_count is given when expanded
 		}
 		msg := "This property cannot be expanded (" + f + ")."
 		if data := propertyOf(schema, "data", 0); data != nil && hasType(data, "array") && data.Items != nil && data.Items.A != nil {

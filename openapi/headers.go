@@ -2,10 +2,19 @@ package openapi
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 )
+
+// framing are the headers of the answer's own framing and connection,
+// which the server sets: a spec's example of one (Transfer-Encoding:
+// gzip) would garble the answer for the client.
+var framing = map[string]bool{
+	"Content-Type": true, "Content-Length": true, "Content-Encoding": true, "Transfer-Encoding": true,
+	"Connection": true, "Keep-Alive": true, "Trailer": true, "Te": true, "Upgrade": true,
+}
 
 // Headers returns the headers the spec declares for the answer with
 // status, each with a value made as a body's is (its example, else one
@@ -22,15 +31,20 @@ func (o *Operation) Headers(status int, body []byte, r *http.Request) [][2]strin
 	var out [][2]string
 	for h := resp.Headers.First(); h != nil; h = h.Next() {
 		name, decl := http.CanonicalHeaderKey(h.Key()), h.Value()
-		if name == "Content-Type" || decl == nil {
+		if decl == nil || framing[name] {
 			continue
 		}
 		var v any
 		switch {
 		case name == "Location" && o.kind == opCreate && status >= 200 && status < 300:
-			var made struct{ ID any }
-			if json.Unmarshal(body, &made) == nil && made.ID != nil {
-				v = strings.TrimSuffix(r.URL.Path, "/") + "/" + fmt.Sprint(made.ID)
+			var made struct{ ID json.RawMessage }
+			if json.Unmarshal(body, &made) == nil && len(made.ID) > 0 && string(made.ID) != "null" {
+				id := string(made.ID) // a number as written: 1234567, not 1.234567e+06
+				var s string
+				if json.Unmarshal(made.ID, &s) == nil {
+					id = s
+				}
+				v = strings.TrimSuffix(r.URL.Path, "/") + "/" + url.PathEscape(id)
 			}
 		case decl.Example != nil:
 			v = nodeValue(decl.Example)
@@ -45,13 +59,9 @@ func (o *Operation) Headers(status int, body []byte, r *http.Request) [][2]strin
 		if v == nil {
 			continue
 		}
-		s, ok := v.(string)
+		s, ok := simpleStyle(v)
 		if !ok {
-			b, err := json.Marshal(v)
-			if err != nil {
-				continue
-			}
-			s = strings.Trim(string(b), `"`)
+			continue
 		}
 		s = strings.Map(func(r rune) rune {
 			if r < ' ' || r == 0x7f {
@@ -62,4 +72,45 @@ func (o *Operation) Headers(status int, body []byte, r *http.Request) [][2]strin
 		out = append(out, [2]string{name, s})
 	}
 	return out
+}
+
+// simpleStyle writes a header value as OpenAPI's default style for
+// headers (simple) serializes it: a list as a,b, an object as k,v,k,v
+// (keys sorted), a scalar as its JSON text without quotes.
+func simpleStyle(v any) (string, bool) {
+	scalar := func(v any) (string, bool) {
+		if s, ok := v.(string); ok {
+			return s, true
+		}
+		b, err := json.Marshal(v)
+		return string(b), err == nil
+	}
+	switch t := v.(type) {
+	case []any:
+		parts := make([]string, 0, len(t))
+		for _, e := range t {
+			s, ok := scalar(e)
+			if !ok {
+				return "", false
+			}
+			parts = append(parts, s)
+		}
+		return strings.Join(parts, ","), true
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts := make([]string, 0, 2*len(keys))
+		for _, k := range keys {
+			s, ok := scalar(t[k])
+			if !ok {
+				return "", false
+			}
+			parts = append(parts, k, s)
+		}
+		return strings.Join(parts, ","), true
+	}
+	return scalar(v)
 }

@@ -212,8 +212,10 @@ func drawRegexp(b *strings.Builder, re *syntax.Regexp, rnd func() float64, open 
 	case syntax.OpAlternate:
 		drawRegexp(b, re.Sub[int(rnd()*float64(len(re.Sub)))%len(re.Sub)], rnd, open, budget)
 	case syntax.OpStar, syntax.OpPlus:
+		// Only the outermost repeat draws open times: one inside it
+		// draws once, so that (a?)* nested is not open^depth.
 		for range max(open, 1) {
-			drawRegexp(b, re.Sub[0], rnd, open, budget)
+			drawRegexp(b, re.Sub[0], rnd, 1, budget)
 		}
 	case syntax.OpRepeat:
 		n := re.Min
@@ -224,7 +226,7 @@ func drawRegexp(b *strings.Builder, re *syntax.Regexp, rnd func() float64, open 
 			}
 		}
 		for range n {
-			drawRegexp(b, re.Sub[0], rnd, open, budget)
+			drawRegexp(b, re.Sub[0], rnd, 1, budget)
 		}
 	}
 	// OpQuest draws nothing (the optional part left out); anchors, word

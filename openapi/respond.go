@@ -970,24 +970,45 @@ func number(s *base.Schema, integer bool) float64 {
 			hi, hiEx = em.B, true
 		}
 	}
+	if integer {
+		// The integers the bounds allow: minimum 2.5 is 3, an exclusive
+		// minimum 5 is 6.
+		if !math.IsInf(lo, 0) {
+			if loEx && lo == math.Floor(lo) {
+				lo++
+			}
+			lo, loEx = math.Ceil(lo), false
+		}
+		if !math.IsInf(hi, 0) {
+			if hiEx && hi == math.Floor(hi) {
+				hi--
+			}
+			hi, hiEx = math.Floor(hi), false
+		}
+	}
 	above := func(n float64) bool { return n > lo || !loEx && n == lo }
 	below := func(n float64) bool { return n < hi || !hiEx && n == hi }
+	// step moves x one past itself toward to (1, or the next float where
+	// 1 is too small to change it).
+	step := func(x, to float64) float64 {
+		if y := x + math.Copysign(1, to-x); y != x {
+			return y
+		}
+		return math.Nextafter(x, to)
+	}
 	n := 0.0
 	switch {
 	case !above(n) && loEx:
-		n = lo + 1
+		n = step(lo, math.Inf(1))
 	case !above(n):
 		n = lo
 	case !below(n) && hiEx:
-		n = hi - 1
+		n = step(hi, math.Inf(-1))
 	case !below(n):
 		n = hi
 	}
-	if !above(n) || !below(n) {
-		n = (lo + hi) / 2 // a range narrower than a step
-		if integer {
-			n = math.Floor(lo) + 1
-		}
+	if (!above(n) || !below(n)) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
+		n = lo + (hi-lo)/2 // a range narrower than a step
 	}
 	if m := s.MultipleOf; m != nil && *m > 0 {
 		decimals := -1
@@ -1001,11 +1022,18 @@ func number(s *base.Schema, integer bool) float64 {
 			r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', decimals, 64), 64)
 			return r
 		}
-		if up := round(math.Ceil(n / *m) * *m); below(up) && above(up) {
+		finite := func(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }
+		if up := round(math.Ceil(n / *m) * *m); finite(up) && below(up) && above(up) {
 			n = up
-		} else if down := round(math.Floor(n / *m) * *m); below(down) && above(down) {
+		} else if down := round(math.Floor(n / *m) * *m); finite(down) && below(down) && above(down) {
 			n = down
 		}
+	}
+	if math.IsInf(n, 0) || math.IsNaN(n) {
+		return 0
+	}
+	if integer {
+		n = max(min(n, 1<<62), -(1 << 62)) // an int64, where the schema asks for more
 	}
 	return n
 }

@@ -67,6 +67,8 @@ func (o *Operation) learnShape() {
 			}
 			if em := id.ExclusiveMinimum; em != nil && !em.IsA() && em.B >= 1 && em.B < 1<<53 {
 				o.shape.idMin = max(o.shape.idMin, int64(math.Floor(em.B))+1)
+			} else if em != nil && em.IsA() && em.A && id.Minimum != nil && *id.Minimum >= 1 && *id.Minimum < 1<<53 {
+				o.shape.idMin = max(o.shape.idMin, int64(math.Floor(*id.Minimum))+1) // 3.0: a flag on minimum
 			}
 			if id.Maximum != nil && *id.Maximum < 1<<53 {
 				m := int64(math.Floor(*id.Maximum))
