@@ -960,18 +960,14 @@ func TestStripeDeclines(t *testing.T) {
 	if n := collectionTotal(t, hs, "payment_intents"); n != 2 {
 		t.Errorf("%d payment intents stored, want the pending one and the one created and declined", n)
 	}
-	failed := 0
-	for ev, err := range sc.V1Events.List(ctx, &stripe.EventListParams{Type: stripe.String("payment_intent.payment_failed")}).All(ctx) {
-		if err != nil {
-			t.Fatal(err)
-		}
+	failed := eventsOf(t, sc, "payment_intent.payment_failed")
+	for _, ev := range failed {
 		if pi, _ := ev.Data.Object["status"].(string); pi != "requires_payment_method" {
 			t.Errorf("payment_failed event's object: %v", ev.Data.Object)
 		}
-		failed++
 	}
-	if failed != 2 {
-		t.Errorf("%d payment_intent.payment_failed events; want one per declined intent, not per replay: 2", failed)
+	if len(failed) != 2 {
+		t.Errorf("%d payment_intent.payment_failed events; want one per declined intent, not per replay: 2", len(failed))
 	}
 }
 

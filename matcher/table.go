@@ -107,10 +107,7 @@ func concreteFirst(all []*scenarios.Route) []*scenarios.Route {
 			continue
 		}
 		if r.OperationName != "" && strings.Contains(r.Path, "{") {
-			shape := r.Path // a narrowed variable ({customer:[a-z]+}) is still the operation's {customer}
-			if r.Template != nil {
-				shape = r.Template.Shape()
-			}
+			shape := r.PathShape() // a narrowed variable ({customer:[a-z]+}) is still the operation's {customer}
 			for _, g := range all[i+1:] {
 				if g.Priority == r.Priority && g.Operation != nil && !moved[g] &&
 					concreteOf(g.Path, shape) && methodsMeet(g.Methods, r.Methods) {

@@ -104,7 +104,7 @@ func linkOperations(set *scenarios.Set, ops map[string]*Operation) error {
 			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q: the set serves no OpenAPI document (add an openapi: block, or --openapi)", r.Name, r.OperationName)})
 		case op == nil:
 			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q: no operation has this operationId%s", r.Name, r.OperationName, closestOperation(r.OperationName, ops))})
-		case routeShape(r) != op.Path || len(r.Methods) != 1 || r.Methods[0] != op.Method:
+		case r.PathShape() != op.Path || len(r.Methods) != 1 || r.Methods[0] != op.Method:
 			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q is %s %s (%s); give the route that method and path", r.Name, r.OperationName, op.Method, op.Path, op.Pos)})
 		case len(r.Refuse) > 0 && !op.actsOnStored() && op.kind != opCreate:
 			errs = append(errs, &scenarios.Error{Pos: r.Refuse[0].Pos, Msg: fmt.Sprintf("route %q: refuse: operation %q lists, so no refusal could answer; refuse: goes with a create (when: holds:) or a read, update, delete or action on a stored object", r.Name, r.OperationName)})
@@ -294,13 +294,14 @@ type api struct {
 	options  *config.ValidationOptions         // the validators' options, for schemaCheck
 	fixtures map[string]json.RawMessage        // by resource name
 	decoded  sync.Map                          // fixtures decoded, by resource name (fixtureNamed)
-	// freeForms caches freeFormProperties, by schema.
-	freeForms sync.Map
-	validate  string
-	errors    string // "problem" or "stripe"
-	state     bool
-	generate  bool // unknownIds: generate
-	version   float32
+	// freeForms caches freeFormProperties, by schema; patterned the
+	// placeholder of a string schema with a pattern (drawn from it once).
+	freeForms, patterned sync.Map
+	validate             string
+	errors               string // "problem" or "stripe"
+	state                bool
+	generate             bool // unknownIds: generate
+	version              float32
 	// collections maps a resource (a schema's x-resourceId: customer) to
 	// the path its create operation stores it under (/v1/customers), for
 	// expand[]. It is filled while the document compiles.
@@ -614,16 +615,6 @@ func (a *api) route(path string, item *v3.PathItem, method string, op *v3.Operat
 	sum := sha256.Sum256([]byte(key + "\x00" + name))
 	r.Identity = name + "@" + hex.EncodeToString(sum[:8])
 	return r, nil
-}
-
-// routeShape is the path of a route written for an operation, with its
-// variables' patterns left out: a route may narrow what a variable takes
-// ({payment_method:pm_card_.+}) and still be the operation's.
-func routeShape(r *scenarios.Route) string {
-	if r.Template == nil {
-		return r.Path
-	}
-	return r.Template.Shape()
 }
 
 // beyondSegment says which variable of a route's path, narrowed, may take

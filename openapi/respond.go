@@ -7,16 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
-	"regexp/syntax"
-	"sync"
-
 	"mime"
 	"net/http"
 	"net/url"
+	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/pb33f/go-yaml"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
@@ -24,7 +24,6 @@ import (
 
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/state"
-	"unicode/utf8"
 )
 
 // Exchange is what Respond needs of one request.
@@ -880,7 +879,14 @@ func (g generator) value(s *base.Schema, depth int) any {
 	case "boolean":
 		return false
 	case "string":
-		return placeholderString(s)
+		if s.Pattern == "" {
+			return placeholderString(s)
+		}
+		if v, ok := g.api.patterned.Load(s); ok {
+			return v // the pattern parsed, compiled and drawn once
+		}
+		v, _ := g.api.patterned.LoadOrStore(s, placeholderString(s))
+		return v
 	}
 	return nil
 }

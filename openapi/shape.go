@@ -61,15 +61,9 @@ func (o *Operation) learnShape() {
 		switch {
 		case id == nil:
 		case hasType(id, "integer") && !hasType(id, "string"):
-			o.shape.idKind, o.shape.idMin = idInteger, 1
-			if id.Minimum != nil && *id.Minimum > 1 && *id.Minimum < 1<<53 {
-				o.shape.idMin = int64(math.Ceil(*id.Minimum))
-			}
-			if em := id.ExclusiveMinimum; em != nil && !em.IsA() && em.B >= 1 && em.B < 1<<53 {
-				o.shape.idMin = max(o.shape.idMin, int64(math.Floor(em.B))+1)
-			} else if em != nil && em.IsA() && em.A && id.Minimum != nil && *id.Minimum >= 1 && *id.Minimum < 1<<53 {
-				o.shape.idMin = max(o.shape.idMin, int64(math.Floor(*id.Minimum))+1) // 3.0: a flag on minimum
-			}
+			// The least integer its bounds allow (number reads minimum and
+			// both forms of exclusiveMinimum), and 1 at least.
+			o.shape.idKind, o.shape.idMin = idInteger, max(1, int64(number(id, true)))
 			if id.Maximum != nil && *id.Maximum < 1<<53 {
 				m := int64(math.Floor(*id.Maximum))
 				o.shape.idMax = &m

@@ -136,6 +136,17 @@ type Route struct {
 	Session string
 }
 
+// PathShape is the route's path with its variables' patterns left out:
+// the path an OpenAPI operation names, which a route written for it may
+// narrow ({payment_method:pm_card_.+} is still the operation's
+// {payment_method}).
+func (r *Route) PathShape() string {
+	if r.Template == nil {
+		return r.Path
+	}
+	return r.Template.Shape()
+}
+
 // Refusal is one entry of a route's refuse: or cases:.
 type Refusal struct {
 	Pos Pos

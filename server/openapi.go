@@ -159,10 +159,11 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 		// unknownIds: generate); a create has no stored object to find.
 		if d.item != nil || !p.op.ActsOnStored() {
 			for _, rf := range p.refuse {
-				if ok, err := rf.test(d, limit); err != nil || ok {
-					if err != nil {
-						return err
-					}
+				ok, err := rf.test(d, limit)
+				if err != nil {
+					return err
+				}
+				if ok {
 					d.instead = true
 					err := rf.p.render(rec, limit, data)
 					rec.stored = nil // the route's headers are in it too: stored from the map
@@ -170,10 +171,11 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 				}
 			}
 			for _, c := range p.cases {
-				if ok, err := c.test(d, limit); err != nil || ok {
-					if err != nil {
-						return err
-					}
+				ok, err := c.test(d, limit)
+				if err != nil {
+					return err
+				}
+				if ok {
 					return c.p.writeGenerated(rec, limit, data) // .Item read once: d.item is set
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"text/template"
 	"time"
 
 	"github.com/scenariomock/scenariomock/matcher"
@@ -18,7 +19,6 @@ import (
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
 	"github.com/scenariomock/scenariomock/upstream"
-	"text/template"
 )
 
 // prepared is a response made ready to write: static headers with their
