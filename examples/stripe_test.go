@@ -314,6 +314,13 @@ func TestStripeIdempotency(t *testing.T) {
 	if err != nil || again.ID != first.ID || again.LastResponse.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("replay: %+v, %v", again, err)
 	}
+	// Stripe echoes the key; stripe-go reads it into LastResponse.
+	if first.LastResponse.IdempotencyKey != "key-1" || again.LastResponse.IdempotencyKey != "key-1" {
+		t.Errorf("Idempotency-Key answered %q, then %q", first.LastResponse.IdempotencyKey, again.LastResponse.IdempotencyKey)
+	}
+	if got, err := sc.V1Customers.Retrieve(ctx, first.ID, nil); err != nil || got.LastResponse.Header.Values("Idempotency-Key") != nil {
+		t.Errorf("a GET without a key answered Idempotency-Key %q (%v)", got.LastResponse.Header.Values("Idempotency-Key"), err)
+	}
 
 	_, err = create(sc, "key-1", "b@example.com")
 	se := stripeError(t, err)

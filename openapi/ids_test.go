@@ -34,6 +34,12 @@ paths:
       responses:
         "200": {description: it, content: {application/json: {schema: {$ref: "#/components/schemas/Order"}}}}
         "404": {description: none}
+    put:
+      operationId: replaceOrder
+      requestBody: {content: {application/json: {schema: {$ref: "#/components/schemas/OrderPatch"}}}}
+      responses:
+        "200": {description: it, content: {application/json: {schema: {$ref: "#/components/schemas/Order"}}}}
+        "404": {description: none}
   /todos:
     get:
       operationId: listTodos
@@ -258,6 +264,37 @@ func TestUpdateKeepsIDAndSetsNull(t *testing.T) {
 	}
 	if got := call(t, "GET", hs.URL+"/orders/ord_hijack", "", ""); got.status != 404 {
 		t.Errorf("read by the id the update sent: %d %s; want 404", got.status, got.body)
+	}
+}
+
+// TestPutReplaces: a PUT sends the object's whole new state, so a property
+// its body leaves out is gone (a PATCH of the same body merges), while the
+// id and what the server sets (createdAt) stay. Before, a PUT merged as a
+// PATCH does and the note survived its replacement.
+func TestPutReplaces(t *testing.T) {
+	t.Parallel()
+	hs := serveDoc(t, idsDoc, nil)
+	js := "application/json"
+	made := call(t, "POST", hs.URL+"/orders", js, `{"note":"hello","meta":{"a":"1"}}`)
+	id, _ := made.json["id"].(string)
+	if made.status != 201 || id == "" {
+		t.Fatalf("create: %d %s", made.status, made.body)
+	}
+	patched := call(t, "PATCH", hs.URL+"/orders/"+id, js, `{"meta":{"b":"2"}}`)
+	if meta, _ := patched.json["meta"].(map[string]any); patched.status != 200 || patched.json["note"] != "hello" || meta["a"] != "1" || meta["b"] != "2" {
+		t.Fatalf("PATCH: %d %s; want the note kept and meta merged", patched.status, patched.body)
+	}
+	put := call(t, "PUT", hs.URL+"/orders/"+id, js, `{"meta":{"c":"3"}}`)
+	meta, _ := put.json["meta"].(map[string]any)
+	if _, has := put.json["note"]; put.status != 200 || has || len(meta) != 1 || meta["c"] != "3" || put.json["id"] != id || put.json["createdAt"] != made.json["createdAt"] {
+		t.Fatalf("PUT: %d %s; want only meta {c: 3} beside id and createdAt %v", put.status, put.body, made.json["createdAt"])
+	}
+	if got := call(t, "GET", hs.URL+"/orders/"+id, "", ""); got.body != put.body {
+		t.Errorf("read after PUT: %s; want %s", got.body, put.body)
+	}
+	// What one PUT left out, the next one gives back.
+	if again := call(t, "PUT", hs.URL+"/orders/"+id, js, `{"note":"back"}`); again.status != 200 || again.json["note"] != "back" || again.json["meta"] != nil {
+		t.Errorf("second PUT: %d %s; want the note back and no meta", again.status, again.body)
 	}
 }
 

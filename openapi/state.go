@@ -329,14 +329,17 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			if !ok {
 				return o.status, stored, nil
 			}
-			mergePatch(obj, patchOf(x.Patch))
 			resp, _ := o.response(o.status)
 			_, schema := mediaOf(resp)
+			sent := o.bodySchema(x.Request)
+			if x.Request.Method == http.MethodPut && !o.formBody(x.Request) {
+				replaced(obj, in, sent, schema)
+			}
+			mergePatch(obj, patchOf(x.Patch))
 			// The id is the object's name, not the request's to change,
 			// and a body whose schema lists its properties sets those
 			// only (an order's createdAt stays the server's).
 			var kept map[string]any
-			sent := o.bodySchema(x.Request)
 			for k := range in {
 				if _, has := obj[k]; has && (k == "id" || sent != nil && sent.Properties != nil && sent.Properties.Len() > 0 && propertyOf(sent, k, 0) == nil) {
 					if kept == nil {
@@ -690,3 +693,27 @@ func freshID(like string, rnd func() float64) string {
 
 // freshAlphabet is what a fresh id's letters are drawn from.
 const freshAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// replaced clears in obj, for a PUT, what the body replaces: a PUT sends
+// the whole new state (RFC 9110, 9.3.4), where a PATCH or a POST merges.
+// Of the properties the body's schema (sent) lists, one the body gives is
+// emptied, for the body's value to be set whole rather than merged, and
+// one it leaves out is taken out, unless the server sets it (readOnly)
+// or the answer's schema requires it. What the schema does not list (an
+// id, a creation time) stays the server's.
+func replaced(obj, in map[string]any, sent, answer *base.Schema) {
+	if sent == nil || sent.Properties == nil {
+		return
+	}
+	for name, sp := range sent.Properties.FromOldest() {
+		switch _, given := in[name]; {
+		case name == "id":
+		case given:
+			obj[name] = nil
+		case sp.Schema() != nil && sp.Schema().ReadOnly != nil && *sp.Schema().ReadOnly:
+		case answer != nil && slices.Contains(answer.Required, name):
+		default:
+			delete(obj, name)
+		}
+	}
+}

@@ -457,9 +457,18 @@ func (p *prepared) renderHeaders(h http.Header, limit int, data dataSource) erro
 			}
 			return r
 		}, b.String())
-		if i > 0 && p.templates[i-1].Name == t.Name {
-			h[t.Name] = append(h[t.Name], v) // a list (its values are adjacent): one line per value
-		} else {
+		switch {
+		case i > 0 && p.templates[i-1].Name == t.Name:
+			// A list (its values are adjacent): one line per value,
+			// none for a value that renders empty.
+			if v != "" {
+				h[t.Name] = append(h[t.Name], v)
+			}
+		case v == "":
+			// A header that renders empty is not sent, so that one can
+			// echo a request header only when it came.
+			delete(h, t.Name)
+		default:
 			h[t.Name] = []string{v}
 		}
 	}

@@ -9,12 +9,14 @@ import (
 )
 
 // TestHeaderListSentPerValue checks that a header given a list of values
-// arrives as one header line per value, in order, static or templated.
+// arrives as one header line per value, in order, static or templated,
+// and that a templated value that renders empty is not sent (a default
+// it overrides included).
 func TestHeaderListSentPerValue(t *testing.T) {
 	t.Parallel()
 	_, hs, _ := serveYAML(t, Options{}, `
 defaults:
-  headers: { Set-Cookie: default=1, X-Default: kept }
+  headers: { Set-Cookie: default=1, X-Default: kept, X-Echo: default }
 routes:
   - name: static
     path: /static
@@ -25,15 +27,17 @@ routes:
     respond:
       template: true
       headers:
-        Set-Cookie: ["first=1", "id={{ .Request.Vars.id }}", "last=3"]
+        Set-Cookie: ["first=1", "id={{ .Request.Vars.id }}", '{{ .Request.Query.Get "c" }}', "last=3"]
         X-Id: "{{ .Request.Vars.id }}"
+        X-Echo: '{{ .Request.Headers.Get "X-Echo" }}'
 `)
 	cases := []struct {
 		path string
 		want map[string][]string
 	}{
 		{"/static", map[string][]string{"Set-Cookie": {"a=1", "b=2"}, "Link": {"</a>; rel=next"}, "X-Default": {"kept"}}},
-		{"/t/7", map[string][]string{"Set-Cookie": {"first=1", "id=7", "last=3"}, "X-Id": {"7"}, "X-Default": {"kept"}}},
+		{"/t/7", map[string][]string{"Set-Cookie": {"first=1", "id=7", "last=3"}, "X-Id": {"7"}, "X-Default": {"kept"}, "X-Echo": nil}},
+		{"/t/8?c=q=1", map[string][]string{"Set-Cookie": {"first=1", "id=8", "q=1", "last=3"}}},
 	}
 	for _, c := range cases {
 		r := do(t, "GET", hs.URL+c.path, "")
