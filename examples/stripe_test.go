@@ -150,10 +150,14 @@ func TestStripePaymentIntents(t *testing.T) {
 	sc := client(hs, testKey)
 	ctx := context.Background()
 
+	cus, err := sc.V1Customers.Create(ctx, &stripe.CustomerCreateParams{Email: stripe.String("pays@example.com")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	params := &stripe.PaymentIntentCreateParams{
 		Amount:   stripe.Int64(2000),
 		Currency: stripe.String("usd"),
-		Customer: stripe.String("cus_123"),
+		Customer: stripe.String(cus.ID),
 	}
 	params.AddMetadata("order_id", "6735")
 	pi, err := sc.V1PaymentIntents.Create(ctx, params)
@@ -161,7 +165,7 @@ func TestStripePaymentIntents(t *testing.T) {
 		t.Fatalf("create: %v", err)
 	}
 	if !strings.HasPrefix(pi.ID, "pi_") || pi.Object != "payment_intent" || pi.Amount != 2000 || pi.Currency != "usd" ||
-		pi.Customer == nil || pi.Customer.ID != "cus_123" || pi.Status != stripe.PaymentIntentStatusRequiresPaymentMethod ||
+		pi.Customer == nil || pi.Customer.ID != cus.ID || pi.Status != stripe.PaymentIntentStatusRequiresPaymentMethod ||
 		!strings.HasPrefix(pi.ClientSecret, pi.ID+"_secret_") || pi.Metadata["order_id"] != "6735" || pi.Created == 0 || pi.Livemode {
 		t.Errorf("created: %+v", pi)
 	}
@@ -177,7 +181,7 @@ func TestStripePaymentIntents(t *testing.T) {
 	if err != nil {
 		t.Fatalf("retrieve: %v", err)
 	}
-	if got.ID != pi.ID || got.Amount != 2000 || got.Currency != "usd" || got.Customer == nil || got.Customer.ID != "cus_123" || got.ClientSecret != pi.ClientSecret {
+	if got.ID != pi.ID || got.Amount != 2000 || got.Currency != "usd" || got.Customer == nil || got.Customer.ID != cus.ID || got.ClientSecret != pi.ClientSecret {
 		t.Errorf("retrieved %+v, created %+v", got, pi)
 	}
 
@@ -1590,9 +1594,13 @@ func TestStripeStateTransitions(t *testing.T) {
 			t.Errorf("refund of %s (amount %d): %+v, %v; want %d usd", tc.pi, tc.amount, re, err, tc.of)
 		}
 	}
-	// A charge's refund: no charge is stored, so the fixture's amount,
-	// not null.
-	if re, err := sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{Charge: stripe.String("ch_1")}); err != nil || re.Amount == 0 || re.Currency == "" {
+	// A charge's refund: the refund route reads no stored charge, so the
+	// fixture's amount, not null.
+	ch, err := sc.V1Charges.Create(ctx, &stripe.ChargeCreateParams{Amount: stripe.Int64(1500), Currency: stripe.String("usd"), Source: &stripe.PaymentSourceSourceParams{Token: stripe.String("tok_visa")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if re, err := sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{Charge: stripe.String(ch.ID)}); err != nil || re.Amount == 0 || re.Currency == "" {
 		t.Errorf("refund of a charge: %+v, %v; want an amount and a currency", re, err)
 	}
 
@@ -1639,7 +1647,11 @@ func TestStripeStateTransitions(t *testing.T) {
 		t.Errorf("checkout session expired: %v, %v", cs.Status, err)
 	}
 
-	in, err := sc.V1Invoices.Create(ctx, &stripe.InvoiceCreateParams{Customer: stripe.String("cus_1")})
+	cus, err := sc.V1Customers.Create(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := sc.V1Invoices.Create(ctx, &stripe.InvoiceCreateParams{Customer: stripe.String(cus.ID)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1661,11 +1673,15 @@ func TestStripeCreatesAreNotTheFixtures(t *testing.T) {
 	sc := client(hs, testKey)
 	ctx := context.Background()
 
-	once, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Product: stripe.String("prod_1"), UnitAmount: stripe.Int64(500), Currency: stripe.String("usd")})
+	prod, err := sc.V1Products.Create(ctx, &stripe.ProductCreateParams{Name: stripe.String("Basic")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	once, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Product: stripe.String(prod.ID), UnitAmount: stripe.Int64(500), Currency: stripe.String("usd")})
 	if err != nil || once.Type != stripe.PriceTypeOneTime || once.Recurring != nil {
 		t.Errorf("price without recurring: %v %+v, %v", once.Type, once.Recurring, err)
 	}
-	monthly, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Product: stripe.String("prod_1"), UnitAmount: stripe.Int64(900), Currency: stripe.String("usd"),
+	monthly, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Product: stripe.String(prod.ID), UnitAmount: stripe.Int64(900), Currency: stripe.String("usd"),
 		Recurring: &stripe.PriceCreateRecurringParams{Interval: stripe.String("year")}})
 	if err != nil || monthly.Type != stripe.PriceTypeRecurring || monthly.Recurring == nil || monthly.Recurring.Interval != "year" {
 		t.Errorf("price with recurring[interval]=year: %v %+v, %v", monthly.Type, monthly.Recurring, err)
@@ -1679,7 +1695,11 @@ func TestStripeCreatesAreNotTheFixtures(t *testing.T) {
 		t.Errorf("payment method billing details: %+v, %v", pm.BillingDetails, err)
 	}
 	before := time.Now().Unix()
-	sub, err := sc.V1Subscriptions.Create(ctx, &stripe.SubscriptionCreateParams{Customer: stripe.String("cus_1"), Items: []*stripe.SubscriptionCreateItemParams{{Price: stripe.String(monthly.ID)}}})
+	cus, err := sc.V1Customers.Create(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := sc.V1Subscriptions.Create(ctx, &stripe.SubscriptionCreateParams{Customer: stripe.String(cus.ID), Items: []*stripe.SubscriptionCreateItemParams{{Price: stripe.String(monthly.ID)}}})
 	if err != nil || sub.CancelAtPeriodEnd || sub.CanceledAt != 0 || sub.EndedAt != 0 || sub.TrialEnd != 0 || sub.PauseCollection != nil || sub.StartDate < before {
 		t.Errorf("new subscription: cancel_at_period_end %v canceled_at %d ended_at %d trial_end %d pause %+v start %d (want ≥ %d), %v",
 			sub.CancelAtPeriodEnd, sub.CanceledAt, sub.EndedAt, sub.TrialEnd, sub.PauseCollection, sub.StartDate, before, err)
@@ -2248,5 +2268,61 @@ func TestStripeExpandUnknown(t *testing.T) {
 			t.Errorf("a list with expand[]=data.customer: %+v, %v; want the customer expanded", got, err)
 		}
 		break
+	}
+}
+
+// TestStripeReferences: a body naming an object by an id the account has
+// not got is Stripe's 400 resource_missing naming the parameter, and
+// nothing is made or changed: a customer never created, another API
+// key's, or deleted; a payment method never created. Stripe's test
+// payment methods (pm_card_visa) are in every account. Before, each was
+// taken, and the intent named a customer nothing could read.
+func TestStripeReferences(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc, other := client(hs, testKey), client(hs, "sk_test_other")
+	ctx := context.Background()
+	mine, err := sc.V1Customers.Create(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := other.V1Customers.Create(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := sc.V1Customers.Create(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.V1Customers.Delete(ctx, gone.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	refused := func(what string, err error, param, id string) {
+		t.Helper()
+		se := stripeError(t, err)
+		kind := map[string]string{"customer": "customer", "payment_method": "payment_method"}[param]
+		if se.HTTPStatusCode != 400 || se.Code != stripe.ErrorCodeResourceMissing || se.Type != stripe.ErrorTypeInvalidRequest ||
+			se.Param != param || se.Msg != "No such "+kind+": '"+id+"'" {
+			t.Errorf("%s: %+v; want 400 resource_missing, param %s", what, se, param)
+		}
+	}
+	for _, id := range []string{"cus_nope", theirs.ID, gone.ID} {
+		_, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(900), Currency: stripe.String("usd"), Customer: stripe.String(id)})
+		refused("intent for customer "+id, err, "customer", id)
+	}
+	_, err = sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(900), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_nope")})
+	refused("intent with payment method pm_nope", err, "payment_method", "pm_nope")
+	if n := collectionTotal(t, hs, "payment_intents"); n != 0 {
+		t.Errorf("%d payment intents made by refused requests", n)
+	}
+
+	pi, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(900), Currency: stripe.String("usd"), Customer: stripe.String(mine.ID), PaymentMethod: stripe.String("pm_card_visa")})
+	if err != nil || pi.Customer == nil || pi.Customer.ID != mine.ID || pi.PaymentMethod == nil || pi.PaymentMethod.ID != "pm_card_visa" {
+		t.Fatalf("intent for the account's customer with a test card: %+v, %v", pi, err)
+	}
+	_, err = sc.V1PaymentIntents.Update(ctx, pi.ID, &stripe.PaymentIntentUpdateParams{Customer: stripe.String(gone.ID)})
+	refused("update to a deleted customer", err, "customer", gone.ID)
+	if got, err := sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil); err != nil || got.Customer == nil || got.Customer.ID != mine.ID {
+		t.Errorf("after a refused update: %+v, %v; want customer %s kept", got, err, mine.ID)
 	}
 }

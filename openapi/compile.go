@@ -57,7 +57,7 @@ type Options struct {
 // an openapi: block (validate enforce, state on), as serve --openapi names
 // it. Its files are read by Expand.
 func FileSource(spec, fixtures string) *scenarios.OpenAPISource {
-	return &scenarios.OpenAPISource{Spec: spec, Fixtures: fixtures, Validate: "enforce", State: true, UnknownIDs: "404", Errors: "problem",
+	return &scenarios.OpenAPISource{Spec: spec, Fixtures: fixtures, Validate: "enforce", State: true, UnknownIDs: "404", Errors: "problem", References: "check",
 		Pos: scenarios.Pos{File: spec, Line: 1, Col: 1}}
 }
 
@@ -231,7 +231,7 @@ type compiled struct {
 
 func sourceKey(src *scenarios.OpenAPISource) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%v\x00%s\x00%s\x00%s\x00%d\x00", src.Spec, src.Fixtures, src.Validate, src.State, src.UnknownIDs, src.Errors, src.Scope.String(), len(src.SpecData))
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%v\x00%s\x00%s\x00%s\x00%s\x00%v\x00%d\x00", src.Spec, src.Fixtures, src.Validate, src.State, src.UnknownIDs, src.Errors, src.Scope.String(), src.References, src.ExistingIDs, len(src.SpecData))
 	h.Write(src.SpecData)
 	h.Write(src.FixturesData)
 	// The defaults are part of the routes.
@@ -301,7 +301,12 @@ type api struct {
 	errors               string // "problem" or "stripe"
 	state                bool
 	generate             bool // unknownIds: generate
-	version              float32
+	// references is whether a body's ids of stored resources are
+	// checked (references: check), existing the ids taken to exist
+	// without being stored (existingIds:; nil none).
+	references bool
+	existing   *regexp.Regexp
+	version    float32
 	// collections maps a resource (a schema's x-resourceId: customer) to
 	// the path its create operation stores it under (/v1/customers), for
 	// expand[]. It is filled while the document compiles.
@@ -440,7 +445,8 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	// rolodex read: the model keeps the nodes it was built from, and the
 	// index its own root.
 	doc.Release()
-	a := &api{spec: src.Spec, model: &m.Model, validate: src.Validate, errors: src.Errors, state: src.State, generate: src.UnknownIDs == "generate", scope: src.Scope}
+	a := &api{spec: src.Spec, model: &m.Model, validate: src.Validate, errors: src.Errors, state: src.State, generate: src.UnknownIDs == "generate", scope: src.Scope,
+		references: src.References != "off", existing: src.ExistingIDs}
 	if a.validate == "" {
 		a.validate = "enforce"
 	}

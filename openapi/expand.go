@@ -15,7 +15,8 @@ import (
 // schema is anyOf the id and a resource (x-resourceId: customer), answers
 // the stored resource instead when the request asks expand[]=customer and
 // the resource was created here. An id nothing stored answers stays an
-// id, as it would against an account that has no such object.
+// id (a body naming one is refused first unless references: off; see
+// badReference).
 
 // noteCollection records where a create operation stores its resource.
 func (a *api) noteCollection(o *Operation) {

@@ -226,6 +226,55 @@ func idLike(example any, id string) any {
 	return id
 }
 
+// badReference answers a body that names a stored resource by an id that
+// is not there: Stripe's 400 resource_missing naming the parameter ("No
+// such customer: 'cus_1'"), bad true. A body field is a reference when
+// the answer's schema offers the field of that name expanded to a
+// resource this document creates (expand.go: a payment intent's
+// customer). An id deleted is refused whatever unknownIds says; one never
+// created only under unknownIds: 404, since stripe-mock's mode takes
+// made-up ids. Ids the source's existingIds matches are taken as there.
+func (o *Operation) badReference(ctx context.Context, x Exchange, in map[string]any) (int, []byte, bool, error) {
+	if !o.api.references || len(in) == 0 || len(o.api.collections) == 0 {
+		return 0, nil, false, nil
+	}
+	resp, _ := o.response(o.status)
+	_, schema := mediaOf(resp)
+	if schema == nil {
+		return 0, nil, false, nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(in)) {
+		id, ok := in[k].(string)
+		if !ok || id == "" || o.api.existing != nil && o.api.existing.MatchString(id) {
+			continue
+		}
+		path := o.api.expandable(propertyOf(schema, k, 0))
+		if path == "" {
+			continue
+		}
+		coll := o.api.storeName(x.Request, path)
+		_, found, err := x.Store.Load(ctx, coll, id)
+		if err != nil {
+			return 0, nil, false, err
+		}
+		if found {
+			continue
+		}
+		if o.api.generate {
+			_, deleted, err := x.Store.Load(ctx, tombstones(coll), id)
+			if err != nil {
+				return 0, nil, false, err
+			}
+			if !deleted {
+				continue
+			}
+		}
+		status, body := o.fieldError(http.StatusBadRequest, "body", k, "resource_missing", noSuchMessage(path, id))
+		return status, body, true, nil
+	}
+	return 0, nil, false, nil
+}
+
 // ActsOnStored reports whether o reads, updates, deletes or acts on a
 // stored object named by its path (its refuse: and cases: test it).
 func (o *Operation) ActsOnStored() bool { return o.actsOnStored() }
@@ -264,6 +313,10 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 		obj, ok := v.(map[string]any)
 		if isRaw || !ok || obj["id"] == nil {
 			return 0, nil, errNoState
+		}
+		if status, body, bad, err := o.badReference(ctx, x, in); bad || err != nil {
+			release(obj)
+			return status, body, err
 		}
 		old, isString := obj["id"].(string)
 		if !isString {
@@ -325,6 +378,9 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 		case opRead:
 			return o.status, stored, nil
 		case opUpdate, opAction:
+			if status, body, bad, err := o.badReference(ctx, x, in); bad || err != nil {
+				return status, body, err
+			}
 			obj, ok := decodeObject(stored)
 			if !ok {
 				return o.status, stored, nil
@@ -625,15 +681,27 @@ func (o *Operation) noSuch(status int, param, id string) (int, []byte) {
 
 // noSuchIn is noSuch for an id of the collection coll.
 func (o *Operation) noSuchIn(coll string, status int, param, id string) (int, []byte) {
-	msg := fmt.Sprintf("No such %s: '%s'", strings.TrimSuffix(coll[strings.LastIndex(coll, "/")+1:], "s"), id)
-	return o.paramError(status, param, "resource_missing", msg)
+	return o.paramError(status, param, "resource_missing", noSuchMessage(coll, id))
 }
 
-// paramError answers status about the parameter param in the spec's
+// noSuchMessage is Stripe's words for an id the collection coll does not
+// hold: "No such customer: 'cus_1'".
+func noSuchMessage(coll, id string) string {
+	return fmt.Sprintf("No such %s: '%s'", strings.TrimSuffix(coll[strings.LastIndex(coll, "/")+1:], "s"), id)
+}
+
+// paramError answers status about the query parameter param in the spec's
 // error shape for status: Stripe's error object (type, code, message,
 // param and the code's doc_url, nothing made up for its other fields),
 // an error object's message, else a problem.
 func (o *Operation) paramError(status int, param, code, msg string) (int, []byte) {
+	return o.fieldError(status, "query", param, code, msg)
+}
+
+// fieldError is paramError for a parameter in in ("query", or "body" for
+// a body's field); a problem's 400 lists it in errors, as a refused
+// request's violations are.
+func (o *Operation) fieldError(status int, in, param, code, msg string) (int, []byte) {
 	resp, _ := o.response(status)
 	mt, schema := mediaOf(resp)
 	var v any
@@ -652,11 +720,17 @@ func (o *Operation) paramError(status int, param, code, msg string) (int, []byte
 		b, _ := marshal(obj)
 		return status, b
 	}
-	detail := strings.TrimSuffix(msg, ".") + "."
+	problem := map[string]any{"type": "about:blank", "title": http.StatusText(status), "status": status, "detail": strings.TrimSuffix(msg, ".") + "."}
 	if status == http.StatusBadRequest {
-		detail = fmt.Sprintf("%s (query parameter %s).", strings.TrimSuffix(msg, "."), param)
+		where := "query parameter"
+		v := Violation{In: in, Name: param, Detail: msg}
+		if in == "body" {
+			where, v.Pointer = "body field", pointer([]string{param})
+		}
+		problem["detail"] = fmt.Sprintf("%s (%s %s).", strings.TrimSuffix(msg, "."), where, param)
+		problem["errors"] = []Violation{v}
 	}
-	b, _ := json.Marshal(map[string]any{"type": "about:blank", "title": http.StatusText(status), "status": status, "detail": detail})
+	b, _ := json.Marshal(problem)
 	return status, b
 }
 

@@ -335,13 +335,14 @@ func TestStripeFormTyping(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	auth := []string{"Authorization", "Bearer sk_test_1"}
+	prod, _ := call(t, "POST", hs.URL+"/v1/products", "application/x-www-form-urlencoded", "name=P", auth...).json["id"].(string)
 	for _, tc := range []struct {
 		name, path string
 		form       url.Values
 	}{
 		{"anyOf object", "/v1/payment_methods", url.Values{"type": {"card"}, "card[number]": {"4242424242424242"}, "card[exp_month]": {"8"}, "card[exp_year]": {"2030"}, "card[cvc]": {"314"}}},
-		{"map values", "/v1/prices", url.Values{"currency": {"usd"}, "unit_amount": {"1000"}, "product": {"prod_1"}, "currency_options[eur][unit_amount]": {"900"}}},
-		{"anyOf enum or integer, indexed list", "/v1/prices", url.Values{"currency": {"usd"}, "product": {"prod_1"}, "billing_scheme": {"tiered"}, "tiers_mode": {"graduated"}, "recurring[interval]": {"month"},
+		{"map values", "/v1/prices", url.Values{"currency": {"usd"}, "unit_amount": {"1000"}, "product": {prod}, "currency_options[eur][unit_amount]": {"900"}}},
+		{"anyOf enum or integer, indexed list", "/v1/prices", url.Values{"currency": {"usd"}, "product": {prod}, "billing_scheme": {"tiered"}, "tiers_mode": {"graduated"}, "recurring[interval]": {"month"},
 			"tiers[0][up_to]": {"1000"}, "tiers[0][unit_amount]": {"10"}, "tiers[1][up_to]": {"inf"}, "tiers[1][unit_amount]": {"5"}}},
 		{"x-stripeBypassValidation: a dictionary for a string", "/v1/accounts", url.Values{"type": {"custom"}, "external_account[object]": {"bank_account"}, "external_account[country]": {"US"}, "external_account[currency]": {"usd"}, "external_account[account_number]": {"000123456789"}}},
 		{"indexed list in a map", "/v1/terminal/configurations", url.Values{"tipping[usd][fixed_amounts][0]": {"100"}, "tipping[usd][fixed_amounts][1]": {"200"}}},
@@ -405,9 +406,11 @@ func TestStripeExpand(t *testing.T) {
 	if c, _ := got.json["customer"].(map[string]any); got.status != 200 || c["id"] != cusID || c["object"] != "customer" {
 		t.Errorf("retrieve with expand[]=customer: %d customer %v; want the stored customer", got.status, got.json["customer"])
 	}
+	// An id never created is not there to expand: the create is refused,
+	// as Stripe refuses it.
 	other := call(t, "POST", hs.URL+"/v1/payment_intents", form, url.Values{"amount": {"100"}, "currency": {"usd"}, "customer": {"cus_nothere"}, "expand[]": {"customer"}}.Encode(), auth...)
-	if other.status != 200 || other.json["customer"] != "cus_nothere" {
-		t.Errorf("expand of an id never created: %d customer %v; want the id", other.status, other.json["customer"])
+	if e, _ := other.json["error"].(map[string]any); other.status != 400 || e["code"] != "resource_missing" || e["param"] != "customer" {
+		t.Errorf("a customer never created, expanded: %d %s; want 400 resource_missing, param customer", other.status, other.body)
 	}
 }
 

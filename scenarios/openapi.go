@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -38,6 +39,14 @@ type OpenAPISource struct {
 	// auth, so one key's customers are not another's), and within it
 	// each value of the scope's headers (Stripe-Account).
 	Scope Scope
+	// References is whether a create's or update's body may name a
+	// stored resource that is not there (Stripe's customer=cus_1 on a
+	// payment intent): "check" (the default) refuses it as Stripe does,
+	// "off" accepts it. ExistingIDs matches the ids that exist without
+	// being created (Stripe's test payment methods, pm_card_visa), which
+	// a check accepts; nil when none do.
+	References  string
+	ExistingIDs *regexp.Regexp
 	// Headers, Delay and Idempotency are the file's defaults:, which apply
 	// to the generated routes as to the file's own (Idempotency to the
 	// operations that change something: POST, PUT, PATCH and DELETE).
@@ -47,14 +56,15 @@ type OpenAPISource struct {
 }
 
 var (
-	openapiFields  = []string{"spec", "fixtures", "validate", "state", "unknownIds", "errors", "scope"}
+	openapiFields  = []string{"spec", "fixtures", "validate", "state", "unknownIds", "errors", "scope", "references", "existingIds"}
+	referenceModes = []string{"check", "off"}
 	errorShapes    = []string{"problem", "stripe"}
 	validateModes  = []string{"enforce", "report", "off"}
 	unknownIDModes = []string{"404", "generate"}
 )
 
 func (d *fileDecoder) openapi(key, n *yaml.Node) *OpenAPISource {
-	src := &OpenAPISource{Pos: d.pos(key), Validate: "enforce", State: true, UnknownIDs: "404", Errors: "problem",
+	src := &OpenAPISource{Pos: d.pos(key), Validate: "enforce", State: true, UnknownIDs: "404", Errors: "problem", References: "check",
 		Headers: d.defaults.headers, Delay: d.defaults.delay, Idempotency: d.defaults.idempotency}
 	fs, ok := d.fields(n, "openapi", openapiFields...)
 	if !ok {
@@ -103,6 +113,12 @@ func (d *fileDecoder) openapi(key, n *yaml.Node) *OpenAPISource {
 	}
 	if p, ok := fs["scope"]; ok {
 		src.Scope = d.scope(p.val, "openapi.scope")
+	}
+	if p, ok := fs["references"]; ok {
+		src.References, _ = d.oneOfWord(p.val, "openapi.references", referenceModes)
+	}
+	if p, ok := fs["existingIds"]; ok {
+		src.ExistingIDs, _ = d.regex(p.val, "openapi.existingIds")
 	}
 	return src
 }
