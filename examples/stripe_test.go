@@ -1579,12 +1579,12 @@ func TestStripeStateTransitions(t *testing.T) {
 	got, err := sc.V1PaymentIntents.Capture(ctx, held.ID, &stripe.PaymentIntentCaptureParams{AmountToCapture: stripe.Int64(1200)})
 	check("capture of 1200", got, err, stripe.PaymentIntentStatusSucceeded, 1200, 0)
 
-	// A refund without an amount refunds what the intent received, in
-	// its currency; with one, that amount.
+	// A refund without an amount refunds what the intent received less
+	// its earlier refunds, in its currency; with one, that amount.
 	for _, tc := range []struct {
 		pi         string
 		amount, of int64
-	}{{auto.ID, 0, 1500}, {held.ID, 0, 1200}, {auto.ID, 300, 300}} {
+	}{{auto.ID, 300, 300}, {auto.ID, 0, 1200}, {held.ID, 0, 1200}} {
 		p := &stripe.RefundCreateParams{PaymentIntent: stripe.String(tc.pi)}
 		if tc.amount > 0 {
 			p.Amount = stripe.Int64(tc.amount)
@@ -2042,9 +2042,20 @@ func TestStripeRefundRefusals(t *testing.T) {
 	if err != nil || part.Amount != 500 || part.Status != stripe.RefundStatusSucceeded || part.Currency != "usd" {
 		t.Fatalf("partial refund: %+v, %v", part, err)
 	}
-	whole, err := sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{PaymentIntent: stripe.String(paid.ID)})
-	if err != nil || whole.Amount != 2000 {
-		t.Fatalf("refund by default: %+v, %v", whole, err)
+	// Earlier refunds count: what is left is 1500.
+	_, err = sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{PaymentIntent: stripe.String(paid.ID), Amount: stripe.Int64(1501)})
+	if se := stripeError(t, err); se.HTTPStatusCode != 400 || se.Param != "amount" || se.Msg != "Refund amount (1501 usd) is greater than unrefunded amount on charge (1500 usd)" {
+		t.Errorf("refund of more than is left: %+v", se)
+	}
+	rest, err := sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{PaymentIntent: stripe.String(paid.ID)})
+	if err != nil || rest.Amount != 1500 {
+		t.Fatalf("refund by default after 500 refunded: %+v, %v; want the 1500 left", rest, err)
+	}
+	for _, amount := range []*int64{nil, stripe.Int64(1)} {
+		_, err = sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{PaymentIntent: stripe.String(paid.ID), Amount: amount})
+		if se := stripeError(t, err); se.HTTPStatusCode != 400 || se.Code != stripe.ErrorCodeChargeAlreadyRefunded || se.Param != "payment_intent" {
+			t.Errorf("refund of an intent refunded in whole (amount %v): %+v", amount, se)
+		}
 	}
 	if created := len(eventsOf(t, sc, "refund.created")); created != 2 {
 		t.Errorf("%d refund.created events; want 2, none for the refusals", created)

@@ -301,6 +301,25 @@ func (o *Operation) StoredResource(ctx context.Context, x Exchange, resource, id
 	return x.Store.Load(ctx, o.api.storeName(x.Request, path), id)
 }
 
+// StoredResources returns the stored objects of a resource of o's
+// document in the request's scope, oldest first; none when the document
+// creates no such resource.
+func (o *Operation) StoredResources(ctx context.Context, x Exchange, resource string) ([][]byte, error) {
+	path := o.api.collections[resource]
+	if path == "" || x.Store == nil {
+		return nil, nil
+	}
+	items, _, err := x.Store.List(ctx, o.api.storeName(x.Request, path), 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(items))
+	for i, it := range items {
+		out[i] = it.Body
+	}
+	return out, nil
+}
+
 // stateful answers a create, read, update, delete or list through the
 // collections, or errNoState when the operation's answer has no id to
 // keep it by.

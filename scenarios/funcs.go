@@ -37,7 +37,7 @@ const MaxRandomHex = 64
 
 // dataFuncs are the functions whose calls get the template's data as a
 // first argument; the user writes them without it.
-var dataFuncs = map[string]bool{"seq": true, "randomHex": true, "randomInt": true, "uuid": true, "unix": true, "stored": true}
+var dataFuncs = map[string]bool{"seq": true, "randomHex": true, "randomInt": true, "uuid": true, "unix": true, "stored": true, "storedWhere": true}
 
 // Resources is implemented by the template data of a route that names an
 // OpenAPI operation: it reads the objects state by convention stores.
@@ -46,6 +46,10 @@ type Resources interface {
 	// schema's x-resourceId: payment_intent) with id,
 	// as the request's scope sees it, decoded; nil when there is none.
 	StoredResource(resource, id string) (any, error)
+	// StoredWhere returns the stored objects of the resource whose field
+	// is value (the field itself, or its id when it is expanded), as
+	// the request's scope sees them, decoded, oldest first.
+	StoredWhere(resource, field, value string) ([]any, error)
 }
 
 // stored returns a stored object of an OpenAPI source's resources, by
@@ -69,6 +73,117 @@ func stored(data any, args ...any) (any, error) {
 		}
 	}
 	return map[string]any{}, nil
+}
+
+// storedWhere returns the stored objects of an OpenAPI source's resource
+// whose field is value, oldest first: {{ range storedWhere "refund"
+// "payment_intent" .Request.Form.payment_intent }}. None when the route
+// names no operation or value is empty.
+func storedWhere(data any, args ...any) ([]any, error) {
+	if len(args) != 3 {
+		return nil, fmt.Errorf("storedWhere takes a resource, a field and a value, got %d values", len(args))
+	}
+	resource, ok := args[0].(string)
+	field, fok := args[1].(string)
+	if !ok || resource == "" || !fok || field == "" {
+		return nil, fmt.Errorf("storedWhere takes a resource name and a field name (non-empty strings: refund, payment_intent), got %s and %s", describeValue(args[0]), describeValue(args[1]))
+	}
+	value, _ := toText(args[2])
+	if r, ok := data.(Resources); ok && value != "" {
+		return r.StoredWhere(resource, field, value)
+	}
+	return nil, nil
+}
+
+// toText is a value a template compares as text: a string as it is, a
+// number as written, a form's first value; "" for anything else.
+func toText(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return x.String(), true
+	case int, int64, float64:
+		return fmt.Sprint(x), true
+	case []string:
+		if len(x) > 0 {
+			return x[0], true
+		}
+	}
+	return "", false
+}
+
+// add returns the sum of integers (form strings, JSON numbers), as int
+// reads them: {{ add .Item.amount_refunded (int .Request.Form.amount) }}.
+// A missing value makes the sum missing, as int keeps it missing, so that
+// a typed leaf writes null rather than a sum of what is not there.
+func add(args ...any) (any, error) {
+	var sum int64
+	for _, a := range args {
+		n, ok, err := integer("add", a)
+		if !ok {
+			return nil, err
+		}
+		if (n > 0 && sum > math.MaxInt64-n) || (n < 0 && sum < math.MinInt64-n) {
+			return nil, errors.New("add: the sum passes the range of a 64-bit integer")
+		}
+		sum += n
+	}
+	return sum, nil
+}
+
+// sub returns a minus b, integers as add reads them (missing when either
+// is).
+func sub(a, b any) (any, error) {
+	x, ok, err := integer("sub", a)
+	if !ok {
+		return nil, err
+	}
+	y, ok, err := integer("sub", b)
+	if !ok {
+		return nil, err
+	}
+	if (y < 0 && x > math.MaxInt64+y) || (y > 0 && x < math.MinInt64+y) {
+		return nil, errors.New("sub: the difference passes the range of a 64-bit integer")
+	}
+	return x - y, nil
+}
+
+// sum adds up field of each object in list: {{ sum (storedWhere "refund"
+// "payment_intent" $pi.id) "amount" }}; 0 for an empty list. An item
+// without the field, or one that is not an integer, is an error.
+func sum(list any, field string) (int64, error) {
+	items, ok := list.([]any)
+	if !ok && list != nil {
+		return 0, fmt.Errorf("sum takes a list of objects (storedWhere's), got %s", describeValue(list))
+	}
+	var total any = int64(0)
+	for i, it := range items {
+		obj, _ := it.(map[string]any)
+		n, ok, err := integer("sum", obj[field])
+		if !ok {
+			if err == nil {
+				err = fmt.Errorf("sum: item %d has no %s", i, field)
+			}
+			return 0, err
+		}
+		var aerr error
+		if total, aerr = add(total, n); aerr != nil {
+			return 0, fmt.Errorf("sum: %w", aerr)
+		}
+	}
+	return total.(int64), nil
+}
+
+// integer reads an argument of fn as an integer: ok false when it is
+// missing (err nil) or not an integer (err says so).
+func integer(fn string, v any) (int64, bool, error) {
+	i, err := toInt(v)
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: %w", fn, err)
+	}
+	n, ok := i.(int64)
+	return n, ok, nil
 }
 
 // seq returns the next value of a named counter: {{ seq "order" }}.
@@ -384,7 +499,7 @@ func makeTyped(t *template.Template) bool {
 
 // funcArity is how many values the user passes to each function checked
 // at load time.
-var funcArity = map[string]int{"seq": 1, "randomHex": 1, "randomInt": 2, "uuid": 0, "unix": 0, "int": 1, "float": 1, "bool": 1, "stored": 2}
+var funcArity = map[string]int{"seq": 1, "randomHex": 1, "randomInt": 2, "uuid": 0, "unix": 0, "int": 1, "float": 1, "bool": 1, "stored": 2, "storedWhere": 3, "sub": 2, "sum": 2}
 
 // checkCalls finds, at load time, the mistakes text/template would only
 // report when a request comes: a wrong number of values for the functions

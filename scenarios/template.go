@@ -76,8 +76,15 @@ var TemplateFuncs = template.FuncMap{
 	"randomInt": randomInt,
 	"uuid":      uuid,
 	"unix":      unixTime,
-	// stored reads an object an OpenAPI source stores (Resources).
-	"stored": stored,
+	// stored reads an object an OpenAPI source stores (Resources), and
+	// storedWhere those whose field has a value.
+	"stored":      stored,
+	"storedWhere": storedWhere,
+	// add, sub and sum do integer arithmetic: {{ sub (int
+	// $pi.amount_received) (sum $refunds "amount") }}.
+	"add": add,
+	"sub": sub,
+	"sum": sum,
 	// int, float and bool turn form and query strings into typed values,
 	// which a typed leaf writes as JSON numbers and booleans.
 	"int":   toInt,

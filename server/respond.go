@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -188,6 +189,43 @@ func (d *templateData) StoredResource(resource, id string) (any, error) {
 		return nil, err
 	}
 	return parseItem(b), nil
+}
+
+// StoredWhere reads the stored objects of a resource of the route's
+// operation's document whose field is value (or, expanded, has that id),
+// for the template function storedWhere; none for a route that names no
+// operation. Each object looked at is a step of the render's budget.
+func (d *templateData) StoredWhere(resource, field, value string) ([]any, error) {
+	if d.op == nil {
+		return nil, nil
+	}
+	ctx, ox := d.opExchange()
+	items, err := d.op.StoredResources(ctx, ox, resource)
+	if err != nil {
+		return nil, err
+	}
+	var out []any
+	for _, b := range items {
+		if err := d.Step(); err != nil {
+			return nil, err
+		}
+		obj, _ := parseItem(b).(map[string]any)
+		v := obj[field]
+		if m, ok := v.(map[string]any); ok {
+			v = m["id"]
+		}
+		switch x := v.(type) {
+		case string:
+			if x == value {
+				out = append(out, obj)
+			}
+		case json.Number:
+			if x.String() == value {
+				out = append(out, obj)
+			}
+		}
+	}
+	return out, nil
 }
 
 // Step is called by every range iteration of a render (the check
