@@ -2337,3 +2337,56 @@ func TestStripeReferences(t *testing.T) {
 		t.Errorf("after a refused update: %+v, %v; want customer %s kept", got, err, mine.ID)
 	}
 }
+
+// TestStripePaymentIntentAmountChecks: a payment intent below its
+// currency's minimum charge is Stripe's 400 amount_too_small, naming the
+// minimum as Stripe writes it (a zero-decimal currency's in whole yen);
+// an amount below 1 and a currency Stripe does not know are its 400s
+// too; none makes an intent, confirmed or not. The minimum itself goes
+// through.
+func TestStripePaymentIntentAmountChecks(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		amount   int64
+		currency string
+		confirm  bool
+		code     stripe.ErrorCode // "" for none
+		param    string
+		msg      string // the message, or its start
+	}{
+		{"usd", 49, "usd", false, stripe.ErrorCodeAmountTooSmall, "amount", "Amount must be at least $0.50 usd"},
+		{"usd confirmed", 10, "usd", true, stripe.ErrorCodeAmountTooSmall, "amount", "Amount must be at least $0.50 usd"},
+		{"eur", 49, "eur", false, stripe.ErrorCodeAmountTooSmall, "amount", "Amount must be at least €0.50 eur"},
+		{"gbp", 29, "gbp", false, stripe.ErrorCodeAmountTooSmall, "amount", "Amount must be at least £0.30 gbp"},
+		{"jpy", 49, "jpy", false, stripe.ErrorCodeAmountTooSmall, "amount", "Amount must be at least ¥50 jpy"},
+		{"zero", 0, "usd", false, stripe.ErrorCodeParameterInvalidInteger, "amount", "This value must be greater than or equal to 1."},
+		{"negative", -100, "usd", true, stripe.ErrorCodeParameterInvalidInteger, "amount", "This value must be greater than or equal to 1."},
+		{"unknown currency", 2000, "xyz", false, "", "currency", "Invalid currency: xyz. Stripe currently supports these currencies: usd, aed, "},
+	} {
+		p := &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(tc.amount), Currency: stripe.String(tc.currency)}
+		if tc.confirm {
+			p.PaymentMethod, p.Confirm = stripe.String("pm_card_visa"), stripe.Bool(true)
+		}
+		_, err := sc.V1PaymentIntents.Create(ctx, p)
+		se := stripeError(t, err)
+		if se.HTTPStatusCode != 400 || se.Type != stripe.ErrorTypeInvalidRequest || se.Code != tc.code || se.Param != tc.param || !strings.HasPrefix(se.Msg, tc.msg) {
+			t.Errorf("%s: %d %s %s %s %q; want 400 %s %s %q", tc.name, se.HTTPStatusCode, se.Type, se.Code, se.Param, se.Msg, tc.code, tc.param, tc.msg)
+		}
+	}
+	if n := collectionTotal(t, hs, "payment_intents"); n != 0 {
+		t.Errorf("%d payment intents stored after the refusals; want none", n)
+	}
+	for _, min := range []struct {
+		amount   int64
+		currency string
+	}{{50, "usd"}, {50, "eur"}, {30, "gbp"}, {50, "jpy"}} {
+		pi, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(min.amount), Currency: stripe.String(min.currency)})
+		if err != nil || pi.Amount != min.amount {
+			t.Errorf("%d %s, the minimum: %+v, %v", min.amount, min.currency, pi, err)
+		}
+	}
+}
