@@ -747,13 +747,26 @@ func TestStripeCustomerLifecycle(t *testing.T) {
 	if err != nil || !deleted.Deleted || deleted.ID != first {
 		t.Fatalf("delete: %+v, %v", deleted, err)
 	}
-	_, err = sc.V1Customers.Retrieve(ctx, first, nil)
-	if se := stripeError(t, err); se.HTTPStatusCode != 404 || se.Code != stripe.ErrorCodeResourceMissing || se.Param != "id" {
-		t.Errorf("retrieve after delete: %+v", se)
+	// Stripe still reads a deleted customer, as the deleted object (its
+	// read answers anyOf customer, deleted_customer); it updates or
+	// deletes it no more. An id never created is the 404.
+	gone, err := sc.V1Customers.Retrieve(ctx, first, nil)
+	if err != nil || !gone.Deleted || gone.ID != first || gone.Email != "" || gone.LastResponse.StatusCode != 200 {
+		t.Errorf("retrieve after delete: %+v, %v; want 200 {id, object: customer, deleted: true}", gone, err)
+	} else if raw := string(gone.LastResponse.RawJSON); raw != `{"deleted":true,"id":"`+first+`","object":"customer"}` {
+		t.Errorf("retrieve after delete: %s; want the deleted object alone", raw)
 	}
 	_, err = sc.V1Customers.Update(ctx, first, &stripe.CustomerUpdateParams{Name: stripe.String("x")})
 	if se := stripeError(t, err); se.HTTPStatusCode != 404 || se.Code != stripe.ErrorCodeResourceMissing {
 		t.Errorf("update after delete: %+v", se)
+	}
+	_, err = sc.V1Customers.Delete(ctx, first, nil)
+	if se := stripeError(t, err); se.HTTPStatusCode != 404 || se.Code != stripe.ErrorCodeResourceMissing || se.Msg != "No such customer: '"+first+"'" {
+		t.Errorf("delete after delete: %+v", se)
+	}
+	_, err = sc.V1Customers.Retrieve(ctx, "cus_never", nil)
+	if se := stripeError(t, err); se.HTTPStatusCode != 404 || se.Code != stripe.ErrorCodeResourceMissing || se.Param != "id" {
+		t.Errorf("retrieve of an id never created: %+v", se)
 	}
 	if n := collectionTotal(t, hs, "customers"); n != 4 {
 		t.Errorf("%d customers stored after one of five was deleted, want 4", n)

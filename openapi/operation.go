@@ -44,6 +44,10 @@ type Operation struct {
 	// nested is set on a list of items made elsewhere, nested below a
 	// stored resource (markNested).
 	nested *nestedList
+	// deletedAs, on a read whose answer may be the deleted object a
+	// DELETE of the same path answers, is that DELETE: it answers a read
+	// of an id that was deleted (markActions).
+	deletedAs *Operation
 	// shape is what its schema says of lists and ids (shape.go), learnt
 	// on first use: building every operation's schemas at load would cost
 	// Stripe's 594 operations 6 MB that most runs never need.

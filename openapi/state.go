@@ -68,12 +68,37 @@ func markActions(ops []*Operation) {
 	if !slices.ContainsFunc(ops, func(o *Operation) bool { return o.kind == opDelete && says(o) }) {
 		return
 	}
+	deletes := map[string]*Operation{} // a path → its DELETE that answers a deleted object
 	for _, o := range ops {
-		if o.kind != opDelete || says(o) {
+		if o.kind != opDelete {
+			continue
+		}
+		if says(o) {
+			deletes[o.Path] = o
 			continue
 		}
 		if res, ok := reads[o.Path]; ok && res != "" && res == o.resource() {
 			o.kind = opAction
+		}
+	}
+	// A read whose answer may be that deleted object (Stripe's GET
+	// /v1/customers/{customer} answers anyOf customer, deleted_customer)
+	// answers it for an id that was deleted, rather than the 404 of an id
+	// never created.
+	for _, o := range ops {
+		d, ok := deletes[o.Path]
+		if o.kind != opRead || !ok {
+			continue
+		}
+		resp, _ := o.response(0)
+		_, schema := mediaOf(resp)
+		if schema == nil {
+			continue
+		}
+		for _, alt := range slices.Concat(schema.AnyOf, schema.OneOf) {
+			if r := resourceOf(alt); r != "" && r == d.resource() {
+				o.deletedAs = d
+			}
 		}
 	}
 }
@@ -386,6 +411,9 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 				if stored = o.made(x, id); stored == nil {
 					return 0, nil, errNoState
 				}
+			case deleted && o.deletedAs != nil:
+				status, body := o.deletedAs.generate(0, "", nil, x) // {id, object, deleted: true}
+				return status, body, nil
 			case deleted || !o.api.generate:
 				status, body := o.missing(id)
 				return status, body, nil

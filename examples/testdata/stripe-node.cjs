@@ -54,7 +54,12 @@ async function customers() {
 
   const deleted = await stripe.customers.del(first.id);
   assert.equal(deleted.deleted, true);
-  const err = await rejects(stripe.customers.retrieve(first.id), 'StripeInvalidRequestError');
+  // Stripe still reads a deleted customer, as the deleted object; it
+  // updates it no more.
+  const gone = await stripe.customers.retrieve(first.id);
+  assert.deepEqual({id: gone.id, object: gone.object, deleted: gone.deleted}, {id: first.id, object: 'customer', deleted: true});
+  assert.equal(gone.email, undefined);
+  const err = await rejects(stripe.customers.update(first.id, {name: 'x'}), 'StripeInvalidRequestError');
   assert.equal(err.statusCode, 404);
   assert.equal(err.code, 'resource_missing');
   ok('customer deleted');
