@@ -2403,3 +2403,53 @@ func TestStripePaymentIntentAmountChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestStripePaymentIntentCurrencyCase: Stripe takes a currency in any
+// case and keeps it lower case, in the answer and read back, whichever
+// way the intent is created (confirmed, declined, with a payment method),
+// and a refund of it is in that currency.
+func TestStripePaymentIntentCurrencyCase(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		currency string
+		pm       string
+		confirm  bool
+	}{
+		{"plain", "USD", "", false},
+		{"with a payment method", "Eur", "pm_card_visa", false},
+		{"confirmed", "GBP", "pm_card_visa", true},
+		{"declined", "JPY", "pm_card_chargeDeclined", true},
+	} {
+		p := &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String(tc.currency)}
+		if tc.pm != "" {
+			p.PaymentMethod = stripe.String(tc.pm)
+		}
+		if tc.confirm {
+			p.Confirm = stripe.Bool(true)
+		}
+		want := stripe.Currency(strings.ToLower(tc.currency))
+		pi, err := sc.V1PaymentIntents.Create(ctx, p)
+		if tc.pm == "pm_card_chargeDeclined" {
+			pi = stripeError(t, err).PaymentIntent
+		} else if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if pi == nil || pi.Currency != want {
+			t.Errorf("%s: created %+v; want currency %s", tc.name, pi, want)
+			continue
+		}
+		if got, err := sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil); err != nil || got.Currency != want {
+			t.Errorf("%s: read back %+v, %v; want currency %s", tc.name, got, err, want)
+		}
+		if tc.name == "confirmed" {
+			re, err := sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{PaymentIntent: stripe.String(pi.ID)})
+			if err != nil || re.Currency != want {
+				t.Errorf("refund: %+v, %v; want currency %s", re, err, want)
+			}
+		}
+	}
+}

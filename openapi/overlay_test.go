@@ -388,6 +388,44 @@ routes:
 	}
 }
 
+// TestOperationRouteOverrideTemplate: with template: true, override: is
+// a template that sees the request and the stored object (.Item), as
+// body: does: what it renders replaces what the request sent, stored too
+// by a create.
+func TestOperationRouteOverrideTemplate(t *testing.T) {
+	t.Parallel()
+	scenario := `openapi: {spec: openapi.yaml}
+routes:
+  - name: createPet
+    method: POST
+    path: /pets
+    operation: createPet
+    respond:
+      template: true
+      override: {tag: '{{ lower .Request.JSON.tag }}', age: '{{ .Request.JSON.age }}'}
+  - name: showPet, loud
+    method: GET
+    path: /pets/{petId}
+    operation: showPet
+    when: {headers: {X-Loud: {present: true}}}
+    respond:
+      template: true
+      override: {name: '{{ upper .Item.name }}'}
+`
+	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{})
+	made := call(t, "POST", hs.URL+"/pets", "application/json", `{"name":"Rex","tag":"MINE","age":3}`)
+	id, _ := made.json["id"].(string)
+	if made.status != 201 || id == "" || made.json["tag"] != "mine" || made.json["age"] != float64(3) {
+		t.Fatalf("create: %d %s; want the rendered override (tag mine, age the number 3)", made.status, made.body)
+	}
+	if read := call(t, "GET", hs.URL+"/pets/"+id, "", ""); read.json["tag"] != "mine" {
+		t.Errorf("read back: %d %s; want tag mine, stored", read.status, read.body)
+	}
+	if got := call(t, "GET", hs.URL+"/pets/"+id, "", "", "X-Loud", "1"); got.status != 200 || got.json["name"] != "REX" {
+		t.Errorf("a read with an override of .Item: %d %s; want name REX", got.status, got.body)
+	}
+}
+
 // TestOperationRouteCases: cases: choose the operation's response by the
 // object it acts on, as stored, once no refusal answered; the operation
 // runs, the route's headers go on its answer, and the route's events see

@@ -332,8 +332,10 @@ type Response struct {
 	// on the operation's answer after the request's values, and so on what
 	// a create, update or action stores: what the request sent does not
 	// show through (a declined payment intent keeps no payment_method).
-	// It is not a template.
-	Override []byte
+	// With template: true it is OverrideTemplate instead, a JSON template
+	// that sees what body: sees (.Request, .Item), rendered per request.
+	Override         []byte
+	OverrideTemplate *JSONTemplate
 }
 
 // Proxy is a response's proxy: block: the upstream that answers.

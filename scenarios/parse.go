@@ -968,6 +968,10 @@ func (d *fileDecoder) operationResponse(fs map[string]pair, field string, r *Res
 		f := join(field, "override")
 		if n := d.resolve(override.val); n.Kind != yaml.MappingNode {
 			d.fail(n, f, "is laid on the operation's answer after the request's values (its fields replace what the request sent): want a mapping, e.g. { payment_method: null }, got %s", describe(n))
+		} else if r.Template {
+			// A template, as body: is: it sees .Request and .Item
+			// ({ currency: '{{ lower .Request.Form.currency }}' }).
+			r.OverrideTemplate, _ = d.jsonTemplate(n, f)
 		} else if v, ok := d.value(n, f, 0); ok {
 			r.Override, _ = json.Marshal(v)
 		}

@@ -129,7 +129,8 @@ func (s *Server) check(x *exchange) bool {
 // request in d. A route written in YAML that names the operation
 // (operation:) adds to it: its body is laid on the answer, and on what a
 // create, update or action stores (openapi.Exchange.Patch), and its
-// override: after the request's values (Exchange.Override); its missing:
+// override: after the request's values (Exchange.Override; a template
+// with template: true, as the body is); its missing:
 // answers the operation's 404 (an id never created, or deleted). A body
 // template sees the object a read, update, action or delete acts on, as
 // stored before the request, as .Item (an empty object when none is: a
@@ -137,8 +138,9 @@ func (s *Server) check(x *exchange) bool {
 // the operation's place when that stored object is in a state it lists.
 func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) error {
 	var patch []byte
+	override := p.src.Override
 	switch {
-	case p.src.JSONTemplate != nil || p.before || len(p.refuse) > 0 || len(p.cases) > 0:
+	case p.src.JSONTemplate != nil || p.src.OverrideTemplate != nil || p.before || len(p.refuse) > 0 || len(p.cases) > 0:
 		d := data.templateData()
 		d.op = p.op
 		if d.item == nil {
@@ -180,6 +182,13 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 				}
 			}
 		}
+		if t := p.src.OverrideTemplate; t != nil {
+			b, err := renderJSON(t, "override", d, limit)
+			if err != nil {
+				return err
+			}
+			override = b
+		}
 		if p.src.JSONTemplate == nil {
 			patch = p.src.Body
 			break
@@ -193,7 +202,7 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 		patch = p.src.Body
 	}
 	ctx, ox := data.opExchange()
-	ox.Patch, ox.Override, ox.Create = patch, p.src.Override, p.create
+	ox.Patch, ox.Override, ox.Create = patch, override, p.create
 	status, contentType, body, err := p.op.Respond(ctx, ox)
 	if err != nil {
 		if errors.Is(err, state.ErrFull) || errors.Is(err, state.ErrFenced) {
