@@ -2453,3 +2453,42 @@ func TestStripePaymentIntentCurrencyCase(t *testing.T) {
 		}
 	}
 }
+
+// TestStripeCheckoutSessionAmounts: a Checkout Session for a price the
+// account made totals the price's unit_amount times the quantity, in the
+// price's currency, read back so; it expires in 24 hours and has no
+// payment intent until the customer pays.
+func TestStripeCheckoutSessionAmounts(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	prod, err := sc.V1Products.Create(ctx, &stripe.ProductCreateParams{Name: stripe.String("T-shirt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	price, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Product: stripe.String(prod.ID), UnitAmount: stripe.Int64(1500), Currency: stripe.String("eur")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now().Unix()
+	cs, err := sc.V1CheckoutSessions.Create(ctx, &stripe.CheckoutSessionCreateParams{Mode: stripe.String("payment"), SuccessURL: stripe.String("https://example.com/ok"),
+		LineItems: []*stripe.CheckoutSessionCreateLineItemParams{{Price: stripe.String(price.ID), Quantity: stripe.Int64(2)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, cs *stripe.CheckoutSession) {
+		t.Helper()
+		if cs.AmountSubtotal != 3000 || cs.AmountTotal != 3000 || cs.Currency != "eur" || cs.PaymentIntent != nil || cs.Status != stripe.CheckoutSessionStatusOpen ||
+			cs.ExpiresAt < before+86400 || cs.ExpiresAt > time.Now().Unix()+86400 {
+			t.Errorf("%s: subtotal %d total %d %s, payment intent %v, %s, expires %d (now %d); want 3000 3000 eur, none, open, in 24 hours",
+				what, cs.AmountSubtotal, cs.AmountTotal, cs.Currency, cs.PaymentIntent, cs.Status, cs.ExpiresAt, before)
+		}
+	}
+	check("created", cs)
+	got, err := sc.V1CheckoutSessions.Retrieve(ctx, cs.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("read back", got)
+}

@@ -149,6 +149,24 @@ func sub(a, b any) (any, error) {
 	return x - y, nil
 }
 
+// mul returns a times b, integers as add reads them (missing when either
+// is).
+func mul(a, b any) (any, error) {
+	x, ok, err := integer("mul", a)
+	if !ok {
+		return nil, err
+	}
+	y, ok, err := integer("mul", b)
+	if !ok {
+		return nil, err
+	}
+	r := x * y
+	if x != 0 && (r/x != y || x == -1 && y == math.MinInt64 || y == -1 && x == math.MinInt64) {
+		return nil, errors.New("mul: the product passes the range of a 64-bit integer")
+	}
+	return r, nil
+}
+
 // sum adds up field of each object in list: {{ sum (storedWhere "refund"
 // "payment_intent" $pi.id) "amount" }}; 0 for an empty list. An item
 // without the field, or one that is not an integer, is an error.
@@ -499,7 +517,7 @@ func makeTyped(t *template.Template) bool {
 
 // funcArity is how many values the user passes to each function checked
 // at load time.
-var funcArity = map[string]int{"seq": 1, "randomHex": 1, "randomInt": 2, "uuid": 0, "unix": 0, "int": 1, "float": 1, "bool": 1, "stored": 2, "storedWhere": 3, "sub": 2, "sum": 2}
+var funcArity = map[string]int{"seq": 1, "randomHex": 1, "randomInt": 2, "uuid": 0, "unix": 0, "int": 1, "float": 1, "bool": 1, "stored": 2, "storedWhere": 3, "sub": 2, "sum": 2, "mul": 2}
 
 // checkCalls finds, at load time, the mistakes text/template would only
 // report when a request comes: a wrong number of values for the functions

@@ -80,10 +80,12 @@ var TemplateFuncs = template.FuncMap{
 	// storedWhere those whose field has a value.
 	"stored":      stored,
 	"storedWhere": storedWhere,
-	// add, sub and sum do integer arithmetic: {{ sub (int
-	// $pi.amount_received) (sum $refunds "amount") }}.
+	// add, sub, mul and sum do integer arithmetic on what int takes (a
+	// form string, a stored number): {{ sub (int $pi.amount_received)
+	// (sum $refunds "amount") }}, a number in a typed leaf.
 	"add": add,
 	"sub": sub,
+	"mul": mul,
 	"sum": sum,
 	// int, float and bool turn form and query strings into typed values,
 	// which a typed leaf writes as JSON numbers and booleans.

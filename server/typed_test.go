@@ -75,6 +75,9 @@ routes:
         query: '{{ .Request.Query.Get "page" | int }}'
         json: '{{ int .Request.JSON.n }}'
         now: '{{ .Now }}'
+        total: '{{ mul .Request.Form.amount (add 1 (sub .Request.Form.page 1)) }}'
+        expires: '{{ add .Now.Unix 86400 }}'
+        unknown: '{{ add .Request.Form.nothing 1 }}'
   - method: POST
     path: /bad
     respond:
@@ -85,10 +88,16 @@ routes:
     respond:
       template: true
       body: { nested: { capture: '{{ bool .Request.Form.capture }}' } }
+  - method: POST
+    path: /badmul
+    respond:
+      template: true
+      body: { total: '{{ mul .Request.Form.amount .Request.Form.quantity }}' }
 `)
-	r := do(t, "POST", hs.URL+"/charges?page=3", "amount=2000&rate=0.25&capture=true", "Content-Type", formCT)
+	r := do(t, "POST", hs.URL+"/charges?page=3", "amount=2000&rate=0.25&capture=true&page=3", "Content-Type", formCT)
 	want := `{"id":"ch_bbbbbbbbbbbbbbbbbbbbbbbb","hex":"bbb","created":` + "1796252400" +
-		`,"amount":2000,"rate":0.25,"capture":true,"absent":null,"text":"amount=2000","query":3,"json":null,"now":"2026-12-02 23:00:00 +0000 UTC"}`
+		`,"amount":2000,"rate":0.25,"capture":true,"absent":null,"text":"amount=2000","query":3,"json":null,"now":"2026-12-02 23:00:00 +0000 UTC",` +
+		`"total":6000,"expires":1796338800,"unknown":null}`
 	if r.status != 200 || r.body != want {
 		t.Fatalf("%d\n got %s\nwant %s", r.status, r.body, want)
 	}
@@ -98,6 +107,8 @@ routes:
 	cases := []struct{ name, path, body, want string }{
 		{"not an integer", "/bad", "amount=20.00", `route \"POST /bad\": response template failed: body.amount: at <int .Request.Form.amount>: error calling int: \"20.00\" is not an integer`},
 		{"not a boolean", "/badbool", "capture=yes", `body.nested.capture: at <bool .Request.Form.capture>: error calling bool: \"yes\" is not a boolean (want true or false)`},
+		{"arithmetic of a non-integer", "/badmul", "amount=2000&quantity=x", `body.total: at <mul .Request.Form.amount .Request.Form.quantity>: error calling mul: mul: \"x\" is not an integer`},
+		{"arithmetic past int64", "/badmul", "amount=9223372036854775807&quantity=2", `error calling mul: mul: the product passes the range of a 64-bit integer`},
 	}
 	for _, c := range cases {
 		r := do(t, "POST", hs.URL+c.path, c.body, "Content-Type", formCT)
