@@ -106,6 +106,25 @@ async function paymentIntents() {
   assert.equal(canceled.status, 'canceled');
   assert.equal((await stripe.paymentIntents.retrieve(other.id)).status, 'canceled');
   ok('payment intent canceled');
+
+  // Below the currency's minimum charge: Stripe's 400, and no intent; a
+  // currency in upper case is kept lower case.
+  const small = await rejects(stripe.paymentIntents.create({amount: 49, currency: 'usd'}), 'StripeInvalidRequestError');
+  assert.deepEqual([small.statusCode, small.code, small.param, small.raw.message], [400, 'amount_too_small', 'amount', 'Amount must be at least $0.50 usd']);
+  const yen = await rejects(stripe.paymentIntents.create({amount: 49, currency: 'jpy'}), 'StripeInvalidRequestError');
+  assert.equal(yen.raw.message, 'Amount must be at least ¥50 jpy');
+  const upper = await stripe.paymentIntents.create({amount: 500, currency: 'GBP'});
+  assert.equal(upper.currency, 'gbp');
+  assert.equal((await stripe.paymentIntents.retrieve(upper.id)).currency, 'gbp');
+  ok('payment intent below the minimum refused, currency kept lower case');
+
+  // A Checkout Session for a price: its total, no payment intent yet.
+  const product = await stripe.products.create({name: 'Mug'});
+  const price = await stripe.prices.create({product: product.id, unit_amount: 1250, currency: 'usd'});
+  const session = await stripe.checkout.sessions.create({mode: 'payment', success_url: 'https://example.com/ok', line_items: [{price: price.id, quantity: 3}]});
+  assert.deepEqual([session.amount_total, session.amount_subtotal, session.currency, session.payment_intent, session.status], [3750, 3750, 'usd', null, 'open']);
+  assert.equal((await stripe.checkout.sessions.retrieve(session.id)).amount_total, 3750);
+  ok('checkout session totals its price');
 }
 
 async function idempotency() {
