@@ -2407,7 +2407,7 @@ func TestStripePaymentIntentAmountChecks(t *testing.T) {
 // TestStripePaymentIntentCurrencyCase: Stripe takes a currency in any
 // case and keeps it lower case, in the answer and read back, whichever
 // way the intent is created (confirmed, declined, with a payment method),
-// and a refund of it is in that currency.
+// and a refund of it is in that currency; a price's too.
 func TestStripePaymentIntentCurrencyCase(t *testing.T) {
 	t.Parallel()
 	hs := serveStripe(t)
@@ -2450,6 +2450,20 @@ func TestStripePaymentIntentCurrencyCase(t *testing.T) {
 			if err != nil || re.Currency != want {
 				t.Errorf("refund: %+v, %v; want currency %s", re, err, want)
 			}
+		}
+	}
+	prod, err := sc.V1Products.Create(ctx, &stripe.ProductCreateParams{Name: stripe.String("Pro")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, recurring := range []*stripe.PriceCreateRecurringParams{nil, {Interval: stripe.String("month")}} {
+		price, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Product: stripe.String(prod.ID), UnitAmount: stripe.Int64(900), Currency: stripe.String("USD"), Recurring: recurring})
+		if err != nil || price.Currency != "usd" {
+			t.Errorf("price (recurring %v): %+v, %v; want currency usd", recurring != nil, price, err)
+			continue
+		}
+		if got, err := sc.V1Prices.Retrieve(ctx, price.ID, nil); err != nil || got.Currency != "usd" {
+			t.Errorf("price read back: %+v, %v; want currency usd", got, err)
 		}
 	}
 }
