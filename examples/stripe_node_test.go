@@ -45,7 +45,7 @@ func TestStripeNode(t *testing.T) {
 	}
 	for _, step := range []string{
 		"customer created and retrieved", "customer updated", "customers listed newest first, auto-paginated", "customer deleted",
-		"payment intent created with expand[]=customer", "payment intent confirmed", "payment intent refunded", "refunds of more than received, or of an unpaid intent, refused", "payment intent canceled",
+		"payment intent created with expand[]=customer", "payment intent confirmed", "payment intent refunded", "refunds of more than is left, or of an unpaid intent, refused", "payment intent canceled",
 		"payment intent below the minimum refused, currency kept lower case", "checkout session totals its price",
 		"retry with the same key replayed", "key reused with other parameters refused", "lost answer retried into one customer",
 		"declining test card raised a card error", "stored declining payment method declined a bare confirm", "setup intent confirmed only with a payment method",

@@ -80,16 +80,17 @@ async function paymentIntents() {
   assert.equal((await stripe.paymentIntents.retrieve(pi.id)).status, 'succeeded');
   ok('payment intent confirmed');
 
-  const refund = await stripe.refunds.create({payment_intent: pi.id, amount: 2000});
+  const refund = await stripe.refunds.create({payment_intent: pi.id, amount: 1500});
   assert.match(refund.id, /^re_/);
   assert.equal(refund.payment_intent, pi.id);
-  assert.equal(refund.amount, 2000);
+  assert.equal(refund.amount, 1500);
   ok('payment intent refunded');
 
-  // More than it received, and an intent that has not been paid: Stripe's
-  // 400s naming the parameter, and no refund made.
-  const tooMuch = await rejects(stripe.refunds.create({payment_intent: pi.id, amount: 2001}), 'StripeInvalidRequestError');
+  // More than is left after that refund, and an intent that has not been
+  // paid: Stripe's 400s naming the parameter, and no refund made.
+  const tooMuch = await rejects(stripe.refunds.create({payment_intent: pi.id, amount: 501}), 'StripeInvalidRequestError');
   assert.equal(tooMuch.param, 'amount');
+  assert.equal(tooMuch.raw.message, 'Refund amount (501 usd) is greater than unrefunded amount on charge (500 usd)');
   const unpaid = await stripe.paymentIntents.create({amount: 700, currency: 'usd'});
   const notPaid = await rejects(stripe.refunds.create({payment_intent: unpaid.id}), 'StripeInvalidRequestError');
   assert.equal(notPaid.param, 'payment_intent');
@@ -99,7 +100,7 @@ async function paymentIntents() {
     refunds.push(r.id);
   }
   assert.deepEqual(refunds, [refund.id]);
-  ok('refunds of more than received, or of an unpaid intent, refused');
+  ok('refunds of more than is left, or of an unpaid intent, refused');
 
   const other = await stripe.paymentIntents.create({amount: 500, currency: 'eur'});
   const canceled = await stripe.paymentIntents.cancel(other.id);
