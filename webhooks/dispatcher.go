@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -415,10 +416,30 @@ func (d *Dispatcher) schedule(ctx context.Context, wg *sync.WaitGroup) {
 		for range n - len(claimed) {
 			free <- struct{}{}
 		}
-		for _, p := range claimed {
+		claimedAt := time.Now()
+		for _, run := range inOrder(claimed) {
 			wg.Go(func() {
-				defer func() { free <- struct{}{} }()
-				d.attempt(ctx, p)
+				var prev chan struct{} // closed when the previous step's attempts have ended
+				for _, step := range run {
+					if prev != nil {
+						waitTurn(ctx, prev, claimedAt.Add(orderWait))
+					}
+					done := make(chan struct{})
+					var left atomic.Int32
+					left.Store(int32(len(step)))
+					for _, p := range step {
+						wg.Go(func() {
+							defer func() {
+								free <- struct{}{}
+								if left.Add(-1) == 0 {
+									close(done)
+								}
+							}()
+							d.attempt(ctx, p)
+						})
+					}
+					prev = done
+				}
 			})
 		}
 		if err == nil && len(claimed) == n {
@@ -442,6 +463,58 @@ func (d *Dispatcher) schedule(ctx context.Context, wg *sync.WaitGroup) {
 		}
 		timer.Stop()
 	}
+}
+
+// orderWait bounds how long after its claim a delivery waits for the
+// earlier steps of its run (inOrder): its lease (the longest timeout and
+// leaseSlack) must still cover its own attempt, or another claim would
+// make it a second time. A receiver slower than that to answer the
+// reordered event gets the overtaken one while it is still answering.
+const orderWait = leaseSlack / 2
+
+// waitTurn waits until prev is closed, deadline passes or ctx ends.
+func waitTurn(ctx context.Context, prev <-chan struct{}, deadline time.Time) {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-prev:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// inOrder splits claimed deliveries into runs that may go at once. The
+// deliveries of one object at one endpoint are one run, in steps of one
+// event each, in the order claimed: a step's attempts (an event and its
+// duplicate) go together, and the next step once they have ended (or,
+// for a receiver that is slow to answer, orderWait after the claim).
+// Without it, an event that a reorder fault moved before its object's
+// earlier events was claimed with them and sent in parallel, so the
+// receiver saw them in either order. Other deliveries are runs of one.
+func inOrder(claimed []Queued) [][][]Queued {
+	var runs [][][]Queued
+	at := map[string]int{} // endpoint and object → its run's index
+	for _, p := range claimed {
+		if p.Object == "" {
+			runs = append(runs, [][]Queued{{p}})
+			continue
+		}
+		k := p.Endpoint + "\x00" + p.Object
+		i, ok := at[k]
+		if !ok {
+			at[k] = len(runs)
+			runs = append(runs, [][]Queued{{p}})
+			continue
+		}
+		run := runs[i]
+		if last := run[len(run)-1]; last[0].EventID == p.EventID {
+			run[len(run)-1] = append(last, p)
+		} else {
+			run = append(run, []Queued{p})
+		}
+		runs[i] = run
+	}
+	return runs
 }
 
 // attempt makes one attempt of the claimed p and records what follows.

@@ -585,6 +585,96 @@ func TestFaultRatesOverAThousandEvents(t *testing.T) {
 	t.Logf("duplicated %d, reordered %d of 500", dups, reordered)
 }
 
+// TestReorderHoldsWithConcurrentAttempts: with several attempts at once
+// (the default), a reordered event is answered before its object's
+// earlier event is sent, not merely claimed first and sent beside it.
+func TestReorderHoldsWithConcurrentAttempts(t *testing.T) {
+	t.Parallel()
+	createdCame := make(chan struct{})
+	var once sync.Once
+	var mu sync.Mutex
+	var order []string // "<type> arrived", "<type> answered"
+	note := func(s string) {
+		mu.Lock()
+		order = append(order, s)
+		mu.Unlock()
+	}
+	rc := newReceiver(t, func(_ int, r received) int {
+		var ev struct{ Type string }
+		_ = json.Unmarshal(r.body, &ev)
+		note(ev.Type + " arrived")
+		if ev.Type == "payment_intent.created" {
+			once.Do(func() { close(createdCame) })
+		} else {
+			// Hold the answer a while: an earlier event sent beside
+			// this one arrives meanwhile.
+			select {
+			case <-createdCame:
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+		note(ev.Type + " answered")
+		return http.StatusOK
+	})
+	d := newDispatcher(t, Options{Seed: 1}, endpoint("shop", rc.URL))
+	if err := d.Send(paymentIntent("pi_1", "created"), nil, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Send(paymentIntent("pi_1", "succeeded"), nil, 0, &Fault{Reorder: 1}); err != nil {
+		t.Fatal(err)
+	}
+	start(t, d)
+	waitFor(t, "both deliveries", func() bool { return len(d.Deliveries(Filter{Outcome: Delivered})) == 2 })
+	mu.Lock()
+	defer mu.Unlock()
+	want := "[payment_intent.succeeded arrived payment_intent.succeeded answered payment_intent.created arrived payment_intent.created answered]"
+	if got := fmt.Sprint(order); got != want {
+		t.Errorf("the receiver saw %s, want %s", got, want)
+	}
+}
+
+// TestReorderWaitIsBounded: a receiver that holds the reordered event
+// until the overtaken one arrives still gets both, each on its first
+// attempt: the overtaken event waits for the answer only orderWait, while
+// its lease still covers its attempt.
+func TestReorderWaitIsBounded(t *testing.T) {
+	t.Parallel()
+	createdCame := make(chan struct{})
+	var once sync.Once
+	rc := newReceiver(t, func(_ int, r received) int {
+		var ev struct{ Type string }
+		_ = json.Unmarshal(r.body, &ev)
+		if ev.Type == "payment_intent.created" {
+			once.Do(func() { close(createdCame) })
+			return http.StatusOK
+		}
+		select {
+		case <-createdCame:
+		case <-time.After(20 * time.Second):
+		}
+		return http.StatusOK
+	})
+	ep := endpoint("shop", rc.URL)
+	ep.Retry.Timeout = 10 * time.Second
+	d := newDispatcher(t, Options{Seed: 1, TimeScale: 1}, ep)
+	if err := d.Send(paymentIntent("pi_1", "created"), nil, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Send(paymentIntent("pi_1", "succeeded"), nil, 0, &Fault{Reorder: 1}); err != nil {
+		t.Fatal(err)
+	}
+	start(t, d)
+	waitFor(t, "both deliveries", func() bool { return len(d.Deliveries(Filter{Outcome: Delivered})) == 2 })
+	for _, a := range d.Attempts(Filter{}) {
+		if a.Attempt != 1 || a.Outcome != Delivered {
+			t.Errorf("attempt %+v, want each delivered on its first", a)
+		}
+	}
+	if n := len(rc.requests()); n != 2 {
+		t.Errorf("the receiver got %d requests, want 2", n)
+	}
+}
+
 func TestRingKeepsTheNewest(t *testing.T) {
 	t.Parallel()
 	r := newRing[int](3)
