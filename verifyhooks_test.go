@@ -75,6 +75,10 @@ routes:
 		{name: "undelivered none fails", args: []string{"--webhook", "broken", "--undelivered", "--none"}, code: 1,
 			errOut: []string{"want exactly 0 webhook deliveries, found 1", "status=500"}},
 		{name: "delivered and undelivered", args: []string{"--delivered", "--undelivered"}, code: 2, errOut: []string{"exclude each other"}},
+		// A misspelt endpoint matches nothing: a --none check with it
+		// would pass whatever was delivered, so it is refused.
+		{name: "a misspelt endpoint", args: []string{"--webhook", "brokn", "--undelivered", "--none"}, code: 2,
+			errOut: []string{`endpoint="brokn": no webhook endpoint has that name, and none did; its endpoints are shop, broken`}},
 	} {
 		var out, errOut bytes.Buffer
 		cmd := newRootCmd(&out, &errOut)

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -42,7 +45,11 @@ const webhookStreamGap = 100 * time.Millisecond
 // attempts logged from now on are sent.
 func (s *Server) handleWebhooksStream(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := webhooks.Filter{Endpoint: q.Get("endpoint"), Type: q.Get("type"), EventID: q.Get("event"), Outcome: q.Get("outcome")}
+	f, p := s.webhookFilter(q)
+	if p != nil {
+		writeProblem(w, p)
+		return
+	}
 	d := s.hooks.d
 	param, text := "Last-Event-ID", r.Header.Get("Last-Event-ID")
 	if text == "" && q.Has("after") {
@@ -150,7 +157,11 @@ type adminWebhooks struct {
 // last N of each.
 func (s *Server) handleWebhooks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := webhooks.Filter{Endpoint: q.Get("endpoint"), Type: q.Get("type"), EventID: q.Get("event"), Outcome: q.Get("outcome")}
+	f, p := s.webhookFilter(q)
+	if p != nil {
+		writeProblem(w, p)
+		return
+	}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
@@ -172,6 +183,35 @@ func (s *Server) handleWebhooks(w http.ResponseWriter, r *http.Request) {
 		out.Attempts = []webhooks.Attempt{}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// webhookOutcomes are the values ?outcome= takes: an attempt's outcome,
+// a delivery's state, or undelivered.
+var webhookOutcomes = []string{webhooks.Delivered, webhooks.Retrying, webhooks.Failed, webhooks.Disabled,
+	webhooks.Overflow, webhooks.Pending, "undelivered"}
+
+// webhookFilter reads the filters of GET /__admin/webhooks and its stream.
+// A misspelt endpoint or outcome is refused rather than matching nothing,
+// which would make a check such as verify --webhook shopp --undelivered
+// --none pass whatever was delivered. An endpoint that is gone (a reload
+// or a runtime document removed it) is still taken while the log names it.
+func (s *Server) webhookFilter(q url.Values) (webhooks.Filter, *Problem) {
+	f := webhooks.Filter{Endpoint: q.Get("endpoint"), Type: q.Get("type"), EventID: q.Get("event"), Outcome: q.Get("outcome")}
+	if f.Outcome != "" && !slices.Contains(webhookOutcomes, f.Outcome) {
+		return f, newProblem(http.StatusBadRequest, fmt.Sprintf("Bad filter outcome=%q: want one of %s.", f.Outcome, strings.Join(webhookOutcomes, ", ")))
+	}
+	if f.Endpoint != "" {
+		d := s.hooks.d
+		eps := d.Endpoints()
+		if !slices.Contains(eps, f.Endpoint) && len(d.Attempts(webhooks.Filter{Endpoint: f.Endpoint, Limit: 1})) == 0 {
+			known := "the server has none (a file's webhooks: block)"
+			if len(eps) > 0 {
+				known = "its endpoints are " + strings.Join(eps, ", ")
+			}
+			return f, newProblem(http.StatusBadRequest, fmt.Sprintf("Bad filter endpoint=%q: no webhook endpoint has that name, and none did; %s.", f.Endpoint, known))
+		}
+	}
+	return f, nil
 }
 
 // handleRedeliver sends an event again, to ?endpoint= or to every endpoint.

@@ -125,3 +125,42 @@ func TestWebhooksStream(t *testing.T) {
 		t.Errorf("after=x: %d %s", r.status, r.body)
 	}
 }
+
+// TestWebhooksFiltersRefuseMisspellings: an endpoint no one ever had, or
+// an outcome that is none, is a 400 problem on the list and the stream,
+// not an empty answer that a check for "none undelivered" takes as a pass.
+func TestWebhooksFiltersRefuseMisspellings(t *testing.T) {
+	t.Parallel()
+	rc := newHookReceiver(t, "whsec_test_123")
+	_, base, _ := serveYAMLRunning(t, Options{Webhooks: webhooks.Options{TimeScale: 0.001}}, strings.Replace(hooksYAML, "%s", rc.URL, 1))
+	for _, tc := range []struct {
+		name, query string
+		status      int
+		detail      string // in the problem's detail
+	}{
+		{"a known endpoint", "endpoint=shop&outcome=undelivered", 200, ""},
+		{"undelivered", "outcome=undelivered", 200, ""},
+		{"a misspelt endpoint", "endpoint=shopp", 400, `Bad filter endpoint="shopp": no webhook endpoint has that name, and none did; its endpoints are shop.`},
+		{"a misspelt outcome", "outcome=delivred", 400, `Bad filter outcome="delivred": want one of delivered, retrying, failed, disabled, overflow, pending, undelivered.`},
+	} {
+		for _, path := range []string{"/__admin/webhooks", "/__admin/webhooks/stream"} {
+			if tc.status == 200 && strings.HasSuffix(path, "stream") {
+				continue // a stream that opens stays open
+			}
+			r := do(t, "GET", base+path+"?"+tc.query, "")
+			if r.status != tc.status {
+				t.Errorf("%s: GET %s?%s = %d %s, want %d", tc.name, path, tc.query, r.status, r.body, tc.status)
+				continue
+			}
+			if tc.status == 200 {
+				continue
+			}
+			if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
+				t.Errorf("%s: %s: Content-Type %q", tc.name, path, ct)
+			}
+			if got := r.json(t)["detail"]; got != tc.detail {
+				t.Errorf("%s: %s: detail %q, want %q", tc.name, path, got, tc.detail)
+			}
+		}
+	}
+}
