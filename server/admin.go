@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"net/http"
 	"net/netip"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -302,6 +304,9 @@ func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
 // unmatched count) and refills seeded collections, or only
 // the sequence state of the one route named by ?route=.
 func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
+	if !paramsKnown(w, r, "route") {
+		return
+	}
 	snap := s.snap.Load()
 	name := r.URL.Query().Get("route")
 	if name == "" {
@@ -485,6 +490,30 @@ func (s *Server) adminHostAllowed(hostport string) bool {
 		}
 	}
 	return false
+}
+
+// paramsKnown refuses, with a 400 problem, a query parameter that a call
+// which changes state does not read, and reports whether there was none.
+// Ignored, it would narrow nothing: POST /__admin/reset?session=A reset
+// every session's state, DELETE /__admin/requests?session=A emptied every
+// parallel test's journal, and DELETE /__admin/faults?route=x cleared
+// every route's faults, each answering success.
+func paramsKnown(w http.ResponseWriter, r *http.Request, known ...string) bool {
+	q := r.URL.Query()
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		if slices.Contains(known, name) {
+			continue
+		}
+		takes := "takes no query parameters"
+		if len(known) > 0 {
+			takes = "takes only ?" + strings.Join(known, "=, ?") + "="
+		}
+		writeProblem(w, newProblem(http.StatusBadRequest, fmt.Sprintf(
+			"%s %s %s: it does not read ?%s=, and without it would act on everything, not on what ?%s= names. Nothing was changed.",
+			r.Method, r.URL.Path, takes, name, name)))
+		return false
+	}
+	return true
 }
 
 // adminRouter is built once; the admin API is small and off the hot path.

@@ -73,6 +73,9 @@ func (s *Server) handleCollection(w http.ResponseWriter, r *http.Request) {
 // handleCollectionsDelete empties one collection, or all of them. Seeds
 // come back with POST /__admin/reset or a reload that changes them.
 func (s *Server) handleCollectionsDelete(w http.ResponseWriter, r *http.Request) {
+	if !paramsKnown(w, r) {
+		return
+	}
 	name := mux.Vars(r)["name"]
 	counts, err := s.state.Collections().Counts(r.Context())
 	if err == nil {

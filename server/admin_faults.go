@@ -151,7 +151,10 @@ func (s *Server) handleFaultsAdd(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, e)
 }
 
-func (s *Server) handleFaultsClear(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) handleFaultsClear(w http.ResponseWriter, r *http.Request) {
+	if !paramsKnown(w, r) {
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"cleared": s.faults.clear()})
 }
 

@@ -48,6 +48,9 @@ func (s *Server) handleIdempotency(w http.ResponseWriter, r *http.Request) {
 
 // handleIdempotencyDelete forgets every idempotency key.
 func (s *Server) handleIdempotencyDelete(w http.ResponseWriter, r *http.Request) {
+	if !paramsKnown(w, r) {
+		return
+	}
 	n, err := s.state.Idempotency().Expire(r.Context(), "", "")
 	if err != nil {
 		s.adminUnavailable(w, r, err)
@@ -61,6 +64,9 @@ func (s *Server) handleIdempotencyDelete(w http.ResponseWriter, r *http.Request)
 // retry after expiry without waiting a day: ?group= and ?key= narrow it
 // (both absent: every key; a key in every scope of its group).
 func (s *Server) handleIdempotencyExpire(w http.ResponseWriter, r *http.Request) {
+	if !paramsKnown(w, r, "group", "key") {
+		return
+	}
 	q := r.URL.Query()
 	n, err := s.state.Idempotency().Expire(r.Context(), q.Get("group"), q.Get("key"))
 	if err != nil {

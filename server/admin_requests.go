@@ -148,6 +148,9 @@ func (s *Server) handleRequestsCount(w http.ResponseWriter, r *http.Request) {
 // handleRequestsClear empties the journal. Entry IDs go on increasing, so
 // a live tail never sees one twice.
 func (s *Server) handleRequestsClear(w http.ResponseWriter, r *http.Request) {
+	if !paramsKnown(w, r) {
+		return
+	}
 	if !s.journalOn() {
 		writeProblem(w, newProblem(http.StatusNotFound, "The request journal is off (--journal-size 0): no request is recorded."))
 		return

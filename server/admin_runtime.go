@@ -196,6 +196,9 @@ func (s *Server) handleDocumentRemove(w http.ResponseWriter, r *http.Request) {
 // handleDocumentsClear removes every runtime document; it asks for
 // ?runtime=true, so that nobody reads it as removing the files.
 func (s *Server) handleDocumentsClear(w http.ResponseWriter, r *http.Request) {
+	if !paramsKnown(w, r, "runtime") {
+		return
+	}
 	if r.URL.Query().Get("runtime") != "true" {
 		writeProblem(w, newProblem(http.StatusBadRequest, "DELETE "+adminPrefix+"/scenarios removes the runtime scenario documents only: say so with ?runtime=true (scenario files are not removed over the API)."))
 		return

@@ -230,6 +230,58 @@ routes:
 	}
 }
 
+// TestScopedLookingClearsAreRefused: a call that changes state refuses a
+// query parameter it does not read (a 400 problem, nothing changed),
+// rather than ignoring it and acting on everything: one parallel test's
+// reset?session=alpha would otherwise empty every session's journal and
+// sequences.
+func TestScopedLookingClearsAreRefused(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, `
+routes:
+  - name: pay
+    method: GET
+    path: /pay
+    responses: [{status: 200, body: first}, {status: 200, body: then}]
+`)
+	base := hs.URL
+	postDoc(t, base, "session: alpha\nroutes:\n  - {name: own, method: GET, path: /own, respond: {status: 200, body: own}}\n")
+	wantBody(t, base+"/pay", 200, "first", SessionHeader, "beta")
+	r := do(t, "POST", base+"/__admin/faults", `{"route": "pay", "fault": {"kind": "latency", "latency": "1ms"}}`, "Content-Type", "application/json")
+	if r.status != 201 {
+		t.Fatalf("POST /__admin/faults = %d %s", r.status, r.body)
+	}
+	for _, tc := range []struct{ method, path, detail string }{
+		{"POST", "/__admin/reset?session=alpha", "POST /__admin/reset takes only ?route=: it does not read ?session=, and without it would act on everything, not on what ?session= names. Nothing was changed."},
+		{"DELETE", "/__admin/requests?session=alpha", "DELETE /__admin/requests takes no query parameters: it does not read ?session=,"},
+		{"DELETE", "/__admin/faults?route=pay", "DELETE /__admin/faults takes no query parameters: it does not read ?route=,"},
+		{"DELETE", "/__admin/scenarios?runtime=true&session=alpha", "DELETE /__admin/scenarios takes only ?runtime=: it does not read ?session=,"},
+		{"DELETE", "/__admin/idempotency?group=x", "DELETE /__admin/idempotency takes no query parameters"},
+		{"POST", "/__admin/idempotency/expire?keys=k1", "POST /__admin/idempotency/expire takes only ?group=, ?key=: it does not read ?keys=,"},
+		{"DELETE", "/__admin/collections?name=x", "DELETE /__admin/collections takes no query parameters"},
+	} {
+		r := do(t, tc.method, base+tc.path, "")
+		if r.status != 400 || r.header.Get("Content-Type") != "application/problem+json" || !strings.Contains(r.body, tc.detail) {
+			t.Errorf("%s %s = %d %s %s, want a 400 problem saying %q", tc.method, tc.path, r.status, r.header.Get("Content-Type"), r.body, tc.detail)
+		}
+	}
+	// Nothing was changed: the sequence goes on, the journal, the
+	// document and the fault are there.
+	wantBody(t, base+"/pay", 200, "then", SessionHeader, "beta")
+	wantBody(t, base+"/own", 200, "own", SessionHeader, "alpha")
+	if got := do(t, "GET", base+"/__admin/requests/count", "").body; !strings.Contains(got, `"count": 3`) {
+		t.Errorf("the journal after the refused calls: %s, want 3 requests", got)
+	}
+	if got := do(t, "GET", base+"/__admin/faults", "").body; !strings.Contains(got, `"pay"`) {
+		t.Errorf("the faults after the refused calls: %s", got)
+	}
+	// The parameters these calls do read still work.
+	if r := do(t, "POST", base+"/__admin/reset?route=pay", ""); r.status != 200 {
+		t.Errorf("reset?route=pay = %d %s", r.status, r.body)
+	}
+	wantBody(t, base+"/pay", 200, "first", SessionHeader, "beta")
+}
+
 // TestRuntimeDocumentsReplicas: two replicas on one real redis-server
 // share runtime documents: what one adds the other serves, what the other
 // removes the first stops serving, and a replica started later serves
