@@ -176,6 +176,9 @@ type check struct {
 	filter      adminclient.Filter
 	want        expectation
 	noUnmatched bool
+	// hook, when set, makes this a check of webhook deliveries (verify
+	// --webhook and its flags) instead of requests.
+	hook *webhookVerify
 }
 
 // countCheck is a check of the requests f selects; its name, unless
@@ -215,14 +218,22 @@ func (c check) run(ctx context.Context, client *adminclient.Client) result {
 	start := time.Now()
 	r := result{check: c}
 	var buf bytes.Buffer
-	if c.noUnmatched {
+	switch {
+	case c.hook != nil:
+		r.ok, r.found, r.err = verifyWebhooks(ctx, client, *c.hook, c.want, &buf, &buf)
+		if r.ok {
+			r.summary = fmt.Sprintf("%d webhook %s matched, want %s", r.found, deliveries(r.found), asDeliveries(c.want, ""))
+		} else {
+			r.summary = fmt.Sprintf("want %s, found %d", asDeliveries(c.want, "webhook "), r.found)
+		}
+	case c.noUnmatched:
 		r.ok, r.found, r.err = verifyNoUnmatched(ctx, client, c.filter, &buf)
 		if r.ok {
 			r.summary = "every request matched a route"
 		} else {
 			r.summary = fmt.Sprintf("%d %s matched no route, want none", r.found, plural(r.found, "request"))
 		}
-	} else {
+	default:
 		r.ok, r.found, r.err = verifyCount(ctx, client, c.filter, c.want, &buf)
 		if r.ok {
 			r.summary = fmt.Sprintf("%d %s matched, want %s", r.found, plural(r.found, "request"), c.want)
@@ -236,14 +247,20 @@ func (c check) run(ctx context.Context, client *adminclient.Client) result {
 }
 
 func runVerify(ctx context.Context, cmd *cobra.Command, opts verifyOptions, stdout, stderr io.Writer) error {
+	var checks []check
+	var client *adminclient.Client
+	var err error
+	timeout := opts.admin.timeout
 	if opts.webhooks.on(cmd.Flags().Changed) {
-		return runVerifyWebhooks(ctx, cmd, opts, stdout, stderr)
+		checks, client, err = opts.webhookChecks(cmd)
+		timeout += opts.webhooks.within
+	} else {
+		checks, client, err = opts.checks(cmd)
 	}
-	checks, client, err := opts.checks(cmd)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.admin.timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	started := time.Now()
 	// Every check runs, whatever the earlier ones found: a CI report
@@ -286,34 +303,28 @@ func runVerify(ctx context.Context, cmd *cobra.Command, opts verifyOptions, stdo
 	return nil
 }
 
-// runVerifyWebhooks is verify with the webhook flags: one check of the
-// deliveries they select, asked again until --within ends. It writes
-// text only: --file, --junit and --json check requests.
-func runVerifyWebhooks(ctx context.Context, cmd *cobra.Command, opts verifyOptions, stdout, stderr io.Writer) error {
-	if opts.file != "" || opts.junit != "" || opts.json || opts.noUnmatched {
-		return withCode(exitUsage, errors.New("--webhook and its flags go without --file, --junit, --json and --no-unmatched"))
+// webhookChecks is verify with the webhook flags: one check of the
+// deliveries they select, asked again until --within ends, reported as
+// a request check is (text, --junit, --json).
+func (o verifyOptions) webhookChecks(cmd *cobra.Command) ([]check, *adminclient.Client, error) {
+	if o.file != "" || o.noUnmatched {
+		return nil, nil, withCode(exitUsage, errors.New("--webhook and its flags go without --file and --no-unmatched"))
 	}
-	want, _, err := opts.flagCounts(cmd).expect(false)
+	want, _, err := o.flagCounts(cmd).expect(false)
 	if err != nil {
-		return withCode(exitUsage, err)
+		return nil, nil, withCode(exitUsage, err)
 	}
-	if _, err := opts.webhooks.filter(); err != nil {
-		return withCode(exitUsage, err)
-	}
-	client, _, err := opts.admin.build()
+	f, err := o.webhooks.filter()
 	if err != nil {
-		return err
+		return nil, nil, withCode(exitUsage, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.admin.timeout+opts.webhooks.within)
-	defer cancel()
-	ok, err := verifyWebhooks(ctx, client, opts.webhooks, want, stdout, stderr)
+	client, _, err := o.admin.build()
 	if err != nil {
-		return adminError(err, opts.admin.timeout)
+		return nil, nil, err
 	}
-	if !ok {
-		return errReported
-	}
-	return nil
+	hook := o.webhooks
+	name := describeWebhookFilter(f, hook) + ": " + asDeliveries(want, "webhook ")
+	return []check{{name: name, want: want, hook: &hook}}, client, nil
 }
 
 // checks are the checks the command line asks for (a count of the
@@ -374,7 +385,7 @@ func writeJUnit(file string, started time.Time, results []result) error {
 type resultJSON struct {
 	Name    string `json:"name"`
 	OK      bool   `json:"ok"`
-	Kind    string `json:"kind"`              // "count" or "no-unmatched"
+	Kind    string `json:"kind"`              // "count", "no-unmatched" or "webhook"
 	Filters string `json:"filters,omitempty"` // as the text report says them
 	Want    string `json:"want,omitempty"`
 	Found   int    `json:"found"`
@@ -390,10 +401,16 @@ func writeResultsJSON(w io.Writer, results []result) error {
 	}{OK: true, Checks: []resultJSON{}}
 	for _, r := range results {
 		j := resultJSON{Name: r.name, OK: r.ok && r.err == nil, Kind: "count", Found: r.found, Summary: r.summary, Report: r.report}
-		if r.noUnmatched {
+		switch {
+		case r.hook != nil:
+			j.Kind = "webhook"
+			f, _ := r.hook.filter()
+			j.Filters = describeWebhookFilter(f, *r.hook)
+			j.Want = asDeliveries(r.want, "webhook ")
+		case r.noUnmatched:
 			j.Kind = "no-unmatched"
 			j.Want = "no request matched no route"
-		} else {
+		default:
 			j.Filters = describeFilter(r.filter)
 			j.Want = r.want.String()
 		}

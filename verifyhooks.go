@@ -61,16 +61,16 @@ func (v *webhookVerify) filter() (adminclient.WebhookFilter, error) {
 
 // verifyWebhooks checks the deliveries f selects against want, and their
 // attempts against --attempts-at-most, asking again until --within ends.
-func verifyWebhooks(ctx context.Context, c *adminclient.Client, v webhookVerify, want expectation, stdout, stderr io.Writer) (bool, error) {
+func verifyWebhooks(ctx context.Context, c *adminclient.Client, v webhookVerify, want expectation, stdout, stderr io.Writer) (ok bool, found int, err error) {
 	f, err := v.filter()
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	deadline := time.Now().Add(v.within)
 	for {
 		list, err := c.Webhooks(ctx, f)
 		if err != nil {
-			return false, err
+			return false, 0, err
 		}
 		n := len(list.Deliveries)
 		var over []string
@@ -83,12 +83,12 @@ func verifyWebhooks(ctx context.Context, c *adminclient.Client, v webhookVerify,
 		}
 		if want.holds(n) && len(over) == 0 {
 			fmt.Fprintf(stdout, "ok: %d webhook %s matched, want %s; filters: %s\n", n, deliveries(n), asDeliveries(want, ""), describeWebhookFilter(f, v))
-			return true, nil
+			return true, n, nil
 		}
 		if time.Now().Before(deadline) {
 			select {
 			case <-ctx.Done():
-				return false, ctx.Err()
+				return false, n, ctx.Err()
 			case <-time.After(50 * time.Millisecond):
 				continue
 			}
@@ -108,7 +108,7 @@ func verifyWebhooks(ctx context.Context, c *adminclient.Client, v webhookVerify,
 		if len(list.Endpoints) == 0 {
 			fmt.Fprintln(stderr, "the server has no webhook endpoints (a file's webhooks: block)")
 		}
-		return false, nil
+		return false, n, nil
 	}
 }
 

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -75,6 +77,7 @@ routes:
 		{name: "undelivered none fails", args: []string{"--webhook", "broken", "--undelivered", "--none"}, code: 1,
 			errOut: []string{"want exactly 0 webhook deliveries, found 1", "status=500"}},
 		{name: "delivered and undelivered", args: []string{"--delivered", "--undelivered"}, code: 2, errOut: []string{"exclude each other"}},
+		{name: "with --file", args: []string{"--webhook", "shop", "--file", "checks.yaml"}, code: 2, errOut: []string{"--webhook and its flags go without --file and --no-unmatched"}},
 		// A misspelt endpoint matches nothing: a --none check with it
 		// would pass whatever was delivered, so it is refused.
 		{name: "a misspelt endpoint", args: []string{"--webhook", "brokn", "--undelivered", "--none"}, code: 2,
@@ -97,5 +100,39 @@ routes:
 				t.Errorf("%s: stderr lacks %q:\n%s", tc.name, s, errOut.String())
 			}
 		}
+	}
+	// --junit and --json report a webhook check as they report a check of
+	// requests: the failure with its summary and its report, valid JUnit.
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hooks.xml")
+	out, errOut, err := runCmd(t, "verify", "--addr", url, "--webhook", "broken", "--undelivered", "--none", "--junit", file)
+	if report(&bytes.Buffer{}, err) != 1 || !strings.Contains(errOut, "want exactly 0 webhook deliveries, found 1") {
+		t.Errorf("verify --junit: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	doc := readJUnit(t, file)
+	if doc.Tests != 1 || doc.Failures != 1 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 1 {
+		t.Fatalf("report: %+v", doc)
+	}
+	c := doc.Suites[0].Cases[0]
+	if want := `webhook="broken" outcome="undelivered": exactly 0 webhook deliveries`; c.Name != want {
+		t.Errorf("testcase %q, want %q", c.Name, want)
+	}
+	if c.Failure == nil || c.Failure.Message != "want exactly 0 webhook deliveries, found 1" || !strings.Contains(c.Failure.Text, "status=500") {
+		t.Errorf("failure: %+v", c.Failure)
+	}
+	out, _, err = runCmd(t, "verify", "--addr", url, "--webhook", "shop", "--delivered", "--count", "1", "--json")
+	if report(&bytes.Buffer{}, err) != 0 {
+		t.Errorf("verify --json: %v\n%s", err, out)
+	}
+	var res struct {
+		OK     bool
+		Checks []struct{ Name, Kind, Filters, Want, Summary string }
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !res.OK || len(res.Checks) != 1 || res.Checks[0].Kind != "webhook" || res.Checks[0].Filters != `webhook="shop" outcome="delivered"` ||
+		res.Checks[0].Summary != "1 webhook delivery matched, want exactly 1 delivery" {
+		t.Errorf("verify --json: %s", out)
 	}
 }
