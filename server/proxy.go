@@ -26,7 +26,11 @@ func prepareProxy(p *prepared, px *scenarios.Proxy) {
 	for _, h := range px.Set {
 		set[h.Name] = h.Value
 	}
-	p.target, p.targetErr = upstream.NewTarget(upstream.Config{URL: px.URL, Timeout: px.Timeout, Set: set, Remove: px.Remove})
+	// The session header is the mock's own, as the /__session/ prefix is
+	// (taken off before routing): it is not sent on to a real upstream,
+	// unless the route sets it.
+	remove := append([]string{SessionHeader}, px.Remove...)
+	p.target, p.targetErr = upstream.NewTarget(upstream.Config{URL: px.URL, Timeout: px.Timeout, Set: set, Remove: remove})
 	if p.targetErr != nil {
 		p.targetErr = fmt.Errorf("proxy %s (%s): %w", px.URL, px.Pos, p.targetErr)
 	}

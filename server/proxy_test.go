@@ -255,6 +255,35 @@ routes:
 	}
 }
 
+// TestProxyKeepsTheSessionToItself: a request of a session (by header, as
+// by path prefix) is forwarded without the mock's session header, in spy
+// mode and on a proxy: route, unless the route sets it; the journal still
+// counts it for its session.
+func TestProxyKeepsTheSessionToItself(t *testing.T) {
+	t.Parallel()
+	up := newCountingUpstream(t)
+	_, base, _ := serveYAMLRunning(t, Options{ProxyUnmatched: up.URL}, fmt.Sprintf(`
+routes:
+  - { name: plain, path: /plain, respond: { proxy: %[1]s } }
+  - { name: setting, path: /setting, respond: { proxy: { url: %[1]s, headers: { set: { X-Scenariomock-Session: upstream-own } } } } }
+`, up.URL))
+	for _, tc := range []struct{ path, want string }{
+		{"/unmatched", ""}, {"/plain", ""}, {"/setting", "upstream-own"},
+	} {
+		r := do(t, http.MethodGet, base+tc.path, "", SessionHeader, "alpha")
+		if r.status != http.StatusCreated {
+			t.Fatalf("GET %s: %d %s", tc.path, r.status, r.body)
+		}
+		seen, _ := up.seen()
+		if got := seen.Header.Get(SessionHeader); got != tc.want || seen.URL.Path != tc.path {
+			t.Errorf("GET %s: the upstream got %s with %s %q, want %q", tc.path, seen.URL.Path, SessionHeader, got, tc.want)
+		}
+	}
+	if r := do(t, http.MethodGet, base+"/__admin/requests/count?session=alpha&proxied=true", ""); !strings.Contains(r.body, `"count": 3`) {
+		t.Errorf("alpha's proxied requests: %s, want 3", r.body)
+	}
+}
+
 // Record against a real upstream that answers gzip-compressed JSON and
 // text, write the recording, serve it, and get the same answers; the
 // recording holds none of the credentials sent.
