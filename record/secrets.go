@@ -21,6 +21,13 @@ import (
 // (X-Api-Key, api_key and apiKey alike).
 var secretWords = []string{"token", "secret", "password", "passwd", "key", "card", "cvc", "cvv", "authoriz", "cookie", "session", "signature", "credential"}
 
+// notSecretNames are names (lower-cased, separators removed) that hold a
+// secret word and name no credential: an idempotency key is the client's
+// retry token, which a recording keeps when --record-headers lists it
+// (the README's own example) and in a body (Stripe's event
+// request.idempotency_key), so that it replays as it was.
+var notSecretNames = []string{"idempotencykey"}
+
 // isSecretName reports whether a header, query or JSON field name looks
 // like it carries a credential.
 func isSecretName(name string) bool {
@@ -31,6 +38,9 @@ func isSecretName(name string) bool {
 		}
 	}
 	n := b.String()
+	if slices.Contains(notSecretNames, n) {
+		return false
+	}
 	for _, w := range secretWords {
 		if strings.Contains(n, w) {
 			return true

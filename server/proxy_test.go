@@ -1074,6 +1074,52 @@ routes:
 	}
 }
 
+// TestRecordKeepsIdempotencyKeys: recorded through the server (spy mode
+// with a Recorder, as serve --record does), an Idempotency-Key that
+// --record-headers lists is written as sent, and so is a body's
+// idempotency_key (a Stripe event's), while an API key beside it is still
+// redacted; the recording serves the body back as it came.
+func TestRecordKeepsIdempotencyKeys(t *testing.T) {
+	t.Parallel()
+	_, sandbox, _ := serveYAMLRunning(t, Options{}, `
+routes:
+  - name: an event
+    method: POST
+    path: /v1/events
+    respond:
+      status: 200
+      body: { id: evt_1, request: { id: req_1, idempotency_key: order-7-attempt }, api_key: sk_test_abcdef123 }
+`)
+	rec := record.New(record.Options{Upstream: sandbox, Headers: []string{"Idempotency-Key"}})
+	_, mock, _ := serveYAMLRunning(t, Options{ProxyUnmatched: sandbox, Recorder: rec}, "routes: []\n")
+	live := do(t, http.MethodPost, mock+"/v1/events", `{}`, "Idempotency-Key", "order-7-attempt", "Content-Type", "application/json")
+	if live.status != 200 {
+		t.Fatalf("live: %d %s", live.status, live.body)
+	}
+	dir := t.TempDir()
+	if _, err := rec.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "recorded.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for _, want := range []string{"# Idempotency-Key: order-7-attempt", "idempotency_key: order-7-attempt"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the recording lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "sk_test_abcdef123") {
+		t.Errorf("the recording holds the API key:\n%s", text)
+	}
+	_, replay, _ := serveYAMLRunning(t, Options{}, text)
+	r := do(t, http.MethodPost, replay+"/v1/events", `{}`)
+	if !strings.Contains(r.body, `"idempotency_key":"order-7-attempt"`) {
+		t.Errorf("served back: %d %s, want the event's idempotency_key", r.status, r.body)
+	}
+}
+
 // sameJSONText reports whether a and b are the same JSON value.
 func sameJSONText(a, b string) bool {
 	var va, vb any
