@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -167,8 +168,10 @@ func (s *Server) reload() error {
 		if fileErr == nil {
 			s.lastHash, s.files = set.Hash, set
 		}
+		gone := deadGroups(s.runtime, merged)
 		s.runtime, s.docsVersion = rdocs, docsVersion
 		s.swap(t, merged, old, now)
+		s.forgetGroups(gone)
 	}
 	if err != nil {
 		st := &reloadStatus{at: now, err: err}
@@ -203,6 +206,49 @@ func (s *Server) swap(t *matcher.Table, set *scenarios.Set, old *snapshot, now t
 		s.log.Warn("sequence state of removed routes not forgotten", "error", err.Error())
 	}
 	_ = s.local.Retain(context.Background(), ids) // in memory: cannot fail
+}
+
+// deadGroups returns the idempotency groups of the routes of the runtime
+// documents served until now (old) that no route of set uses: those of a
+// document removed, unless a file or another document shares them.
+func deadGroups(old []*runtimeDoc, set *scenarios.Set) []string {
+	var dead []string
+	for _, d := range old {
+		for _, r := range d.set.Routes() {
+			if r.Idempotency != nil && !slices.Contains(dead, r.Idempotency.Group) {
+				dead = append(dead, r.Idempotency.Group)
+			}
+		}
+	}
+	if len(dead) == 0 {
+		return nil
+	}
+	for _, r := range set.Routes() {
+		if r.Idempotency != nil {
+			dead = slices.DeleteFunc(dead, func(g string) bool { return g == r.Idempotency.Group })
+		}
+	}
+	return dead
+}
+
+// forgetGroups forgets the keys of the groups that a removed runtime
+// document took away. Unlike a file's routes, whose keys outlive a
+// reload, a document is a test's: kept, its keys would answer the next
+// test that adds the same stub (the same session, or go test -count=2)
+// with this one's stored answers, a replay or a 422 mismatch.
+func (s *Server) forgetGroups(groups []string) {
+	for _, g := range groups {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		n, err := s.state.Idempotency().Expire(ctx, g, "")
+		cancel()
+		if err != nil {
+			s.log.Warn("idempotency keys of a removed runtime document not forgotten", "group", g, "error", err.Error())
+			continue
+		}
+		if n > 0 {
+			s.log.Info("idempotency keys of a removed runtime document forgotten", "group", g, "keys", n)
+		}
+	}
 }
 
 // seedHashes identifies each seeded collection's items, so that a reload

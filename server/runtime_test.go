@@ -230,6 +230,86 @@ routes:
 	}
 }
 
+// TestRemovedDocumentForgetsItsKeys: the idempotency keys of a removed
+// runtime document are forgotten with it, so that the next test adding the
+// same stub with the same Idempotency-Key gets a fresh answer, not the
+// last test's replay; keys of a group a file's route also uses stay.
+func TestRemovedDocumentForgetsItsKeys(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, `
+routes:
+  - name: file charge
+    method: POST
+    path: /file/charges
+    idempotency: { key: header.Idempotency-Key }
+    respond: { status: 201, template: true, body: { id: 'ch_{{ .Call }}' } }
+`)
+	base := hs.URL
+	stub := `
+%s
+routes:
+  - name: charge
+    method: POST
+    path: /charges
+    idempotency: { key: header.Idempotency-Key }
+    respond: { status: 201, template: true, body: { id: 'ch_{{ randomHex 8 }}' } }
+`
+	shared := `
+routes:
+  - name: file charge, stubbed
+    method: POST
+    path: /file/charges
+    idempotency: { key: header.Idempotency-Key }
+    respond: { status: 201, body: { id: stubbed } }
+`
+	charge := func(path, session, key string) response {
+		t.Helper()
+		h := []string{"Idempotency-Key", key, "Content-Type", "application/json"}
+		if session != "" {
+			h = append(h, SessionHeader, session)
+		}
+		r := do(t, "POST", base+path, `{"amount":1}`, h...)
+		if r.status != 201 {
+			t.Fatalf("POST %s (session %q, key %s): %d %s", path, session, key, r.status, r.body)
+		}
+		return r
+	}
+	for _, session := range []string{"alpha", ""} {
+		first := ""
+		for run := range 2 { // a test, then the same test again
+			head := ""
+			if session != "" {
+				head = "session: " + session
+			}
+			id, _ := postDoc(t, base, strings.Replace(stub, "%s", head, 1))
+			r := charge("/charges", session, "k1")
+			if run == 0 {
+				first = r.body
+			} else if r.body == first || r.header.Get("Idempotent-Replayed") != "" {
+				t.Errorf("session %q, the stub added again: %s (replayed %q), the first test's answer", session, r.body, r.header.Get("Idempotent-Replayed"))
+			}
+			if again := charge("/charges", session, "k1"); again.body != r.body {
+				t.Errorf("session %q: a retry within the test got %s, want the replay of %s", session, again.body, r.body)
+			}
+			if d := do(t, "DELETE", base+"/__admin/scenarios/"+id, ""); d.status != 200 {
+				t.Fatalf("DELETE: %d %s", d.status, d.body)
+			}
+		}
+	}
+	// A stub over a file's route shares the file route's keys: they stay.
+	fromFile := charge("/file/charges", "", "k2")
+	id, _ := postDoc(t, base, shared)
+	if r := charge("/file/charges", "", "k2"); r.body != fromFile.body {
+		t.Errorf("the stub over the file's route: %s, want the file's stored answer %s", r.body, fromFile.body)
+	}
+	if d := do(t, "DELETE", base+"/__admin/scenarios/"+id, ""); d.status != 200 {
+		t.Fatalf("DELETE: %d %s", d.status, d.body)
+	}
+	if r := charge("/file/charges", "", "k2"); r.body != fromFile.body || r.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("the file's route after the stub went: %s, want its stored answer %s replayed", r.body, fromFile.body)
+	}
+}
+
 // TestScopedLookingClearsAreRefused: a call that changes state refuses a
 // query parameter it does not read (a 400 problem, nothing changed),
 // rather than ignoring it and acting on everything: one parallel test's
