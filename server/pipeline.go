@@ -12,6 +12,7 @@ import (
 
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/webhooks"
 )
 
 // serveScenario answers a request that is not for the admin API: it reads
@@ -336,6 +337,16 @@ func (s *Server) commit(x *exchange) {
 // being reused.
 func (s *Server) sendEvents(x *exchange, claimed bool) {
 	if x.rt == nil || len(x.m.Route.Events) == 0 || x.data != nil && x.data.instead {
+		return
+	}
+	if webhooks.IsDelivery(x.in.HTTP.Header) {
+		// A webhook endpoint whose URL leads back to a route with
+		// events: each delivery would send more, without end (10,000
+		// requests in 3s). The route answers; its events are not sent.
+		if _, warned := s.hookLoops.LoadOrStore(x.m.Route.Name, true); !warned {
+			s.log.Warn("webhook events not sent: the request is a webhook delivery (does an endpoint's url lead back to this server?)",
+				"route", x.m.Route.Name)
+		}
 		return
 	}
 	ctx := x.r.Context()

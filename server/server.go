@@ -274,6 +274,9 @@ type Server struct {
 	fencer state.Fencer
 	// hooks delivers the routes' events (webhooks.go).
 	hooks hooks
+	// hookLoops holds the names of the routes whose events a webhook
+	// delivery asked for (a loop: sendEvents), warned of once each.
+	hookLoops sync.Map
 	// proxy forwards proxied routes to their upstreams (proxy.go); Serve
 	// closes its idle connections when it ends. unmatchedProxy answers
 	// misses under Options.ProxyUnmatched (nil: none).

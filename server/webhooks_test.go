@@ -292,3 +292,55 @@ func TestShutdownSaysHowManyDeliveriesWerePending(t *testing.T) {
 		t.Errorf("the log does not say one delivery was pending:\n%s", logs.String())
 	}
 }
+
+// TestWebhookToItselfDoesNotLoop: an endpoint whose url leads back to a
+// route with events gets its delivery answered, and the delivery sends no
+// events of its own; before, each delivery sent another, without end.
+func TestWebhookToItselfDoesNotLoop(t *testing.T) {
+	t.Parallel()
+	_, base, logs := serveYAMLRunning(t, Options{Webhooks: webhooks.Options{TimeScale: 0.001}}, "routes: []\n")
+	postDoc(t, base, fmt.Sprintf(`
+webhooks:
+  endpoints:
+    - { name: self, url: '%s/things', secret: whsec_test_123 }
+routes:
+  - name: create thing
+    method: POST
+    path: /things
+    respond: { status: 200, body: { id: thing_1, object: thing } }
+    events: [ { type: thing.created } ]
+`, base))
+	if r := do(t, "POST", base+"/things", `{}`, "Content-Type", "application/json"); r.status != 200 {
+		t.Fatalf("POST /things: %d %s", r.status, r.body)
+	}
+	var list struct {
+		Deliveries []webhooks.Delivery `json:"deliveries"`
+	}
+	eventually(t, patience, func() string {
+		r := do(t, "GET", base+"/__admin/webhooks", "")
+		list.Deliveries = nil
+		if err := json.Unmarshal([]byte(r.body), &list); err != nil {
+			return err.Error()
+		}
+		for _, d := range list.Deliveries {
+			if d.State == webhooks.Delivered {
+				return ""
+			}
+		}
+		return "no delivery yet: " + r.body
+	})
+	// The delivery was answered after its route committed: any event it
+	// sent is queued by now.
+	if len(list.Deliveries) != 1 {
+		t.Errorf("%d deliveries, want the one the client's request made", len(list.Deliveries))
+	}
+	if r := do(t, "GET", base+"/__admin/requests/count?path=/things", ""); !strings.Contains(r.body, `"count": 2`) {
+		t.Errorf("requests to /things: %s, want 2 (the client's and the delivery)", r.body)
+	}
+	eventually(t, patience, func() string {
+		if !strings.Contains(logs.String(), "does an endpoint's url lead back to this server?") {
+			return "no warning logged:\n" + logs.String()
+		}
+		return ""
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -589,6 +590,16 @@ func (d *Dispatcher) attempt(ctx context.Context, p Queued) {
 // maxRetryAfter bounds the wait a receiver's Retry-After can ask for.
 const maxRetryAfter = 24 * time.Hour
 
+// UserAgent is the User-Agent of every delivery attempt.
+const UserAgent = "scenariomock-webhooks/1"
+
+// IsDelivery reports whether a request with header h is a delivery of a
+// scenariomock's webhooks (by its User-Agent), so that a server whose own
+// endpoint URL leads back to it does not answer its events with more.
+func IsDelivery(h http.Header) bool {
+	return strings.HasPrefix(h.Get("User-Agent"), "scenariomock-webhooks/")
+}
+
 // post sends one attempt and returns the status and the Retry-After wait.
 func (d *Dispatcher) post(ctx context.Context, ep *endpointState, p *Queued, neg Negative) (int, time.Duration, error) {
 	actx, cancel := context.WithTimeout(ctx, ep.Retry.Timeout)
@@ -598,7 +609,7 @@ func (d *Dispatcher) post(ctx context.Context, ep *endpointState, p *Queued, neg
 		return 0, 0, err
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set("User-Agent", "scenariomock-webhooks/1")
+	req.Header.Set("User-Agent", UserAgent)
 	sign(req.Header, &ep.Endpoint, p.EventID, d.opts.Now(), p.Body, neg)
 	resp, err := d.client.Do(req)
 	if err != nil {
