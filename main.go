@@ -531,6 +531,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		JournalKeepsSecrets: bool(opts.journalSecrets),
 		Webhooks:            webhookOptions(opts, store),
 		ProxyUnmatched:      opts.proxy.unmatched, ProxyInsecureTLS: opts.proxy.insecure, Recorder: recorder,
+		RecordDir: opts.proxy.record,
 	})
 	restoreGC()
 	if err != nil {

@@ -535,6 +535,7 @@ func (s *Server) adminRouter() http.Handler {
 	s.collectionRoutes(r)
 	s.webhookRoutes(r)
 	s.faultRoutes(r)
+	s.recordingRoutes(r)
 	// The dashboard: each embedded file by its exact path, so that any
 	// other /ui/... gets the admin API's 404 problem.
 	for _, p := range dashboard.Assets() {

@@ -1120,6 +1120,43 @@ routes:
 	}
 }
 
+// TestRecordingWrittenOnDemand: POST /__admin/recording writes what was
+// recorded so far while the server goes on (a CI job that ends with
+// SIGKILL keeps it), the files serve the same answer, and a server that
+// records nothing answers a 404 problem.
+func TestRecordingWrittenOnDemand(t *testing.T) {
+	t.Parallel()
+	up := newCountingUpstream(t)
+	dir := t.TempDir()
+	rec := record.New(record.Options{Upstream: up.URL})
+	_, mock, _ := serveYAMLRunning(t, Options{ProxyUnmatched: up.URL, Recorder: rec, RecordDir: dir}, "routes: []\n")
+	live := do(t, http.MethodGet, mock+"/v1/things?limit=1", "")
+	r := do(t, http.MethodPost, mock+"/__admin/recording", "")
+	if r.status != 200 {
+		t.Fatalf("POST /__admin/recording: %d %s", r.status, r.body)
+	}
+	if v := r.json(t); v["exchanges"] != float64(1) || fmt.Sprint(v["files"]) != "["+filepath.Join(dir, "recorded.yaml")+"]" {
+		t.Errorf("POST /__admin/recording answered %s", r.body)
+	}
+	text, err := os.ReadFile(filepath.Join(dir, "recorded.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, replay, _ := serveYAMLRunning(t, Options{}, string(text))
+	if got := do(t, http.MethodGet, replay+"/v1/things?limit=1", ""); got.status != live.status || !sameJSONText(got.body, live.body) {
+		t.Errorf("served back: %d %s, want %d %s", got.status, got.body, live.status, live.body)
+	}
+	// Still recording: the next exchange is in the next write.
+	do(t, http.MethodGet, mock+"/v1/other", "")
+	if r := do(t, http.MethodPost, mock+"/__admin/recording", ""); r.status != 200 || r.json(t)["exchanges"] != float64(2) {
+		t.Errorf("second write: %d %s", r.status, r.body)
+	}
+	_, plain, _ := serveYAMLRunning(t, Options{}, "routes: []\n")
+	if r := do(t, http.MethodPost, plain+"/__admin/recording", ""); r.status != 404 || r.header.Get("Content-Type") != "application/problem+json" || !strings.Contains(r.body, "records nothing") {
+		t.Errorf("without a recorder: %d %s", r.status, r.body)
+	}
+}
+
 // sameJSONText reports whether a and b are the same JSON value.
 func sameJSONText(a, b string) bool {
 	var va, vb any

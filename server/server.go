@@ -151,6 +151,9 @@ type Options struct {
 	// Recorder, when set, keeps every proxied exchange (serve --record,
 	// scenariomock record); its owner writes it out.
 	Recorder *record.Recorder
+	// RecordDir is where POST /__admin/recording writes Recorder's files
+	// before the owner does; "" refuses the call.
+	RecordDir string
 	// maxTemplateSteps replaces scenarios.MaxRangeSteps, for tests that
 	// would otherwise spend seconds reaching it under the race detector.
 	maxTemplateSteps int
