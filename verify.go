@@ -314,15 +314,16 @@ func (o verifyOptions) webhookChecks(cmd *cobra.Command) ([]check, *adminclient.
 	if err != nil {
 		return nil, nil, withCode(exitUsage, err)
 	}
-	f, err := o.webhooks.filter()
-	if err != nil {
-		return nil, nil, withCode(exitUsage, err)
-	}
-	client, _, err := o.admin.build()
+	client, filter, err := o.admin.build()
 	if err != nil {
 		return nil, nil, err
 	}
 	hook := o.webhooks
+	hook.session = filter.Session
+	f, err := hook.filter()
+	if err != nil {
+		return nil, nil, withCode(exitUsage, err)
+	}
 	name := describeWebhookFilter(f, hook) + ": " + asDeliveries(want, "webhook ")
 	return []check{{name: name, want: want, hook: &hook}}, client, nil
 }

@@ -22,6 +22,7 @@ type webhookVerify struct {
 	undelivered bool
 	attemptsMax int
 	within      time.Duration
+	session     string // --session, shared with the request checks
 }
 
 func (v *webhookVerify) register(f *pflag.FlagSet) {
@@ -44,7 +45,7 @@ func (v *webhookVerify) on(changed func(string) bool) bool {
 }
 
 func (v *webhookVerify) filter() (adminclient.WebhookFilter, error) {
-	f := adminclient.WebhookFilter{Endpoint: v.endpoint, Type: v.typ}
+	f := adminclient.WebhookFilter{Endpoint: v.endpoint, Type: v.typ, Session: v.session}
 	switch {
 	case v.delivered && v.undelivered:
 		return f, errors.New("--delivered and --undelivered exclude each other")
@@ -114,7 +115,7 @@ func verifyWebhooks(ctx context.Context, c *adminclient.Client, v webhookVerify,
 
 func describeWebhookFilter(f adminclient.WebhookFilter, v webhookVerify) string {
 	var parts []string
-	for _, p := range [][2]string{{"webhook", f.Endpoint}, {"type", f.Type}, {"outcome", f.Outcome}} {
+	for _, p := range [][2]string{{"webhook", f.Endpoint}, {"session", f.Session}, {"type", f.Type}, {"outcome", f.Outcome}} {
 		if p[1] != "" {
 			parts = append(parts, p[0]+"="+fmt.Sprintf("%q", p[1]))
 		}

@@ -135,4 +135,20 @@ routes:
 		res.Checks[0].Summary != "1 webhook delivery matched, want exactly 1 delivery" {
 		t.Errorf("verify --json: %s", out)
 	}
+	// A session's events: --session counts its deliveries alone.
+	send(t, "POST", url+"/__session/alpha/v1/payment_intents", `{}`)
+	for _, tc := range []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"--webhook", "shop", "--session", "alpha", "--count", "1", "--within", "30s"},
+			`ok: 1 webhook delivery matched, want exactly 1 delivery; filters: webhook="shop" session="alpha"`},
+		{[]string{"--webhook", "shop", "--session", "beta", "--none"}, `ok: 0 webhook deliveries matched`},
+		{[]string{"--webhook", "shop", "--count", "2", "--within", "30s"}, `ok: 2 webhook deliveries matched`},
+	} {
+		out, errOut, err := runCmd(t, append([]string{"verify", "--addr", url}, tc.args...)...)
+		if err != nil || !strings.Contains(out, tc.out) {
+			t.Errorf("verify %v: %v\nstdout:\n%s\nstderr:\n%s\nwant %q", tc.args, err, out, errOut, tc.out)
+		}
+	}
 }

@@ -11,8 +11,9 @@ import (
 // WebhookFilter selects deliveries and attempts in GET /__admin/webhooks;
 // an empty field matches all. Outcome is a delivery's state (pending,
 // delivered, failed, disabled) or "undelivered" for all but delivered.
+// Session selects the events of one session's requests.
 type WebhookFilter struct {
-	Endpoint, Type, Event, Outcome string
+	Endpoint, Type, Event, Outcome, Session string
 }
 
 // Webhooks is GET /__admin/webhooks: the deliveries and attempts a filter
@@ -28,7 +29,7 @@ type Webhooks struct {
 // selects.
 func (c *Client) Webhooks(ctx context.Context, f WebhookFilter) (Webhooks, error) {
 	q := url.Values{}
-	for k, v := range map[string]string{"endpoint": f.Endpoint, "type": f.Type, "event": f.Event, "outcome": f.Outcome} {
+	for k, v := range map[string]string{"endpoint": f.Endpoint, "type": f.Type, "event": f.Event, "outcome": f.Outcome, "session": f.Session} {
 		if v != "" {
 			q.Set(k, v)
 		}

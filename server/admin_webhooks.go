@@ -152,7 +152,7 @@ type adminWebhooks struct {
 }
 
 // handleWebhooks lists deliveries and attempts; ?endpoint=, ?type=,
-// ?event= and ?outcome= (delivered, retrying, failed, disabled, overflow,
+// ?event=, ?session= and ?outcome= (delivered, retrying, failed, disabled, overflow,
 // pending, or undelivered for all but delivered) filter, ?limit= keeps the
 // last N of each.
 func (s *Server) handleWebhooks(w http.ResponseWriter, r *http.Request) {
@@ -196,7 +196,7 @@ var webhookOutcomes = []string{webhooks.Delivered, webhooks.Retrying, webhooks.F
 // --none pass whatever was delivered. An endpoint that is gone (a reload
 // or a runtime document removed it) is still taken while the log names it.
 func (s *Server) webhookFilter(q url.Values) (webhooks.Filter, *Problem) {
-	f := webhooks.Filter{Endpoint: q.Get("endpoint"), Type: q.Get("type"), EventID: q.Get("event"), Outcome: q.Get("outcome")}
+	f := webhooks.Filter{Endpoint: q.Get("endpoint"), Type: q.Get("type"), EventID: q.Get("event"), Outcome: q.Get("outcome"), Session: q.Get("session")}
 	if f.Outcome != "" && !slices.Contains(webhookOutcomes, f.Outcome) {
 		return f, newProblem(http.StatusBadRequest, fmt.Sprintf("Bad filter outcome=%q: want one of %s.", f.Outcome, strings.Join(webhookOutcomes, ", ")))
 	}

@@ -164,3 +164,42 @@ func TestWebhooksFiltersRefuseMisspellings(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhooksPerSession: the deliveries and attempts of the events a
+// session's requests caused carry the session, and ?session= selects them,
+// so that parallel tests sharing a receiver check their own.
+func TestWebhooksPerSession(t *testing.T) {
+	t.Parallel()
+	rc := newHookReceiver(t, "whsec_test_123")
+	_, base, _ := serveYAMLRunning(t, Options{Webhooks: webhooks.Options{TimeScale: 0.001}}, strings.Replace(hooksYAML, "%s", rc.URL, 1))
+	do(t, "POST", base+"/v1/customers", `{}`, SessionHeader, "alpha")
+	do(t, "POST", base+"/__session/beta/v1/customers", `{}`)
+	do(t, "POST", base+"/v1/customers", `{}`)
+	var got struct {
+		Deliveries []webhooks.Delivery `json:"deliveries"`
+		Attempts   []webhooks.Attempt  `json:"attempts"`
+	}
+	for _, session := range []string{"alpha", "beta"} {
+		eventually(t, patience, func() string {
+			r := do(t, "GET", base+"/__admin/webhooks?outcome=delivered&session="+session, "")
+			got.Deliveries, got.Attempts = nil, nil
+			if err := json.Unmarshal([]byte(r.body), &got); err != nil {
+				return err.Error()
+			}
+			if len(got.Deliveries) != 1 || len(got.Attempts) != 1 {
+				return session + ": " + r.body
+			}
+			return ""
+		})
+		if d, a := got.Deliveries[0], got.Attempts[0]; d.Session != session || a.Session != session || d.Type != "customer.created" {
+			t.Errorf("%s: delivery %+v, attempt %+v", session, d, a)
+		}
+	}
+	eventually(t, patience, func() string {
+		r := do(t, "GET", base+"/__admin/webhooks?outcome=delivered", "")
+		if n := strings.Count(r.body, `"state": "delivered"`); n != 3 {
+			return "want 3 deliveries in all: " + r.body
+		}
+		return ""
+	})
+}

@@ -123,7 +123,7 @@ func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matche
 				continue
 			}
 		}
-		ev := &webhooks.Event{Type: e.Type, RequestID: reqID, IdempotencyKey: key}
+		ev := &webhooks.Event{Type: e.Type, RequestID: reqID, IdempotencyKey: key, Session: in.Session}
 		if e.Data == nil {
 			ev.Object = json.RawMessage("{}")
 			if json.Valid(body) && bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {

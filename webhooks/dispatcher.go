@@ -248,7 +248,7 @@ func (d *Dispatcher) send(ev *Event, to []string, after time.Duration, f *Fault)
 			copies = 2
 		}
 		if ep.disabled {
-			d.record(Attempt{Endpoint: name, EventID: ev.ID, Type: ev.Type, At: now, Outcome: Disabled, Error: "endpoint disabled by a 410 answer"})
+			d.record(Attempt{Endpoint: name, EventID: ev.ID, Type: ev.Type, Session: ev.Session, At: now, Outcome: Disabled, Error: "endpoint disabled by a 410 answer"})
 			continue
 		}
 		body := ev.payload(apiVersion(ep), len(to))
@@ -256,7 +256,7 @@ func (d *Dispatcher) send(ev *Event, to []string, after time.Duration, f *Fault)
 		b := batch{reorder: dr.reorder}
 		for c := range copies {
 			p := Queued{
-				ID: "whd_" + randomToken(20), EventID: ev.ID, Type: ev.Type, Object: object, Endpoint: name, Body: body,
+				ID: "whd_" + randomToken(20), EventID: ev.ID, Type: ev.Type, Object: object, Session: ev.Session, Endpoint: name, Body: body,
 				Due: due, Created: now, DropFirst: dr.dropFirst, Negative: dr.negative, Faults: dr.describe(c == 1),
 			}
 			if c == 1 {
@@ -279,7 +279,7 @@ func (d *Dispatcher) send(ev *Event, to []string, after time.Duration, f *Fault)
 				outcome, err = Failed, fmt.Errorf("outbox: %w", err)
 			}
 			d.mu.Lock()
-			d.record(Attempt{Endpoint: p.Endpoint, EventID: ev.ID, Type: ev.Type, At: now, Outcome: outcome, Error: err.Error()})
+			d.record(Attempt{Endpoint: p.Endpoint, EventID: ev.ID, Type: ev.Type, Session: ev.Session, At: now, Outcome: outcome, Error: err.Error()})
 			d.mu.Unlock()
 			errs = append(errs, err)
 			continue
@@ -528,7 +528,7 @@ func (d *Dispatcher) attempt(ctx context.Context, p Queued) {
 		epc = *ep
 	}
 	n := p.Attempts + 1
-	a := Attempt{Delivery: p.ID, Endpoint: p.Endpoint, EventID: p.EventID, Type: p.Type, Attempt: n, At: start}
+	a := Attempt{Delivery: p.ID, Endpoint: p.Endpoint, EventID: p.EventID, Type: p.Type, Session: p.Session, Attempt: n, At: start}
 	var neg Negative
 	drop := false
 	if n == 1 {
@@ -678,7 +678,7 @@ func (d *Dispatcher) disable(p *Queued, a *Attempt) {
 	sortPending(dropped)
 	for i := range dropped {
 		q := &dropped[i]
-		d.logFinished(q, &Attempt{Delivery: q.ID, Endpoint: q.Endpoint, EventID: q.EventID, Type: q.Type, Attempt: q.Attempts + 1, At: a.At, Outcome: Disabled, Error: "endpoint disabled by a 410 answer"}, Disabled)
+		d.logFinished(q, &Attempt{Delivery: q.ID, Endpoint: q.Endpoint, EventID: q.EventID, Type: q.Type, Session: q.Session, Attempt: q.Attempts + 1, At: a.At, Outcome: Disabled, Error: "endpoint disabled by a 410 answer"}, Disabled)
 	}
 }
 

@@ -27,6 +27,10 @@ type Event struct {
 	// event; empty when none did (a redelivery keeps the original's).
 	RequestID      string
 	IdempotencyKey string
+	// Session is the session of the request that caused the event
+	// (X-Scenariomock-Session), "" for none; its deliveries and attempts
+	// carry it, for the admin API's ?session= filter.
+	Session string
 }
 
 // NewID returns a fresh event id, evt_ and 24 random characters, as

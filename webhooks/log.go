@@ -14,7 +14,8 @@ type Attempt struct {
 	Endpoint string    `json:"endpoint"`
 	EventID  string    `json:"eventId"`
 	Type     string    `json:"type"`
-	Attempt  int       `json:"attempt"` // 1-based; 0 for a delivery that never started
+	Session  string    `json:"session,omitempty"` // of the request that caused the event
+	Attempt  int       `json:"attempt"`           // 1-based; 0 for a delivery that never started
 	At       time.Time `json:"at"`
 	// DurationMS is how long the attempt took, in milliseconds.
 	DurationMS float64 `json:"durationMs"`
@@ -36,7 +37,8 @@ type Delivery struct {
 	Endpoint   string    `json:"endpoint"`
 	EventID    string    `json:"eventId"`
 	Type       string    `json:"type"`
-	State      string    `json:"state"` // Pending, Delivered, Failed or Disabled
+	Session    string    `json:"session,omitempty"` // of the request that caused the event
+	State      string    `json:"state"`             // Pending, Delivered, Failed or Disabled
 	Attempts   int       `json:"attempts"`
 	LastStatus int       `json:"lastStatus,omitempty"`
 	LastError  string    `json:"lastError,omitempty"`
@@ -82,16 +84,21 @@ type Filter struct {
 	// Outcome matches an attempt's outcome or a delivery's state;
 	// "undelivered" matches every one but Delivered.
 	Outcome string
+	// Session matches the session of the request that caused the event.
+	Session string
 	// Limit keeps the last Limit matches; 0 keeps all.
 	Limit int
 }
 
 // Match reports whether f selects a (Limit aside).
-func (f *Filter) Match(a *Attempt) bool { return f.match(a.Endpoint, a.Type, a.EventID, a.Outcome) }
+func (f *Filter) Match(a *Attempt) bool {
+	return f.match(a.Endpoint, a.Type, a.EventID, a.Session, a.Outcome)
+}
 
-func (f *Filter) match(endpoint, typ, id, outcome string) bool {
+func (f *Filter) match(endpoint, typ, id, session, outcome string) bool {
 	switch {
-	case f.Endpoint != "" && f.Endpoint != endpoint,
+	case f.Session != "" && f.Session != session,
+		f.Endpoint != "" && f.Endpoint != endpoint,
 		f.Type != "" && f.Type != typ,
 		f.EventID != "" && f.EventID != id:
 		return false
@@ -113,7 +120,7 @@ func (d *Dispatcher) Attempts(f Filter) []Attempt {
 	var out []Attempt
 	if shared, ok := d.sharedAttempts(); ok {
 		for _, a := range shared {
-			if f.match(a.Endpoint, a.Type, a.EventID, a.Outcome) {
+			if f.match(a.Endpoint, a.Type, a.EventID, a.Session, a.Outcome) {
 				out = append(out, a)
 			}
 		}
@@ -122,7 +129,7 @@ func (d *Dispatcher) Attempts(f Filter) []Attempt {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.attempts.each(func(a *Attempt) {
-		if f.match(a.Endpoint, a.Type, a.EventID, a.Outcome) {
+		if f.match(a.Endpoint, a.Type, a.EventID, a.Session, a.Outcome) {
 			out = append(out, *a)
 		}
 	})
@@ -141,13 +148,13 @@ func (d *Dispatcher) Deliveries(f Filter) []Delivery {
 	var out []Delivery
 	if shared, ok := d.sharedFinished(); ok {
 		for _, s := range shared {
-			if f.match(s.Endpoint, s.Type, s.EventID, s.State) {
+			if f.match(s.Endpoint, s.Type, s.EventID, s.Session, s.State) {
 				out = append(out, s)
 			}
 		}
 	} else {
 		d.finished.each(func(s *Delivery) {
-			if f.match(s.Endpoint, s.Type, s.EventID, s.State) {
+			if f.match(s.Endpoint, s.Type, s.EventID, s.Session, s.State) {
 				out = append(out, *s)
 			}
 		})
@@ -158,7 +165,7 @@ func (d *Dispatcher) Deliveries(f Filter) []Delivery {
 	var pending []Delivery
 	for i := range queued {
 		q := &queued[i]
-		if f.match(q.Endpoint, q.Type, q.EventID, Pending) {
+		if f.match(q.Endpoint, q.Type, q.EventID, q.Session, Pending) {
 			pending = append(pending, q.summary(Pending))
 		}
 	}

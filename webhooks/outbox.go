@@ -71,7 +71,9 @@ type Queued struct {
 	Type     string
 	Endpoint string
 	// Object is data.object.id, for reorder; "" when none.
-	Object  string
+	Object string
+	// Session is the event's (Event.Session).
+	Session string
 	Body    []byte
 	Created time.Time
 	// Due is when the first attempt is due (Add); Claim leaves it as
@@ -91,7 +93,7 @@ type Queued struct {
 
 func (p *Queued) summary(state string) Delivery {
 	return Delivery{
-		ID: p.ID, Endpoint: p.Endpoint, EventID: p.EventID, Type: p.Type, State: state,
+		ID: p.ID, Endpoint: p.Endpoint, EventID: p.EventID, Type: p.Type, Session: p.Session, State: state,
 		Attempts: p.Attempts, LastStatus: p.LastStatus, LastError: p.LastError, Fault: p.Faults, Created: p.Created,
 	}
 }

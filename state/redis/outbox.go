@@ -59,6 +59,7 @@ type fixed struct {
 	Type      string            `json:"type"`
 	Endpoint  string            `json:"ep"`
 	Object    string            `json:"obj,omitempty"`
+	Session   string            `json:"sess,omitempty"`
 	Created   time.Time         `json:"created"`
 	Due       time.Time         `json:"due"`
 	DropFirst bool              `json:"drop,omitempty"`
@@ -120,7 +121,7 @@ func (o *redisOutbox) Add(ctx context.Context, ps []webhooks.Queued, reorder boo
 		webhooks.OvertakenBy(first.EventID), len(ps))
 	for i := range ps {
 		p := &ps[i]
-		j, err := json.Marshal(fixed{ID: p.ID, EventID: p.EventID, Type: p.Type, Endpoint: p.Endpoint, Object: p.Object,
+		j, err := json.Marshal(fixed{ID: p.ID, EventID: p.EventID, Type: p.Type, Endpoint: p.Endpoint, Object: p.Object, Session: p.Session,
 			Created: p.Created, Due: p.Due, DropFirst: p.DropFirst, Negative: p.Negative})
 		if err != nil {
 			return err
@@ -197,7 +198,7 @@ func decodeQueued(f []string) (webhooks.Queued, error) {
 	n, _ := strconv.Atoi(f[3])
 	s, _ := strconv.Atoi(f[4])
 	return webhooks.Queued{
-		ID: x.ID, EventID: x.EventID, Type: x.Type, Endpoint: x.Endpoint, Object: x.Object, Body: []byte(f[1]),
+		ID: x.ID, EventID: x.EventID, Type: x.Type, Endpoint: x.Endpoint, Object: x.Object, Session: x.Session, Body: []byte(f[1]),
 		Created: x.Created, Due: x.Due, Attempts: n, DropFirst: x.DropFirst, Negative: x.Negative, Faults: f[2],
 		LastStatus: s, LastError: f[5],
 	}, nil

@@ -52,7 +52,7 @@ func queued(id, event, endpoint, object string, due time.Time) webhooks.Queued {
 	return webhooks.Queued{
 		ID: id, EventID: event, Type: "thing.created", Endpoint: endpoint, Object: object,
 		Body: []byte(`{"id":"` + event + `","bytes":"\u0000\n\"é"}`), Created: t0, Due: due, Faults: "delay 1s",
-		Negative: webhooks.BadSignature, DropFirst: true,
+		Negative: webhooks.BadSignature, DropFirst: true, Session: "alpha",
 	}
 }
 
@@ -108,7 +108,7 @@ func dueOrder(t *testing.T, newOutbox NewOutbox) {
 	g := got[0]
 	if g.EventID != want.EventID || g.Type != want.Type || g.Endpoint != want.Endpoint || string(g.Body) != string(want.Body) ||
 		!g.Created.Equal(want.Created) || !g.Due.Equal(want.Due) || g.Faults != want.Faults || g.Negative != want.Negative ||
-		!g.DropFirst || g.Attempts != 0 {
+		!g.DropFirst || g.Attempts != 0 || g.Session != want.Session {
 		t.Fatalf("claimed %+v, want the fields of %+v", g, want)
 	}
 	length(t, o, 3)
