@@ -430,6 +430,15 @@ func (w *writer) response(rt *route, x *Exchange) (*yaml.Node, error) {
 		if err != nil {
 			return nil, err
 		}
+		if duplicateKeys(n) {
+			// A YAML mapping may not hold a key twice: the loader would
+			// refuse the whole recording. JSON that does (valid, if
+			// unwise) is kept as the string it was, redacted.
+			var buf bytes.Buffer
+			writeJSON(&buf, n)
+			n = str(buf.String())
+			n.Style = yaml.DoubleQuotedStyle
+		}
 		kv = append(kv, "body", n)
 	case textual && len(body) <= w.opts.InlineLimit:
 		s := str(string(body))

@@ -211,6 +211,26 @@ func jsonNode(body []byte) (*yaml.Node, error) {
 	return n, nil
 }
 
+// duplicateKeys reports whether a mapping in n, at any depth, has a key
+// twice.
+func duplicateKeys(n *yaml.Node) bool {
+	if n.Kind == yaml.MappingNode {
+		seen := make(map[string]bool, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if seen[n.Content[i].Value] {
+				return true
+			}
+			seen[n.Content[i].Value] = true
+		}
+	}
+	for _, c := range n.Content {
+		if duplicateKeys(c) {
+			return true
+		}
+	}
+	return false
+}
+
 func jsonValue(d *json.Decoder) (*yaml.Node, error) {
 	tok, err := d.Token()
 	if err != nil {

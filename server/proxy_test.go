@@ -1157,6 +1157,38 @@ func TestRecordingWrittenOnDemand(t *testing.T) {
 	}
 }
 
+// TestRecordJSONWithARepeatedKey: an upstream's JSON with a key twice
+// (valid JSON) is recorded as its string, redacted, since a YAML mapping
+// may not repeat a key: the recording loads and serves it back as it came.
+func TestRecordJSONWithARepeatedKey(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"a":1,"a":2,"password":"hunter2hunter","n":{"b":[1,{"c":"x","c":"y"}]}}`)
+	}))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	rec := record.New(record.Options{Upstream: up.URL})
+	_, mock, _ := serveYAMLRunning(t, Options{ProxyUnmatched: up.URL, Recorder: rec, RecordDir: dir}, "routes: []\n")
+	do(t, http.MethodGet, mock+"/dup", "")
+	do(t, http.MethodGet, mock+"/dup", "")
+	if r := do(t, http.MethodPost, mock+"/__admin/recording", ""); r.status != 200 {
+		t.Fatalf("POST /__admin/recording: %d %s", r.status, r.body)
+	}
+	text, err := os.ReadFile(filepath.Join(dir, "recorded.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := scenarios.Load(dir); err != nil {
+		t.Fatalf("the recording does not load: %v\n%s", err, text)
+	}
+	_, replay, _ := serveYAMLRunning(t, Options{}, string(text))
+	want := `{"a":1,"a":2,"password":"REDACTED","n":{"b":[1,{"c":"x","c":"y"}]}}`
+	if r := do(t, http.MethodGet, replay+"/dup", ""); r.status != 200 || r.body != want || r.header.Get("Content-Type") != "application/json" {
+		t.Errorf("served back: %d %s %q, want %s", r.status, r.header.Get("Content-Type"), r.body, want)
+	}
+}
+
 // sameJSONText reports whether a and b are the same JSON value.
 func sameJSONText(a, b string) bool {
 	var va, vb any
