@@ -250,15 +250,19 @@ func runVerify(ctx context.Context, cmd *cobra.Command, opts verifyOptions, stdo
 	var checks []check
 	var client *adminclient.Client
 	var err error
-	timeout := opts.admin.timeout
 	if opts.webhooks.on(cmd.Flags().Changed) {
 		checks, client, err = opts.webhookChecks(cmd)
-		timeout += opts.webhooks.within
 	} else {
 		checks, client, err = opts.checks(cmd)
 	}
 	if err != nil {
 		return err
+	}
+	timeout := opts.admin.timeout
+	for _, c := range checks {
+		if c.hook != nil {
+			timeout += c.hook.within // each webhook check may ask again that long
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

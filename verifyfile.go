@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -17,7 +18,11 @@ import (
 // checkFlags are the flags a check in a --file sets by the same names
 // (without dashes); with --file they are not given on the command line.
 var checkFlags = []string{"route", "session", "method", "path", "status", "header", "query", "form", "body", "idempotency", "matched", "proxied",
-	"count", "at-least", "at-most", "none", "no-unmatched"}
+	"count", "at-least", "at-most", "none", "no-unmatched", "webhook", "type", "delivered", "undelivered", "attempts-at-most", "within"}
+
+// hookKeys make a check in a --file one of webhook deliveries, as the
+// flags of the same names do.
+var hookKeys = []string{"webhook", "type", "delivered", "undelivered", "attempts-at-most", "within"}
 
 // fileChecks reads the checks of a --file: a mapping with one key,
 // checks, a list of mappings whose keys are name and the names of
@@ -117,6 +122,7 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 		cs                  counts
 		noUnmatched         bool
 		filterKeys          []string // the keys given other than name and since
+		hook                webhookVerify
 	)
 	for j := 0; j+1 < len(n.Content); j += 2 {
 		if k, v := n.Content[j], n.Content[j+1]; k.Value == "name" && v.Kind == yaml.ScalarNode && v.Value != "" {
@@ -228,6 +234,26 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 			cs.none = boolean(k, v)
 		case "no-unmatched":
 			noUnmatched = boolean(k, v)
+		case "webhook":
+			hook.endpoint, _ = scalar(k, v)
+		case "type":
+			hook.typ, _ = scalar(k, v)
+		case "delivered":
+			hook.delivered = boolean(k, v)
+		case "undelivered":
+			hook.undelivered = boolean(k, v)
+		case "attempts-at-most":
+			if n := number(k, v); n != nil {
+				hook.attemptsMax = *n
+			}
+		case "within":
+			if s, ok := scalar(k, v); ok {
+				d, err := time.ParseDuration(s)
+				if err != nil || d < 0 {
+					p.errorf(v, "%s: within: want a duration such as 10s, not %q", where, s)
+				}
+				hook.within = d
+			}
 		default:
 			p.errorf(k, "%s: unknown key %q; a check's keys are name, since and %s", where, k.Value, strings.Join(checkFlags, ", "))
 		}
@@ -240,6 +266,22 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 	}{{"header", headers, &f.Headers}, {"query", query, &f.Query}, {"form", form, &f.Form}, {"body", bod, &f.Body}} {
 		if *pr.to, err = pairs(pr.key, pr.vals); err != nil {
 			p.errorf(n, "%s: %v", where, err)
+		}
+	}
+	isHook := slices.ContainsFunc(filterKeys, func(k string) bool { return slices.Contains(hookKeys, k) })
+	if isHook {
+		takes := append([]string{"session", "count", "at-least", "at-most", "none"}, hookKeys...)
+		if extra := slices.DeleteFunc(slices.Clone(filterKeys), func(k string) bool { return slices.Contains(takes, k) }); len(extra) > 0 || seen["since"] {
+			if seen["since"] {
+				extra = append(extra, "since")
+			}
+			p.errorf(n, "%s: a webhook check (%s) takes name, session, the count keys and %s, not %s", where,
+				strings.Join(slices.DeleteFunc(slices.Clone(filterKeys), func(k string) bool { return !slices.Contains(hookKeys, k) }), ", "),
+				strings.Join(hookKeys, ", "), strings.Join(extra, ", "))
+		}
+		hook.session = f.Session
+		if _, err := hook.filter(); err != nil {
+			p.errorf(n, "%s: %s", where, strings.ReplaceAll(err.Error(), "--", ""))
 		}
 	}
 	if noUnmatched {
@@ -259,6 +301,13 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 	}
 	if noUnmatched {
 		return unmatchedCheck(name, f.Since), true
+	}
+	if isHook {
+		hf, _ := hook.filter()
+		if name == "" {
+			name = describeWebhookFilter(hf, hook) + ": " + asDeliveries(want, "webhook ")
+		}
+		return check{name: name, want: want, hook: &hook}, true
 	}
 	return countCheck(name, f, want), true
 }

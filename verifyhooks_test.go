@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -150,5 +151,37 @@ routes:
 		if err != nil || !strings.Contains(out, tc.out) {
 			t.Errorf("verify %v: %v\nstdout:\n%s\nstderr:\n%s\nwant %q", tc.args, err, out, errOut, tc.out)
 		}
+	}
+	// In a --file, webhook checks go beside checks of requests, into one
+	// JUnit report.
+	checks := filepath.Join(dir, "checks.yaml")
+	if err := os.WriteFile(checks, []byte(`checks:
+  - { name: shop delivered, webhook: shop, delivered: true, attempts-at-most: 3, within: 30s }
+  - { name: alpha's, webhook: shop, session: alpha, count: 1, within: 30s }
+  - { name: broken never fails, webhook: broken, undelivered: true, none: true }
+  - { name: two intents, method: POST, path: /v1/payment_intents, count: 2 }
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file = filepath.Join(dir, "file.xml")
+	out, errOut, err = runCmd(t, "verify", "--addr", url, "--file", checks, "--junit", file)
+	if report(&bytes.Buffer{}, err) != 1 || !strings.Contains(errOut, "want exactly 0 webhook deliveries, found 2") {
+		t.Errorf("verify --file: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	doc = readJUnit(t, file)
+	if doc.Tests != 4 || doc.Failures != 1 || doc.Errors != 0 {
+		t.Errorf("report: %+v", doc)
+	}
+	for _, c := range doc.Suites[0].Cases {
+		if (c.Failure != nil) != (c.Name == "broken never fails") {
+			t.Errorf("testcase %q: failure %+v", c.Name, c.Failure)
+		}
+	}
+	if err := os.WriteFile(checks, []byte("checks:\n  - { webhook: shop, route: create, since: '1' }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runCmd(t, "verify", "--addr", url, "--file", checks)
+	if want := "checks.yaml:2:5: checks[0]: a webhook check (webhook) takes name, session, the count keys and webhook, type, delivered, undelivered, attempts-at-most, within, not route, since"; report(&bytes.Buffer{}, err) != 2 || err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a webhook check with request keys: %v, want exit 2 and %q", err, want)
 	}
 }
