@@ -47,12 +47,13 @@ var logo = func() []byte {
 }()
 
 // answer is the upstream's plain answer to r; base is the origin its
-// absolute URLs name and redact whether the card field is redacted, so
-// that the test can say what the recording must serve.
+// absolute URLs name and redact whether the card field is redacted (leaf
+// by leaf, keeping its shape), so that the test can say what the recording
+// must serve.
 func answer(r *http.Request, n int, base string, redact bool) (status int, ct string, body []byte) {
 	card := any(map[string]any{"brand": "visa", "last4": "4242"})
 	if redact {
-		card = "REDACTED"
+		card = map[string]any{"brand": "REDACTED", "last4": "REDACTED"}
 	}
 	js := func(v any) []byte { b, _ := json.Marshal(v); return b }
 	p := r.URL.Path

@@ -211,6 +211,32 @@ func jsonNode(body []byte) (*yaml.Node, error) {
 	return n, nil
 }
 
+// redactNode redacts the value of a secret-named field. A scalar becomes
+// "REDACTED"; an object or a list (Stripe's card: {brand, last4,
+// exp_month}) keeps its shape, its strings "REDACTED" and its numbers 0,
+// so that a typed client still decodes the recorded answer (a struct
+// field given the string "REDACTED" fails to unmarshal).
+func redactNode(v *yaml.Node) *yaml.Node {
+	switch v.Kind {
+	case yaml.MappingNode, yaml.SequenceNode:
+		for i, c := range v.Content {
+			if v.Kind == yaml.MappingNode && i%2 == 0 {
+				continue // a key
+			}
+			v.Content[i] = redactNode(c)
+		}
+		return v
+	case yaml.ScalarNode:
+		switch v.Tag {
+		case "!!int", "!!float":
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: "0"}
+		case "!!bool", "!!null":
+			return v
+		}
+	}
+	return str(redacted)
+}
+
 // duplicateKeys reports whether a mapping in n, at any depth, has a key
 // twice.
 func duplicateKeys(n *yaml.Node) bool {
@@ -252,7 +278,7 @@ func jsonValue(d *json.Decoder) (*yaml.Node, error) {
 					return nil, err
 				}
 				if isSecretName(k) {
-					v = str(redacted)
+					v = redactNode(v)
 				}
 				n.Content = append(n.Content, str(k), v)
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/scenariomock/scenariomock/record"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
+	"github.com/stripe/stripe-go/v85"
 )
 
 // countingUpstream is a real upstream on loopback that counts what it
@@ -1186,6 +1187,42 @@ func TestRecordJSONWithARepeatedKey(t *testing.T) {
 	want := `{"a":1,"a":2,"password":"REDACTED","n":{"b":[1,{"c":"x","c":"y"}]}}`
 	if r := do(t, http.MethodGet, replay+"/dup", ""); r.status != 200 || r.body != want || r.header.Get("Content-Type") != "application/json" {
 		t.Errorf("served back: %d %s %q, want %s", r.status, r.header.Get("Content-Type"), r.body, want)
+	}
+}
+
+// TestRecordRedactsACardKeepingItsShape: a secret-named field holding an
+// object (Stripe's payment method card) is redacted leaf by leaf, so that
+// stripe-go still decodes the recorded answer; before, the whole object
+// became the string "REDACTED" and decoding failed.
+func TestRecordRedactsACardKeepingItsShape(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"pm_1","object":"payment_method","type":"card","card":{"brand":"visa","last4":"4242","exp_month":12,"exp_year":2030,"checks":{"cvc_check":"pass"},"three_d_secure_usage":{"supported":true}}}`)
+	}))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	rec := record.New(record.Options{Upstream: up.URL})
+	_, mock, _ := serveYAMLRunning(t, Options{ProxyUnmatched: up.URL, Recorder: rec, RecordDir: dir}, "routes: []\n")
+	do(t, http.MethodGet, mock+"/v1/payment_methods/pm_1", "")
+	if r := do(t, http.MethodPost, mock+"/__admin/recording", ""); r.status != 200 {
+		t.Fatalf("POST /__admin/recording: %d %s", r.status, r.body)
+	}
+	text, err := os.ReadFile(filepath.Join(dir, "recorded.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(text), "4242") || strings.Contains(string(text), "visa") {
+		t.Errorf("the card's values are in the recording:\n%s", text)
+	}
+	_, replay, _ := serveYAMLRunning(t, Options{}, string(text))
+	r := do(t, http.MethodGet, replay+"/v1/payment_methods/pm_1", "")
+	var pm stripe.PaymentMethod
+	if err := json.Unmarshal([]byte(r.body), &pm); err != nil {
+		t.Fatalf("stripe-go cannot decode the recorded payment method %s: %v", r.body, err)
+	}
+	if pm.ID != "pm_1" || pm.Card == nil || pm.Card.Last4 != "REDACTED" || pm.Card.ExpMonth != 0 || pm.Card.ThreeDSecureUsage == nil || !pm.Card.ThreeDSecureUsage.Supported {
+		t.Errorf("decoded %+v, card %+v", pm, pm.Card)
 	}
 }
 
