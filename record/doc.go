@@ -2,8 +2,9 @@
 // files a person would have written, and writes them only when they carry
 // none of the credentials seen in the traffic.
 //
-// It owns the shape of a recording: one route per method and path template
-// (numeric and id-like segments become {id}, {id2}, ...), repeated calls as
+// It owns the shape of a recording: one route per method, path template
+// (numeric and id-like segments become {id}, {id2}, ...) and query (its
+// parameters as when: query: conditions), repeated calls as
 // a responses: sequence in the order they were seen, JSON bodies as YAML
 // mappings with their key order, text bodies as strings, binary and large
 // bodies as bodyFile:s beside the scenario file, the upstream's latency as

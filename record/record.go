@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/textproto"
@@ -239,11 +240,37 @@ func (c *Capture) Bytes() ([]byte, bool) { return c.buf.Bytes(), !c.truncated }
 // redacted replaces every credential that Render writes.
 const redacted = "REDACTED"
 
-// route is one method and path template and the exchanges it answered.
+// route is one method, path template and query and the exchanges it
+// answered.
 type route struct {
 	method, path string
 	vars         int
-	ex           []*Exchange
+	// query is the query the route's requests sent, as conditions: each
+	// parameter sent once, but those named like credentials and the
+	// sequence's own (Options.SequencePer); nil for none.
+	query url.Values
+	ex    []*Exchange
+}
+
+// conditions returns the parameters of raw a route's when: tests: those
+// sent once, not named like a credential, nor per (query.<name>, the
+// parameter a sequence is kept per), which every call changes.
+func conditions(raw, per string) url.Values {
+	q, err := url.ParseQuery(raw)
+	if err != nil || len(q) == 0 {
+		return nil
+	}
+	seq, isQuery := strings.CutPrefix(per, "query.")
+	out := url.Values{}
+	for name, vs := range q {
+		if len(vs) == 1 && !isSecretName(name) && (!isQuery || name != seq) {
+			out[name] = vs
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // Render returns the files of a recording: "<name>.yaml" and the body
@@ -261,18 +288,33 @@ func Render(exchanges []Exchange, o Options) (map[string][]byte, error) {
 			continue
 		}
 		path, vars := Template(x.Path)
-		key := x.Method + " " + path
+		// Calls with another query are another route, which answers
+		// that query only (as WireMock records its stubs): ?limit=3 and
+		// ?limit=5 replay their own answers in any order, where one
+		// sequence replayed them in the order recorded.
+		query := conditions(x.RawQuery, o.SequencePer)
+		key := x.Method + " " + path + "?" + query.Encode()
 		rt := byKey[key]
 		if rt == nil {
-			rt = &route{method: x.Method, path: path, vars: vars}
+			rt = &route{method: x.Method, path: path, vars: vars, query: query}
 			byKey[key] = rt
 			routes = append(routes, rt)
 		}
 		rt.ex = append(rt.ex, x)
 	}
 	// Literal paths before templated ones, so that /items/new is tried
-	// before /items/{id}; otherwise in the order first seen.
-	slices.SortStableFunc(routes, func(a, b *route) int { return a.vars - b.vars })
+	// before /items/{id}, and of one path, routes with more query
+	// conditions first, so that the call without a query (which answers
+	// any) comes last; otherwise in the order first seen.
+	slices.SortStableFunc(routes, func(a, b *route) int {
+		if a.vars != b.vars {
+			return a.vars - b.vars
+		}
+		if a.method == b.method && a.path == b.path {
+			return len(b.query) - len(a.query)
+		}
+		return 0
+	})
 
 	w := &writer{opts: o, files: map[string][]byte{}, slugs: map[string]int{}, bodies: map[[32]byte]string{}}
 	var list []*yaml.Node
@@ -340,6 +382,14 @@ func (w *writer) route(rt *route) (*yaml.Node, error) {
 	}
 	name := rt.method + " " + rt.path
 	kv := []any{"name", str(name), "method", str(rt.method), "path", str(rt.path)}
+	if len(rt.query) > 0 {
+		kv[1] = str(name + "?" + rt.query.Encode())
+		var conds []any
+		for _, k := range slices.Sorted(maps.Keys(rt.query)) {
+			conds = append(conds, k, str(rt.query.Get(k)))
+		}
+		kv = append(kv, "when", mapping("query", mapping(conds...)))
+	}
 	if same {
 		kv = append(kv, "respond", resps[0])
 	} else {

@@ -532,11 +532,13 @@ func TestRecorderConcurrent(t *testing.T) {
 // in the order it made them.
 func TestSequencePerKeySeries(t *testing.T) {
 	t.Parallel()
-	ex := func(key string, status int) record.Exchange {
-		return record.Exchange{Method: "POST", Path: "/payments", RawQuery: "order=" + key, Status: status,
-			RequestHeader: http.Header{"Idempotency-Key": {key}}}
-	}
 	for _, per := range []string{"header.Idempotency-Key", "query.order"} {
+		ex := func(key string, status int) record.Exchange {
+			if per == "query.order" {
+				return record.Exchange{Method: "POST", Path: "/payments", RawQuery: "order=" + key, Status: status}
+			}
+			return record.Exchange{Method: "POST", Path: "/payments", Status: status, RequestHeader: http.Header{"Idempotency-Key": {key}}}
+		}
 		files, err := record.Render([]record.Exchange{ex("a", 201), ex("b", 202), ex("c", 203), ex("b", 204), ex("b", 205)}, record.Options{SequencePer: per})
 		if err != nil {
 			t.Fatal(err)
@@ -551,6 +553,47 @@ func TestSequencePerKeySeries(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, []int{202, 204, 205}) {
 			t.Errorf("per %s: statuses %v, want b's 202, 204, 205\n%s", per, got, files["recorded.yaml"])
+		}
+	}
+}
+
+// TestQueryIsPartOfTheRoute: calls of one path with other queries are
+// routes of their own, with the query as conditions, so that a replay
+// answers each query its own answer in any order; the call without a
+// query answers the rest. A credential-named parameter is no condition
+// (its value is not written). Before, the four calls were one sequence,
+// and ?limit=5 first got the answer recorded for ?limit=3.
+func TestQueryIsPartOfTheRoute(t *testing.T) {
+	t.Parallel()
+	ex := func(query, body string) record.Exchange {
+		return record.Exchange{Method: "GET", Path: "/v1/list", RawQuery: query, Status: 200,
+			Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte(body)}
+	}
+	files, err := record.Render([]record.Exchange{
+		ex("", "all"), ex("limit=3&api_key="+queryKey, "three"), ex("limit=5", "five"), ex("api_key="+queryKey+"&limit=3", "three"),
+	}, record.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := files["recorded.yaml"]
+	if bytes.Contains(text, []byte(queryKey)) {
+		t.Fatalf("the recording names the credential:\n%s", text)
+	}
+	srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) { return scenarios.LoadBytes("recorded.yaml", text) }, JournalSize: -1})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	for _, c := range []struct{ query, want string }{{"limit=5", "five"}, {"limit=3", "three"}, {"", "all"}, {"limit=9", "all"}, {"limit=5", "five"}} {
+		resp, err := http.Get(hs.URL + "/v1/list?" + c.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != c.want {
+			t.Errorf("GET /v1/list?%s: %q, want %q\n%s", c.query, b, c.want, text)
 		}
 	}
 }
