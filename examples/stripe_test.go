@@ -64,6 +64,26 @@ func client(hs *httptest.Server, key string) *stripe.Client {
 	return stripe.NewClient(key, stripe.WithBackends(backends))
 }
 
+// newCustomer creates a customer with sc, for a test that names one.
+func newCustomer(t *testing.T, sc *stripe.Client) *stripe.Customer {
+	t.Helper()
+	c, err := sc.V1Customers.Create(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// newProduct creates a product named name with sc, for a test's prices.
+func newProduct(t *testing.T, sc *stripe.Client, name string) *stripe.Product {
+	t.Helper()
+	p, err := sc.V1Products.Create(context.Background(), &stripe.ProductCreateParams{Name: stripe.String(name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // eventsOf lists the events of type typ, newest first, as stripe-go
 // pages them.
 func eventsOf(t *testing.T, sc *stripe.Client, typ string) []*stripe.Event {
@@ -1660,10 +1680,7 @@ func TestStripeStateTransitions(t *testing.T) {
 		t.Errorf("checkout session expired: %v, %v", cs.Status, err)
 	}
 
-	cus, err := sc.V1Customers.Create(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cus := newCustomer(t, sc)
 	in, err := sc.V1Invoices.Create(ctx, &stripe.InvoiceCreateParams{Customer: stripe.String(cus.ID)})
 	if err != nil {
 		t.Fatal(err)
@@ -1686,10 +1703,7 @@ func TestStripeCreatesAreNotTheFixtures(t *testing.T) {
 	sc := client(hs, testKey)
 	ctx := context.Background()
 
-	prod, err := sc.V1Products.Create(ctx, &stripe.ProductCreateParams{Name: stripe.String("Basic")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	prod := newProduct(t, sc, "Basic")
 	once, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Product: stripe.String(prod.ID), UnitAmount: stripe.Int64(500), Currency: stripe.String("usd")})
 	if err != nil || once.Type != stripe.PriceTypeOneTime || once.Recurring != nil {
 		t.Errorf("price without recurring: %v %+v, %v", once.Type, once.Recurring, err)
@@ -1708,10 +1722,7 @@ func TestStripeCreatesAreNotTheFixtures(t *testing.T) {
 		t.Errorf("payment method billing details: %+v, %v", pm.BillingDetails, err)
 	}
 	before := time.Now().Unix()
-	cus, err := sc.V1Customers.Create(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cus := newCustomer(t, sc)
 	sub, err := sc.V1Subscriptions.Create(ctx, &stripe.SubscriptionCreateParams{Customer: stripe.String(cus.ID), Items: []*stripe.SubscriptionCreateItemParams{{Price: stripe.String(monthly.ID)}}})
 	if err != nil || sub.CancelAtPeriodEnd || sub.CanceledAt != 0 || sub.EndedAt != 0 || sub.TrialEnd != 0 || sub.PauseCollection != nil || sub.StartDate < before {
 		t.Errorf("new subscription: cancel_at_period_end %v canceled_at %d ended_at %d trial_end %d pause %+v start %d (want ≥ %d), %v",
@@ -2203,10 +2214,7 @@ func TestStripeObjectEvents(t *testing.T) {
 	hs := serveStripe(t)
 	sc := client(hs, testKey)
 	ctx := context.Background()
-	prod, err := sc.V1Products.Create(ctx, &stripe.ProductCreateParams{Name: stripe.String("Tea")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	prod := newProduct(t, sc, "Tea")
 	if _, err := sc.V1Products.Update(ctx, prod.ID, &stripe.ProductUpdateParams{Name: stripe.String("Green tea")}); err != nil {
 		t.Fatal(err)
 	}
@@ -2306,27 +2314,17 @@ func TestStripeReferences(t *testing.T) {
 	hs := serveStripe(t)
 	sc, other := client(hs, testKey), client(hs, "sk_test_other")
 	ctx := context.Background()
-	mine, err := sc.V1Customers.Create(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	theirs, err := other.V1Customers.Create(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gone, err := sc.V1Customers.Create(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mine := newCustomer(t, sc)
+	theirs := newCustomer(t, other)
+	gone := newCustomer(t, sc)
 	if _, err := sc.V1Customers.Delete(ctx, gone.ID, nil); err != nil {
 		t.Fatal(err)
 	}
 	refused := func(what string, err error, param, id string) {
 		t.Helper()
 		se := stripeError(t, err)
-		kind := map[string]string{"customer": "customer", "payment_method": "payment_method"}[param]
 		if se.HTTPStatusCode != 400 || se.Code != stripe.ErrorCodeResourceMissing || se.Type != stripe.ErrorTypeInvalidRequest ||
-			se.Param != param || se.Msg != "No such "+kind+": '"+id+"'" {
+			se.Param != param || se.Msg != "No such "+param+": '"+id+"'" {
 			t.Errorf("%s: %+v; want 400 resource_missing, param %s", what, se, param)
 		}
 	}
@@ -2334,7 +2332,7 @@ func TestStripeReferences(t *testing.T) {
 		_, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(900), Currency: stripe.String("usd"), Customer: stripe.String(id)})
 		refused("intent for customer "+id, err, "customer", id)
 	}
-	_, err = sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(900), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_nope")})
+	_, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(900), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_nope")})
 	refused("intent with payment method pm_nope", err, "payment_method", "pm_nope")
 	if n := collectionTotal(t, hs, "payment_intents"); n != 0 {
 		t.Errorf("%d payment intents made by refused requests", n)
@@ -2452,10 +2450,7 @@ func TestStripePaymentIntentCurrencyCase(t *testing.T) {
 			}
 		}
 	}
-	prod, err := sc.V1Products.Create(ctx, &stripe.ProductCreateParams{Name: stripe.String("Pro")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	prod := newProduct(t, sc, "Pro")
 	for _, recurring := range []*stripe.PriceCreateRecurringParams{nil, {Interval: stripe.String("month")}} {
 		price, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Product: stripe.String(prod.ID), UnitAmount: stripe.Int64(900), Currency: stripe.String("USD"), Recurring: recurring})
 		if err != nil || price.Currency != "usd" {
@@ -2477,10 +2472,7 @@ func TestStripeCheckoutSessionAmounts(t *testing.T) {
 	hs := serveStripe(t)
 	sc := client(hs, testKey)
 	ctx := context.Background()
-	prod, err := sc.V1Products.Create(ctx, &stripe.ProductCreateParams{Name: stripe.String("T-shirt")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	prod := newProduct(t, sc, "T-shirt")
 	price, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Product: stripe.String(prod.ID), UnitAmount: stripe.Int64(1500), Currency: stripe.String("eur")})
 	if err != nil {
 		t.Fatal(err)

@@ -135,11 +135,7 @@ func add(args ...any) (any, error) {
 // sub returns a minus b, integers as add reads them (missing when either
 // is).
 func sub(a, b any) (any, error) {
-	x, ok, err := integer("sub", a)
-	if !ok {
-		return nil, err
-	}
-	y, ok, err := integer("sub", b)
+	x, y, ok, err := operands("sub", a, b)
 	if !ok {
 		return nil, err
 	}
@@ -152,11 +148,7 @@ func sub(a, b any) (any, error) {
 // mul returns a times b, integers as add reads them (missing when either
 // is).
 func mul(a, b any) (any, error) {
-	x, ok, err := integer("mul", a)
-	if !ok {
-		return nil, err
-	}
-	y, ok, err := integer("mul", b)
+	x, y, ok, err := operands("mul", a, b)
 	if !ok {
 		return nil, err
 	}
@@ -165,6 +157,15 @@ func mul(a, b any) (any, error) {
 		return nil, errors.New("mul: the product passes the range of a 64-bit integer")
 	}
 	return r, nil
+}
+
+// operands reads a and b of fn as integers: ok false when either is
+// missing (err nil) or not an integer (err says so).
+func operands(fn string, a, b any) (x, y int64, ok bool, err error) {
+	if x, ok, err = integer(fn, a); ok {
+		y, ok, err = integer(fn, b)
+	}
+	return x, y, ok, err
 }
 
 // sum adds up field of each object in list: {{ sum (storedWhere "refund"
