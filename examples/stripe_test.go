@@ -2490,6 +2490,10 @@ func TestStripeCheckoutSessionAmounts(t *testing.T) {
 			t.Errorf("%s: subtotal %d total %d %s, payment intent %v, %s, expires %d (now %d); want 3000 3000 eur, none, open, in 24 hours",
 				what, cs.AmountSubtotal, cs.AmountTotal, cs.Currency, cs.PaymentIntent, cs.Status, cs.ExpiresAt, before)
 		}
+		// Its url names it, not the fixture's session.
+		if !strings.HasSuffix(cs.URL, "/"+cs.ID) {
+			t.Errorf("%s: url %s; want one that ends in /%s", what, cs.URL, cs.ID)
+		}
 	}
 	check("created", cs)
 	got, err := sc.V1CheckoutSessions.Retrieve(ctx, cs.ID, nil)

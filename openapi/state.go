@@ -375,9 +375,16 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 		for k, v := range obj {
 			// Strings that carry the example's id carry the new one: a
 			// payment intent's client_secret is its id, "_secret_", a
-			// secret.
-			if s, ok := v.(string); ok && k != "id" && strings.HasPrefix(s, old+"_") {
+			// secret; a Checkout Session's url ends in its id. An id
+			// too short to be told from other text (1, ab) only as the
+			// string's start.
+			s, ok := v.(string)
+			switch {
+			case !ok || k == "id":
+			case strings.HasPrefix(s, old+"_"):
 				obj[k] = id + s[len(old):]
+			case len(old) >= 8 && strings.Contains(s, old):
+				obj[k] = strings.ReplaceAll(s, old, id)
 			}
 		}
 		switch obj["created"].(type) {
