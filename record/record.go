@@ -305,15 +305,25 @@ func Render(exchanges []Exchange, o Options) (map[string][]byte, error) {
 	// Literal paths before templated ones, so that /items/new is tried
 	// before /items/{id}, and of one path, routes with more query
 	// conditions first, so that the call without a query (which answers
-	// any) comes last; otherwise in the order first seen.
+	// any) comes last; otherwise in the order first seen. The routes of
+	// one path sort by the rank of its first call: a comparison that
+	// ordered them only against each other would not be a strict weak
+	// order, and a route of another path between them would keep the
+	// call without a query first, answering every query.
+	rank := map[string]int{} // method and path → the index of its first route
+	for i, rt := range routes {
+		if _, ok := rank[rt.method+" "+rt.path]; !ok {
+			rank[rt.method+" "+rt.path] = i
+		}
+	}
 	slices.SortStableFunc(routes, func(a, b *route) int {
 		if a.vars != b.vars {
 			return a.vars - b.vars
 		}
-		if a.method == b.method && a.path == b.path {
-			return len(b.query) - len(a.query)
+		if ra, rb := rank[a.method+" "+a.path], rank[b.method+" "+b.path]; ra != rb {
+			return ra - rb
 		}
-		return 0
+		return len(b.query) - len(a.query)
 	})
 
 	w := &writer{opts: o, files: map[string][]byte{}, slugs: map[string]int{}, bodies: map[[32]byte]string{}}

@@ -597,3 +597,40 @@ func TestQueryIsPartOfTheRoute(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryRouteAfterAnotherPath: a call with a query is answered by its
+// own route even when a call of another path came between it and the
+// call without a query. Before, the routes of one path were ordered only
+// against each other, so the sort left GET /v1/list (no query) before
+// GET /v1/list?limit=3 and it answered every query.
+func TestQueryRouteAfterAnotherPath(t *testing.T) {
+	t.Parallel()
+	ex := func(path, query, body string) record.Exchange {
+		return record.Exchange{Method: "GET", Path: path, RawQuery: query, Status: 200,
+			Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte(body)}
+	}
+	files, err := record.Render([]record.Exchange{
+		ex("/v1/list", "", "all"), ex("/v1/other", "", "other"), ex("/v1/list", "limit=3", "three"),
+	}, record.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := files["recorded.yaml"]
+	srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) { return scenarios.LoadBytes("recorded.yaml", text) }, JournalSize: -1})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	for _, c := range []struct{ path, want string }{{"/v1/list?limit=3", "three"}, {"/v1/list", "all"}, {"/v1/other", "other"}} {
+		resp, err := http.Get(hs.URL + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != c.want {
+			t.Errorf("GET %s: %q, want %q\n%s", c.path, b, c.want, text)
+		}
+	}
+}
