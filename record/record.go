@@ -254,7 +254,11 @@ type route struct {
 
 // conditions returns the parameters of raw a route's when: tests: those
 // sent once, not named like a credential, nor per (query.<name>, the
-// parameter a sequence is kept per), which every call changes.
+// parameter a sequence is kept per), which every call changes. A
+// parameter a scenario file cannot name is no condition either: an empty
+// name or YAML's merge key << (the loader refuses them), or a name or
+// value that is not UTF-8 (?q=%ff; YAML cannot hold it, and the whole
+// recording would fail to encode).
 func conditions(raw, per string) url.Values {
 	q, err := url.ParseQuery(raw)
 	if err != nil || len(q) == 0 {
@@ -263,7 +267,10 @@ func conditions(raw, per string) url.Values {
 	seq, isQuery := strings.CutPrefix(per, "query.")
 	out := url.Values{}
 	for name, vs := range q {
-		if len(vs) == 1 && !isSecretName(name) && (!isQuery || name != seq) {
+		if len(vs) != 1 || name == "" || name == "<<" || !utf8.ValidString(name) || !utf8.ValidString(vs[0]) {
+			continue
+		}
+		if !isSecretName(name) && (!isQuery || name != seq) {
 			out[name] = vs
 		}
 	}

@@ -634,3 +634,37 @@ func TestQueryRouteAfterAnotherPath(t *testing.T) {
 		}
 	}
 }
+
+// TestQueriesAFileCannotName: a query parameter that a scenario file
+// cannot name as a condition (an empty name, YAML's merge key, a name or
+// value that is not UTF-8) is no condition, and the recording is written
+// and loads. Before, ?q=%ff failed the whole recording ("cannot marshal
+// invalid UTF-8"), and ?=x and ?<<=1 wrote one the loader refused.
+func TestQueriesAFileCannotName(t *testing.T) {
+	t.Parallel()
+	for _, query := range []string{"=x", "q=%ff", "%ff=1", "<<=1"} {
+		files, err := record.Render([]record.Exchange{{Method: "GET", Path: "/v1/list", RawQuery: query, Status: 200,
+			Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte("listed")}}, record.Options{})
+		if err != nil {
+			t.Errorf("?%s: %v", query, err)
+			continue
+		}
+		text := files["recorded.yaml"]
+		srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) { return scenarios.LoadBytes("recorded.yaml", text) }, JournalSize: -1})
+		if err != nil {
+			t.Errorf("?%s: %v\n%s", query, err, text)
+			continue
+		}
+		hs := httptest.NewServer(srv)
+		resp, err := http.Get(hs.URL + "/v1/list?" + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		hs.Close()
+		if string(b) != "listed" {
+			t.Errorf("GET /v1/list?%s: %d %q, want the recorded answer", query, resp.StatusCode, b)
+		}
+	}
+}
