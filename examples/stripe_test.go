@@ -2502,3 +2502,42 @@ func TestStripeCheckoutSessionAmounts(t *testing.T) {
 	}
 	check("read back", got)
 }
+
+// TestStripeRefundsOfAnUnknownIntent: under --unknown-ids generate, an
+// intent nobody created here (an id the client made up) is refunded as
+// before, twice too. Before, the second refund was a 500: the default
+// amount summed the earlier refunds of that id, the first of which had
+// no amount (there was no stored intent to take it from).
+func TestStripeRefundsOfAnUnknownIntent(t *testing.T) {
+	t.Parallel()
+	s, err := server.New(server.Options{
+		Load: func() (*scenarios.Set, error) {
+			set, err := scenarios.Load("stripe.yaml")
+			if err != nil {
+				return nil, err
+			}
+			return set, openapi.Expand(set, openapi.Options{Cache: stripeSpecs, UnknownIDs: "generate"})
+		},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatalf("server.New: %v", err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	// Plain requests: stripe-go would retry a 500.
+	for i := range 2 {
+		req, _ := http.NewRequest("POST", hs.URL+"/v1/refunds", strings.NewReader("payment_intent=pi_3MadeUpByTheClient"))
+		req.SetBasicAuth(testKey, "")
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := hs.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), `"status":"succeeded"`) {
+			t.Errorf("refund %d of an intent not stored here: %d %s", i+1, resp.StatusCode, b)
+		}
+	}
+}
