@@ -288,6 +288,7 @@ func Render(exchanges []Exchange, o Options) (map[string][]byte, error) {
 	secrets := map[string]string{} // value -> where it was seen
 	var routes []*route
 	byKey := map[string]*route{}
+	all := map[string][]*Exchange{} // method and path → its calls, in order
 	for i := range exchanges {
 		x := &exchanges[i]
 		collectSecrets(x, secrets)
@@ -308,6 +309,20 @@ func Render(exchanges []Exchange, o Options) (map[string][]byte, error) {
 			routes = append(routes, rt)
 		}
 		rt.ex = append(rt.ex, x)
+		all[x.Method+" "+path] = append(all[x.Method+" "+path], x)
+	}
+	// A path whose every call had a query also gets a route without
+	// conditions, last of its routes, answering its calls in the order
+	// recorded (as one sequence did before queries were conditions): a
+	// query never recorded (a cache-buster, a timestamp) is answered, not
+	// a 404.
+	for i, n := 0, len(routes); i < n; i++ {
+		k := routes[i].method + " " + routes[i].path
+		if exs, ok := all[k]; ok && byKey[k+"?"] == nil {
+			rt := &route{method: routes[i].method, path: routes[i].path, vars: routes[i].vars, ex: exs}
+			byKey[k+"?"] = rt
+			routes = append(routes, rt)
+		}
 	}
 	// Literal paths before templated ones, so that /items/new is tried
 	// before /items/{id}, and of one path, routes with more query

@@ -668,3 +668,38 @@ func TestQueriesAFileCannotName(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryNeverRecordedIsAnswered: a path whose every call had a query
+// (a cache-buster) also gets a route without conditions, after the
+// others, answering a query never recorded with the calls' answers in
+// order, as one sequence did before queries were conditions; a recorded
+// query still gets its own answer.
+func TestQueryNeverRecordedIsAnswered(t *testing.T) {
+	t.Parallel()
+	ex := func(query, body string) record.Exchange {
+		return record.Exchange{Method: "GET", Path: "/v1/feed", RawQuery: query, Status: 200,
+			Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte(body)}
+	}
+	files, err := record.Render([]record.Exchange{ex("_=1", "first"), ex("_=2", "second")}, record.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := files["recorded.yaml"]
+	srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) { return scenarios.LoadBytes("recorded.yaml", text) }, JournalSize: -1})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	for _, c := range []struct{ query, want string }{{"_=2", "second"}, {"_=9", "first"}, {"_=10", "second"}, {"", "second"}, {"_=1", "first"}} {
+		resp, err := http.Get(hs.URL + "/v1/feed?" + c.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(b) != c.want {
+			t.Errorf("GET /v1/feed?%s: %d %q, want %q\n%s", c.query, resp.StatusCode, b, c.want, text)
+		}
+	}
+}
