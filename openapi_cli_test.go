@@ -114,3 +114,34 @@ func TestValidateOpenAPI(t *testing.T) {
 		t.Errorf("validate --openapi of a spec with a duplicate operationId: %v\n%s; want the problem at dup.yaml:line:col", err, stderr)
 	}
 }
+
+// TestServeOpenAPIReferences: serve --openapi checks a body's references
+// by default, --openapi-existing-ids names ids taken as there, and
+// --openapi-references off takes any; a bad value is refused before
+// serving.
+func TestServeOpenAPIReferences(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	spec := filepath.Join("openapi", "testdata", "refs", "openapi.yaml")
+	order := func(addr, customer string) int {
+		resp, err := http.Post("http://"+addr+"/orders", "application/json", strings.NewReader(`{"customer":"`+customer+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	_, checked, _ := started(t, bin, "--openapi", spec, "--openapi-existing-ids", "^cus_test_")
+	if nope, test := order(checked, "cus_nope"), order(checked, "cus_test_1"); nope != 400 || test != 200 {
+		t.Errorf("checked: cus_nope %d, cus_test_1 %d; want 400, 200", nope, test)
+	}
+	_, off, _ := started(t, bin, "--openapi", spec, "--openapi-references", "off")
+	if nope := order(off, "cus_nope"); nope != 200 {
+		t.Errorf("--openapi-references off: cus_nope %d; want 200", nope)
+	}
+	for _, args := range [][]string{{"--openapi-references", "maybe"}, {"--openapi-existing-ids", "(cus"}} {
+		if _, stderr, err := runCmd(t, append([]string{"serve", "--openapi", spec}, args...)...); err == nil || !strings.Contains(err.Error()+stderr, args[0]) {
+			t.Errorf("%v: %v %s; want an error naming %s", args, err, stderr, args[0])
+		}
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 
 	"github.com/spf13/pflag"
 
@@ -19,6 +20,8 @@ type openapiOptions struct {
 	unknownIDs string // --unknown-ids
 	errors     string // --openapi-errors
 	scope      string // --openapi-scope
+	references string // --openapi-references
+	existing   string // --openapi-existing-ids
 }
 
 func (o *openapiOptions) flags(f *pflag.FlagSet) {
@@ -27,6 +30,8 @@ func (o *openapiOptions) flags(f *pflag.FlagSet) {
 	f.StringVar(&o.validate, "openapi-validate", "enforce", "what --openapi does with a request that breaks the spec: enforce (a 400 problem listing each violation), report (serve it, log the violations) or off")
 	f.StringVar(&o.errors, "openapi-errors", "problem", "the shape of --openapi's answer to a refused request: problem (RFC 9457, each violation with a JSON Pointer) or stripe (Stripe's error object)")
 	f.StringVar(&o.scope, "openapi-scope", "none", "whose the resources --openapi stores are: none (one set for every client) or credential (each API key's own, from Bearer or Basic auth)")
+	f.StringVar(&o.references, "openapi-references", "check", "what --openapi does with a body naming a stored object by an id not stored (Stripe's customer=cus_1): check (a 400, Stripe's resource_missing) or off (take it)")
+	f.StringVar(&o.existing, "openapi-existing-ids", "", "a regular expression of the ids --openapi's references check takes as there without being created, e.g. '^(pm_card_|tok_)[A-Za-z0-9_]+$' for Stripe's test payment methods")
 	f.StringVar(&o.unknownIDs, "unknown-ids", "", "what generated routes answer for an id never created: 404 (the spec's not-found answer) or generate (an object with that id, as stripe-mock does); overrides each openapi: block's unknownIds")
 }
 
@@ -51,6 +56,14 @@ func (o *openapiOptions) check() error {
 	default:
 		return fmt.Errorf("--unknown-ids %q: want 404 or generate", o.unknownIDs)
 	}
+	switch o.references {
+	case "check", "off":
+	default:
+		return fmt.Errorf("--openapi-references %q: want check or off", o.references)
+	}
+	if _, err := regexp.Compile(o.existing); err != nil {
+		return fmt.Errorf("--openapi-existing-ids: %v", err)
+	}
 	if o.fixtures != "" && o.spec == "" {
 		return fmt.Errorf("--openapi-fixtures needs --openapi")
 	}
@@ -64,6 +77,10 @@ func (o *openapiOptions) expand(cache *openapi.Cache) openapi.Options {
 		src := openapi.FileSource(o.spec, o.fixtures)
 		src.Validate, src.Errors = o.validate, o.errors
 		src.Scope.Credential = o.scope == "credential"
+		src.References = o.references
+		if o.existing != "" {
+			src.ExistingIDs = regexp.MustCompile(o.existing) // check compiled it
+		}
 		opts.Extra = []*scenarios.OpenAPISource{src}
 	}
 	return opts

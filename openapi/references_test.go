@@ -10,47 +10,18 @@ import (
 	"github.com/scenariomock/scenariomock/scenarios"
 )
 
-// refsDoc is a Stripe-shaped document: an order's customer is an id, or
-// the customer expanded (anyOf the two, the customer a resource by its
-// x-resourceId), so a body's customer names a stored customer.
-const refsDoc = `openapi: 3.0.3
-info: {title: refs, version: "1"}
-paths:
-  /customers:
-    post:
-      operationId: createCustomer
-      responses:
-        "200": {description: made, content: {application/json: {schema: {$ref: "#/components/schemas/customer"}}}}
-  /customers/{id}:
-    parameters: [{name: id, in: path, required: true, schema: {type: string}}]
-    delete:
-      operationId: deleteCustomer
-      responses:
-        "200": {description: gone, content: {application/json: {schema: {type: object, properties: {id: {type: string}, deleted: {type: boolean}}}}}}
-  /orders:
-    post:
-      operationId: createOrder
-      requestBody: {content: {application/json: {schema: {type: object, properties: {customer: {type: string}, note: {type: string}}}}}}
-      responses:
-        "200": {description: made, content: {application/json: {schema: {$ref: "#/components/schemas/order"}}}}
-components:
-  schemas:
-    customer:
-      type: object
-      x-resourceId: customer
-      required: [id]
-      properties: {id: {type: string, example: cus_1}}
-    order:
-      type: object
-      x-resourceId: order
-      required: [id]
-      properties:
-        id: {type: string, example: ord_1}
-        note: {type: string}
-        customer:
-          nullable: true
-          anyOf: [{type: string}, {$ref: "#/components/schemas/customer"}]
-`
+// refsDoc is a Stripe-shaped document (testdata/refs): an order's
+// customer is an id, or the customer expanded (anyOf the two, the customer
+// a resource by its x-resourceId), so a body's customer names a stored
+// customer.
+func refsDoc(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "refs", "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 // TestReferences: a create whose body names a stored resource by an id
 // not stored is refused, 400 resource_missing naming the field, and makes
@@ -71,7 +42,7 @@ func TestReferences(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			hs := serveDoc(t, refsDoc, tc.tweak)
+			hs := serveDoc(t, refsDoc(t), tc.tweak)
 			made := call(t, "POST", hs.URL+"/customers", "", "")
 			kept, _ := made.json["id"].(string)
 			gone, _ := call(t, "POST", hs.URL+"/customers", "", "").json["id"].(string)
@@ -105,7 +76,7 @@ func TestReferences(t *testing.T) {
 func TestReferencesBlock(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte(refsDoc), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte(refsDoc(t)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	load := func(block string) (*scenarios.Set, error) {
