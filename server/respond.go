@@ -209,6 +209,12 @@ func (d *templateData) StoredWhere(resource, field, value string) ([]any, error)
 		if err := d.Step(); err != nil {
 			return nil, err
 		}
+		// An item whose text cannot hold the value (no escapes, and the
+		// value nowhere in it) is passed over undecoded: most items of
+		// a collection name other objects.
+		if !bytes.Contains(b, []byte(value)) && !bytes.ContainsRune(b, '\\') {
+			continue
+		}
 		obj, _ := parseItem(b).(map[string]any)
 		v := obj[field]
 		if m, ok := v.(map[string]any); ok {
