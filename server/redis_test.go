@@ -2,11 +2,15 @@ package server
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/scenariomock/scenariomock/internal/redistest"
+	"github.com/scenariomock/scenariomock/openapi"
+	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
 	"github.com/scenariomock/scenariomock/state/redis"
 )
@@ -174,6 +178,48 @@ routes:
 	for _, rt := range s.snap.Load().routes {
 		if rt.shared != want[rt.route.Name] {
 			t.Errorf("route %q: shared = %v, want %v", rt.route.Name, rt.shared, want[rt.route.Name])
+		}
+	}
+}
+
+// TestReadsCallOperation: a route naming an operation counts its hits
+// in the shared store when its override: or envelope: template reads the
+// call number (before, only body:, headers and ids were looked at, so
+// replicas on one Redis each counted their own).
+func TestReadsCallOperation(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	spec := `openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /things:
+    get:
+      operationId: listThings
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {type: object, properties: {n: {type: integer}}}}}}
+`
+	scenario := `openapi: {spec: spec.yaml}
+routes:
+  - { name: plain, method: GET, path: /things, operation: listThings, respond: { template: true, override: { n: 1 } } }
+  - { name: counted, method: GET, path: /things, operation: listThings, when: { query: { c: "1" } }, respond: { template: true, override: { n: '{{ .Call }}' } } }
+  - { name: enveloped, method: GET, path: /things, operation: listThings, when: { query: { e: "1" } }, respond: { template: true, envelope: { n: '{{ .Call }}', data: '{{ .Answer }}' } } }
+`
+	for name, content := range map[string]string{"spec.yaml": spec, "s.yaml": scenario} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, _, _ := newTestServer(t, Options{Load: func() (*scenarios.Set, error) {
+		set, err := scenarios.Load(filepath.Join(dir, "s.yaml"))
+		if err != nil {
+			return nil, err
+		}
+		return set, openapi.Expand(set, openapi.Options{})
+	}})
+	want := map[string]bool{"plain": false, "counted": true, "enveloped": true}
+	for _, rt := range s.snap.Load().routes {
+		if w, ok := want[rt.route.Name]; ok && rt.shared != w {
+			t.Errorf("route %q: shared = %v, want %v", rt.route.Name, rt.shared, w)
 		}
 	}
 }

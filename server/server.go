@@ -625,8 +625,10 @@ func readsCall(r *scenarios.Response) bool {
 	if r.BodyTemplate != nil {
 		ts = append(ts, r.BodyTemplate)
 	}
-	if r.JSONTemplate != nil {
-		ts = append(ts, r.JSONTemplate.Templates()...)
+	for _, jt := range []*scenarios.JSONTemplate{r.JSONTemplate, r.Envelope, r.OverrideTemplate} {
+		if jt != nil {
+			ts = append(ts, jt.Templates()...)
+		}
 	}
 	for _, h := range r.Headers {
 		if h.Template != nil {
