@@ -565,35 +565,45 @@ func TestSequencePerKeySeries(t *testing.T) {
 // and ?limit=5 first got the answer recorded for ?limit=3.
 func TestQueryIsPartOfTheRoute(t *testing.T) {
 	t.Parallel()
-	ex := func(query, body string) record.Exchange {
-		return record.Exchange{Method: "GET", Path: "/v1/list", RawQuery: query, Status: 200,
-			Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte(body)}
-	}
 	files, err := record.Render([]record.Exchange{
-		ex("", "all"), ex("limit=3&api_key="+queryKey, "three"), ex("limit=5", "five"), ex("api_key="+queryKey+"&limit=3", "three"),
+		textCall("/v1/list", "", "all"), textCall("/v1/list", "limit=3&api_key="+queryKey, "three"), textCall("/v1/list", "limit=5", "five"), textCall("/v1/list", "api_key="+queryKey+"&limit=3", "three"),
 	}, record.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := files["recorded.yaml"]
-	if bytes.Contains(text, []byte(queryKey)) {
-		t.Fatalf("the recording names the credential:\n%s", text)
+	if bytes.Contains(files["recorded.yaml"], []byte(queryKey)) {
+		t.Fatalf("the recording names the credential:\n%s", files["recorded.yaml"])
 	}
+	replayed(t, files["recorded.yaml"], [][2]string{{"/v1/list?limit=5", "five"}, {"/v1/list?limit=3", "three"}, {"/v1/list", "all"}, {"/v1/list?limit=9", "all"}, {"/v1/list?limit=5", "five"}})
+}
+
+// textCall is a recorded GET of path?query answered 200 with body as
+// text/plain.
+func textCall(path, query, body string) record.Exchange {
+	return record.Exchange{Method: "GET", Path: path, RawQuery: query, Status: 200,
+		Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte(body)}
+}
+
+// replayed serves the recording text and checks that each GET of a
+// target (a path and query) answers 200 with the body given beside it, in
+// order.
+func replayed(t *testing.T, text []byte, calls [][2]string) {
+	t.Helper()
 	srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) { return scenarios.LoadBytes("recorded.yaml", text) }, JournalSize: -1})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, text)
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	for _, c := range []struct{ query, want string }{{"limit=5", "five"}, {"limit=3", "three"}, {"", "all"}, {"limit=9", "all"}, {"limit=5", "five"}} {
-		resp, err := http.Get(hs.URL + "/v1/list?" + c.query)
+	for _, c := range calls {
+		resp, err := http.Get(hs.URL + c[0])
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if string(b) != c.want {
-			t.Errorf("GET /v1/list?%s: %q, want %q\n%s", c.query, b, c.want, text)
+		if resp.StatusCode != 200 || string(b) != c[1] {
+			t.Errorf("GET %s: %d %q, want %q\n%s", c[0], resp.StatusCode, b, c[1], text)
 		}
 	}
 }
@@ -605,34 +615,13 @@ func TestQueryIsPartOfTheRoute(t *testing.T) {
 // GET /v1/list?limit=3 and it answered every query.
 func TestQueryRouteAfterAnotherPath(t *testing.T) {
 	t.Parallel()
-	ex := func(path, query, body string) record.Exchange {
-		return record.Exchange{Method: "GET", Path: path, RawQuery: query, Status: 200,
-			Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte(body)}
-	}
 	files, err := record.Render([]record.Exchange{
-		ex("/v1/list", "", "all"), ex("/v1/other", "", "other"), ex("/v1/list", "limit=3", "three"),
+		textCall("/v1/list", "", "all"), textCall("/v1/other", "", "other"), textCall("/v1/list", "limit=3", "three"),
 	}, record.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := files["recorded.yaml"]
-	srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) { return scenarios.LoadBytes("recorded.yaml", text) }, JournalSize: -1})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, text)
-	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	for _, c := range []struct{ path, want string }{{"/v1/list?limit=3", "three"}, {"/v1/list", "all"}, {"/v1/other", "other"}} {
-		resp, err := http.Get(hs.URL + c.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if string(b) != c.want {
-			t.Errorf("GET %s: %q, want %q\n%s", c.path, b, c.want, text)
-		}
-	}
+	replayed(t, files["recorded.yaml"], [][2]string{{"/v1/list?limit=3", "three"}, {"/v1/list", "all"}, {"/v1/other", "other"}})
 }
 
 // TestQueriesAFileCannotName: a query parameter that a scenario file
@@ -676,30 +665,9 @@ func TestQueriesAFileCannotName(t *testing.T) {
 // query still gets its own answer.
 func TestQueryNeverRecordedIsAnswered(t *testing.T) {
 	t.Parallel()
-	ex := func(query, body string) record.Exchange {
-		return record.Exchange{Method: "GET", Path: "/v1/feed", RawQuery: query, Status: 200,
-			Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte(body)}
-	}
-	files, err := record.Render([]record.Exchange{ex("_=1", "first"), ex("_=2", "second")}, record.Options{})
+	files, err := record.Render([]record.Exchange{textCall("/v1/feed", "_=1", "first"), textCall("/v1/feed", "_=2", "second")}, record.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := files["recorded.yaml"]
-	srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) { return scenarios.LoadBytes("recorded.yaml", text) }, JournalSize: -1})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, text)
-	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	for _, c := range []struct{ query, want string }{{"_=2", "second"}, {"_=9", "first"}, {"_=10", "second"}, {"", "second"}, {"_=1", "first"}} {
-		resp, err := http.Get(hs.URL + "/v1/feed?" + c.query)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 || string(b) != c.want {
-			t.Errorf("GET /v1/feed?%s: %d %q, want %q\n%s", c.query, resp.StatusCode, b, c.want, text)
-		}
-	}
+	replayed(t, files["recorded.yaml"], [][2]string{{"/v1/feed?_=2", "second"}, {"/v1/feed?_=9", "first"}, {"/v1/feed?_=10", "second"}, {"/v1/feed", "second"}, {"/v1/feed?_=1", "first"}})
 }
