@@ -259,13 +259,9 @@ func idLike(example any, id string) any {
 // customer). An id deleted is refused whatever unknownIds says; one never
 // created only under unknownIds: 404, since stripe-mock's mode takes
 // made-up ids. Ids the source's existingIds matches are taken as there.
-func (o *Operation) badReference(ctx context.Context, x Exchange, in map[string]any) (int, []byte, bool, error) {
-	if !o.api.references || len(in) == 0 || len(o.api.collections) == 0 {
-		return 0, nil, false, nil
-	}
-	resp, _ := o.response(o.status)
-	_, schema := mediaOf(resp)
-	if schema == nil {
+// schema is the schema of o's answer, which the caller has at hand.
+func (o *Operation) badReference(ctx context.Context, x Exchange, in map[string]any, schema *base.Schema) (int, []byte, bool, error) {
+	if !o.api.references || len(in) == 0 || len(o.api.collections) == 0 || schema == nil {
 		return 0, nil, false, nil
 	}
 	for _, k := range slices.Sorted(maps.Keys(in)) {
@@ -358,7 +354,9 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 		if isRaw || !ok || obj["id"] == nil {
 			return 0, nil, errNoState
 		}
-		if status, body, bad, err := o.badReference(ctx, x, in); bad || err != nil {
+		resp, _ := o.response(o.status)
+		_, schema := mediaOf(resp)
+		if status, body, bad, err := o.badReference(ctx, x, in, schema); bad || err != nil {
 			release(obj)
 			return status, body, err
 		}
@@ -432,15 +430,15 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 		case opRead:
 			return o.status, stored, nil
 		case opUpdate, opAction:
-			if status, body, bad, err := o.badReference(ctx, x, in); bad || err != nil {
+			resp, _ := o.response(o.status)
+			_, schema := mediaOf(resp)
+			if status, body, bad, err := o.badReference(ctx, x, in, schema); bad || err != nil {
 				return status, body, err
 			}
 			obj, ok := decodeObject(stored)
 			if !ok {
 				return o.status, stored, nil
 			}
-			resp, _ := o.response(o.status)
-			_, schema := mediaOf(resp)
 			sent := o.bodySchema(x.Request)
 			if x.Request.Method == http.MethodPut && !o.formBody(x.Request) {
 				replaced(obj, in, sent, schema)
