@@ -2382,14 +2382,25 @@ func TestStripePaymentIntentAmountChecks(t *testing.T) {
 		if tc.confirm {
 			p.PaymentMethod, p.Confirm = stripe.String("pm_card_visa"), stripe.Bool(true)
 		}
+		key := "amount-check-" + tc.name
+		p.SetIdempotencyKey(key)
+		before := collectionTotal(t, hs, "payment_intents")
 		_, err := sc.V1PaymentIntents.Create(ctx, p)
 		se := stripeError(t, err)
 		if se.HTTPStatusCode != 400 || se.Type != stripe.ErrorTypeInvalidRequest || se.Code != tc.code || se.Param != tc.param || !strings.HasPrefix(se.Msg, tc.msg) {
 			t.Errorf("%s: %d %s %s %s %q; want 400 %s %s %q", tc.name, se.HTTPStatusCode, se.Type, se.Code, se.Param, se.Msg, tc.code, tc.param, tc.msg)
 		}
-	}
-	if n := collectionTotal(t, hs, "payment_intents"); n != 0 {
-		t.Errorf("%d payment intents stored after the refusals; want none", n)
+		// Stripe saves no result for a request that fails validation: the
+		// corrected request, sent with the same key, is made.
+		if n := collectionTotal(t, hs, "payment_intents"); n != before {
+			t.Errorf("%s: %d payment intents stored after the refusal, %d before; want none made", tc.name, n, before)
+		}
+		fixed := &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd")}
+		fixed.SetIdempotencyKey(key)
+		pi, err := sc.V1PaymentIntents.Create(ctx, fixed)
+		if err != nil || pi.Amount != 2000 {
+			t.Errorf("%s: the corrected request with the same Idempotency-Key: %v; want it made", tc.name, err)
+		}
 	}
 	for _, min := range []struct {
 		amount   int64

@@ -775,6 +775,9 @@ func TestOperationRouteErrors(t *testing.T) {
 		{"an empty refuse:", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: []}", `refuse: the list is empty`},
 		{"refuse: item: on a create", "{name: x, method: POST, path: /pets, operation: createPet, refuse: [{when: {holds: '{{ true }}'}, respond: {status: 400}}, {when: {item: {tag: sold}}, respond: {status: 409}}]}", `refuse[1]: when: item: tests the stored object the operation acts on, and "createPet" creates one`},
 		{"refuse: on a list", "{name: x, method: GET, path: /pets, operation: listPets, refuse: [{when: {holds: '{{ true }}'}, respond: {status: 409}}]}", `refuse: operation "listPets" lists`},
+		{"idempotency: on the operation's answer", "{name: x, method: POST, path: /pets, operation: createPet, respond: {idempotency: release}}", `respond.idempotency: does not go with an answer of operation:`},
+		{"idempotency: on a case", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, cases: [{when: {item: {tag: a}}, respond: {idempotency: release}}]}", `cases[0].respond.idempotency: does not go with an answer of operation:`},
+		{"idempotency: unknown on a refusal", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: {tag: sold}}, respond: {status: 409, idempotency: forget}}]}", `refuse[0].respond: unknown idempotency "forget" (want one of store, release)`},
 		{"a refusal that saves", "{name: x, method: DELETE, path: '/pets/{petId}', operation: deletePet, refuse: [{when: {item: {tag: sold}}, respond: {status: 409, body: {a: 1}, save: {collection: c, id: x}}}]}", `refuse[0].respond.save: does not go with a refusal`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -62,6 +62,24 @@ const (
 	Wait InFlightMode = "wait"
 )
 
+// KeyEffect is what one response does to its request's claimed
+// Idempotency-Key, in place of the route's store: rule.
+type KeyEffect string
+
+// The key effects.
+const (
+	// KeyByStatus follows the idempotency block's store: (the default).
+	KeyByStatus KeyEffect = ""
+	// KeyStore stores the answer under the key, whatever its status.
+	KeyStore KeyEffect = "store"
+	// KeyRelease stores nothing: the key is free again, as if the
+	// request had never come, so a corrected retry with the same key
+	// runs. Stripe treats a request that fails validation so ("no
+	// idempotent result is saved because no API endpoint began
+	// execution").
+	KeyRelease KeyEffect = "release"
+)
+
 // AbortMode is what a claimed key does when its client leaves early.
 type AbortMode string
 
@@ -125,6 +143,7 @@ var (
 	idempotencyErrors = []string{"missing", "mismatch", "inFlight"}
 	inFlightModes     = []string{string(Conflict), string(Wait)}
 	abortModes        = []string{string(Complete), string(Discard)}
+	keyEffects        = []string{string(KeyStore), string(KeyRelease)}
 	storeClasses      = []string{"1xx", "2xx", "3xx", "4xx", "5xx", "all"}
 	wholeParts        = []string{"body", "method", "path"}
 )
@@ -328,6 +347,9 @@ func (d *fileDecoder) idempotencyErrors(n *yaml.Node, field string, vars []strin
 		}
 		if r.Fault != nil {
 			d.fail(d.resolve(p.val), join(field, e.name), "an idempotency error answer cannot be a fault")
+		}
+		if k := peekKey(d.resolve(p.val), "idempotency"); k != nil {
+			d.fail(k, join(join(field, e.name), "idempotency"), "an idempotency error answer holds no key: nothing is claimed before it, and nothing stored")
 		}
 		if peekKey(d.resolve(p.val), "status") == nil {
 			r.Status = e.status // the answer it overrides, unless it says otherwise

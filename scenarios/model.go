@@ -336,6 +336,11 @@ type Response struct {
 	// that sees what body: sees (.Request, .Item), rendered per request.
 	Override         []byte
 	OverrideTemplate *JSONTemplate
+	// Idempotency, when set, is what this answer does to a claimed
+	// Idempotency-Key in place of the idempotency block's store: rule
+	// (release: nothing is stored, saved or sent as an event). Not on a
+	// response that runs an operation, which has stored what it made.
+	Idempotency KeyEffect
 }
 
 // Proxy is a response's proxy: block: the upstream that answers.

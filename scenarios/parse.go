@@ -25,7 +25,7 @@ var (
 	whenFields     = []string{"headers", "query", "body"}
 	conditionKinds = []string{"equals", "contains", "regex", "notRegex", "oneOf", "present", "absent"}
 	bodyKinds      = []string{"json", "form", "equals", "contains", "regex"}
-	responseFields = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template", "save", "load", "list", "delete", "missing", "proxy", "envelope", "override"}
+	responseFields = []string{"status", "headers", "body", "bodyFile", "delay", "fault", "template", "save", "load", "list", "delete", "missing", "proxy", "envelope", "override", "idempotency"}
 	proxyFields    = []string{"url", "timeout", "headers"}
 	proxyHeaders   = []string{"set", "remove"}
 	delayFields    = []string{"min", "max", "median", "sigma"}
@@ -898,6 +898,13 @@ func (d *fileDecoder) response(n *yaml.Node, field string, vars []string) *Respo
 		contentType = d.body(body.val, join(field, "body"), r)
 	case hasFile:
 		contentType = d.bodyFile(file.val, join(field, "bodyFile"), r)
+	}
+	if p, ok := fs["idempotency"]; ok {
+		if d.operation {
+			d.fail(p.key, join(field, "idempotency"), "does not go with an answer of operation: (the operation has stored what it made); write it on a refusal's or missing:'s respond:, which answer instead of the operation")
+		} else {
+			r.Idempotency = KeyEffect(d.choice(p.val, field, "idempotency", keyEffects))
+		}
 	}
 	if d.operation {
 		d.operationResponse(fs, field, r)

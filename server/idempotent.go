@@ -292,6 +292,9 @@ type recorder struct {
 	// names and fields are response's scratch.
 	names  []string
 	fields []state.Header
+	// key is what the response that rendered the answer does to a claimed
+	// Idempotency-Key (scenarios.Response.Idempotency).
+	key scenarios.KeyEffect
 }
 
 // scratch returns an empty recorder that keeps rec's storage, unless it
@@ -307,7 +310,7 @@ func (rec *recorder) scratch() recorder {
 
 // direct makes h, w's header, where the answer is rendered.
 func (rec *recorder) direct(h http.Header) {
-	rec.header, rec.inW, rec.status, rec.body, rec.stored = h, true, 0, nil, nil
+	rec.header, rec.inW, rec.status, rec.body, rec.stored, rec.key = h, true, 0, nil, nil, scenarios.KeyByStatus
 }
 
 // apart renders the answer into the exchange's own header map.

@@ -641,3 +641,55 @@ func TestReplayHeaderFields(t *testing.T) {
 		})
 	}
 }
+
+// TestIdempotencyPerAnswer checks a response's own idempotency: choice:
+// release frees the key, so that a corrected retry with the same key
+// runs (Stripe saves no result for a request that fails validation), and
+// saves nothing; store keeps an answer the store: rule would not.
+func TestIdempotencyPerAnswer(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{Clock: newGateClock()}, `
+defaults:
+  idempotency: { key: header.Idempotency-Key }
+routes:
+  - name: order refused
+    method: POST
+    path: /orders
+    when: { body: { json: { amount: 0 } } }
+    respond:
+      status: 400
+      idempotency: release
+      body: { error: amount must be more than 0 }
+      save: { collection: refusals, id: '{{ .Request.Headers.Get "Idempotency-Key" }}' }
+  - name: order
+    method: POST
+    path: /orders
+    respond: { status: 201, body: { ok: true } }
+  - name: refusals
+    method: GET
+    path: /refusals/{id}
+    respond: { load: { collection: refusals, id: '{{ .Request.Vars.id }}' } }
+  - name: busy
+    method: POST
+    path: /busy
+    respond: { status: 503, idempotency: store, body: { error: busy } }
+`)
+	if r := do(t, "POST", hs.URL+"/orders", `{"amount":0}`, "Content-Type", jsonCT, "Idempotency-Key", "o1"); r.status != 400 {
+		t.Fatalf("first, amount 0: %d %s", r.status, r.body)
+	}
+	if r := do(t, "GET", hs.URL+"/refusals/o1", ""); r.status != 404 {
+		t.Errorf("a released answer was saved: %d %s", r.status, r.body)
+	}
+	r := do(t, "POST", hs.URL+"/orders", `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "o1")
+	if r.status != 201 || r.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("corrected retry with the same key: %d %s, want 201 run (the 400 was not stored)", r.status, r.body)
+	}
+	if again := do(t, "POST", hs.URL+"/orders", `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "o1"); again.status != 201 || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("third: %d %s %v, want the 201 replayed", again.status, again.body, again.header)
+	}
+	first := do(t, "POST", hs.URL+"/busy", `{}`, "Content-Type", jsonCT, "Idempotency-Key", "b1")
+	second := do(t, "POST", hs.URL+"/busy", `{}`, "Content-Type", jsonCT, "Idempotency-Key", "b1")
+	if first.status != 503 || second.status != 503 || second.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("busy: %d then %d %v, want the 503 stored and replayed", first.status, second.status, second.header)
+	}
+}

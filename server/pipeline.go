@@ -306,7 +306,7 @@ func (s *Server) commit(x *exchange) {
 		s.releaseClaim(x)
 		return
 	}
-	if x.claimed && !x.rt.idem.cfg.Store.Has(x.rec.status) {
+	if x.claimed && !x.keeps() {
 		s.releaseClaim(x)
 		return
 	}
@@ -328,6 +328,18 @@ func (s *Server) commit(x *exchange) {
 		return // reset since its effects landed: forgotten, and no event (fence.go)
 	}
 	s.sendEvents(x, claimed)
+}
+
+// keeps reports whether the answer is stored under the claimed key: as
+// the response that rendered it says, or by its status class.
+func (x *exchange) keeps() bool {
+	switch x.rec.key {
+	case scenarios.KeyStore:
+		return true
+	case scenarios.KeyRelease:
+		return false
+	}
+	return x.rt.idem.cfg.Store.Has(x.rec.status)
 }
 
 // sendEvents sends the route's events for the answer just committed: a

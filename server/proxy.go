@@ -165,7 +165,7 @@ func (s *Server) forward(x *exchange) {
 	for name, vs := range resp.Header { // once the body is in: a 502 would not carry them
 		rec.header[name] = vs
 	}
-	rec.status, rec.body = resp.Status, body
+	rec.status, rec.body, rec.key = resp.Status, body, x.p.src.Idempotency
 	x.kind, x.produced = answerRecorded, true
 }
 

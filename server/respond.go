@@ -400,6 +400,7 @@ func newTemplateData(in *matcher.Request, m matcher.Match, call int64, now time.
 func (p *prepared) render(rec *recorder, limit int, data dataSource) error {
 	h := rec.header
 	rec.stored = nil
+	rec.key = p.src.Idempotency // a refusal's or missing:'s, rendered last, decides
 	for _, hv := range p.header {
 		h[hv.name] = hv.value
 	}
