@@ -2062,7 +2062,22 @@ func TestStripeRefundRefusals(t *testing.T) {
 	if n := collectionTotal(t, hs, "refunds"); n != 0 {
 		t.Errorf("%d refunds stored after three refused; want none", n)
 	}
-	part, err := sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{PaymentIntent: stripe.String(paid.ID), Amount: stripe.Int64(500)})
+	// An amount below 1 is Stripe's parameter_invalid_integer, not saved
+	// under its Idempotency-Key: the corrected request with the key is made.
+	for _, amount := range []int64{0, -5} {
+		p := &stripe.RefundCreateParams{PaymentIntent: stripe.String(paid.ID), Amount: stripe.Int64(amount)}
+		p.SetIdempotencyKey("refund-zero")
+		_, err = sc.V1Refunds.Create(ctx, p)
+		if se := stripeError(t, err); se.HTTPStatusCode != 400 || se.Code != stripe.ErrorCodeParameterInvalidInteger || se.Param != "amount" || se.Msg != "This value must be greater than or equal to 1." {
+			t.Errorf("refund of %d: %+v", amount, se)
+		}
+	}
+	if n := collectionTotal(t, hs, "refunds"); n != 0 {
+		t.Errorf("%d refunds stored after five refused; want none", n)
+	}
+	partParams := &stripe.RefundCreateParams{PaymentIntent: stripe.String(paid.ID), Amount: stripe.Int64(500)}
+	partParams.SetIdempotencyKey("refund-zero")
+	part, err := sc.V1Refunds.Create(ctx, partParams)
 	if err != nil || part.Amount != 500 || part.Status != stripe.RefundStatusSucceeded || part.Currency != "usd" {
 		t.Fatalf("partial refund: %+v, %v", part, err)
 	}
