@@ -2567,3 +2567,32 @@ func TestStripeRefundsOfAnUnknownIntent(t *testing.T) {
 		}
 	}
 }
+
+// Paying an invoice that is already paid is Stripe's 400 "Invoice is
+// already paid" (what stripe-node raises as StripeInvalidRequestError),
+// and the invoice stays as it was, with no second invoice.paid event.
+func TestStripeInvoiceAlreadyPaid(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	cus := newCustomer(t, sc)
+	in, err := sc.V1Invoices.Create(ctx, &stripe.InvoiceCreateParams{Customer: stripe.String(cus.ID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in, err = sc.V1Invoices.Pay(ctx, in.ID, nil); err != nil || in.Status != stripe.InvoiceStatusPaid {
+		t.Fatalf("invoice paid: %v, %v", in.Status, err)
+	}
+	_, err = sc.V1Invoices.Pay(ctx, in.ID, nil)
+	se := stripeError(t, err)
+	if se.HTTPStatusCode != http.StatusBadRequest || se.Type != stripe.ErrorTypeInvalidRequest || se.Msg != "Invoice is already paid" {
+		t.Errorf("paid again: %d %s %q; want 400 invalid_request_error \"Invoice is already paid\"", se.HTTPStatusCode, se.Type, se.Msg)
+	}
+	if got, err := sc.V1Invoices.Retrieve(ctx, in.ID, nil); err != nil || got.Status != stripe.InvoiceStatusPaid {
+		t.Errorf("read back: %v, %v", got.Status, err)
+	}
+	if evs := eventsOf(t, sc, "invoice.paid"); len(evs) != 1 {
+		t.Errorf("%d invoice.paid events; want 1", len(evs))
+	}
+}
