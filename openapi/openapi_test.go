@@ -889,3 +889,66 @@ components:
 		t.Errorf("job after DELETE, in a spec whose deletes never say deleted: %d %s; want 404", got.status, got.body)
 	}
 }
+
+// A create gives the new id to the strings below the object that held
+// the example's, as to its own fields: an order's lines name their order
+// (lines.data[0].order, lines.url), as a Stripe subscription's items do.
+// An id too short to be told from other text is left alone there.
+func TestCreateCarriesItsIDDeeper(t *testing.T) {
+	t.Parallel()
+	doc := `openapi: 3.1.0
+info: {title: Orders, version: "1"}
+paths:
+  /orders:
+    post:
+      requestBody: {content: {application/json: {schema: {type: object, properties: {note: {type: string}}}}}}
+      responses:
+        "201":
+          description: made
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Order'}
+              example: {id: ord_0123456789, note: a, lines: {url: /orders/ord_0123456789/lines, data: [{id: line_1, order: ord_0123456789, tags: [ord_0123456789, other]}]}}
+  /orders/{order}:
+    parameters: [{name: order, in: path, required: true, schema: {type: string}}]
+    get:
+      responses:
+        "200": {description: it, content: {application/json: {schema: {$ref: '#/components/schemas/Order'}}}}
+        "404": {description: none}
+  /tickets:
+    post:
+      responses:
+        "201":
+          description: made
+          content:
+            application/json:
+              schema: {type: object, properties: {id: {type: string}, seat: {type: object, properties: {row: {type: string}}}}}
+              example: {id: t1, seat: {row: t1}}
+components:
+  schemas:
+    Order:
+      type: object
+      properties:
+        id: {type: string}
+        note: {type: string}
+        lines: {type: object, properties: {url: {type: string}, data: {type: array, items: {type: object, properties: {id: {type: string}, order: {type: string}, tags: {type: array, items: {type: string}}}}}}}
+`
+	hs := serveDoc(t, doc, nil)
+	for i := range 2 { // the example stays the example: the second create starts from it again
+		made := call(t, "POST", hs.URL+"/orders", "application/json", `{"note":"b"}`)
+		id, _ := made.json["id"].(string)
+		if made.status != 201 || id == "ord_0123456789" || !strings.HasPrefix(id, "ord_") {
+			t.Fatalf("create %d: %d %s; want a fresh ord_ id", i, made.status, made.body)
+		}
+		for _, a := range []answer{made, call(t, "GET", hs.URL+"/orders/"+id, "", "")} {
+			want := `{"data":[{"id":"line_1","order":"` + id + `","tags":["` + id + `","other"]}],"url":"/orders/` + id + `/lines"}` // keys sorted, as json.Marshal writes a map
+			if got, _ := json.Marshal(a.json["lines"]); string(got) != want {
+				t.Errorf("create %d: lines %s; want %s", i, got, want)
+			}
+		}
+	}
+	ticket := call(t, "POST", hs.URL+"/tickets", "", "")
+	if seat, _ := ticket.json["seat"].(map[string]any); ticket.status != 201 || ticket.json["id"] == "t1" || seat["row"] != "t1" {
+		t.Errorf("ticket: %d %s; want a fresh id and the seat's row t1 as it was", ticket.status, ticket.body)
+	}
+}

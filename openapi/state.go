@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -378,7 +379,14 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			// string's start.
 			s, ok := v.(string)
 			switch {
-			case !ok || k == "id":
+			case k == "id", !ok && len(old) < 8:
+			case !ok:
+				// Deeper too, for an id long enough to be told from
+				// other text: a Stripe subscription's items name it
+				// (items.data[0].subscription, items.url).
+				if c, changed := carryID(v, old, id); changed {
+					obj[k] = c
+				}
 			case strings.HasPrefix(s, old+"_"):
 				obj[k] = id + s[len(old):]
 			case len(old) >= 8 && strings.Contains(s, old):
@@ -819,6 +827,56 @@ func freshID(like string, rnd func() float64) string {
 
 // freshAlphabet is what a fresh id's letters are drawn from.
 const freshAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// carryID returns v, a value below a created object, with the strings
+// that hold old (an example's id of 8 characters or more) holding id
+// instead, and whether it changed anything. Raw JSON (canonical,
+// json.RawMessage), in which an id's characters are written as they are,
+// is rewritten as bytes. A map or list is copied, not changed in place:
+// a generated value may be shared.
+func carryID(v any, old, id string) (any, bool) {
+	switch t := v.(type) {
+	case string:
+		if strings.Contains(t, old) {
+			return strings.ReplaceAll(t, old, id), true
+		}
+	case canonical:
+		if bytes.Contains(t, []byte(old)) {
+			return canonical(bytes.ReplaceAll(t, []byte(old), []byte(id))), true
+		}
+	case json.RawMessage:
+		if bytes.Contains(t, []byte(old)) {
+			return json.RawMessage(bytes.ReplaceAll(t, []byte(old), []byte(id))), true
+		}
+	case map[string]any:
+		var out map[string]any
+		for k, e := range t {
+			if c, changed := carryID(e, old, id); changed {
+				if out == nil {
+					out = maps.Clone(t)
+				}
+				out[k] = c
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	case []any:
+		var out []any
+		for i, e := range t {
+			if c, changed := carryID(e, old, id); changed {
+				if out == nil {
+					out = slices.Clone(t)
+				}
+				out[i] = c
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	}
+	return v, false
+}
 
 // replaced clears in obj, for a PUT, what the body replaces: a PUT sends
 // the whole new state (RFC 9110, 9.3.4), where a PATCH or a POST merges.
