@@ -2596,3 +2596,103 @@ func TestStripeInvoiceAlreadyPaid(t *testing.T) {
 		t.Errorf("%d invoice.paid events; want 1", len(evs))
 	}
 }
+
+// A subscription of a stored price has one item of that price, in the
+// quantity sent, naming the new subscription, with its plan, period and
+// currency made from the price; its status is what the spec's
+// payment_behavior says: incomplete with default_incomplete, else active
+// when there is a default payment method to pay its first invoice with
+// (the request's, or the customer's invoice_settings'), incomplete when
+// there is none; a price of 0 leaves nothing to pay.
+func TestStripeSubscriptionOfAStoredPrice(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	prod := newProduct(t, sc, "Gold")
+	price, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Product: stripe.String(prod.ID), UnitAmount: stripe.Int64(1500), Currency: stripe.String("eur"),
+		Recurring: &stripe.PriceCreateRecurringParams{Interval: stripe.String("month")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	free, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Product: stripe.String(prod.ID), UnitAmount: stripe.Int64(0), Currency: stripe.String("eur"),
+		Recurring: &stripe.PriceCreateRecurringParams{Interval: stripe.String("week")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := newCustomer(t, sc)
+	paying, err := sc.V1Customers.Create(ctx, &stripe.CustomerCreateParams{InvoiceSettings: &stripe.CustomerCreateInvoiceSettingsParams{DefaultPaymentMethod: stripe.String("pm_card_visa")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	before := time.Now().Unix()
+	sub, err := sc.V1Subscriptions.Create(ctx, &stripe.SubscriptionCreateParams{Customer: stripe.String(paying.ID),
+		Items: []*stripe.SubscriptionCreateItemParams{{Price: stripe.String(price.ID), Quantity: stripe.Int64(3)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, sub *stripe.Subscription) {
+		t.Helper()
+		if sub.Items == nil || len(sub.Items.Data) != 1 {
+			t.Fatalf("%s: items %+v; want one", what, sub.Items)
+		}
+		it := sub.Items.Data[0]
+		p := it.Price
+		if p == nil || p.ID != price.ID || p.UnitAmount != 1500 || p.Currency != "eur" || p.Recurring == nil || p.Recurring.Interval != "month" || p.Product == nil || p.Product.ID != prod.ID {
+			t.Errorf("%s: item's price %+v; want the stored %s, 1500 eur monthly of %s", what, p, price.ID, prod.ID)
+		}
+		if it.Quantity != 3 || it.Subscription != sub.ID || !strings.HasPrefix(it.ID, "si_") || sub.Currency != "eur" {
+			t.Errorf("%s: item %s quantity %d of subscription %q, currency %s; want si_…, 3, %q, eur", what, it.ID, it.Quantity, it.Subscription, sub.Currency, sub.ID)
+		}
+		if it.Plan == nil || it.Plan.ID != price.ID || it.Plan.Amount != 1500 || it.Plan.Interval != "month" || it.Plan.Currency != "eur" {
+			t.Errorf("%s: item's plan %+v; want the price's", what, it.Plan)
+		}
+		if it.CurrentPeriodStart < before || it.CurrentPeriodEnd != time.Unix(it.CurrentPeriodStart, 0).AddDate(0, 1, 0).Unix() {
+			t.Errorf("%s: period %d–%d; want a month from now (%d)", what, it.CurrentPeriodStart, it.CurrentPeriodEnd, before)
+		}
+		if !strings.HasSuffix(sub.Items.URL, "subscription="+sub.ID) {
+			t.Errorf("%s: items url %s; want one naming %s", what, sub.Items.URL, sub.ID)
+		}
+	}
+	check("created", sub)
+	if sub.Status != stripe.SubscriptionStatusActive {
+		t.Errorf("customer with a default payment method: %s; want active", sub.Status)
+	}
+	got, err := sc.V1Subscriptions.Retrieve(ctx, sub.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("read back", got)
+
+	for _, tc := range []struct {
+		name     string
+		customer string
+		price    string
+		behavior string // payment_behavior, when sent
+		method   string // default_payment_method, when sent
+		want     stripe.SubscriptionStatus
+	}{
+		{"no payment method", bare.ID, price.ID, "", "", stripe.SubscriptionStatusIncomplete},
+		{"allow_incomplete, no payment method", bare.ID, price.ID, "allow_incomplete", "", stripe.SubscriptionStatusIncomplete},
+		{"default_payment_method sent", bare.ID, price.ID, "", "pm_card_visa", stripe.SubscriptionStatusActive},
+		{"default_incomplete", paying.ID, price.ID, "default_incomplete", "", stripe.SubscriptionStatusIncomplete},
+		{"default_incomplete, nothing to pay", bare.ID, free.ID, "default_incomplete", "", stripe.SubscriptionStatusActive},
+	} {
+		params := &stripe.SubscriptionCreateParams{Customer: stripe.String(tc.customer), Items: []*stripe.SubscriptionCreateItemParams{{Price: stripe.String(tc.price)}}}
+		if tc.behavior != "" {
+			params.PaymentBehavior = stripe.String(tc.behavior)
+		}
+		if tc.method != "" {
+			params.DefaultPaymentMethod = stripe.String(tc.method)
+		}
+		sub, err := sc.V1Subscriptions.Create(ctx, params)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if sub.Status != tc.want || sub.Items.Data[0].Quantity != 1 {
+			t.Errorf("%s: %s, quantity %d; want %s, 1", tc.name, sub.Status, sub.Items.Data[0].Quantity, tc.want)
+		}
+	}
+}
