@@ -2696,3 +2696,47 @@ func TestStripeSubscriptionOfAStoredPrice(t *testing.T) {
 		}
 	}
 }
+
+// An invoice's amounts are those of the invoice items added to it
+// (invoice=in_…): a new invoice is a draft of 0, a draft read back sums
+// its items, and finalizing and paying keep that sum (amount_due, total,
+// amount_paid). The customer's pending items are not on it: the spec's
+// pending_invoice_items_behavior defaults to exclude.
+func TestStripeInvoiceAmountsFromItems(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	cus := newCustomer(t, sc)
+	in, err := sc.V1Invoices.Create(ctx, &stripe.InvoiceCreateParams{Customer: stripe.String(cus.ID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Status != stripe.InvoiceStatusDraft || in.AmountDue != 0 || in.Total != 0 || len(in.Lines.Data) != 0 {
+		t.Errorf("new invoice: %s, amount due %d, total %d, %d lines; want a draft of 0 with none", in.Status, in.AmountDue, in.Total, len(in.Lines.Data))
+	}
+	for _, item := range []*stripe.InvoiceItemCreateParams{
+		{Customer: stripe.String(cus.ID), Invoice: stripe.String(in.ID), Amount: stripe.Int64(700), Currency: stripe.String("usd")},
+		{Customer: stripe.String(cus.ID), Invoice: stripe.String(in.ID), Amount: stripe.Int64(350), Currency: stripe.String("usd")},
+		{Customer: stripe.String(cus.ID), Amount: stripe.Int64(5000), Currency: stripe.String("usd")}, // pending: on no invoice
+	} {
+		if _, err := sc.V1InvoiceItems.Create(ctx, item); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what string, in *stripe.Invoice, err error, status stripe.InvoiceStatus, paid, remaining int64) {
+		t.Helper()
+		if err != nil || in.Status != status || in.AmountDue != 1050 || in.Total != 1050 || in.Subtotal != 1050 || in.AmountPaid != paid || in.AmountRemaining != remaining {
+			t.Errorf("%s: %v; %s due %d total %d subtotal %d paid %d remaining %d; want %s due 1050 total 1050 subtotal 1050 paid %d remaining %d",
+				what, err, in.Status, in.AmountDue, in.Total, in.Subtotal, in.AmountPaid, in.AmountRemaining, status, paid, remaining)
+		}
+	}
+	got, err := sc.V1Invoices.Retrieve(ctx, in.ID, nil)
+	check("draft read back", got, err, stripe.InvoiceStatusDraft, 0, 1050)
+	got, err = sc.V1Invoices.FinalizeInvoice(ctx, in.ID, nil)
+	check("finalized", got, err, stripe.InvoiceStatusOpen, 0, 1050)
+	got, err = sc.V1Invoices.Retrieve(ctx, in.ID, nil)
+	check("open read back", got, err, stripe.InvoiceStatusOpen, 0, 1050)
+	got, err = sc.V1Invoices.Pay(ctx, in.ID, nil)
+	check("paid", got, err, stripe.InvoiceStatusPaid, 1050, 0)
+}
