@@ -1708,10 +1708,14 @@ func TestStripeCreatesAreNotTheFixtures(t *testing.T) {
 	if err != nil || once.Type != stripe.PriceTypeOneTime || once.Recurring != nil {
 		t.Errorf("price without recurring: %v %+v, %v", once.Type, once.Recurring, err)
 	}
+	// Its decimal amount is its amount, and it transforms no quantity.
+	if once.UnitAmountDecimal != 500 || once.TransformQuantity != nil || once.CustomUnitAmount != nil {
+		t.Errorf("price of 500: unit_amount_decimal %v, transform_quantity %+v, custom_unit_amount %+v; want 500, none, none", once.UnitAmountDecimal, once.TransformQuantity, once.CustomUnitAmount)
+	}
 	monthly, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Product: stripe.String(prod.ID), UnitAmount: stripe.Int64(900), Currency: stripe.String("usd"),
 		Recurring: &stripe.PriceCreateRecurringParams{Interval: stripe.String("year")}})
-	if err != nil || monthly.Type != stripe.PriceTypeRecurring || monthly.Recurring == nil || monthly.Recurring.Interval != "year" {
-		t.Errorf("price with recurring[interval]=year: %v %+v, %v", monthly.Type, monthly.Recurring, err)
+	if err != nil || monthly.Type != stripe.PriceTypeRecurring || monthly.Recurring == nil || monthly.Recurring.Interval != "year" || monthly.UnitAmountDecimal != 900 || monthly.TransformQuantity != nil {
+		t.Errorf("price with recurring[interval]=year: %v %+v, unit_amount_decimal %v, transform_quantity %+v, %v", monthly.Type, monthly.Recurring, monthly.UnitAmountDecimal, monthly.TransformQuantity, err)
 	}
 	if p, err := sc.V1Products.Create(ctx, &stripe.ProductCreateParams{Name: stripe.String("Pro")}); err != nil || p.DefaultPrice != nil || p.Name != "Pro" {
 		t.Errorf("product: %+v, %v", p, err)
