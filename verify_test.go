@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +30,7 @@ routes:
     path: /charges
     idempotency: { key: header.Idempotency-Key }
     respond: { status: 201, body: { id: ch_1 } }
+  - { name: refund, method: POST, path: '/payments/{id}/refunds', respond: { status: 200 } }
 `
 
 // serveShop runs the real server on shop, in this process, until the test
@@ -185,6 +187,8 @@ func TestVerify(t *testing.T) {
 		{name: "at most fails", args: []string{"--method", "POST", "--at-most", "3"}, code: 1, errOut: []string{"want at most 3 requests, found 4"}},
 		{name: "range holds", args: []string{"--route", "create payment", "--at-least", "1", "--at-most", "2"}, out: []string{"want from 1 to 2 requests"}},
 		{name: "none holds", args: []string{"--route", "refund", "--none"}, out: []string{"0 requests matched, want exactly 0"}},
+		{name: "a misspelt route is refused", args: []string{"--route", "creat payment", "--none"}, code: 2,
+			errOut: []string{`route="creat payment": no route has that name`, `did you mean "create payment"?`}},
 		{name: "none fails", args: []string{"--route", "get payment", "--none"}, code: 1, errOut: []string{"want exactly 0 requests, found 1", "/payments/p1"}},
 		{name: "default is at least one", args: []string{"--route", "refund"}, code: 1,
 			errOut: []string{"want at least 1 request, found 0", "matching requests: none", "the newest requests received"}},
@@ -384,5 +388,83 @@ func TestVerifySession(t *testing.T) {
 	}
 	if out, errOut, err := runCmd(t, "verify", "--addr", url, "--file", checks); err != nil {
 		t.Errorf("verify --file with session: %v\n%s%s", err, out, errOut)
+	}
+}
+
+// TestVerifyRouteNames runs the binary: a route name that no route has,
+// nor had while the journal kept its requests, is a usage error (exit 2,
+// the near names said) rather than a count of 0 that --none, --count 0 or
+// --at-most pass; a route that exists and was never called, a runtime
+// stub's included, counts 0; a removed stub's requests still count.
+func TestVerifyRouteNames(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	url := serveShop(t)
+	shopping(t, url)
+	add := func(doc string) string {
+		t.Helper()
+		resp, err := http.Post(url+"/__admin/scenarios", "application/yaml", strings.NewReader(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct{ ID string }
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusCreated {
+			t.Fatalf("POST /__admin/scenarios: %d %v", resp.StatusCode, err)
+		}
+		return out.ID
+	}
+	add("routes:\n  - {name: declined, method: POST, path: /declined, respond: {status: 402}}\n")
+	add("session: alpha\nroutes:\n  - {name: alpha only, method: GET, path: /alpha, respond: {status: 200}}\n")
+	gone := add("routes:\n  - {name: teapot, method: GET, path: /teapot, respond: {status: 418}}\n")
+	send(t, "GET", url+"/teapot", "")
+	send(t, "DELETE", url+"/__admin/scenarios/"+gone, "")
+	dir := t.TempDir()
+	checks := filepath.Join(dir, "checks.yaml")
+	if err := os.WriteFile(checks, []byte("checks:\n  - {name: typo, route: chrage, at-most: 1}\n  - {name: fine, route: charge, count: 2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	report := filepath.Join(dir, "verify.xml")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		// stderr must contain each.
+		stderr []string
+	}{
+		{name: "typo with --none", args: []string{"verify", "--route", "creat payment", "--none"}, code: 2,
+			stderr: []string{`Bad filter route="creat payment": no route has that name, and no request in the journal was answered by one; did you mean "create payment"?`}},
+		{name: "typo with --count 0", args: []string{"verify", "--route", "Charge ", "--count", "0"}, code: 2, stderr: []string{`did you mean "charge"?`}},
+		{name: "typo with --at-most", args: []string{"verify", "--route", "get paymnt", "--at-most", "1"}, code: 2, stderr: []string{`did you mean "get payment"?`}},
+		{name: "nothing near: the names", args: []string{"verify", "--route", "xyzzy", "--none"}, code: 2, stderr: []string{`the routes are "`, `"declined"`, `"alpha only"`, `"create payment"`}},
+		{name: "requests too", args: []string{"requests", "--route", "creat payment"}, code: 2, stderr: []string{"no route has that name"}},
+		{name: "a file's route never called", args: []string{"verify", "--route", "refund", "--none"}},
+		{name: "a runtime stub never called", args: []string{"verify", "--route", "declined", "--count", "0"}},
+		{name: "a session's stub never called", args: []string{"verify", "--route", "alpha only", "--none"}},
+		{name: "a removed stub's requests", args: []string{"verify", "--route", "teapot", "--count", "1"}},
+		{name: "a file's typo is an error of its check", args: []string{"verify", "--file", checks, "--junit", report}, code: 2,
+			stderr: []string{`route="chrage": no route has that name`, `did you mean "charge"?`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, bin, nil, append(tc.args, "--addr", url)...)
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
+			}
+			for _, s := range tc.stderr {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, stderr)
+				}
+			}
+		})
+	}
+	doc := readJUnit(t, report)
+	if len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 2 {
+		t.Fatalf("report: %+v", doc)
+	}
+	if c := doc.Suites[0].Cases[0]; c.Error == nil || !strings.Contains(c.Error.Message, "no route has that name") {
+		t.Errorf("the misspelt check: %+v, want an error naming the route", c)
+	}
+	if c := doc.Suites[0].Cases[1]; c.Error != nil || c.Failure != nil {
+		t.Errorf("the good check: %+v, want it passed", c)
 	}
 }

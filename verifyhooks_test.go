@@ -45,6 +45,11 @@ routes:
     events:
       - { type: payment_intent.created, endpoints: shop }
       - { type: payment_intent.created, endpoints: broken }
+  - name: cancel
+    method: POST
+    path: /v1/payment_intents/{id}/cancel
+    respond: { status: 200, body: { id: pi_1, object: payment_intent } }
+    events: [{ type: payment_intent.canceled }]
 `, shop.URL, broken.URL)
 	srv, err := server.New(server.Options{
 		Load:     func() (*scenarios.Set, error) { return scenarios.LoadBytes("hooks.yaml", []byte(yaml)) },
@@ -83,6 +88,11 @@ routes:
 		// would pass whatever was delivered, so it is refused.
 		{name: "a misspelt endpoint", args: []string{"--webhook", "brokn", "--undelivered", "--none"}, code: 2,
 			errOut: []string{`endpoint="brokn": no webhook endpoint has that name, and none did; its endpoints are shop, broken`}},
+		// So is a misspelt event type.
+		{name: "a misspelt type", args: []string{"--type", "payment_intent.cretaed", "--none"}, code: 2,
+			errOut: []string{`type="payment_intent.cretaed": no route sends events of that type, and no delivery had one; did you mean "payment_intent.created"?`}},
+		{name: "a type a route sends, never sent", args: []string{"--type", "payment_intent.canceled", "--none"},
+			out: []string{"ok: 0 webhook deliveries matched"}},
 	} {
 		var out, errOut bytes.Buffer
 		cmd := newRootCmd(&out, &errOut)

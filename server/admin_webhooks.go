@@ -191,7 +191,8 @@ var webhookOutcomes = []string{webhooks.Delivered, webhooks.Retrying, webhooks.F
 	webhooks.Overflow, webhooks.Pending, "undelivered"}
 
 // webhookFilter reads the filters of GET /__admin/webhooks and its stream.
-// A misspelt endpoint or outcome is refused rather than matching nothing,
+// A misspelt endpoint, event type (admin_names.go) or outcome is refused
+// rather than matching nothing,
 // which would make a check such as verify --webhook shopp --undelivered
 // --none pass whatever was delivered. An endpoint that is gone (a reload
 // or a runtime document removed it) is still taken while the log names it.
@@ -199,6 +200,11 @@ func (s *Server) webhookFilter(q url.Values) (webhooks.Filter, *Problem) {
 	f := webhooks.Filter{Endpoint: q.Get("endpoint"), Type: q.Get("type"), EventID: q.Get("event"), Outcome: q.Get("outcome"), Session: q.Get("session")}
 	if f.Outcome != "" && !slices.Contains(webhookOutcomes, f.Outcome) {
 		return f, newProblem(http.StatusBadRequest, fmt.Sprintf("Bad filter outcome=%q: want one of %s.", f.Outcome, strings.Join(webhookOutcomes, ", ")))
+	}
+	if f.Type != "" {
+		if p := s.eventTypeProblem(f.Type); p != nil {
+			return f, p
+		}
 	}
 	if f.Endpoint != "" {
 		d := s.hooks.d
