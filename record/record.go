@@ -91,6 +91,7 @@ func (o *Options) setDefaults() {
 // Recorder collects exchanges. It is safe for concurrent use.
 type Recorder struct {
 	mu      sync.Mutex // guards opts, ex and skipped
+	writing sync.Mutex // held by Write from its snapshot to its last rename
 	opts    Options
 	ex      []Exchange
 	skipped int
@@ -145,6 +146,11 @@ func (r *Recorder) Skipped() int {
 // file and its body files. Nothing is written when Render fails. It
 // returns the paths written.
 func (r *Recorder) Write(dir string) ([]string, error) {
+	// Writes go one at a time, in the order of their snapshots: two that
+	// overlapped (POST /__admin/recording twice, or with shutdown) could
+	// otherwise rename the older recording over the newer one.
+	r.writing.Lock()
+	defer r.writing.Unlock()
 	r.mu.Lock()
 	ex, opts := slices.Clone(r.ex), r.opts
 	r.mu.Unlock()

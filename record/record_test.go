@@ -671,3 +671,40 @@ func TestQueryNeverRecordedIsAnswered(t *testing.T) {
 	}
 	replayed(t, files["recorded.yaml"], [][2]string{{"/v1/feed?_=2", "second"}, {"/v1/feed?_=9", "first"}, {"/v1/feed?_=10", "second"}, {"/v1/feed", "second"}, {"/v1/feed?_=1", "first"}})
 }
+
+// TestWritesKeepTheNewest: writes that overlap, each after an exchange of
+// its own, leave on disk the recording of every exchange: a write that
+// took the older snapshot never renames its file over the newer one's.
+func TestWritesKeepTheNewest(t *testing.T) {
+	t.Parallel()
+	rec := record.New(record.Options{Upstream: "http://upstream.test"})
+	dir := t.TempDir()
+	const rounds, writers = 10, 8
+	for round := range rounds {
+		done := make(chan error, writers)
+		for i := range writers {
+			go func() {
+				rec.Add(record.Exchange{Method: "GET", Path: fmt.Sprintf("/r%d/w%d", round, i), Status: 200,
+					Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"ok":true}`)})
+				_, err := rec.Write(dir)
+				done <- err
+			}()
+		}
+		for range writers {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+		text, err := os.ReadFile(filepath.Join(dir, "recorded.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := range round + 1 {
+			for i := range writers {
+				if p := fmt.Sprintf("path: /r%d/w%d\n", r, i); !bytes.Contains(text, []byte(p)) {
+					t.Fatalf("round %d: the recording on disk lacks %s: an older write replaced a newer one", round, p)
+				}
+			}
+		}
+	}
+}
