@@ -230,7 +230,13 @@ func binary(t *testing.T) string {
 		if built.dir, built.err = os.MkdirTemp("", "scenariomock-test"); built.err != nil {
 			return
 		}
-		built.out, built.err = exec.Command("go", "build", "-o", filepath.Join(built.dir, "scenariomock"), ".").CombinedOutput()
+		// Static (no cgo), as the image's binary must be: the image test
+		// copies this one, and .ci/run builds everything else with
+		// CGO_ENABLED=0 too, so that one set of compiled packages serves
+		// all its builds.
+		build := exec.Command("go", "build", "-o", filepath.Join(built.dir, "scenariomock"), ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		built.out, built.err = build.CombinedOutput()
 	})
 	if built.err != nil {
 		t.Fatalf("go build: %v\n%s", built.err, built.out)
