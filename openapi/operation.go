@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -110,6 +111,11 @@ type Violation struct {
 	// body.
 	unsupported, untyped bool
 	takes                string // the media types the operation takes, for untyped
+	// notAcceptable marks an Accept that refuses every media type of the
+	// answer: the problem answer is then a 406, as Prism answers it,
+	// unless something else is wrong with the request too (Prism
+	// validates before it negotiates).
+	notAcceptable bool
 	// message is Stripe's own words for it, when it has them ("This
 	// property cannot be expanded (foo).").
 	message string
@@ -217,6 +223,13 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 		}
 	}
 	out := append(append(append(deep, violationsOf(errs)...), o.preferenceViolation(r)...), o.expandViolations(r, values)...)
+	if len(r.Header.Values("Accept")) > 0 {
+		code := 0
+		if r.Header.Get("Prefer") != "" || strings.Contains(r.URL.RawQuery, "__") {
+			code, _, _ = preferred(r, r.URL.Query())
+		}
+		out = append(out, o.notAcceptable(r, code)...)
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].In < out[j].In })
 	if len(out) > maxViolations {
 		more := len(out) - maxViolations + 1
@@ -481,6 +494,9 @@ func stripeError(vs []Violation) (int, []byte) {
 // is in errors, as RFC 9457's own example puts them.
 func Problem(o *Operation, vs []Violation) (int, []byte) {
 	status := http.StatusBadRequest
+	if !slices.ContainsFunc(vs, func(v Violation) bool { return !v.notAcceptable }) {
+		status = http.StatusNotAcceptable
+	}
 	for _, v := range vs {
 		switch {
 		case v.In == "security":
