@@ -13,8 +13,30 @@ import (
 // dessert is not typed, or answered, as the first branch, a beverage.
 
 // discriminated returns the branch of s that v's discriminator property
-// names, or nil when s has no discriminator or v does not say.
+// names, or nil when s has no discriminator or v does not say. A branch
+// that is a oneOf with a discriminator of its own (a cat, which is a
+// house cat or a big cat by catKind) is followed to the branch v names
+// there, so that a big cat is not typed, or answered, as a house cat.
 func discriminated(s *base.Schema, v any) *base.Schema {
+	var found *base.Schema
+	// A bound, for a document whose branches name each other.
+	for range maxDiscriminatorDepth {
+		b := branch(s, v)
+		if b == nil {
+			break
+		}
+		found, s = b, b
+	}
+	return found
+}
+
+// maxDiscriminatorDepth bounds how many discriminators discriminated
+// follows; no document nests them near so deep.
+const maxDiscriminatorDepth = 8
+
+// branch is the branch of s that v's discriminator property names, one
+// level down.
+func branch(s *base.Schema, v any) *base.Schema {
 	if s == nil || s.Discriminator == nil || s.Discriminator.PropertyName == "" {
 		return nil
 	}

@@ -2,6 +2,7 @@ package openapi_test
 
 import (
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/scenariomock/scenariomock/scenarios"
@@ -97,5 +98,108 @@ func TestAcceptNegotiation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// petsSpec is a pet store whose pets are dogs or cats by petType, and
+// whose cats are house cats or big cats by catKind: a discriminator in a
+// oneOf branch of another.
+const petsSpec = `openapi: 3.0.3
+info: {title: Pets, version: "1"}
+paths:
+  /pets:
+    post:
+      operationId: createPet
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/Pet'}
+      responses:
+        '201':
+          description: created
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Pet'}
+  /pets/{petId}:
+    get:
+      operationId: getPet
+      parameters:
+        - {name: petId, in: path, required: true, schema: {type: integer}}
+      responses:
+        '200':
+          description: ok
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Pet'}
+components:
+  schemas:
+    Pet:
+      oneOf:
+        - $ref: '#/components/schemas/Dog'
+        - $ref: '#/components/schemas/Cat'
+      discriminator:
+        propertyName: petType
+        mapping: {dog: '#/components/schemas/Dog', cat: '#/components/schemas/Cat'}
+    Base:
+      type: object
+      required: [petType, name]
+      properties:
+        id: {type: integer, readOnly: true}
+        name: {type: string}
+        petType: {type: string}
+    Dog:
+      allOf:
+        - $ref: '#/components/schemas/Base'
+        - {type: object, required: [bark], properties: {bark: {type: boolean}}}
+    Cat:
+      oneOf:
+        - $ref: '#/components/schemas/HouseCat'
+        - $ref: '#/components/schemas/BigCat'
+      discriminator:
+        propertyName: catKind
+        mapping: {house: '#/components/schemas/HouseCat', big: '#/components/schemas/BigCat'}
+    HouseCat:
+      allOf:
+        - $ref: '#/components/schemas/Base'
+        - {type: object, required: [catKind, indoor], properties: {catKind: {type: string, enum: [house]}, indoor: {type: boolean}}}
+    BigCat:
+      allOf:
+        - $ref: '#/components/schemas/Base'
+        - {type: object, required: [catKind, roars], properties: {catKind: {type: string, enum: [big]}, roars: {type: boolean}}}
+`
+
+// TestNestedDiscriminator creates pets of each branch, the big cat two
+// discriminators down: each is validated, answered and stored as its own
+// branch, not as the first cat.
+func TestNestedDiscriminator(t *testing.T) {
+	t.Parallel()
+	hs := serveDoc(t, petsSpec, nil)
+	cases := []struct {
+		name, body string
+		status     int
+		field      string // a field of the branch, answered and stored
+	}{
+		{"dog", `{"petType":"dog","name":"rex","bark":true}`, 201, "bark"},
+		{"house cat", `{"petType":"cat","catKind":"house","name":"tom","indoor":true}`, 201, "indoor"},
+		{"big cat", `{"petType":"cat","catKind":"big","name":"leo","roars":true}`, 201, "roars"},
+		{"big cat without roars", `{"petType":"cat","catKind":"big","name":"leo","indoor":true}`, 400, ""},
+		{"cat of no kind", `{"petType":"cat","catKind":"tiny","name":"leo"}`, 400, ""},
+	}
+	for _, tc := range cases {
+		got := call(t, "POST", hs.URL+"/pets", "application/json", tc.body)
+		if got.status != tc.status {
+			t.Fatalf("%s: %d %s; want %d", tc.name, got.status, got.body, tc.status)
+		}
+		if tc.field == "" {
+			continue
+		}
+		if got.json[tc.field] != true {
+			t.Errorf("%s: answered %s; want its %s", tc.name, got.body, tc.field)
+		}
+		id, _ := got.json["id"].(float64)
+		if read := call(t, "GET", hs.URL+"/pets/"+strconv.Itoa(int(id)), "", ""); read.status != 200 || read.json[tc.field] != true {
+			t.Errorf("%s read back: %d %s; want its %s", tc.name, read.status, read.body, tc.field)
+		}
 	}
 }
