@@ -69,6 +69,10 @@ type Operation struct {
 	// pathParams are the path parameters, checked against the values the
 	// server matched (pathparams.go).
 	pathParams []pathParam
+	// intVars are the path parameters of integer schemas, whose values
+	// name stored objects canonically (canonicalVars), learnt on first use.
+	intVars     []string
+	intVarsOnce sync.Once
 }
 
 func (a *api) operation(path string, item *v3.PathItem, method string, op *v3.Operation, pos scenarios.Pos) (*Operation, error) {

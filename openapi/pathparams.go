@@ -1,6 +1,11 @@
 package openapi
 
 import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 )
@@ -65,4 +70,54 @@ func (o *Operation) pathValid(vars map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// An integer path parameter has many spellings of one value: 7, 007, +7,
+// 7.0 all pass `type: integer`, and Prism answers each. A stored object is
+// kept under its id's canonical spelling (7), so that /orders/007 reads,
+// updates and deletes order 7 rather than answering a 404 for an order
+// that is there.
+
+// canonicalVars returns vars with the values of integer path parameters
+// written canonically; vars itself when none changes.
+func (o *Operation) canonicalVars(vars map[string]string) map[string]string {
+	o.intVarsOnce.Do(func() {
+		for _, p := range o.pathParams {
+			if s := p.schema.Schema(); s != nil && slices.Contains(s.Type, "integer") {
+				o.intVars = append(o.intVars, p.name)
+			}
+		}
+	})
+	out, copied := vars, false
+	for _, name := range o.intVars {
+		raw, ok := vars[name]
+		if !ok {
+			continue
+		}
+		c, ok := canonicalInteger(raw)
+		if !ok || c == raw {
+			continue
+		}
+		if !copied {
+			out, copied = make(map[string]string, len(vars)), true
+			for k, v := range vars {
+				out[k] = v
+			}
+		}
+		out[name] = c
+	}
+	return out
+}
+
+// canonicalInteger writes s, an integer as a path may spell it (007, +7,
+// 7.0, 7e0), as strconv writes it; false when s is not one.
+func canonicalInteger(s string) (string, bool) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return strconv.FormatInt(n, 10), true
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 || strings.ContainsAny(s, "xX") {
+		return "", false
+	}
+	return strconv.FormatInt(int64(f), 10), true
 }

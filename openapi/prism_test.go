@@ -203,3 +203,93 @@ func TestNestedDiscriminator(t *testing.T) {
 		}
 	}
 }
+
+// ordersSpec is an orders API with integer ids.
+const ordersSpec = `openapi: 3.1.0
+info: {title: Orders, version: "1"}
+paths:
+  /orders:
+    post:
+      operationId: createOrder
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/Order'}
+      responses:
+        '201':
+          description: created
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Order'}
+  /orders/{orderId}:
+    parameters:
+      - {name: orderId, in: path, required: true, schema: {type: integer, minimum: 1}}
+    get:
+      operationId: getOrder
+      responses:
+        '200':
+          description: ok
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Order'}
+    patch:
+      operationId: patchOrder
+      requestBody:
+        content:
+          application/json:
+            schema: {type: object, properties: {note: {type: [string, "null"]}}}
+      responses:
+        '200':
+          description: ok
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Order'}
+    delete:
+      operationId: deleteOrder
+      responses:
+        '204': {description: gone}
+components:
+  schemas:
+    Order:
+      type: object
+      required: [item, quantity]
+      properties:
+        id: {type: integer, readOnly: true}
+        item: {type: string}
+        quantity: {type: integer, minimum: 1}
+        note: {type: [string, "null"]}
+`
+
+// TestIntegerIDSpellings reads, updates and deletes order 7 by the other
+// spellings an integer path parameter takes (007, +7, 7.0): each is order
+// 7, not a 404 for an order that is there.
+func TestIntegerIDSpellings(t *testing.T) {
+	t.Parallel()
+	hs := serveDoc(t, ordersSpec, nil)
+	for range 7 {
+		if got := call(t, "POST", hs.URL+"/orders", "application/json", `{"item":"tea","quantity":1,"note":"none"}`); got.status != 201 {
+			t.Fatalf("create: %d %s", got.status, got.body)
+		}
+	}
+	for _, id := range []string{"7", "007", "+7", "7.0"} {
+		if got := call(t, "GET", hs.URL+"/orders/"+id, "", ""); got.status != 200 || got.json["id"] != 7.0 {
+			t.Errorf("GET /orders/%s: %d %s; want order 7", id, got.status, got.body)
+		}
+	}
+	if got := call(t, "PATCH", hs.URL+"/orders/007", "application/json", `{"note":"gift"}`); got.status != 200 || got.json["id"] != 7.0 || got.json["note"] != "gift" {
+		t.Fatalf("PATCH /orders/007: %d %s; want order 7 with its note", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/orders/7", "", ""); got.json["note"] != "gift" {
+		t.Fatalf("GET /orders/7 after the PATCH of 007: %s; want its note", got.body)
+	}
+	if got := call(t, "DELETE", hs.URL+"/orders/0007", "", ""); got.status != 204 {
+		t.Fatalf("DELETE /orders/0007: %d %s; want 204", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/orders/7", "", ""); got.status != 404 {
+		t.Fatalf("GET /orders/7 after the DELETE of 0007: %d %s; want 404", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/orders/0x7", "", ""); got.status != 400 {
+		t.Fatalf("GET /orders/0x7: %d %s; want 400", got.status, got.body)
+	}
+}

@@ -142,6 +142,7 @@ var errNoState = errors.New("no state")
 // say: a 204) and the body. A store failure is returned as an error (the
 // server answers 503).
 func (o *Operation) Respond(ctx context.Context, x Exchange) (int, string, []byte, error) {
+	x.Vars = o.canonicalVars(x.Vars)
 	q := x.Request.URL.Query()
 	code, example, _ := preferred(x.Request, q)
 	if code == o.status {

@@ -196,6 +196,7 @@ func markNested(routes []*scenarios.Route, created map[string]bool) {
 // operation shows it to its templates as .Item, so that a confirm can
 // answer the stored amount as amount_received.
 func (o *Operation) Stored(ctx context.Context, x Exchange) ([]byte, bool, error) {
+	x.Vars = o.canonicalVars(x.Vars)
 	if !o.actsOnStored() {
 		return nil, false, nil
 	}
