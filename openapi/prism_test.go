@@ -3,6 +3,7 @@ package openapi_test
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/scenariomock/scenariomock/scenarios"
@@ -291,5 +292,34 @@ func TestIntegerIDSpellings(t *testing.T) {
 	}
 	if got := call(t, "GET", hs.URL+"/orders/0x7", "", ""); got.status != 400 {
 		t.Fatalf("GET /orders/0x7: %d %s; want 400", got.status, got.body)
+	}
+}
+
+// TestUpdateSetsAFieldTheCreateDidNotSend adds a note to an order made
+// without one: the stored order has no note (a create stores what was
+// sent), and the PATCH that sends one must set it, as it sets a field
+// the order has; a readOnly id and a field that does not fit stay out.
+func TestUpdateSetsAFieldTheCreateDidNotSend(t *testing.T) {
+	t.Parallel()
+	hs := serveDoc(t, ordersSpec, nil)
+	report := serveDoc(t, ordersSpec, func(s *scenarios.OpenAPISource) { s.Validate = "report" })
+	for _, srv := range []string{hs.URL, report.URL} {
+		if got := call(t, "POST", srv+"/orders", "application/json", `{"item":"tea","quantity":1}`); got.status != 201 || got.json["note"] != nil {
+			t.Fatalf("create without a note: %d %s", got.status, got.body)
+		}
+	}
+	if got := call(t, "PATCH", hs.URL+"/orders/1", "application/json", `{"note":"gift"}`); got.status != 200 || got.json["note"] != "gift" {
+		t.Fatalf("PATCH a note: %d %s; want the note set", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/orders/1", "", ""); got.json["note"] != "gift" {
+		t.Fatalf("read after the PATCH: %s; want the note", got.body)
+	}
+	if got := call(t, "PATCH", hs.URL+"/orders/1", "application/json", `{"note":null}`); got.status != 200 || got.json["note"] != nil || !strings.Contains(got.body, `"note":null`) {
+		t.Fatalf("PATCH the note null: %d %s; want it null", got.status, got.body)
+	}
+	// validate: report serves a note that is no string: not stored as a
+	// placeholder.
+	if got := call(t, "PATCH", report.URL+"/orders/1", "application/json", `{"note":{"a":1}}`); got.status != 200 || strings.Contains(got.body, "note") {
+		t.Fatalf("PATCH a note that is no string (report): %d %s; want no note", got.status, got.body)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -465,10 +466,16 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 					kept[k] = obj[k]
 				}
 			}
+			absent := o.absentFields(obj, in, sent, schema)
 			if o.formBody(x.Request) {
 				reflectForm(obj, in, schema)
 			} else {
 				reflectValues(obj, in, schema)
+			}
+			for k, placeholder := range absent {
+				if reflect.DeepEqual(obj[k], placeholder) && !reflect.DeepEqual(in[k], placeholder) {
+					delete(obj, k) // the value sent did not fit its schema's type
+				}
 			}
 			maps.Copy(obj, kept)
 			mergePatch(obj, patchOf(x.Override))
@@ -901,4 +908,32 @@ func replaced(obj, in map[string]any, sent, answer *base.Schema) {
 			delete(obj, name)
 		}
 	}
+}
+
+// absentFields gives obj, before an update's values go in, a placeholder
+// for each field the request sends that the answer's schema declares and
+// obj lacks (an optional field the create did not send is not stored),
+// so that the update sets it: a note added to an order by a PATCH. The
+// id, readOnly fields and fields the body's schema (sent) does not list
+// get none, nor writeOnly ones, which no answer has. It returns the placeholders, by field.
+func (o *Operation) absentFields(obj, in map[string]any, sent, schema *base.Schema) map[string]any {
+	var out map[string]any
+	for k := range in {
+		if _, has := obj[k]; has || k == "id" {
+			continue
+		}
+		p := propertyOf(schema, k, 0)
+		if p == nil || p.ReadOnly != nil && *p.ReadOnly || p.WriteOnly != nil && *p.WriteOnly {
+			continue
+		}
+		if sent != nil && sent.Properties != nil && sent.Properties.Len() > 0 && propertyOf(sent, k, 0) == nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[k] = generator{api: o.api}.value(p, 1)
+		obj[k] = out[k]
+	}
+	return out
 }
