@@ -122,7 +122,7 @@ func acceptable(headers []string) []mediaRange {
 // most specific range covering it (text/csv over text/* over */*: its
 // specificity, 2, 1 or 0) and where that range is in ranges; q is 0 when
 // none covers it. A declared wildcard (*/*, image/*) is covered by any
-// range it overlaps.
+// range it overlaps, and application/problem+json by application/json.
 func quality(ranges []mediaRange, declared string) (q float64, specificity, at int) {
 	d, _, err := mime.ParseMediaType(declared)
 	if err != nil {
@@ -137,6 +137,11 @@ func quality(ranges []mediaRange, declared string) (q float64, specificity, at i
 		case r.typ != typ && typ != "*":
 			continue
 		case r.sub == "*":
+			s = 1
+		case r.sub == "json" && strings.HasSuffix(sub, "+json"):
+			// application/json covers a JSON of a structured suffix
+			// (RFC 6839): a problem+json error is what a client that
+			// accepts JSON reads, and most send nothing else.
 			s = 1
 		case r.sub != sub && sub != "*":
 			continue

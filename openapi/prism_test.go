@@ -41,6 +41,11 @@ paths:
             text/plain:
               schema: {type: string}
               example: no such report
+        '422':
+          description: invalid
+          content:
+            application/problem+json:
+              schema: {type: object, properties: {title: {type: string}, status: {type: integer}}}
   /ping:
     get:
       operationId: ping
@@ -76,6 +81,8 @@ func TestAcceptNegotiation(t *testing.T) {
 		{"q=0 only: 406", "/reports/r1", "application/xml;q=0", 406, "application/problem+json"},
 		{"Prefer: code= negotiates that answer", "/reports/r1?__code=404", "text/plain", 404, "text/plain"},
 		{"Prefer: code= answer refusing: 406", "/reports/r1?__code=404", "application/json", 406, "application/problem+json"},
+		{"application/json takes a problem+json error", "/reports/r1?__code=422", "application/json", 422, "application/problem+json"},
+		{"a problem+json error refusing: 406", "/reports/r1?__code=422", "text/html", 406, "application/problem+json"},
 		{"no content is acceptable to any Accept", "/ping", "application/json", 204, ""},
 	}
 	for _, tc := range cases {
