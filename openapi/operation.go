@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
 
 	liberrors "github.com/pb33f/libopenapi-validator/errors"
 	"github.com/pb33f/libopenapi-validator/helpers"
@@ -549,4 +550,59 @@ func mediaOf(resp *v3.Response) (*v3.MediaType, *base.Schema) {
 		}
 	}
 	return nil, nil
+}
+
+// ViolationsHeader is the sl-violations header Prism sends with an answer
+// to a request that breaks its operation (a JSON array of {location,
+// severity, code, message}, location as ["request", "body", "pet",
+// "name"]), so that tooling written against Prism reads ours. code is
+// set where Prism's is a status (401 for security, 415 for a Content-Type
+// the operation does not take, 406 for an Accept it cannot meet). The
+// value is ASCII, as a header must be: other characters are JSON's
+// \u escapes.
+func ViolationsHeader(vs []Violation) string {
+	type diagnostic struct {
+		Location []string `json:"location"`
+		Severity string   `json:"severity"`
+		Code     int      `json:"code,omitempty"`
+		Message  string   `json:"message"`
+	}
+	out := make([]diagnostic, len(vs))
+	for i, v := range vs {
+		d := diagnostic{Location: []string{"request", v.In}, Severity: "Error", Message: v.Detail}
+		switch {
+		case v.In == "security":
+			d.Location, d.Code = []string{"request"}, http.StatusUnauthorized
+		case v.unsupported:
+			d.Code = http.StatusUnsupportedMediaType
+		case v.notAcceptable:
+			d.Code = http.StatusNotAcceptable
+		}
+		switch {
+		case v.Pointer != "":
+			for _, seg := range strings.Split(strings.TrimPrefix(strings.TrimPrefix(v.Pointer, "#"), "/"), "/") {
+				if seg != "" {
+					d.Location = append(d.Location, strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~"))
+				}
+			}
+		case v.Name != "" && v.In != "security":
+			d.Location = append(d.Location, v.Name)
+		}
+		out[i] = d
+	}
+	b, _ := json.Marshal(out)
+	var s strings.Builder
+	for _, r := range string(b) {
+		if r < 0x20 || r > 0x7e {
+			if r > 0xffff {
+				r1, r2 := utf16.EncodeRune(r)
+				fmt.Fprintf(&s, `\u%04x\u%04x`, r1, r2)
+				continue
+			}
+			fmt.Fprintf(&s, `\u%04x`, r)
+			continue
+		}
+		s.WriteRune(r)
+	}
+	return s.String()
 }

@@ -1,6 +1,7 @@
 package openapi_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -328,5 +329,61 @@ func TestUpdateSetsAFieldTheCreateDidNotSend(t *testing.T) {
 	// placeholder.
 	if got := call(t, "PATCH", report.URL+"/orders/1", "application/json", `{"note":{"a":1}}`); got.status != 200 || strings.Contains(got.body, "note") {
 		t.Fatalf("PATCH a note that is no string (report): %d %s; want no note", got.status, got.body)
+	}
+}
+
+// TestSlViolationsHeader reads the sl-violations header as tooling written
+// against Prism does (JSON.parse of the header): under validate: report
+// the served answer lists each violation with its location, and so does
+// a refusal under enforce; a valid request has none.
+func TestSlViolationsHeader(t *testing.T) {
+	t.Parallel()
+	type diagnostic struct {
+		Location []string `json:"location"`
+		Severity string   `json:"severity"`
+		Code     int      `json:"code"`
+		Message  string   `json:"message"`
+	}
+	enforce := serveDoc(t, petsSpec, nil)
+	report := serveDoc(t, petsSpec, func(s *scenarios.OpenAPISource) { s.Validate = "report" })
+	cases := []struct {
+		name, url, body, accept string
+		status                  int
+		location                string // of the first diagnostic, joined by /
+		code                    int
+	}{
+		{"report: body", report.URL, `{"petType":"dog","name":"r\u00e9x","bark":"oui"}`, "", 201, "request/body/bark", 0},
+		{"report: Accept", report.URL, `{"petType":"dog","name":"rex","bark":true}`, "text/html", 201, "request/header/Accept", 406},
+		{"enforce: body", enforce.URL, `{"petType":"dog","name":"rex","bark":"oui"}`, "", 400, "request/body/bark", 0},
+		{"valid", report.URL, `{"petType":"dog","name":"rex","bark":true}`, "", 201, "", 0},
+	}
+	for _, tc := range cases {
+		var header []string
+		if tc.accept != "" {
+			header = []string{"Accept", tc.accept}
+		}
+		got := call(t, "POST", tc.url+"/pets", "application/json", tc.body, header...)
+		raw := got.header.Get("Sl-Violations")
+		if got.status != tc.status {
+			t.Fatalf("%s: %d %s; want %d", tc.name, got.status, got.body, tc.status)
+		}
+		if tc.location == "" {
+			if raw != "" {
+				t.Fatalf("%s: sl-violations %s; want none", tc.name, raw)
+			}
+			continue
+		}
+		for _, r := range raw {
+			if r > 0x7e {
+				t.Fatalf("%s: sl-violations %q is not ASCII", tc.name, raw)
+			}
+		}
+		var ds []diagnostic
+		if err := json.Unmarshal([]byte(raw), &ds); err != nil || len(ds) == 0 {
+			t.Fatalf("%s: sl-violations %q: %v; want a JSON array of diagnostics", tc.name, raw, err)
+		}
+		if d := ds[0]; strings.Join(d.Location, "/") != tc.location || d.Severity != "Error" || d.Code != tc.code || d.Message == "" {
+			t.Fatalf("%s: first diagnostic %+v; want location %s, severity Error, code %d and a message", tc.name, d, tc.location, tc.code)
+		}
 	}
 }

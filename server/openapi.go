@@ -76,7 +76,8 @@ func generates(p *prepared, op *openapi.Operation, updated bool) {
 // document: it validates the request against its operation. A refused
 // request (validate: enforce) gets the refusal as its answer and check
 // returns false; with validate: report the request goes on. Either way the
-// violations go to the journal entry and the log. A request refused here
+// violations go to the journal entry, the log and the answer's
+// sl-violations header (Prism's). A request refused here
 // never reaches the idempotency store: Stripe keeps no result for a
 // request that failed validation.
 func (s *Server) check(x *exchange) bool {
@@ -100,6 +101,10 @@ func (s *Server) check(x *exchange) bool {
 		summary[i] = where + ": " + v.Detail
 	}
 	x.entry.Violations = summary // record fills in the rest of the entry
+	// Prism's header listing them, on the answer whether it serves the
+	// request (report) or refuses it: tooling written against Prism reads
+	// it.
+	x.w.Header().Set("Sl-Violations", openapi.ViolationsHeader(vs))
 	s.log.Warn("request does not match its OpenAPI operation", "route", op.Name, "mode", op.Mode(), "violations", strings.Join(summary, "; "))
 	if op.Mode() == "report" {
 		return true
