@@ -228,7 +228,9 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 		}
 	}
 	out := append(append(append(deep, violationsOf(errs)...), o.preferenceViolation(r)...), o.expandViolations(r, values)...)
-	if len(r.Header.Values("Accept")) > 0 {
+	// Stripe's API, and stripe-mock, answer JSON whatever Accept says:
+	// with errors: stripe a client's Accept is no reason to refuse.
+	if len(r.Header.Values("Accept")) > 0 && o.api.errors != "stripe" {
 		code := 0
 		if r.Header.Get("Prefer") != "" || strings.Contains(r.URL.RawQuery, "__") {
 			code, _, _ = preferred(r, r.URL.Query())

@@ -63,6 +63,10 @@ func TestAcceptNegotiation(t *testing.T) {
 	t.Parallel()
 	hs := serveDoc(t, reportsSpec, nil)
 	report := serveDoc(t, reportsSpec, func(s *scenarios.OpenAPISource) { s.Validate = "report" })
+	stripe := serveDoc(t, reportsSpec, func(s *scenarios.OpenAPISource) { s.Errors = "stripe" })
+	if got := call(t, "GET", stripe.URL+"/reports/r1", "", "", "Accept", "text/html"); got.status != 200 || got.header.Get("Content-Type") != "application/json" {
+		t.Errorf("errors: stripe, Accept: text/html: %d %s %s; want the JSON answer, as Stripe gives it", got.status, got.header.Get("Content-Type"), got.body)
+	}
 	cases := []struct {
 		name, path, accept string
 		status             int
