@@ -18,7 +18,8 @@ import (
 // else the first JSON one, else the first declared, and its Content-Type
 // says which. When Accept refuses every media type a response has, the
 // request is refused with a 406 (notAcceptable), as Prism refuses it;
-// with validate: report or off it gets the first JSON one.
+// with validate: report or off, or errors: stripe, it gets the first JSON
+// one.
 
 // pickMedia returns the media type a response answers r in, and its
 // name; nil when the response declares no content.
