@@ -594,7 +594,13 @@ func (w *writer) rewrite(b []byte) []byte {
 	if w.opts.Upstream == "" || w.opts.MockURL == "" {
 		return b
 	}
-	return bytes.ReplaceAll(b, []byte(w.opts.Upstream), []byte(w.opts.MockURL))
+	b = bytes.ReplaceAll(b, []byte(w.opts.Upstream), []byte(w.opts.MockURL))
+	// JSON may escape a URL's slashes (PHP's json_encode does by
+	// default): "http:\/\/upstream\/v1" is the same URL.
+	if up := strings.ReplaceAll(w.opts.Upstream, "/", `\/`); up != w.opts.Upstream {
+		b = bytes.ReplaceAll(b, []byte(up), []byte(strings.ReplaceAll(w.opts.MockURL, "/", `\/`)))
+	}
+	return b
 }
 
 func (w *writer) headers(h http.Header) *yaml.Node {

@@ -708,3 +708,27 @@ func TestWritesKeepTheNewest(t *testing.T) {
 		}
 	}
 }
+
+// TestRewritesEscapedURLs: an upstream URL in a JSON body whose slashes
+// are escaped (http:\/\/host\/path, as PHP's json_encode writes it) is
+// rewritten to the mock's, as a plain one is.
+func TestRewritesEscapedURLs(t *testing.T) {
+	t.Parallel()
+	rec := record.New(record.Options{Upstream: "http://upstream.test:9000", MockURL: "http://127.0.0.1:8080"})
+	rec.Add(record.Exchange{Method: "GET", Path: "/v1/items", Status: 200,
+		Header: http.Header{"Content-Type": {"application/json"}},
+		Body:   []byte(`{"next":"http:\/\/upstream.test:9000\/v1\/items?page=2","self":"http://upstream.test:9000/v1/items"}`)})
+	dir := t.TempDir()
+	if _, err := rec.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(filepath.Join(dir, "recorded.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"next: http://127.0.0.1:8080/v1/items?page=2\n", "self: http://127.0.0.1:8080/v1/items\n"} {
+		if !bytes.Contains(text, []byte(want)) {
+			t.Errorf("the recording lacks %q:\n%s", want, text)
+		}
+	}
+}
