@@ -376,23 +376,20 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 		for k, v := range obj {
 			// Strings that carry the example's id carry the new one: a
 			// payment intent's client_secret is its id, "_secret_", a
-			// secret; a Checkout Session's url ends in its id. An id
-			// too short to be told from other text (1, ab) only as the
-			// string's start.
-			s, ok := v.(string)
+			// secret. An id long enough to be told from other text
+			// anywhere in a value, nested ones too: a Checkout
+			// Session's url ends in its id, a Stripe subscription's
+			// items name it (items.data[0].subscription, items.url).
+			// One too short (1, ab) only as a string's start.
+			s, isString := v.(string)
 			switch {
-			case k == "id", !ok && len(old) < 8:
-			case !ok:
-				// Deeper too, for an id long enough to be told from
-				// other text: a Stripe subscription's items name it
-				// (items.data[0].subscription, items.url).
+			case k == "id":
+			case isString && strings.HasPrefix(s, old+"_"):
+				obj[k] = id + s[len(old):]
+			case len(old) >= 8:
 				if c, changed := carryID(v, old, id); changed {
 					obj[k] = c
 				}
-			case strings.HasPrefix(s, old+"_"):
-				obj[k] = id + s[len(old):]
-			case len(old) >= 8 && strings.Contains(s, old):
-				obj[k] = strings.ReplaceAll(s, old, id)
 			}
 		}
 		switch obj["created"].(type) {
