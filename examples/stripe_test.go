@@ -1848,6 +1848,24 @@ func TestStripePaymentMethodSources(t *testing.T) {
 		}
 	}
 
+	// Created and confirmed at once (confirm=true), with or without a
+	// manual capture: the same.
+	for name, p := range map[string]*stripe.PaymentIntentCreateParams{
+		"payment_method_data":         {PaymentMethodData: &stripe.PaymentIntentCreatePaymentMethodDataParams{Type: stripe.String("ideal")}},
+		"confirmation_token":          {ConfirmationToken: stripe.String("ctoken_1")},
+		"payment_method_data, manual": {PaymentMethodData: &stripe.PaymentIntentCreatePaymentMethodDataParams{Type: stripe.String("ideal")}, CaptureMethod: stripe.String("manual")},
+	} {
+		p.Amount, p.Currency, p.Confirm = stripe.Int64(800), stripe.String("usd"), stripe.Bool(true)
+		got, err := sc.V1PaymentIntents.Create(ctx, p)
+		if err != nil || !made(got) {
+			t.Errorf("create with %s and confirm=true: %+v, %v; want a payment method made from it", name, got, err)
+			continue
+		}
+		if back, err := sc.V1PaymentIntents.Retrieve(ctx, got.ID, nil); err != nil || back.PaymentMethod == nil || back.PaymentMethod.ID != got.PaymentMethod.ID {
+			t.Errorf("created with %s and confirm=true, read back: %+v, %v; want payment method %s kept", name, back, err, got.PaymentMethod.ID)
+		}
+	}
+
 	pi := create()
 	updated, err := sc.V1PaymentIntents.Update(ctx, pi.ID, &stripe.PaymentIntentUpdateParams{PaymentMethod: stripe.String("pm_card_visa")})
 	if err != nil || updated.Status != stripe.PaymentIntentStatusRequiresConfirmation || updated.PaymentMethod == nil || updated.PaymentMethod.ID != "pm_card_visa" {
