@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -143,5 +146,40 @@ func TestServeOpenAPIReferences(t *testing.T) {
 		if _, stderr, err := runCmd(t, append([]string{"serve", "--openapi", spec}, args...)...); err == nil || !strings.Contains(err.Error()+stderr, args[0]) {
 			t.Errorf("%v: %v %s; want an error naming %s", args, err, stderr, args[0])
 		}
+	}
+}
+
+// TestServeOpenAPIProxy: --openapi-proxy forwards every operation to the
+// upstream and checks its answers (Prism's proxy mode); a URL that is not
+// one is refused before the server starts.
+func TestServeOpenAPIProxy(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/pets/good" {
+			_, _ = io.WriteString(w, `{"id":"good","name":"Rex","age":3}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"id":"bad"}`)
+	}))
+	defer up.Close()
+	spec := filepath.Join("openapi", "testdata", "petstore", "openapi.yaml")
+	_, addr, logs := started(t, bin, "--openapi", spec, "--openapi-proxy", up.URL)
+	for path, want := range map[string]int{"/pets/good": 200, "/pets/bad": 502} {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v\n%s", path, err, logs)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || want == 502 && !strings.Contains(string(b), "response body #: missing properties 'name', 'age'") {
+			t.Errorf("GET %s: %d %s; want %d", path, resp.StatusCode, b, want)
+		}
+	}
+	out, err := exec.Command(bin, "serve", "--openapi", spec, "--openapi-proxy", "ftp://x").CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), `--openapi-proxy "ftp://x": want the upstream's base URL`) {
+		t.Errorf("a bad --openapi-proxy: %v %s; want exit 2 and why", err, out)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"regexp"
 
@@ -22,6 +23,7 @@ type openapiOptions struct {
 	scope      string // --openapi-scope
 	references string // --openapi-references
 	existing   string // --openapi-existing-ids
+	proxy      string // --openapi-proxy
 }
 
 func (o *openapiOptions) flags(f *pflag.FlagSet) {
@@ -32,6 +34,7 @@ func (o *openapiOptions) flags(f *pflag.FlagSet) {
 	f.StringVar(&o.scope, "openapi-scope", "none", "whose the resources --openapi stores are: none (one set for every client) or credential (each API key's own, from Bearer or Basic auth)")
 	f.StringVar(&o.references, "openapi-references", "check", "what --openapi does with a body naming a stored object by an id not stored (Stripe's customer=cus_1): check (a 400, Stripe's resource_missing) or off (take it)")
 	f.StringVar(&o.existing, "openapi-existing-ids", "", "a regular expression of the ids --openapi's references check takes as there without being created, e.g. '^(pm_card_|tok_)[A-Za-z0-9_]+$' for Stripe's test payment methods")
+	f.StringVar(&o.proxy, "openapi-proxy", "", "forward every --openapi operation to this upstream (Prism's proxy mode), checking the request before and the upstream's answer after: under --openapi-validate enforce an answer that breaks the spec is a 502 problem listing how, under report it is passed through with sl-violations")
 	f.StringVar(&o.unknownIDs, "unknown-ids", "", "what generated routes answer for an id never created: 404 (the spec's not-found answer) or generate (an object with that id, as stripe-mock does); overrides each openapi: block's unknownIds")
 }
 
@@ -67,6 +70,14 @@ func (o *openapiOptions) check() error {
 	if o.fixtures != "" && o.spec == "" {
 		return fmt.Errorf("--openapi-fixtures needs --openapi")
 	}
+	if o.proxy != "" {
+		if o.spec == "" {
+			return fmt.Errorf("--openapi-proxy needs --openapi")
+		}
+		if u, err := url.Parse(o.proxy); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("--openapi-proxy %q: want the upstream's base URL, http:// or https:// with a host (no credentials, query or fragment)", o.proxy)
+		}
+	}
 	return nil
 }
 
@@ -80,6 +91,9 @@ func (o *openapiOptions) expand(cache *openapi.Cache) openapi.Options {
 		src.References = o.references
 		if o.existing != "" {
 			src.ExistingIDs = regexp.MustCompile(o.existing) // check compiled it
+		}
+		if o.proxy != "" {
+			src.Proxy = &scenarios.Proxy{Pos: src.Pos, URL: o.proxy}
 		}
 		opts.Extra = []*scenarios.OpenAPISource{src}
 	}

@@ -595,9 +595,15 @@ func (a *api) route(path string, item *v3.PathItem, method string, op *v3.Operat
 	}
 	o.Name = name
 	resp := &scenarios.Response{Pos: pos, Status: o.status, Delay: src.Delay}
-	resp.Headers = append(resp.Headers, src.Headers...)
-	if _, set := resp.Header("Content-Type"); !set {
-		resp.Headers = append(resp.Headers, scenarios.Header{Name: "Content-Type", Value: "application/json"})
+	if src.Proxy != nil {
+		// The upstream answers, with its own headers (Prism's proxy
+		// mode); the operation checks the request and that answer.
+		resp.Proxy = src.Proxy
+	} else {
+		resp.Headers = append(resp.Headers, src.Headers...)
+		if _, set := resp.Header("Content-Type"); !set {
+			resp.Headers = append(resp.Headers, scenarios.Header{Name: "Content-Type", Value: "application/json"})
+		}
 	}
 	r := &scenarios.Route{
 		Pos: pos, PathPos: pos, Name: name, Named: true,

@@ -124,6 +124,9 @@ type Violation struct {
 	// message is Stripe's own words for it, when it has them ("This
 	// property cannot be expanded (foo).").
 	message string
+	// answer marks a violation of the answer (CheckAnswer), not the
+	// request's: In is then "status", "header" or "body".
+	answer bool
 }
 
 // Mode is what a failed check does: "enforce" refuses the request,
@@ -572,6 +575,9 @@ func ViolationsHeader(vs []Violation) string {
 	out := make([]diagnostic, len(vs))
 	for i, v := range vs {
 		d := diagnostic{Location: []string{"request", v.In}, Severity: "Error", Message: v.Detail}
+		if v.answer {
+			d.Location[0] = "response"
+		}
 		switch {
 		case v.In == "security":
 			d.Location, d.Code = []string{"request"}, http.StatusUnauthorized

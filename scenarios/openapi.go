@@ -53,10 +53,14 @@ type OpenAPISource struct {
 	Headers     []Header
 	Delay       Delay
 	Idempotency *Idempotency
+	// Proxy, when set, has every generated route answer with what this
+	// upstream answers (Prism's proxy mode): the operation checks the
+	// request before it is forwarded and the upstream's answer after.
+	Proxy *Proxy
 }
 
 var (
-	openapiFields  = []string{"spec", "fixtures", "validate", "state", "unknownIds", "errors", "scope", "references", "existingIds"}
+	openapiFields  = []string{"spec", "fixtures", "validate", "state", "unknownIds", "errors", "scope", "references", "existingIds", "proxy"}
 	referenceModes = []string{"check", "off"}
 	errorShapes    = []string{"problem", "stripe"}
 	validateModes  = []string{"enforce", "report", "off"}
@@ -119,6 +123,9 @@ func (d *fileDecoder) openapi(key, n *yaml.Node) *OpenAPISource {
 	}
 	if p, ok := fs["existingIds"]; ok {
 		src.ExistingIDs, _ = d.regex(p.val, "openapi.existingIds")
+	}
+	if p, ok := fs["proxy"]; ok {
+		src.Proxy = d.proxy(p.val, "openapi.proxy")
 	}
 	return src
 }

@@ -312,6 +312,13 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 			d.fail(p.key, "cases", "goes with operation: (it tests the object the operation acts on, as stored); a route of its own can load: the item and answer by its conditions")
 		}
 	}
+	if d.operation && slices.ContainsFunc(r.Responses, func(x *Response) bool { return x != nil && x.Proxy != nil }) {
+		for _, k := range []string{"cases", "unknownIds"} {
+			if p, ok := fs[k]; ok {
+				d.fail(p.key, k, "does not go with a proxy: answer (the upstream answers; the operation checks the request and the upstream's answer)")
+			}
+		}
+	}
 	if len(d.errs) > before {
 		return nil
 	}
@@ -948,9 +955,12 @@ func (d *fileDecoder) response(n *yaml.Node, field string, vars []string) *Respo
 // operation's), and nothing else that makes an answer of its own.
 func (d *fileDecoder) operationResponse(fs map[string]pair, field string, r *Response) {
 	envelope, wraps := fs["envelope"]
-	for _, k := range []string{"bodyFile", "save", "delete", "proxy", "status"} {
+	if _, proxies := fs["proxy"]; proxies {
+		return // the upstream makes the answer, and the operation checks it (proxyAlone)
+	}
+	for _, k := range []string{"bodyFile", "save", "delete", "status"} {
 		if p, ok := fs[k]; ok && (k != "status" || !wraps) {
-			d.fail(p.key, join(field, k), "does not go with operation: (the operation makes the answer; body: a mapping is laid on it, load: answers a stored item first, list: answers with body:, envelope: wraps it, with its own status:)")
+			d.fail(p.key, join(field, k), "does not go with operation: (the operation makes the answer; body: a mapping is laid on it, load: answers a stored item first, list: answers with body:, envelope: wraps it, with its own status:; proxy: has a real upstream make it, which the operation checks)")
 		}
 	}
 	override, overrides := fs["override"]

@@ -125,7 +125,7 @@ func (d *fileDecoder) proxyHeaders(n *yaml.Node, field string, p *Proxy) {
 // proxyAlone checks that a proxied response says nothing the upstream's
 // answer replaces, and that its fault can be made from that answer.
 func (d *fileDecoder) proxyAlone(fs map[string]pair, field string, r *Response) {
-	for _, name := range []string{"status", "headers", "body", "bodyFile", "template", "save", "load", "list", "delete", "missing"} {
+	for _, name := range []string{"status", "headers", "body", "bodyFile", "template", "save", "load", "list", "delete", "missing", "envelope", "override"} {
 		if p, ok := fs[name]; ok {
 			d.fail(p.key, join(field, name), "does not go with proxy: (the upstream's answer is passed through)")
 		}

@@ -65,7 +65,11 @@ type exchange struct {
 	// opValues are the request's values as its operation's check read
 	// them (openapi.Exchange.Values), for the answer it generates.
 	opValues map[string]any
-	produced bool // rec holds the route's answer
+	// violations are how the request broke its operation (check, under
+	// validate: report), which an upstream's answer's follow
+	// (checkAnswer) in the sl-violations header.
+	violations []openapi.Violation
+	produced   bool // rec holds the route's answer
 
 	// The answer deliver sends: kind says which of the fields below holds it.
 	kind    answerKind

@@ -90,16 +90,8 @@ func (s *Server) check(x *exchange) bool {
 	if len(vs) == 0 {
 		return true
 	}
-	summary := make([]string, len(vs))
-	for i, v := range vs {
-		where := v.In
-		for _, part := range []string{v.Name, v.Pointer} {
-			if part != "" {
-				where += " " + part
-			}
-		}
-		summary[i] = where + ": " + v.Detail
-	}
+	x.violations = vs
+	summary := summarize(vs)
 	x.entry.Violations = summary // record fills in the rest of the entry
 	// Prism's header listing them, on the answer whether it serves the
 	// request (report) or refuses it: tooling written against Prism reads
@@ -127,6 +119,55 @@ func (s *Server) check(x *exchange) bool {
 	rec.WriteHeader(status)
 	_, _ = rec.Write(b)
 	x.kind = answerRecorded
+	return false
+}
+
+// summarize writes each violation as the journal and the log show it:
+// where (in, name, pointer), then what; an answer's start "response".
+func summarize(vs []openapi.Violation) []string {
+	summary := make([]string, len(vs))
+	for i, v := range vs {
+		where := v.In
+		if v.OfAnswer() {
+			where = "response " + where
+		}
+		for _, part := range []string{v.Name, v.Pointer} {
+			if part != "" {
+				where += " " + part
+			}
+		}
+		summary[i] = where + ": " + v.Detail
+	}
+	return summary
+}
+
+// checkAnswer checks an upstream's answer, read whole into x.rec, against
+// the route's operation (Prism's proxy mode: proxy: on a route that names
+// an operation, or the openapi: block's). Its violations go where a
+// request's go, after them: the journal entry, the log, the sl-violations
+// header. Under validate: report the answer is sent as the upstream gave
+// it; under enforce it is replaced by a 502 problem that lists them (the
+// upstream broke the contract the client was written against), and
+// checkAnswer returns false.
+func (s *Server) checkAnswer(x *exchange, upstreamURL string) bool {
+	op := x.rt.op
+	rec := &x.rec
+	vs := op.CheckAnswer(rec.status, rec.header, rec.body)
+	if len(vs) == 0 {
+		return true
+	}
+	summary := summarize(vs)
+	x.entry.Violations = append(x.entry.Violations, summary...)
+	header := openapi.ViolationsHeader(append(slices.Clip(x.violations), vs...))
+	s.log.Warn("the upstream's answer does not match its OpenAPI operation", "route", op.Name, "mode", op.Mode(), "upstream", upstreamURL, "status", rec.status, "violations", strings.Join(summary, "; "))
+	if op.Mode() == "report" {
+		rec.header.Set("Sl-Violations", header)
+		return true
+	}
+	x.w.Header().Set("Sl-Violations", header)
+	p := newProblem(http.StatusBadGateway, fmt.Sprintf("The upstream %s answered %d, which does not match operation %s: %s.", upstreamURL, rec.status, op.Name, strings.Join(summary, "; ")))
+	p.Errors = summary
+	x.answerProblem(p)
 	return false
 }
 

@@ -143,7 +143,9 @@ func (s *Server) forward(x *exchange) {
 	if x.snap.cors != nil {
 		corsOverUpstream(x, resp.Header)
 	}
-	hold := x.claimed || x.fault != nil || s.opts.Recorder != nil
+	// An answer its operation checks (checkAnswer) is held too.
+	checks := x.rt != nil && x.rt.op != nil && x.rt.op.Mode() != "off"
+	hold := x.claimed || x.fault != nil || s.opts.Recorder != nil || checks
 	if !hold && (resp.ContentLength < 0 || resp.ContentLength > smallProxied) {
 		x.upstream = resp
 		x.kind, x.produced = answerProxied, true
@@ -166,6 +168,9 @@ func (s *Server) forward(x *exchange) {
 		rec.header[name] = vs
 	}
 	rec.status, rec.body, rec.key = resp.Status, body, x.p.src.Idempotency
+	if checks && !s.checkAnswer(x, resp.Upstream) {
+		return
+	}
 	x.kind, x.produced = answerRecorded, true
 }
 

@@ -1,0 +1,152 @@
+package openapi_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/scenariomock/scenariomock/openapi"
+	"github.com/scenariomock/scenariomock/scenarios"
+)
+
+// realPets is an upstream of the petstore's: /pets/good keeps the
+// contract, the others break it each in one way. It counts the requests
+// that reach it.
+func realPets(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var calls atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		answer := func(status int, contentType, body string) {
+			w.Header().Set("Content-Type", contentType)
+			w.Header().Set("X-Upstream", "real")
+			w.WriteHeader(status)
+			_, _ = w.Write([]byte(body))
+		}
+		switch r.URL.Path {
+		case "/pets/good":
+			answer(200, "application/json; charset=utf-8", `{"id":"good","name":"Rex","age":3}`)
+		case "/pets/bad":
+			answer(200, "application/json", `{"id":7,"name":"Rex"}`) // id a number, no age
+		case "/pets/xml":
+			answer(200, "application/xml", `<pet/>`)
+		case "/pets/teapot":
+			answer(418, "text/plain", "short and stout")
+		case "/pets/gone":
+			answer(404, "application/json", `{"code":404,"message":"no such pet"}`)
+		case "/pets":
+			answer(201, "application/json", `{"id":"new","name":"Tom","age":2}`)
+		default:
+			answer(500, "text/plain", "unexpected "+r.URL.Path)
+		}
+	}))
+	t.Cleanup(up.Close)
+	return up, &calls
+}
+
+// TestProxyChecksAnswers: Prism's proxy mode. With proxy: in the openapi:
+// block every operation forwards to a real upstream; the operation checks
+// the request before it goes (a refused one never reaches the upstream)
+// and the upstream's answer after: its status, Content-Type and JSON body
+// against the operation's responses. Under enforce an answer that breaks
+// the contract is a 502 problem listing how; under report it is passed
+// through with Prism's sl-violations header, and the journal has the
+// violations either way.
+func TestProxyChecksAnswers(t *testing.T) {
+	t.Parallel()
+	up, calls := realPets(t)
+	for _, mode := range []string{"enforce", "report"} {
+		t.Run(mode, func(t *testing.T) {
+			_, hs := serveDir(t, petstore(t, "openapi: {spec: openapi.yaml, validate: "+mode+", proxy: '"+up.URL+"'}\n"), openapi.Options{})
+
+			good := call(t, "GET", hs.URL+"/pets/good", "", "")
+			if good.status != 200 || good.json["name"] != "Rex" || good.header.Get("X-Upstream") != "real" || good.header.Get("Sl-Violations") != "" {
+				t.Fatalf("a good answer: %d %v %s; want the upstream's, as it was", good.status, good.header, good.body)
+			}
+			if gone := call(t, "GET", hs.URL+"/pets/gone", "", ""); gone.status != 404 || gone.json["message"] != "no such pet" {
+				t.Errorf("a declared 404: %d %s; want the upstream's", gone.status, gone.body)
+			}
+
+			for path, want := range map[string][]string{
+				"/pets/bad":    {`"location":["response","body","id"]`, "response body #/id: got number, want string", "response body #: missing property 'age'"},
+				"/pets/xml":    {`"location":["response","header","Content-Type"]`, `response header Content-Type: Content-Type \"application/xml\" is not among the media types of the 200 response (application/json)`},
+				"/pets/teapot": {`"location":["response","status"]`, "response status: 418 is not among the responses of operation showPet (it declares 200, 404)"},
+			} {
+				got := call(t, "GET", hs.URL+path, "", "")
+				header := got.header.Get("Sl-Violations")
+				if !strings.Contains(header, want[0]) {
+					t.Errorf("%s: sl-violations %q; want %s", path, header, want[0])
+				}
+				if mode == "enforce" {
+					if got.status != 502 || got.header.Get("Content-Type") != "application/problem+json" || !strings.Contains(got.body, "showPet") {
+						t.Errorf("%s: %d %s; want a 502 problem naming the operation", path, got.status, got.body)
+					}
+					for _, w := range want[1:] {
+						if !strings.Contains(got.body, w) {
+							t.Errorf("%s: %s; want it to list %s", path, got.body, w)
+						}
+					}
+				} else if got.header.Get("X-Upstream") != "real" || got.status == 502 {
+					t.Errorf("%s: %d %v; want the upstream's answer passed through", path, got.status, got.header)
+				}
+			}
+			journal := call(t, "GET", hs.URL+"/__admin/requests?route=showPet", "", "").body
+			if !strings.Contains(journal, "response body #/id: got number, want string") {
+				t.Errorf("journal %s; want the answer's violations", journal)
+			}
+
+			// A request that breaks the contract is refused under enforce
+			// before it is forwarded; under report it goes, and its
+			// violations come first in the header.
+			before := calls.Load()
+			bad := call(t, "POST", hs.URL+"/pets", "application/json", `{"age":-1}`)
+			switch {
+			case mode == "enforce" && (bad.status != 400 || calls.Load() != before):
+				t.Errorf("an invalid create: %d %s, %d upstream calls; want the 400, and no call", bad.status, bad.body, calls.Load()-before)
+			case mode == "report" && (bad.status != 201 || calls.Load() != before+1 || !strings.HasPrefix(bad.header.Get("Sl-Violations"), `[{"location":["request","body"`)):
+				t.Errorf("an invalid create: %d %v %s; want the upstream's 201 with the request's violations", bad.status, bad.header, bad.body)
+			}
+		})
+	}
+}
+
+// TestProxyOnAnOperationRoute: a route written in YAML that names an
+// operation may proxy it (the rest stay generated), alone: the upstream
+// makes the answer, so nothing else that makes or shapes one goes with it.
+func TestProxyOnAnOperationRoute(t *testing.T) {
+	t.Parallel()
+	up, _ := realPets(t)
+	scenario := `openapi: {spec: openapi.yaml}
+routes:
+  - name: showPet
+    method: GET
+    path: /pets/{petId}
+    operation: showPet
+    respond: { proxy: '` + up.URL + `', delay: 1ms }
+`
+	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{})
+	if got := call(t, "GET", hs.URL+"/pets/bad", "", ""); got.status != 502 || !strings.Contains(got.body, "response body #/id") {
+		t.Errorf("the proxied operation: %d %s; want its answer checked", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/pets", "", ""); got.status != 200 || got.json["object"] != "list" {
+		t.Errorf("another operation: %d %s; want it generated", got.status, got.body)
+	}
+
+	for name, tc := range map[string]struct{ route, want string }{
+		"body": {"    respond: { proxy: 'http://127.0.0.1:9', body: { name: x } }\n",
+			`pets.yaml:7:45: route "showPet": respond.body: does not go with proxy: (the upstream's answer is passed through)`},
+		"override": {"    respond: { proxy: 'http://127.0.0.1:9', override: { name: x } }\n",
+			`pets.yaml:7:45: route "showPet": respond.override: does not go with proxy:`},
+		"cases": {"    respond: { proxy: 'http://127.0.0.1:9' }\n    cases: [{ when: { item: { name: x } }, respond: { body: { name: y } } }]\n",
+			`pets.yaml:8:5: route "showPet": cases: does not go with a proxy: answer`},
+	} {
+		dir := petstore(t, "openapi: {spec: openapi.yaml}\nroutes:\n  - name: showPet\n    method: GET\n    path: /pets/{petId}\n    operation: showPet\n"+tc.route)
+		_, err := scenarios.Load(filepath.Join(dir, "pets.yaml"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want %s", name, err, tc.want)
+		}
+	}
+}
