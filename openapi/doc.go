@@ -17,7 +17,9 @@
 // security) and says what to answer when it is refused; Respond generates
 // the answer (an example, a fixture, or values generated from the schema,
 // with the request's values reflected) and, with state on, keeps the
-// resources a create makes in the server's collections.
+// resources a create makes in the server's collections. On a route that
+// proxies to a real upstream (the block's proxy:, Prism's proxy mode),
+// CheckAnswer checks the upstream's answer instead (answer.go).
 //
 // Query parameters in deepObject style (expand[], metadata[k], lists of
 // objects such as lines[0][amount]) are read like form bodies and checked

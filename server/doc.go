@@ -49,9 +49,11 @@
 //     run time (admin_faults.go) replace the route's own in wait.
 //
 // A proxied answer (proxy.go) streams from the upstream to the client
-// (answerProxied) unless a fault, a claim or the recorder must hold it,
-// or it is small (a declared length up to 32 KiB); then forward reads it
-// into x.rec and it is an ordinary answer from there on. Routes that
+// (answerProxied) unless a fault, a claim, the recorder or the route's
+// OpenAPI operation must hold it, or it is small (a declared length up to
+// 32 KiB); then forward reads it into x.rec and it is an ordinary answer
+// from there on. The operation checks it there (checkAnswer, openapi.go:
+// Prism's proxy mode), and may turn it into a 502. Routes that
 // proxy to the server's own listener are refused when Serve starts and
 // at reload (checkLoops), and per request by the Via marker (a 508).
 //
