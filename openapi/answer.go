@@ -6,10 +6,16 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/pb33f/jsonschema/v6"
+	"github.com/pb33f/jsonschema/v6/kind"
+	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // CheckAnswer checks an answer the operation did not make itself, a real
@@ -78,24 +84,140 @@ func (o *Operation) CheckAnswer(status int, h http.Header, body []byte) []Violat
 	if ok {
 		return nil
 	}
+	if len(errs) > 0 && len(errs[0].SchemaValidationErrors) > 0 {
+		if root := errs[0].SchemaValidationErrors[0].OriginalJsonSchemaError; root != nil {
+			return answerViolations(root, v, schema)
+		}
+	}
 	var out []Violation
 	for _, e := range errs {
-		if len(e.SchemaValidationErrors) == 0 {
-			detail := e.Message
-			if e.Reason != "" && e.Reason != e.Message {
-				detail += ": " + e.Reason
-			}
-			out = append(out, Violation{In: "body", Detail: detail, answer: true})
-			continue
+		detail := e.Message
+		if e.Reason != "" && e.Reason != e.Message {
+			detail += ": " + e.Reason
 		}
-		for _, f := range e.SchemaValidationErrors {
-			out = append(out, Violation{In: "body", Pointer: pointer(f.InstancePath), Detail: f.Reason, answer: true})
-		}
+		out = append(out, Violation{In: "body", Detail: detail, answer: true})
 	}
 	if len(out) == 0 { // invalid, and the library said nothing more
 		out = append(out, Violation{In: "body", Detail: "does not match the response's schema", answer: true})
 	}
 	return out
+}
+
+// answerViolations are the failures under root, the JSON Schema
+// validator's tree of them, but those a null explains where the schema
+// says nullable: true (excused). OpenAPI 3.0 documents put nullable on
+// an anyOf or oneOf (Stripe's customer of a payment intent is "anyOf:
+// [string, customer], nullable: true", and null when there is none),
+// which libopenapi-validator turns into JSON Schema only beside a type
+// or an allOf; each alternative then fails on the null, and with it
+// whatever alternative holds it (Stripe's customer read, anyOf a
+// customer and a deleted one). Walking the tree, an anyOf that has one
+// excused alternative holds.
+func answerViolations(root *jsonschema.ValidationError, v any, schema *base.Schema) []Violation {
+	var out []Violation
+	p := message.NewPrinter(language.English)
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if excused(e, v, schema) {
+			return
+		}
+		if len(e.Causes) == 0 {
+			out = append(out, Violation{In: "body", Pointer: pointer(e.InstanceLocation), Detail: e.ErrorKind.LocalizedString(p), answer: true})
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(root)
+	return out
+}
+
+// excused says whether failure e is explained by a null the schema
+// allows (nullableAt): at its own place, or, for an anyOf or oneOf, in
+// one alternative (which then holds), or in each of its causes.
+func excused(e *jsonschema.ValidationError, v any, schema *base.Schema) bool {
+	if isNull(v, e.InstanceLocation) && nullableAt(schema, e.InstanceLocation) {
+		return true
+	}
+	if len(e.Causes) == 0 {
+		return false
+	}
+	switch k := e.ErrorKind.(type) {
+	case *kind.AnyOf:
+		return slices.ContainsFunc(e.Causes, func(c *jsonschema.ValidationError) bool { return excused(c, v, schema) })
+	case *kind.OneOf:
+		if len(k.Subschemas) > 0 { // more than one held: not a null's doing
+			return false
+		}
+		return slices.ContainsFunc(e.Causes, func(c *jsonschema.ValidationError) bool { return excused(c, v, schema) })
+	}
+	for _, c := range e.Causes {
+		if !excused(c, v, schema) {
+			return false
+		}
+	}
+	return true
+}
+
+// isNull says whether the value at path within v is JSON's null.
+func isNull(v any, path []string) bool {
+	for _, seg := range path {
+		switch t := v.(type) {
+		case map[string]any:
+			v = t[seg]
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(t) {
+				return false
+			}
+			v = t[i]
+		default:
+			return false
+		}
+	}
+	return v == nil
+}
+
+// nullableAt says whether the schema at path within s (through
+// properties, array items and allOf/anyOf/oneOf branches) is marked
+// nullable: true. OpenAPI 3.0 documents put it on an anyOf too (Stripe's
+// customer of a payment intent is "anyOf: [string, customer], nullable:
+// true", and null when there is none), where the JSON Schema validator
+// reads it only beside a type; so a null there is forgiven.
+func nullableAt(s *base.Schema, path []string) bool {
+	for _, seg := range path {
+		if s == nil {
+			return false
+		}
+		if _, err := strconv.Atoi(seg); err == nil {
+			if it := itemsOf(s, 0); it != nil {
+				s = it
+				continue
+			}
+		}
+		s = propertyOf(s, seg, 0)
+	}
+	return s != nil && s.Nullable != nil && *s.Nullable
+}
+
+// itemsOf returns the schema of the items of an array s, looking through
+// allOf, oneOf and anyOf.
+func itemsOf(s *base.Schema, depth int) *base.Schema {
+	if s == nil || depth > 4 {
+		return nil
+	}
+	if s.Items != nil && s.Items.IsA() && s.Items.A != nil {
+		return s.Items.A.Schema()
+	}
+	for _, group := range [][]*base.SchemaProxy{s.AllOf, s.OneOf, s.AnyOf} {
+		for _, sp := range group {
+			if it := itemsOf(sp.Schema(), depth+1); it != nil {
+				return it
+			}
+		}
+	}
+	return nil
 }
 
 // OfAnswer says whether v is about an answer (CheckAnswer) rather than
