@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -120,10 +121,49 @@ func linkOperations(set *scenarios.Set, ops map[string]*Operation) error {
 		case len(r.Cases) > 0 && !op.actsOnStored():
 			errs = append(errs, &scenarios.Error{Pos: r.Cases[0].Pos, Msg: fmt.Sprintf("route %q: cases: operation %q acts on no stored object (it creates or lists), so no case could hold; cases: goes with a read, update, delete or action on one", r.Name, r.OperationName)})
 		default:
+			if err := unknownResources(r, op); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 			r.Operation = op
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// unknownResources reports the save: entries of r's responses whose
+// resource: names none that op's document keeps (a schema's
+// x-resourceId that a create of it stores), each at its position.
+func unknownResources(r *scenarios.Route, op *Operation) error {
+	var errs []error
+	for _, resp := range r.Responses {
+		for _, ref := range resp.Also {
+			if ref.Resource == "" || op.api.state && op.api.collections[ref.Resource] != "" {
+				continue
+			}
+			var msg string
+			switch {
+			case !op.api.state:
+				msg = "the document keeps no state (its openapi: block has state: off)"
+			case len(op.api.collections) == 0:
+				msg = "no create of the document makes a resource its schema names (x-resourceId)"
+			default:
+				msg = "the document stores no such resource; name one a create of the document makes (" + knownResources(op.api) + ")"
+			}
+			errs = append(errs, &scenarios.Error{Pos: ref.Pos, Msg: fmt.Sprintf("route %q: save: resource %q: %s", r.Name, ref.Resource, msg)})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// knownResources lists the resources a's creates store, sorted, a few
+// of them.
+func knownResources(a *api) string {
+	names := slices.Sorted(maps.Keys(a.collections))
+	if len(names) > 8 {
+		return strings.Join(names[:8], ", ") + ", …"
+	}
+	return strings.Join(names, ", ")
 }
 
 // closestOperation suggests the operationId that differs from name only

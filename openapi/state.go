@@ -325,6 +325,30 @@ func (o *Operation) StoredResource(ctx context.Context, x Exchange, resource, id
 	return x.Store.Load(ctx, o.api.storeName(x.Request, path), id)
 }
 
+// ResourceCollection is the stored collection in which o's document
+// keeps the objects of resource (as StoredResource finds them) for the
+// request r, in the document's scope; "" when the document creates no
+// such resource. A route's save: entry with resource: saves there.
+func (o *Operation) ResourceCollection(r *http.Request, resource string) string {
+	path := o.api.collections[resource]
+	if path == "" {
+		return ""
+	}
+	return o.api.storeName(r, path)
+}
+
+// Expand expands body, o's answer, again as the request's expand[]
+// asks: what was stored since the answer was made (a route's save:
+// entries) is expanded too, and what was expanded stays.
+func (o *Operation) Expand(ctx context.Context, x Exchange, body []byte) ([]byte, error) {
+	q := x.Request.URL.Query()
+	in := x.Values
+	if in == nil {
+		in = o.requestValues(x.Request, x.Body)
+	}
+	return o.expand(ctx, x, expandFields(x.Request, q, in), body)
+}
+
 // StoredResources returns the stored objects of a resource of o's
 // document in the request's scope, oldest first; none when the document
 // creates no such resource.

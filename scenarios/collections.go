@@ -37,6 +37,16 @@ type ItemRef struct {
 	// Newest, on list:, answers the newest item first, as Stripe's lists
 	// do; paging then runs from the newest too.
 	Newest bool
+	// Resource, on a save: entry of a route that names an operation,
+	// names a resource of the route's OpenAPI document (its x-resourceId
+	// or component name: invoice) in place of Collection: the item goes
+	// where the document keeps that resource's objects, in the
+	// document's scope, as if its create had made it.
+	Resource string
+	// Body, on a save: entry, is the item to save in place of the
+	// answer: a JSON template that sees what the id template sees
+	// (.Response the answer, .Request, .Item).
+	Body *JSONTemplate
 	// Scope says whose the collection is: with Credential each API key
 	// (the Authorization header's Bearer token or Basic user, as
 	// matcher.Credential reads it) has a collection of this name of its
@@ -73,6 +83,12 @@ func (d *fileDecoder) itemRef(n *yaml.Node, field string, withID bool) *ItemRef 
 	if !ok {
 		return nil
 	}
+	return d.itemRefFields(n, fs, field, withID)
+}
+
+// itemRefFields decodes the fields fs of an item reference n: collection:,
+// scope:, and id: (withID) or list:'s own.
+func (d *fileDecoder) itemRefFields(n *yaml.Node, fs map[string]pair, field string, withID bool) *ItemRef {
 	ref := &ItemRef{Pos: d.pos(d.resolve(n))}
 	p, ok := fs["collection"]
 	if !ok {
@@ -100,7 +116,16 @@ func (d *fileDecoder) itemRef(n *yaml.Node, field string, withID bool) *ItemRef 
 		}
 		return ref
 	}
-	p, ok = fs["id"]
+	if ref.ID = d.itemID(n, fs, field); ref.ID == nil {
+		return nil
+	}
+	return ref
+}
+
+// itemID decodes the id: of an item reference n, always a template; nil
+// when it is missing or does not parse.
+func (d *fileDecoder) itemID(n *yaml.Node, fs map[string]pair, field string) *template.Template {
+	p, ok := fs["id"]
 	if !ok {
 		d.fail(d.resolve(n), field, "id: is required (a template such as '{{ .Request.Vars.id }}')")
 		return nil
@@ -114,7 +139,97 @@ func (d *fileDecoder) itemRef(n *yaml.Node, field string, withID bool) *ItemRef 
 		d.templateError(d.resolve(p.val), join(field, "id"), err)
 		return nil
 	}
-	ref.ID = t
+	return t
+}
+
+// saves decodes save:, one entry or a list of them, into r: an entry
+// without body: saves the answer (r.Save; at most one, and none on a
+// route that names an operation, which stores its answer itself), one
+// with body: saves that beside it (r.Also). hasBody says whether r
+// renders a body.
+func (d *fileDecoder) saves(p pair, field string, r *Response, hasBody bool) {
+	f := join(field, "save")
+	n := d.resolve(p.val)
+	entries, list := []*yaml.Node{n}, n.Kind == yaml.SequenceNode
+	if list {
+		entries = n.Content
+		if len(entries) == 0 {
+			d.fail(n, f, "want an entry ({ collection, id }) or a list of them, got an empty list")
+		}
+	}
+	for i, e := range entries {
+		ef := f
+		if list {
+			ef = fmt.Sprintf("%s[%d]", f, i)
+		}
+		ref := d.saveEntry(e, ef)
+		switch {
+		case ref == nil:
+		case ref.Body != nil:
+			r.Also = append(r.Also, ref)
+		case d.operation:
+			d.fail(d.resolve(e), ef, "the operation stores its answer itself: an entry here needs a body: of its own (an object saved beside the answer)")
+		case r.Save != nil:
+			d.fail(d.resolve(e), ef, "a second entry without body: (the answer is saved once; give this one a body: of its own)")
+		case !hasBody:
+			d.fail(p.key, f, "needs a body: (or bodyFile:) to save")
+		default:
+			r.Save = ref
+		}
+	}
+}
+
+// saveEntry decodes one entry of save:: collection: or, on a route that
+// names an operation, resource: (checked against its document when the
+// operation is linked), id:, scope: (with collection:) and body:.
+func (d *fileDecoder) saveEntry(n *yaml.Node, field string) *ItemRef {
+	fs, ok := d.fields(n, field, "collection", "resource", "id", "scope", "body")
+	if !ok {
+		return nil
+	}
+	var ref *ItemRef
+	if res, ok := fs["resource"]; ok {
+		f := join(field, "resource")
+		for _, k := range []string{"collection", "scope"} {
+			if p, ok := fs[k]; ok {
+				d.fail(p.key, join(field, k), "does not go with resource: (the item goes where the OpenAPI document keeps that resource, in the document's scope)")
+				return nil
+			}
+		}
+		if !d.operation {
+			d.fail(res.key, f, "names a resource of the route's OpenAPI document: it goes with operation: (else name a collection:)")
+			return nil
+		}
+		name, ok := d.str(res.val, f)
+		if !ok {
+			return nil
+		}
+		if name == "" {
+			d.fail(d.resolve(res.val), f, "want a resource's name (its x-resourceId: invoice), got an empty string")
+			return nil
+		}
+		if _, ok := fs["body"]; !ok {
+			d.fail(d.resolve(n), field, "resource: needs a body: (the object to save)")
+			return nil
+		}
+		ref = &ItemRef{Pos: d.pos(d.resolve(res.val)), Resource: name}
+		if ref.ID = d.itemID(n, fs, field); ref.ID == nil {
+			return nil
+		}
+	} else if ref = d.itemRefFields(n, fs, field, true); ref == nil {
+		return nil
+	}
+	if p, ok := fs["body"]; ok {
+		f := join(field, "body")
+		b := d.resolve(p.val)
+		if b.Kind != yaml.MappingNode {
+			d.fail(b, f, "is the item to save, a JSON template that sees the answer as .Response: want a mapping, got %s", describe(b))
+			return nil
+		}
+		if ref.Body, ok = d.jsonTemplate(b, f); !ok {
+			return nil
+		}
+	}
 	return ref
 }
 
@@ -211,13 +326,10 @@ func (d *fileDecoder) collectionOps(fs map[string]pair, field string, r *Respons
 		r.Ref = d.itemRef(p.val, join(field, op), r.Op != OpList)
 	}
 	if p, ok := fs["save"]; ok {
-		switch {
-		case r.Op != "":
+		if r.Op != "" {
 			d.fail(p.key, join(field, "save"), "does not go with %s: (save: stores the body this response renders)", r.Op)
-		case !hasBody:
-			d.fail(p.key, join(field, "save"), "needs a body: (or bodyFile:) to save")
-		default:
-			r.Save = d.itemRef(p.val, join(field, "save"), true)
+		} else {
+			d.saves(p, field, r, hasBody)
 		}
 	}
 	if r.Op == OpLoad && hasBody {
@@ -234,7 +346,7 @@ func (d *fileDecoder) collectionOps(fs map[string]pair, field string, r *Respons
 			return
 		}
 		m := d.missingResponse(p.val, f, vars)
-		if m != nil && (m.Op != "" || m.Save != nil) {
+		if m != nil && (m.Op != "" || m.Save != nil || len(m.Also) > 0) {
 			d.fail(p.key, f, "cannot itself save, load, list or delete")
 			return
 		}
@@ -264,7 +376,7 @@ func (d *fileDecoder) routeMissing(p pair, r *Route) {
 	if m == nil {
 		return
 	}
-	if m.Op != "" || m.Save != nil {
+	if m.Op != "" || m.Save != nil || len(m.Also) > 0 {
 		d.fail(p.key, "missing", "cannot itself save, load, list or delete")
 		return
 	}

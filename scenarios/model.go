@@ -309,6 +309,12 @@ type Response struct {
 	// Save, when set, stores the rendered body as an item once the answer
 	// is produced (not on an idempotent replay, not when it is released).
 	Save *ItemRef
+	// Also are the items save: makes beside the answer (its entries with
+	// a body: of their own, ItemRef.Body), saved when and where Save
+	// would be, in the order written: a subscription's first invoice.
+	// On a route that names an operation they are saved with a 2xx
+	// answer the operation made only.
+	Also []*ItemRef
 	// Op and Ref, when Op is set, read or delete stored items: Ref names
 	// the collection (and the item, for load and delete).
 	Op  CollectionOp

@@ -430,10 +430,13 @@ func (d *fileDecoder) refusalResponse(p pair, field string, vars []string) *Resp
 // that takes the delay and fault of the route's response, drawn before
 // the stored object is read.
 func (d *fileDecoder) caseResponse(p pair, field string, vars []string) *Response {
-	if kv, ok := d.firstOf(p.val, field, "delay", "fault", "headers", "load", "list"); ok {
-		if k := kv.key.Value; k == "load" || k == "list" {
+	if kv, ok := d.firstOf(p.val, field, "delay", "fault", "headers", "load", "list", "save"); ok {
+		switch k := kv.key.Value; k {
+		case "load", "list":
 			d.fail(kv.key, join(field, k), "does not go with a case: the operation acts on the stored object the case tested")
-		} else {
+		case "save":
+			d.fail(kv.key, join(field, k), "is the route's: write it on the route's respond:, whose save: applies to its cases too")
+		default:
 			d.fail(kv.key, join(field, k), "is the route's: the %s of the route's response applies to its cases too", k)
 		}
 		return nil
@@ -958,7 +961,7 @@ func (d *fileDecoder) operationResponse(fs map[string]pair, field string, r *Res
 	if _, proxies := fs["proxy"]; proxies {
 		return // the upstream makes the answer, and the operation checks it (proxyAlone)
 	}
-	for _, k := range []string{"bodyFile", "save", "delete", "status"} {
+	for _, k := range []string{"bodyFile", "delete", "status"} {
 		if p, ok := fs[k]; ok && (k != "status" || !wraps) {
 			d.fail(p.key, join(field, k), "does not go with operation: (the operation makes the answer; body: a mapping is laid on it, load: answers a stored item first, list: answers with body:, envelope: wraps it, with its own status:; proxy: has a real upstream make it, which the operation checks)")
 		}

@@ -193,6 +193,16 @@ var hosts = map[string]func(v map[string]any) map[string]any{
 	},
 	"itemRef": func(v map[string]any) map[string]any { return routeWith("respond", map[string]any{"load": v}) },
 	"listRef": func(v map[string]any) map[string]any { return routeWith("respond", map[string]any{"list": v}) },
+	"saveRef": func(v map[string]any) map[string]any {
+		if _, ok := v["resource"]; ok {
+			// A resource is its operation's document's: the route names
+			// one (which only openapi.Expand resolves).
+			f := routeWith("respond", map[string]any{"save": []any{v}})
+			f["routes"].([]any)[0].(map[string]any)["operation"] = "showX"
+			return f
+		}
+		return routeWith("respond", map[string]any{"save": []any{v}, "body": map[string]any{"id": 1}})
+	},
 }
 
 // withEndpoint adds the webhooks: block that a file's events need.
@@ -248,6 +258,7 @@ var (
 		"faultSpec":  {"kind": "connection-reset"},
 		// Signing is stripe unless said: a secret is needed.
 		"webhookEndpoint": {"secret": "whsec_test_123"},
+		"saveRef":         {"collection": "c"},
 	}
 	needs = map[string]map[string]any{
 		"route.responses":           {"respond": nil},
@@ -257,6 +268,7 @@ var (
 		"route.cases":               {"operation": "showX"},
 		"route.unknownIds":          {"operation": "showX"},
 		"response.save":             {"body": map[string]any{"id": 1}},
+		"saveRef.resource":          {"collection": nil, "body": map[string]any{"a": 1}},
 		"response.missing":          {"load": map[string]any{"collection": "c", "id": "x"}},
 		"delayRange.median":         {"min": nil, "max": nil, "sigma": 0.5},
 		"delayRange.sigma":          {"min": nil, "max": nil, "median": "1ms"},

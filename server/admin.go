@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -204,6 +205,8 @@ func outcome(r *scenarios.Response) adminOutcome {
 	switch {
 	case r.Save != nil:
 		o.Collection = "save " + r.Save.Collection
+	case len(r.Also) > 0:
+		o.Collection = "save " + cmp.Or(r.Also[0].Collection, r.Also[0].Resource)
 	case r.Op != "":
 		o.Collection = string(r.Op) + " " + r.Ref.Collection
 	}

@@ -260,11 +260,7 @@ func (s *Server) operate(ctx context.Context, rec *recorder, p *prepared, d *tem
 func (s *Server) save(ctx context.Context, p *prepared, d *templateData, rec *recorder) error {
 	ref := p.src.Save
 	body := rec.body
-	resp := &templateResponse{Status: rec.status, Headers: rec.header, Body: string(body), JSON: map[string]any{}}
-	if m, ok := parseItem(body).(map[string]any); ok {
-		resp.JSON = m
-	}
-	d.Response = resp
+	d.seeResponse(rec)
 	id, err := renderID(ref.ID, d, "save")
 	if err != nil {
 		return err
@@ -281,6 +277,67 @@ func (s *Server) save(ctx context.Context, p *prepared, d *templateData, rec *re
 		}
 		return fmt.Errorf("%w: %w", errStore, err)
 	}
+	return nil
+}
+
+// seeResponse shows the answer in rec to the templates of save: as
+// .Response, once.
+func (d *templateData) seeResponse(rec *recorder) {
+	if d.Response != nil {
+		return
+	}
+	resp := &templateResponse{Status: rec.status, Headers: rec.header, Body: string(rec.body), JSON: map[string]any{}}
+	if m, ok := parseItem(rec.body).(map[string]any); ok {
+		resp.JSON = m
+	}
+	d.Response = resp
+}
+
+// saveAlso saves the items of the save: entries of p that have a body of
+// their own (scenarios.Response.Also), in the order written; an entry
+// whose id renders empty saves nothing, so that an item may be made only
+// when the answer calls for it. An entry with resource: saves where the
+// route's OpenAPI document keeps that resource, and the operation's
+// answer is then expanded again, so that expand[] sees what was saved
+// (the new subscription's latest_invoice). An item saved before one that
+// fails stays.
+func (s *Server) saveAlso(ctx context.Context, p *prepared, d *templateData, rec *recorder) error {
+	d.seeResponse(rec)
+	cols := s.state.Collections()
+	expand := false
+	for _, ref := range p.src.Also {
+		id, err := renderID(ref.ID, d, "save")
+		if err != nil {
+			return err
+		}
+		if id == "" {
+			continue
+		}
+		body, err := renderJSON(ref.Body, "save.body", d, s.opts.MaxTemplateOutput)
+		if err != nil {
+			return err
+		}
+		name, coll := ref.Collection, scopedCollection(ref.Collection, ref.Scope, d.Request.Headers)
+		if ref.Resource != "" {
+			name, coll, expand = ref.Resource, p.op.ResourceCollection(d.in.HTTP, ref.Resource), true
+		}
+		if _, err := cols.Save(ctx, coll, id, body); err != nil {
+			if errors.Is(err, state.ErrFull) {
+				return fmt.Errorf("%w: item %q not saved in collection %q: the collections hold %d items, the limit (--max-collection-items)", err, id, name, s.opts.MaxCollectionItems)
+			}
+			return fmt.Errorf("%w: %w", errStore, err)
+		}
+	}
+	if !expand || d.wrapped {
+		return nil
+	}
+	_, ox := d.opExchange()
+	body, err := p.op.Expand(ctx, ox, rec.body)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errStore, err)
+	}
+	rec.body = body
+	rec.header["Content-Length"] = []string{strconv.Itoa(len(body))}
 	return nil
 }
 

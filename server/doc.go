@@ -27,7 +27,7 @@
 //	    advance                   pipeline.go     sequence position, the response to use
 //	    wait                      pipeline.go     fault draw and delay; a client that left ends here
 //	    produce                   pipeline.go     the answer: canned, template (respond.go), collection operation (collections.go), proxy (proxy.go), OpenAPI operation (openapi.go: its refuse:, cases:, envelope: and override:)
-//	    commit                    pipeline.go     save the item, complete or release the claim, send the events (webhooks.go), record a proxied exchange (proxy.go)
+//	    commit                    pipeline.go     save the items (save:), complete or release the claim, send the events (webhooks.go), record a proxied exchange (proxy.go)
 //	    deliver                   pipeline.go     record, then write the answer, or the fault (fault.go)
 //	  finish                      finish.go     the log line (and record, if deliver did not run)
 //

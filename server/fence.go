@@ -55,7 +55,7 @@ func (s *Server) epochNow() uint64 {
 // From here on its writes carry its epoch, for the store to check.
 func (s *Server) fenceIn(x *exchange) bool {
 	p := x.p
-	if !x.claimed && !p.templated && p.op == nil && p.src.Save == nil && (x.rt == nil || len(x.m.Route.Events) == 0) {
+	if !x.claimed && !p.templated && p.op == nil && !p.saves() && (x.rt == nil || len(x.m.Route.Events) == 0) {
 		return true
 	}
 	s.fence.RLock()

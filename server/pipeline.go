@@ -256,7 +256,7 @@ func (s *Server) produce(x *exchange) {
 		return
 	}
 	rec := &x.rec
-	if f == nil && p.src.Op == "" && p.src.Save == nil && (!x.claimed || p.stored != nil && p.op == nil && x.snap.cors == nil) {
+	if f == nil && p.src.Op == "" && !p.saves() && (!x.claimed || p.stored != nil && p.op == nil && x.snap.cors == nil) {
 		// Sent as it is rendered: straight into w's headers. A static
 		// answer is stored as its prepared header says (rec.stored), so
 		// one for a claimed key may be too, when w holds no CORS headers
@@ -267,7 +267,7 @@ func (s *Server) produce(x *exchange) {
 		rec.apart(x)
 	}
 	var err error
-	if p.src.Op != "" || p.src.Save != nil {
+	if p.src.Op != "" || p.saves() {
 		ctx := x.ctx
 		if x.claimed && !arrival {
 			// The store is written whatever the client does: a remote
@@ -287,7 +287,8 @@ func (s *Server) produce(x *exchange) {
 }
 
 // commit makes the request's effects permanent once its answer exists:
-// it saves the item save: names, then completes the idempotency claim
+// it saves the items save: names (saveAlso: those with a body of their
+// own), then completes the idempotency claim
 // with the answer, or releases the claim (a refusal, a failure, a fault
 // at arrival, a status the route does not store) so that a retry runs
 // the route again. The item is saved before the key is completed, and
@@ -319,6 +320,14 @@ func (s *Server) commit(x *exchange) {
 			return
 		}
 	}
+	if p := x.p; len(p.src.Also) > 0 && x.savesAlso() {
+		if err := s.saveAlso(x.detached(), p, x.templateData(), &x.rec); err != nil {
+			s.releaseClaim(x)
+			x.produced = false
+			x.fail(fmt.Errorf("route %q: %w", x.out.route, err))
+			return
+		}
+	}
 	claimed := x.claimed
 	s.completeClaim(x)
 	if !x.produced {
@@ -328,6 +337,17 @@ func (s *Server) commit(x *exchange) {
 		return // reset since its effects landed: forgotten, and no event (fence.go)
 	}
 	s.sendEvents(x, claimed)
+}
+
+// savesAlso reports whether the answer's save: entries with a body of
+// their own are saved: with any answer commit saves, and on a route that
+// names an operation with a 2xx answer the operation made only (not a
+// refusal's, a missing:'s or an undeclared status's), as its events.
+func (x *exchange) savesAlso() bool {
+	if x.p.op == nil {
+		return true
+	}
+	return x.rec.status >= 200 && x.rec.status < 300 && (x.data == nil || !x.data.instead)
 }
 
 // keeps reports whether the answer is stored under the claimed key: as

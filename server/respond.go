@@ -81,6 +81,9 @@ type headerValue struct {
 	value []string
 }
 
+// saves reports whether commit saves items for p's answer (save:).
+func (p *prepared) saves() bool { return p.src.Save != nil || len(p.src.Also) > 0 }
+
 func prepare(r *scenarios.Response) *prepared {
 	p := &prepared{src: r, status: r.Status, body: r.Body}
 	for _, h := range r.Headers {

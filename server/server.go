@@ -635,9 +635,12 @@ func readsCall(r *scenarios.Response) bool {
 			ts = append(ts, h.Template)
 		}
 	}
-	for _, ref := range []*scenarios.ItemRef{r.Save, r.Ref} {
+	for _, ref := range append([]*scenarios.ItemRef{r.Save, r.Ref}, r.Also...) {
 		if ref != nil && ref.ID != nil {
 			ts = append(ts, ref.ID)
+		}
+		if ref != nil && ref.Body != nil {
+			ts = append(ts, ref.Body.Templates()...)
 		}
 	}
 	for _, t := range ts {

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/scenariomock/scenariomock/internal/redistest"
+	"github.com/scenariomock/scenariomock/state"
+	"github.com/scenariomock/scenariomock/state/redis"
+)
+
+// savesFile makes an order and, beside it, a receipt of its own (save:
+// entries with a body:) under a fresh id, and a gift note only when the
+// order is a gift (an id that renders empty saves nothing). A refused
+// order releases its key (idempotency: release) and saves nothing.
+const savesFile = `
+routes:
+  - name: refused order
+    method: POST
+    path: /orders
+    priority: 1
+    when: { body: { json: { amount: 0 } } }
+    idempotency: { key: header.Idempotency-Key }
+    respond:
+      status: 400
+      idempotency: release
+      body: { error: nothing to pay }
+      save:
+        - { collection: receipts, scope: credential, id: rcpt_refused, body: { refused: true } }
+  - name: create order
+    method: POST
+    path: /orders
+    idempotency: { key: header.Idempotency-Key }
+    respond:
+      status: 201
+      template: true
+      body: { id: 'ord_{{ randomHex 8 }}', amount: '{{ .Request.JSON.amount }}' }
+      save:
+        - { collection: orders, scope: credential, id: '{{ .Response.JSON.id }}' }
+        - collection: receipts
+          scope: credential
+          id: 'rcpt_{{ randomHex 8 }}'
+          body: { order: '{{ .Response.JSON.id }}', amount: '{{ .Response.JSON.amount }}', status: '{{ .Response.Status }}' }
+        - collection: gifts
+          scope: credential
+          id: '{{ if .Request.JSON.gift }}gift_{{ .Response.JSON.id }}{{ end }}'
+          body: { order: '{{ .Response.JSON.id }}', note: '{{ .Request.JSON.gift }}' }
+  - { name: receipts, method: GET, path: /receipts, respond: { list: { collection: receipts, scope: credential } } }
+  - { name: gifts, method: GET, path: /gifts, respond: { list: { collection: gifts, scope: credential } } }
+`
+
+// TestSaveEntries: a response's save: entries with a body of their own
+// store those items beside the answer, rendered from it (.Response), in
+// the route's scope, when the answer is stored: an idempotent replay
+// saves nothing again, an answer that releases its key saves nothing,
+// and an entry whose id renders empty is skipped. The same with the
+// memory store and with Redis.
+func TestSaveEntries(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		store func(t *testing.T) state.Store // nil: the memory store
+	}{
+		{"memory", nil},
+		{"redis", func(t *testing.T) state.Store {
+			rs := redistest.Start(t)
+			st, err := redis.Open(context.Background(), rs.URL(), redis.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var opts Options
+			if tc.store != nil {
+				opts.State = tc.store(t)
+			}
+			_, hs, _ := serveYAML(t, opts, savesFile)
+			base := hs.URL
+			alice, bob := []string{"Authorization", "Bearer sk_test_alice"}, []string{"Authorization", "Bearer sk_test_bob"}
+			items := func(path string, who []string) []map[string]any {
+				t.Helper()
+				r := do(t, "GET", base+path, "", who...)
+				var v []map[string]any
+				if err := json.Unmarshal([]byte(r.body), &v); r.status != 200 || err != nil {
+					t.Fatalf("GET %s: %d %s (%v)", path, r.status, r.body, err)
+				}
+				return v
+			}
+			order := func(key, body string) response {
+				t.Helper()
+				return do(t, "POST", base+"/orders", body, append([]string{"Content-Type", jsonCT, "Idempotency-Key", key}, alice...)...)
+			}
+
+			first := order("k1", `{"amount":9800}`)
+			id, _ := first.json(t)["id"].(string)
+			if first.status != 201 || !strings.HasPrefix(id, "ord_") {
+				t.Fatalf("create: %d %s", first.status, first.body)
+			}
+			receipts := items("/receipts", alice)
+			if len(receipts) != 1 || receipts[0]["order"] != id || receipts[0]["amount"] != float64(9800) || receipts[0]["status"] != float64(201) {
+				t.Fatalf("receipts after the create: %v; want one of %s for 9800, status 201", receipts, id)
+			}
+			if got := items("/receipts", bob); len(got) != 0 {
+				t.Errorf("another key's receipts: %v; want none (scope: credential)", got)
+			}
+			if got := items("/gifts", alice); len(got) != 0 {
+				t.Errorf("gifts of an order that is none: %v; want none (the id rendered empty)", got)
+			}
+
+			again := order("k1", `{"amount":9800}`)
+			if again.status != 201 || !replayed(again) || again.body != first.body {
+				t.Fatalf("replay: %d %s %v; want the first answer replayed", again.status, again.body, again.header)
+			}
+			if got := items("/receipts", alice); len(got) != 1 {
+				t.Errorf("receipts after a replay: %v; want still one (a replay saves nothing)", got)
+			}
+
+			refused := order("k2", `{"amount":0}`)
+			if refused.status != 400 || replayed(refused) {
+				t.Fatalf("refused: %d %s", refused.status, refused.body)
+			}
+			if got := items("/receipts", alice); len(got) != 1 {
+				t.Errorf("receipts after a released answer: %v; want still one (idempotency: release saves nothing)", got)
+			}
+			if retried := order("k2", `{"amount":500,"gift":"happy birthday"}`); retried.status != 201 || replayed(retried) {
+				t.Fatalf("corrected retry of the released key: %d %s; want a new order", retried.status, retried.body)
+			} else {
+				gid, _ := retried.json(t)["id"].(string)
+				gifts := items("/gifts", alice)
+				if len(gifts) != 1 || gifts[0]["order"] != gid || gifts[0]["note"] != "happy birthday" {
+					t.Errorf("gifts: %v; want one for %s", gifts, gid)
+				}
+			}
+			if got := items("/receipts", alice); len(got) != 2 {
+				t.Errorf("receipts after a second order: %v; want two", got)
+			}
+		})
+	}
+}
