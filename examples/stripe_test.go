@@ -2762,3 +2762,104 @@ func TestStripeInvoiceAmountsFromItems(t *testing.T) {
 	got, err = sc.V1Invoices.Pay(ctx, in.ID, nil)
 	check("paid", got, err, stripe.InvoiceStatusPaid, 1050, 0)
 }
+
+// Stripe's "Build a subscriptions integration": a subscription created
+// with payment_behavior=default_incomplete and
+// expand[]=latest_invoice.confirmation_secret is incomplete, and its
+// first invoice, made and stored with it, is open for the price times the
+// quantity, with the secret the client confirms the payment with; it is
+// read back and listed, and paying it makes it paid. A subscription
+// active at once has its first invoice paid. A replay of the create makes
+// no second invoice.
+func TestStripeSubscriptionFirstInvoice(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	prod := newProduct(t, sc, "Gold")
+	price, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Product: stripe.String(prod.ID), UnitAmount: stripe.Int64(1500), Currency: stripe.String("usd"),
+		Recurring: &stripe.PriceCreateRecurringParams{Interval: stripe.String("month")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cus := newCustomer(t, sc)
+	params := &stripe.SubscriptionCreateParams{Customer: stripe.String(cus.ID), PaymentBehavior: stripe.String("default_incomplete"),
+		Items: []*stripe.SubscriptionCreateItemParams{{Price: stripe.String(price.ID), Quantity: stripe.Int64(2)}}}
+	params.AddExpand("latest_invoice.confirmation_secret")
+	params.SetIdempotencyKey("first-invoice")
+	sub, err := sc.V1Subscriptions.Create(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub.Status != stripe.SubscriptionStatusIncomplete {
+		t.Errorf("default_incomplete: %s; want incomplete", sub.Status)
+	}
+	check := func(what string, in *stripe.Invoice, status stripe.InvoiceStatus, paid int64) {
+		t.Helper()
+		if in == nil || !strings.HasPrefix(in.ID, "in_") {
+			t.Fatalf("%s: invoice %+v; want in_…", what, in)
+		}
+		if in.Status != status || in.AmountDue != 3000 || in.Total != 3000 || in.Subtotal != 3000 || in.AmountPaid != paid || in.AmountRemaining != 3000-paid {
+			t.Errorf("%s: %s due %d total %d subtotal %d paid %d remaining %d; want %s due 3000 total 3000 subtotal 3000 paid %d remaining %d",
+				what, in.Status, in.AmountDue, in.Total, in.Subtotal, in.AmountPaid, in.AmountRemaining, status, paid, 3000-paid)
+		}
+		if in.Currency != "usd" || in.Customer == nil || in.Customer.ID != cus.ID || in.BillingReason != stripe.InvoiceBillingReasonSubscriptionCreate {
+			t.Errorf("%s: currency %s, customer %+v, billing reason %s; want usd, %s, subscription_create", what, in.Currency, in.Customer, in.BillingReason, cus.ID)
+		}
+		if in.Parent == nil || in.Parent.SubscriptionDetails == nil || in.Parent.SubscriptionDetails.Subscription == nil || in.Parent.SubscriptionDetails.Subscription.ID != sub.ID {
+			t.Errorf("%s: parent %+v; want subscription %s", what, in.Parent, sub.ID)
+		}
+		if in.Lines == nil || len(in.Lines.Data) != 1 || in.Lines.Data[0].Amount != 3000 || in.Lines.Data[0].Quantity != 2 || in.Lines.Data[0].Pricing == nil ||
+			in.Lines.Data[0].Pricing.PriceDetails == nil || in.Lines.Data[0].Pricing.PriceDetails.Price == nil || in.Lines.Data[0].Pricing.PriceDetails.Price.ID != price.ID {
+			t.Errorf("%s: lines %+v; want one of 2 × %s, 3000", what, in.Lines, price.ID)
+		}
+	}
+	first := sub.LatestInvoice
+	check("expanded", first, stripe.InvoiceStatusOpen, 0)
+	if first.ConfirmationSecret == nil || first.ConfirmationSecret.ClientSecret == "" {
+		t.Errorf("confirmation_secret %+v; want a client secret", first.ConfirmationSecret)
+	}
+	replayed, err := sc.V1Subscriptions.Create(ctx, params)
+	if err != nil || replayed.ID != sub.ID || replayed.LatestInvoice == nil || replayed.LatestInvoice.ID != first.ID {
+		t.Fatalf("replayed: %+v, %v; want %s with %s", replayed, err, sub.ID, first.ID)
+	}
+	got, err := sc.V1Subscriptions.Retrieve(ctx, sub.ID, nil)
+	if err != nil || got.LatestInvoice == nil || got.LatestInvoice.ID != first.ID {
+		t.Fatalf("subscription read back: %+v, %v; want latest_invoice %s", got, err, first.ID)
+	}
+	in, err := sc.V1Invoices.Retrieve(ctx, first.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("read back", in, stripe.InvoiceStatusOpen, 0)
+	var listed []string
+	for in, err := range sc.V1Invoices.List(ctx, &stripe.InvoiceListParams{Customer: stripe.String(cus.ID)}).All(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed = append(listed, in.ID)
+	}
+	if !slices.Equal(listed, []string{first.ID}) {
+		t.Errorf("the customer's invoices, after a replay: %v; want [%s]", listed, first.ID)
+	}
+	in, err = sc.V1Invoices.Pay(ctx, first.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("paid", in, stripe.InvoiceStatusPaid, 3000)
+	if in, err = sc.V1Invoices.Retrieve(ctx, first.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("paid, read back", in, stripe.InvoiceStatusPaid, 3000)
+
+	active, err := sc.V1Subscriptions.Create(ctx, &stripe.SubscriptionCreateParams{Customer: stripe.String(cus.ID), DefaultPaymentMethod: stripe.String("pm_card_visa"),
+		Items: []*stripe.SubscriptionCreateItemParams{{Price: stripe.String(price.ID), Quantity: stripe.Int64(2)}}})
+	if err != nil || active.Status != stripe.SubscriptionStatusActive || active.LatestInvoice == nil {
+		t.Fatalf("with a default payment method: %+v, %v; want active, with an invoice", active, err)
+	}
+	if in, err = sc.V1Invoices.Retrieve(ctx, active.LatestInvoice.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	sub = active // check compares the parent with sub
+	check("active's", in, stripe.InvoiceStatusPaid, 3000)
+}
