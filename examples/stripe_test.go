@@ -2768,7 +2768,8 @@ func TestStripeInvoiceAmountsFromItems(t *testing.T) {
 // expand[]=latest_invoice.confirmation_secret is incomplete, and its
 // first invoice, made and stored with it, is open for the price times the
 // quantity, with the secret the client confirms the payment with; it is
-// read back and listed, and paying it makes it paid. A subscription
+// read back and listed, and paying it makes it paid and the subscription
+// active. A subscription
 // active at once has its first invoice paid. A replay of the create makes
 // no second invoice.
 func TestStripeSubscriptionFirstInvoice(t *testing.T) {
@@ -2851,6 +2852,9 @@ func TestStripeSubscriptionFirstInvoice(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("paid, read back", in, stripe.InvoiceStatusPaid, 3000)
+	if got, err = sc.V1Subscriptions.Retrieve(ctx, sub.ID, nil); err != nil || got.Status != stripe.SubscriptionStatusActive {
+		t.Errorf("subscription after its first invoice was paid: %v, %v; want active", got.Status, err)
+	}
 
 	active, err := sc.V1Subscriptions.Create(ctx, &stripe.SubscriptionCreateParams{Customer: stripe.String(cus.ID), DefaultPaymentMethod: stripe.String("pm_card_visa"),
 		Items: []*stripe.SubscriptionCreateItemParams{{Price: stripe.String(price.ID), Quantity: stripe.Int64(2)}}})

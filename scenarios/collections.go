@@ -47,6 +47,11 @@ type ItemRef struct {
 	// answer: a JSON template that sees what the id template sees
 	// (.Response the answer, .Request, .Item).
 	Body *JSONTemplate
+	// Merge, with Body, lays the body on the item as stored (its fields
+	// replace the stored ones, mappings merge) instead of replacing it,
+	// and makes no item where none is stored: an update of another
+	// object (paying a subscription's first invoice activates it).
+	Merge bool
 	// Scope says whose the collection is: with Credential each API key
 	// (the Authorization header's Bearer token or Basic user, as
 	// matcher.Credential reads it) has a collection of this name of its
@@ -181,11 +186,21 @@ func (d *fileDecoder) saves(p pair, field string, r *Response, hasBody bool) {
 
 // saveEntry decodes one entry of save:: collection: or, on a route that
 // names an operation, resource: (checked against its document when the
-// operation is linked), id:, scope: (with collection:) and body:.
+// operation is linked), id:, scope: (with collection:), body: and merge:
+// (with body:).
 func (d *fileDecoder) saveEntry(n *yaml.Node, field string) *ItemRef {
-	fs, ok := d.fields(n, field, "collection", "resource", "id", "scope", "body")
+	fs, ok := d.fields(n, field, "collection", "resource", "id", "scope", "body", "merge")
 	if !ok {
 		return nil
+	}
+	merge := false
+	if p, ok := fs["merge"]; ok {
+		if merge, _ = d.boolean(p.val, join(field, "merge")); merge {
+			if _, ok := fs["body"]; !ok {
+				d.fail(p.key, join(field, "merge"), "goes with body: (what is laid on the stored item)")
+				return nil
+			}
+		}
 	}
 	var ref *ItemRef
 	if res, ok := fs["resource"]; ok {
@@ -230,6 +245,7 @@ func (d *fileDecoder) saveEntry(n *yaml.Node, field string) *ItemRef {
 			return nil
 		}
 	}
+	ref.Merge = merge
 	return ref
 }
 

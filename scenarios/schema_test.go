@@ -269,6 +269,7 @@ var (
 		"route.unknownIds":          {"operation": "showX"},
 		"response.save":             {"body": map[string]any{"id": 1}},
 		"saveRef.resource":          {"collection": nil, "body": map[string]any{"a": 1}},
+		"saveRef.merge":             {"body": map[string]any{"a": 1}},
 		"response.missing":          {"load": map[string]any{"collection": "c", "id": "x"}},
 		"delayRange.median":         {"min": nil, "max": nil, "sigma": 0.5},
 		"delayRange.sigma":          {"min": nil, "max": nil, "median": "1ms"},

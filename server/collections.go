@@ -296,7 +296,8 @@ func (d *templateData) seeResponse(rec *recorder) {
 // saveAlso saves the items of the save: entries of p that have a body of
 // their own (scenarios.Response.Also), in the order written; an entry
 // whose id renders empty saves nothing, so that an item may be made only
-// when the answer calls for it. An entry with resource: saves where the
+// when the answer calls for it, and one that merges lays its body on the
+// stored item, and makes none. An entry with resource: saves where the
 // route's OpenAPI document keeps that resource, and the operation's
 // answer is then expanded again, so that expand[] sees what was saved
 // (the new subscription's latest_invoice). An item saved before one that
@@ -321,6 +322,20 @@ func (s *Server) saveAlso(ctx context.Context, p *prepared, d *templateData, rec
 		if ref.Resource != "" {
 			name, coll, expand = ref.Resource, p.op.ResourceCollection(d.in.HTTP, ref.Resource), true
 		}
+		if ref.Merge {
+			// Read, then written: as an operation's update, not one
+			// atomic step with a concurrent write of the same item.
+			stored, found, err := cols.Load(ctx, coll, id)
+			if err != nil {
+				return fmt.Errorf("%w: %w", errStore, err)
+			}
+			if !found {
+				continue
+			}
+			if body, err = mergeItem(stored, body); err != nil {
+				return fmt.Errorf("%w: save: item %q of collection %q: %v", errTemplate, id, name, err)
+			}
+		}
 		if _, err := cols.Save(ctx, coll, id, body); err != nil {
 			if errors.Is(err, state.ErrFull) {
 				return fmt.Errorf("%w: item %q not saved in collection %q: the collections hold %d items, the limit (--max-collection-items)", err, id, name, s.opts.MaxCollectionItems)
@@ -339,6 +354,37 @@ func (s *Server) saveAlso(ctx context.Context, p *prepared, d *templateData, rec
 	rec.body = body
 	rec.header["Content-Length"] = []string{strconv.Itoa(len(body))}
 	return nil
+}
+
+// mergeItem lays patch on the stored item: each field of patch replaces
+// the item's, null included, and mappings merge. Numbers stay as written.
+func mergeItem(stored, patch []byte) ([]byte, error) {
+	item, ok := parseItem(stored).(map[string]any)
+	if !ok {
+		return nil, errors.New("the stored item is no JSON object, to lay a body on")
+	}
+	p, _ := parseItem(patch).(map[string]any)
+	mergeInto(item, p)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // as the item was written: a URL's & stays
+	if err := enc.Encode(item); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// mergeInto lays patch on dst in place, mappings merged.
+func mergeInto(dst, patch map[string]any) {
+	for k, v := range patch {
+		if pm, ok := v.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				mergeInto(dm, pm)
+				continue
+			}
+		}
+		dst[k] = v
+	}
 }
 
 // scopedCollection is the stored collection a request with header h

@@ -15,6 +15,7 @@ import (
 // entries with a body:) under a fresh id, and a gift note only when the
 // order is a gift (an id that renders empty saves nothing). A refused
 // order releases its key (idempotency: release) and saves nothing.
+// Shipping an order lays its status on the stored order (merge: true).
 const savesFile = `
 routes:
   - name: refused order
@@ -47,6 +48,15 @@ routes:
           scope: credential
           id: '{{ if .Request.JSON.gift }}gift_{{ .Response.JSON.id }}{{ end }}'
           body: { order: '{{ .Response.JSON.id }}', note: '{{ .Request.JSON.gift }}' }
+  - name: ship order
+    method: POST
+    path: /orders/{id}/ship
+    respond:
+      template: true
+      body: { shipped: '{{ .Request.Vars.id }}' }
+      save:
+        - { collection: orders, scope: credential, merge: true, id: '{{ .Request.Vars.id }}', body: { status: shipped, tracking: { carrier: post } } }
+  - { name: orders, method: GET, path: /orders, respond: { list: { collection: orders, scope: credential } } }
   - { name: receipts, method: GET, path: /receipts, respond: { list: { collection: receipts, scope: credential } } }
   - { name: gifts, method: GET, path: /gifts, respond: { list: { collection: gifts, scope: credential } } }
 `
@@ -55,8 +65,9 @@ routes:
 // store those items beside the answer, rendered from it (.Response), in
 // the route's scope, when the answer is stored: an idempotent replay
 // saves nothing again, an answer that releases its key saves nothing,
-// and an entry whose id renders empty is skipped. The same with the
-// memory store and with Redis.
+// and an entry whose id renders empty is skipped; one that merges
+// updates the stored item, and makes none. The same with the memory
+// store and with Redis.
 func TestSaveEntries(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -139,6 +150,18 @@ func TestSaveEntries(t *testing.T) {
 			}
 			if got := items("/receipts", alice); len(got) != 2 {
 				t.Errorf("receipts after a second order: %v; want two", got)
+			}
+
+			// merge: lays the body on the stored item, and makes none.
+			if r := do(t, "POST", base+"/orders/"+id+"/ship", "", alice...); r.status != 200 {
+				t.Fatalf("ship: %d %s", r.status, r.body)
+			}
+			do(t, "POST", base+"/orders/ord_never/ship", "", alice...)
+			orders := items("/orders", alice)
+			if len(orders) != 2 || orders[0]["id"] != id || orders[0]["amount"] != float64(9800) || orders[0]["status"] != "shipped" {
+				t.Errorf("orders after shipping %s and ord_never: %v; want two, %s shipped with its amount kept", id, orders, id)
+			} else if tr, _ := orders[0]["tracking"].(map[string]any); tr["carrier"] != "post" {
+				t.Errorf("shipped order's tracking: %v; want the body's mapping", orders[0]["tracking"])
 			}
 		})
 	}
