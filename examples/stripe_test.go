@@ -1832,6 +1832,14 @@ func TestStripePaymentMethodSources(t *testing.T) {
 	made := func(pi *stripe.PaymentIntent) bool {
 		return pi.PaymentMethod != nil && strings.HasPrefix(pi.PaymentMethod.ID, "pm_") && pi.PaymentMethod.ID != "pm_card_visa"
 	}
+	// A payment method made from payment_method_data is stored: it reads
+	// back, of the type sent.
+	stored := func(what string, pi *stripe.PaymentIntent) {
+		t.Helper()
+		if pm, err := sc.V1PaymentMethods.Retrieve(ctx, pi.PaymentMethod.ID, nil); err != nil || pm.ID != pi.PaymentMethod.ID || pm.Type != "ideal" {
+			t.Errorf("%s: the payment method made, read back: %+v, %v; want %s, ideal", what, pm, err, pi.PaymentMethod.ID)
+		}
+	}
 
 	for name, p := range map[string]*stripe.PaymentIntentConfirmParams{
 		"payment_method_data": {PaymentMethodData: &stripe.PaymentIntentPaymentMethodDataParams{Type: stripe.String("ideal")}},
@@ -1846,6 +1854,15 @@ func TestStripePaymentMethodSources(t *testing.T) {
 		if back, err := sc.V1PaymentIntents.Retrieve(ctx, pi.ID, nil); err != nil || back.PaymentMethod == nil || back.PaymentMethod.ID != got.PaymentMethod.ID {
 			t.Errorf("confirmed with %s, read back: %+v, %v; want payment method %s kept", name, back, err, got.PaymentMethod.ID)
 		}
+		if name == "payment_method_data" {
+			stored("confirmed with payment_method_data", got)
+		}
+	}
+	// Expanded in the answer that makes it.
+	p := &stripe.PaymentIntentConfirmParams{PaymentMethodData: &stripe.PaymentIntentPaymentMethodDataParams{Type: stripe.String("ideal")}}
+	p.AddExpand("payment_method")
+	if got, err := sc.V1PaymentIntents.Confirm(ctx, create().ID, p); err != nil || !made(got) || got.PaymentMethod.Type != "ideal" || got.PaymentMethod.Object != "payment_method" {
+		t.Errorf("confirm with payment_method_data and expand[]=payment_method: %+v, %v; want the payment method made, expanded", got, err)
 	}
 
 	// Created and confirmed at once (confirm=true), with or without a
@@ -1863,6 +1880,9 @@ func TestStripePaymentMethodSources(t *testing.T) {
 		}
 		if back, err := sc.V1PaymentIntents.Retrieve(ctx, got.ID, nil); err != nil || back.PaymentMethod == nil || back.PaymentMethod.ID != got.PaymentMethod.ID {
 			t.Errorf("created with %s and confirm=true, read back: %+v, %v; want payment method %s kept", name, back, err, got.PaymentMethod.ID)
+		}
+		if strings.HasPrefix(name, "payment_method_data") {
+			stored("created with "+name+" and confirm=true", got)
 		}
 	}
 
@@ -1888,6 +1908,7 @@ func TestStripePaymentMethodSources(t *testing.T) {
 	if err != nil || updated.Status != stripe.PaymentIntentStatusRequiresConfirmation || !made(updated) {
 		t.Fatalf("update with payment_method_data: %+v, %v; want requires_confirmation with a payment method made from it", updated, err)
 	}
+	stored("updated with payment_method_data", updated)
 	if got, err := sc.V1PaymentIntents.Confirm(ctx, pi.ID, nil); err != nil || got.Status != stripe.PaymentIntentStatusSucceeded || got.PaymentMethod == nil || got.PaymentMethod.ID != updated.PaymentMethod.ID {
 		t.Errorf("a bare confirm after the update with payment_method_data: %+v, %v", got, err)
 	}
@@ -2210,6 +2231,8 @@ func TestStripeSetupIntentPaymentMethod(t *testing.T) {
 	made, err := sc.V1SetupIntents.Create(ctx, &stripe.SetupIntentCreateParams{PaymentMethodData: pmd})
 	if err != nil || made.Status != stripe.SetupIntentStatusRequiresConfirmation || made.PaymentMethod == nil || !strings.HasPrefix(made.PaymentMethod.ID, "pm_") {
 		t.Errorf("create with payment_method_data: %+v, %v; want requires_confirmation with a pm_", made, err)
+	} else if pm, err := sc.V1PaymentMethods.Retrieve(ctx, made.PaymentMethod.ID, nil); err != nil || pm.Type != "us_bank_account" {
+		t.Errorf("the payment method made from payment_method_data, read back: %+v, %v; want it stored, us_bank_account", pm, err)
 	}
 	later, err := sc.V1SetupIntents.Create(ctx, nil)
 	if err != nil {
