@@ -337,6 +337,39 @@ func (o *Operation) ResourceCollection(r *http.Request, resource string) string 
 	return o.api.storeName(r, path)
 }
 
+// ResourceBase returns the object a route's save: entry of resource
+// starts from, as a create of it starts from its fixture: the document's
+// fixture of resource, its example id replaced by id wherever the
+// fixture writes it (as a create carries its new id); nil when the
+// fixtures have none.
+func (o *Operation) ResourceBase(resource, id string) []byte {
+	raw, ok := o.api.fixtures[resource]
+	if !ok {
+		return nil
+	}
+	var obj map[string]any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if d.Decode(&obj) != nil || obj == nil {
+		return nil
+	}
+	if old, _ := obj["id"].(string); len(old) >= 8 && old != id {
+		for k, v := range obj {
+			if c, changed := carryID(v, old, id); changed {
+				obj[k] = c
+			}
+		}
+	}
+	obj["id"] = id
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // a URL's & stays
+	if enc.Encode(obj) != nil {
+		return nil
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
 // Expand expands body, o's answer, again as the request's expand[]
 // asks: what was stored since the answer was made (a route's save:
 // entries) is expanded too, and what was expanded stays.

@@ -53,7 +53,9 @@ type Resources interface {
 }
 
 // stored returns a stored object of an OpenAPI source's resources, by
-// resource name and id, decoded (numbers as written), or an empty object
+// resource name and id (or an object with an id: a field expanded, as
+// latest_charge with expand[]=latest_charge), decoded (numbers as
+// written), or an empty object
 // when there is none or the route names no operation, so that
 // {{ (stored "payment_intent" .Request.Form.payment_intent).amount }}
 // renders a missing value rather than failing.
@@ -66,6 +68,9 @@ func stored(data any, args ...any) (any, error) {
 		return nil, fmt.Errorf("stored takes a resource name (a non-empty string: payment_intent), got %s", describeValue(args[0]))
 	}
 	id, _ := args[1].(string)
+	if obj, ok := args[1].(map[string]any); ok { // an expanded field: its id
+		id, _ = obj["id"].(string)
+	}
 	if r, ok := data.(Resources); ok && id != "" {
 		v, err := r.StoredResource(resource, id)
 		if err != nil || v != nil {

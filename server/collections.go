@@ -298,7 +298,8 @@ func (d *templateData) seeResponse(rec *recorder) {
 // whose id renders empty saves nothing, so that an item may be made only
 // when the answer calls for it, and one that merges lays its body on the
 // stored item, and makes none. An entry with resource: saves where the
-// route's OpenAPI document keeps that resource, and the operation's
+// route's OpenAPI document keeps that resource, starting from its
+// fixture (ResourceBase) unless it merges, and the operation's
 // answer is then expanded again, so that expand[] sees what was saved
 // (the new subscription's latest_invoice). An item saved before one that
 // fails stays.
@@ -321,6 +322,13 @@ func (s *Server) saveAlso(ctx context.Context, p *prepared, d *templateData, rec
 		name, coll := ref.Collection, scopedCollection(ref.Collection, ref.Scope, d.Request.Headers)
 		if ref.Resource != "" {
 			name, coll, expand = ref.Resource, p.op.ResourceCollection(d.in.HTTP, ref.Resource), true
+			if base := p.op.ResourceBase(ref.Resource, id); base != nil && !ref.Merge {
+				// Made as a create of it is: from the fixture, the
+				// body laid on it.
+				if body, err = mergeItem(base, body); err != nil {
+					return fmt.Errorf("%w: save: item %q of %s: %v", errTemplate, id, name, err)
+				}
+			}
 		}
 		if ref.Merge {
 			// Read, then written: as an operation's update, not one

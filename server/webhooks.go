@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/scenariomock/scenariomock/matcher"
+	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/webhooks"
 )
@@ -136,6 +137,10 @@ func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matche
 			if d == nil {
 				d = s.templateData(context.WithoutCancel(ctx), in, m, call)()
 				d.Response = resp
+				// stored reads the route's document's objects here too:
+				// an event about another object the route made (the
+				// charge of a paid payment intent).
+				d.op, _ = m.Route.Operation.(*openapi.Operation)
 			}
 			var buf bytes.Buffer
 			if err := e.Data.Execute(&buf, d, s.opts.MaxTemplateOutput); err != nil {
