@@ -2890,3 +2890,63 @@ func TestStripeSubscriptionFirstInvoice(t *testing.T) {
 	sub = active // check compares the parent with sub
 	check("active's", in, stripe.InvoiceStatusPaid, 3000)
 }
+
+// TestStripeCharges: an intent paid or authorized has its charge
+// (latest_charge), stored: it reads back and expands, captured when the
+// intent succeeded, and captured by the intent's capture; charge.succeeded
+// and charge.captured are recorded.
+func TestStripeCharges(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	charge := func(what string, pi *stripe.PaymentIntent, captured bool, amountCaptured int64) *stripe.Charge {
+		t.Helper()
+		if pi.LatestCharge == nil || !strings.HasPrefix(pi.LatestCharge.ID, "ch_") {
+			t.Fatalf("%s: latest_charge %+v; want a ch_", what, pi.LatestCharge)
+		}
+		ch, err := sc.V1Charges.Retrieve(ctx, pi.LatestCharge.ID, nil)
+		if err != nil || ch.ID != pi.LatestCharge.ID || ch.Amount != pi.Amount || ch.Currency != pi.Currency || ch.PaymentIntent == nil || ch.PaymentIntent.ID != pi.ID ||
+			!ch.Paid || ch.Status != stripe.ChargeStatusSucceeded || ch.Captured != captured || ch.AmountCaptured != amountCaptured || ch.Refunded {
+			t.Errorf("%s: the charge read back: %+v, %v; want the intent's, captured %v (%d)", what, ch, err, captured, amountCaptured)
+		}
+		return ch
+	}
+
+	p := &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_card_visa"), Confirm: stripe.Bool(true)}
+	p.AddExpand("latest_charge")
+	paid, err := sc.V1PaymentIntents.Create(ctx, p)
+	if err != nil || paid.Status != stripe.PaymentIntentStatusSucceeded {
+		t.Fatalf("create and confirm: %+v, %v", paid, err)
+	}
+	if paid.LatestCharge == nil || paid.LatestCharge.Amount != 2000 || paid.LatestCharge.Object != "charge" {
+		t.Errorf("expand[]=latest_charge: %+v; want the charge, expanded", paid.LatestCharge)
+	}
+	charge("created with confirm=true", paid, true, 2000)
+
+	later, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(1500), Currency: stripe.String("usd"), CaptureMethod: stripe.String("manual")})
+	if err != nil || later.LatestCharge != nil {
+		t.Fatalf("create: %+v, %v; want no charge yet", later, err)
+	}
+	authorized, err := sc.V1PaymentIntents.Confirm(ctx, later.ID, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")})
+	if err != nil || authorized.Status != stripe.PaymentIntentStatusRequiresCapture {
+		t.Fatalf("confirm a manual capture: %+v, %v", authorized, err)
+	}
+	charge("authorized", authorized, false, 0)
+	captured, err := sc.V1PaymentIntents.Capture(ctx, later.ID, &stripe.PaymentIntentCaptureParams{AmountToCapture: stripe.Int64(1000)})
+	if err != nil || captured.LatestCharge == nil || captured.LatestCharge.ID != authorized.LatestCharge.ID {
+		t.Fatalf("capture: %+v, %v; want the same charge", captured, err)
+	}
+	charge("captured", captured, true, 1000)
+
+	var succeeded, capturedEvents []string
+	for _, e := range eventsOf(t, sc, "charge.succeeded") {
+		succeeded = append(succeeded, fmt.Sprint(e.Data.Object["id"]))
+	}
+	for _, e := range eventsOf(t, sc, "charge.captured") {
+		capturedEvents = append(capturedEvents, fmt.Sprint(e.Data.Object["id"]))
+	}
+	if !slices.Contains(succeeded, paid.LatestCharge.ID) || !slices.Contains(succeeded, authorized.LatestCharge.ID) || !slices.Equal(capturedEvents, []string{authorized.LatestCharge.ID}) {
+		t.Errorf("charge.succeeded of %v, charge.captured of %v; want both charges succeeded, the second captured", succeeded, capturedEvents)
+	}
+}
