@@ -107,7 +107,37 @@ func formValues(body []byte, schema *base.Schema) (map[string]any, error) {
 	return v, nil
 }
 
-// coerce gives v (strings, maps and lists from a form) the types schema
+// maxCoerceHops bounds the allOf, anyOf and oneOf branches coerce follows
+// for one value, so that a schema that is its own branch (B: allOf [B,
+// …]) ends rather than recursing until the stack overflows, which killed
+// the server, and branches that fan out end too. Each object's property
+// and each list item has its own. Stripe's deepest (a tier's up_to, an
+// anyOf of an enum and an integer) take a few.
+const maxCoerceHops = 64
+
+// hop spends one of a value's branch hops, and says whether there was
+// one.
+func hop(left *int) bool {
+	if *left <= 0 {
+		return false
+	}
+	*left--
+	return true
+}
+
+// coerce is coerceIn with a value's allowance of branch hops.
+func coerce(v any, s *base.Schema) any {
+	left := maxCoerceHops
+	return coerceIn(v, s, &left)
+}
+
+// coerceTo is coerceToIn with a value's allowance of branch hops.
+func coerceTo(v any, s *base.Schema) (any, bool) {
+	left := maxCoerceHops
+	return coerceToIn(v, s, &left)
+}
+
+// coerceIn gives v (strings, maps and lists from a form) the types schema
 // says, in place: the maps and lists are the caller's own, fresh from
 // unflatten, so an object or a list is typed where it is rather than
 // copied (a third of a Stripe create's form allocations); what it cannot place is returned as it was, for the validator to
@@ -115,14 +145,15 @@ func formValues(body []byte, schema *base.Schema) (map[string]any, error) {
 // "a token, or a dictionary" parameters, typed string in the spec:
 // external_account), whose value is handed to the validator as the string
 // libopenapi-validator's own form conversion made of it, as stripe-mock
-// does not validate such a parameter either.
-func coerce(v any, s *base.Schema) any {
+// does not validate such a parameter either. Each branch of an allOf,
+// anyOf or oneOf it follows spends one of left.
+func coerceIn(v any, s *base.Schema, left *int) any {
 	if s == nil {
 		return v
 	}
-	c := coerceSchema(v, s)
+	c := coerceSchema(v, s, left)
 	if _, isStr := c.(string); !isStr && bypassesValidation(s) && len(s.Type) > 0 && s.Type[0] == "string" {
-		if _, ok := coerceTo(c, s); !ok {
+		if _, ok := coerceToIn(c, s, left); !ok {
 			return fmt.Sprintf("%v", c)
 		}
 	}
@@ -138,17 +169,20 @@ func bypassesValidation(s *base.Schema) bool {
 	return ok && n != nil && n.Value == "true"
 }
 
-func coerceSchema(v any, s *base.Schema) any {
+func coerceSchema(v any, s *base.Schema, left *int) any {
 	for _, p := range s.AllOf {
-		v = coerce(v, p.Schema())
+		if !hop(left) {
+			return v
+		}
+		v = coerceIn(v, p.Schema(), left)
 	}
-	if c, ok := coerceTo(v, s); ok {
+	if c, ok := coerceToIn(v, s, left); ok {
 		return c
 	}
 	for _, branches := range [][]*base.SchemaProxy{s.AnyOf, s.OneOf} {
 		for _, p := range branches {
-			if b := p.Schema(); b != nil {
-				if c, ok := coerceTo(v, b); ok {
+			if b := p.Schema(); b != nil && hop(left) {
+				if c, ok := coerceToIn(v, b, left); ok {
 					return c
 				}
 			}
@@ -157,11 +191,11 @@ func coerceSchema(v any, s *base.Schema) any {
 	return v
 }
 
-// coerceTo converts v to one of the types s itself declares (an object
+// coerceToIn converts v to one of the types s itself declares (an object
 // with properties and no type counts as an object), and says whether it
 // fits: a string that is not among a string schema's enum does not fit, so
 // that anyOf [{enum: [inf]}, {type: integer}] takes 1000 as an integer.
-func coerceTo(v any, s *base.Schema) (any, bool) {
+func coerceToIn(v any, s *base.Schema, left *int) (any, bool) {
 	types := s.Type
 	if len(types) == 0 {
 		switch {
@@ -170,13 +204,13 @@ func coerceTo(v any, s *base.Schema) (any, bool) {
 		case s.Items != nil:
 			types = []string{"array"}
 		case len(s.AnyOf)+len(s.OneOf) > 0:
-			if b := discriminated(s, v); b != nil {
-				return coerceSchema(v, b), true
+			if b := discriminated(s, v); b != nil && hop(left) {
+				return coerceSchema(v, b, left), true
 			}
 			for _, branches := range [][]*base.SchemaProxy{s.AnyOf, s.OneOf} {
 				for _, p := range branches {
-					if b := p.Schema(); b != nil {
-						if c, ok := coerceTo(v, b); ok {
+					if b := p.Schema(); b != nil && hop(left) {
+						if c, ok := coerceToIn(v, b, left); ok {
 							return c, true
 						}
 					}
@@ -186,7 +220,10 @@ func coerceTo(v any, s *base.Schema) (any, bool) {
 		case len(s.AllOf) > 0: // an object made of parts (a menu item's own fields and its base's)
 			if _, ok := v.(map[string]any); ok {
 				for _, p := range s.AllOf {
-					v = coerce(v, p.Schema())
+					if !hop(left) {
+						break
+					}
+					v = coerceIn(v, p.Schema(), left)
 				}
 				return v, true
 			}

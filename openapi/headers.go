@@ -27,7 +27,7 @@ func (o *Operation) Headers(status int, body []byte, r *http.Request) [][2]strin
 	if resp == nil || resp.Headers == nil || resp.Headers.Len() == 0 {
 		return nil
 	}
-	g := generator{o.api}
+	g := generator{api: o.api}
 	var out [][2]string
 	for h := resp.Headers.First(); h != nil; h = h.Next() {
 		name, decl := http.CanonicalHeaderKey(h.Key()), h.Value()

@@ -781,16 +781,39 @@ func jsonReady(v any) any {
 }
 
 // maxDepth bounds generated objects: Stripe's schemas nest (and refer to
-// each other) deeper than any answer needs.
-const maxDepth = 4
+// each other) deeper than any answer needs. maxHops bounds the allOf,
+// anyOf and oneOf followed within one level, and maxGenerated the values
+// and properties one answer makes and looks at: a schema that is its own anyOf branch recursed until
+// the stack overflowed and killed the server, and one whose 60 required
+// properties refer to it made 60⁴ objects (1 GB, a minute) for one GET.
+// Stripe's answers, from fixtures, make a few dozen.
+const (
+	maxDepth     = 4
+	maxHops      = 16
+	maxGenerated = 10_000
+)
 
-// generator makes deterministic values from schemas.
-type generator struct{ api *api }
+// generator makes deterministic values from schemas. A generator is
+// used for one answer: its first value call sets the budget the answer's
+// values share.
+type generator struct {
+	api  *api
+	left *int // values the answer may still make; set by the first call
+	hops int  // allOf, anyOf and oneOf followed since the last level
+}
 
 func (g generator) value(s *base.Schema, depth int) any {
-	if s == nil {
+	if g.left == nil {
+		n := maxGenerated
+		g.left = &n
+	}
+	if s == nil || *g.left <= 0 || g.hops > maxHops {
 		return nil
 	}
+	*g.left--
+	composed, nested := g, g
+	composed.hops++
+	nested.hops = 0
 	// A resource nested in what is generated (a list's items, an
 	// expanded field) is its fixture, as at the top (instance).
 	if id := resourceID(s); id != "" {
@@ -816,7 +839,7 @@ func (g generator) value(s *base.Schema, depth int) any {
 	if len(s.AllOf) > 0 {
 		merged := map[string]any{}
 		for _, p := range s.AllOf {
-			if m, ok := g.value(p.Schema(), depth).(map[string]any); ok {
+			if m, ok := composed.value(p.Schema(), depth).(map[string]any); ok {
 				for k, v := range m {
 					merged[k] = v
 				}
@@ -828,7 +851,7 @@ func (g generator) value(s *base.Schema, depth int) any {
 	// fields is the unexpanded id.
 	for _, alts := range [][]*base.SchemaProxy{s.AnyOf, s.OneOf} {
 		if len(alts) > 0 {
-			return g.value(alts[0].Schema(), depth)
+			return composed.value(alts[0].Schema(), depth)
 		}
 	}
 	typ := ""
@@ -845,7 +868,8 @@ func (g generator) value(s *base.Schema, depth int) any {
 	case "object":
 		obj := map[string]any{}
 		if s.Properties != nil {
-			for p := s.Properties.First(); p != nil; p = p.Next() {
+			for p := s.Properties.First(); p != nil && *g.left > 0; p = p.Next() {
+				*g.left-- // a property left out costs its look too
 				ps := p.Value().Schema()
 				required := slices.Contains(s.Required, p.Key())
 				if depth > 1 && !required || writeOnly(ps) {
@@ -856,7 +880,7 @@ func (g generator) value(s *base.Schema, depth int) any {
 				if depth >= maxDepth && (!required || !scalar(ps)) {
 					continue
 				}
-				obj[p.Key()] = g.value(ps, depth+1)
+				obj[p.Key()] = nested.value(ps, depth+1)
 			}
 		}
 		listed(obj)
@@ -865,7 +889,7 @@ func (g generator) value(s *base.Schema, depth int) any {
 		if depth >= maxDepth || s.Items == nil || s.Items.A == nil {
 			return []any{}
 		}
-		item := g.value(s.Items.A.Schema(), depth+1)
+		item := nested.value(s.Items.A.Schema(), depth+1)
 		out := []any{item}
 		if s.MinItems != nil && *s.MinItems > 1 && *s.MinItems <= 16 {
 			for len(out) < int(*s.MinItems) {

@@ -1,0 +1,98 @@
+package openapi_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cyclicSpec has schemas that are their own allOf or anyOf branch, and
+// one whose many required properties all refer back to it.
+func cyclicSpec(t *testing.T) string {
+	t.Helper()
+	var props, required []string
+	for i := range 60 {
+		props = append(props, "        p"+string(rune('a'+i/26))+string(rune('a'+i%26))+": {$ref: '#/components/schemas/Wide'}")
+		required = append(required, "p"+string(rune('a'+i/26))+string(rune('a'+i%26)))
+	}
+	doc := `openapi: 3.0.3
+info: {title: cycles, version: "1"}
+paths:
+  /any:
+    get:
+      operationId: getAny
+      responses: {"200": {description: ok, content: {application/json: {schema: {$ref: '#/components/schemas/Any'}}}}}
+    post:
+      operationId: postAny
+      requestBody: {content: {application/x-www-form-urlencoded: {schema: {$ref: '#/components/schemas/Any'}}}}
+      responses: {"200": {description: ok}}
+  /all:
+    get:
+      operationId: getAll
+      responses: {"200": {description: ok, content: {application/json: {schema: {$ref: '#/components/schemas/All'}}}}}
+    post:
+      operationId: postAll
+      requestBody: {content: {application/x-www-form-urlencoded: {schema: {$ref: '#/components/schemas/All'}}}}
+      responses: {"200": {description: ok}}
+  /wide:
+    get:
+      operationId: getWide
+      responses: {"200": {description: ok, content: {application/json: {schema: {$ref: '#/components/schemas/Wide'}}}}}
+components:
+  schemas:
+    Any:
+      anyOf:
+        - $ref: '#/components/schemas/Any'
+        - {type: object, properties: {x: {type: integer}}}
+    All:
+      allOf:
+        - $ref: '#/components/schemas/All'
+        - {type: object, properties: {x: {type: string}}}
+    Wide:
+      type: object
+      required: [` + strings.Join(required, ", ") + `]
+      properties:
+` + strings.Join(props, "\n") + "\n"
+	spec := filepath.Join(t.TempDir(), "cycles.yaml")
+	if err := os.WriteFile(spec, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
+
+// TestCyclicSchemasAreBounded serves schemas that refer to themselves
+// through allOf, anyOf or many required properties. Generating an answer
+// for the anyOf one, and typing a form body for either, recursed until
+// the stack overflowed, which no recover catches: the server died. The
+// wide one made 60⁴ objects (a minute, a gigabyte) for one GET. Each is
+// now answered promptly, and the server keeps serving.
+func TestCyclicSchemasAreBounded(t *testing.T) {
+	t.Parallel()
+	_, hs := serveSpec(t, cyclicSpec(t), nil)
+	for _, tc := range []struct {
+		name, method, path, body string
+	}{
+		{"anyOf answer", "GET", "/any", ""},
+		{"allOf answer", "GET", "/all", ""},
+		{"wide answer", "GET", "/wide", ""},
+		{"anyOf form", "POST", "/any", "x=1"},
+		{"allOf form", "POST", "/all", "x=1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ct := ""
+			if tc.body != "" {
+				ct = "application/x-www-form-urlencoded"
+			}
+			start := time.Now()
+			a := call(t, tc.method, hs.URL+tc.path, ct, tc.body)
+			if took := time.Since(start); took > 5*time.Second || a.status != 200 && a.status != 400 || len(a.body) > 1<<20 {
+				t.Fatalf("%s %s: %d, %d bytes in %v; want a 200 or 400 under 1 MB, promptly", tc.method, tc.path, a.status, len(a.body), took)
+			}
+		})
+	}
+	if a := call(t, "GET", hs.URL+"/all", "", ""); a.status != 200 || a.json["x"] != "string" {
+		t.Fatalf("after the cycles: %d %s; want the allOf's generated x", a.status, a.body)
+	}
+}
