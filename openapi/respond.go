@@ -1177,7 +1177,9 @@ func unflatten(vals url.Values) map[string]any {
 
 // parseForm reads a form body as url.ParseQuery does (the same pairs,
 // the same first error), straight into unflatten's nested values: one
-// pass, without the url.Values in between.
+// pass, without the url.Values in between. A key nested more than
+// maxBodyDepth levels is an error, as a JSON body nested so deep is: a
+// 9 MB key of [a] three million times took 10 s and 1.3 GB of maps.
 func parseForm(body string) (map[string]any, error) {
 	out := map[string]any{}
 	var err error
@@ -1204,9 +1206,24 @@ func parseForm(body string) (map[string]any, error) {
 			}
 			continue
 		}
+		if strings.Count(key, "[") > maxBodyDepth {
+			if err == nil {
+				err = fmt.Errorf("the key %q nests more than %d levels deep", shortKey(key), maxBodyDepth)
+			}
+			continue
+		}
 		setFormValue(out, key, value)
 	}
 	return out, err
+}
+
+// shortKey is a form key as an error names it: a key nested thousands of
+// levels deep is megabytes.
+func shortKey(key string) string {
+	if len(key) <= 40 {
+		return key
+	}
+	return strings.ToValidUTF8(key[:40], "") + "…"
 }
 
 // setFormValue puts one form value into out under its bracket key:
@@ -1245,7 +1262,8 @@ func setFormValue(out map[string]any, key, v string) {
 }
 
 // splitKey appends the parts of a[b][c] to parts: a, b, c (and of a[]:
-// a, ""). A key whose brackets do not close is one part.
+// a, ""). A key whose brackets do not close, or that nests more than
+// maxBodyDepth levels, is one part.
 func splitKey(parts []string, k string) []string {
 	i := strings.IndexByte(k, '[')
 	if i < 0 {
@@ -1255,7 +1273,7 @@ func splitKey(parts []string, k string) []string {
 	rest := k[i:]
 	for len(rest) > 0 && rest[0] == '[' {
 		j := strings.IndexByte(rest, ']')
-		if j < 0 {
+		if j < 0 || len(parts) > maxBodyDepth {
 			return append(parts[:0], k)
 		}
 		parts = append(parts, rest[1:j])
