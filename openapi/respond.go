@@ -556,9 +556,10 @@ func (a *api) freeFormProperties(s *base.Schema) []string {
 		return v.([]string)
 	}
 	var names []string
+	left := maxSchemaVisits
 	var walk func(s *base.Schema, depth int)
 	walk = func(s *base.Schema, depth int) {
-		if s == nil || depth > 4 {
+		if s == nil || depth > 4 || !hop(&left) {
 			return
 		}
 		if s.Properties != nil {
@@ -618,12 +619,18 @@ func freeForm(s *base.Schema) bool {
 // requiredOf is the properties schema requires, with those of its allOf
 // parts.
 func requiredOf(s *base.Schema, depth int) []string {
-	if s == nil || depth > 4 {
+	left := maxSchemaVisits
+	return requiredIn(s, depth, &left)
+}
+
+// requiredIn is requiredOf, each schema it visits spending one of left.
+func requiredIn(s *base.Schema, depth int, left *int) []string {
+	if s == nil || depth > 4 || !hop(left) {
 		return nil
 	}
 	out := s.Required
 	for _, sp := range s.AllOf {
-		out = append(slices.Clip(out), requiredOf(sp.Schema(), depth+1)...)
+		out = append(slices.Clip(out), requiredIn(sp.Schema(), depth+1, left)...)
 	}
 	return out
 }
