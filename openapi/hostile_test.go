@@ -153,3 +153,37 @@ components:
 		t.Fatalf("POST /f: %d %.300s in %v; want 200 with y 1, promptly", a.status, a.body, took)
 	}
 }
+
+// TestDeepSpecIsRefused edits a served spec so that a request body's
+// schema nests 9,000 levels (items in items, in JSON). The YAML parser
+// takes it; the load took 10 s and 600 MB, and the first request's
+// validation grew past 4 GB. The reload is refused at the first node
+// past 256 levels, and the last good spec keeps serving.
+func TestDeepSpecIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "deep.json")
+	doc := func(depth int) string {
+		return `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/d":{"post":{"requestBody":{"content":{"application/json":{"schema":` +
+			strings.Repeat(`{"type":"array","items":`, depth) + "{}" + strings.Repeat("}", depth) +
+			`}}},"responses":{"200":{"description":"ok","content":{"application/json":{"example":{"ok":true}}}}}}}}}`
+	}
+	if err := os.WriteFile(spec, []byte(doc(3)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv, hs := serveSpec(t, spec, nil)
+	if err := os.WriteFile(spec, []byte(doc(9000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err := srv.Reload()
+	// Seven levels hold the first schema; the first node past 256 is
+	// the "type" key of the 250th, 132 + 249×24 + 2 columns in.
+	want := spec + ":1:6110: openapi: the document nests more than 256 levels deep here"
+	if err == nil || !strings.Contains(err.Error(), want) || time.Since(start) > 5*time.Second {
+		t.Fatalf("reload of a spec nested 9,000 deep: %v after %v; want promptly %q", err, time.Since(start), want)
+	}
+	if a := call(t, "POST", hs.URL+"/d", "application/json", "[[[1]]]"); a.status != 200 || a.json["ok"] != true {
+		t.Fatalf("POST /d after the refused reload: %d %.300s; want the last good spec's 200", a.status, a.body)
+	}
+}
