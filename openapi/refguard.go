@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pb33f/go-yaml"
 	"github.com/scenariomock/scenariomock/scenarios"
 )
 
@@ -18,7 +19,7 @@ import (
 // directory read a file outside it. The $refs are found as specs write
 // them, JSON ("$ref": "x.yaml#/A") or YAML ($ref: x.yaml, '$ref': "x");
 // after the model is built, compileSource still holds every file the
-// library did read to root.
+// library did read to root. Each is held to maxSpecDepth, as the spec is.
 func checkRefFiles(spec string, data []byte, root, realRoot string) error {
 	if abs, err := filepath.Abs(spec); err == nil {
 		spec = abs
@@ -63,6 +64,13 @@ func checkRefFiles(spec string, data []byte, root, realRoot string) error {
 			b, err := os.ReadFile(target)
 			if err != nil {
 				continue
+			}
+			var n yaml.Node // not YAML (an x-codeSamples source): read as text
+			if yaml.Unmarshal(b, &n) == nil {
+				if d := deeperThan(&n, maxSpecDepth); d != nil {
+					return &scenarios.Error{Pos: scenarios.Pos{File: target, Line: d.Line, Col: d.Column},
+						Msg: fmt.Sprintf("openapi: the document nests more than %d levels deep here", maxSpecDepth)}
+				}
 			}
 			queue = append(queue, file{target, b})
 		}
