@@ -374,6 +374,29 @@ func (t *Table) Match(in *Request) (Match, bool) {
 	return Match{}, false
 }
 
+// OnPath returns, in match order, the routes whose path matches the
+// request's, whatever their method and conditions, among those of the
+// request's session or of none. The server calls it on a miss only, to
+// tell a method the path does not take (a 405) from a path nothing
+// serves.
+func (t *Table) OnPath(in *Request) []*Route {
+	var buf [16]int32
+	path := in.HTTP.URL.Path
+	var out []*Route
+	for _, i := range t.candidates(path, buf[:0]) {
+		r := t.routes[i]
+		if r.Session != in.Session && r.Session != "" || !r.pathMatches(path) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// TakesMethod reports whether the route serves requests of method m (a
+// route that names no method serves any).
+func (r *Route) TakesMethod(m string) bool { return r.methodOK(m) }
+
 func (r *Route) methodOK(m string) bool {
 	if len(r.Methods) == 0 {
 		return true

@@ -133,6 +133,10 @@ type Violation struct {
 // "report" serves it and records the violations, "off" skips checks.
 func (o *Operation) Mode() string { return o.api.validate }
 
+// Errors is the shape of the operation's refusals: "stripe" (Stripe's
+// error object) or "problem" (RFC 9457). It is safe for concurrent use.
+func (o *Operation) Errors() string { return o.api.errors }
+
 // Check validates a request (whose body the server has read into body)
 // against the operation: parameters, the body, security. It returns the
 // violations, none when the request is valid or the mode is off.

@@ -21,7 +21,7 @@
 //
 //	ServeHTTP                     server.go     admin API or scenarios
 //	serveScenario                 pipeline.go   read the body; defer finish
-//	  match                       pipeline.go   route; CORS preflight (cors.go); miss: 404 or the fallback
+//	  match                       pipeline.go   route; CORS preflight (cors.go); miss: 404 (405 on an OpenAPI path), or the fallback
 //	  serveRoute                  pipeline.go   the orchestrator:
 //	    claim                     idempotent.go   Idempotency-Key: a replay or a refusal ends here
 //	    advance                   pipeline.go     sequence position, the response to use

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/scenariomock/scenariomock/matcher"
+	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/webhooks"
 )
@@ -493,12 +495,54 @@ func (s *Server) miss(x *exchange) {
 		x.out.near, x.out.explained = snap.table.Explain(x.in), true
 	}
 	p := newProblem(http.StatusNotFound, fmt.Sprintf("No route matches %s %s.", r.Method, r.URL.Path))
+	if allow := allowed(snap.table, x.in); allow != "" {
+		// RFC 9110 §15.5.6: the origin server MUST send Allow with a 405.
+		x.w.Header().Set("Allow", allow)
+		p = newProblem(http.StatusMethodNotAllowed, fmt.Sprintf("%s takes %s, not %s.", r.URL.Path, allow, r.Method))
+	}
 	if shown := s.opts.Explain.shown(x.out.near); len(shown) > 0 {
 		p.Detail += " Closest: " + nearMisses(shown) + "."
 		p.Closest = shown
 	}
 	x.answerProblem(p)
 	s.deliver(x)
+}
+
+// allowed returns the methods that the request's path takes, for the
+// Allow header of a 405, when the path is an OpenAPI operation's and
+// none of its routes takes the request's method, as Prism answers; ""
+// for a 404. A path only YAML routes serve stays a 404, as WireMock
+// answers, and so does one of a document whose errors are Stripe's
+// (errors: stripe), as Stripe and stripe-mock answer an unknown method
+// on a known URL. The methods are those of every route on the path, the
+// YAML ones too, and HEAD with GET, which answers it.
+func allowed(t *matcher.Table, in *matcher.Request) string {
+	method := in.HTTP.Method
+	if method == http.MethodHead {
+		method = http.MethodGet // a GET route answers HEAD (match)
+	}
+	var methods []string
+	spec := false
+	for _, r := range t.OnPath(in) {
+		if len(r.Methods) == 0 || r.TakesMethod(method) {
+			return "" // a route takes the method: its conditions failed
+		}
+		if op, ok := r.Operation.(*openapi.Operation); ok {
+			if op.Errors() == "stripe" {
+				return ""
+			}
+			spec = true
+		}
+		methods = append(methods, r.Methods...)
+		if slices.Contains(r.Methods, http.MethodGet) {
+			methods = append(methods, http.MethodHead)
+		}
+	}
+	if !spec {
+		return ""
+	}
+	slices.Sort(methods)
+	return strings.Join(slices.Compact(methods), ", ")
 }
 
 // fallbackRoute names the fallback in the log and the journal.
