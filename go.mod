@@ -28,6 +28,7 @@ require (
 
 require (
 	github.com/pb33f/go-yaml v0.1.1
+	github.com/pb33f/jsonschema/v6 v6.0.3 // libopenapi-validator's JSON Schema validator: openapi/alternatives.go reads its detailed output
 	github.com/pb33f/libopenapi v0.43.1
 	github.com/pb33f/libopenapi-validator v0.16.3
 	github.com/stripe/stripe-mock v0.203.0
@@ -39,7 +40,6 @@ require (
 	github.com/buger/jsonparser v1.6.1 // indirect
 	github.com/go-openapi/jsonpointer v1.0.2 // indirect
 	github.com/pb33f/jsonpath v0.8.5 // indirect
-	github.com/pb33f/jsonschema/v6 v6.0.3
 	github.com/pb33f/ordered-map/v2 v2.3.2 // indirect
 	golang.org/x/net v0.62.0 // test-only: the HTTP/2 rapid-reset test (server/rapidreset_test.go) writes frames with its http2.Framer
 	golang.org/x/sync v0.25.0 // indirect

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"path"
+	"strings"
 
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 )
@@ -37,37 +38,69 @@ const maxDiscriminatorDepth = 8
 // branch is the branch of s that v's discriminator property names, one
 // level down.
 func branch(s *base.Schema, v any) *base.Schema {
-	if s == nil || s.Discriminator == nil || s.Discriminator.PropertyName == "" {
+	group, i := branchAt(s, v)
+	if group == nil {
 		return nil
+	}
+	return group[i].Schema()
+}
+
+// branchAt is branch as its place: s's oneOf or anyOf, and the index in
+// it; nil when v's discriminator property names none.
+func branchAt(s *base.Schema, v any) ([]*base.SchemaProxy, int) {
+	if s == nil || s.Discriminator == nil || s.Discriminator.PropertyName == "" {
+		return nil, 0
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil
+		return nil, 0
 	}
 	val, ok := m[s.Discriminator.PropertyName].(string)
 	if !ok {
-		return nil
+		return nil, 0
 	}
 	var mapped string // the mapping's reference for val, if any
 	if s.Discriminator.Mapping != nil {
 		mapped, _ = s.Discriminator.Mapping.Get(val)
 	}
 	for _, group := range [][]*base.SchemaProxy{s.OneOf, s.AnyOf} {
-		for _, p := range group {
+		for i, p := range group {
 			if mapped != "" && p.IsReference() && (p.GetReference() == mapped || path.Base(p.GetReference()) == path.Base(mapped)) {
-				return p.Schema()
+				return group, i
 			}
-			b := p.Schema()
-			if names(propertyOf(b, s.Discriminator.PropertyName, 0), val) {
-				return b
+			if names(propertyOf(p.Schema(), s.Discriminator.PropertyName, 0), val) {
+				return group, i
 			}
 			// Without a mapping, the value is the branch schema's name.
 			if mapped == "" && p.IsReference() && path.Base(p.GetReference()) == val {
-				return b
+				return group, i
 			}
 		}
 	}
-	return nil
+	return nil, 0
+}
+
+// discriminatorPick returns, for a refusal of value v against the body
+// schema s (closest, alternatives.go), the alternative of s's own oneOf or
+// anyOf that v's discriminator property names, so that a dog missing its
+// goodBoy is told so as a Dog, not as the alternative it is nearest by
+// count. It answers -1 for any other alternation, else the index and why, or when v does not say.
+func discriminatorPick(s *base.Schema, v any) func(keyword, instance string) (int, string) {
+	group, i := branchAt(s, v)
+	if group == nil {
+		return nil
+	}
+	kw := "/oneOf"
+	if len(s.OneOf) == 0 || &group[0] != &s.OneOf[0] {
+		kw = "/anyOf"
+	}
+	why := "which " + s.Discriminator.PropertyName + " names, of"
+	return func(keyword, instance string) (int, string) {
+		if instance != "" || strings.ReplaceAll(keyword, "/$ref", "") != kw {
+			return -1, ""
+		}
+		return i, why
+	}
 }
 
 // names says whether a property's schema admits only val, by const or a

@@ -190,6 +190,9 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 			errs = append(errs, e...)
 		}
 	}
+	// prefer is the alternative of the body's oneOf its discriminator
+	// names, for a refusal (alternatives.go); worked out only for one.
+	var prefer func(keyword, instance string) (int, string)
 	var deep []Violation
 	if len(o.deep) > 0 {
 		deep = o.checkDeep(r.URL.Query())
@@ -201,7 +204,7 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 		e, err := o.checkMultipart(req, body, ms)
 		if err != nil {
 			out := []Violation{{In: "body", Detail: "the multipart body does not parse: " + err.Error()}}
-			return append(append(out, deep...), violationsOf(errs)...), nil
+			return append(append(out, deep...), violationsOf(errs, nil)...), nil
 		}
 		errs = append(errs, e...)
 	} else if fs := cmp.Or(o.formSchema(r), o.untypedFormSchema(r)); fs != nil {
@@ -210,7 +213,7 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 		v, err := formValues(body, fs)
 		if err != nil {
 			out := []Violation{{In: "body", Detail: "the form body does not parse: " + err.Error()}}
-			return append(append(out, deep...), violationsOf(errs)...), nil
+			return append(append(out, deep...), violationsOf(errs, nil)...), nil
 		}
 		values = v
 		if ok, e := o.api.checkSchema(&o.form, fs, v); !ok {
@@ -218,11 +221,12 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 				ve.ValidationType = helpers.RequestBodyValidation
 			}
 			errs = append(errs, e...)
+			prefer = discriminatorPick(fs, v)
 		}
 	} else if o.op.RequestBody != nil {
 		if isJSONMedia(r.Header.Get("Content-Type")) && jsonDeeperThan(body, maxBodyDepth) {
 			out := []Violation{{In: "body", Detail: fmt.Sprintf("the body nests more than %d levels deep", maxBodyDepth)}}
-			return append(append(out, deep...), violationsOf(errs)...), nil
+			return append(append(out, deep...), violationsOf(errs, nil)...), nil
 		}
 		if isJSONMedia(r.Header.Get("Content-Type")) && len(bytes.TrimSpace(body)) == 0 {
 			body = nil // white space alone is no JSON value: an empty body, not null
@@ -232,9 +236,13 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 		req.ContentLength = int64(len(body))
 		if ok, e := o.api.bodies.ValidateRequestBodyWithPathItem(req, o.item, o.Path); !ok {
 			errs = append(errs, e...)
+			var v any
+			if s := o.bodySchema(r); s != nil && isJSONMedia(r.Header.Get("Content-Type")) && json.Unmarshal(body, &v) == nil {
+				prefer = discriminatorPick(s, v)
+			}
 		}
 	}
-	out := append(append(append(deep, violationsOf(errs)...), o.preferenceViolation(r)...), o.expandViolations(r, values)...)
+	out := append(append(append(deep, violationsOf(errs, prefer)...), o.preferenceViolation(r)...), o.expandViolations(r, values)...)
 	// Stripe's API, and stripe-mock, answer JSON whatever Accept says:
 	// with errors: stripe a client's Accept is no reason to refuse.
 	if len(r.Header.Values("Accept")) > 0 && o.api.errors != "stripe" {
@@ -316,7 +324,7 @@ func jsonDeeperThan(b []byte, limit int) bool {
 }
 
 // violationsOf turns the library's errors into violations.
-func violationsOf(errs []*liberrors.ValidationError) []Violation {
+func violationsOf(errs []*liberrors.ValidationError, prefer func(keyword, instance string) (int, string)) []Violation {
 	var out []Violation
 	for _, e := range errs {
 		// libopenapi-validator refuses a decoded form value holding a
@@ -327,14 +335,18 @@ func violationsOf(errs []*liberrors.ValidationError) []Violation {
 		if e.ValidationType == helpers.URLEncodedValidation && e.ValidationSubType == helpers.ReservedValues {
 			continue
 		}
-		out = append(out, violations(e)...)
+		p := prefer
+		if e.ValidationType != helpers.RequestBodyValidation {
+			p = nil // the body's discriminator says nothing of a parameter
+		}
+		out = append(out, violations(e, p)...)
 	}
 	return out
 }
 
 // violations turns one library error into one violation per schema
 // failure (or one for the error).
-func violations(e *liberrors.ValidationError) []Violation {
+func violations(e *liberrors.ValidationError, prefer func(keyword, instance string) (int, string)) []Violation {
 	in := e.ValidationType
 	switch in {
 	case helpers.ParameterValidation:
@@ -365,8 +377,12 @@ func violations(e *liberrors.ValidationError) []Violation {
 		return []Violation{{In: in, Name: e.ParameterName, Detail: detail}}
 	}
 	var out []Violation
-	for _, f := range e.SchemaValidationErrors {
+	failures, notes := closest(e.SchemaValidationErrors, prefer)
+	for _, f := range failures {
 		v := Violation{In: in, Name: e.ParameterName, Detail: f.Reason}
+		if note := notes[f]; note != "" {
+			v.Detail += " (" + note + ")"
+		}
 		if in == "body" {
 			v.Pointer = pointer(f.InstancePath)
 			if v.Name == "" && len(f.InstancePath) > 0 {
