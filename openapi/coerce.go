@@ -204,7 +204,7 @@ func coerceToIn(v any, s *base.Schema, left *int) (any, bool) {
 		case s.Items != nil:
 			types = []string{"array"}
 		case len(s.AnyOf)+len(s.OneOf) > 0:
-			if b := discriminated(s, v); b != nil && hop(left) {
+			if b := discriminated(s, v, nil); b != nil && hop(left) {
 				return coerceSchema(v, b, left), true
 			}
 			for _, branches := range [][]*base.SchemaProxy{s.AnyOf, s.OneOf} {

@@ -18,11 +18,13 @@ import (
 // that is a oneOf with a discriminator of its own (a cat, which is a
 // house cat or a big cat by catKind) is followed to the branch v names
 // there, so that a big cat is not typed, or answered, as a house cat.
-func discriminated(s *base.Schema, v any) *base.Schema {
+// With a (nil: oneOf and anyOf only), a base that its subtypes extend
+// through allOf is followed to the subtype its mapping names.
+func discriminated(s *base.Schema, v any, a *api) *base.Schema {
 	var found *base.Schema
 	// A bound, for a document whose branches name each other.
 	for range maxDiscriminatorDepth {
-		b := branch(s, v)
+		b := branch(s, v, a)
 		if b == nil {
 			break
 		}
@@ -36,13 +38,61 @@ func discriminated(s *base.Schema, v any) *base.Schema {
 const maxDiscriminatorDepth = 8
 
 // branch is the branch of s that v's discriminator property names, one
-// level down.
-func branch(s *base.Schema, v any) *base.Schema {
+// level down: an alternative of its oneOf or anyOf, or, for a base that
+// its subtypes extend through allOf, the subtype its mapping names.
+func branch(s *base.Schema, v any, a *api) *base.Schema {
 	group, i := branchAt(s, v)
-	if group == nil {
+	if group != nil {
+		return group[i].Schema()
+	}
+	if a == nil || s == nil || s.Discriminator == nil || s.Discriminator.Mapping == nil || len(s.OneOf)+len(s.AnyOf) > 0 {
 		return nil
 	}
-	return group[i].Schema()
+	m, _ := v.(map[string]any)
+	val, _ := m[s.Discriminator.PropertyName].(string)
+	if ref, ok := s.Discriminator.Mapping.Get(val); ok && val != "" {
+		return a.component(ref)
+	}
+	return nil
+}
+
+// subtype returns the subtype a base schema is answered as, and the
+// value of its discriminator property: the first its mapping names, for a
+// base with no oneOf or anyOf (OpenAPI 3.0's allOf inheritance); nil for
+// any other schema.
+func (a *api) subtype(s *base.Schema) (*base.Schema, string) {
+	if s.Discriminator == nil || s.Discriminator.PropertyName == "" || s.Discriminator.Mapping == nil || len(s.OneOf)+len(s.AnyOf) > 0 {
+		return nil, ""
+	}
+	first := s.Discriminator.Mapping.First()
+	if first == nil {
+		return nil, ""
+	}
+	if sub := a.component(first.Value()); sub != nil && sub != s {
+		return sub, first.Key()
+	}
+	return nil, ""
+}
+
+// component returns the schema a discriminator mapping names: a
+// reference to the document's components (#/components/schemas/Cat) or a
+// component's bare name (Cat); nil for anything else.
+func (a *api) component(ref string) *base.Schema {
+	name, ok := strings.CutPrefix(ref, "#/components/schemas/")
+	if !ok && strings.ContainsAny(ref, "#/") {
+		return nil
+	}
+	if !ok {
+		name = ref
+	}
+	if a.model == nil || a.model.Components == nil || a.model.Components.Schemas == nil {
+		return nil
+	}
+	p, ok := a.model.Components.Schemas.Get(name)
+	if !ok || p == nil {
+		return nil
+	}
+	return p.Schema()
 }
 
 // branchAt is branch as its place: s's oneOf or anyOf, and the index in

@@ -41,7 +41,8 @@
 // (expand.go), answers are in the media type the
 // request accepts
 // (media.go), multipart bodies are typed and validated (multipart.go), a
-// discriminator picks a oneOf branch (discriminator.go), a refusal of a
+// discriminator picks a oneOf branch or a subtype that extends its base
+// through allOf (discriminator.go), a refusal of a
 // value that fails a oneOf or anyOf lists its closest alternative's
 // failures only (alternatives.go), and a broken $ref
 // or YAML error in any file of a split document is placed where it is

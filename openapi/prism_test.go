@@ -391,3 +391,79 @@ func TestSlViolationsHeader(t *testing.T) {
 		}
 	}
 }
+
+// petsInheritance is OpenAPI 3.0's inheritance: a base schema with a
+// discriminator and a mapping, and subtypes that extend it through allOf.
+const petsInheritance = `openapi: 3.0.3
+info: {title: Pets, version: "1"}
+paths:
+  /pets:
+    get:
+      operationId: listPets
+      responses:
+        '200':
+          description: ok
+          content:
+            application/json:
+              schema: {type: array, items: {$ref: '#/components/schemas/Pet'}}
+    post:
+      operationId: createPet
+      requestBody:
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/Pet'}
+      responses:
+        '201':
+          description: made
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Pet'}
+components:
+  schemas:
+    Pet:
+      type: object
+      required: [petType, name]
+      properties:
+        petType: {type: string}
+        name: {type: string}
+      discriminator:
+        propertyName: petType
+        mapping: {cat: '#/components/schemas/Cat', dog: Dog}
+    Cat:
+      allOf:
+        - $ref: '#/components/schemas/Pet'
+        - type: object
+          required: [livesLeft]
+          properties:
+            livesLeft: {type: integer, minimum: 1}
+    Dog:
+      allOf:
+        - $ref: '#/components/schemas/Pet'
+        - type: object
+          required: [bark]
+          properties:
+            bark: {type: boolean}
+`
+
+// TestAllOfDiscriminatorAnswers: a base schema whose subtypes extend it
+// through allOf is answered as its first mapped subtype, every time, with
+// the subtype's fields and the discriminator's value for it; a request
+// that names another subtype is answered as that one.
+func TestAllOfDiscriminatorAnswers(t *testing.T) {
+	t.Parallel()
+	hs := serveDoc(t, petsInheritance, nil)
+	for range 2 {
+		got := call(t, "GET", hs.URL+"/pets", "", "")
+		if got.status != 200 || got.body != `[{"livesLeft":1,"name":"string","petType":"cat"}]` {
+			t.Fatalf("GET /pets: %d %s; want a list of one cat, with its livesLeft and petType cat", got.status, got.body)
+		}
+	}
+	got := call(t, "POST", hs.URL+"/pets", "application/json", `{"petType":"dog","name":"Rex","bark":true}`)
+	var pet map[string]any
+	if err := json.Unmarshal([]byte(got.body), &pet); err != nil || got.status != 201 {
+		t.Fatalf("POST /pets: %d %s; want 201", got.status, got.body)
+	}
+	if _, cat := pet["livesLeft"]; cat || pet["petType"] != "dog" || pet["bark"] != true || pet["name"] != "Rex" {
+		t.Errorf("POST /pets a dog: %s; want the dog as sent, without a cat's livesLeft", got.body)
+	}
+}

@@ -426,7 +426,7 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 		schema = mt.Schema.Schema()
 	}
 	v, made := o.api.instanceMade(mt, schema, example)
-	if b := discriminated(schema, in); b != nil && example == "" {
+	if b := discriminated(schema, in, o.api); b != nil && example == "" {
 		// The request says which kind it is (category: dessert): answer
 		// that kind, not the example or first branch of another.
 		if obj, ok := v.(map[string]any); !ok || obj[schema.Discriminator.PropertyName] != in[schema.Discriminator.PropertyName] {
@@ -807,6 +807,10 @@ type generator struct {
 	api  *api
 	left *int // values the answer may still make; set by the first call
 	hops int  // allOf, anyOf and oneOf followed since the last level
+	// extending: the schema is an allOf member (a Cat's Pet), or the
+	// subtype its discriminator picked, so it is not answered as one of
+	// its subtypes again (subtype).
+	extending bool
 }
 
 func (g generator) value(s *base.Schema, depth int) any {
@@ -843,10 +847,28 @@ func (g generator) value(s *base.Schema, depth int) any {
 	if s.Example != nil {
 		return nodeValue(s.Example)
 	}
+	if !g.extending {
+		// A base whose subtypes extend it through allOf (OpenAPI 3.0's
+		// inheritance: Cat is allOf Pet and its own fields) is answered
+		// as its first mapped subtype, with the discriminator's value.
+		if sub, name := g.api.subtype(s); sub != nil {
+			ext := composed
+			ext.extending = true
+			v := ext.value(sub, depth)
+			if obj, ok := v.(map[string]any); ok {
+				obj[s.Discriminator.PropertyName] = name
+			}
+			return v
+		}
+	}
+	// What s holds may be any kind again.
+	g.extending, composed.extending, nested.extending = false, false, false
 	if len(s.AllOf) > 0 {
 		merged := map[string]any{}
+		ext := composed
+		ext.extending = true
 		for _, p := range s.AllOf {
-			if m, ok := composed.value(p.Schema(), depth).(map[string]any); ok {
+			if m, ok := ext.value(p.Schema(), depth).(map[string]any); ok {
 				for k, v := range m {
 					merged[k] = v
 				}
