@@ -395,10 +395,21 @@ func specError(file string, err error) error {
 				pos.Col, _ = strconv.Atoi(c)
 			}
 		}
+		if m := unresolved.FindStringSubmatch(msg); m != nil {
+			msg = refSentence(m[1], file)
+			if m[1] == "#" {
+				msg = `$ref "#" names the whole document, not a schema or other object; point it at one, such as #/components/schemas/Pet`
+			}
+		}
 		out = append(out, &scenarios.Error{Pos: pos, Msg: "openapi: " + yamlSentence(msg)})
 	}
 	return errors.Join(out...)
 }
+
+// unresolved is libopenapi's build error for a $ref within the document
+// that names nothing: "cannot resolve reference `#`, it's missing:
+// $.['#'] [12:24]".
+var unresolved = regexp.MustCompile("cannot resolve reference `(#[^`]*)`, it's missing")
 
 func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) {
 	dir := filepath.Dir(src.Spec)
@@ -474,6 +485,9 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	}
 	if errs := refProblems(doc.GetRolodex(), src.Spec); len(errs) > 0 {
 		return nil, errors.Join(errs...) // where each $ref is written, also when the model built
+	}
+	if errs := scalarRefProblems(doc.GetRolodex(), src.Spec); len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	if buildErr != nil {
 		if e := componentProblem(doc.GetRolodex(), src.Spec, buildErr); e != nil {

@@ -51,6 +51,40 @@ func refProblems(rx *index.Rolodex, spec string) []error {
 	return out
 }
 
+// scalarRefProblems lists the $refs within a file that resolve to a
+// plain value (#/x-name: a string), which no $ref of a document may name:
+// the library builds it as an empty schema, so that a typo answered null
+// and validated nothing. A 3.1 schema may be true or false, and a $ref
+// under an x- extension, or to another file (a code sample), may read
+// text: those are left alone.
+func scalarRefProblems(rx *index.Rolodex, spec string) []error {
+	if rx == nil {
+		return nil
+	}
+	var out []error
+	for _, ix := range allIndexes(rx) {
+		targets := map[string]*yaml.Node{}
+		for _, rm := range ix.GetMappedReferencesSequenced() {
+			if r := rm.Reference; r != nil && r.Node != nil {
+				targets[rm.FullDefinition] = r.Node
+			}
+		}
+		for _, r := range ix.GetRawReferencesSequenced() {
+			file, _, _ := strings.Cut(r.RawRef, "#")
+			if file != "" || r.IsExtensionRef || r.Node == nil {
+				continue
+			}
+			t := targets[r.FullDefinition]
+			if t == nil || t.Kind != yaml.ScalarNode || t.Value == "true" || t.Value == "false" {
+				continue
+			}
+			pos := scenarios.Pos{File: fileOf(spec, ix), Line: r.Node.Line, Col: r.Node.Column}
+			out = append(out, &scenarios.Error{Pos: pos, Msg: fmt.Sprintf("openapi: $ref %q names the plain value %q (line %d), not a schema or other object; point it at one, such as #/components/schemas/Pet", r.RawRef, t.Value, t.Line)})
+		}
+	}
+	return out
+}
+
 // refValue is the target of a $ref mapping node.
 func refValue(n *yaml.Node) string {
 	for i := 0; i+1 < len(n.Content); i += 2 {
