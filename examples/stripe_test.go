@@ -2950,3 +2950,34 @@ func TestStripeCharges(t *testing.T) {
 		t.Errorf("charge.succeeded of %v, charge.captured of %v; want both charges succeeded, the second captured", succeeded, capturedEvents)
 	}
 }
+
+// TestStripeRefundsCountOnTheCharge: a refund names its intent's charge,
+// which counts what its refunds returned (amount_refunded) and is
+// refunded once they are all of it; charge.refunded is recorded each time.
+func TestStripeRefundsCountOnTheCharge(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	pi, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_card_visa"), Confirm: stripe.Bool(true)})
+	if err != nil || pi.LatestCharge == nil {
+		t.Fatalf("create and confirm: %+v, %v", pi, err)
+	}
+	for i, step := range []struct {
+		amount   int64
+		refunded int64
+		whole    bool
+	}{{500, 500, false}, {1500, 2000, true}} {
+		re, err := sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{PaymentIntent: stripe.String(pi.ID), Amount: stripe.Int64(step.amount)})
+		if err != nil || re.Charge == nil || re.Charge.ID != pi.LatestCharge.ID {
+			t.Fatalf("refund %d: %+v, %v; want it to name charge %s", i, re, err, pi.LatestCharge.ID)
+		}
+		ch, err := sc.V1Charges.Retrieve(ctx, pi.LatestCharge.ID, nil)
+		if err != nil || ch.AmountRefunded != step.refunded || ch.Refunded != step.whole {
+			t.Errorf("the charge after refund %d: %+v, %v; want %d refunded, whole %v", i, ch, err, step.refunded, step.whole)
+		}
+	}
+	if evs := eventsOf(t, sc, "charge.refunded"); len(evs) != 2 || evs[0].Data.Object["amount_refunded"] != 2000.0 || evs[0].Data.Object["refunded"] != true {
+		t.Errorf("charge.refunded events: %d, the newest %v; want 2, the newest refunded in whole", len(evs), evs[0].Data.Object)
+	}
+}
