@@ -17,8 +17,9 @@ const nodeInstall = `npm install --prefix "${XDG_CACHE_HOME:-$HOME/.cache}/scena
 // auto-pagination, a payment intent confirmed, refunded and canceled,
 // expand[]=customer, a replayed key, a key reused with other parameters,
 // a lost answer retried (of a customer, and of a confirmed payment), a
-// declining test card, a declining payment method confirmed later, and a
-// test payment method attached and listed.
+// declining test card, a declining payment method confirmed later, a
+// test payment method attached and listed, a paid intent's charge counting
+// its refund, and a subscription whose first invoice is paid.
 func TestStripeNode(t *testing.T) {
 	t.Parallel()
 	node, err := exec.LookPath("node")
@@ -50,6 +51,7 @@ func TestStripeNode(t *testing.T) {
 		"retry with the same key replayed", "key reused with other parameters refused", "lost answer retried into one customer",
 		"declining test card raised a card error", "stored declining payment method declined a bare confirm", "setup intent confirmed only with a payment method",
 		"test payment method attached and listed", "lost answer of a confirmed payment retried into one payment",
+		"a paid intent has its charge, which counts its refund", "a subscription made incomplete, its first invoice paid, then active",
 	} {
 		if !strings.Contains(string(out), "ok "+step+"\n") {
 			t.Errorf("node did not report %q:\n%s", step, out)

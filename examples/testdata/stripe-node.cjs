@@ -204,6 +204,38 @@ async function testPaymentMethods() {
   ok('lost answer of a confirmed payment retried into one payment');
 }
 
+// A paid intent's charge, refunded in part, then the subscription flow
+// of Stripe's guide: default_incomplete, the first invoice's
+// confirmation_secret, paid, and the subscription active.
+async function chargesAndSubscriptions() {
+  const paid = await stripe.paymentIntents.create({amount: 3000, currency: 'usd', payment_method: 'pm_card_visa', confirm: true, expand: ['latest_charge']});
+  assert.equal(paid.latest_charge.object, 'charge');
+  assert.equal(paid.latest_charge.amount, 3000);
+  assert.equal(paid.latest_charge.payment_intent, paid.id);
+  const refund = await stripe.refunds.create({payment_intent: paid.id, amount: 1000});
+  assert.equal(refund.charge, paid.latest_charge.id);
+  const charge = await stripe.charges.retrieve(paid.latest_charge.id);
+  assert.equal(charge.amount_refunded, 1000);
+  assert.equal(charge.refunded, false);
+  ok('a paid intent has its charge, which counts its refund');
+
+  const customer = await stripe.customers.create({email: 'subscriber@example.com'});
+  const product = await stripe.products.create({name: 'Gold'});
+  const price = await stripe.prices.create({product: product.id, unit_amount: 1500, currency: 'usd', recurring: {interval: 'month'}});
+  const sub = await stripe.subscriptions.create({
+    customer: customer.id, items: [{price: price.id, quantity: 2}],
+    payment_behavior: 'default_incomplete', expand: ['latest_invoice.confirmation_secret'],
+  });
+  assert.equal(sub.status, 'incomplete');
+  assert.equal(sub.latest_invoice.status, 'open');
+  assert.equal(sub.latest_invoice.amount_due, 3000);
+  assert.ok(sub.latest_invoice.confirmation_secret.client_secret);
+  const invoice = await stripe.invoices.pay(sub.latest_invoice.id);
+  assert.equal(invoice.status, 'paid');
+  assert.equal((await stripe.subscriptions.retrieve(sub.id)).status, 'active');
+  ok('a subscription made incomplete, its first invoice paid, then active');
+}
+
 (async () => {
   await customers();
   await paymentIntents();
@@ -211,6 +243,7 @@ async function testPaymentMethods() {
   await declines();
   await setupIntents();
   await testPaymentMethods();
+  await chargesAndSubscriptions();
 })().catch((err) => {
   console.error(err);
   process.exit(1);
