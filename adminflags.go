@@ -29,6 +29,8 @@ type adminFlags struct {
 	form    []string
 	body    []string
 	proxied bool // --proxied: filter.Proxied = "true"
+	// --violating: filter.Violating = "true"
+	violating bool
 }
 
 func (a *adminFlags) register(fs *pflag.FlagSet) {
@@ -50,6 +52,7 @@ func (a *adminFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Idempotency, "idempotency", "", "requests with this idempotency outcome: new, replayed, mismatch, in-flight, missing-key or invalid-key")
 	fs.StringVar(&f.Matched, "matched", "", "true: requests a route answered; false: requests no route matched")
 	fs.BoolVar(&a.proxied, "proxied", false, "requests forwarded to an upstream (a proxy: route or --proxy-unmatched); verify --proxied --none proves none reached it")
+	fs.BoolVar(&a.violating, "violating", false, "requests that broke their OpenAPI operation, or whose upstream's answer did (in proxy mode); verify --violating --none proves every one kept the contract")
 	fs.StringVar(&f.Since, "since", "", "requests after this RFC 3339 time or entry ID")
 }
 
@@ -59,6 +62,9 @@ func (a *adminFlags) build() (*adminclient.Client, adminclient.Filter, error) {
 	f := a.filter
 	if a.proxied {
 		f.Proxied = "true"
+	}
+	if a.violating {
+		f.Violating = "true"
 	}
 	var err error
 	if f.Headers, err = pairs("--header", a.headers); err != nil {

@@ -150,8 +150,9 @@ func TestServeOpenAPIReferences(t *testing.T) {
 }
 
 // TestServeOpenAPIProxy: --openapi-proxy forwards every operation to the
-// upstream and checks its answers (Prism's proxy mode); a URL that is not
-// one is refused before the server starts.
+// upstream and checks its answers (Prism's proxy mode), verify --violating
+// counts those that broke the contract, and a URL that is not one is
+// refused before the server starts.
 func TestServeOpenAPIProxy(t *testing.T) {
 	t.Parallel()
 	bin := binary(t)
@@ -176,6 +177,17 @@ func TestServeOpenAPIProxy(t *testing.T) {
 		if resp.StatusCode != want || want == 502 && !strings.Contains(string(b), "response body #: missing properties 'name', 'age'") {
 			t.Errorf("GET %s: %d %s; want %d", path, resp.StatusCode, b, want)
 		}
+	}
+	// In CI: verify --violating counts the exchanges that broke the
+	// contract (here the upstream's answer to /pets/bad).
+	if _, stderr, err := runCmd(t, "verify", "--addr", addr, "--violating", "--count", "1", "--path", "/pets/bad"); err != nil {
+		t.Errorf("verify --violating --count 1: %v\n%s", err, stderr)
+	}
+	if _, _, err := runCmd(t, "verify", "--addr", addr, "--violating", "--none"); err == nil {
+		t.Error("verify --violating --none passed after an answer broke its operation")
+	}
+	if _, stderr, err := runCmd(t, "verify", "--addr", addr, "--violating", "--none", "--path", "/pets/good"); err != nil {
+		t.Errorf("verify --violating --none of the good answer: %v\n%s", err, stderr)
 	}
 	out, err := exec.Command(bin, "serve", "--openapi", spec, "--openapi-proxy", "ftp://x").CombinedOutput()
 	var ee *exec.ExitError

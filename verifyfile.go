@@ -17,7 +17,7 @@ import (
 
 // checkFlags are the flags a check in a --file sets by the same names
 // (without dashes); with --file they are not given on the command line.
-var checkFlags = []string{"route", "session", "method", "path", "status", "header", "query", "form", "body", "idempotency", "matched", "proxied",
+var checkFlags = []string{"route", "session", "method", "path", "status", "header", "query", "form", "body", "idempotency", "matched", "proxied", "violating",
 	"count", "at-least", "at-most", "none", "no-unmatched", "webhook", "type", "delivered", "undelivered", "attempts-at-most", "within"}
 
 // hookKeys make a check in a --file one of webhook deliveries, as the
@@ -215,6 +215,13 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 					p.errorf(v, "%s: proxied: want true or false, not %q", where, s)
 				}
 				f.Proxied = s
+			}
+		case "violating":
+			if s, ok := scalar(k, v); ok {
+				if s != "true" && s != "false" {
+					p.errorf(v, "%s: violating: want true or false, not %q", where, s)
+				}
+				f.Violating = s
 			}
 		case "header":
 			headers = list(k, v)

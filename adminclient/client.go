@@ -243,6 +243,10 @@ type Filter struct {
 	// Proxied is "true" (an upstream was asked: a proxy: route or
 	// --proxy-unmatched) or "false", or "" for both.
 	Proxied string
+	// Violating is "true" (the request, or the upstream's answer to it,
+	// broke its OpenAPI operation: the entry has violations) or
+	// "false", or "" for both.
+	Violating string
 	// Since is an RFC 3339 time or an entry ID: entries after it.
 	Since string
 	// Limit keeps the newest Limit entries that match (default 1000 on
@@ -266,6 +270,7 @@ func (f Filter) Values() url.Values {
 	set("idempotency", f.Idempotency)
 	set("matched", f.Matched)
 	set("proxied", f.Proxied)
+	set("violating", f.Violating)
 	set("since", f.Since)
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))

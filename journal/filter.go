@@ -38,6 +38,7 @@ type Filter struct {
 	idempotency string
 	matched     *bool
 	proxied     *bool
+	violating   *bool
 	sinceTime   time.Time
 	sinceID     int64
 	limit       int
@@ -64,7 +65,7 @@ func (e *Error) Error() string {
 }
 
 // plainFilters are the filters named without a dot.
-var plainFilters = []string{"route", "session", "method", "path", "status", "idempotency", "matched", "proxied", "since", "limit"}
+var plainFilters = []string{"route", "session", "method", "path", "status", "idempotency", "matched", "proxied", "violating", "since", "limit"}
 
 // idempotencyOutcomes are what Entry.Idempotency holds.
 var idempotencyOutcomes = []string{"new", "replayed", "mismatch", "in-flight", "missing-key", "invalid-key"}
@@ -116,7 +117,7 @@ func (f *Filter) set(name, v string) error {
 			f.body = append(f.body, bodyCond{segs, v})
 			return nil
 		}
-		return bad("unknown filter; the filters are route, session, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, idempotency, matched, proxied, since and limit")
+		return bad("unknown filter; the filters are route, session, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, idempotency, matched, proxied, violating, since and limit")
 	}
 	if v == "" && slices.Contains(plainFilters, name) {
 		return bad("empty value")
@@ -155,7 +156,7 @@ func (f *Filter) set(name, v string) error {
 			return bad("want one of " + strings.Join(idempotencyOutcomes, ", "))
 		}
 		f.idempotency = v
-	case "matched", "proxied":
+	case "matched", "proxied", "violating":
 		var b bool
 		switch v {
 		case "true":
@@ -164,10 +165,13 @@ func (f *Filter) set(name, v string) error {
 		default:
 			return bad("want true or false")
 		}
-		if name == "matched" {
+		switch name {
+		case "matched":
 			f.matched = &b
-		} else {
+		case "proxied":
 			f.proxied = &b
+		default:
+			f.violating = &b
 		}
 	case "since":
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
@@ -186,7 +190,7 @@ func (f *Filter) set(name, v string) error {
 		}
 		f.limit = n
 	default:
-		return bad("unknown filter; the filters are route, session, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, idempotency, matched, proxied, since and limit")
+		return bad("unknown filter; the filters are route, session, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, idempotency, matched, proxied, violating, since and limit")
 	}
 	return nil
 }
@@ -216,6 +220,7 @@ func (f Filter) Match(e *state.Entry) bool {
 		f.idempotency != "" && e.Idempotency != f.idempotency,
 		f.matched != nil && e.Matched != *f.matched,
 		f.proxied != nil && e.Proxied != *f.proxied,
+		f.violating != nil && (len(e.Violations) > 0) != *f.violating,
 		e.ID <= f.sinceID,
 		!f.sinceTime.IsZero() && e.Time.Before(f.sinceTime):
 		return false

@@ -74,6 +74,8 @@ func TestMatch(t *testing.T) {
 		{"idempotency=new", false},
 		{"matched=true", true},
 		{"matched=false", false},
+		{"violating=false", true}, // the entry has no violations
+		{"violating=true", false},
 		{"since=6", true},
 		{"since=7", false}, // since an id: the entries after it
 		{"since=2026-01-02T15:04:05Z", true},
@@ -196,6 +198,7 @@ func TestParseFilterErrors(t *testing.T) {
 		{"path=v1", "path"},
 		{"idempotency=maybe", "idempotency"},
 		{"matched=yes", "matched"},
+		{"violating=yes", "violating"},
 		{"since=yesterday", "since"},
 		{"since=-1", "since"},
 		{"limit=0", "limit"},
