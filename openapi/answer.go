@@ -6,16 +6,14 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"slices"
+	"path"
 	"strconv"
 	"strings"
 
 	"github.com/pb33f/jsonschema/v6"
-	"github.com/pb33f/jsonschema/v6/kind"
+	"github.com/pb33f/libopenapi-validator/helpers"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 // CheckAnswer checks an answer the operation did not make itself, a real
@@ -33,7 +31,11 @@ func (o *Operation) CheckAnswer(status int, h http.Header, body []byte) []Violat
 	}
 	resp, _ := o.response(status)
 	if resp == nil {
-		return []Violation{{In: "status", Detail: fmt.Sprintf("%d is not among the responses of operation %s (%s)", status, o.Name, declaredCodes(o.op)), answer: true}}
+		declared := "it declares none"
+		if codes := declaredCodes(o.op); len(codes) > 0 {
+			declared = "it declares " + strings.Join(codes, ", ")
+		}
+		return []Violation{{In: "status", Detail: fmt.Sprintf("%d is not among the responses of operation %s (%s)", status, o.Name, declared), answer: true}}
 	}
 	if resp.Content == nil || resp.Content.Len() == 0 {
 		return nil
@@ -86,16 +88,16 @@ func (o *Operation) CheckAnswer(status int, h http.Header, body []byte) []Violat
 	}
 	if len(errs) > 0 && len(errs[0].SchemaValidationErrors) > 0 {
 		if root := errs[0].SchemaValidationErrors[0].OriginalJsonSchemaError; root != nil {
-			return answerViolations(root, v, schema)
+			_, out := unexcused(*root.DetailedOutput(), v, schema)
+			return out
 		}
 	}
 	var out []Violation
 	for _, e := range errs {
-		detail := e.Message
-		if e.Reason != "" && e.Reason != e.Message {
-			detail += ": " + e.Reason
+		for _, x := range violations(e, nil) {
+			x.In, x.answer = "body", true
+			out = append(out, x)
 		}
-		out = append(out, Violation{In: "body", Detail: detail, answer: true})
 	}
 	if len(out) == 0 { // invalid, and the library said nothing more
 		out = append(out, Violation{In: "body", Detail: "does not match the response's schema", answer: true})
@@ -103,61 +105,41 @@ func (o *Operation) CheckAnswer(status int, h http.Header, body []byte) []Violat
 	return out
 }
 
-// answerViolations are the failures under root, the JSON Schema
-// validator's tree of them, but those a null explains where the schema
-// says nullable: true (excused). OpenAPI 3.0 documents put nullable on
-// an anyOf or oneOf (Stripe's customer of a payment intent is "anyOf:
-// [string, customer], nullable: true", and null when there is none),
-// which libopenapi-validator turns into JSON Schema only beside a type
-// or an allOf; each alternative then fails on the null, and with it
-// whatever alternative holds it (Stripe's customer read, anyOf a
-// customer and a deleted one). Walking the tree, an anyOf that has one
-// excused alternative holds.
-func answerViolations(root *jsonschema.ValidationError, v any, schema *base.Schema) []Violation {
+// unexcused walks u, a node of the validator's detailed output (one node
+// per failure, its causes below it, as alternatives.go reads it for
+// requests), and returns whether a null the schema allows explains it
+// (excused) and, when not, the failures that stand. OpenAPI 3.0
+// documents put nullable on an anyOf or oneOf (Stripe's customer of a
+// payment intent is "anyOf: [string, customer], nullable: true", and
+// null when there is none), which libopenapi-validator turns into JSON
+// Schema only beside a type or an allOf; each alternative then fails on
+// the null, and with it whatever alternative holds it (Stripe's customer
+// read, anyOf a customer and a deleted one). So a failure is excused at a
+// null where the schema path says nullable (nullableAt); an anyOf or
+// oneOf with one excused alternative holds (a oneOf that failed because
+// several held has no causes, and stands); anything else is excused when
+// each of its causes is.
+func unexcused(u jsonschema.OutputUnit, v any, schema *base.Schema) (bool, []Violation) {
+	at := helpers.ConvertStringLocationToPathSegments(u.InstanceLocation)
+	if isNull(v, at) && nullableAt(schema, at) {
+		return true, nil
+	}
+	if len(u.Errors) == 0 {
+		return false, []Violation{{In: "body", Pointer: pointer(at), Detail: u.Error.String(), answer: true}}
+	}
+	kw := path.Base(u.KeywordLocation)
+	alternatives := kw == "anyOf" || kw == "oneOf"
+	all := true
 	var out []Violation
-	p := message.NewPrinter(language.English)
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if excused(e, v, schema) {
-			return
+	for _, c := range u.Errors {
+		excused, vs := unexcused(c, v, schema)
+		if excused && alternatives {
+			return true, nil
 		}
-		if len(e.Causes) == 0 {
-			out = append(out, Violation{In: "body", Pointer: pointer(e.InstanceLocation), Detail: e.ErrorKind.LocalizedString(p), answer: true})
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
+		all = all && excused
+		out = append(out, vs...)
 	}
-	walk(root)
-	return out
-}
-
-// excused says whether failure e is explained by a null the schema
-// allows (nullableAt): at its own place, or, for an anyOf or oneOf, in
-// one alternative (which then holds), or in each of its causes.
-func excused(e *jsonschema.ValidationError, v any, schema *base.Schema) bool {
-	if isNull(v, e.InstanceLocation) && nullableAt(schema, e.InstanceLocation) {
-		return true
-	}
-	if len(e.Causes) == 0 {
-		return false
-	}
-	switch k := e.ErrorKind.(type) {
-	case *kind.AnyOf:
-		return slices.ContainsFunc(e.Causes, func(c *jsonschema.ValidationError) bool { return excused(c, v, schema) })
-	case *kind.OneOf:
-		if len(k.Subschemas) > 0 { // more than one held: not a null's doing
-			return false
-		}
-		return slices.ContainsFunc(e.Causes, func(c *jsonschema.ValidationError) bool { return excused(c, v, schema) })
-	}
-	for _, c := range e.Causes {
-		if !excused(c, v, schema) {
-			return false
-		}
-	}
-	return true
+	return all, out
 }
 
 // isNull says whether the value at path within v is JSON's null.
@@ -244,9 +226,9 @@ func mediaMatches(declared, media string) bool {
 	return declared == media
 }
 
-// declaredCodes lists the codes of op's responses, default included, for
-// a message.
-func declaredCodes(op *v3.Operation) string {
+// declaredCodes lists the codes of op's responses, and default when it
+// has one, for a message.
+func declaredCodes(op *v3.Operation) []string {
 	var codes []string
 	if op.Responses != nil {
 		if op.Responses.Codes != nil {
@@ -258,8 +240,5 @@ func declaredCodes(op *v3.Operation) string {
 			codes = append(codes, "default")
 		}
 	}
-	if len(codes) == 0 {
-		return "it declares none"
-	}
-	return "it declares " + strings.Join(codes, ", ")
+	return codes
 }
