@@ -192,12 +192,7 @@ func (o *Operation) undeclared(code int) (int, string, []byte) {
 	if code == http.StatusNoContent || code == http.StatusNotModified || code == http.StatusResetContent {
 		return code, "", nil
 	}
-	var declared []string
-	if o.op.Responses != nil && o.op.Responses.Codes != nil {
-		for c := o.op.Responses.Codes.First(); c != nil; c = c.Next() {
-			declared = append(declared, c.Key())
-		}
-	}
+	declared := declaredCodes(o.op) // no default: undeclared answers only without one
 	b, _ := json.Marshal(map[string]any{
 		"type": "about:blank", "title": http.StatusText(code), "status": code,
 		"detail": fmt.Sprintf("status %d asked for (Prefer: code= or __code=): operation %s declares no %d response and no default (it declares %s), so the spec gives this answer no body", code, o.Name, code, strings.Join(declared, ", ")),
