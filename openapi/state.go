@@ -339,35 +339,46 @@ func (o *Operation) ResourceCollection(r *http.Request, resource string) string 
 
 // ResourceBase returns the object a route's save: entry of resource
 // starts from, as a create of it starts from its fixture: the document's
-// fixture of resource, its example id replaced by id wherever the
-// fixture writes it (as a create carries its new id); nil when the
+// fixture of resource, with id in place of the fixture's own wherever it
+// is written (carryIDs, as a create carries its new id); nil when the
 // fixtures have none.
 func (o *Operation) ResourceBase(resource, id string) []byte {
-	raw, ok := o.api.fixtures[resource]
+	obj, ok := o.api.fixtureNamed(resource).(map[string]any)
 	if !ok {
 		return nil
 	}
-	var obj map[string]any
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	if d.Decode(&obj) != nil || obj == nil {
+	defer release(obj)
+	if old, _ := obj["id"].(string); old != "" && old != id {
+		carryIDs(obj, old, id)
+	}
+	obj["id"] = id
+	b, err := marshal(obj)
+	if err != nil {
 		return nil
 	}
-	if old, _ := obj["id"].(string); len(old) >= 8 && old != id {
-		for k, v := range obj {
+	return b
+}
+
+// carryIDs gives obj, an object made from an example or fixture whose id
+// was old, the new id in the strings that carry old: a payment intent's
+// client_secret is its id, "_secret_", a secret. An id long enough to be
+// told from other text anywhere in a value, nested ones too: a Checkout
+// Session's url ends in its id, a Stripe subscription's items name it
+// (items.data[0].subscription, items.url). One too short (1, ab) only as
+// a string's start. obj's own id is the caller's to set.
+func carryIDs(obj map[string]any, old, id string) {
+	for k, v := range obj {
+		s, isString := v.(string)
+		switch {
+		case k == "id":
+		case isString && strings.HasPrefix(s, old+"_"):
+			obj[k] = id + s[len(old):]
+		case len(old) >= 8:
 			if c, changed := carryID(v, old, id); changed {
 				obj[k] = c
 			}
 		}
 	}
-	obj["id"] = id
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // a URL's & stays
-	if enc.Encode(obj) != nil {
-		return nil
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // Expand expands body, o's answer, again as the request's expand[]
@@ -430,25 +441,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			return 0, nil, err
 		}
 		obj["id"] = value
-		for k, v := range obj {
-			// Strings that carry the example's id carry the new one: a
-			// payment intent's client_secret is its id, "_secret_", a
-			// secret. An id long enough to be told from other text
-			// anywhere in a value, nested ones too: a Checkout
-			// Session's url ends in its id, a Stripe subscription's
-			// items name it (items.data[0].subscription, items.url).
-			// One too short (1, ab) only as a string's start.
-			s, isString := v.(string)
-			switch {
-			case k == "id":
-			case isString && strings.HasPrefix(s, old+"_"):
-				obj[k] = id + s[len(old):]
-			case len(old) >= 8:
-				if c, changed := carryID(v, old, id); changed {
-					obj[k] = c
-				}
-			}
-		}
+		carryIDs(obj, old, id)
 		switch obj["created"].(type) {
 		case float64, int, int64, json.Number: // Stripe's creation time, in unix seconds
 			obj["created"] = time.Now().Unix()
