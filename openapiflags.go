@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"regexp"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/upstream"
 )
 
 // openapiOptions are serve's flags for OpenAPI documents as a scenario
@@ -74,8 +74,8 @@ func (o *openapiOptions) check() error {
 		if o.spec == "" {
 			return fmt.Errorf("--openapi-proxy needs --openapi")
 		}
-		if u, err := url.Parse(o.proxy); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-			return fmt.Errorf("--openapi-proxy %q: want the upstream's base URL, http:// or https:// with a host (no credentials, query or fragment)", o.proxy)
+		if _, err := upstream.ParseURL(o.proxy); err != nil { // as --proxy-unmatched's
+			return fmt.Errorf("--openapi-proxy %q: want the upstream's base URL: %w", o.proxy, err)
 		}
 	}
 	return nil
