@@ -296,6 +296,7 @@ type serveOptions struct {
 	tls               tlsOptions
 	webhooks          webhooks.Options
 	proxy             proxyOptions
+	forward           forwardOptions
 }
 
 func newServeCmd(stderr io.Writer) *cobra.Command { return newServeCmdFor(stderr, false) }
@@ -378,6 +379,7 @@ file that would still hold one seen in the traffic is refused.`
 	f.BoolVar(&opts.cors, "cors", false, "answer browsers from any origin (CORS preflights and headers, credentials allowed) on routes whose file has no cors: block; not the admin API")
 	opts.tls.flags(f, true)
 	opts.openapi.flags(f)
+	opts.forward.flags(f)
 	f.IntVar(&opts.webhooks.Queue, "webhook-queue", 10_000, "webhook deliveries the outbox holds, pending or in flight; past it an event is refused and the refusal is in GET /__admin/webhooks")
 	f.IntVar(&opts.webhooks.Concurrency, "webhook-concurrency", 8, "webhook attempts in flight at once (so a hanging receiver holds at most this many)")
 	f.Float64Var(&opts.webhooks.TimeScale, "time-scale", 1, "multiply webhook waits (after, fault delays, the retry schedule, Retry-After) by this: 0.01 runs a 30s retry in 300ms for CI; signed timestamps stay real")
@@ -414,6 +416,9 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		return withCode(exitUsage, fmt.Errorf("--journal-size %d: want a number of requests, or 0 for no journal", opts.journalSize))
 	}
 	if err := checkWebhookFlags(opts.webhooks); err != nil {
+		return withCode(exitUsage, err)
+	}
+	if err := opts.forward.check(); err != nil {
 		return withCode(exitUsage, err)
 	}
 	if opts.cpuProfile != "" {
@@ -467,7 +472,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 			source = "OpenAPI document " + opts.openapi.spec
 		}
 	}
-	load = loadWithOpenAPI(load, opts.openapi.expand(openapi.NewCache()))
+	load = opts.forward.wrap(loadWithOpenAPI(load, opts.openapi.expand(openapi.NewCache())))
 	watchPaths := opts.paths
 	if len(watchPaths) == 0 && opts.openapi.spec != "" {
 		watchPaths = []string{specDir(opts.openapi.spec)} // the spec is a dep
@@ -538,6 +543,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 		printProblems(stderr, err)
 		return errReported
 	}
+	opts.forward.log(log)
 	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
 		return withCode(exitListen, err)

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stripe/stripe-go/v85/webhook"
+)
+
+// TestServeForwardTo serves the Stripe example with --forward-to, as a
+// developer runs stripe listen --forward-to beside their app: the
+// receiver gets the events of what the client did, signed with the
+// secret the mock printed, and verify finds the deliveries by the
+// endpoint's name. A file edit keeps the endpoint.
+func TestServeForwardTo(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	var mu sync.Mutex
+	var events []map[string]any
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if _, err := webhook.ConstructEvent(body, r.Header.Get("Stripe-Signature"), defaultForwardSecret); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var m map[string]any
+		_ = json.Unmarshal(body, &m)
+		mu.Lock()
+		events = append(events, m)
+		mu.Unlock()
+	}))
+	defer recv.Close()
+	received := func(typ, id string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, ev := range events {
+			obj, _ := ev["data"].(map[string]any)["object"].(map[string]any)
+			if ev["type"] == typ && obj["id"] == id {
+				return true
+			}
+		}
+		return false
+	}
+	dir := t.TempDir()
+	stripeFile := filepath.Join(dir, "stripe.yaml")
+	out, err := exec.Command(bin, "examples", "stripe").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stripeFile, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, addr, logs := started(t, bin, "--forward-to", recv.URL+"/webhook", stripeFile)
+	if !strings.Contains(logs.String(), "secret="+defaultForwardSecret) {
+		t.Errorf("the start does not print the signing secret:\n%s", logs)
+	}
+	create := func() string {
+		t.Helper()
+		req, _ := http.NewRequest("POST", "http://"+addr+"/v1/customers", strings.NewReader(url.Values{"email": {"jenny@example.com"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth("sk_test_forward", "")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var c struct{ ID string }
+		if err := json.NewDecoder(resp.Body).Decode(&c); err != nil || resp.StatusCode != 200 || c.ID == "" {
+			t.Fatalf("create a customer: %d %v", resp.StatusCode, err)
+		}
+		return c.ID
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(patience); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within %s\n%s", what, patience, logs)
+			}
+		}
+	}
+	id := create()
+	waitFor("customer.created of "+id+" at the receiver, signed", func() bool { return received("customer.created", id) })
+	if _, stderr, err := runCmd(t, "verify", "--addr", addr, "--webhook", forwardEndpoint, "--type", "customer.created", "--delivered", "--count", "1", "--within", "30s"); err != nil {
+		t.Errorf("verify --webhook %s: %v\n%s", forwardEndpoint, err, stderr)
+	}
+	// An edit of the file reloads it; the endpoint is laid on the new set.
+	edited := strings.Replace(string(out), "description: Stripe's whole API", "description: Stripe's whole API, edited,", 1)
+	if edited == string(out) {
+		t.Fatal("the edit changed nothing")
+	}
+	if err := os.WriteFile(stripeFile, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the reload of the edit", func() bool { return strings.Count(logs.String(), "msg=reloaded") > 0 })
+	id = create()
+	waitFor("customer.created of "+id+" after the reload", func() bool { return received("customer.created", id) })
+}
+
+// TestServeForwardToMistakes: a flag that cannot make an endpoint stops
+// serve at once with why, and a file endpoint of the same name is a load
+// error naming both.
+func TestServeForwardToMistakes(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--forward-to", "ftp://127.0.0.1/hooks"}, `--forward-to "ftp://127.0.0.1/hooks": want the receiver's http:// or https:// URL`},
+		{[]string{"--forward-to", "http://127.0.0.1:1/hooks", "--forward-signing", "hmac"}, `--forward-signing "hmac": want stripe, standard or none`},
+		{[]string{"--forward-to", "http://127.0.0.1:1/hooks", "--forward-signing", "standard", "--forward-secret", "s3cret"}, `--forward-secret: `},
+	} {
+		out, err := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)...).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), tc.want) {
+			t.Errorf("serve %v: %v %s; want exit 2 and %q", tc.args, err, out, tc.want)
+		}
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hooks.yaml")
+	const clash = "webhooks:\n  endpoints:\n    - { name: forward-to, url: 'http://127.0.0.1:1/x', secret: whsec_x }\nroutes: []\n"
+	if err := os.WriteFile(file, []byte(clash), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--forward-to", "http://127.0.0.1:1/hooks", file).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `endpoint "forward-to" is defined twice (first at `+file+":3:") {
+		t.Errorf("a file endpoint named forward-to: %v %s; want a load error naming both", err, out)
+	}
+}
