@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -22,16 +23,20 @@ import (
 // developer runs stripe listen --forward-to beside their app: the
 // receiver gets the events of what the client did, signed with the
 // secret the mock printed, and verify finds the deliveries by the
-// endpoint's name. A file edit keeps the endpoint.
+// endpoint's name. The events carry the API version asked for (the
+// Stripe example's own, not stripe-go v85's). A file edit keeps the
+// endpoint.
 func TestServeForwardTo(t *testing.T) {
 	t.Parallel()
 	bin := binary(t)
+	const apiVersion = "2025-11-17.clover"
 	var mu sync.Mutex
 	var events []map[string]any
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if _, err := webhook.ConstructEvent(body, r.Header.Get("Stripe-Signature"), defaultForwardSecret); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+		ev, err := webhook.ConstructEventWithOptions(body, r.Header.Get("Stripe-Signature"), defaultForwardSecret, webhook.ConstructEventOptions{IgnoreAPIVersionMismatch: true})
+		if err != nil || ev.APIVersion != apiVersion {
+			http.Error(w, fmt.Sprintf("%v, api_version %q", err, ev.APIVersion), http.StatusBadRequest)
 			return
 		}
 		var m map[string]any
@@ -61,7 +66,7 @@ func TestServeForwardTo(t *testing.T) {
 	if err := os.WriteFile(stripeFile, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, addr, logs := started(t, bin, "--forward-to", recv.URL+"/webhook", stripeFile)
+	_, addr, logs := started(t, bin, "--forward-to", recv.URL+"/webhook", "--forward-api-version", apiVersion, stripeFile)
 	if !strings.Contains(logs.String(), "secret="+defaultForwardSecret) {
 		t.Errorf("the start does not print the signing secret:\n%s", logs)
 	}

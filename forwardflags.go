@@ -10,6 +10,7 @@ import (
 
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/upstream"
+	"github.com/scenariomock/scenariomock/webhooks"
 )
 
 // forwardOptions are serve's flags that send every event to one more
@@ -19,6 +20,7 @@ type forwardOptions struct {
 	url     string // --forward-to
 	secret  string // --forward-secret
 	signing string // --forward-signing
+	version string // --forward-api-version
 }
 
 // forwardEndpoint is the name of the endpoint --forward-to adds, for
@@ -38,6 +40,7 @@ func (o *forwardOptions) flags(f *pflag.FlagSet) {
 	f.StringVar(&o.url, "forward-to", "", "send every event the routes make to this URL too, as stripe listen --forward-to does (a webhook endpoint named "+forwardEndpoint+", retried and faulted as the file's endpoints are), beside the files' webhooks: endpoints")
 	f.StringVar(&o.secret, "forward-secret", defaultForwardSecret, "the secret that signs --forward-to's deliveries (printed at start)")
 	f.StringVar(&o.signing, "forward-signing", "stripe", "how --forward-to's deliveries are signed: stripe (Stripe-Signature), standard (Standard Webhooks) or none")
+	f.StringVar(&o.version, "forward-api-version", "", "the api_version of --forward-to's events (default "+webhooks.DefaultAPIVersion+", which stripe-go v85's ConstructEvent expects; give the one your stripe-go's stripe.APIVersion says)")
 }
 
 func (o *forwardOptions) check() error {
@@ -66,6 +69,9 @@ func (o *forwardOptions) document() (*scenarios.Set, error) {
 	e := "{name: " + q(forwardEndpoint) + ", url: " + q(o.url) + ", signing: " + q(o.signing)
 	if o.signing != "none" {
 		e += ", secret: " + q(o.secret)
+	}
+	if o.version != "" {
+		e += ", apiVersion: " + q(o.version)
 	}
 	return scenarios.LoadDocument("--forward-to", []byte("webhooks: { endpoints: ["+e+"}] }\n"))
 }
