@@ -102,6 +102,7 @@ func (s *Server) handleDocumentAdd(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p)
 		return
 	}
+	s.awaitReplicas(r.Context())
 	w.Header().Set("Location", adminPrefix+"/scenarios/"+id)
 	writeJSON(w, http.StatusCreated, doc)
 }
@@ -190,6 +191,7 @@ func (s *Server) handleDocumentRemove(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = s.ReloadContext(r.Context())
+	s.awaitReplicas(r.Context())
 	writeJSON(w, http.StatusOK, map[string]any{"removed": 1, "version": s.Version(), "routes": s.Routes()})
 }
 
@@ -213,5 +215,6 @@ func (s *Server) handleDocumentsClear(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = s.ReloadContext(r.Context())
+	s.awaitReplicas(r.Context())
 	writeJSON(w, http.StatusOK, map[string]any{"removed": n, "version": s.Version(), "routes": s.Routes()})
 }

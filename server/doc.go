@@ -67,7 +67,12 @@
 //
 // Elsewhere: reload.go swaps snapshots (Reload) and collections.go seeds
 // collections; fence.go keeps a request that a POST /__admin/reset (on
-// any replica) overtook from writing into the state that follows; admin*.go are the admin API; problem.go maps errors to
+// any replica) overtook from writing into the state that follows;
+// runtime.go lays the runtime documents (POST /__admin/scenarios) on the
+// files, reloads when another replica changes them, and, on a shared
+// store, tells it which version this replica serves (announceDocuments)
+// so that a change is answered once every replica serves it
+// (awaitReplicas); admin*.go are the admin API; problem.go maps errors to
 // statuses (statusOf) and writes RFC 9457 problems; log.go wires in
 // internal/loghandler, which makes the log line cheap.
 //

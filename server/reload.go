@@ -172,6 +172,7 @@ func (s *Server) reload() error {
 		s.runtime, s.docsVersion = rdocs, docsVersion
 		s.swap(t, merged, old, now)
 		s.forgetGroups(gone)
+		s.announceServed(docsVersion) // served from here on
 	}
 	if err != nil {
 		st := &reloadStatus{at: now, err: err}

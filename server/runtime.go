@@ -191,3 +191,85 @@ func (s *Server) watchDocuments() {
 		}
 	}
 }
+
+// How replicas of a shared store tell each other which runtime documents
+// they serve (state.Replicas): each announces its version at every change
+// and every replicaBeat, and counts as live for three beats; a change
+// made over the admin API is answered once every live replica serves
+// it, or after replicaWait.
+const (
+	replicaBeat = 2 * time.Second
+	replicaWait = 5 * time.Second
+)
+
+// announceServed records that this server now serves the documents at
+// version, and has announceDocuments tell the store at once. The caller
+// holds reloadMu.
+func (s *Server) announceServed(version int64) {
+	s.servedDocs.Store(version)
+	select {
+	case s.docsServed <- struct{}{}:
+	default: // one is pending: it reads the version when it runs
+	}
+}
+
+// announceFirst tells a shared store which runtime documents this replica
+// serves before it answers any request, so that another replica's change
+// from then on waits for it. A store that does not answer in time is
+// left to announceDocuments, which warns.
+func (s *Server) announceFirst(rs state.Replicas) {
+	ctx, cancel := context.WithTimeout(s.stopping, replicaBeat)
+	defer cancel()
+	_ = rs.Serving(ctx, s.replica, s.servedDocs.Load(), 3*replicaBeat)
+}
+
+// announceDocuments tells a shared store which version of the runtime
+// documents this replica serves, at every change and every replicaBeat,
+// until shutdown begins; then it takes the replica out, so that no
+// change waits for it.
+func (s *Server) announceDocuments(rs state.Replicas) {
+	defer close(s.docsAnnounced)
+	tick := time.NewTicker(replicaBeat)
+	defer tick.Stop()
+	warned := false
+	for {
+		ctx, cancel := context.WithTimeout(s.stopping, replicaBeat)
+		err := rs.Serving(ctx, s.replica, s.servedDocs.Load(), 3*replicaBeat)
+		cancel()
+		switch {
+		case err != nil && s.stopping.Err() == nil && !warned:
+			s.log.Warn("runtime scenario documents: this replica's version not announced; changes made on other replicas may answer before it serves them", "error", err.Error())
+			warned = true
+		case err == nil:
+			warned = false
+		}
+		select {
+		case <-s.stopping.Done():
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = rs.Leave(ctx, s.replica)
+			cancel()
+			return
+		case <-tick.C:
+		case <-s.docsServed:
+		}
+	}
+}
+
+// awaitReplicas returns once every live replica of a shared store serves
+// the runtime documents this one serves now, so that the admin call that
+// changed them answers when a test's next request sees the change,
+// whichever replica a load balancer sends it to. It waits replicaWait at
+// most, and then says which version is not served everywhere yet.
+func (s *Server) awaitReplicas(ctx context.Context) {
+	rs, ok := s.documents().(state.Replicas)
+	if !ok || s.docsAnnounced == nil {
+		return // one process: served here is served
+	}
+	v := s.servedDocs.Load()
+	ctx, cancel := context.WithTimeout(ctx, replicaWait)
+	defer cancel()
+	start := time.Now()
+	if err := rs.AllServing(ctx, v); err != nil && s.stopping.Err() == nil {
+		s.log.Warn("runtime scenario documents: not every replica serves the change yet", "version", v, "waited_ms", millis(time.Since(start)), "error", err.Error())
+	}
+}

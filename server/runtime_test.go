@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scenariomock/scenariomock/internal/redistest"
 	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/state"
 	"github.com/scenariomock/scenariomock/state/redis"
 	"github.com/scenariomock/scenariomock/webhooks"
 )
@@ -399,6 +401,67 @@ func TestRuntimeDocumentsReplicas(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestRuntimeDocumentsReplicasAnswerWhenAllServe: a change of the runtime
+// documents over one replica is answered once every replica serves it, so
+// that a test behind a load balancer that adds a stub and sends its
+// request at once gets the stub from either replica. Before, the other
+// replica answered the request without the stub in about 1 of 40 tries
+// (it reloads when Redis's message reaches it). A replica that stopped
+// announcing without leaving (killed) delays a change by replicaWait at
+// most, and one whose time ran out not at all.
+func TestRuntimeDocumentsReplicasAnswerWhenAllServe(t *testing.T) {
+	rs := redistest.Start(t)
+	open := func() *redis.Store {
+		st, err := redis.Open(context.Background(), rs.URL(), redis.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	file := "routes:\n  - {name: pay, method: GET, path: /pay, respond: {status: 200, body: file}}\n"
+	_, a, _ := serveYAMLRunning(t, Options{State: open()}, file)
+	_, b, logs := serveYAMLRunning(t, Options{State: open()}, file)
+	for i := range 100 {
+		body := fmt.Sprintf("stub %d", i)
+		id, _ := postDoc(t, a, fmt.Sprintf("routes:\n  - {name: stub, method: GET, path: /pay, respond: {status: 202, body: %q}}\n", body))
+		wantBody(t, b+"/pay", 202, body)
+		if r := do(t, "DELETE", a+"/__admin/scenarios/"+id, ""); r.status != 200 {
+			t.Fatalf("DELETE on a: %d %s", r.status, r.body)
+		}
+		wantBody(t, b+"/pay", 200, "file")
+	}
+
+	// A replica that announced an old version and then died.
+	reps := open().Documents().(state.Replicas)
+	if err := reps.Serving(context.Background(), "killed", 0, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	postDoc(t, b, "routes:\n  - {name: late, method: GET, path: /late, respond: {status: 200, body: late}}\n")
+	if waited := time.Since(start); waited < replicaWait {
+		t.Errorf("the POST answered after %v with a replica behind; want it to wait for it up to %v", waited, replicaWait)
+	}
+	if !strings.Contains(logs.String(), "not every replica serves the change yet") {
+		t.Errorf("no warning of the replica behind:\n%s", logs)
+	}
+	wantBody(t, a+"/late", 200, "late")
+	// Its time runs out: the next change does not wait for it.
+	if err := reps.Serving(context.Background(), "killed", 0, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	if r := do(t, "DELETE", b+"/__admin/scenarios?runtime=true", ""); r.status != 200 {
+		t.Fatalf("DELETE all on b: %d %s", r.status, r.body)
+	}
+	if waited := time.Since(start); waited >= replicaWait {
+		t.Errorf("the DELETE waited %v for a replica whose time ran out", waited)
+	}
+	if r := do(t, "GET", a+"/late", ""); r.status != 404 {
+		t.Errorf("GET /late on a after the DELETE on b: %d %s, want 404", r.status, r.body)
+	}
 }
 
 // TestRuntimeDocumentsAndBrokenFiles: a file edit that takes a runtime

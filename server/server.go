@@ -261,6 +261,15 @@ type Server struct {
 	// docsWatched is closed when watchDocuments returns; nil when it
 	// does not run.
 	docsWatched chan struct{}
+	// On a store that replicas share (state.Replicas), this one is
+	// replica; servedDocs is the version of the documents it serves (set
+	// by a reload that laid them), which announceDocuments tells the
+	// store, at once when docsServed is signalled. docsAnnounced is
+	// closed when announceDocuments returns; nil when it does not run.
+	replica       string
+	servedDocs    atomic.Int64
+	docsServed    chan struct{}
+	docsAnnounced chan struct{}
 	// unmatched counts requests no route matched (answered by the fallback
 	// or a 404), so that a CI job can assert that nothing unmocked was
 	// called. POST /__admin/reset zeroes it.
@@ -354,7 +363,8 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("server: Options.AdminToken: %w", err)
 	}
 	s := &Server{opts: opts, log: opts.Logger, state: opts.State, crossOrigin: http.NewCrossOriginProtection(),
-		local: state.NewMemory(state.Options{MaxSequenceKeys: 1}).Sequences()}
+		local:   state.NewMemory(state.Options{MaxSequenceKeys: 1}).Sequences(),
+		replica: newDocumentID()[len("rt_"):], docsServed: make(chan struct{}, 1)}
 	s.fencer, _ = opts.State.(state.Fencer)
 	s.memory = newMemoryReturn()
 	if opts.AdminToken != "" {
@@ -383,6 +393,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("runtime scenario documents in the store: %w", err)
 	}
 	s.files, s.runtime, s.docsVersion = files, rdocs, docsVersion
+	s.servedDocs.Store(docsVersion)
 	s.configureWebhooks(set)
 	t, err := matcher.Compile(set)
 	if err != nil {
@@ -472,6 +483,12 @@ func (s *Server) ServeSplit(ctx context.Context, ln, adminLn net.Listener) error
 		s.docsWatched = make(chan struct{})
 		go s.watchDocuments() // until shutdown begins (s.stop)
 		defer func() { <-s.docsWatched }()
+		if rs, ok := s.documents().(state.Replicas); ok {
+			s.announceFirst(rs) // before ready: a change made from now on waits for this replica
+			s.docsAnnounced = make(chan struct{})
+			go s.announceDocuments(rs) // until shutdown begins (s.stop)
+			defer func() { <-s.docsAnnounced }()
+		}
 	}
 	defer s.proxy.Close() // after the requests in flight: their forwards end with them
 	servers := []*http.Server{s.httpServer(s, base)}

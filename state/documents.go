@@ -41,6 +41,24 @@ type Documents interface {
 	Wait(ctx context.Context, version int64) error
 }
 
+// Replicas is implemented by the Documents of a store that several
+// replicas share: each says which version of the documents it serves,
+// so that the one that changed them can answer its client once every
+// replica serves the change (a test's next request, whichever replica a
+// load balancer sends it to, sees the stub it just added). A store of
+// one process has one replica, its own, and does not implement it.
+type Replicas interface {
+	// Serving records that replica serves the documents at version, and
+	// counts it as live for ttl (a replica that stops announcing is
+	// forgotten then).
+	Serving(ctx context.Context, replica string, version int64, ttl time.Duration) error
+	// AllServing returns when every live replica serves version or a
+	// later one, or when ctx ends (its error).
+	AllServing(ctx context.Context, version int64) error
+	// Leave forgets replica at once (a clean shutdown).
+	Leave(ctx context.Context, replica string) error
+}
+
 // DocumentStore is implemented by stores that keep runtime documents.
 type DocumentStore interface {
 	Documents() Documents

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -144,4 +145,76 @@ func (d *redisDocuments) Wait(ctx context.Context, version int64) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// The replicas' versions are in the hash d:replicas: each replica's
+// field holds "<version> <expiry>", the expiry in Redis's own clock (unix
+// milliseconds), so that the replicas' clocks need not agree. Serving
+// publishes on n:r, waking AllServing.
+var _ state.Replicas = (*redisDocuments)(nil)
+
+func (d *redisDocuments) replicasKey() string { return d.r.key("d", "replicas") }
+
+func (d *redisDocuments) replicasChannel() string { return d.r.key("n", "r") }
+
+var servingScript = goredis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ' ' .. (now + tonumber(ARGV[3])))
+redis.call('PUBLISH', ARGV[4], ARGV[2])
+return 1
+`)
+
+func (d *redisDocuments) Serving(ctx context.Context, replica string, version int64, ttl time.Duration) error {
+	ms := max(ttl.Milliseconds(), 1)
+	if err := servingScript.Run(ctx, d.r.rdb, []string{d.replicasKey()}, replica, version, ms, d.replicasChannel()).Err(); err != nil {
+		return fmt.Errorf("state: redis replicas: %w", err)
+	}
+	return nil
+}
+
+// behindScript counts the live replicas that serve a version below
+// ARGV[1], and forgets those whose time ran out.
+var behindScript = goredis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local behind = 0
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  local v, exp = string.match(all[i + 1], '^(%d+) (%d+)$')
+  if not v or tonumber(exp) < now then
+    redis.call('HDEL', KEYS[1], all[i])
+  elseif tonumber(v) < tonumber(ARGV[1]) then
+    behind = behind + 1
+  end
+end
+return behind
+`)
+
+func (d *redisDocuments) AllServing(ctx context.Context, version int64) error {
+	for {
+		wake := d.r.notify.wait(d.replicasChannel())
+		n, err := behindScript.Run(ctx, d.r.rdb, []string{d.replicasKey()}, version).Int64()
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil:
+			return fmt.Errorf("state: redis replicas: %w", err)
+		case n == 0:
+			return nil
+		}
+		if d.r.notify.closed() {
+			return fmt.Errorf("state: redis replicas: store closed")
+		}
+		if !sleep(ctx, wake) {
+			return ctx.Err()
+		}
+	}
+}
+
+func (d *redisDocuments) Leave(ctx context.Context, replica string) error {
+	if err := d.r.rdb.HDel(ctx, d.replicasKey(), replica).Err(); err != nil {
+		return fmt.Errorf("state: redis replicas: %w", err)
+	}
+	return nil
 }

@@ -85,3 +85,51 @@ func (h *harness) documents(t *testing.T) {
 		t.Fatalf("Clear = %d, %v", n, err)
 	}
 }
+
+// replicas tests state.Replicas, which stores that replicas share have:
+// a change waits for every live replica, not for one that left or whose
+// time ran out.
+func (h *harness) replicas(t *testing.T) {
+	s, _ := h.open(t, state.Options{})
+	ds, ok := s.(state.DocumentStore)
+	if !ok {
+		t.Skip("the store keeps no runtime documents")
+	}
+	rs, ok := ds.Documents().(state.Replicas)
+	if !ok {
+		t.Skip("the store is one process's: it has one replica")
+	}
+	behind := func(version int64) bool {
+		t.Helper()
+		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		err := rs.AllServing(short, version)
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("AllServing(%d) = %v", version, err)
+		}
+		return err != nil
+	}
+	must(t, rs.AllServing(ctx, 7)) // no replica: nothing to wait for
+	must(t, rs.Serving(ctx, "a", 5, time.Minute))
+	must(t, rs.Serving(ctx, "b", 3, time.Minute))
+	if !behind(4) {
+		t.Fatal("AllServing(4) returned with b at 3")
+	}
+	must(t, rs.AllServing(ctx, 3))
+	done := make(chan error, 1)
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	go func() { done <- rs.AllServing(wctx, 4) }()
+	must(t, rs.Serving(ctx, "b", 4, time.Minute))
+	if err := <-done; err != nil {
+		t.Fatalf("AllServing(4) across b's Serving(4): %v", err)
+	}
+	// A replica that left, and one whose time ran out, are not waited for.
+	must(t, rs.Leave(ctx, "a"))
+	must(t, rs.Serving(ctx, "b", 4, time.Millisecond))
+	for deadline := time.Now().Add(10 * time.Second); behind(9); {
+		if time.Now().After(deadline) {
+			t.Fatal("AllServing(9) still waits for b, whose time ran out, and a, which left")
+		}
+	}
+}

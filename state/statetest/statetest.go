@@ -32,6 +32,7 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("Fence", h.fence)
 	t.Run("Journal", h.journal)
 	t.Run("Documents", h.documents)
+	t.Run("Replicas", h.replicas)
 }
 
 type harness struct{ newStore NewStore }
