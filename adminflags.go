@@ -34,11 +34,7 @@ type adminFlags struct {
 }
 
 func (a *adminFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&a.addr, "addr", "127.0.0.1:8080", "the server: http://host:port or host:port (0.0.0.0 means this host)")
-	fs.StringVar(&a.admin, "admin-addr", "", "the server's admin API when serve has it on an address of its own (--admin-addr); asked instead of --addr")
-	fs.StringVar(&a.token, "admin-token", "", "the server's admin token, sent as Authorization: Bearer (better SCENARIOMOCK_ADMIN_TOKEN: a flag shows in ps)")
-	fs.DurationVar(&a.timeout, "timeout", 10*time.Second, "how long to wait for the server's answers")
-	a.tls.flags(fs, false)
+	a.registerServer(fs)
 	f := &a.filter
 	fs.StringVar(&f.Route, "route", "", "requests the route of this name answered")
 	fs.StringVar(&f.Session, "session", "", "requests of this test session (header X-Scenariomock-Session or path prefix /__session/NAME/)")
@@ -54,6 +50,16 @@ func (a *adminFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&a.proxied, "proxied", false, "requests forwarded to an upstream (a proxy: route or --proxy-unmatched); verify --proxied --none proves none reached it")
 	fs.BoolVar(&a.violating, "violating", false, "requests that broke their OpenAPI operation, or whose upstream's answer did (in proxy mode); verify --violating --none proves every one kept the contract")
 	fs.StringVar(&f.Since, "since", "", "requests after this RFC 3339 time or entry ID")
+}
+
+// registerServer registers the flags that say where the server is and how
+// to reach it, without the journal filters (for trigger).
+func (a *adminFlags) registerServer(fs *pflag.FlagSet) {
+	fs.StringVar(&a.addr, "addr", "127.0.0.1:8080", "the server: http://host:port or host:port (0.0.0.0 means this host)")
+	fs.StringVar(&a.admin, "admin-addr", "", "the server's admin API when serve has it on an address of its own (--admin-addr); asked instead of --addr")
+	fs.StringVar(&a.token, "admin-token", "", "the server's admin token, sent as Authorization: Bearer (better SCENARIOMOCK_ADMIN_TOKEN: a flag shows in ps)")
+	fs.DurationVar(&a.timeout, "timeout", 10*time.Second, "how long to wait for the server's answers")
+	a.tls.flags(fs, false)
 }
 
 // build checks the flags and returns the client and the filter. Errors

@@ -23,7 +23,7 @@ import (
 // developer runs stripe listen --forward-to beside their app: the
 // receiver gets the events of what the client did, signed with the
 // secret the mock printed, and verify finds the deliveries by the
-// endpoint's name. The events carry the API version asked for (the
+// endpoint's name; trigger sends one no route made. The events carry the API version asked for (the
 // Stripe example's own, not stripe-go v85's). A file edit keeps the
 // endpoint.
 func TestServeForwardTo(t *testing.T) {
@@ -99,6 +99,33 @@ func TestServeForwardTo(t *testing.T) {
 	if _, stderr, err := runCmd(t, "verify", "--addr", addr, "--webhook", forwardEndpoint, "--type", "customer.created", "--delivered", "--count", "1", "--within", "30s"); err != nil {
 		t.Errorf("verify --webhook %s: %v\n%s", forwardEndpoint, err, stderr)
 	}
+	// trigger sends an event no route made, as stripe trigger does: the
+	// fixture of a subscription, with the id sent, to the receiver too,
+	// and kept for the API key named.
+	printed, stderr, err := runCmd(t, "trigger", "--addr", addr, "customer.subscription.trial_will_end",
+		"--object", `{"id": "sub_trial_1"}`, "--header", "Authorization=Bearer sk_test_forward")
+	if err != nil {
+		t.Fatalf("trigger: %v\n%s", err, stderr)
+	}
+	var ev struct {
+		ID   string
+		Data struct{ Object map[string]any }
+	}
+	if err := json.Unmarshal([]byte(printed), &ev); err != nil || ev.Data.Object["object"] != "subscription" || ev.Data.Object["id"] != "sub_trial_1" {
+		t.Fatalf("trigger printed %s (%v); want the event, its object the subscription fixture with the id sent", out, err)
+	}
+	waitFor("the triggered event at the receiver", func() bool { return received("customer.subscription.trial_will_end", "sub_trial_1") })
+	req, _ := http.NewRequest("GET", "http://"+addr+"/v1/events/"+ev.ID, nil)
+	req.SetBasicAuth("sk_test_forward", "")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Errorf("GET /v1/events/%s with the key named: %v %v", ev.ID, resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	if _, _, err := runCmd(t, "trigger", "--addr", addr, "x.y", "--object", "[1]"); err == nil || !strings.Contains(err.Error(), "--object \"[1]\": want a JSON object") {
+		t.Errorf("trigger --object [1]: %v; want a usage error", err)
+	}
+
 	// An edit of the file reloads it; the endpoint is laid on the new set.
 	edited := strings.Replace(string(out), "description: Stripe's whole API", "description: Stripe's whole API, edited,", 1)
 	if edited == string(out) {

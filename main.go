@@ -250,7 +250,7 @@ expected.`,
 	root.SetErr(stderr)
 	root.AddCommand(newServeCmd(stderr), newValidateCmd(stdout, stderr), newRoutesCmd(stdout, stderr), newHealthCmd(stdout),
 		newInitCmd(stdout), newExamplesCmd(stdout), newSchemaCmd(stdout), newCertCmd(stdout),
-		newVerifyCmd(stdout, stderr), newRequestsCmd(stdout, stderr), newRecordCmd(stderr))
+		newVerifyCmd(stdout, stderr), newRequestsCmd(stdout, stderr), newRecordCmd(stderr), newTriggerCmd(stdout))
 	// cobra adds its completion command (bash, zsh, fish, powershell) to a
 	// root with subcommands; the README says how to install each script.
 	return root

@@ -139,7 +139,12 @@ func (e *StatusError) Error() string {
 // do sends one admin call and decodes a JSON answer into out (nil: none
 // expected).
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, out any) error {
-	resp, u, err := c.send(ctx, method, path, q, nil)
+	return c.doBody(ctx, method, path, q, nil, nil, out)
+}
+
+// doBody is do with a request body (nil for none) and its headers.
+func (c *Client) doBody(ctx context.Context, method, path string, q url.Values, header http.Header, body io.Reader, out any) error {
+	resp, u, err := c.send(ctx, method, path, q, header, body)
 	if err != nil {
 		return err
 	}
@@ -157,11 +162,11 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, out 
 	return nil
 }
 
-func (c *Client) send(ctx context.Context, method, path string, q url.Values, header http.Header) (*http.Response, string, error) {
+func (c *Client) send(ctx context.Context, method, path string, q url.Values, header http.Header, body io.Reader) (*http.Response, string, error) {
 	u := *c.base
 	u.Path += path
 	u.RawQuery = q.Encode()
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
 		return nil, "", err
 	}
@@ -390,7 +395,7 @@ func (c *Client) Stream(ctx context.Context, f Filter, after int64, fn func(stat
 	if after >= 0 {
 		q.Set("after", strconv.FormatInt(after, 10))
 	}
-	resp, u, err := c.send(ctx, http.MethodGet, "/__admin/requests/stream", q, http.Header{"Accept": {"text/event-stream"}})
+	resp, u, err := c.send(ctx, http.MethodGet, "/__admin/requests/stream", q, http.Header{"Accept": {"text/event-stream"}}, nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil

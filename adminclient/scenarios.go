@@ -3,8 +3,6 @@ package adminclient
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"time"
@@ -25,32 +23,9 @@ type Document struct {
 // serves its routes before it answers. A document with problems is a
 // *StatusError 400 whose Detail lists each at its line:col.
 func (c *Client) AddScenarios(ctx context.Context, doc []byte) (Document, error) {
-	u := *c.base
-	u.Path += "/__admin/scenarios"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(doc))
-	if err != nil {
-		return Document{}, err
-	}
-	req.Header.Set("Content-Type", "application/yaml")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return Document{}, ctx.Err()
-		}
-		return Document{}, fmt.Errorf("POST %s: %w: %w", u.Redacted(), ErrUnreachable, unwrapURLError(err))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		return Document{}, statusError(http.MethodPost, u.Redacted(), resp)
-	}
 	var out Document
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return Document{}, fmt.Errorf("POST %s: decode the answer: %w", u.Redacted(), err)
-	}
-	return out, nil
+	err := c.doBody(ctx, http.MethodPost, "/__admin/scenarios", nil, http.Header{"Content-Type": {"application/yaml"}}, bytes.NewReader(doc), &out)
+	return out, err
 }
 
 // RemoveScenarios removes the runtime scenario document id.

@@ -359,6 +359,30 @@ func (o *Operation) ResourceBase(resource, id string) []byte {
 	return b
 }
 
+// EventFixture returns the fixture of the object an event of type typ is
+// about, as Stripe names its events (<object>.<action>): the fixture of
+// its object's name (invoice of invoice.payment_failed, checkout.session
+// of checkout.session.completed), else of that name without its leading
+// parts (subscription of customer.subscription.updated, dispute of
+// charge.dispute.created); nil when the fixtures have none.
+func (o *Operation) EventFixture(typ string) []byte {
+	i := strings.LastIndexByte(typ, '.')
+	if i <= 0 {
+		return nil
+	}
+	for name := typ[:i]; name != ""; {
+		if raw, ok := o.api.fixtures[name]; ok {
+			return raw
+		}
+		_, rest, ok := strings.Cut(name, ".")
+		if !ok {
+			break
+		}
+		name = rest
+	}
+	return nil
+}
+
 // carryIDs gives obj, an object made from an example or fixture whose id
 // was old, the new id in the strings that carry old: a payment intent's
 // client_secret is its id, "_secret_", a secret. An id long enough to be

@@ -19,12 +19,14 @@ func init() {
 	adminMethods[adminPrefix+"/webhooks"] = "GET"
 	adminMethods[adminPrefix+"/webhooks/{id}/redeliver"] = "POST"
 	adminMethods[adminPrefix+"/webhooks/stream"] = "GET"
+	adminMethods[adminPrefix+"/webhooks/events"] = "POST"
 }
 
 func (s *Server) webhookRoutes(r *mux.Router) {
 	r.HandleFunc(adminPrefix+"/webhooks", s.handleWebhooks).Methods(http.MethodGet)
 	r.HandleFunc(adminPrefix+"/webhooks/{id}/redeliver", s.handleRedeliver).Methods(http.MethodPost)
 	r.HandleFunc(adminPrefix+"/webhooks/stream", s.handleWebhooksStream).Methods(http.MethodGet)
+	r.HandleFunc(adminPrefix+"/webhooks/events", s.handleSendEvent).Methods(http.MethodPost)
 }
 
 // webhookStreamPoll is how often the stream looks again without being
@@ -233,4 +235,120 @@ func (s *Server) handleRedeliver(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Info("webhook redelivery queued", "event", id, "deliveries", n)
 	writeJSON(w, http.StatusAccepted, map[string]any{"event": id, "queued": n})
+}
+
+// eventRequest is the body of POST /__admin/webhooks/events: an event to
+// send as if a route had made it, as `stripe trigger` makes one.
+type eventRequest struct {
+	Type string `json:"type"`
+	// Object is data.object, laid over the fixture of the object the
+	// type names when the served OpenAPI document has one (mappings
+	// merge, as a save: entry's body does).
+	Object json.RawMessage `json:"object"`
+	// PreviousAttributes is data.previous_attributes.
+	PreviousAttributes json.RawMessage `json:"previousAttributes"`
+	// Endpoints names where it goes; empty means every endpoint.
+	Endpoints []string `json:"endpoints"`
+	// Headers are those of the request the event is kept as made by,
+	// for the events collection's scope (Authorization: one API key's
+	// GET /v1/events shows it) and the session its deliveries carry.
+	Headers map[string]string `json:"headers"`
+}
+
+// maxEventType bounds an event type's length.
+const maxEventType = 200
+
+// handleSendEvent sends an event that no route made: the event of a
+// provider's flow the scenarios do not play (a dispute, a failed renewal)
+// for a receiver under test, signed and delivered as a route's are, and
+// kept in the events collection. It answers the event as kept.
+func (s *Server) handleSendEvent(w http.ResponseWriter, r *http.Request) {
+	var req eventRequest
+	dec := json.NewDecoder(r.Body) // bounded by serveAdmin
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeProblem(w, newProblem(http.StatusBadRequest, "Send a JSON object: {\"type\": \"invoice.payment_failed\", \"object\": {...}, \"previousAttributes\": {...}, \"endpoints\": [...], \"headers\": {\"Authorization\": \"Bearer sk_test_…\"}}: "+err.Error()))
+		return
+	}
+	var problems []string
+	if req.Type == "" || len(req.Type) > maxEventType || strings.ContainsFunc(req.Type, func(c rune) bool { return c <= ' ' || c == 0x7f }) {
+		problems = append(problems, fmt.Sprintf("type: want an event type such as invoice.payment_failed (1 to %d characters, no blanks)", maxEventType))
+	}
+	for name, raw := range map[string]json.RawMessage{"object": req.Object, "previousAttributes": req.PreviousAttributes} {
+		if len(raw) > 0 && !strings.HasPrefix(strings.TrimSpace(string(raw)), "{") {
+			problems = append(problems, name+": want a JSON object")
+		}
+	}
+	known := s.hooks.d.Endpoints()
+	for _, name := range req.Endpoints {
+		if !slices.Contains(known, name) {
+			problems = append(problems, fmt.Sprintf("endpoints: no webhook endpoint %q (the scenarios define %s)", name, listOrNone(known)))
+		}
+	}
+	coll := s.hooks.collection.Load()
+	if len(known) == 0 && (coll == nil || coll.name == "") {
+		problems = append(problems, "no webhook endpoints are defined and no events collection keeps events: the event would go nowhere (add webhooks: to a file, or serve with --forward-to)")
+	}
+	object := req.Object
+	if len(problems) == 0 {
+		if base := s.eventFixture(req.Type); base != nil {
+			if len(object) == 0 {
+				object = base
+			} else if merged, err := mergeItem(base, object); err == nil {
+				object = merged
+			}
+		}
+		if len(object) == 0 {
+			problems = append(problems, fmt.Sprintf("object: required: the served scenarios have no fixture of the object %q is about", req.Type))
+		}
+	}
+	if len(problems) > 0 {
+		p := newProblem(http.StatusBadRequest, "The event was not sent.")
+		p.Errors = problems
+		writeProblem(w, p)
+		return
+	}
+	h := http.Header{}
+	for k, v := range req.Headers {
+		h.Set(k, v)
+	}
+	ev := &webhooks.Event{Type: req.Type, Object: object, Previous: req.PreviousAttributes, Session: h.Get(SessionHeader)}
+	queued := 0
+	if len(known) > 0 {
+		if err := s.hooks.d.Send(ev, req.Endpoints, 0, nil); err != nil {
+			s.adminUnavailable(w, r, err)
+			return
+		}
+		queued = len(req.Endpoints)
+		if queued == 0 {
+			queued = len(known)
+		}
+	} else {
+		ev.ID, ev.Created = webhooks.NewID(), s.opts.Clock.Now()
+	}
+	if coll != nil && coll.name != "" {
+		s.keepEvent(r.Context(), scopedCollection(coll.name, coll.scope, h), ev, queued)
+	}
+	s.log.Info("webhook event sent over the admin API", "type", ev.Type, "event", ev.ID, "deliveries", queued)
+	writeJSON(w, http.StatusAccepted, map[string]any{"event": json.RawMessage(ev.JSON(webhooks.DefaultAPIVersion, queued)), "queued": queued})
+}
+
+// eventFixture is the fixture of the object an event of type typ is about,
+// from the first OpenAPI document the served routes were made from; nil
+// when there is none.
+func (s *Server) eventFixture(typ string) []byte {
+	for _, rt := range s.snap.Load().routes {
+		if rt.op != nil {
+			return rt.op.EventFixture(typ)
+		}
+	}
+	return nil
+}
+
+// listOrNone writes names for a message: "none" when there are none.
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -202,4 +203,74 @@ func TestWebhooksPerSession(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestSendEvent sends events no route made over the admin API: each is
+// signed and delivered as a route's is, to every endpoint or those named,
+// with the object and previous attributes sent, and its deliveries carry
+// the session of the headers given. What cannot make an event is a 400
+// problem listing every reason, and sends nothing.
+func TestSendEvent(t *testing.T) {
+	t.Parallel()
+	shop := newHookReceiver(t, "whsec_test_shop")
+	audit := newHookReceiver(t, "whsec_test_audit")
+	_, base, _ := serveYAMLRunning(t, Options{Webhooks: webhooks.Options{TimeScale: 0.001}}, fmt.Sprintf(`
+webhooks:
+  endpoints:
+    - { name: shop, url: %s, secret: whsec_test_shop }
+    - { name: audit, url: %s, secret: whsec_test_audit }
+routes: []
+`, shop.URL, audit.URL))
+	send := func(body string) response {
+		t.Helper()
+		return do(t, "POST", base+"/__admin/webhooks/events", body, "Content-Type", "application/json")
+	}
+	r := send(`{"type": "charge.dispute.created", "object": {"id": "dp_1", "object": "dispute", "amount": 500}, "endpoints": ["shop"], "headers": {"X-Scenariomock-Session": "suite-7"}}`)
+	if r.status != 202 {
+		t.Fatalf("send: %d %s", r.status, r.body)
+	}
+	id, _ := r.json(t)["event"].(map[string]any)["id"].(string)
+	eventually(t, patience, func() string {
+		for _, ev := range shop.got() {
+			if ev["id"] == id && ev["type"] == "charge.dispute.created" && ev["data"].(map[string]any)["object"].(map[string]any)["amount"] == float64(500) {
+				return ""
+			}
+		}
+		return fmt.Sprintf("shop got %v; want event %s, signed", shop.got(), id)
+	})
+	if got := do(t, "GET", base+"/__admin/webhooks?session=suite-7", "").json(t)["deliveries"].([]any); len(got) != 1 || got[0].(map[string]any)["endpoint"] != "shop" {
+		t.Errorf("deliveries of session suite-7: %v; want the one to shop", got)
+	}
+	r = send(`{"type": "customer.updated", "object": {"id": "cus_1", "email": "new@example.com"}, "previousAttributes": {"email": "old@example.com"}}`)
+	if r.status != 202 || r.json(t)["queued"] != float64(2) {
+		t.Fatalf("send to every endpoint: %d %s", r.status, r.body)
+	}
+	eventually(t, patience, func() string {
+		for _, ev := range audit.got() {
+			if ev["type"] == "customer.updated" && ev["data"].(map[string]any)["previous_attributes"].(map[string]any)["email"] == "old@example.com" {
+				return ""
+			}
+		}
+		return fmt.Sprintf("audit got %v; want customer.updated with previous_attributes", audit.got())
+	})
+	if n := len(audit.got()); n != 1 {
+		t.Errorf("audit got %d events; the dispute went to shop alone", n)
+	}
+
+	for _, tc := range []struct{ body, want string }{
+		{`{"type": "x.y", "objekt": {}}`, `unknown field \"objekt`},
+		{`{"type": "", "object": []}`, "type: want an event type"},
+		{`{"type": "x.y", "object": []}`, "object: want a JSON object"},
+		{`{"type": "x.y", "object": {}, "endpoints": ["shopp"]}`, `shopp\" (the scenarios define shop, audit)`},
+		{`{"type": "x.y"}`, `object: required`},
+		{`not json`, "Send a JSON object"},
+	} {
+		r := send(tc.body)
+		if r.status != 400 || !strings.Contains(r.body, tc.want) {
+			t.Errorf("send %s: %d %s; want 400 with %q", tc.body, r.status, r.body, tc.want)
+		}
+	}
+	if n := len(do(t, "GET", base+"/__admin/webhooks", "").json(t)["deliveries"].([]any)); n != 3 {
+		t.Errorf("%d deliveries after the refusals; want the 3 sent before", n)
+	}
 }
