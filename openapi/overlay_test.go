@@ -691,6 +691,64 @@ routes:
 	}
 }
 
+// TestOperationRouteEnvelopeSaves: a route whose envelope: wraps the
+// operation's 2xx answer saves its save: entries, which see the
+// operation's answer as .Response (as its events do), not the envelope:
+// a Stripe decline's 402 saves the failed charge. remember gives the
+// body, the envelope and the entries one value per answer, another for
+// the next one; a replay saves nothing again.
+func TestOperationRouteEnvelopeSaves(t *testing.T) {
+	t.Parallel()
+	scenario := `openapi: {spec: openapi.yaml}
+routes:
+  - name: createPet, refused
+    method: POST
+    path: /pets
+    operation: createPet
+    idempotency: {key: header.Idempotency-Key}
+    respond:
+      template: true
+      body: {tag: &tag '{{ remember "tag" (print "t_" (randomHex 8)) }}'}
+      status: 409
+      envelope: {error: {tag: *tag, pet: '{{ .Answer }}'}}
+      save:
+        - {collection: notes, id: 'note_{{ .Response.JSON.id }}', body: {pet: '{{ .Response.JSON.id }}', status: '{{ .Response.Status }}', tag: *tag}}
+`
+	_, hs := serveDir(t, petstore(t, scenario), openapi.Options{})
+	js := "application/json"
+	var pets, tags []string
+	for i, key := range []string{"k1", "k1", "k2"} {
+		got := call(t, "POST", hs.URL+"/pets", js, `{"name":"Rex"}`, "Idempotency-Key", key)
+		e, _ := got.json["error"].(map[string]any)
+		pet, _ := e["pet"].(map[string]any)
+		tag, _ := e["tag"].(string)
+		if got.status != 409 || !strings.HasPrefix(tag, "t_") || pet["tag"] != tag {
+			t.Fatalf("request %d: %d %s; want 409, the envelope's tag the pet's", i+1, got.status, got.body)
+		}
+		pets, tags = append(pets, pet["id"].(string)), append(tags, tag)
+	}
+	if pets[0] != pets[1] || tags[0] != tags[1] || pets[2] == pets[0] || tags[2] == tags[0] {
+		t.Errorf("pets %v, tags %v; want the replay's the first's, the next answer's its own", pets, tags)
+	}
+	var notes struct {
+		Items []struct {
+			ID   string
+			Body map[string]any
+		}
+	}
+	got := call(t, "GET", hs.URL+"/__admin/collections/notes", "", "")
+	_ = json.Unmarshal([]byte(got.body), &notes)
+	if len(notes.Items) != 2 {
+		t.Fatalf("notes: %s; want 2, none saved again by the replay", got.body)
+	}
+	for i, n := range notes.Items {
+		pet, tag := pets[2*i], tags[2*i]
+		if n.ID != "note_"+pet || n.Body["pet"] != pet || n.Body["status"] != float64(201) || n.Body["tag"] != tag {
+			t.Errorf("note %d: %s %v; want one of pet %s, status 201 (the operation's, not the envelope's 409), tag %s", i, n.ID, n.Body, pet, tag)
+		}
+	}
+}
+
 // TestOperationRouteEnvelopeLimit: an envelope whose output passes
 // --max-template-output (a typed leaf writes a whole answer at once) is a
 // 500 naming the limit, as a body that passes it is.

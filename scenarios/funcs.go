@@ -37,7 +37,7 @@ const MaxRandomHex = 64
 
 // dataFuncs are the functions whose calls get the template's data as a
 // first argument; the user writes them without it.
-var dataFuncs = map[string]bool{"seq": true, "randomHex": true, "randomInt": true, "uuid": true, "unix": true, "stored": true, "storedWhere": true}
+var dataFuncs = map[string]bool{"seq": true, "randomHex": true, "randomInt": true, "uuid": true, "unix": true, "stored": true, "storedWhere": true, "remember": true}
 
 // Resources is implemented by the template data of a route that names an
 // OpenAPI operation: it reads the objects state by convention stores.
@@ -208,6 +208,33 @@ func integer(fn string, v any) (int64, bool, error) {
 	}
 	n, ok := i.(int64)
 	return n, ok, nil
+}
+
+// Memory is implemented by template data that keeps remember's values
+// for the answer being made.
+type Memory interface {
+	// Remember returns the value kept under name, keeping v there first
+	// when there is none.
+	Remember(name string, v any) any
+}
+
+// remember returns the value first remembered under name while this
+// answer is made, v on first use: one random id written in several
+// places (the body, the override, the envelope, the save: entries) is
+// the same id: {{ remember "charge" (print "ch_" (randomHex 24)) }}.
+// Data that keeps nothing gives v.
+func remember(data any, args ...any) (any, error) {
+	if len(args) != 2 {
+		return nil, fmt.Errorf("remember takes a name and a value, got %d values", len(args))
+	}
+	name, ok := args[0].(string)
+	if !ok || name == "" {
+		return nil, fmt.Errorf("remember takes a name (a non-empty string: charge), got %s", describeValue(args[0]))
+	}
+	if m, ok := data.(Memory); ok {
+		return m.Remember(name, args[1]), nil
+	}
+	return args[1], nil
 }
 
 // seq returns the next value of a named counter: {{ seq "order" }}.
@@ -523,7 +550,7 @@ func makeTyped(t *template.Template) bool {
 
 // funcArity is how many values the user passes to each function checked
 // at load time.
-var funcArity = map[string]int{"seq": 1, "randomHex": 1, "randomInt": 2, "uuid": 0, "unix": 0, "int": 1, "float": 1, "bool": 1, "stored": 2, "storedWhere": 3, "sub": 2, "sum": 2, "mul": 2}
+var funcArity = map[string]int{"seq": 1, "randomHex": 1, "randomInt": 2, "uuid": 0, "unix": 0, "int": 1, "float": 1, "bool": 1, "stored": 2, "storedWhere": 3, "remember": 2, "sub": 2, "sum": 2, "mul": 2}
 
 // checkCalls finds, at load time, the mistakes text/template would only
 // report when a request comes: a wrong number of values for the functions

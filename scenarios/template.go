@@ -80,6 +80,8 @@ var TemplateFuncs = template.FuncMap{
 	// storedWhere those whose field has a value.
 	"stored":      stored,
 	"storedWhere": storedWhere,
+	// remember keeps a value for the rest of the answer (Memory).
+	"remember": remember,
 	// add, sub, mul and sum do integer arithmetic on what int takes (a
 	// form string, a stored number): {{ sub (int $pi.amount_received)
 	// (sum $refunds "amount") }}, a number in a typed leaf.

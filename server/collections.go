@@ -281,13 +281,18 @@ func (s *Server) save(ctx context.Context, p *prepared, d *templateData, rec *re
 }
 
 // seeResponse shows the answer in rec to the templates of save: as
-// .Response, once.
+// .Response, once: the operation's answer when an envelope wrapped it,
+// as the route's events see it.
 func (d *templateData) seeResponse(rec *recorder) {
 	if d.Response != nil {
 		return
 	}
-	resp := &templateResponse{Status: rec.status, Headers: rec.header, Body: string(rec.body), JSON: map[string]any{}}
-	if m, ok := parseItem(rec.body).(map[string]any); ok {
+	status, body := rec.status, rec.body
+	if d.wrapped {
+		status, body = d.answeredStatus, d.answered
+	}
+	resp := &templateResponse{Status: status, Headers: rec.header, Body: string(body), JSON: map[string]any{}}
+	if m, ok := parseItem(body).(map[string]any); ok {
 		resp.JSON = m
 	}
 	d.Response = resp

@@ -344,12 +344,19 @@ func (s *Server) commit(x *exchange) {
 // savesAlso reports whether the answer's save: entries with a body of
 // their own are saved: with any answer commit saves, and on a route that
 // names an operation with a 2xx answer the operation made only (not a
-// refusal's, a missing:'s or an undeclared status's), as its events.
+// refusal's, a missing:'s or an undeclared status's), as its events; an
+// envelope's answer by the operation's it wraps (Stripe's 402 card error
+// over the declined payment intent, beside which its failed charge is
+// saved).
 func (x *exchange) savesAlso() bool {
 	if x.p.op == nil {
 		return true
 	}
-	return x.rec.status >= 200 && x.rec.status < 300 && (x.data == nil || !x.data.instead)
+	status := x.rec.status
+	if x.data != nil && x.data.wrapped {
+		status = x.data.answeredStatus
+	}
+	return status >= 200 && status < 300 && (x.data == nil || !x.data.instead)
 }
 
 // keeps reports whether the answer is stored under the claimed key: as

@@ -177,6 +177,23 @@ type templateData struct {
 	// instead says that the route answered in the operation's place (its
 	// missing: or a refuse:): nothing was done, so no event is sent.
 	instead bool
+	// remembered keeps remember's values while the answer is made (made
+	// on first use).
+	remembered map[string]any
+}
+
+// Remember keeps v under name for the rest of this answer, unless a
+// value is kept there already, and returns the one kept
+// (scenarios.Memory).
+func (d *templateData) Remember(name string, v any) any {
+	if kept, ok := d.remembered[name]; ok {
+		return kept
+	}
+	if d.remembered == nil {
+		d.remembered = map[string]any{}
+	}
+	d.remembered[name] = v
+	return v
 }
 
 // StoredResource reads a stored object of the route's operation's
