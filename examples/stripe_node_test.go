@@ -17,7 +17,8 @@ const nodeInstall = `npm install --prefix "${XDG_CACHE_HOME:-$HOME/.cache}/scena
 // auto-pagination, a payment intent confirmed, refunded and canceled,
 // expand[]=customer, a replayed key, a key reused with other parameters,
 // a lost answer retried (of a customer, and of a confirmed payment), a
-// declining test card, a declining payment method confirmed later, a
+// declining test card, a declining payment method confirmed later (and
+// the failed charge it made), a
 // test payment method attached and listed, a paid intent's charge counting
 // its refund, and a subscription whose first invoice is paid.
 func TestStripeNode(t *testing.T) {
@@ -49,7 +50,7 @@ func TestStripeNode(t *testing.T) {
 		"payment intent created with expand[]=customer", "payment intent confirmed", "payment intent refunded", "refunds of more than is left, or of an unpaid intent, refused", "payment intent canceled",
 		"payment intent below the minimum refused, currency kept lower case", "checkout session totals its price",
 		"retry with the same key replayed", "key reused with other parameters refused", "lost answer retried into one customer",
-		"declining test card raised a card error", "stored declining payment method declined a bare confirm", "setup intent confirmed only with a payment method",
+		"declining test card raised a card error", "stored declining payment method declined a bare confirm", "declined confirm made a failed charge", "setup intent confirmed only with a payment method",
 		"test payment method attached and listed", "lost answer of a confirmed payment retried into one payment",
 		"a paid intent has its charge, which counts its refund", "a subscription made incomplete, its first invoice paid, then active",
 	} {

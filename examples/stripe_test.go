@@ -960,6 +960,12 @@ func TestStripeDeclines(t *testing.T) {
 		}, stripe.ErrorCodeIncorrectCVC, stripe.DeclineCodeIncorrectCVC, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			failedCharges := map[string]bool{}
+			defer func() {
+				if tc.intent != "" && len(failedCharges) != 1 {
+					t.Errorf("failed charges %v; want one, the replay's the first's", failedCharges)
+				}
+			}()
 			for attempt, wantReplay := range []string{"", "true"} {
 				err := tc.pay("decline " + tc.name)
 				se := stripeError(t, err)
@@ -991,6 +997,26 @@ func TestStripeDeclines(t *testing.T) {
 					if got != nil && (got.PaymentMethod != nil || got.LastPaymentError == nil || got.LastPaymentError.PaymentMethod == nil || got.LastPaymentError.PaymentMethod.ID != tc.method) {
 						t.Errorf("attempt %d: the declined intent's payment method %+v, its last error's %+v; want none, and %s", attempt+1, got.PaymentMethod, got.LastPaymentError, tc.method)
 					}
+					// The decline made a charge, failed, which the intent,
+					// its last error and the 402 name.
+					if got == nil || got.LatestCharge == nil || !strings.HasPrefix(got.LatestCharge.ID, "ch_") || got.LastPaymentError == nil ||
+						got.LastPaymentError.ChargeID != got.LatestCharge.ID || se.ChargeID != got.LatestCharge.ID || pi.LatestCharge == nil || pi.LatestCharge.ID != got.LatestCharge.ID {
+						t.Fatalf("attempt %d: the declined intent read back %+v, the 402's %+v, its charge %q; want one ch_ named by the intent, its last error and the error", attempt+1, got, pi, se.ChargeID)
+					}
+					failedCharges[got.LatestCharge.ID] = true
+					ch, err := sc.V1Charges.Retrieve(ctx, got.LatestCharge.ID, nil)
+					if err != nil || ch.Status != stripe.ChargeStatusFailed || ch.Paid || ch.Captured || ch.AmountCaptured != 0 || ch.Amount != got.Amount || ch.Currency != got.Currency ||
+						ch.FailureCode != string(tc.code) || ch.FailureMessage != se.Msg || ch.PaymentIntent == nil || ch.PaymentIntent.ID != got.ID ||
+						ch.PaymentMethod != tc.method {
+						t.Fatalf("attempt %d: the failed charge read back: %+v, %v; want failed, not paid or captured, of %s, failure %s %q, payment method %s", attempt+1, ch, err, got.ID, tc.code, se.Msg, tc.method)
+					}
+					seller := "The bank did not return any further details with this decline."
+					if tc.decline != stripe.DeclineCodeGenericDecline {
+						seller = "The bank returned the decline code `" + string(tc.decline) + "`."
+					}
+					if o := ch.Outcome; o == nil || o.Type != "issuer_declined" || o.NetworkStatus != "declined_by_network" || o.Reason != string(tc.decline) || o.SellerMessage != seller {
+						t.Errorf("attempt %d: the failed charge's outcome %+v; want issuer_declined, declined_by_network, reason %s, %q", attempt+1, o, tc.decline, seller)
+					}
 				}
 			}
 		})
@@ -1012,6 +1038,31 @@ func TestStripeDeclines(t *testing.T) {
 	}
 	if len(failed) != 2 {
 		t.Errorf("%d payment_intent.payment_failed events; want one per declined intent, not per replay: 2", len(failed))
+	}
+	chargeFailed := eventsOf(t, sc, "charge.failed")
+	for _, ev := range chargeFailed {
+		if ev.Data.Object["status"] != "failed" || ev.Data.Object["paid"] != false || !strings.HasPrefix(fmt.Sprint(ev.Data.Object["id"]), "ch_") {
+			t.Errorf("charge.failed event's object: %v", ev.Data.Object)
+		}
+	}
+	if len(chargeFailed) != 2 {
+		t.Errorf("%d charge.failed events; want one per declined intent, not per replay: 2", len(chargeFailed))
+	}
+	// Confirmed again with a card that pays, the intent succeeds with a
+	// charge of its own; the failed one stays failed.
+	paid, err := sc.V1PaymentIntents.Confirm(ctx, pending.ID, &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_visa")})
+	if err != nil || paid.Status != stripe.PaymentIntentStatusSucceeded || paid.LastPaymentError != nil || paid.LatestCharge == nil {
+		t.Fatalf("confirm the declined intent with pm_card_visa: %+v, %v; want succeeded, no last error, a charge", paid, err)
+	}
+	var statuses []string
+	for ch, err := range sc.V1Charges.List(ctx, &stripe.ChargeListParams{PaymentIntent: stripe.String(pending.ID)}).All(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		statuses = append(statuses, string(ch.Status))
+	}
+	if !slices.Equal(statuses, []string{"succeeded", "failed"}) {
+		t.Errorf("the intent's charges, newest first: %v; want succeeded, failed", statuses)
 	}
 }
 
@@ -1961,6 +2012,15 @@ func TestStripePaymentMethodSources(t *testing.T) {
 		got, err := sc.V1PaymentIntents.Retrieve(ctx, tc.id, nil)
 		if err != nil || got.Status != stripe.PaymentIntentStatusRequiresPaymentMethod || got.PaymentMethod != nil || got.LastPaymentError == nil || string(got.LastPaymentError.Code) != tc.code {
 			t.Errorf("the intent declined with %s, read back: %+v, %v; want requires_payment_method, no payment method, last_payment_error %s", tc.pm, got, err, tc.code)
+			continue
+		}
+		// Its failed charge, as a confirm sending the payment method makes.
+		if got.LatestCharge == nil || se.ChargeID != got.LatestCharge.ID || got.LastPaymentError.ChargeID != se.ChargeID {
+			t.Errorf("the intent declined with %s: latest_charge %+v, the 402's charge %q, the last error's %q; want one ch_", tc.pm, got.LatestCharge, se.ChargeID, got.LastPaymentError.ChargeID)
+			continue
+		}
+		if ch, err := sc.V1Charges.Retrieve(ctx, se.ChargeID, nil); err != nil || ch.Status != stripe.ChargeStatusFailed || ch.Paid || ch.FailureCode != tc.code || ch.PaymentMethod != tc.pm || ch.Amount != got.Amount {
+			t.Errorf("the charge of the intent declined with %s: %+v, %v; want failed, %s, of %s", tc.pm, ch, err, tc.code, tc.pm)
 		}
 	}
 	// A decline that names no parameter has param null, as Stripe's
@@ -2014,6 +2074,9 @@ func TestStripePaymentMethodSources(t *testing.T) {
 
 	if failed := len(eventsOf(t, sc, "payment_intent.payment_failed")); failed != 4 {
 		t.Errorf("%d payment_intent.payment_failed events; want one per declined confirm: 4", failed)
+	}
+	if failed := len(eventsOf(t, sc, "charge.failed")); failed != 4 {
+		t.Errorf("%d charge.failed events; want one per declined confirm: 4", failed)
 	}
 }
 

@@ -171,6 +171,23 @@ async function declines() {
   assert.equal(later.payment_intent.status, 'requires_payment_method');
   assert.equal(later.payment_intent.payment_method, null);
   ok('stored declining payment method declined a bare confirm');
+
+  // The decline made a charge, failed, which the error and the intent name.
+  assert.match(later.charge, /^ch_/);
+  assert.equal(later.payment_intent.latest_charge, later.charge);
+  assert.equal(later.payment_intent.last_payment_error.charge, later.charge);
+  const charge = await stripe.charges.retrieve(later.charge);
+  assert.equal(charge.status, 'failed');
+  assert.equal(charge.paid, false);
+  assert.equal(charge.captured, false);
+  assert.equal(charge.failure_code, 'card_declined');
+  assert.equal(charge.payment_intent, pending.id);
+  assert.equal(charge.outcome.type, 'issuer_declined');
+  assert.equal(charge.outcome.reason, 'generic_decline');
+  const intent = await stripe.paymentIntents.retrieve(pending.id);
+  assert.equal(intent.latest_charge, later.charge);
+  assert.equal(intent.last_payment_error.charge, later.charge);
+  ok('declined confirm made a failed charge');
 }
 
 async function setupIntents() {
