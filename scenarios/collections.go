@@ -52,6 +52,14 @@ type ItemRef struct {
 	// and makes no item where none is stored: an update of another
 	// object (paying a subscription's first invoice activates it).
 	Merge bool
+	// Events, on a save: entry with a body, are sent when the entry
+	// saves, about the item it saved (its data.object, what their data:
+	// sees as .Response and their when: tests); with merge: a *.updated
+	// one has the fields the merge changed, with their values before, as
+	// data.previous_attributes (paying a subscription's first invoice:
+	// customer.subscription.updated, previous_attributes {status:
+	// incomplete}). An entry that saves nothing sends none.
+	Events []*Event
 	// Scope says whose the collection is: with Credential each API key
 	// (the Authorization header's Bearer token or Basic user, as
 	// matcher.Credential reads it) has a collection of this name of its
@@ -186,10 +194,10 @@ func (d *fileDecoder) saves(p pair, field string, r *Response, hasBody bool) {
 
 // saveEntry decodes one entry of save:: collection: or, on a route that
 // names an operation, resource: (checked against its document when the
-// operation is linked), id:, scope: (with collection:), body: and merge:
-// (with body:).
+// operation is linked), id:, scope: (with collection:), body:, and
+// merge: and events: (with body:).
 func (d *fileDecoder) saveEntry(n *yaml.Node, field string) *ItemRef {
-	fs, ok := d.fields(n, field, "collection", "resource", "id", "scope", "body", "merge")
+	fs, ok := d.fields(n, field, "collection", "resource", "id", "scope", "body", "merge", "events")
 	if !ok {
 		return nil
 	}
@@ -246,6 +254,13 @@ func (d *fileDecoder) saveEntry(n *yaml.Node, field string) *ItemRef {
 		}
 	}
 	ref.Merge = merge
+	if p, ok := fs["events"]; ok {
+		if _, ok := fs["body"]; !ok {
+			d.fail(p.key, join(field, "events"), "goes with body: (the events are about the item the entry saves; the answer's own go in the route's events:)")
+			return nil
+		}
+		ref.Events = d.events(p.val, join(field, "events"))
+	}
 	return ref
 }
 

@@ -285,7 +285,7 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 		r.Idempotency.Group = defaultGroup(r)
 	}
 	if p, ok := fs["events"]; ok {
-		r.Events = d.events(p.val)
+		r.Events = d.events(p.val, "events")
 	}
 	if p, ok := fs["refuse"]; ok {
 		if d.operation {

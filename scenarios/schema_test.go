@@ -201,7 +201,11 @@ var hosts = map[string]func(v map[string]any) map[string]any{
 			f["routes"].([]any)[0].(map[string]any)["operation"] = "showX"
 			return f
 		}
-		return routeWith("respond", map[string]any{"save": []any{v}, "body": map[string]any{"id": 1}})
+		f := routeWith("respond", map[string]any{"save": []any{v}, "body": map[string]any{"id": 1}})
+		if _, ok := v["events"]; ok {
+			f = withEndpoint(f) // the events need somewhere to go
+		}
+		return f
 	},
 }
 
@@ -270,6 +274,7 @@ var (
 		"response.save":             {"body": map[string]any{"id": 1}},
 		"saveRef.resource":          {"collection": nil, "body": map[string]any{"a": 1}},
 		"saveRef.merge":             {"body": map[string]any{"a": 1}},
+		"saveRef.events":            {"body": map[string]any{"a": 1}},
 		"response.missing":          {"load": map[string]any{"collection": "c", "id": "x"}},
 		"delayRange.median":         {"min": nil, "max": nil, "sigma": 0.5},
 		"delayRange.sigma":          {"min": nil, "max": nil, "median": "1ms"},

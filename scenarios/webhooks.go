@@ -238,16 +238,17 @@ func (d *fileDecoder) retry(n *yaml.Node, field string, e *WebhookEndpoint) {
 	}
 }
 
-// events decodes a route's events: list.
-func (d *fileDecoder) events(n *yaml.Node) []*Event {
+// events decodes an events: list at field: a route's, or a save:
+// entry's.
+func (d *fileDecoder) events(n *yaml.Node, at string) []*Event {
 	list := d.resolve(n)
 	if list.Kind != yaml.SequenceNode {
-		d.fail(list, "events", "want a list of events ({type, data, after, fault}), got %s", describe(list))
+		d.fail(list, at, "want a list of events ({type, data, after, fault}), got %s", describe(list))
 		return nil
 	}
 	var out []*Event
 	for i, en := range list.Content {
-		field := fmt.Sprintf("events[%d]", i)
+		field := fmt.Sprintf("%s[%d]", at, i)
 		fs, ok := d.fields(en, field, eventFields...)
 		if !ok {
 			continue
@@ -369,19 +370,34 @@ func (l *loader) checkWebhooks() {
 // among names, or that has none to go to: no endpoint at all and no
 // collection that keeps the events (kept).
 func checkEvents(routes []*Route, names map[string]Pos, kept bool, fail func(Pos, string, ...any)) {
-	for _, r := range routes {
-		for i, ev := range r.Events {
+	check := func(r *Route, field string, events []*Event) {
+		for i, ev := range events {
 			if len(names) == 0 && !kept {
-				fail(ev.Pos, "route %q: events[%d]: no webhook endpoints are defined; add webhooks: {endpoints: [{name, url, secret}]} (or {collection: events}) to a file", r.Name, i)
+				fail(ev.Pos, "route %q: %s[%d]: no webhook endpoints are defined; add webhooks: {endpoints: [{name, url, secret}]} (or {collection: events}) to a file", r.Name, field, i)
 				continue
 			}
 			for _, name := range ev.Endpoints {
 				if _, ok := names[name]; !ok {
-					fail(ev.Pos, "route %q: events[%d].endpoints: no webhook endpoint %q", r.Name, i, name)
+					fail(ev.Pos, "route %q: %s[%d].endpoints: no webhook endpoint %q", r.Name, field, i, name)
 				}
 			}
 		}
 	}
+	for _, r := range routes {
+		check(r, "events", r.Events)
+		check(r, "save: events", r.SaveEvents())
+	}
+}
+
+// SaveEvents returns the events of r's save: entries, in file order.
+func (r *Route) SaveEvents() []*Event {
+	var out []*Event
+	for _, resp := range r.Responses {
+		for _, ref := range resp.Also {
+			out = append(out, ref.Events...)
+		}
+	}
+	return out
 }
 
 // WebhookEndpoints returns the endpoints of every file, in file order.

@@ -59,7 +59,7 @@ func (s *Server) routeProblem(ctx context.Context, name string) (*Problem, error
 func (s *Server) eventTypeProblem(typ string) *Problem {
 	var types []string
 	for _, rt := range s.snap.Load().routes {
-		for _, e := range rt.route.Events {
+		for _, e := range append(slices.Clip(rt.route.Events), rt.route.SaveEvents()...) {
 			if e.Type == typ {
 				return nil
 			}

@@ -335,6 +335,7 @@ func (s *Server) saveAlso(ctx context.Context, p *prepared, d *templateData, rec
 				}
 			}
 		}
+		var before []byte // the item as stored before a merge, for its events
 		if ref.Merge {
 			// Read, then written: as an operation's update, not one
 			// atomic step with a concurrent write of the same item.
@@ -345,6 +346,7 @@ func (s *Server) saveAlso(ctx context.Context, p *prepared, d *templateData, rec
 			if !found {
 				continue
 			}
+			before = stored
 			if body, err = mergeItem(stored, body); err != nil {
 				return fmt.Errorf("%w: save: item %q of collection %q: %v", errTemplate, id, name, err)
 			}
@@ -354,6 +356,9 @@ func (s *Server) saveAlso(ctx context.Context, p *prepared, d *templateData, rec
 				return fmt.Errorf("%w: item %q not saved in collection %q: the collections hold %d items, the limit (--max-collection-items)", err, id, name, s.opts.MaxCollectionItems)
 			}
 			return fmt.Errorf("%w: %w", errStore, err)
+		}
+		if len(ref.Events) > 0 {
+			d.saved = append(d.saved, savedItem{ref.Events, before, body})
 		}
 	}
 	if !expand || d.wrapped {

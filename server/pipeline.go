@@ -373,11 +373,12 @@ func (x *exchange) keeps() bool {
 
 // sendEvents sends the route's events for the answer just committed: a
 // 2xx only, and none when a missing: or refuse: answered in its
-// operation's place. A replay never reaches here, so a key's events go
+// operation's place; then those of the save: entries that saved, each
+// about its item. A replay never reaches here, so a key's events go
 // once. The dispatcher keeps the body: it gets a copy, the recorder's
 // being reused.
 func (s *Server) sendEvents(x *exchange, claimed bool) {
-	if x.rt == nil || len(x.m.Route.Events) == 0 || x.data != nil && x.data.instead {
+	if x.rt == nil || len(x.m.Route.Events) == 0 && (x.data == nil || len(x.data.saved) == 0) || x.data != nil && x.data.instead {
 		return
 	}
 	if webhooks.IsDelivery(x.in.HTTP.Header) {
@@ -402,7 +403,12 @@ func (s *Server) sendEvents(x *exchange, claimed bool) {
 			status, body = x.data.answeredStatus, x.data.answered
 		}
 	}
-	s.commitEvents(ctx, x.in, x.m, x.call, status, x.rec.header, bytes.Clone(body), before, after)
+	s.commitEvents(ctx, x.in, x.m, x.m.Route.Events, x.call, status, x.rec.header, bytes.Clone(body), before, after)
+	if x.data != nil {
+		for _, it := range x.data.saved {
+			s.commitEvents(ctx, x.in, x.m, it.events, x.call, status, x.rec.header, it.after, it.before, it.after)
+		}
+	}
 }
 
 // templateData returns what a template rendered outside the pipeline

@@ -180,6 +180,16 @@ type templateData struct {
 	// remembered keeps remember's values while the answer is made (made
 	// on first use).
 	remembered map[string]any
+	// saved are the items the save: entries with events: saved, for
+	// those events (sendEvents).
+	saved []savedItem
+}
+
+// savedItem is an item a save: entry with events: saved: before is it as
+// stored before a merge (nil for a new one), after as saved.
+type savedItem struct {
+	events        []*scenarios.Event
+	before, after []byte
 }
 
 // Remember keeps v under name for the rest of this answer, unless a

@@ -166,3 +166,86 @@ func TestSaveEntries(t *testing.T) {
 		})
 	}
 }
+
+// TestSaveEntryEvents: a save: entry's events: are sent when it saves,
+// about the item saved: a new item's as it is, a merged one's as merged,
+// a *.updated one with the fields the merge changed, with their values
+// before, as previous_attributes; an entry that saves nothing (no item
+// to merge on, an id rendered empty) sends none, nor does a replay.
+func TestSaveEntryEvents(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, `
+webhooks: { collection: events }
+routes:
+  - name: create order
+    method: POST
+    path: /orders
+    idempotency: { key: header.Idempotency-Key }
+    respond:
+      status: 201
+      template: true
+      body: { id: 'ord_{{ randomHex 8 }}' }
+      save:
+        - collection: orders
+          id: '{{ .Response.JSON.id }}'
+          body: { id: '{{ .Response.JSON.id }}', status: open, carrier: none }
+          events: [{ type: order.created }]
+        - collection: gifts
+          id: '{{ if .Request.JSON.gift }}gift_{{ .Response.JSON.id }}{{ end }}'
+          body: { order: '{{ .Response.JSON.id }}' }
+          events: [{ type: gift.created }]
+  - name: ship order
+    method: POST
+    path: /orders/{id}/ship
+    respond:
+      template: true
+      body: { shipped: '{{ .Request.Vars.id }}' }
+      save:
+        - collection: orders
+          merge: true
+          id: '{{ .Request.Vars.id }}'
+          body: { status: shipped, carrier: post }
+          events: [{ type: order.updated }, { type: order.shipped_by_post, when: { json: { carrier: post } } }, { type: order.never, when: { json: { carrier: ship } } }]
+`)
+	made := do(t, "POST", hs.URL+"/orders", `{}`, "Content-Type", jsonCT, "Idempotency-Key", "k1")
+	id, _ := made.json(t)["id"].(string)
+	if again := do(t, "POST", hs.URL+"/orders", `{}`, "Content-Type", jsonCT, "Idempotency-Key", "k1"); made.status != 201 || !replayed(again) {
+		t.Fatalf("create, replay: %d %s, %v", made.status, made.body, again.header)
+	}
+	if got := do(t, "POST", hs.URL+"/orders/"+id+"/ship", ""); got.status != 200 {
+		t.Fatalf("ship: %d %s", got.status, got.body)
+	}
+	if got := do(t, "POST", hs.URL+"/orders/ord_none/ship", ""); got.status != 200 {
+		t.Fatalf("ship an order never made: %d %s", got.status, got.body)
+	}
+	var kept struct {
+		Items []struct {
+			Body struct {
+				Type string
+				Data struct {
+					Object   map[string]any
+					Previous map[string]any `json:"previous_attributes"`
+				}
+			}
+		}
+	}
+	events := do(t, "GET", hs.URL+"/__admin/collections/events", "")
+	if err := json.Unmarshal([]byte(events.body), &kept); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, it := range kept.Items {
+		types = append(types, it.Body.Type)
+	}
+	if strings.Join(types, " ") != "order.created order.updated order.shipped_by_post" {
+		t.Fatalf("events %v; want order.created (once, not for the replay; no gift), order.updated and order.shipped_by_post (not for an order never made)", types)
+	}
+	created, updated := kept.Items[0].Body.Data, kept.Items[1].Body.Data
+	if created.Object["id"] != id || created.Object["status"] != "open" || created.Previous != nil {
+		t.Errorf("order.created: %v, previous %v; want the new order, open, and no previous attributes", created.Object, created.Previous)
+	}
+	if updated.Object["id"] != id || updated.Object["status"] != "shipped" || updated.Object["carrier"] != "post" ||
+		len(updated.Previous) != 2 || updated.Previous["status"] != "open" || updated.Previous["carrier"] != "none" {
+		t.Errorf("order.updated: %v, previous %v; want the order as merged, and previous_attributes {status: open, carrier: none}", updated.Object, updated.Previous)
+	}
+}

@@ -88,8 +88,9 @@ func (s *Server) waitWebhooks() {
 	}
 }
 
-// commitEvents sends the route's events after its effects are committed:
-// the answer (status, header, body) is the one written or stored. Only a
+// commitEvents sends events (the route's, or a save: entry's, whose body
+// is the item it saved) after the request's effects are committed: the
+// answer (status, header, body) is the one written or stored. Only a
 // 2xx answer sends events, as a provider sends none for a refused call; a
 // replayed Idempotency-Key never reaches here.
 //
@@ -97,8 +98,8 @@ func (s *Server) waitWebhooks() {
 // as stored before and after the request (nil when none): a *.updated
 // event without data: is the object after, unexpanded as Stripe's are,
 // and says what changed from before in data.previous_attributes.
-func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matcher.Match, call int64, status int, header http.Header, body []byte, before, after []byte) {
-	if m.Route == nil || len(m.Route.Events) == 0 || status < 200 || status > 299 {
+func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matcher.Match, events []*scenarios.Event, call int64, status int, header http.Header, body []byte, before, after []byte) {
+	if m.Route == nil || len(events) == 0 || status < 200 || status > 299 {
 		return
 	}
 	var d *templateData
@@ -115,7 +116,7 @@ func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matche
 		key, _ = in.Attribute(m.Route.Idempotency.Key, m.Vars)
 	}
 	var answer any // the answer's JSON, for the events' when:
-	for _, e := range m.Route.Events {
+	for _, e := range events {
 		if e.HasWhen {
 			if answer == nil {
 				answer = parseItem(body)
