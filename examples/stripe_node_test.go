@@ -20,7 +20,8 @@ const nodeInstall = `npm install --prefix "${XDG_CACHE_HOME:-$HOME/.cache}/scena
 // declining test card, a declining payment method confirmed later (and
 // the failed charge it made), a
 // test payment method attached and listed, a paid intent's charge counting
-// its refund, and a subscription whose first invoice is paid.
+// its refund, and a subscription whose first invoice is paid (and the
+// customer.subscription.updated its activation sends).
 func TestStripeNode(t *testing.T) {
 	t.Parallel()
 	node, err := exec.LookPath("node")
@@ -52,7 +53,7 @@ func TestStripeNode(t *testing.T) {
 		"retry with the same key replayed", "key reused with other parameters refused", "lost answer retried into one customer",
 		"declining test card raised a card error", "stored declining payment method declined a bare confirm", "declined confirm made a failed charge", "setup intent confirmed only with a payment method",
 		"test payment method attached and listed", "lost answer of a confirmed payment retried into one payment",
-		"a paid intent has its charge, which counts its refund", "a subscription made incomplete, its first invoice paid, then active",
+		"a paid intent has its charge, which counts its refund", "a subscription made incomplete, its first invoice paid, then active", "the activation sent customer.subscription.updated, previously incomplete",
 	} {
 		if !strings.Contains(string(out), "ok "+step+"\n") {
 			t.Errorf("node did not report %q:\n%s", step, out)

@@ -2941,6 +2941,16 @@ func TestStripeSubscriptionFirstInvoice(t *testing.T) {
 	if got, err = sc.V1Subscriptions.Retrieve(ctx, sub.ID, nil); err != nil || got.Status != stripe.SubscriptionStatusActive {
 		t.Errorf("subscription after its first invoice was paid: %v, %v; want active", got.Status, err)
 	}
+	// Stripe sends the activation as customer.subscription.updated, with
+	// the status it had (paying again is refused, and sends nothing).
+	if _, err := sc.V1Invoices.Pay(ctx, first.ID, nil); err == nil {
+		t.Errorf("paying the paid invoice again: no error; want Stripe's 400")
+	}
+	updated := eventsOf(t, sc, "customer.subscription.updated")
+	if len(updated) != 1 || updated[0].Data.Object["id"] != sub.ID || updated[0].Data.Object["status"] != "active" ||
+		len(updated[0].Data.PreviousAttributes) != 1 || updated[0].Data.PreviousAttributes["status"] != "incomplete" {
+		t.Fatalf("customer.subscription.updated events: %+v; want one, of %s active, previous_attributes {status: incomplete}", updated, sub.ID)
+	}
 
 	active, err := sc.V1Subscriptions.Create(ctx, &stripe.SubscriptionCreateParams{Customer: stripe.String(cus.ID), DefaultPaymentMethod: stripe.String("pm_card_visa"),
 		Items: []*stripe.SubscriptionCreateItemParams{{Price: stripe.String(price.ID), Quantity: stripe.Int64(2)}}})
@@ -2952,6 +2962,9 @@ func TestStripeSubscriptionFirstInvoice(t *testing.T) {
 	}
 	sub = active // check compares the parent with sub
 	check("active's", in, stripe.InvoiceStatusPaid, 3000)
+	if n := len(eventsOf(t, sc, "customer.subscription.updated")); n != 1 {
+		t.Errorf("%d customer.subscription.updated events after a subscription made active; want still 1", n)
+	}
 }
 
 // TestStripeCharges: an intent paid or authorized has its charge

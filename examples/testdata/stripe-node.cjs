@@ -251,6 +251,13 @@ async function chargesAndSubscriptions() {
   assert.equal(invoice.status, 'paid');
   assert.equal((await stripe.subscriptions.retrieve(sub.id)).status, 'active');
   ok('a subscription made incomplete, its first invoice paid, then active');
+
+  const updated = await stripe.events.list({type: 'customer.subscription.updated'});
+  assert.equal(updated.data.length, 1);
+  assert.equal(updated.data[0].data.object.id, sub.id);
+  assert.equal(updated.data[0].data.object.status, 'active');
+  assert.deepEqual(updated.data[0].data.previous_attributes, {status: 'incomplete'});
+  ok('the activation sent customer.subscription.updated, previously incomplete');
 }
 
 (async () => {
