@@ -2965,6 +2965,25 @@ func TestStripeSubscriptionFirstInvoice(t *testing.T) {
 	if n := len(eventsOf(t, sc, "customer.subscription.updated")); n != 1 {
 		t.Errorf("%d customer.subscription.updated events after a subscription made active; want still 1", n)
 	}
+
+	// Each subscription's invoices, as the spec's API version names it
+	// (parent.subscription_details.subscription): not the other's, nor an
+	// invoice of the customer made by itself.
+	if _, err := sc.V1Invoices.Create(ctx, &stripe.InvoiceCreateParams{Customer: stripe.String(cus.ID)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ sub, invoice string }{{first.Parent.SubscriptionDetails.Subscription.ID, first.ID}, {active.ID, active.LatestInvoice.ID}} {
+		var listed []string
+		for in, err := range sc.V1Invoices.List(ctx, &stripe.InvoiceListParams{Subscription: stripe.String(tc.sub)}).All(ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed = append(listed, in.ID)
+		}
+		if !slices.Equal(listed, []string{tc.invoice}) {
+			t.Errorf("GET /v1/invoices?subscription=%s: %v; want [%s]", tc.sub, listed, tc.invoice)
+		}
+	}
 }
 
 // TestStripeCharges: an intent paid or authorized has its charge

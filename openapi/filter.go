@@ -28,13 +28,19 @@ import (
 // and expansion parameters are not filters. A list parameter named for
 // a field in the plural narrows to items whose field is any of its values
 // (Stripe's types[]=customer.created&types[]=invoice.paid, or
-// types[0]=…, as stripe-go and stripe-node send them).
+// types[0]=…, as stripe-go and stripe-node send them). A parameter that
+// names no top-level field narrows by the one field of its name nested
+// in the items' plain objects (not in lists, nor in objects that may be
+// an id instead, as expandable ones), the shallowest: Stripe's
+// GET /v1/invoices?subscription= reads parent.subscription_details.subscription,
+// where API versions since 2025-03-31 put an invoice's subscription.
 
 // filter is one query parameter that narrows a list: its name, the
 // items' field (the name, or for a list parameter the name in the
 // singular), and the field's enum (nil when it has none).
 type filter struct {
 	name, field string
+	under       []string // the objects that hold field, outermost first; none for a top-level field
 	enum        []string
 	anyOf       bool // a list parameter: the field is any of its values
 }
@@ -58,6 +64,9 @@ func (o *Operation) listFilters(items *base.Schema) []filter {
 			f.field, f.anyOf = one, true
 			field = propertyOf(items, one, 0)
 		}
+		if field == nil && !f.anyOf {
+			f.under, field = nestedProperty(items, p)
+		}
 		if field == nil {
 			continue
 		}
@@ -67,6 +76,99 @@ func (o *Operation) listFilters(items *base.Schema) []filter {
 		out = append(out, f)
 	}
 	return out
+}
+
+// maxFilterDepth is how deep nestedProperty looks for a filter's field:
+// an invoice's parent.subscription_details.subscription is at 3.
+const maxFilterDepth = 3
+
+// nestedProperty finds the property name below the top level of items,
+// the shallowest, through plain objects only: the objects that hold it,
+// outermost first, and its schema; nil when none has it, or more than
+// one at the shallowest depth (no filter rather than a guess).
+func nestedProperty(items *base.Schema, name string) ([]string, *base.Schema) {
+	type holder struct {
+		path   []string
+		schema *base.Schema
+	}
+	level, left := []holder{{nil, items}}, maxSchemaVisits
+	for depth := 1; depth < maxFilterDepth && len(level) > 0; depth++ {
+		var next []holder
+		var found []holder
+		for _, h := range level {
+			for key, s := range objectProperties(h.schema, &left) {
+				path := append(slices.Clip(h.path), key)
+				if p := propertyIn(s, name, 0, &left); p != nil {
+					found = append(found, holder{path, p})
+				}
+				next = append(next, holder{path, s})
+			}
+		}
+		if len(found) == 1 {
+			return found[0].path, found[0].schema
+		}
+		if len(found) > 1 {
+			return nil, nil
+		}
+		level = next
+	}
+	return nil, nil
+}
+
+// objectProperties returns the properties of s (through allOf, oneOf and
+// anyOf) whose values are plain objects: with properties of their own,
+// and never a string in their place (an expandable object's id).
+func objectProperties(s *base.Schema, left *int) map[string]*base.Schema {
+	out := map[string]*base.Schema{}
+	var walk func(s *base.Schema, depth int)
+	walk = func(s *base.Schema, depth int) {
+		if s == nil || depth > 4 || !hop(left) {
+			return
+		}
+		if s.Properties != nil {
+			for key, p := range s.Properties.FromOldest() {
+				if o := plainObject(p.Schema(), left); o != nil {
+					out[key] = o
+				}
+			}
+		}
+		for _, group := range [][]*base.SchemaProxy{s.AllOf, s.OneOf, s.AnyOf} {
+			for _, sp := range group {
+				walk(sp.Schema(), depth+1)
+			}
+		}
+	}
+	walk(s, 0)
+	return out
+}
+
+// plainObject returns the object schema s is, or its one object
+// alternative (a nullable object is anyOf the object and an empty enum):
+// nil when s may be a string or a list instead, or has no properties.
+func plainObject(s *base.Schema, left *int) *base.Schema {
+	if s == nil || !hop(left) || hasType(s, "string") || hasType(s, "array") {
+		return nil
+	}
+	if s.Properties != nil && s.Properties.Len() > 0 {
+		return s
+	}
+	var obj *base.Schema
+	for _, group := range [][]*base.SchemaProxy{s.AnyOf, s.OneOf} {
+		for _, sp := range group {
+			a := sp.Schema()
+			switch {
+			case a == nil:
+			case hasType(a, "string") || hasType(a, "array"):
+				return nil
+			case a.Properties != nil && a.Properties.Len() > 0:
+				if obj != nil {
+					return nil
+				}
+				obj = a
+			}
+		}
+	}
+	return obj
 }
 
 // queryParameters is the query parameters of o and its path, each name
@@ -106,6 +208,7 @@ func (o *Operation) listParam(name string) bool {
 // condition is one filter as a request asks it.
 type condition struct {
 	field, op, value string   // op: "" (equal), gt, gte, lt, lte
+	under            []string // the objects that hold field (filter.under)
 	anyOf            []string // op "": the field equals one of these
 }
 
@@ -115,18 +218,18 @@ func conditions(filters []filter, q url.Values) []condition {
 	for _, f := range filters {
 		if f.anyOf {
 			if vs := listValues(q, f.name); len(vs) > 0 {
-				out = append(out, condition{field: f.field, anyOf: vs})
+				out = append(out, condition{field: f.field, under: f.under, anyOf: vs})
 			}
 			continue
 		}
 		if v := q.Get(f.name); v != "" {
 			if f.enum == nil || slices.Contains(f.enum, v) {
-				out = append(out, condition{field: f.field, value: v})
+				out = append(out, condition{field: f.field, under: f.under, value: v})
 			}
 		}
 		for _, op := range [...]string{"gt", "gte", "lt", "lte"} {
 			if v := q.Get(f.name + "[" + op + "]"); v != "" {
-				out = append(out, condition{field: f.field, op: op, value: v})
+				out = append(out, condition{field: f.field, under: f.under, op: op, value: v})
 			}
 		}
 	}
@@ -218,17 +321,31 @@ func plain(s string) bool {
 
 func meetsAll(fields map[string]json.RawMessage, cs []condition) bool {
 	for _, c := range cs {
+		raw := valueAt(fields, c.under, c.field)
 		if c.anyOf != nil {
-			if !slices.ContainsFunc(c.anyOf, func(v string) bool { return meets(fields[c.field], condition{field: c.field, value: v}) }) {
+			if !slices.ContainsFunc(c.anyOf, func(v string) bool { return meets(raw, condition{field: c.field, value: v}) }) {
 				return false
 			}
 			continue
 		}
-		if !meets(fields[c.field], c) {
+		if !meets(raw, c) {
 			return false
 		}
 	}
 	return true
+}
+
+// valueAt is the JSON value of field in the objects under leads to from
+// fields; nil when one of them is missing or no object.
+func valueAt(fields map[string]json.RawMessage, under []string, field string) json.RawMessage {
+	for _, key := range under {
+		var inner map[string]json.RawMessage
+		if json.Unmarshal(fields[key], &inner) != nil || inner == nil {
+			return nil
+		}
+		fields = inner
+	}
+	return fields[field]
 }
 
 // meets says whether a field's JSON value meets c.
