@@ -2968,11 +2968,25 @@ func TestStripeSubscriptionFirstInvoice(t *testing.T) {
 
 	// Each subscription's invoices, as the spec's API version names it
 	// (parent.subscription_details.subscription): not the other's, nor an
-	// invoice of the customer made by itself.
-	if _, err := sc.V1Invoices.Create(ctx, &stripe.InvoiceCreateParams{Customer: stripe.String(cus.ID)}); err != nil {
-		t.Fatal(err)
+	// invoice of the customer made by itself, which has no parent; one
+	// made with subscription= is that subscription's.
+	plain, err := sc.V1Invoices.Create(ctx, &stripe.InvoiceCreateParams{Customer: stripe.String(cus.ID)})
+	if err != nil || plain.Parent != nil {
+		t.Fatalf("an invoice made for no subscription: %+v, %v; want no parent", plain, err)
 	}
-	for _, tc := range []struct{ sub, invoice string }{{first.Parent.SubscriptionDetails.Subscription.ID, first.ID}, {active.ID, active.LatestInvoice.ID}} {
+	made, err := sc.V1Invoices.Create(ctx, &stripe.InvoiceCreateParams{Customer: stripe.String(cus.ID), Subscription: stripe.String(active.ID)})
+	if err != nil || made.Parent == nil || made.Parent.Type != "subscription_details" || made.Parent.QuoteDetails != nil ||
+		made.Parent.SubscriptionDetails == nil || made.Parent.SubscriptionDetails.Subscription == nil || made.Parent.SubscriptionDetails.Subscription.ID != active.ID {
+		t.Fatalf("an invoice made with subscription=%s: %+v, %v; want its parent to name it", active.ID, made, err)
+	}
+	var top map[string]any
+	if err := json.Unmarshal(made.LastResponse.RawJSON, &top); err != nil || top["subscription"] != nil {
+		t.Errorf("an invoice made with subscription=: top-level subscription %v (%v); want none (not in this API version)", top["subscription"], err)
+	}
+	for _, tc := range []struct {
+		sub      string
+		invoices []string // newest first
+	}{{first.Parent.SubscriptionDetails.Subscription.ID, []string{first.ID}}, {active.ID, []string{made.ID, active.LatestInvoice.ID}}} {
 		var listed []string
 		for in, err := range sc.V1Invoices.List(ctx, &stripe.InvoiceListParams{Subscription: stripe.String(tc.sub)}).All(ctx) {
 			if err != nil {
@@ -2980,8 +2994,8 @@ func TestStripeSubscriptionFirstInvoice(t *testing.T) {
 			}
 			listed = append(listed, in.ID)
 		}
-		if !slices.Equal(listed, []string{tc.invoice}) {
-			t.Errorf("GET /v1/invoices?subscription=%s: %v; want [%s]", tc.sub, listed, tc.invoice)
+		if !slices.Equal(listed, tc.invoices) {
+			t.Errorf("GET /v1/invoices?subscription=%s: %v; want %v", tc.sub, listed, tc.invoices)
 		}
 	}
 }
