@@ -931,13 +931,14 @@ func TestStripeDeclines(t *testing.T) {
 		decline stripe.DeclineCode
 		intent  string // the intent the error carries: "new", the pending one's id, or "" for none
 		method  string // the payment method that declined, of an intent
+		charged bool   // a failed charge is made, which the error names
 	}{
 		{"create and confirm, pm_card_chargeDeclined", func(key string) error {
 			p := &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_card_chargeDeclined"), Confirm: stripe.Bool(true)}
 			p.SetIdempotencyKey(key)
 			_, err := sc.V1PaymentIntents.Create(ctx, p)
 			return err
-		}, stripe.ErrorCodeCardDeclined, stripe.DeclineCodeGenericDecline, "new", "pm_card_chargeDeclined"},
+		}, stripe.ErrorCodeCardDeclined, stripe.DeclineCodeGenericDecline, "new", "pm_card_chargeDeclined", true},
 		{"create and confirm, card number 4000000000009995", func(key string) error {
 			p := &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd"), Confirm: stripe.Bool(true),
 				PaymentMethodData: &stripe.PaymentIntentCreatePaymentMethodDataParams{Type: stripe.String("card")}}
@@ -945,25 +946,25 @@ func TestStripeDeclines(t *testing.T) {
 			p.SetIdempotencyKey(key)
 			_, err := sc.V1PaymentIntents.Create(ctx, p)
 			return err
-		}, stripe.ErrorCodeCardDeclined, stripe.DeclineCodeInsufficientFunds, "", ""},
+		}, stripe.ErrorCodeCardDeclined, stripe.DeclineCodeInsufficientFunds, "", "", false},
 		{"confirm, pm_card_chargeDeclinedExpiredCard", func(key string) error {
 			p := &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String("pm_card_chargeDeclinedExpiredCard")}
 			p.SetIdempotencyKey(key)
 			_, err := sc.V1PaymentIntents.Confirm(ctx, pending.ID, p)
 			return err
-		}, stripe.ErrorCodeExpiredCard, stripe.DeclineCodeExpiredCard, pending.ID, "pm_card_chargeDeclinedExpiredCard"},
+		}, stripe.ErrorCodeExpiredCard, stripe.DeclineCodeExpiredCard, pending.ID, "pm_card_chargeDeclinedExpiredCard", true},
 		{"charge, tok_chargeDeclinedIncorrectCvc", func(key string) error {
 			p := &stripe.ChargeCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd"), Source: &stripe.PaymentSourceSourceParams{Token: stripe.String("tok_chargeDeclinedIncorrectCvc")}}
 			p.SetIdempotencyKey(key)
 			_, err := sc.V1Charges.Create(ctx, p)
 			return err
-		}, stripe.ErrorCodeIncorrectCVC, stripe.DeclineCodeIncorrectCVC, "", ""},
+		}, stripe.ErrorCodeIncorrectCVC, stripe.DeclineCodeIncorrectCVC, "", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			failedCharges := map[string]bool{}
 			defer func() {
-				if tc.intent != "" && len(failedCharges) != 1 {
-					t.Errorf("failed charges %v; want one, the replay's the first's", failedCharges)
+				if tc.charged && len(failedCharges) != 1 || !tc.charged && len(failedCharges) != 0 {
+					t.Errorf("failed charges %v; want one (the replay's the first's) if charged (%v)", failedCharges, tc.charged)
 				}
 			}()
 			for attempt, wantReplay := range []string{"", "true"} {
@@ -976,6 +977,17 @@ func TestStripeDeclines(t *testing.T) {
 				}
 				if got := se.LastResponse.Header.Get("Idempotent-Replayed"); got != wantReplay {
 					t.Errorf("attempt %d: Idempotent-Replayed %q, want %q", attempt+1, got, wantReplay)
+				}
+				if tc.charged && tc.intent == "" {
+					// A charge declined: made, failed, and named by the error.
+					ch, err := sc.V1Charges.Retrieve(ctx, se.ChargeID, nil)
+					if err != nil || !strings.HasPrefix(ch.ID, "ch_") || ch.Status != stripe.ChargeStatusFailed || ch.Paid || ch.Captured || ch.Amount != 2000 ||
+						ch.FailureCode != string(tc.code) || ch.FailureMessage != se.Msg || ch.Outcome == nil || ch.Outcome.Type != "issuer_declined" || ch.Outcome.Reason != string(tc.decline) {
+						t.Fatalf("attempt %d: the error's charge %q read back: %+v, %v; want it failed, %s, %s", attempt+1, se.ChargeID, ch, err, tc.code, tc.decline)
+					}
+					failedCharges[ch.ID] = true
+				} else if !tc.charged && se.ChargeID != "" {
+					t.Errorf("attempt %d: the error names charge %q; want none", attempt+1, se.ChargeID)
 				}
 				pi := se.PaymentIntent
 				switch {
@@ -1045,8 +1057,8 @@ func TestStripeDeclines(t *testing.T) {
 			t.Errorf("charge.failed event's object: %v", ev.Data.Object)
 		}
 	}
-	if len(chargeFailed) != 2 {
-		t.Errorf("%d charge.failed events; want one per declined intent, not per replay: 2", len(chargeFailed))
+	if len(chargeFailed) != 3 {
+		t.Errorf("%d charge.failed events; want one per declined intent or charge, not per replay: 3", len(chargeFailed))
 	}
 	// Confirmed again with a card that pays, the intent succeeds with a
 	// charge of its own; the failed one stays failed.
