@@ -3031,6 +3031,9 @@ func TestStripeCharges(t *testing.T) {
 			!ch.Paid || ch.Status != stripe.ChargeStatusSucceeded || ch.Captured != captured || ch.AmountCaptured != amountCaptured || ch.Refunded {
 			t.Errorf("%s: the charge read back: %+v, %v; want the intent's, captured %v (%d)", what, ch, err, captured, amountCaptured)
 		}
+		if ch != nil && (ch.Outcome == nil || ch.Outcome.Type != "authorized" || ch.Outcome.NetworkStatus != "approved_by_network" || ch.Outcome.SellerMessage != "Payment complete.") {
+			t.Errorf("%s: the charge's outcome %+v; want authorized, approved_by_network, Payment complete.", what, ch.Outcome)
+		}
 		return ch
 	}
 
