@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
 
 	"github.com/pb33f/jsonschema/v6"
+	"github.com/pb33f/libopenapi-validator/config"
 	"github.com/pb33f/libopenapi-validator/helpers"
+	"github.com/pb33f/libopenapi-validator/responses"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 )
@@ -19,12 +22,14 @@ import (
 // CheckAnswer checks an answer the operation did not make itself, a real
 // upstream's on a route that proxies to one (Prism's proxy mode): that
 // its status is among the operation's responses (its code, its range
-// such as 4XX, or default), that its Content-Type is among that
-// response's media types, and that a JSON body fits the media type's
-// schema. The violations are the answer's (Violation.OfAnswer); none when
-// it keeps the contract or the mode is off. A response that declares no
-// content takes any body, as does a media type without a schema or one
-// that is not JSON (XML, text, binary: not checked, as in requests).
+// such as 4XX, or default), that the headers that response declares are
+// there when required and fit their schemas (answerHeaders), that its
+// Content-Type is among that response's media types, and that a JSON
+// body fits the media type's schema. The violations are the answer's
+// (Violation.OfAnswer); none when it keeps the contract or the mode is
+// off. A response that declares no content takes any body, as does a
+// media type without a schema or one that is not JSON (XML, text,
+// binary: not checked, as in requests).
 func (o *Operation) CheckAnswer(status int, h http.Header, body []byte) []Violation {
 	if o.api.validate == "off" {
 		return nil
@@ -37,6 +42,71 @@ func (o *Operation) CheckAnswer(status int, h http.Header, body []byte) []Violat
 		}
 		return []Violation{{In: "status", Detail: fmt.Sprintf("%d is not among the responses of operation %s (%s)", status, o.Name, declared), answer: true}}
 	}
+	return append(o.answerHeaders(resp, status, h), o.answerContent(resp, status, h, body)...)
+}
+
+// answerHeaders checks an answer's headers against those resp, the
+// response its status chose, declares: a required one must be there, and
+// each one there must fit its schema (formats asserted: a format: uuid
+// X-Request-Id that is no UUID is a violation). libopenapi-validator
+// checks them; its violations are named by the header as the spec
+// writes it and listed in the spec's order. Content-Type is the
+// content's to check (OpenAPI says a declared one is ignored).
+func (o *Operation) answerHeaders(resp *v3.Response, status int, h http.Header) []Violation {
+	if resp.Headers == nil || resp.Headers.Len() == 0 {
+		return nil
+	}
+	// The request is named in the library's errors only, which are not
+	// shown.
+	r := &http.Request{Method: o.Method, URL: &url.URL{Path: o.Path}}
+	o.api.validating.Lock()
+	ok, errs := responses.ValidateResponseHeaders(r, &http.Response{StatusCode: status, Header: h}, resp.Headers, o.Path, strconv.Itoa(status), config.WithExistingOpts(o.api.answerOpts))
+	o.api.validating.Unlock()
+	if ok {
+		return nil
+	}
+	byName := map[string][]Violation{}
+	for _, e := range errs {
+		name := strings.ToLower(e.ParameterName)
+		if name == "" { // a missing header, named in its failure only
+			if len(e.SchemaValidationErrors) > 0 {
+				name = strings.ToLower(e.SchemaValidationErrors[0].FieldName)
+			}
+			byName[name] = append(byName[name], Violation{In: "header", Detail: fmt.Sprintf("missing; the %d response requires it", status), answer: true})
+			continue
+		}
+		value := strings.Join(h.Values(name), ", ")
+		if len(value) > 80 {
+			value = value[:80] + "…"
+		}
+		if len(e.SchemaValidationErrors) == 0 {
+			byName[name] = append(byName[name], Violation{In: "header", Detail: fmt.Sprintf("%q: %s", value, e.Reason), answer: true})
+			continue
+		}
+		for _, f := range e.SchemaValidationErrors {
+			detail := f.Reason
+			if len(f.InstancePath) > 0 {
+				detail = "item " + strings.Join(f.InstancePath, "/") + ": " + detail
+			}
+			if !strings.Contains(detail, "'"+value+"'") { // a format's failure quotes it
+				detail = fmt.Sprintf("%q: %s", value, detail)
+			}
+			byName[name] = append(byName[name], Violation{In: "header", Detail: detail, answer: true})
+		}
+	}
+	var out []Violation
+	for d := resp.Headers.First(); d != nil; d = d.Next() {
+		for _, v := range byName[strings.ToLower(d.Key())] {
+			v.Name = d.Key()
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// answerContent checks an answer's Content-Type and body against resp,
+// the response its status chose.
+func (o *Operation) answerContent(resp *v3.Response, status int, h http.Header, body []byte) []Violation {
 	if resp.Content == nil || resp.Content.Len() == 0 {
 		return nil
 	}

@@ -335,6 +335,11 @@ type api struct {
 	options  *config.ValidationOptions         // the validators' options, for schemaCheck
 	fixtures map[string]json.RawMessage        // by resource name
 	decoded  sync.Map                          // fixtures decoded, by resource name (fixtureNamed)
+	// answerOpts are the options an upstream's answer is checked with
+	// (CheckAnswer): formats asserted, as Prism's proxy mode asserts them,
+	// with a schema cache of their own, since the library's cache key
+	// does not say whether a compiled schema asserts them.
+	answerOpts *config.ValidationOptions
 	// freeForms caches freeFormProperties, by schema; patterned the
 	// placeholder of a string schema with a pattern (drawn from it once).
 	freeForms, patterned sync.Map
@@ -528,6 +533,7 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	vopts := []config.Option{config.WithSchemaCache(cache.NewDefaultCache()), config.WithURLEncodedBodyValidation(), config.WithRegexCache(&sync.Map{})}
 	a.vopts = vopts
 	a.options = config.NewValidationOptions(vopts...)
+	a.answerOpts = config.NewValidationOptions(config.WithSchemaCache(cache.NewDefaultCache()), config.WithRegexCache(&sync.Map{}), config.WithFormatAssertions())
 	a.params = parameters.NewParameterValidator(&m.Model, vopts...)
 	a.bodies = requests.NewRequestBodyValidator(&m.Model, vopts...)
 	a.schemas = schema_validation.NewSchemaValidator(vopts...)

@@ -230,3 +230,107 @@ components:
 		t.Errorf("a null name: %d %s; want a 502 naming #/name alone", got.status, got.body)
 	}
 }
+
+// TestProxyChecksAnswerHeaders: the headers a response declares are part
+// of its contract, as Prism's proxy mode checks them: a required one must
+// be in the upstream's answer, and each one there must fit its schema (an
+// integer, within its minimum; a format: uuid; a list of integers). Each
+// violation is located at ["response","header",name], the name as the
+// spec writes it; under enforce the answer is a 502 problem listing
+// them, under report it is passed through, and the journal has them
+// either way.
+func TestProxyChecksAnswerHeaders(t *testing.T) {
+	t.Parallel()
+	spec := `openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /quotas/{id}:
+    get:
+      operationId: GetQuota
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses:
+        "200":
+          description: ok
+          headers:
+            X-Rate-Limit: {required: true, schema: {type: integer, minimum: 1}}
+            X-Request-Id: {schema: {type: string, format: uuid}}
+            X-Shards: {schema: {type: array, items: {type: integer}}}
+          content:
+            application/json:
+              schema: {type: object, properties: {id: {type: string}}}
+        "404":
+          description: none such
+`
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("X-Upstream", "real")
+		switch r.URL.Path {
+		case "/quotas/good":
+			h.Set("X-Rate-Limit", "100")
+			h.Set("X-Request-Id", "0b9a3a8e-8a4b-4f1e-9c55-1d1b1c1e1f10")
+			h.Set("X-Shards", "1,2")
+		case "/quotas/missing":
+			h.Set("X-Request-Id", "0b9a3a8e-8a4b-4f1e-9c55-1d1b1c1e1f10")
+		case "/quotas/wrong":
+			h.Set("X-Rate-Limit", "many")
+			h.Set("X-Request-Id", "req-7")
+			h.Set("X-Shards", "1,x")
+		case "/quotas/zero":
+			h.Set("x-rate-limit", "0")
+		default: // a 404 declares no headers
+			w.WriteHeader(404)
+		}
+		_, _ = w.Write([]byte(`{"id":"q"}`))
+	}))
+	t.Cleanup(up.Close)
+	for _, mode := range []string{"enforce", "report"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte(spec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "pets.yaml"), []byte("openapi: {spec: spec.yaml, validate: "+mode+", proxy: '"+up.URL+"'}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, hs := serveDir(t, dir, openapi.Options{})
+			for _, path := range []string{"/quotas/good", "/quotas/none"} {
+				if got := call(t, "GET", hs.URL+path, "", ""); got.status == 502 || got.header.Get("Sl-Violations") != "" {
+					t.Errorf("%s: %d %v %s; want the upstream's answer, which keeps the contract", path, got.status, got.header, got.body)
+				}
+			}
+			for path, want := range map[string][]string{
+				"/quotas/missing": {
+					`[{"location":["response","header","X-Rate-Limit"],"severity":"Error","message":"missing; the 200 response requires it"}]`,
+					"response header X-Rate-Limit: missing; the 200 response requires it",
+				},
+				"/quotas/wrong": {
+					`[{"location":["response","header","X-Rate-Limit"],"severity":"Error","message":"\"many\": got string, want integer"},` +
+						`{"location":["response","header","X-Request-Id"],"severity":"Error","message":"'req-7' is not valid uuid: must have 5 elements"},` +
+						`{"location":["response","header","X-Shards"],"severity":"Error","message":"\"1,x\": item 1: got string, want integer"}]`,
+					`response header X-Request-Id: 'req-7' is not valid uuid`,
+				},
+				"/quotas/zero": {
+					`[{"location":["response","header","X-Rate-Limit"],"severity":"Error","message":"\"0\": minimum: got 0, want 1"}]`,
+					`response header X-Rate-Limit: \"0\": minimum: got 0, want 1`,
+				},
+			} {
+				got := call(t, "GET", hs.URL+path, "", "")
+				if h := got.header.Get("Sl-Violations"); h != want[0] {
+					t.Errorf("%s: sl-violations %s; want %s", path, h, want[0])
+				}
+				switch {
+				case mode == "enforce" && (got.status != 502 || !strings.Contains(got.body, want[1])):
+					t.Errorf("%s: %d %s; want a 502 problem listing %s", path, got.status, got.body, want[1])
+				case mode == "report" && (got.status != 200 || got.header.Get("X-Upstream") != "real"):
+					t.Errorf("%s: %d %v; want the upstream's answer passed through", path, got.status, got.header)
+				}
+			}
+			journal := call(t, "GET", hs.URL+"/__admin/requests?route=GetQuota", "", "").body
+			if !strings.Contains(journal, "response header X-Rate-Limit: missing; the 200 response requires it") {
+				t.Errorf("journal %s; want the answers' header violations", journal)
+			}
+		})
+	}
+}
