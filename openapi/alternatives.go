@@ -11,6 +11,7 @@ import (
 	"github.com/pb33f/jsonschema/v6"
 	liberrors "github.com/pb33f/libopenapi-validator/errors"
 	"github.com/pb33f/libopenapi-validator/helpers"
+	"github.com/pb33f/libopenapi/datamodel/high/base"
 )
 
 // A value that fails a oneOf or anyOf fails every one of its
@@ -62,6 +63,10 @@ func closest(f []*liberrors.SchemaValidationFailure, prefer func(keyword, instan
 type pruner struct {
 	// prefer, when set, names the alternative a discriminator picks.
 	prefer func(keyword, instance string) (int, string)
+	// schema, when set, is the schema validated against, whose $refs
+	// name alternatives the output does not (refName): the validator
+	// compiles an answer's schema with its $refs inlined.
+	schema *base.Schema
 	chose  bool
 	// dropped holds the keyword locations of failures not shown.
 	dropped map[string]bool
@@ -132,6 +137,11 @@ func (p *pruner) choose(u jsonschema.OutputUnit, branches []int) []leaf {
 	names := make([]string, len(u.Errors))
 	for i, c := range u.Errors {
 		names[i] = alternativeName(u.KeywordLocation, branches[i], c)
+		if p.schema != nil && names[i] == fmt.Sprintf("alternative %d", branches[i]+1) {
+			if n := refName(p.schema, u.KeywordLocation, branches[i]); n != "" {
+				names[i] = n
+			}
+		}
 	}
 	kw := path.Base(u.KeywordLocation)
 	why := "the closest of"
@@ -207,4 +217,70 @@ func alternativeName(kw string, n int, c jsonschema.OutputUnit) string {
 		}
 	}
 	return fmt.Sprintf("alternative %d", n+1)
+}
+
+// refName names alternative n of the oneOf or anyOf at keyword location
+// kw within s by the schema its $ref names (Cat for
+// #/components/schemas/Cat), "" when it has none or kw leads where
+// refName does not follow (through properties, items and
+// allOf/anyOf/oneOf branches).
+func refName(s *base.Schema, kw string, n int) string {
+	segs := strings.Split(strings.TrimPrefix(kw, "/"), "/")
+	if len(segs) == 0 {
+		return ""
+	}
+	group := segs[len(segs)-1]
+	for i := 0; i < len(segs)-1 && s != nil; i++ {
+		var next *base.SchemaProxy
+		switch seg := segs[i]; seg {
+		case "properties":
+			if i++; i < len(segs) && s.Properties != nil {
+				next = s.Properties.GetOrZero(strings.ReplaceAll(strings.ReplaceAll(segs[i], "~1", "/"), "~0", "~"))
+			}
+		case "items":
+			if s.Items != nil && s.Items.IsA() {
+				next = s.Items.A
+			}
+		case "allOf", "anyOf", "oneOf":
+			i++
+			if i < len(segs) {
+				if k, err := strconv.Atoi(segs[i]); err == nil {
+					next = alternativeOf(s, seg, k)
+				}
+			}
+		}
+		if next == nil {
+			return ""
+		}
+		s = next.Schema()
+	}
+	if s == nil {
+		return ""
+	}
+	if sp := alternativeOf(s, group, n); sp != nil && sp.IsReference() {
+		ref := sp.GetReference()
+		if _, frag, ok := strings.Cut(ref, "#"); ok && frag != "" {
+			ref = frag
+		}
+		return strings.ReplaceAll(strings.ReplaceAll(path.Base(ref), "~1", "/"), "~0", "~")
+	}
+	return ""
+}
+
+// alternativeOf returns alternative k of s's allOf, anyOf or oneOf (group), nil
+// when it has none.
+func alternativeOf(s *base.Schema, group string, k int) *base.SchemaProxy {
+	var g []*base.SchemaProxy
+	switch group {
+	case "allOf":
+		g = s.AllOf
+	case "anyOf":
+		g = s.AnyOf
+	case "oneOf":
+		g = s.OneOf
+	}
+	if k < 0 || k >= len(g) {
+		return nil
+	}
+	return g[k]
 }

@@ -158,8 +158,24 @@ func (o *Operation) answerContent(resp *v3.Response, status int, h http.Header, 
 	}
 	if len(errs) > 0 && len(errs[0].SchemaValidationErrors) > 0 {
 		if root := errs[0].SchemaValidationErrors[0].OriginalJsonSchemaError; root != nil {
-			_, out := unexcused(*root.DetailedOutput(), v, schema)
-			return out
+			kept, excused := excuse(*root.DetailedOutput(), v, schema)
+			if excused {
+				return nil
+			}
+			// A oneOf or anyOf that fails is told as its closest
+			// alternative, as a request's is (alternatives.go).
+			p := pruner{prefer: discriminatorPick(schema, v), schema: schema}
+			var out []Violation
+			for _, l := range p.walk(kept) {
+				detail := l.message
+				if l.note != "" {
+					detail += " (" + l.note + ")"
+				}
+				out = append(out, Violation{In: "body", Pointer: pointer(l.instance), Detail: detail, answer: true})
+			}
+			if len(out) > 0 {
+				return out
+			}
 		}
 	}
 	var out []Violation
@@ -175,41 +191,43 @@ func (o *Operation) answerContent(resp *v3.Response, status int, h http.Header, 
 	return out
 }
 
-// unexcused walks u, a node of the validator's detailed output (one node
+// excuse returns u, a node of the validator's detailed output (one node
 // per failure, its causes below it, as alternatives.go reads it for
-// requests), and returns whether a null the schema allows explains it
-// (excused) and, when not, the failures that stand. OpenAPI 3.0
-// documents put nullable on an anyOf or oneOf (Stripe's customer of a
-// payment intent is "anyOf: [string, customer], nullable: true", and
-// null when there is none), which libopenapi-validator turns into JSON
-// Schema only beside a type or an allOf; each alternative then fails on
-// the null, and with it whatever alternative holds it (Stripe's customer
-// read, anyOf a customer and a deleted one). So a failure is excused at a
-// null where the schema path says nullable (nullableAt); an anyOf or
-// oneOf with one excused alternative holds (a oneOf that failed because
-// several held has no causes, and stands); anything else is excused when
-// each of its causes is.
-func unexcused(u jsonschema.OutputUnit, v any, schema *base.Schema) (bool, []Violation) {
+// requests), without the failures that a null the schema allows explains,
+// and whether that explains it all (excused). OpenAPI 3.0 documents put
+// nullable on an anyOf or oneOf (Stripe's customer of a payment intent is
+// "anyOf: [string, customer], nullable: true", and null when there is
+// none), which libopenapi-validator turns into JSON Schema only beside a
+// type or an allOf; each alternative then fails on the null, and with it
+// whatever alternative holds it (Stripe's customer read, anyOf a customer
+// and a deleted one). So a failure is excused at a null where the schema
+// path says nullable (nullableAt); an anyOf or oneOf with one excused
+// alternative holds (a oneOf that failed because several held has no
+// causes, and stands); anything else is excused when each of its causes
+// is, and keeps those that are not.
+func excuse(u jsonschema.OutputUnit, v any, schema *base.Schema) (jsonschema.OutputUnit, bool) {
 	at := helpers.ConvertStringLocationToPathSegments(u.InstanceLocation)
 	if isNull(v, at) && nullableAt(schema, at) {
-		return true, nil
+		return u, true
 	}
 	if len(u.Errors) == 0 {
-		return false, []Violation{{In: "body", Pointer: pointer(at), Detail: u.Error.String(), answer: true}}
+		return u, false
 	}
 	kw := path.Base(u.KeywordLocation)
 	alternatives := kw == "anyOf" || kw == "oneOf"
-	all := true
-	var out []Violation
+	kept := make([]jsonschema.OutputUnit, 0, len(u.Errors))
 	for _, c := range u.Errors {
-		excused, vs := unexcused(c, v, schema)
-		if excused && alternatives {
-			return true, nil
+		c, excused := excuse(c, v, schema)
+		if excused {
+			if alternatives {
+				return u, true
+			}
+			continue
 		}
-		all = all && excused
-		out = append(out, vs...)
+		kept = append(kept, c)
 	}
-	return all, out
+	u.Errors = kept
+	return u, len(kept) == 0
 }
 
 // isNull says whether the value at path within v is JSON's null.

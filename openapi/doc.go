@@ -43,8 +43,9 @@
 // (media.go), multipart bodies are typed and validated (multipart.go), a
 // discriminator picks a oneOf branch or a subtype that extends its base
 // through allOf (discriminator.go), a refusal of a
-// value that fails a oneOf or anyOf lists its closest alternative's
-// failures only (alternatives.go), and a broken $ref
+// value that fails a oneOf or anyOf, and a proxied answer's violation of
+// one, lists its closest alternative's failures only (alternatives.go),
+// and a broken $ref
 // or YAML error in any file of a split document is placed where it is
 // written (problems.go). Redocly Cafe's description (testdata/redocly-cafe,
 // public_test.go) is the non-Stripe document the tests serve.

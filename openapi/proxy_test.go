@@ -334,3 +334,122 @@ paths:
 		})
 	}
 }
+
+// TestProxyAnswerNamesTheClosestAlternative: an upstream's answer that
+// fails a oneOf is told what is wrong with it as the alternative it is
+// closest to, as a refused request is (TestOneOfNamesTheClosestAlternative):
+// a cat with 12 lives is not told it lacks a dog's goodBoy and a fish's
+// fins; a discriminator names the alternative; a nested anyOf is narrowed
+// too.
+func TestProxyAnswerNamesTheClosestAlternative(t *testing.T) {
+	t.Parallel()
+	spec := `openapi: 3.0.3
+info: {title: Pets, version: "1"}
+paths:
+  /animals/{id}:
+    get:
+      operationId: GetAnimal
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema:
+                oneOf: [{$ref: "#/components/schemas/Cat"}, {$ref: "#/components/schemas/Dog"}, {$ref: "#/components/schemas/Fish"}]
+  /pets/{id}:
+    get:
+      operationId: GetPet
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Pet"}
+components:
+  schemas:
+    Cat:
+      type: object
+      required: [kind, name, livesLeft]
+      properties:
+        kind: {type: string, enum: [cat]}
+        name: {type: string}
+        livesLeft: {type: integer, maximum: 9}
+        owner:
+          anyOf: [{type: string}, {$ref: "#/components/schemas/Owner"}]
+    Dog:
+      type: object
+      required: [kind, name, goodBoy]
+      properties:
+        kind: {type: string, enum: [dog]}
+        name: {type: string}
+        goodBoy: {type: boolean}
+    Fish:
+      type: object
+      required: [kind, fins]
+      properties:
+        kind: {type: string, enum: [fish]}
+        fins: {type: integer}
+    Owner:
+      type: object
+      required: [id, email]
+      properties:
+        id: {type: string}
+        email: {type: string}
+    Pet:
+      oneOf: [{$ref: "#/components/schemas/Tabby"}, {$ref: "#/components/schemas/Hound"}]
+      discriminator:
+        propertyName: petType
+        mapping: {tabby: "#/components/schemas/Tabby", hound: "#/components/schemas/Hound"}
+    Tabby:
+      type: object
+      required: [petType, name, livesLeft]
+      properties:
+        petType: {type: string}
+        name: {type: string}
+        livesLeft: {type: integer}
+    Hound:
+      type: object
+      required: [petType, name, bark, breed]
+      properties:
+        petType: {type: string}
+        name: {type: string}
+        bark: {type: boolean}
+        breed: {type: string}
+`
+	answers := map[string]string{
+		"/animals/cat":   `{"kind":"cat","name":"Tom","livesLeft":12}`,
+		"/animals/owned": `{"kind":"cat","name":"Tom","livesLeft":3,"owner":{"id":"o_1"}}`,
+		"/pets/hound":    `{"petType":"hound","name":"Rex"}`,
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(answers[r.URL.Path]))
+	}))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pets.yaml"), []byte("openapi: {spec: spec.yaml, proxy: '"+up.URL+"'}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, hs := serveDir(t, dir, openapi.Options{})
+	for path, want := range map[string][]string{
+		"/animals/cat":   {"response body #/livesLeft: maximum: got 12, want 9 (as Cat, the closest of oneOf Cat, Dog, Fish)"},
+		"/animals/owned": {"response body #/owner: missing property 'email' (as Cat, the closest of oneOf Cat, Dog, Fish; as Owner, the closest of anyOf alternative 1, Owner)"},
+		"/pets/hound":    {"response body #: missing properties 'bark', 'breed' (as Hound, which petType names, of oneOf Tabby, Hound)"},
+	} {
+		got := call(t, "GET", hs.URL+path, "", "")
+		errs, _ := got.json["errors"].([]any)
+		var vs []string
+		for _, e := range errs {
+			s, _ := e.(string)
+			vs = append(vs, s)
+		}
+		if got.status != 502 || strings.Join(vs, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: %d, violations:\n%s\nwant:\n%s", path, got.status, strings.Join(vs, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
