@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/pb33f/jsonschema/v6"
 	"github.com/pb33f/libopenapi-validator/config"
+	liberrors "github.com/pb33f/libopenapi-validator/errors"
 	"github.com/pb33f/libopenapi-validator/helpers"
 	"github.com/pb33f/libopenapi-validator/responses"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
@@ -25,7 +27,8 @@ import (
 // such as 4XX, or default), that the headers that response declares are
 // there when required and fit their schemas (answerHeaders), that its
 // Content-Type is among that response's media types, and that a JSON
-// body fits the media type's schema. The violations are the answer's
+// body fits the media type's schema, read as an answer's (writeOnly
+// properties not required, formats asserted). The violations are the answer's
 // (Violation.OfAnswer); none when it keeps the contract or the mode is
 // off. A response that declares no content takes any body, as does a
 // media type without a schema or one that is not JSON (XML, text,
@@ -151,7 +154,21 @@ func (o *Operation) answerContent(resp *v3.Response, status int, h http.Header, 
 		return []Violation{{In: "body", Detail: fmt.Sprintf("the %s body is not JSON: %v", media, err), answer: true}}
 	}
 	o.api.validating.Lock()
-	ok, errs := o.api.schemas.ValidateSchemaObjectWithVersion(schema, v, o.api.version)
+	var ok bool
+	var errs []*liberrors.ValidationError
+	if v == nil { // JSON's null, which the library's answer check takes for no body
+		ok, errs = o.api.schemas.ValidateSchemaObjectWithVersion(schema, v, o.api.version)
+	} else {
+		// Checked as an answer: a required writeOnly property is
+		// required of requests only (OpenAPI's "relevant scope", Prism's
+		// output context), and formats are asserted (answerOpts).
+		ok, errs = responses.ValidateResponseSchema(&responses.ValidateResponseSchemaInput{
+			Request:  &http.Request{Method: o.Method, URL: &url.URL{Path: o.Path}},
+			Response: &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(bytes.NewReader(body))},
+			Schema:   schema, Version: o.api.version, Options: []config.Option{config.WithExistingOpts(o.api.answerOpts)},
+			DecodedValue: v, RawBody: body, ValueDecoded: true,
+		})
+	}
 	o.api.validating.Unlock()
 	if ok {
 		return nil

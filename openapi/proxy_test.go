@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -449,6 +450,88 @@ components:
 			vs = append(vs, s)
 		}
 		if got.status != 502 || strings.Join(vs, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: %d, violations:\n%s\nwant:\n%s", path, got.status, strings.Join(vs, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+// TestProxyChecksAnswersAsAnswers: an upstream's body is checked as an
+// answer, as Prism's proxy mode checks it (its "output" context): a
+// required writeOnly property (a password) is required of requests only,
+// so an answer without it keeps the contract, while a required readOnly
+// one must be there; and formats are asserted, as for its headers (an id
+// of format uuid that is no UUID, a created of format date-time that is
+// no time). A format the validator does not know (Stripe's unix-time)
+// is an annotation.
+func TestProxyChecksAnswersAsAnswers(t *testing.T) {
+	t.Parallel()
+	spec := `openapi: 3.1.0
+info: {title: Users, version: "1"}
+paths:
+  /users/{id}:
+    get:
+      operationId: GetUser
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/User"}
+components:
+  schemas:
+    User:
+      type: object
+      required: [id, name, password, created]
+      properties:
+        id: {type: string, format: uuid, readOnly: true}
+        name: {type: string}
+        password: {type: string, writeOnly: true}
+        created: {type: string, format: date-time, readOnly: true}
+        seen: {type: integer, format: unix-time}
+`
+	answers := map[string]string{
+		"/users/good":    `{"id":"0b9a3a8e-8a4b-4f1e-9c55-1d1b1c1e1f10","name":"Ada","created":"2026-12-07T06:00:00Z","seen":1765000000}`,
+		"/users/noid":    `{"name":"Ada","created":"2026-12-07T06:00:00Z"}`,
+		"/users/formats": `{"id":"usr_1","name":"Ada","created":"yesterday"}`,
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(answers[r.URL.Path]))
+	}))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pets.yaml"), []byte("openapi: {spec: spec.yaml, proxy: '"+up.URL+"'}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, hs := serveDir(t, dir, openapi.Options{})
+	for path, want := range map[string][]string{
+		"/users/good": nil,
+		"/users/noid": {"response body #: missing property 'id'"},
+		"/users/formats": {
+			"response body #/created: 'yesterday' is not valid date-time: ",
+			"response body #/id: 'usr_1' is not valid uuid: ",
+		},
+	} {
+		got := call(t, "GET", hs.URL+path, "", "")
+		errs, _ := got.json["errors"].([]any)
+		var vs []string
+		for _, e := range errs {
+			s, _ := e.(string)
+			vs = append(vs, s)
+		}
+		slices.Sort(vs) // the validator's order of properties is its own
+		ok := len(vs) == len(want)
+		for i := 0; ok && i < len(vs); i++ {
+			ok = strings.HasPrefix(vs[i], want[i])
+		}
+		switch {
+		case want == nil && got.status != 200:
+			t.Errorf("%s: %d %s; want the upstream's answer, which keeps the contract", path, got.status, got.body)
+		case want != nil && (got.status != 502 || !ok):
 			t.Errorf("%s: %d, violations:\n%s\nwant:\n%s", path, got.status, strings.Join(vs, "\n"), strings.Join(want, "\n"))
 		}
 	}
