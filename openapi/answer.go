@@ -7,7 +7,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -32,8 +31,10 @@ import (
 // (Violation.OfAnswer); none when it keeps the contract or the mode is
 // off. A response that declares no content takes any body, as does a
 // media type without a schema or one that is not JSON (XML, text,
-// binary: not checked, as in requests).
-func (o *Operation) CheckAnswer(status int, h http.Header, body []byte) []Violation {
+// binary: not checked, as in requests). r is the request answered: the
+// answer to a HEAD has no body, and may leave out its Content-Type (RFC
+// 9110 §9.3.2), so its content is not checked.
+func (o *Operation) CheckAnswer(r *http.Request, status int, h http.Header, body []byte) []Violation {
 	if o.api.validate == "off" {
 		return nil
 	}
@@ -45,7 +46,11 @@ func (o *Operation) CheckAnswer(status int, h http.Header, body []byte) []Violat
 		}
 		return []Violation{{In: "status", Detail: fmt.Sprintf("%d is not among the responses of operation %s (%s)", status, o.Name, declared), answer: true}}
 	}
-	return append(o.answerHeaders(resp, status, h), o.answerContent(resp, status, h, body)...)
+	vs := o.answerHeaders(r, resp, status, h)
+	if r.Method == http.MethodHead {
+		return vs
+	}
+	return append(vs, o.answerContent(r, resp, status, h, body)...)
 }
 
 // answerHeaders checks an answer's headers against those resp, the
@@ -55,13 +60,10 @@ func (o *Operation) CheckAnswer(status int, h http.Header, body []byte) []Violat
 // checks them; its violations are named by the header as the spec
 // writes it and listed in the spec's order. Content-Type is the
 // content's to check (OpenAPI says a declared one is ignored).
-func (o *Operation) answerHeaders(resp *v3.Response, status int, h http.Header) []Violation {
+func (o *Operation) answerHeaders(r *http.Request, resp *v3.Response, status int, h http.Header) []Violation {
 	if resp.Headers == nil || resp.Headers.Len() == 0 {
 		return nil
 	}
-	// The request is named in the library's errors only, which are not
-	// shown.
-	r := &http.Request{Method: o.Method, URL: &url.URL{Path: o.Path}}
 	o.api.validating.Lock()
 	ok, errs := responses.ValidateResponseHeaders(r, &http.Response{StatusCode: status, Header: h}, resp.Headers, o.Path, strconv.Itoa(status), config.WithExistingOpts(o.api.answerOpts))
 	o.api.validating.Unlock()
@@ -109,7 +111,7 @@ func (o *Operation) answerHeaders(resp *v3.Response, status int, h http.Header) 
 
 // answerContent checks an answer's Content-Type and body against resp,
 // the response its status chose.
-func (o *Operation) answerContent(resp *v3.Response, status int, h http.Header, body []byte) []Violation {
+func (o *Operation) answerContent(r *http.Request, resp *v3.Response, status int, h http.Header, body []byte) []Violation {
 	if resp.Content == nil || resp.Content.Len() == 0 {
 		return nil
 	}
@@ -163,7 +165,7 @@ func (o *Operation) answerContent(resp *v3.Response, status int, h http.Header, 
 		// required of requests only (OpenAPI's "relevant scope", Prism's
 		// output context), and formats are asserted (answerOpts).
 		ok, errs = responses.ValidateResponseSchema(&responses.ValidateResponseSchemaInput{
-			Request:  &http.Request{Method: o.Method, URL: &url.URL{Path: o.Path}},
+			Request:  r,
 			Response: &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(bytes.NewReader(body))},
 			Schema:   schema, Version: o.api.version, Options: []config.Option{config.WithExistingOpts(o.api.answerOpts)},
 			DecodedValue: v, RawBody: body, ValueDecoded: true,

@@ -239,7 +239,7 @@ components:
 // violation is located at ["response","header",name], the name as the
 // spec writes it; under enforce the answer is a 502 problem listing
 // them, under report it is passed through, and the journal has them
-// either way.
+// either way. A HEAD's answer is checked for its headers alone.
 func TestProxyChecksAnswerHeaders(t *testing.T) {
 	t.Parallel()
 	spec := `openapi: 3.1.0
@@ -327,6 +327,15 @@ paths:
 				case mode == "report" && (got.status != 200 || got.header.Get("X-Upstream") != "real"):
 					t.Errorf("%s: %d %v; want the upstream's answer passed through", path, got.status, got.header)
 				}
+			}
+			// The answer to a HEAD has no body and may leave out its
+			// Content-Type (RFC 9110 §9.3.2): its headers are checked,
+			// its content is not.
+			if got := call(t, "HEAD", hs.URL+"/quotas/good", "", ""); got.status != 200 || got.header.Get("Sl-Violations") != "" {
+				t.Errorf("HEAD /quotas/good: %d %v; want the upstream's answer, which keeps the contract", got.status, got.header)
+			}
+			if got := call(t, "HEAD", hs.URL+"/quotas/missing", "", ""); !strings.Contains(got.header.Get("Sl-Violations"), `"location":["response","header","X-Rate-Limit"]`) || strings.Contains(got.header.Get("Sl-Violations"), "body") {
+				t.Errorf("HEAD /quotas/missing: %d %v; want the missing header alone", got.status, got.header)
 			}
 			journal := call(t, "GET", hs.URL+"/__admin/requests?route=GetQuota", "", "").body
 			if !strings.Contains(journal, "response header X-Rate-Limit: missing; the 200 response requires it") {

@@ -152,7 +152,7 @@ func summarize(vs []openapi.Violation) []string {
 func (s *Server) checkAnswer(x *exchange, upstreamURL string) bool {
 	op := x.rt.op
 	rec := &x.rec
-	vs := op.CheckAnswer(rec.status, rec.header, rec.body)
+	vs := op.CheckAnswer(x.r, rec.status, rec.header, rec.body)
 	if len(vs) == 0 {
 		return true
 	}
