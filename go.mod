@@ -3,11 +3,11 @@ module github.com/scenariomock/scenariomock
 go 1.26.0
 
 require (
-	github.com/andybalholm/brotli v1.3.0 // only record/ imports it: br answers are stored decoded
+	github.com/andybalholm/brotli v1.3.0 // only internal/contentcoding imports it: br answers are stored (record/) and checked (openapi/) decoded
 	github.com/chromedp/chromedp v0.23.1 // test-only: internal/browsertest and the dashboard's browser tests drive Chromium
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/gorilla/mux v1.8.1
-	github.com/klauspost/compress v1.20.4 // only record/ imports it (zstd): zstd answers are stored decoded
+	github.com/klauspost/compress v1.20.4 // only internal/contentcoding imports it (zstd): zstd answers are stored (record/) and checked (openapi/) decoded
 	github.com/redis/go-redis/v9 v9.23.0 // the shared state store (--state redis://)
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // only the schema tests (scenarios/schema_test.go) import it
 	github.com/spf13/cobra v1.10.2

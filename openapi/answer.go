@@ -18,6 +18,8 @@ import (
 	"github.com/pb33f/libopenapi-validator/responses"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+
+	"github.com/scenariomock/scenariomock/internal/contentcoding"
 )
 
 // CheckAnswer checks an answer the operation did not make itself, a real
@@ -143,6 +145,16 @@ func (o *Operation) answerContent(r *http.Request, resp *v3.Response, status int
 	if schema == nil {
 		return nil
 	}
+	if enc := h.Get("Content-Encoding"); enc != "" {
+		// The proxy passes the upstream's encoding through to a client
+		// that asked for it (Accept-Encoding: gzip, as most send): the
+		// body is checked as it decodes.
+		dec, err := contentcoding.Decode(enc, body, maxAnswerDecoded)
+		if err != nil {
+			return []Violation{{In: "header", Name: "Content-Encoding", Detail: "the body does not decode: " + err.Error(), answer: true}}
+		}
+		body = dec
+	}
 	if jsonDeeperThan(body, maxBodyDepth) {
 		return []Violation{{In: "body", Detail: fmt.Sprintf("the body nests more than %d levels deep", maxBodyDepth), answer: true}}
 	}
@@ -209,6 +221,12 @@ func (o *Operation) answerContent(r *http.Request, resp *v3.Response, status int
 	}
 	return out
 }
+
+// maxAnswerDecoded bounds an encoded answer's body as it decodes for its
+// check (an upstream's answer is read up to --max-body, 10 MiB by
+// default, before it is decoded): past it the answer is a violation,
+// not a check that may take gigabytes.
+const maxAnswerDecoded = 64 << 20
 
 // excuse returns u, a node of the validator's detailed output (one node
 // per failure, its causes below it, as alternatives.go reads it for

@@ -1,6 +1,8 @@
 package openapi_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -542,6 +544,50 @@ components:
 			t.Errorf("%s: %d %s; want the upstream's answer, which keeps the contract", path, got.status, got.body)
 		case want != nil && (got.status != 502 || !ok):
 			t.Errorf("%s: %d, violations:\n%s\nwant:\n%s", path, got.status, strings.Join(vs, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+// TestProxyChecksEncodedAnswers: a client that sends Accept-Encoding:
+// gzip (browsers, curl --compressed, Python's requests, axios) gets the
+// upstream's gzip answer passed through as it came, and the answer is
+// checked as it decodes: a good one keeps the contract, a bad one is
+// told what is wrong in its JSON, and one that does not decode says so.
+func TestProxyChecksEncodedAnswers(t *testing.T) {
+	t.Parallel()
+	gz := func(s string) []byte {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		_, _ = w.Write([]byte(s))
+		_ = w.Close()
+		return b.Bytes()
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		switch r.URL.Path {
+		case "/pets/good":
+			_, _ = w.Write(gz(`{"id":"good","name":"Rex","age":3}`))
+		case "/pets/bad":
+			_, _ = w.Write(gz(`{"id":7,"name":"Rex","age":3}`))
+		default:
+			_, _ = w.Write([]byte(`{"id":"plain","name":"Rex","age":3}`)) // says gzip, is not
+		}
+	}))
+	t.Cleanup(up.Close)
+	_, hs := serveDir(t, petstore(t, "openapi: {spec: openapi.yaml, proxy: '"+up.URL+"'}\n"), openapi.Options{})
+
+	good := call(t, "GET", hs.URL+"/pets/good", "", "", "Accept-Encoding", "gzip")
+	if good.status != 200 || good.header.Get("Content-Encoding") != "gzip" || good.header.Get("Sl-Violations") != "" || !bytes.Equal([]byte(good.body), gz(`{"id":"good","name":"Rex","age":3}`)) {
+		t.Errorf("a good gzip answer: %d %v; want it passed through as it came", good.status, good.header)
+	}
+	for path, want := range map[string]string{
+		"/pets/bad":  "response body #/id: got number, want string",
+		"/pets/lies": "response header Content-Encoding: the body does not decode: gzip: ",
+	} {
+		got := call(t, "GET", hs.URL+path, "", "", "Accept-Encoding", "gzip")
+		if got.status != 502 || !strings.Contains(got.body, want) || strings.Contains(got.body, "not JSON") {
+			t.Errorf("%s: %d %s; want a 502 listing %s", path, got.status, got.body, want)
 		}
 	}
 }

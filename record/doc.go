@@ -22,6 +22,8 @@
 //
 // It knows no HTTP serving and no proxying: the server's commit stage hands
 // it each proxied exchange (Recorder.Add, with Capture to tee a streaming
-// body), and the record command calls Recorder.Write when it stops. It is
-// the only package that links the brotli and zstd decoders.
+// body), and the record command calls Recorder.Write when it stops. It
+// decodes bodies with internal/contentcoding, which, with package openapi
+// (an upstream's answer is checked decoded), links the brotli and zstd
+// decoders.
 package record

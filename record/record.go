@@ -22,6 +22,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/scenariomock/scenariomock/internal/contentcoding"
 )
 
 // Exchange is one request forwarded to the upstream and its answer.
@@ -490,7 +492,7 @@ func (w *writer) response(rt *route, x *Exchange) (*yaml.Node, error) {
 	}
 	var note string
 	if enc := hdr.Get("Content-Encoding"); enc != "" {
-		dec, err := decodeBody(enc, body, w.opts.MaxBody)
+		dec, err := contentcoding.Decode(enc, body, w.opts.MaxBody)
 		if err != nil {
 			note = "kept encoded: " + err.Error()
 		} else {

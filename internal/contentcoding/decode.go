@@ -1,4 +1,4 @@
-package record
+package contentcoding
 
 import (
 	"bytes"
@@ -13,11 +13,11 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// decodeBody undoes the Content-Encoding list enc (applied in the order
+// Decode undoes the Content-Encoding list enc (applied in the order
 // listed, so undone from the last) and returns at most limit decoded bytes;
 // more is an error, so that a small compressed body cannot expand without
-// bound.
-func decodeBody(enc string, body []byte, limit int) ([]byte, error) {
+// bound. It is safe for concurrent use.
+func Decode(enc string, body []byte, limit int) ([]byte, error) {
 	codings := strings.Split(enc, ",")
 	for i := len(codings) - 1; i >= 0; i-- {
 		c := strings.ToLower(strings.TrimSpace(codings[i]))
