@@ -52,7 +52,9 @@ func (o *Operation) CheckAnswer(r *http.Request, status int, h http.Header, body
 	if r.Method == http.MethodHead {
 		return vs
 	}
-	return append(vs, o.answerContent(r, resp, status, h, body)...)
+	// A list whose every item breaks the contract is told in at most
+	// maxViolations, as a request is.
+	return bound(append(vs, o.answerContent(r, resp, status, h, body)...))
 }
 
 // answerHeaders checks an answer's headers against those resp, the

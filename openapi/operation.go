@@ -253,10 +253,7 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 		out = append(out, o.notAcceptable(r, code)...)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].In < out[j].In })
-	if len(out) > maxViolations {
-		more := len(out) - maxViolations + 1
-		out = append(out[:maxViolations-1], Violation{In: out[maxViolations-1].In, Detail: fmt.Sprintf("and %d more violations", more)})
-	}
+	out = bound(out)
 	for i := range out {
 		if v := &out[i]; v.untyped && len(body) > 0 {
 			v.In, v.Name, v.unsupported = "header", "Content-Type", true
@@ -295,6 +292,17 @@ const (
 	maxBodyDepth  = 128
 	maxViolations = 100
 )
+
+// bound keeps at most maxViolations of vs, the last of them saying how
+// many more there were.
+func bound(vs []Violation) []Violation {
+	if len(vs) <= maxViolations {
+		return vs
+	}
+	last := vs[maxViolations-1]
+	more := len(vs) - maxViolations + 1
+	return append(vs[:maxViolations-1], Violation{In: last.In, Detail: fmt.Sprintf("and %d more violations", more), answer: last.answer})
+}
 
 // jsonDeeperThan says whether the JSON text b has arrays and objects
 // nested more than limit deep. It reads brackets outside strings only: b

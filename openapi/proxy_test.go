@@ -3,6 +3,8 @@ package openapi_test
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -589,5 +591,36 @@ func TestProxyChecksEncodedAnswers(t *testing.T) {
 		if got.status != 502 || !strings.Contains(got.body, want) || strings.Contains(got.body, "not JSON") {
 			t.Errorf("%s: %d %s; want a 502 listing %s", path, got.status, got.body, want)
 		}
+	}
+}
+
+// TestProxyBoundsAnswerViolations: an upstream whose list breaks the
+// contract in every item (an id turned number) is told so in at most 100
+// violations, the last saying how many more, as a refused request is:
+// not a 502 and an sl-violations header of a line per item, which
+// proxies and clients in between refuse past a few kilobytes.
+func TestProxyBoundsAnswerViolations(t *testing.T) {
+	t.Parallel()
+	items := make([]string, 500)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"id":%d,"name":"Rex","age":3}`, i)
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"object":"list","has_more":false,"data":[` + strings.Join(items, ",") + `]}`))
+	}))
+	t.Cleanup(up.Close)
+	_, hs := serveDir(t, petstore(t, "openapi: {spec: openapi.yaml, validate: report, proxy: '"+up.URL+"'}\n"), openapi.Options{})
+	got := call(t, "GET", hs.URL+"/pets", "", "")
+	var vs []map[string]any
+	if err := json.Unmarshal([]byte(got.header.Get("Sl-Violations")), &vs); err != nil {
+		t.Fatalf("sl-violations: %v", err)
+	}
+	if got.status != 200 || len(vs) != 100 || vs[99]["message"] != "and 401 more violations" {
+		last := any(nil)
+		if len(vs) > 0 {
+			last = vs[len(vs)-1]
+		}
+		t.Errorf("%d, %d violations, the last %v; want the answer with 100, the last saying 401 more", got.status, len(vs), last)
 	}
 }
