@@ -225,10 +225,10 @@ func (o *Operation) answerContent(r *http.Request, resp *v3.Response, status int
 }
 
 // maxAnswerDecoded bounds an encoded answer's body as it decodes for its
-// check (an upstream's answer is read up to --max-body, 10 MiB by
-// default, before it is decoded): past it the answer is a violation,
-// not a check that may take gigabytes.
-const maxAnswerDecoded = 64 << 20
+// check, as --max-body (10 MiB by default) bounds it before: past it the
+// answer is a violation, not a check that may take gigabytes (a gzip
+// bomb of 11 KB is 11 MB of JSON) and ten times that in decoded values.
+const maxAnswerDecoded = 10 << 20
 
 // excuse returns u, a node of the validator's detailed output (one node
 // per failure, its causes below it, as alternatives.go reads it for

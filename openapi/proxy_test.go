@@ -572,6 +572,8 @@ func TestProxyChecksEncodedAnswers(t *testing.T) {
 			_, _ = w.Write(gz(`{"id":"good","name":"Rex","age":3}`))
 		case "/pets/bad":
 			_, _ = w.Write(gz(`{"id":7,"name":"Rex","age":3}`))
+		case "/pets/bomb": // 11 MB of valid JSON in 11 KB
+			_, _ = w.Write(gz(`{"id":"good","name":"Rex","age":3` + strings.Repeat(" ", 11<<20) + `}`))
 		default:
 			_, _ = w.Write([]byte(`{"id":"plain","name":"Rex","age":3}`)) // says gzip, is not
 		}
@@ -586,6 +588,7 @@ func TestProxyChecksEncodedAnswers(t *testing.T) {
 	for path, want := range map[string]string{
 		"/pets/bad":  "response body #/id: got number, want string",
 		"/pets/lies": "response header Content-Encoding: the body does not decode: gzip: ",
+		"/pets/bomb": "response header Content-Encoding: the body does not decode: gzip: decodes to more than 10485760 bytes",
 	} {
 		got := call(t, "GET", hs.URL+path, "", "", "Accept-Encoding", "gzip")
 		if got.status != 502 || !strings.Contains(got.body, want) || strings.Contains(got.body, "not JSON") {
