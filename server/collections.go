@@ -255,9 +255,40 @@ func (s *Server) operate(ctx context.Context, rec *recorder, p *prepared, d *tem
 	return p.render(rec, s.opts.MaxTemplateOutput, d)
 }
 
+// undoItem is an item commit stored for a request, to be taken back
+// (unsave) when a later save: entry of the same answer fails: before is
+// the item as it was, nil for one the request created.
+type undoItem struct {
+	collection, id string
+	before         []byte
+}
+
+// unsave takes back the items saved, newest first: those created are
+// deleted, those merged into get their bodies back. The request is
+// answered a 507 or a 503 and its key released, so that its retry saves
+// them again once: without this, each retry of an order whose receipt
+// did not fit left one more order behind. An item replaced whole keeps
+// the new body (what it held is not read first). Best effort: a store
+// that fails here fails the answer already.
+func (s *Server) unsave(ctx context.Context, saved []undoItem) {
+	cols := s.state.Collections()
+	for i := len(saved) - 1; i >= 0; i-- {
+		it := saved[i]
+		var err error
+		if it.before == nil {
+			_, err = cols.Delete(ctx, it.collection, it.id)
+		} else {
+			_, err = cols.Save(ctx, it.collection, it.id, it.before)
+		}
+		if err != nil {
+			s.log.Warn("an item saved for a request that failed could not be taken back", "collection", it.collection, "id", it.id, "error", err.Error())
+		}
+	}
+}
+
 // save stores the answer in rec as the item save: names. The id template
-// sees the answer as .Response.
-func (s *Server) save(ctx context.Context, p *prepared, d *templateData, rec *recorder) error {
+// sees the answer as .Response. An item it creates is added to saved.
+func (s *Server) save(ctx context.Context, p *prepared, d *templateData, rec *recorder, undo *[]undoItem) error {
 	ref := p.src.Save
 	body := rec.body
 	d.seeResponse(rec)
@@ -271,11 +302,16 @@ func (s *Server) save(ctx context.Context, p *prepared, d *templateData, rec *re
 	if !json.Valid(body) {
 		return fmt.Errorf("%w: save: the body is not JSON, and collections hold JSON", errTemplate)
 	}
-	if _, err := s.state.Collections().Save(ctx, scopedCollection(ref.Collection, ref.Scope, d.Request.Headers), id, body); err != nil {
+	coll := scopedCollection(ref.Collection, ref.Scope, d.Request.Headers)
+	created, err := s.state.Collections().Save(ctx, coll, id, body)
+	if err != nil {
 		if errors.Is(err, state.ErrFull) {
 			return fmt.Errorf("%w: item %q not saved in collection %q: the collections hold %d items, the limit (--max-collection-items)", err, id, ref.Collection, s.opts.MaxCollectionItems)
 		}
 		return fmt.Errorf("%w: %w", errStore, err)
+	}
+	if created {
+		*undo = append(*undo, undoItem{collection: coll, id: id})
 	}
 	return nil
 }
@@ -306,9 +342,10 @@ func (d *templateData) seeResponse(rec *recorder) {
 // route's OpenAPI document keeps that resource, starting from its
 // fixture (ResourceBase) unless it merges, and the operation's
 // answer is then expanded again, so that expand[] sees what was saved
-// (the new subscription's latest_invoice). An item saved before one that
-// fails stays.
-func (s *Server) saveAlso(ctx context.Context, p *prepared, d *templateData, rec *recorder) error {
+// (the new subscription's latest_invoice). The items it creates, and
+// those it merges into as they were, are added to saved, for unsave when
+// one fails.
+func (s *Server) saveAlso(ctx context.Context, p *prepared, d *templateData, rec *recorder, undo *[]undoItem) error {
 	d.seeResponse(rec)
 	cols := s.state.Collections()
 	expand := false
@@ -335,30 +372,37 @@ func (s *Server) saveAlso(ctx context.Context, p *prepared, d *templateData, rec
 				}
 			}
 		}
-		var before []byte // the item as stored before a merge, for its events
+		var stored []byte // the item as stored before a merge: for its events, and to take it back
 		if ref.Merge {
 			// Read, then written: as an operation's update, not one
 			// atomic step with a concurrent write of the same item.
-			stored, found, err := cols.Load(ctx, coll, id)
+			var found bool
+			stored, found, err = cols.Load(ctx, coll, id)
 			if err != nil {
 				return fmt.Errorf("%w: %w", errStore, err)
 			}
 			if !found {
 				continue
 			}
-			before = stored
 			if body, err = mergeItem(stored, body); err != nil {
 				return fmt.Errorf("%w: save: item %q of collection %q: %v", errTemplate, id, name, err)
 			}
 		}
-		if _, err := cols.Save(ctx, coll, id, body); err != nil {
+		created, err := cols.Save(ctx, coll, id, body)
+		if err != nil {
 			if errors.Is(err, state.ErrFull) {
 				return fmt.Errorf("%w: item %q not saved in collection %q: the collections hold %d items, the limit (--max-collection-items)", err, id, name, s.opts.MaxCollectionItems)
 			}
 			return fmt.Errorf("%w: %w", errStore, err)
 		}
 		if len(ref.Events) > 0 {
-			d.saved = append(d.saved, savedItem{ref.Events, before, body})
+			d.saved = append(d.saved, savedItem{ref.Events, stored, body})
+		}
+		switch {
+		case created:
+			*undo = append(*undo, undoItem{collection: coll, id: id})
+		case stored != nil:
+			*undo = append(*undo, undoItem{collection: coll, id: id, before: stored})
 		}
 	}
 	if !expand || d.wrapped {

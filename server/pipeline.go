@@ -313,9 +313,10 @@ func (s *Server) commit(x *exchange) {
 		s.releaseClaim(x)
 		return
 	}
+	var undo []undoItem // what to take back when a later entry fails
 	if p := x.p; p.src.Save != nil {
 		// Saving outlives a client that hangs up now: the answer exists.
-		if err := s.save(x.detached(), p, x.data, &x.rec); err != nil {
+		if err := s.save(x.detached(), p, x.data, &x.rec, &undo); err != nil {
 			s.releaseClaim(x)
 			x.produced = false
 			x.fail(fmt.Errorf("route %q: %w", x.out.route, err))
@@ -323,7 +324,8 @@ func (s *Server) commit(x *exchange) {
 		}
 	}
 	if p := x.p; len(p.src.Also) > 0 && x.savesAlso() {
-		if err := s.saveAlso(x.detached(), p, x.templateData(), &x.rec); err != nil {
+		if err := s.saveAlso(x.detached(), p, x.templateData(), &x.rec, &undo); err != nil {
+			s.unsave(x.detached(), undo)
 			s.releaseClaim(x)
 			x.produced = false
 			x.fail(fmt.Errorf("route %q: %w", x.out.route, err))

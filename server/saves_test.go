@@ -249,3 +249,93 @@ routes:
 		t.Errorf("order.updated: %v, previous %v; want the order as merged, and previous_attributes {status: open, carrier: none}", updated.Object, updated.Previous)
 	}
 }
+
+// TestSaveEntriesTakenBack: when a save: entry does not fit
+// (--max-collection-items: a 507, the key released), the items the
+// answer saved before it are taken back, so that the client, told that
+// nothing was made, finds nothing made, and its retry, once there is
+// room, makes one order and not one more per failed try; an item merged
+// into gets its body back. The same with the memory store and with Redis.
+func TestSaveEntriesTakenBack(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		store func(t *testing.T) state.Store // nil: the memory store
+	}{
+		{"memory", nil},
+		{"redis", func(t *testing.T) state.Store {
+			rs := redistest.Start(t)
+			st, err := redis.Open(context.Background(), rs.URL(), redis.Options{Options: state.Options{MaxItems: 3}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			opts := Options{MaxCollectionItems: 3}
+			if tc.store != nil {
+				opts.State = tc.store(t)
+			}
+			_, hs, _ := serveYAML(t, opts, savesFile+`
+  - name: ship with a note
+    method: POST
+    path: /orders/{id}/{status}
+    respond:
+      template: true
+      body: { done: '{{ .Request.Vars.id }}' }
+      save:
+        - { collection: orders, scope: credential, merge: true, id: '{{ .Request.Vars.id }}', body: { status: '{{ .Request.Vars.status }}' } }
+        - { collection: notes, id: 'note_{{ .Request.Vars.status }}', body: { order: '{{ .Request.Vars.id }}' } }
+  - { name: delete order, method: DELETE, path: '/orders/{id}', respond: { delete: { collection: orders, id: '{{ .Request.Vars.id }}' } } }
+  - { name: delete note, method: DELETE, path: '/notes/{id}', respond: { delete: { collection: notes, id: '{{ .Request.Vars.id }}' } } }
+`)
+			list := func(path string) []map[string]any {
+				t.Helper()
+				var v []map[string]any
+				if r := do(t, "GET", hs.URL+path, ""); r.status != 200 || json.Unmarshal([]byte(r.body), &v) != nil {
+					t.Fatalf("GET %s: %d %s", path, r.status, r.body)
+				}
+				return v
+			}
+			order := func(key string) response {
+				t.Helper()
+				return do(t, "POST", hs.URL+"/orders", `{"amount":5}`, "Content-Type", jsonCT, "Idempotency-Key", key)
+			}
+			first := order("k0") // an order and its receipt: two items of three
+			id, _ := first.json(t)["id"].(string)
+			if first.status != 201 {
+				t.Fatalf("the first order: %d %s", first.status, first.body)
+			}
+			for range 3 { // its order fits, its receipt does not
+				if r := order("k1"); r.status != 507 {
+					t.Fatalf("an order past the bound: %d %s; want a 507", r.status, r.body)
+				}
+			}
+			if orders := list("/orders"); len(orders) != 1 || orders[0]["id"] != id {
+				t.Fatalf("orders after three 507s: %v; want the first alone", orders)
+			}
+
+			if r := do(t, "POST", hs.URL+"/orders/"+id+"/shipped", ""); r.status != 200 { // its note is the third item
+				t.Fatalf("shipping with a note: %d %s", r.status, r.body)
+			}
+			if r := do(t, "POST", hs.URL+"/orders/"+id+"/returned", ""); r.status != 507 {
+				t.Fatalf("returning with a note past the bound: %d %s; want a 507", r.status, r.body)
+			}
+			if orders := list("/orders"); len(orders) != 1 || orders[0]["status"] != "shipped" {
+				t.Errorf("orders: %v; want the first, shipped, not returned", orders)
+			}
+
+			do(t, "DELETE", hs.URL+"/orders/"+id, "")
+			do(t, "DELETE", hs.URL+"/notes/note_shipped", "")
+			if r := order("k1"); r.status != 201 || replayed(r) {
+				t.Fatalf("the retry with room: %d %s", r.status, r.body)
+			}
+			if orders := list("/orders"); len(orders) != 1 {
+				t.Errorf("orders after the retry: %v; want the retried one alone", orders)
+			}
+		})
+	}
+}
