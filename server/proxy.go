@@ -133,7 +133,18 @@ func (s *Server) forward(x *exchange) {
 	holdWrites(x.w)
 	defer s.writeWindow(x.w, 0)
 	// The body was read before matching; the upstream gets it again.
-	resp, err := s.proxy.DoBody(x.ctx, x.r, x.body, p.target)
+	ctx := x.ctx
+	if ctx.Done() == nil {
+		// Detached (onClientAbort: complete), a context that never ends:
+		// the forward outlives the client, not the server. It ends when
+		// shutdown gives up on the requests still running, as their
+		// delays do; an upstream that kept sending held the handler, and
+		// the upstream's connection, after Serve had returned.
+		if base := s.abort.Load(); base != nil {
+			ctx = *base
+		}
+	}
+	resp, err := s.proxy.DoBody(ctx, x.r, x.body, p.target)
 	if err != nil {
 		x.out.upstream = p.target.URL()
 		x.fail(err)

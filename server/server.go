@@ -242,6 +242,10 @@ type Server struct {
 	// errShutdown): delays and callers waiting for a reload watch it.
 	stopping context.Context
 	stop     context.CancelCauseFunc
+	// abort is ServeSplit's base context, which the requests' derive
+	// from: it ends when shutdown gives up on the requests still running
+	// (after ShutdownTimeout), or when Serve returns. Nil before Serve.
+	abort atomic.Pointer[context.Context]
 
 	reloads  reloads
 	reloadMu sync.Mutex // serializes reloads and seeding; guards lastHash and seeded
@@ -475,6 +479,7 @@ func (s *Server) ServeSplit(ctx context.Context, ln, adminLn net.Listener) error
 	}
 	base, cancelDelays := context.WithCancelCause(context.Background())
 	defer cancelDelays(nil)
+	s.abort.Store(&base)
 	// Last, after the requests: the last of them have ended.
 	defer s.memory.stop()
 	s.startWebhooks() // until shutdown begins (s.stop)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
@@ -139,4 +140,55 @@ func waitListening(t *testing.T, url string) {
 		}
 		return ""
 	})
+}
+
+// TestShutdownEndsDetachedForwards: a proxied request on an idempotent
+// route runs on when its client leaves (onClientAbort: complete), but not
+// past the server: when shutdown gives up on it, its forward ends. An
+// upstream that kept sending held the handler, and the connection to
+// the upstream, for as long as it sent, after Serve had returned.
+func TestShutdownEndsDetachedForwards(t *testing.T) {
+	before := runtime.NumGoroutine()
+	released := make(chan struct{})
+	sending := make(chan struct{}, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		sending <- struct{}{}
+		tick := time.NewTicker(100 * time.Millisecond) // within the route's timeout: never stalled
+		defer tick.Stop()
+		for {
+			select {
+			case <-r.Context().Done():
+				close(released)
+				return
+			case <-tick.C:
+				_, _ = w.Write([]byte("x"))
+				w.(http.Flusher).Flush()
+			}
+		}
+	}))
+	defer func() { up.CloseClientConnections(); up.Close() }() // on failure too: its handler ends with its connection
+	url, stop := serveReal(t, Options{ShutdownTimeout: 100 * time.Millisecond},
+		"routes: [{ name: p, method: POST, path: /p, idempotency: { key: header.Idempotency-Key }, respond: { proxy: '"+up.URL+"' } }]")
+	waitListening(t, url)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := doCtx(context.Background(), "POST", url+"/p", "", "Idempotency-Key", "k")
+		errc <- err
+	}()
+	<-sending
+	if err := stop(); err != nil {
+		t.Fatalf("Serve returned %v", err)
+	}
+	select {
+	case <-released:
+	case <-time.After(patience):
+		t.Fatalf("the upstream was still read from %s after Serve returned", patience)
+	}
+	if err := <-errc; err == nil {
+		t.Error("the request cut by shutdown got an answer")
+	}
+	up.Close()
+	http.DefaultClient.CloseIdleConnections()
+	settledGoroutines(t, before)
 }
