@@ -195,6 +195,23 @@ routes:
 	}
 }
 
+// TestProxyHeaderFlood: an upstream whose answer's head passes 1 MiB (as
+// much as a request's may carry) is a 502 problem. It was passed on,
+// up to the transport's 10 MB, and kept whole in each journal entry.
+func TestProxyHeaderFlood(t *testing.T) {
+	t.Parallel()
+	flood := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Flood", strings.Repeat("a", 2<<20))
+		_, _ = w.Write([]byte("ok"))
+	}))
+	t.Cleanup(flood.Close)
+	_, base, _ := serveYAMLRunning(t, Options{}, "routes: [{ name: flood, path: /flood, respond: { proxy: "+flood.URL+" } }]")
+	r := do(t, http.MethodGet, base+"/flood", "")
+	if r.status != http.StatusBadGateway || r.header.Get("X-Flood") != "" || !strings.Contains(r.body, "headers exceeded") {
+		t.Errorf("got %d, X-Flood of %d bytes, %.200s; want a 502 problem saying why", r.status, len(r.header.Get("X-Flood")), r.body)
+	}
+}
+
 // A proxy that forwards to the mock itself is refused with a 508, not
 // recursed into.
 func TestProxyLoopIsRefused(t *testing.T) {

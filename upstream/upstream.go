@@ -206,6 +206,10 @@ func removeHopByHop(h http.Header) {
 	}
 }
 
+// MaxHeaderBytes bounds an upstream's answer's head (status line and
+// header fields); a larger one is a 502.
+const MaxHeaderBytes = 1 << 20
+
 // Options configures a Proxy.
 type Options struct {
 	// MaxIdleConns bounds the idle connections kept over all upstreams
@@ -271,6 +275,10 @@ func New(o Options) *Proxy {
 		// transport must not ask for gzip and decode it behind our back.
 		DisableCompression: true,
 		ForceAttemptHTTP2:  true,
+		// An answer's head is held, passed on and journaled whole: as
+		// much as a request's may be (net/http's DefaultMaxHeaderBytes),
+		// not the transport's 10 MB, which the journal kept per entry.
+		MaxResponseHeaderBytes: MaxHeaderBytes,
 	}
 	if o.TLSInsecure {
 		tr.TLSClientConfig = insecureTLS()
