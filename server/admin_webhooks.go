@@ -313,21 +313,15 @@ func (s *Server) handleSendEvent(w http.ResponseWriter, r *http.Request) {
 		h.Set(k, v)
 	}
 	ev := &webhooks.Event{Type: req.Type, Object: object, Previous: req.PreviousAttributes, Session: h.Get(SessionHeader)}
-	queued := 0
-	if len(known) > 0 {
-		if err := s.hooks.d.Send(ev, req.Endpoints, 0, nil); err != nil {
-			s.adminUnavailable(w, r, err)
-			return
-		}
-		queued = len(req.Endpoints)
-		if queued == 0 {
-			queued = len(known)
-		}
-	} else {
-		ev.ID, ev.Created = webhooks.NewID(), s.opts.Clock.Now()
+	// Send gives the event its id and time, with no endpoint too.
+	if err := s.hooks.d.Send(ev, req.Endpoints, 0, nil); err != nil {
+		s.adminUnavailable(w, r, err)
+		return
 	}
-	if coll != nil && coll.name != "" {
-		s.keepEvent(r.Context(), scopedCollection(coll.name, coll.scope, h), ev, queued)
+	s.keepEvent(r.Context(), h, ev, len(req.Endpoints))
+	queued := len(req.Endpoints)
+	if queued == 0 {
+		queued = len(known)
 	}
 	s.log.Info("webhook event sent over the admin API", "type", ev.Type, "event", ev.ID, "deliveries", queued)
 	writeJSON(w, http.StatusAccepted, map[string]any{"event": json.RawMessage(ev.JSON(webhooks.DefaultAPIVersion, queued)), "queued": queued})

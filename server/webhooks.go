@@ -157,9 +157,7 @@ func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matche
 		if err := s.hooks.d.Send(ev, e.Endpoints, e.After, f); err != nil {
 			s.log.Error("webhook event not queued", "route", m.Route.Name, "type", e.Type, "error", err.Error())
 		}
-		if coll := s.hooks.collection.Load(); coll != nil && coll.name != "" && ev.ID != "" {
-			s.keepEvent(ctx, scopedCollection(coll.name, coll.scope, in.HTTP.Header), ev, len(e.Endpoints))
-		}
+		s.keepEvent(ctx, in.HTTP.Header, ev, len(e.Endpoints))
 	}
 }
 
@@ -284,8 +282,15 @@ func (t *eventTee) Write(b []byte) (int, error) {
 
 func (t *eventTee) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
-// keepEvent saves ev in the events collection, as GET /v1/events serves it.
-func (s *Server) keepEvent(ctx context.Context, coll string, ev *webhooks.Event, to int) {
+// keepEvent saves ev, sent to the endpoints to (0: every one), in the
+// events collection, when the scenarios keep one, in the scope the
+// request headers h give: as GET /v1/events serves it.
+func (s *Server) keepEvent(ctx context.Context, h http.Header, ev *webhooks.Event, to int) {
+	c := s.hooks.collection.Load()
+	if c == nil || c.name == "" || ev.ID == "" {
+		return
+	}
+	coll := scopedCollection(c.name, c.scope, h)
 	if to == 0 {
 		to = len(s.hooks.d.Endpoints())
 	}
