@@ -217,32 +217,26 @@ func (s *Server) announceServed(version int64) {
 // serves before it answers any request, so that another replica's change
 // from then on waits for it. A store that does not answer in time is
 // left to announceDocuments, which warns.
-func (s *Server) announceFirst(rs state.Replicas) {
+func (s *Server) announceFirst(rs state.Replicas) { _ = s.announce(rs) }
+
+// announce tells the store the version this replica serves now, live for
+// three beats.
+func (s *Server) announce(rs state.Replicas) error {
 	ctx, cancel := context.WithTimeout(s.stopping, replicaBeat)
 	defer cancel()
-	_ = rs.Serving(ctx, s.replica, s.servedDocs.Load(), 3*replicaBeat)
+	return rs.Serving(ctx, s.replica, s.servedDocs.Load(), 3*replicaBeat)
 }
 
 // announceDocuments tells a shared store which version of the runtime
-// documents this replica serves, at every change and every replicaBeat,
-// until shutdown begins; then it takes the replica out, so that no
-// change waits for it.
+// documents this replica serves, at every change and every replicaBeat
+// (announceFirst told it first), until shutdown begins; then it takes
+// the replica out, so that no change waits for it.
 func (s *Server) announceDocuments(rs state.Replicas) {
 	defer close(s.docsAnnounced)
 	tick := time.NewTicker(replicaBeat)
 	defer tick.Stop()
 	warned := false
 	for {
-		ctx, cancel := context.WithTimeout(s.stopping, replicaBeat)
-		err := rs.Serving(ctx, s.replica, s.servedDocs.Load(), 3*replicaBeat)
-		cancel()
-		switch {
-		case err != nil && s.stopping.Err() == nil && !warned:
-			s.log.Warn("runtime scenario documents: this replica's version not announced; changes made on other replicas may answer before it serves them", "error", err.Error())
-			warned = true
-		case err == nil:
-			warned = false
-		}
 		select {
 		case <-s.stopping.Done():
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -251,6 +245,13 @@ func (s *Server) announceDocuments(rs state.Replicas) {
 			return
 		case <-tick.C:
 		case <-s.docsServed:
+		}
+		switch err := s.announce(rs); {
+		case err != nil && s.stopping.Err() == nil && !warned:
+			s.log.Warn("runtime scenario documents: this replica's version not announced; changes made on other replicas may answer before it serves them", "error", err.Error())
+			warned = true
+		case err == nil:
+			warned = false
 		}
 	}
 }
