@@ -270,10 +270,10 @@ type undoItem struct {
 // did not fit left one more order behind. An item replaced whole keeps
 // the new body (what it held is not read first). Best effort: a store
 // that fails here fails the answer already.
-func (s *Server) unsave(ctx context.Context, saved []undoItem) {
+func (s *Server) unsave(ctx context.Context, undo []undoItem) {
 	cols := s.state.Collections()
-	for i := len(saved) - 1; i >= 0; i-- {
-		it := saved[i]
+	for i := len(undo) - 1; i >= 0; i-- {
+		it := undo[i]
 		var err error
 		if it.before == nil {
 			_, err = cols.Delete(ctx, it.collection, it.id)
@@ -287,7 +287,7 @@ func (s *Server) unsave(ctx context.Context, saved []undoItem) {
 }
 
 // save stores the answer in rec as the item save: names. The id template
-// sees the answer as .Response. An item it creates is added to saved.
+// sees the answer as .Response. An item it creates is added to undo.
 func (s *Server) save(ctx context.Context, p *prepared, d *templateData, rec *recorder, undo *[]undoItem) error {
 	ref := p.src.Save
 	body := rec.body
@@ -343,7 +343,7 @@ func (d *templateData) seeResponse(rec *recorder) {
 // fixture (ResourceBase) unless it merges, and the operation's
 // answer is then expanded again, so that expand[] sees what was saved
 // (the new subscription's latest_invoice). The items it creates, and
-// those it merges into as they were, are added to saved, for unsave when
+// those it merges into as they were, are added to undo, for unsave when
 // one fails.
 func (s *Server) saveAlso(ctx context.Context, p *prepared, d *templateData, rec *recorder, undo *[]undoItem) error {
 	d.seeResponse(rec)
