@@ -9,12 +9,13 @@ import (
 // exits. It starts no goroutines: expiry is checked when a key is read and
 // swept a little on every new claim. It is safe for concurrent use.
 type Memory struct {
-	idem *memIdempotency
-	seqs *memSequences
-	ctrs *memCounters
-	cols *memCollections
-	jrnl *memJournal
-	docs *memDocuments
+	idem  *memIdempotency
+	seqs  *memSequences
+	ctrs  *memCounters
+	cols  *memCollections
+	jrnl  *memJournal
+	docs  *memDocuments
+	locks LocalLocks
 	// fence counts resets; the parts check it as they write (fence.go).
 	fence *fence
 }
@@ -56,6 +57,9 @@ func (m *Memory) Collections() Collections { return m.cols }
 
 // Journal returns the request journal.
 func (m *Memory) Journal() Journal { return m.jrnl }
+
+// Locks returns the objects' locks.
+func (m *Memory) Locks() Locks { return &m.locks }
 
 // Documents returns the runtime scenario documents. Reset leaves them:
 // they are configuration, not what requests did.

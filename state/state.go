@@ -14,6 +14,8 @@ type Store interface {
 	Counters() Counters
 	Collections() Collections
 	Journal() Journal
+	// Locks serializes the requests that act on one object.
+	Locks() Locks
 	// Reset forgets everything: keys, positions, counters, items and the
 	// journal.
 	Reset(ctx context.Context) error

@@ -33,12 +33,13 @@ type Store struct {
 	o      state.Options
 	notify *notifier
 
-	idem *redisIdempotency
-	seqs *redisSequences
-	ctrs *redisCounters
-	cols *redisCollections
-	jrnl *redisJournal
-	docs *redisDocuments
+	idem  *redisIdempotency
+	seqs  *redisSequences
+	ctrs  *redisCounters
+	cols  *redisCollections
+	jrnl  *redisJournal
+	docs  *redisDocuments
+	locks redisLocks
 
 	// trips counts round trips to Redis, for the load harness's figure
 	// of round trips per request.
@@ -123,6 +124,7 @@ func Open(ctx context.Context, rawURL string, o Options) (*Store, error) {
 	r.cols = &redisCollections{r: r}
 	r.jrnl = &redisJournal{r: r}
 	r.docs = &redisDocuments{r: r}
+	r.locks.r = r
 	return r, nil
 }
 

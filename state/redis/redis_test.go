@@ -223,3 +223,18 @@ func TestRedisOutbox(t *testing.T) {
 		return s.Outbox(queue)
 	})
 }
+
+// TestRedisLocksAcrossReplicas: two stores on one Redis (two replicas)
+// exclude each other by an object's lock.
+func TestRedisLocksAcrossReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	open := func() *redis.Store {
+		s, err := redis.Open(context.Background(), srv.URL(), redis.Options{Prefix: "locks:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	statetest.RunLocks(t, open().Locks(), open().Locks())
+}

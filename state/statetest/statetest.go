@@ -33,6 +33,7 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("Journal", h.journal)
 	t.Run("Documents", h.documents)
 	t.Run("Replicas", h.replicas)
+	t.Run("Locks", h.locks)
 }
 
 type harness struct{ newStore NewStore }

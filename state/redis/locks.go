@@ -1,0 +1,128 @@
+package redis
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// redisLocks are the objects' locks that replicas share: a name's lock is
+// a key set with NX to a token of the request that holds it, which only
+// that token deletes. A replica queues its own requests in local first,
+// so that of the requests waiting for one object only one per replica
+// asks Redis, and polls Redis (backing off from lockPollMin to
+// lockPollMax) while another replica holds it.
+//
+// A lock expires after lockTTL, so that a replica that dies holding one
+// does not stop the object for good. The server holds a lock while it
+// makes an answer and stores its effects, each round trip of which is
+// bounded by the read timeout; a hold longer than lockTTL no longer
+// excludes the other replicas.
+type redisLocks struct {
+	r     *Store
+	local state.LocalLocks
+}
+
+const (
+	lockTTL     = 30 * time.Second
+	lockPollMin = time.Millisecond
+	lockPollMax = 20 * time.Millisecond
+)
+
+// unlockScript: KEYS the lock. ARGV the token. Deletes the lock if the
+// token still holds it.
+var unlockScript = goredis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+// Locks returns the objects' locks, shared by the replicas.
+func (r *Store) Locks() state.Locks { return &r.locks }
+
+// Lock takes the names' locks, here and then in Redis (state.Locks).
+func (l *redisLocks) Lock(ctx context.Context, names []string, wait time.Duration) (func(), error) {
+	deadline := time.Now().Add(wait)
+	releaseLocal, err := l.local.Lock(ctx, names, wait)
+	if err != nil {
+		return nil, err
+	}
+	token := strconv.FormatUint(newTokenID(), 36)
+	keys := make([]string, 0, len(names))
+	for _, name := range names {
+		key := l.key(name)
+		if err := l.take(ctx, key, token, deadline); err != nil {
+			l.unlock(keys, token)
+			releaseLocal()
+			return nil, err
+		}
+		keys = append(keys, key)
+	}
+	return func() {
+		l.unlock(keys, token)
+		releaseLocal()
+	}, nil
+}
+
+// take sets key to token once no other token holds it, polling until
+// deadline.
+func (l *redisLocks) take(ctx context.Context, key, token string, deadline time.Time) error {
+	poll := lockPollMin
+	for {
+		ok, err := l.r.rdb.SetNX(ctx, key, token, lockTTL).Result()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("state: redis lock: %w", err)
+		}
+		if ok {
+			return nil
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return state.ErrLockTimeout
+		}
+		t := time.NewTimer(min(poll, left))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		poll = min(2*poll, lockPollMax)
+	}
+}
+
+// unlock deletes the keys that token holds. A failure leaves them to
+// expire (lockTTL): the answer is made already.
+func (l *redisLocks) unlock(keys []string, token string) {
+	if len(keys) == 0 {
+		return
+	}
+	ro := l.r.rdb.Options()
+	ctx, cancel := context.WithTimeout(context.Background(), ro.ReadTimeout+ro.WriteTimeout)
+	defer cancel()
+	for _, key := range keys {
+		if err := unlockScript.Run(ctx, l.r.rdb, []string{key}, token).Err(); err != nil && !errors.Is(err, goredis.Nil) {
+			return
+		}
+	}
+}
+
+// key is the Redis key of a name's lock; a long name is hashed, so that
+// the key stays short whatever the name.
+func (l *redisLocks) key(name string) string {
+	if len(name) > 128 {
+		sum := sha256.Sum256([]byte(name))
+		name = "#" + hex.EncodeToString(sum[:])
+	}
+	return l.r.key("l", name)
+}
