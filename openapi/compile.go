@@ -284,6 +284,10 @@ func sourceKey(src *scenarios.OpenAPISource) string {
 		b, _ := json.Marshal(src.Idempotency.Pos)
 		h.Write(b)
 	}
+	if src.Lock != nil {
+		b, _ := json.Marshal(src.Lock.Pos)
+		h.Write(b)
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -678,6 +682,7 @@ func (a *api) route(path string, item *v3.PathItem, method string, op *v3.Operat
 		Priority:  Priority,
 		Responses: []*scenarios.Response{resp},
 		Operation: o,
+		Lock:      src.Lock,
 	}
 	if changes(method) && src.Idempotency != nil {
 		// Each operation has its own key space, as a YAML route's is

@@ -303,6 +303,22 @@ func (o *Operation) badReference(ctx context.Context, x Exchange, in map[string]
 // stored object named by its path (its refuse: and cases: test it).
 func (o *Operation) ActsOnStored() bool { return o.actsOnStored() }
 
+// Changes returns the id of the stored object that o changes for a
+// request with the path variables vars (an update, an action, a
+// delete), or "" when it changes none (a create, a read, a list, a
+// document without state). The server locks it, so that two requests
+// that change one object run one after the other.
+func (o *Operation) Changes(vars map[string]string) string {
+	if !o.api.state || o.idVar == "" {
+		return ""
+	}
+	switch o.kind {
+	case opUpdate, opDelete, opAction:
+		return o.canonicalVars(vars)[o.idVar]
+	}
+	return ""
+}
+
 // actsOnStored says whether o reads, updates, deletes or acts on one
 // stored object (the one Stored reads).
 func (o *Operation) actsOnStored() bool {

@@ -131,6 +131,10 @@ type Route struct {
 	// attached to a customer). A deleted id stays the operation's 404.
 	CreateUnknown    bool
 	CreateUnknownPos Pos
+	// Lock names the objects the route's requests act on, which requests
+	// naming the same one act on one at a time (lock:, or the file's
+	// defaults: wait and timeout only); nil for the defaults. See Lock.
+	Lock *Lock
 	// Session is its file's session: name; the route answers only the
 	// requests that carry it. "" answers every request.
 	Session string

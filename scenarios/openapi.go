@@ -53,6 +53,9 @@ type OpenAPISource struct {
 	Headers     []Header
 	Delay       Delay
 	Idempotency *Idempotency
+	// Lock is the file's defaults: lock: (its wait and timeout answer),
+	// for the generated routes that lock the object they write.
+	Lock *Lock
 	// Proxy, when set, has every generated route answer with what this
 	// upstream answers (Prism's proxy mode): the operation checks the
 	// request before it is forwarded and the upstream's answer after.
@@ -69,7 +72,7 @@ var (
 
 func (d *fileDecoder) openapi(key, n *yaml.Node) *OpenAPISource {
 	src := &OpenAPISource{Pos: d.pos(key), Validate: "enforce", State: true, UnknownIDs: "404", Errors: "problem", References: "check",
-		Headers: d.defaults.headers, Delay: d.defaults.delay, Idempotency: d.defaults.idempotency}
+		Headers: d.defaults.headers, Delay: d.defaults.delay, Idempotency: d.defaults.idempotency, Lock: d.defaults.lock}
 	fs, ok := d.fields(n, "openapi", openapiFields...)
 	if !ok {
 		return nil

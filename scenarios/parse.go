@@ -20,8 +20,8 @@ import (
 // them (also the order "did you mean" considers them).
 var (
 	fileFields     = []string{"name", "description", "defaults", "cors", "collections", "routes", "fallback", "webhooks", "openapi", "session"}
-	defaultsFields = []string{"headers", "delay", "idempotency", "template"}
-	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "operation", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events", "refuse", "cases", "unknownIds"}
+	defaultsFields = []string{"headers", "delay", "idempotency", "template", "lock"}
+	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "operation", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events", "refuse", "cases", "unknownIds", "lock"}
 	whenFields     = []string{"headers", "query", "body"}
 	conditionKinds = []string{"equals", "contains", "regex", "notRegex", "oneOf", "present", "absent"}
 	bodyKinds      = []string{"json", "form", "equals", "contains", "regex"}
@@ -67,6 +67,8 @@ type defaults struct {
 	delay   Delay
 	// idempotency applies to every route without a block of its own.
 	idempotency *Idempotency
+	// lock is every route's wait and timeout answer (not its names).
+	lock *Lock
 }
 
 // parsed is what one file contributes to a set.
@@ -179,6 +181,9 @@ func (d *fileDecoder) decodeDefaults(n *yaml.Node) {
 		// route has its own.
 		d.defaults.idempotency = d.idempotency(p.val, "defaults.idempotency", nil)
 	}
+	if p, ok := fs["lock"]; ok {
+		d.defaults.lock = d.lock(p.val, "defaults.lock", nil, true)
+	}
 }
 
 // sessionRE is what a session name may be: it travels in a header and
@@ -286,6 +291,11 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 	}
 	if p, ok := fs["events"]; ok {
 		r.Events = d.events(p.val, "events")
+	}
+	if p, ok := fs["lock"]; ok {
+		r.Lock = d.lock(p.val, "lock", d.defaults.lock, false)
+	} else {
+		r.Lock = d.defaults.lock
 	}
 	if p, ok := fs["refuse"]; ok {
 		if d.operation {

@@ -26,8 +26,10 @@
 //	    claim                     idempotent.go   Idempotency-Key: a replay or a refusal ends here
 //	    advance                   pipeline.go     sequence position, the response to use
 //	    wait                      pipeline.go     fault draw and delay; a client that left ends here
+//	    hold                      lock.go         the locks of the objects the request acts on (lock:); one that waited too long ends here
 //	    produce                   pipeline.go     the answer: canned, template (respond.go), collection operation (collections.go), proxy (proxy.go), OpenAPI operation (openapi.go: its refuse:, cases:, envelope: and override:)
 //	    commit                    pipeline.go     save the items (save:), complete or release the claim, send the events (webhooks.go), record a proxied exchange (proxy.go)
+//	    (unhold)                  lock.go         the locks given back, once commit stored the effects
 //	    deliver                   pipeline.go     record, then write the answer, or the fault (fault.go)
 //	  finish                      finish.go     the log line (and record, if deliver did not run)
 //

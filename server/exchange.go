@@ -60,6 +60,8 @@ type exchange struct {
 	// (onClientAbort: complete); release ends it.
 	ctx     context.Context
 	release func()
+	// hold: gives back the objects' locks (unhold), nil when none are held
+	unlock func()
 	// produce
 	data *templateData // made when a template first needs it
 	// opValues are the request's values as its operation's check read
@@ -217,6 +219,7 @@ func (s *Server) exchangeFor(w http.ResponseWriter, r *http.Request, start time.
 // answer, body or request; its buffers are kept for the next request.
 // Nothing may use x after end.
 func (x *exchange) end() {
+	x.unhold() // a stage that panicked: the object must not stay locked
 	if x.fenced {
 		x.s.fence.RUnlock() // a stage that panicked: a reset must not wait forever
 	}

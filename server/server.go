@@ -339,6 +339,9 @@ type routeRuntime struct {
 	// document and generates its answers (nil for a YAML route); see
 	// openapi.go.
 	op *openapi.Operation
+	// lock names the objects the route's requests lock (lock.go); nil
+	// when they lock none.
+	lock *lockRuntime
 }
 
 // hits returns the sequence positions where rt's hits are counted.
@@ -436,6 +439,7 @@ func (s *Server) build(t *matcher.Table, version int64, now time.Time) *snapshot
 			rt.shared = rt.shared || readsCall(rf.Response)
 		}
 		rt.op = generatedOperation(r.Route, rt.responses)
+		rt.lock = newLockRuntime(r.Route, rt.op)
 		snap.routes = append(snap.routes, rt)
 	}
 	if fb := t.Fallback(); fb != nil {

@@ -1,0 +1,156 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/scenariomock/scenariomock/openapi"
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// lockRuntime is a route's lock: (scenarios.Lock) made ready to serve:
+// the names its requests lock, and what one that waited too long gets.
+type lockRuntime struct {
+	names []*template.Template
+	// op, when set, is the operation whose changed object (its path's id,
+	// openapi.Operation.Changes) is locked too.
+	op      *openapi.Operation
+	wait    time.Duration
+	timeout *prepared // nil: a 429 problem
+}
+
+// newLockRuntime returns the lock of route r, whose operation is op (nil
+// for none); nil when its requests lock nothing. A route that names an
+// operation which changes a stored object locks that object, unless its
+// lock: names others; one that proxies does not (the upstream keeps the
+// state).
+func newLockRuntime(r *scenarios.Route, op *openapi.Operation) *lockRuntime {
+	l := r.Lock
+	lr := &lockRuntime{wait: scenarios.DefaultLockWait}
+	if l != nil {
+		lr.names = l.Names
+		if l.Wait > 0 {
+			lr.wait = l.Wait
+		}
+		if l.Timeout != nil {
+			lr.timeout = prepare(l.Timeout)
+		}
+	}
+	if op != nil && (l == nil || !l.Own) && !slices.ContainsFunc(r.Responses, func(resp *scenarios.Response) bool { return resp.Proxy != nil }) {
+		lr.op = op
+	}
+	if len(lr.names) == 0 && lr.op == nil {
+		return nil
+	}
+	return lr
+}
+
+// maxLockName bounds a rendered name; a longer one is refused as a
+// template that rendered too much.
+const maxLockName = 1 << 10
+
+// hold is the stage between wait and produce on a route with a lock: it
+// takes the locks of the objects the request acts on, so that from
+// produce's first read to commit's last write no other request acts on
+// them (unhold gives them back). A request that waited longer than the
+// lock's wait gets its timeout answer (Stripe's 429 lock_timeout), one
+// whose client left while it waited ends, and both change nothing.
+func (s *Server) hold(x *exchange) bool {
+	if x.rt == nil || x.rt.lock == nil {
+		return true
+	}
+	if f := x.fault; f != nil && f.After == scenarios.AfterArrival {
+		return true // nothing is made or stored
+	}
+	lr := x.rt.lock
+	names, err := lr.render(x)
+	if err != nil {
+		x.fail(fmt.Errorf("route %q: lock: %w", x.out.route, err))
+		return false
+	}
+	if len(names) == 0 {
+		return true
+	}
+	ctx := x.ctx
+	if ctx == nil {
+		ctx = x.r.Context()
+	}
+	release, err := s.state.Locks().Lock(ctx, names, lr.wait)
+	switch {
+	case err == nil:
+		x.unlock = release
+		return true
+	case errors.Is(err, state.ErrLockTimeout):
+		x.out.err = err
+		s.lockTimeout(x, lr, names)
+	case ctx.Err() != nil:
+		ended := "client gone while another request held its object"
+		if errors.Is(context.Cause(ctx), errShutdown) {
+			ended = "lock wait cancelled by shutdown"
+		}
+		x.abort(ended)
+	default:
+		s.unavailable(x, err)
+	}
+	return false
+}
+
+// render returns the names the request locks, sorted (so that two
+// requests never each hold what the other waits for) and without
+// repeats; names that render nothing are left out.
+func (lr *lockRuntime) render(x *exchange) ([]string, error) {
+	var names []string
+	if lr.op != nil {
+		if id := lr.op.Changes(x.m.Vars); id != "" {
+			names = append(names, id)
+		}
+	}
+	if len(lr.names) > 0 {
+		d := x.templateData()
+		for _, t := range lr.names {
+			b := renderBuffer{max: maxLockName}
+			if err := t.Execute(&b, d); err != nil {
+				return nil, renderError("lock", maxLockName, err)
+			}
+			if name := strings.TrimSpace(b.String()); name != "" && name != "<no value>" {
+				names = append(names, name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
+
+// lockTimeout answers a request that waited longer than its lock's wait:
+// with the lock's timeout answer, or a 429 problem that says to retry.
+func (s *Server) lockTimeout(x *exchange, lr *lockRuntime, names []string) {
+	if lr.timeout != nil {
+		x.rec.direct(x.w.Header())
+		if err := lr.timeout.render(&x.rec, s.opts.MaxTemplateOutput, x); err != nil {
+			x.fail(fmt.Errorf("route %q: lock timeout answer: %w", x.out.route, err))
+			return
+		}
+		x.kind = answerRecorded
+		return
+	}
+	x.w.Header().Set("Retry-After", "1")
+	p := newProblem(http.StatusTooManyRequests, fmt.Sprintf("Another request held %q for longer than %s; retry.", strings.Join(names, `", "`), lr.wait))
+	p.Title = "Object locked"
+	x.answerProblem(p)
+}
+
+// unhold gives back the locks hold took, once commit has stored the
+// request's effects.
+func (x *exchange) unhold() {
+	if x.unlock != nil {
+		x.unlock()
+		x.unlock = nil
+	}
+}
