@@ -309,14 +309,20 @@ func (o *Operation) ActsOnStored() bool { return o.actsOnStored() }
 // document without state). The server locks it, so that two requests
 // that change one object run one after the other.
 func (o *Operation) Changes(vars map[string]string) string {
-	if !o.api.state || o.idVar == "" {
+	if !o.ChangesStored() {
 		return ""
 	}
+	return o.canonicalVars(vars)[o.idVar]
+}
+
+// ChangesStored reports whether o changes a stored object that its path
+// names (Changes).
+func (o *Operation) ChangesStored() bool {
 	switch o.kind {
 	case opUpdate, opDelete, opAction:
-		return o.canonicalVars(vars)[o.idVar]
+		return o.api.state && o.idVar != ""
 	}
-	return ""
+	return false
 }
 
 // actsOnStored says whether o reads, updates, deletes or acts on one

@@ -43,7 +43,7 @@ func newLockRuntime(r *scenarios.Route, op *openapi.Operation) *lockRuntime {
 			lr.timeout = prepare(l.Timeout)
 		}
 	}
-	if op != nil && (l == nil || !l.Own) && !slices.ContainsFunc(r.Responses, func(resp *scenarios.Response) bool { return resp.Proxy != nil }) {
+	if op != nil && op.ChangesStored() && (l == nil || !l.Own) && !slices.ContainsFunc(r.Responses, func(resp *scenarios.Response) bool { return resp.Proxy != nil }) {
 		lr.op = op
 	}
 	if len(lr.names) == 0 && lr.op == nil {
