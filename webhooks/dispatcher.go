@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,13 +79,17 @@ type Dispatcher struct {
 	mu        sync.Mutex // guards everything below, and orders outcomes with the log
 	endpoints map[string]*endpointState
 	names     []string // endpoint names in configuration order
-	rng       *rand.Rand
-	events    ring[*Event]
-	byID      map[string]*Event // the events in events
-	attempts  ring[Attempt]
-	finished  ring[Delivery]
-	attemptN  int64
-	changed   chan struct{} // closed at the next attempt logged (Changed)
+	sources   map[string]*Source
+	// targets holds, by event id, the targets each event in events was
+	// sent to, for Redeliver.
+	targets  map[string][]Target
+	rng      *rand.Rand
+	events   ring[*Event]
+	byID     map[string]*Event // the events in events
+	attempts ring[Attempt]
+	finished ring[Delivery]
+	attemptN int64
+	changed  chan struct{} // closed at the next attempt logged (Changed)
 }
 
 type endpointState struct {
@@ -119,6 +124,8 @@ func New(opts Options) *Dispatcher {
 		wake:      make(chan struct{}, 1),
 		endpoints: map[string]*endpointState{},
 		byID:      map[string]*Event{},
+		sources:   map[string]*Source{},
+		targets:   map[string][]Target{},
 		rng:       rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
 		events:    newRing[*Event](opts.History),
 		attempts:  newRing[Attempt](opts.History),
@@ -196,7 +203,7 @@ func (d *Dispatcher) Endpoints() []string {
 // an error for a name that is not an endpoint, and the outbox's error if
 // it failed (Redis away); the other endpoints get the event.
 func (d *Dispatcher) Send(ev *Event, to []string, after time.Duration, f *Fault) error {
-	_, err := d.send(ev, to, after, f)
+	_, err := d.send(ev, to, len(to) == 0, nil, after, f)
 	return err
 }
 
@@ -206,8 +213,16 @@ type batch struct {
 	reorder bool
 }
 
-// send is Send, and returns how many deliveries it queued.
-func (d *Dispatcher) send(ev *Event, to []string, after time.Duration, f *Fault) (int, error) {
+// recipient is one endpoint an event goes to: configured, or a target
+// (with its source) found at send time.
+type recipient struct {
+	ep     *endpointState
+	target *Target
+}
+
+// send is SendTo, and returns how many deliveries it queued; with every,
+// to is every configured endpoint.
+func (d *Dispatcher) send(ev *Event, to []string, every bool, targets []Target, after time.Duration, f *Fault) (int, error) {
 	if ev.ID == "" {
 		ev.ID = NewID()
 	}
@@ -230,18 +245,36 @@ func (d *Dispatcher) send(ev *Event, to []string, after time.Duration, f *Fault)
 	var errs []error
 	var batches []batch
 	d.mu.Lock()
-	if len(to) == 0 {
+	if every {
 		to = d.names
 	}
 	now := d.opts.Now()
-	d.remember(ev)
+	d.remember(ev, targets)
 	object := ev.ObjectID()
+	var rs []recipient
 	for _, name := range to {
 		ep, ok := d.endpoints[name]
 		if !ok {
 			errs = append(errs, fmt.Errorf("event %s: no webhook endpoint %q", ev.Type, name))
 			continue
 		}
+		rs = append(rs, recipient{ep: ep})
+	}
+	for i := range targets {
+		t := &targets[i]
+		src, ok := d.sources[t.Source]
+		if !ok {
+			errs = append(errs, fmt.Errorf("event %s: webhook endpoint %q: no endpoint source %q", ev.Type, t.Name, t.Source))
+			continue
+		}
+		if err := t.Check(src); err != nil {
+			errs = append(errs, fmt.Errorf("event %s: webhook endpoint %q: %w", ev.Type, t.Name, err))
+			continue
+		}
+		rs = append(rs, recipient{ep: &endpointState{Endpoint: t.endpoint(src)}, target: t})
+	}
+	for _, r := range rs {
+		ep, name := r.ep, r.ep.Name
 		dr := f.draw(d.rng)
 		copies := 1
 		if dr.duplicate {
@@ -251,13 +284,14 @@ func (d *Dispatcher) send(ev *Event, to []string, after time.Duration, f *Fault)
 			d.record(Attempt{Endpoint: name, EventID: ev.ID, Type: ev.Type, Session: ev.Session, At: now, Outcome: Disabled, Error: "endpoint disabled by a 410 answer"})
 			continue
 		}
-		body := ev.payload(apiVersion(ep), len(to))
+		body := ev.payload(apiVersion(ep), len(to)+len(targets))
 		due := now.Add(d.scaled(ep, after+dr.delay))
 		b := batch{reorder: dr.reorder}
 		for c := range copies {
 			p := Queued{
 				ID: "whd_" + randomToken(20), EventID: ev.ID, Type: ev.Type, Object: object, Session: ev.Session, Endpoint: name, Body: body,
 				Due: due, Created: now, DropFirst: dr.dropFirst, Negative: dr.negative, Faults: dr.describe(c == 1),
+				Target: r.target,
 			}
 			if c == 1 {
 				p.Negative, p.DropFirst = "", false // the copy is plain
@@ -327,15 +361,20 @@ func (d *Dispatcher) signal() {
 	}
 }
 
-// remember keeps ev for Redeliver and the admin API.
-func (d *Dispatcher) remember(ev *Event) {
+// remember keeps ev, and the targets it is sent to, for Redeliver and
+// the admin API.
+func (d *Dispatcher) remember(ev *Event, targets []Target) {
 	if _, ok := d.byID[ev.ID]; ok {
 		return
 	}
 	if old, dropped := d.events.push(ev); dropped {
 		delete(d.byID, old.ID)
+		delete(d.targets, old.ID)
 	}
 	d.byID[ev.ID] = ev
+	if len(targets) > 0 {
+		d.targets[ev.ID] = slices.Clone(targets)
+	}
 }
 
 // Run delivers until ctx ends, with at most Options.Concurrency attempts
@@ -378,6 +417,9 @@ func (d *Dispatcher) lease() time.Duration {
 	var l time.Duration
 	for _, ep := range d.endpoints {
 		l = max(l, ep.Retry.Timeout)
+	}
+	for _, src := range d.sources {
+		l = max(l, src.Retry.Timeout)
 	}
 	if l == 0 {
 		l = DefaultRetry.Timeout
@@ -524,7 +566,17 @@ func (d *Dispatcher) attempt(ctx context.Context, p Queued) {
 	start := d.opts.Now()
 	ep, ok := d.endpoints[p.Endpoint]
 	var epc endpointState
-	if ok {
+	gone := "no webhook endpoint " + strconv.Quote(p.Endpoint) + " (removed by a reload)"
+	if t := p.Target; t != nil {
+		// Found at send time: the delivery carries the endpoint, its
+		// source the settings.
+		var src *Source
+		src, ok = d.sources[t.Source]
+		if ok {
+			epc = endpointState{Endpoint: t.endpoint(src)}
+		}
+		gone = "no webhook endpoint source " + strconv.Quote(t.Source) + " (removed by a reload)"
+	} else if ok {
 		epc = *ep
 	}
 	n := p.Attempts + 1
@@ -539,7 +591,7 @@ func (d *Dispatcher) attempt(ctx context.Context, p Queued) {
 	d.mu.Unlock()
 	switch {
 	case !ok:
-		a.Error = "no webhook endpoint " + strconv.Quote(p.Endpoint) + " (removed by a reload)"
+		a.Error = gone
 		d.finish(&p, &a, Failed)
 		return
 	case epc.disabled:
@@ -666,7 +718,9 @@ func (d *Dispatcher) retry(p *Queued, a *Attempt, wait time.Duration) {
 func (d *Dispatcher) disable(p *Queued, a *Attempt) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if ep, ok := d.endpoints[p.Endpoint]; ok {
+	// A target has no switch here: its stored object says whether it
+	// is enabled. Its deliveries pending now end, as a configured one's.
+	if ep, ok := d.endpoints[p.Endpoint]; ok && p.Target == nil {
 		ep.disabled = true
 	}
 	if !d.finishLocked(p, a, Disabled) {
@@ -748,21 +802,28 @@ func (d *Dispatcher) Changed() <-chan struct{} {
 	return d.changed
 }
 
-// Redeliver sends the event with id again to endpoint (every endpoint when
-// empty), as a fresh delivery without faults, and returns how many
-// deliveries it queued. An event no longer kept is an error.
+// Redeliver sends the event with id again to endpoint (every endpoint
+// when empty, and the targets it was sent to), as a fresh delivery
+// without faults, and returns how many deliveries it queued. An event no
+// longer kept is an error. A target gets it as it was when the event was
+// sent: its object is not read again.
 func (d *Dispatcher) Redeliver(id, endpoint string) (int, error) {
 	d.mu.Lock()
 	ev, ok := d.byID[id]
+	targets := d.targets[id]
 	d.mu.Unlock()
 	if !ok {
 		return 0, fmt.Errorf("no event %q (the dispatcher keeps the last %d)", id, d.opts.History)
 	}
-	var to []string
-	if endpoint != "" {
-		to = []string{endpoint}
+	if endpoint == "" {
+		return d.send(ev, nil, true, targets, 0, nil)
 	}
-	return d.send(ev, to, 0, nil)
+	for _, t := range targets {
+		if t.Name == endpoint {
+			return d.send(ev, nil, false, []Target{t}, 0, nil)
+		}
+	}
+	return d.send(ev, []string{endpoint}, false, nil, 0, nil)
 }
 
 // Event returns the event with id, if it is still kept.
@@ -783,6 +844,7 @@ func (d *Dispatcher) Reset() {
 	_ = d.box.Reset(ctx)
 	cancel()
 	d.byID = map[string]*Event{}
+	d.targets = map[string][]Target{}
 	d.events.clear()
 	d.attempts.clear()
 	d.finished.clear()

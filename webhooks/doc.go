@@ -20,8 +20,15 @@
 // pending outlives a replica. webhooks/outboxtest is the conformance
 // suite both pass. This package does not link go-redis.
 //
+// Endpoints are configured (SetEndpoints), or found when an event is
+// sent (SendTo): a Target, an endpoint object a route stored, whose
+// deliveries carry its URL and secrets through the outbox, so that any
+// replica can make their attempts, and take the rest of what an attempt
+// needs from the configured Source it was found in.
+//
 // The package knows nothing of scenario files or of serving; the server
-// turns a route's events: into Events and endpoints: into Endpoints. It
+// turns a route's events: into Events, endpoints: into Endpoints and
+// endpointsFrom: into a Source and, per event, its Targets. It
 // owns its goroutines: Run starts them and returns, with the count of
 // deliveries left pending, when its context ends.
 package webhooks

@@ -89,6 +89,11 @@ type Queued struct {
 	LastError  string
 	// Token is the lease of the claim that returned it.
 	Token string
+	// Target, for a delivery to an endpoint found when its event was
+	// sent (SendTo), is that endpoint, carried by the delivery so that
+	// any replica sharing the outbox can make the attempt; Endpoint is
+	// then its Name. Nil for a configured endpoint.
+	Target *Target
 }
 
 func (p *Queued) summary(state string) Delivery {

@@ -64,6 +64,9 @@ type fixed struct {
 	Due       time.Time         `json:"due"`
 	DropFirst bool              `json:"drop,omitempty"`
 	Negative  webhooks.Negative `json:"neg,omitempty"`
+	// Target is an endpoint found at send time, which every replica
+	// needs to make the attempt (webhooks.Queued.Target).
+	Target *webhooks.Target `json:"to,omitempty"`
 }
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
@@ -122,7 +125,7 @@ func (o *redisOutbox) Add(ctx context.Context, ps []webhooks.Queued, reorder boo
 	for i := range ps {
 		p := &ps[i]
 		j, err := json.Marshal(fixed{ID: p.ID, EventID: p.EventID, Type: p.Type, Endpoint: p.Endpoint, Object: p.Object, Session: p.Session,
-			Created: p.Created, Due: p.Due, DropFirst: p.DropFirst, Negative: p.Negative})
+			Created: p.Created, Due: p.Due, DropFirst: p.DropFirst, Negative: p.Negative, Target: p.Target})
 		if err != nil {
 			return err
 		}
@@ -200,7 +203,7 @@ func decodeQueued(f []string) (webhooks.Queued, error) {
 	return webhooks.Queued{
 		ID: x.ID, EventID: x.EventID, Type: x.Type, Endpoint: x.Endpoint, Object: x.Object, Session: x.Session, Body: []byte(f[1]),
 		Created: x.Created, Due: x.Due, Attempts: n, DropFirst: x.DropFirst, Negative: x.Negative, Faults: f[2],
-		LastStatus: s, LastError: f[5],
+		LastStatus: s, LastError: f[5], Target: x.Target,
 	}, nil
 }
 

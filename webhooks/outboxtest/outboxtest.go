@@ -39,6 +39,7 @@ func Run(t *testing.T, newOutbox NewOutbox) {
 		{"Reorder", reorder},
 		{"Drop", drop},
 		{"ListAndReset", listReset},
+		{"Target", target},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -349,4 +350,49 @@ func listReset(t *testing.T, newOutbox NewOutbox) {
 	}
 	add(t, o, true, queued("d4", "e3", "shop", "pi_1", t0))
 	length(t, o, 1)
+}
+
+// target: a delivery to an endpoint found at send time carries it (URL,
+// secrets, source) through Claim, Retry and List, for whichever replica
+// claims it; one to a configured endpoint carries none.
+func target(t *testing.T, newOutbox NewOutbox) {
+	o := newOutbox(t, 100)
+	want := webhooks.Target{Name: "we_1", URL: "http://127.0.0.1:4242/webhook", Secrets: []string{"whsec_abc", "whsec_old"}, Source: "webhook_endpoint"}
+	p := queued("d1", "e1", "we_1", "", t0)
+	tg := want
+	p.Target = &tg
+	add(t, o, false, p, queued("d2", "e1", "shop", "", t0))
+	check := func(step string, qs []webhooks.Queued) {
+		t.Helper()
+		for _, q := range qs {
+			switch q.ID {
+			case "d1":
+				if q.Target == nil || q.Target.Name != want.Name || q.Target.URL != want.URL || q.Target.Source != want.Source || !slices.Equal(q.Target.Secrets, want.Secrets) {
+					t.Fatalf("%s: d1's target = %+v, want %+v", step, q.Target, want)
+				}
+			case "d2":
+				if q.Target != nil {
+					t.Fatalf("%s: d2's target = %+v, want none", step, q.Target)
+				}
+			}
+		}
+	}
+	got, _ := claim(t, o, t0, 10)
+	if len(got) != 2 {
+		t.Fatalf("claimed %v, want d1 and d2", ids(got))
+	}
+	check("Claim", got)
+	for i := range got {
+		got[i].Attempts, got[i].LastStatus = 1, 500
+		if err := o.Retry(ctx, &got[i], t0.Add(time.Second)); err != nil {
+			t.Fatalf("Retry %s: %v", got[i].ID, err)
+		}
+	}
+	all, err := o.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("List", all)
+	got, _ = claim(t, o, t0.Add(time.Second), 10)
+	check("Claim after Retry", got)
 }
