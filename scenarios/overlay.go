@@ -83,7 +83,7 @@ func Overlay(base *Set, docs []*Set) (*Set, error) {
 	out.Seeds = append(out.Seeds, base.Seeds...)
 	// A document's events may go to the files' endpoints, and to other
 	// documents' (those of the files were checked with them).
-	kept := out.EventCollection() != ""
+	kept := out.EventCollection() != "" || len(out.EndpointSources()) > 0
 	for _, d := range docs {
 		checkEvents(d.Routes(), endpoints, kept, fail)
 	}

@@ -151,7 +151,10 @@ var hosts = map[string]func(v map[string]any) map[string]any{
 	"seedItem": func(v map[string]any) map[string]any { return fileWith("collections", map[string]any{"c": []any{v}}) },
 	"route":    withWebhooks(routeFile),
 	// Events need an endpoint in the set.
-	"webhooks": func(v map[string]any) map[string]any { return fileWith("webhooks", v) },
+	"webhooks": func(v map[string]any) map[string]any { return withDocument(fileWith("webhooks", v)) },
+	"webhookEndpointSource": func(v map[string]any) map[string]any {
+		return withDocument(fileWith("webhooks", map[string]any{"endpointsFrom": v}))
+	},
 	"webhookEndpoint": func(v map[string]any) map[string]any {
 		return fileWith("webhooks", map[string]any{"endpoints": []any{v}})
 	},
@@ -209,6 +212,16 @@ var hosts = map[string]func(v map[string]any) map[string]any{
 	},
 }
 
+// withDocument adds the openapi: block that an endpointsFrom: with a
+// resource: needs (its document stores the objects; only openapi.Expand
+// reads it).
+func withDocument(f map[string]any) map[string]any {
+	if src, ok := f["webhooks"].(map[string]any)["endpointsFrom"].(map[string]any); ok && src["resource"] != nil {
+		f["openapi"] = map[string]any{"spec": "spec3.json"}
+	}
+	return f
+}
+
 // withEndpoint adds the webhooks: block that a file's events need.
 func withEndpoint(f map[string]any) map[string]any {
 	f["webhooks"] = map[string]any{"endpoints": []any{map[string]any{"name": "shop", "url": "http://127.0.0.1:4242/", "secret": "whsec_test_123"}}}
@@ -263,33 +276,36 @@ var (
 		// Signing is stripe unless said: a secret is needed.
 		"webhookEndpoint": {"secret": "whsec_test_123"},
 		"saveRef":         {"collection": "c"},
+		// One of collection: and resource: is required.
+		"webhookEndpointSource": {"collection": "hooks"},
 	}
 	needs = map[string]map[string]any{
-		"route.responses":           {"respond": nil},
-		"route.sequence":            {"respond": nil, "responses": []any{map[string]any{}}},
-		"route.missing":             {"respond": map[string]any{"load": map[string]any{"collection": "c", "id": "x"}}},
-		"route.refuse":              {"operation": "showX"},
-		"route.cases":               {"operation": "showX"},
-		"route.unknownIds":          {"operation": "showX"},
-		"response.save":             {"body": map[string]any{"id": 1}},
-		"saveRef.resource":          {"collection": nil, "body": map[string]any{"a": 1}},
-		"saveRef.merge":             {"body": map[string]any{"a": 1}},
-		"saveRef.events":            {"body": map[string]any{"a": 1}},
-		"response.missing":          {"load": map[string]any{"collection": "c", "id": "x"}},
-		"delayRange.median":         {"min": nil, "max": nil, "sigma": 0.5},
-		"delayRange.sigma":          {"min": nil, "max": nil, "median": "1ms"},
-		"response.fault":            {"body": sampleBody},
-		"faultSpec.bytes":           {"kind": "partial-body"},
-		"faultSpec.over":            {"kind": "slow-body"},
-		"faultSpec.chunks":          {"kind": "slow-body", "over": "5s"},
-		"faultSpec.rate":            {"kind": "bandwidth"},
-		"faultSpec.latency":         {"kind": "latency"},
-		"faultSpec.jitter":          {"kind": "latency", "latency": "1s"},
-		"faultSpec.on":              {"kind": "latency", "latency": "1s"},
-		"faultSpec.size":            {"kind": "slice"},
-		"faultSpec.gap":             {"kind": "slice"},
-		"webhookEndpoint.secretEnv": {"secret": nil},
-		"webhooks.scope":            {"collection": "events"},
+		"route.responses":                {"respond": nil},
+		"route.sequence":                 {"respond": nil, "responses": []any{map[string]any{}}},
+		"route.missing":                  {"respond": map[string]any{"load": map[string]any{"collection": "c", "id": "x"}}},
+		"route.refuse":                   {"operation": "showX"},
+		"route.cases":                    {"operation": "showX"},
+		"route.unknownIds":               {"operation": "showX"},
+		"response.save":                  {"body": map[string]any{"id": 1}},
+		"saveRef.resource":               {"collection": nil, "body": map[string]any{"a": 1}},
+		"webhookEndpointSource.resource": {"collection": nil},
+		"saveRef.merge":                  {"body": map[string]any{"a": 1}},
+		"saveRef.events":                 {"body": map[string]any{"a": 1}},
+		"response.missing":               {"load": map[string]any{"collection": "c", "id": "x"}},
+		"delayRange.median":              {"min": nil, "max": nil, "sigma": 0.5},
+		"delayRange.sigma":               {"min": nil, "max": nil, "median": "1ms"},
+		"response.fault":                 {"body": sampleBody},
+		"faultSpec.bytes":                {"kind": "partial-body"},
+		"faultSpec.over":                 {"kind": "slow-body"},
+		"faultSpec.chunks":               {"kind": "slow-body", "over": "5s"},
+		"faultSpec.rate":                 {"kind": "bandwidth"},
+		"faultSpec.latency":              {"kind": "latency"},
+		"faultSpec.jitter":               {"kind": "latency", "latency": "1s"},
+		"faultSpec.on":                   {"kind": "latency", "latency": "1s"},
+		"faultSpec.size":                 {"kind": "slice"},
+		"faultSpec.gap":                  {"kind": "slice"},
+		"webhookEndpoint.secretEnv":      {"secret": nil},
+		"webhooks.scope":                 {"collection": "events"},
 	}
 	valueNeeds = map[string]map[string]any{
 		`faultSpec.kind="slow-body"`:         {"over": "5s"},
@@ -702,6 +718,7 @@ func TestSchemaKnowsEveryField(t *testing.T) {
 		{"webhook endpoint fields", endpointFields, props("webhookEndpoint")},
 		{"webhook signings", signings, enumOf(prop("webhookEndpoint", "signing"))},
 		{"webhook retry fields", retryFields, props("webhookRetry")},
+		{"webhook endpoint source fields", sourceFields, props("webhookEndpointSource")},
 		{"event fields", eventFields, props("event")},
 		{"event faults", eventFaults, props("eventFault")},
 		// itemRef lists its fields inline; keep these in step with it.

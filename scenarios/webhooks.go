@@ -21,6 +21,47 @@ type Webhooks struct {
 	// credential an event is kept for the API key of the request that
 	// made it (and the values of the scope's headers).
 	Scope Scope
+	// EndpointsFrom, when set, is where more endpoints are read when an
+	// event is sent; nil for none.
+	EndpointsFrom *EndpointSource
+}
+
+// EndpointSource is a webhooks: block's endpointsFrom: endpoints that are
+// the stored objects of a collection, or of an OpenAPI document's
+// resource, made, changed and deleted by routes at run time (Stripe's
+// POST /v1/webhook_endpoints makes one). An event that goes to every
+// endpoint goes to each object, read when the event is sent, in the scope
+// of the request that made the event, that contains When and whose
+// Events field lists its type.
+type EndpointSource struct {
+	Pos Pos
+	// Collection or Resource (one of them) holds the objects: a
+	// collection, read in the block's Scope, or a resource (a schema's
+	// x-resourceId, as save: entries name one) of the file's OpenAPI
+	// document, read in the document's scope.
+	Collection, Resource string
+	// URL, Secret and Events are the fields of an object (dotted paths)
+	// that hold its URL, its signing secret (a string or a list) and the
+	// event types it takes (a list, in which "*" is every type); Events
+	// "" takes every type.
+	URL, Secret, Events string
+	// When, when HasWhen, is a partial JSON document an object must
+	// contain to receive events ({status: enabled}), matched as a
+	// refusal's item: is.
+	When    any
+	HasWhen bool
+	// Settings are what the endpoints share: Signing, Schedule,
+	// Timeout, TimeScale and APIVersion; its other fields are unused.
+	Settings WebhookEndpoint
+}
+
+// Name names the source in the outbox's deliveries and the log: its
+// collection or resource.
+func (e *EndpointSource) Name() string {
+	if e.Resource != "" {
+		return e.Resource
+	}
+	return e.Collection
 }
 
 // WebhookEndpoint is one receiver of events.
@@ -72,7 +113,8 @@ type EventFault struct {
 }
 
 var (
-	webhooksFields = []string{"endpoints", "collection", "scope"}
+	webhooksFields = []string{"endpoints", "collection", "scope", "endpointsFrom"}
+	sourceFields   = []string{"collection", "resource", "url", "secret", "events", "when", "signing", "retry", "timeScale", "apiVersion"}
 	endpointFields = []string{"name", "url", "signing", "secret", "secretEnv", "retry", "timeScale", "apiVersion"}
 	retryFields    = []string{"schedule", "timeout"}
 	eventFields    = []string{"type", "data", "after", "endpoints", "fault", "when"}
@@ -97,10 +139,14 @@ func (d *fileDecoder) webhooks(n *yaml.Node) *Webhooks {
 	if p, ok := fs["scope"]; ok {
 		w.Scope = d.scope(p.val, "webhooks.scope")
 	}
+	_, from := fs["endpointsFrom"]
+	if from {
+		w.EndpointsFrom = d.endpointSource(fs["endpointsFrom"].val, "webhooks.endpointsFrom")
+	}
 	p, ok := fs["endpoints"]
 	if !ok {
-		if w.Collection == "" {
-			d.fail(d.resolve(n), "webhooks", "endpoints: is required (a list of {name, url, signing, secret}), or collection: to keep the events only")
+		if w.Collection == "" && !from {
+			d.fail(d.resolve(n), "webhooks", "endpoints: is required (a list of {name, url, signing, secret}), or endpointsFrom: (endpoints that routes store), or collection: to keep the events only")
 			return nil
 		}
 		return w
@@ -208,6 +254,95 @@ func (d *fileDecoder) endpoint(n *yaml.Node, field string) *WebhookEndpoint {
 		return nil
 	}
 	return e
+}
+
+// endpointSource decodes endpointsFrom: at field.
+func (d *fileDecoder) endpointSource(n *yaml.Node, field string) *EndpointSource {
+	before := len(d.errs)
+	fs, ok := d.fields(n, field, sourceFields...)
+	if !ok {
+		return nil
+	}
+	src := &EndpointSource{Pos: d.pos(d.resolve(n)), URL: "url", Secret: "secret", Settings: WebhookEndpoint{Signing: "stripe"}}
+	c, hasColl := fs["collection"]
+	r, hasRes := fs["resource"]
+	switch {
+	case hasColl && hasRes:
+		d.fail(r.key, join(field, "resource"), "collection: and resource: exclude each other")
+	case hasColl:
+		if s, ok := d.str(c.val, join(field, "collection")); ok {
+			if !validCollectionName(s) {
+				d.fail(d.resolve(c.val), join(field, "collection"), "%q is not a collection name: use letters, digits, '-', '_' and '.'", s)
+			}
+			src.Collection = s
+		}
+	case hasRes:
+		if s, ok := d.str(r.val, join(field, "resource")); ok {
+			if strings.TrimSpace(s) == "" {
+				d.fail(d.resolve(r.val), join(field, "resource"), "must not be empty")
+			}
+			src.Resource = s
+		}
+	default:
+		d.fail(d.resolve(n), field, "collection: or resource: is required: where routes store the endpoint objects, e.g. { resource: webhook_endpoint } (an OpenAPI document's) or { collection: hooks }")
+	}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"url", &src.URL}, {"secret", &src.Secret}, {"events", &src.Events}} {
+		if p, ok := fs[f.name]; ok {
+			if s, ok := d.str(p.val, join(field, f.name)); ok {
+				if strings.TrimSpace(s) == "" || strings.HasPrefix(s, ".") || strings.HasSuffix(s, ".") || strings.Contains(s, "..") {
+					d.fail(d.resolve(p.val), join(field, f.name), "want the name of the objects' field (dots for nested ones: hook.url), got %q", s)
+				}
+				*f.dst = s
+			}
+		}
+	}
+	if p, ok := fs["when"]; ok {
+		f := join(field, "when")
+		at := len(d.errs)
+		ws, ok := d.fields(p.val, f, "item")
+		it, hasItem := ws["item"]
+		switch {
+		case !ok:
+		case !hasItem:
+			if len(d.errs) == at { // else an unknown field was said already
+				d.fail(d.resolve(p.val), f, "item: is required: what an endpoint object must contain to receive events, e.g. when: { item: { status: enabled } }")
+			}
+		case d.resolve(it.val).Kind != yaml.MappingNode:
+			d.fail(d.resolve(it.val), join(f, "item"), "want a mapping of the fields an endpoint object must have, e.g. { status: enabled }, got %s", describe(d.resolve(it.val)))
+		default:
+			src.When, src.HasWhen = d.value(it.val, join(f, "item"), 0)
+		}
+	}
+	e := &src.Settings
+	if p, ok := fs["signing"]; ok {
+		if s, ok := d.str(p.val, join(field, "signing")); ok {
+			if !contains(signings, s) {
+				d.unknown(d.resolve(p.val), join(field, "signing"), "signing", s, signings)
+			}
+			e.Signing = s
+		}
+	}
+	if p, ok := fs["retry"]; ok {
+		d.retry(p.val, join(field, "retry"), e)
+	}
+	if p, ok := fs["timeScale"]; ok {
+		if v, ok := d.float(p.val, join(field, "timeScale")); ok {
+			if v <= 0 {
+				d.fail(d.resolve(p.val), join(field, "timeScale"), "must be above 0 (0.01 makes a 1s wait 10ms)")
+			}
+			e.TimeScale = v
+		}
+	}
+	if p, ok := fs["apiVersion"]; ok {
+		e.APIVersion, _ = d.str(p.val, join(field, "apiVersion"))
+	}
+	if len(d.errs) > before {
+		return nil
+	}
+	return src
 }
 
 func (d *fileDecoder) retry(n *yaml.Node, field string, e *WebhookEndpoint) {
@@ -348,11 +483,22 @@ func (d *fileDecoder) rate(n *yaml.Node, field string) float64 {
 // cannot see: Overlay checks them once it is laid on the files.
 func (l *loader) checkWebhooks() {
 	names, kept := map[string]Pos{}, false
+	sources := map[string]Pos{}
 	for _, f := range l.set.Files {
 		if f.Webhooks == nil {
 			continue
 		}
 		kept = kept || f.Webhooks.Collection != ""
+		if src := f.Webhooks.EndpointsFrom; src != nil {
+			kept = true // the events go to the endpoints routes store
+			if first, dup := sources[src.Name()]; dup {
+				l.failf(src.Pos, "webhooks.endpointsFrom: %q is read twice (first at %s)", src.Name(), first)
+			}
+			sources[src.Name()] = src.Pos
+			if src.Resource != "" && f.OpenAPI == nil {
+				l.failf(src.Pos, "webhooks.endpointsFrom.resource: %q needs an openapi: block in this file (its document stores the objects); a file without one names a collection:", src.Resource)
+			}
+		}
 		for _, e := range f.Webhooks.Endpoints {
 			if first, dup := names[e.Name]; dup {
 				l.failf(e.Pos, "webhooks: endpoint %q is defined twice (first at %s)", e.Name, first)
@@ -406,6 +552,18 @@ func (s *Set) WebhookEndpoints() []*WebhookEndpoint {
 	for _, f := range s.Files {
 		if f.Webhooks != nil {
 			out = append(out, f.Webhooks.Endpoints...)
+		}
+	}
+	return out
+}
+
+// EndpointSources returns the endpointsFrom: of every file, in file
+// order.
+func (s *Set) EndpointSources() []*EndpointSource {
+	var out []*EndpointSource
+	for _, f := range s.Files {
+		if f.Webhooks != nil && f.Webhooks.EndpointsFrom != nil {
+			out = append(out, f.Webhooks.EndpointsFrom)
 		}
 	}
 	return out
