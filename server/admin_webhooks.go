@@ -211,7 +211,9 @@ func (s *Server) webhookFilter(q url.Values) (webhooks.Filter, *Problem) {
 	if f.Endpoint != "" {
 		d := s.hooks.d
 		eps := d.Endpoints()
-		if !slices.Contains(eps, f.Endpoint) && len(d.Attempts(webhooks.Filter{Endpoint: f.Endpoint, Limit: 1})) == 0 {
+		// A stored endpoint (endpointsFrom:) is known by its deliveries.
+		if !slices.Contains(eps, f.Endpoint) && len(d.Attempts(webhooks.Filter{Endpoint: f.Endpoint, Limit: 1})) == 0 &&
+			len(d.Deliveries(webhooks.Filter{Endpoint: f.Endpoint, Limit: 1})) == 0 {
 			known := "the server has none (a file's webhooks: block)"
 			if len(eps) > 0 {
 				known = "its endpoints are " + strings.Join(eps, ", ")
@@ -286,7 +288,7 @@ func (s *Server) handleSendEvent(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	coll := s.hooks.collection.Load()
-	if len(known) == 0 && (coll == nil || coll.name == "") {
+	if srcs := s.hooks.sources.Load(); len(known) == 0 && (coll == nil || coll.name == "") && (srcs == nil || len(*srcs) == 0) {
 		problems = append(problems, "no webhook endpoints are defined and no events collection keeps events: the event would go nowhere (add webhooks: to a file, or serve with --forward-to)")
 	}
 	object := req.Object
@@ -313,15 +315,21 @@ func (s *Server) handleSendEvent(w http.ResponseWriter, r *http.Request) {
 		h.Set(k, v)
 	}
 	ev := &webhooks.Event{Type: req.Type, Object: object, Previous: req.PreviousAttributes, Session: h.Get(SessionHeader)}
+	var to []webhooks.Target
+	if len(req.Endpoints) == 0 {
+		var stored targets // the endpoints routes stored, in the scope of headers
+		s.storedEndpoints(r.Context(), h, &stored)
+		to = stored.forType(req.Type)
+	}
 	// Send gives the event its id and time, with no endpoint too.
-	if err := s.hooks.d.Send(ev, req.Endpoints, 0, nil); err != nil {
+	if err := s.hooks.d.SendTo(ev, req.Endpoints, to, 0, nil); err != nil {
 		s.adminUnavailable(w, r, err)
 		return
 	}
-	s.keepEvent(r.Context(), h, ev, len(req.Endpoints))
+	s.keepEvent(r.Context(), h, ev, len(req.Endpoints), len(to))
 	queued := len(req.Endpoints)
 	if queued == 0 {
-		queued = len(known)
+		queued = len(known) + len(to)
 	}
 	s.log.Info("webhook event sent over the admin API", "type", ev.Type, "event", ev.ID, "deliveries", queued)
 	writeJSON(w, http.StatusAccepted, map[string]any{"event": json.RawMessage(ev.JSON(webhooks.DefaultAPIVersion, queued)), "queued": queued})

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -24,6 +25,16 @@ type hooks struct {
 	// collection is where events are saved too (webhooks.collection and
 	// its scope); a name "" for none.
 	collection atomic.Pointer[eventCollection]
+	// sources are the files' endpointsFrom: blocks, each with its
+	// file's webhooks scope (nil: none).
+	sources atomic.Pointer[[]endpointSource]
+}
+
+// endpointSource is one endpointsFrom: block, and the scope of its
+// collection: (its webhooks: block's).
+type endpointSource struct {
+	*scenarios.EndpointSource
+	scope scenarios.Scope
 }
 
 // eventCollection is the collection events are kept in, and its scope.
@@ -62,6 +73,152 @@ func (s *Server) configureWebhooks(set *scenarios.Set) {
 	if err := s.hooks.d.SetEndpoints(eps); err != nil {
 		s.log.Error("webhook endpoints not changed", "error", err.Error())
 	}
+	var srcs []webhooks.Source
+	var from []endpointSource
+	for _, f := range set.Files {
+		if f.Webhooks == nil || f.Webhooks.EndpointsFrom == nil {
+			continue
+		}
+		e := f.Webhooks.EndpointsFrom
+		st := &e.Settings
+		srcs = append(srcs, webhooks.Source{
+			Name: e.Name(), Signing: webhooks.Signing(st.Signing), Retry: webhooks.Retry{Schedule: st.Schedule, Timeout: st.Timeout},
+			TimeScale: st.TimeScale, APIVersion: st.APIVersion,
+		})
+		from = append(from, endpointSource{EndpointSource: e, scope: f.Webhooks.Scope})
+	}
+	if err := s.hooks.d.SetSources(srcs); err != nil {
+		s.log.Error("webhook endpoint sources not changed", "error", err.Error())
+		return
+	}
+	s.hooks.sources.Store(&from)
+}
+
+// targets are the endpoints that routes stored (endpointsFrom:) and that
+// an event goes to, read once per request that sends events: found
+// reads them on first use.
+type targets struct {
+	found bool
+	all   []storedEndpoint
+}
+
+// storedEndpoint is one stored endpoint object that may receive events.
+type storedEndpoint struct {
+	webhooks.Target
+	types []string // the event types it takes; "*" takes every one
+	every bool     // the source names no events field: every type
+}
+
+// forType returns the targets that take events of type typ.
+func (ts *targets) forType(typ string) []webhooks.Target {
+	var out []webhooks.Target
+	for _, e := range ts.all {
+		if e.every || slices.Contains(e.types, typ) || slices.Contains(e.types, "*") {
+			out = append(out, e.Target)
+		}
+	}
+	return out
+}
+
+// storedEndpoints reads, once, the endpoint objects of every
+// endpointsFrom: block in the scope the request headers h give: those
+// that contain the block's when: item. An object without a URL, or
+// without the secret its signing needs, is left out, and said so.
+func (s *Server) storedEndpoints(ctx context.Context, h http.Header, ts *targets) {
+	if ts.found {
+		return
+	}
+	ts.found = true
+	p := s.hooks.sources.Load()
+	if p == nil {
+		return
+	}
+	for _, src := range *p {
+		coll := s.sourceCollection(src, h)
+		if coll == "" {
+			continue
+		}
+		items, _, err := s.state.Collections().List(context.WithoutCancel(ctx), coll, 0, 0)
+		if err != nil {
+			s.log.Error("webhook endpoints not read: events go to the configured ones only", "collection", coll, "error", err.Error())
+			continue
+		}
+		for _, it := range items {
+			obj, ok := parseItem(it.Body).(map[string]any)
+			if !ok || src.HasWhen && !matcher.ContainsJSON(src.When, obj) {
+				continue
+			}
+			e := storedEndpoint{Target: webhooks.Target{Name: it.ID, Source: src.Name()}, every: src.Events == ""}
+			e.URL, _ = field(obj, src.URL).(string)
+			switch v := field(obj, src.Secret).(type) {
+			case string:
+				if v != "" {
+					e.Secrets = []string{v}
+				}
+			case []any:
+				for _, x := range v {
+					if sec, ok := x.(string); ok && sec != "" {
+						e.Secrets = append(e.Secrets, sec)
+					}
+				}
+			}
+			if list, ok := field(obj, src.Events).([]any); ok {
+				for _, x := range list {
+					if typ, ok := x.(string); ok {
+						e.types = append(e.types, typ)
+					}
+				}
+			}
+			if ws, ok := s.hooks.d.Source(src.Name()); ok {
+				if err := e.Check(&ws); err != nil {
+					s.log.Warn("stored webhook endpoint left out", "collection", coll, "endpoint", it.ID, "error", err.Error())
+					continue
+				}
+			}
+			ts.all = append(ts.all, e)
+		}
+	}
+}
+
+// sourceCollection is the stored collection src reads for a request with
+// headers h: its collection in its webhooks: block's scope, or where the
+// OpenAPI document of its file (else the first that has one) keeps its
+// resource, in the document's scope; "" when no document stores it.
+func (s *Server) sourceCollection(src endpointSource, h http.Header) string {
+	if src.Collection != "" {
+		return scopedCollection(src.Collection, src.scope, h)
+	}
+	r := &http.Request{Header: h}
+	var other string
+	for _, rt := range s.snap.Load().routes {
+		if rt.op == nil {
+			continue
+		}
+		coll := rt.op.ResourceCollection(r, src.Resource)
+		if coll != "" && rt.route.Pos.File == src.Pos.File {
+			return coll
+		}
+		if other == "" {
+			other = coll
+		}
+	}
+	return other
+}
+
+// field is the value at a dotted path of obj; nil when there is none.
+func field(obj map[string]any, path string) any {
+	if path == "" {
+		return nil
+	}
+	var v any = obj
+	for part := range strings.SplitSeq(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[part]
+	}
+	return v
 }
 
 // startWebhooks delivers until shutdown begins.
@@ -116,6 +273,7 @@ func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matche
 		key, _ = in.Attribute(m.Route.Idempotency.Key, m.Vars)
 	}
 	var answer any // the answer's JSON, for the events' when:
+	var stored targets
 	for _, e := range events {
 		if e.HasWhen {
 			if answer == nil {
@@ -154,10 +312,16 @@ func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matche
 		if e.Fault != nil {
 			f = eventFault(e.Fault)
 		}
-		if err := s.hooks.d.Send(ev, e.Endpoints, e.After, f); err != nil {
+		var to []webhooks.Target
+		if len(e.Endpoints) == 0 {
+			// To every endpoint: the stored ones of the request's scope too.
+			s.storedEndpoints(ctx, in.HTTP.Header, &stored)
+			to = stored.forType(e.Type)
+		}
+		if err := s.hooks.d.SendTo(ev, e.Endpoints, to, e.After, f); err != nil {
 			s.log.Error("webhook event not queued", "route", m.Route.Name, "type", e.Type, "error", err.Error())
 		}
-		s.keepEvent(ctx, in.HTTP.Header, ev, len(e.Endpoints))
+		s.keepEvent(ctx, in.HTTP.Header, ev, len(e.Endpoints), len(to))
 	}
 }
 
@@ -282,10 +446,11 @@ func (t *eventTee) Write(b []byte) (int, error) {
 
 func (t *eventTee) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
-// keepEvent saves ev, sent to the endpoints to (0: every one), in the
-// events collection, when the scenarios keep one, in the scope the
-// request headers h give: as GET /v1/events serves it.
-func (s *Server) keepEvent(ctx context.Context, h http.Header, ev *webhooks.Event, to int) {
+// keepEvent saves ev, sent to the endpoints to (0: every one) and to
+// stored ones (endpointsFrom:), in the events collection, when the
+// scenarios keep one, in the scope the request headers h give: as GET
+// /v1/events serves it.
+func (s *Server) keepEvent(ctx context.Context, h http.Header, ev *webhooks.Event, to, stored int) {
 	c := s.hooks.collection.Load()
 	if c == nil || c.name == "" || ev.ID == "" {
 		return
@@ -294,7 +459,7 @@ func (s *Server) keepEvent(ctx context.Context, h http.Header, ev *webhooks.Even
 	if to == 0 {
 		to = len(s.hooks.d.Endpoints())
 	}
-	if _, err := s.state.Collections().Save(context.WithoutCancel(ctx), coll, ev.ID, ev.JSON(webhooks.DefaultAPIVersion, to)); err != nil {
+	if _, err := s.state.Collections().Save(context.WithoutCancel(ctx), coll, ev.ID, ev.JSON(webhooks.DefaultAPIVersion, to+stored)); err != nil {
 		s.log.Error("webhook event not kept in its collection", "collection", coll, "event", ev.ID, "error", err.Error())
 	}
 }
