@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/scenariomock/scenariomock/internal/redistest"
+	"github.com/scenariomock/scenariomock/state/redis"
 	"github.com/scenariomock/scenariomock/webhooks"
 	"github.com/stripe/stripe-go/v85/webhook"
 )
@@ -184,4 +187,44 @@ func TestStoredWebhookEndpoints(t *testing.T) {
 	if evs, _, _ := otherKey.got(); len(evs) != 1 {
 		t.Errorf("key_b's endpoint got %v, want only key_b's event", evs)
 	}
+}
+
+// TestStoredWebhookEndpointAcrossReplicas: two replicas share Redis; one
+// (whose dispatcher does not run) stores an endpoint and makes its
+// event, the other makes the attempts, with the URL and secret that the
+// delivery carried through the shared outbox, retrying after a 500.
+func TestStoredWebhookEndpointAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	replica := func() Options {
+		st, err := redis.Open(context.Background(), rs.URL(), redis.Options{Prefix: "stored-hooks:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return Options{State: st, Webhooks: webhooks.Options{TimeScale: 0.001, Outbox: st.Outbox(0), Shared: st.History(0)}}
+	}
+	_, maker, _ := serveYAML(t, replica(), storedHooksYAML) // Serve does not run: no dispatcher
+	_, sender, _ := serveYAMLRunning(t, replica(), storedHooksYAML)
+	rc := newStoredReceiver(t, "whsec_replicas", 1)
+	key := []string{"Authorization", "Bearer key_a", "Content-Type", "application/json"}
+	r := do(t, "POST", maker.URL+"/hooks", fmt.Sprintf(`{"url": %q, "secret": "whsec_replicas", "events": ["thing.created"]}`, rc.URL), key...)
+	if r.status != 201 {
+		t.Fatalf("create hook: %d %s", r.status, r.body)
+	}
+	id := r.json(t)["id"].(string)
+	thing := do(t, "POST", maker.URL+"/things", `{}`, key...).json(t)["id"].(string)
+	eventually(t, patience, func() string {
+		if evs, calls, rej := rc.got(); len(evs) != 1 || evs[0]["object"] != thing || calls != 2 || len(rej) > 0 {
+			return fmt.Sprintf("the receiver accepted %v in %d calls (refused %v); want thing.created of %s after a 500 and its retry", evs, calls, rej, thing)
+		}
+		var list adminWebhooks
+		if err := json.Unmarshal([]byte(do(t, "GET", sender+"/__admin/webhooks?endpoint="+id, "").body), &list); err != nil {
+			return err.Error()
+		}
+		if len(list.Deliveries) != 1 || list.Deliveries[0].State != webhooks.Delivered {
+			return fmt.Sprintf("deliveries to %s: %+v; want one delivered", id, list.Deliveries)
+		}
+		return ""
+	})
 }
