@@ -29,6 +29,7 @@ func Overlay(base *Set, docs []*Set) (*Set, error) {
 	type sessionName struct{ session, name string }
 	names := map[sessionName]Pos{}
 	endpoints := map[string]Pos{}
+	sources := map[string]Pos{}
 	seeded := map[string]Pos{}
 	add := func(set *Set) {
 		for _, f := range set.Files {
@@ -47,6 +48,13 @@ func Overlay(base *Set, docs []*Set) (*Set, error) {
 						continue
 					}
 					endpoints[e.Name] = e.Pos
+				}
+				if src := f.Webhooks.EndpointsFrom; src != nil {
+					if first, dup := sources[src.Name()]; dup {
+						fail(src.Pos, "webhooks.endpointsFrom: %q is read twice (first at %s)", src.Name(), first)
+					} else {
+						sources[src.Name()] = src.Pos
+					}
 				}
 			}
 		}

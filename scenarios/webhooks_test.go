@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,5 +45,23 @@ routes:
 		!src.HasWhen || !reflect.DeepEqual(src.When, map[string]any{"active": true}) || src.Settings.Signing != "stripe" ||
 		!reflect.DeepEqual(src.Settings.Schedule, []time.Duration{time.Second}) || src.Settings.Timeout != 2*time.Second {
 		t.Errorf("source = %+v", src)
+	}
+}
+
+// TestEndpointSourceReadTwice: a runtime document may not read the
+// endpoints that a file reads already.
+func TestEndpointSourceReadTwice(t *testing.T) {
+	t.Parallel()
+	const content = "webhooks:\n  endpointsFrom: { collection: hooks }\n"
+	base, err := LoadBytes("base.yaml", []byte(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := LoadDocument("doc.yaml", []byte(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Overlay(base, []*Set{doc}); err == nil || !strings.Contains(err.Error(), `webhooks.endpointsFrom: "hooks" is read twice (first at base.yaml:2:`) {
+		t.Errorf("Overlay = %v, want the second endpointsFrom refused", err)
 	}
 }
