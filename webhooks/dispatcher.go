@@ -271,7 +271,8 @@ func (d *Dispatcher) send(ev *Event, to []string, every bool, targets []Target, 
 			errs = append(errs, fmt.Errorf("event %s: webhook endpoint %q: %w", ev.Type, t.Name, err))
 			continue
 		}
-		rs = append(rs, recipient{ep: &endpointState{Endpoint: t.endpoint(src)}, target: t})
+		tc := *t // the deliveries' own: the caller's slice may change
+		rs = append(rs, recipient{ep: &endpointState{Endpoint: t.endpoint(src)}, target: &tc})
 	}
 	for _, r := range rs {
 		ep, name := r.ep, r.ep.Name
@@ -566,7 +567,6 @@ func (d *Dispatcher) attempt(ctx context.Context, p Queued) {
 	start := d.opts.Now()
 	ep, ok := d.endpoints[p.Endpoint]
 	var epc endpointState
-	gone := "no webhook endpoint " + strconv.Quote(p.Endpoint) + " (removed by a reload)"
 	if t := p.Target; t != nil {
 		// Found at send time: the delivery carries the endpoint, its
 		// source the settings.
@@ -575,7 +575,6 @@ func (d *Dispatcher) attempt(ctx context.Context, p Queued) {
 		if ok {
 			epc = endpointState{Endpoint: t.endpoint(src)}
 		}
-		gone = "no webhook endpoint source " + strconv.Quote(t.Source) + " (removed by a reload)"
 	} else if ok {
 		epc = *ep
 	}
@@ -590,8 +589,12 @@ func (d *Dispatcher) attempt(ctx context.Context, p Queued) {
 	}
 	d.mu.Unlock()
 	switch {
+	case !ok && p.Target != nil:
+		a.Error = "no webhook endpoint source " + strconv.Quote(p.Target.Source) + " (removed by a reload)"
+		d.finish(&p, &a, Failed)
+		return
 	case !ok:
-		a.Error = gone
+		a.Error = "no webhook endpoint " + strconv.Quote(p.Endpoint) + " (removed by a reload)"
 		d.finish(&p, &a, Failed)
 		return
 	case epc.disabled:
