@@ -50,8 +50,10 @@ func (s *Server) newHooks() {
 	s.hooks.d = webhooks.New(s.opts.Webhooks)
 }
 
-// configureWebhooks gives the dispatcher the set's endpoints. An endpoint
-// whose secretEnv names an empty variable is left out, and said so.
+// configureWebhooks gives the dispatcher the set's endpoints, and the
+// sources of the endpoints that routes store (endpointsFrom:), which
+// commitEvents reads per request. An endpoint whose secretEnv names an
+// empty variable is left out, and said so.
 func (s *Server) configureWebhooks(set *scenarios.Set) {
 	var eps []webhooks.Endpoint
 	for _, e := range set.WebhookEndpoints() {
