@@ -79,17 +79,18 @@ type Dispatcher struct {
 	mu        sync.Mutex // guards everything below, and orders outcomes with the log
 	endpoints map[string]*endpointState
 	names     []string // endpoint names in configuration order
-	sources   map[string]*Source
+	rng       *rand.Rand
+	events    ring[*Event]
+	byID      map[string]*Event // the events in events
+	attempts  ring[Attempt]
+	finished  ring[Delivery]
+	attemptN  int64
+	changed   chan struct{} // closed at the next attempt logged (Changed)
+
+	sources map[string]*Source // where targets are found (SetSources)
 	// targets holds, by event id, the targets each event in events was
 	// sent to, for Redeliver.
-	targets  map[string][]Target
-	rng      *rand.Rand
-	events   ring[*Event]
-	byID     map[string]*Event // the events in events
-	attempts ring[Attempt]
-	finished ring[Delivery]
-	attemptN int64
-	changed  chan struct{} // closed at the next attempt logged (Changed)
+	targets map[string][]Target
 }
 
 type endpointState struct {
