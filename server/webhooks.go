@@ -35,6 +35,34 @@ type hooks struct {
 type endpointSource struct {
 	*scenarios.EndpointSource
 	scope scenarios.Scope
+	// op is an operation of the OpenAPI document that keeps the source's
+	// resource: of its file's, else the first that does (nil: none, or a
+	// collection: source).
+	op *openapi.Operation
+}
+
+// resourceOperation returns an operation of the document that keeps the
+// resource e reads (see endpointSource.op), found
+// once per load rather than per request among every route.
+func resourceOperation(set *scenarios.Set, e *scenarios.EndpointSource) *openapi.Operation {
+	if e.Resource == "" {
+		return nil
+	}
+	bare := &http.Request{Header: http.Header{}}
+	var other *openapi.Operation
+	for _, r := range set.Routes() {
+		op, ok := r.Operation.(*openapi.Operation)
+		if !ok || op.ResourceCollection(bare, e.Resource) == "" {
+			continue
+		}
+		if r.Pos.File == e.Pos.File {
+			return op
+		}
+		if other == nil {
+			other = op
+		}
+	}
+	return other
 }
 
 // eventCollection is the collection events are kept in, and its scope.
@@ -87,7 +115,7 @@ func (s *Server) configureWebhooks(set *scenarios.Set) {
 			Name: e.Name(), Signing: webhooks.Signing(st.Signing), Retry: webhooks.Retry{Schedule: st.Schedule, Timeout: st.Timeout},
 			TimeScale: st.TimeScale, APIVersion: st.APIVersion,
 		})
-		from = append(from, endpointSource{EndpointSource: e, scope: f.Webhooks.Scope})
+		from = append(from, endpointSource{EndpointSource: e, scope: f.Webhooks.Scope, op: resourceOperation(set, e)})
 	}
 	if err := s.hooks.d.SetSources(srcs); err != nil {
 		s.log.Error("webhook endpoint sources not changed", "error", err.Error())
@@ -190,21 +218,10 @@ func (s *Server) sourceCollection(src endpointSource, h http.Header) string {
 	if src.Collection != "" {
 		return scopedCollection(src.Collection, src.scope, h)
 	}
-	r := &http.Request{Header: h}
-	var other string
-	for _, rt := range s.snap.Load().routes {
-		if rt.op == nil {
-			continue
-		}
-		coll := rt.op.ResourceCollection(r, src.Resource)
-		if coll != "" && rt.route.Pos.File == src.Pos.File {
-			return coll
-		}
-		if other == "" {
-			other = coll
-		}
+	if src.op == nil {
+		return ""
 	}
-	return other
+	return src.op.ResourceCollection(&http.Request{Header: h}, src.Resource)
 }
 
 // field is the value at a dotted path of obj; nil when there is none.
