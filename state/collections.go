@@ -2,10 +2,12 @@ package state
 
 import (
 	"context"
+	"hash/maphash"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // memCollections keeps stored bodies. One lock for all collections:
@@ -17,6 +19,14 @@ import (
 // ErrFull (507), never made room for by dropping an item, because a
 // dropped item would turn a later GET of it into a 404 the client did not
 // cause.
+//
+// What it keeps is free of pointers per item, as the idempotency store's
+// keys are (idempotency.go): an item is a struct of numbers in one slice
+// per collection, found by its id's 64-bit hash in a map of integers, and
+// its id and body live in the collection's arena. A store of 100,000
+// customers is then a few hundred chunks for the garbage collector, not
+// 300,000 objects to trace every cycle, and the bytes of a replaced or
+// deleted body go back to the heap with their chunk, or with a compaction.
 type memCollections struct {
 	mu       sync.Mutex // guards byName, total and bytes
 	byName   map[string]*collection
@@ -25,6 +35,13 @@ type memCollections struct {
 	limit    int
 	maxBytes int64
 	fence    *fence
+	seed     maphash.Seed
+	hash     func(maphash.Seed, string) uint64 // maphash.String; tests make every id collide
+}
+
+func newMemCollections(limit int, maxBytes int64, f *fence) *memCollections {
+	return &memCollections{limit: limit, maxBytes: maxBytes, byName: map[string]*collection{}, fence: f,
+		seed: maphash.MakeSeed(), hash: maphash.String}
 }
 
 // itemBytes is what an item counts against the byte bound.
@@ -32,11 +49,133 @@ func itemBytes(id string, body []byte) int64 { return int64(len(id) + len(body))
 
 // collection is one named collection; memCollections.mu guards it.
 type collection struct {
-	byID  map[string]*Item
-	order []*Item // insertion order
+	// byHash finds an item's slot by its id's hash; an id whose hash
+	// another id holds goes to collided, by the id.
+	byHash   map[uint64]int32
+	collided map[string]int32
+	items    []item
+	free     []int32 // indices of unused items
+	order    []int32 // the items in insertion order
+	arena    arena
+	bytes    int64 // ids and bodies, against the byte bound
+}
+
+// item is one stored body. It holds no pointers.
+type item struct {
+	hash     uint64
+	id, body span // in the collection's arena
+}
+
+func newCollection(n int) *collection {
+	return &collection{byHash: make(map[uint64]int32, n)}
+}
+
+// id returns item i's id, a view of the arena, whose bytes are never
+// written again.
+func (col *collection) id(i int32) string {
+	b := col.arena.bytes(col.items[i].id)
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// body returns item i's body, a view of the arena. An empty body is
+// empty, not nil, as a copy of one was.
+func (col *collection) body(i int32) []byte {
+	if b := col.arena.bytes(col.items[i].body); b != nil {
+		return b
+	}
+	return []byte{}
+}
+
+// lookup returns the index of the item with id, or -1.
+func (col *collection) lookup(h uint64, id string) int32 {
+	if i, ok := col.byHash[h]; ok && col.id(i) == id {
+		return i
+	}
+	if len(col.collided) > 0 {
+		if i, ok := col.collided[id]; ok {
+			return i
+		}
+	}
+	return -1
+}
+
+// add stores a new item at the end of the order and returns its index.
+func (col *collection) add(h uint64, id string, body []byte) int32 {
+	var i int32
+	if n := len(col.free); n > 0 {
+		i, col.free = col.free[n-1], col.free[:n-1]
+	} else {
+		i = int32(len(col.items))
+		col.items = append(col.items, item{})
+	}
+	col.items[i] = item{hash: h, id: col.arena.add(unsafe.Slice(unsafe.StringData(id), len(id))), body: col.arena.add(body)}
+	if _, taken := col.byHash[h]; !taken {
+		col.byHash[h] = i
+	} else {
+		if col.collided == nil {
+			col.collided = map[string]int32{}
+		}
+		col.collided[strings.Clone(id)] = i
+	}
+	col.order = append(col.order, i)
+	col.bytes += itemBytes(id, body)
+	return i
+}
+
+// replace stores body as item i's, in place.
+func (col *collection) replace(i int32, body []byte) {
+	it := &col.items[i]
+	col.bytes += int64(len(body)) - int64(it.body.n)
+	col.arena.drop(it.body)
+	it.body = col.arena.add(body)
+	col.compact()
+}
+
+// remove forgets item i.
+func (col *collection) remove(i int32) {
+	it := &col.items[i]
+	if j, ok := col.byHash[it.hash]; ok && j == i {
+		delete(col.byHash, it.hash)
+	} else {
+		delete(col.collided, col.id(i))
+	}
+	// A linear removal keeps List a plain slice; deletes are rare and a
+	// full collection is 400 KB of indices to move at worst.
+	if k := slices.Index(col.order, i); k >= 0 {
+		col.order = slices.Delete(col.order, k, k+1)
+	}
+	col.bytes -= int64(it.id.n + it.body.n)
+	col.arena.drop(it.id)
+	col.arena.drop(it.body)
+	*it = item{}
+	col.free = append(col.free, i)
+	col.compact()
+}
+
+// compact moves the live ids and bodies to fresh chunks when more than a
+// third of the arena is dropped bytes (replaced or deleted bodies), as
+// the idempotency shards do. Views of the old chunks that Load and List
+// handed out stay valid: the old chunks are left to them.
+func (col *collection) compact() {
+	a := &col.arena
+	waste := a.used - a.live
+	if waste <= compactMin || waste <= a.live/2 {
+		return
+	}
+	var fresh arena
+	for _, i := range col.order {
+		it := &col.items[i]
+		it.id = fresh.add(a.bytes(it.id))
+		it.body = fresh.add(a.bytes(it.body))
+	}
+	*a = fresh
 }
 
 func (c *memCollections) Save(ctx context.Context, name, id string, body []byte) (bool, error) {
+	h := c.hash(c.seed, id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.fence.admits(ctx) {
@@ -44,12 +183,12 @@ func (c *memCollections) Save(ctx context.Context, name, id string, body []byte)
 	}
 	col := c.byName[name]
 	if col != nil {
-		if it := col.byID[id]; it != nil {
-			grown := int64(len(body) - len(it.Body))
+		if i := col.lookup(h, id); i >= 0 {
+			grown := int64(len(body)) - int64(col.items[i].body.n)
 			if grown > 0 && c.bytes+grown > c.maxBytes {
 				return false, ErrFull
 			}
-			it.Body = slices.Clone(body)
+			col.replace(i, body)
 			c.bytes += grown
 			return false, nil
 		}
@@ -58,23 +197,22 @@ func (c *memCollections) Save(ctx context.Context, name, id string, body []byte)
 		return false, ErrFull
 	}
 	if col == nil {
-		col = &collection{byID: map[string]*Item{}}
+		col = newCollection(0)
 		c.byName[strings.Clone(name)] = col
 	}
-	it := &Item{ID: strings.Clone(id), Body: slices.Clone(body)}
-	col.byID[it.ID] = it
-	col.order = append(col.order, it)
+	col.add(h, id, body)
 	c.total++
-	c.bytes += itemBytes(it.ID, it.Body)
+	c.bytes += itemBytes(id, body)
 	return true, nil
 }
 
 func (c *memCollections) Load(_ context.Context, name, id string) ([]byte, bool, error) {
+	h := c.hash(c.seed, id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if col := c.byName[name]; col != nil {
-		if it := col.byID[id]; it != nil {
-			return it.Body, true, nil
+		if i := col.lookup(h, id); i >= 0 {
+			return col.body(i), true, nil
 		}
 	}
 	return nil, false, nil
@@ -94,13 +232,14 @@ func (c *memCollections) List(_ context.Context, name string, offset, limit int)
 		end = min(offset+limit, total)
 	}
 	out := make([]Item, 0, end-offset)
-	for _, it := range col.order[offset:end] {
-		out = append(out, *it)
+	for _, i := range col.order[offset:end] {
+		out = append(out, Item{ID: col.id(i), Body: col.body(i)})
 	}
 	return out, total, nil
 }
 
 func (c *memCollections) Delete(ctx context.Context, name, id string) (bool, error) {
+	h := c.hash(c.seed, id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.fence.admits(ctx) {
@@ -110,16 +249,13 @@ func (c *memCollections) Delete(ctx context.Context, name, id string) (bool, err
 	if col == nil {
 		return false, nil
 	}
-	it := col.byID[id]
-	if it == nil {
+	i := col.lookup(h, id)
+	if i < 0 {
 		return false, nil
 	}
-	delete(col.byID, id)
-	// A linear removal keeps List a plain slice; deletes are rare and a
-	// full collection is 800 KB of pointers to move at worst.
-	col.order = slices.DeleteFunc(col.order, func(x *Item) bool { return x == it })
 	c.total--
-	c.bytes -= itemBytes(it.ID, it.Body)
+	c.bytes -= int64(col.items[i].id.n + col.items[i].body.n)
+	col.remove(i)
 	if len(col.order) == 0 {
 		delete(c.byName, name)
 	}
@@ -131,25 +267,24 @@ func (c *memCollections) Seed(_ context.Context, name string, items []Item) erro
 	defer c.mu.Unlock()
 	old, oldBytes := 0, int64(0)
 	if col := c.byName[name]; col != nil {
-		old, oldBytes = len(col.order), col.bytes()
+		old, oldBytes = len(col.order), col.bytes
 	}
-	col := &collection{byID: make(map[string]*Item, len(items))}
+	col := newCollection(len(items))
 	for _, in := range items {
 		// A repeated id keeps its first position and its last body, as
 		// saving the items one by one would.
-		if it := col.byID[in.ID]; it != nil {
-			it.Body = slices.Clone(in.Body)
+		h := c.hash(c.seed, in.ID)
+		if i := col.lookup(h, in.ID); i >= 0 {
+			col.replace(i, in.Body)
 			continue
 		}
-		it := &Item{ID: strings.Clone(in.ID), Body: slices.Clone(in.Body)}
-		col.byID[it.ID] = it
-		col.order = append(col.order, it)
+		col.add(h, in.ID, in.Body)
 	}
-	if c.total-old+len(col.order) > c.limit || c.bytes-oldBytes+col.bytes() > c.maxBytes {
+	if c.total-old+len(col.order) > c.limit || c.bytes-oldBytes+col.bytes > c.maxBytes {
 		return ErrFull
 	}
 	c.total += len(col.order) - old
-	c.bytes += col.bytes() - oldBytes
+	c.bytes += col.bytes - oldBytes
 	if len(col.order) == 0 {
 		delete(c.byName, name)
 	} else {
@@ -167,7 +302,7 @@ func (c *memCollections) Reset(_ context.Context, name string) error {
 	}
 	if col := c.byName[name]; col != nil {
 		c.total -= len(col.order)
-		c.bytes -= col.bytes()
+		c.bytes -= col.bytes
 		delete(c.byName, name)
 	}
 	return nil
@@ -182,15 +317,6 @@ func (c *memCollections) Counts(context.Context) ([]CollectionCount, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
-}
-
-// bytes is what the collection's items count against the byte bound.
-func (col *collection) bytes() int64 {
-	var n int64
-	for _, it := range col.order {
-		n += itemBytes(it.ID, it.Body)
-	}
-	return n
 }
 
 // Bytes returns the bytes of ids and bodies stored in all collections.

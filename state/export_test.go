@@ -3,11 +3,13 @@ package state
 import "hash/maphash"
 
 // NewCollidingMemory returns a memory store in which every idempotency key
-// has the same hash, so that the conformance suite also runs the path of
-// keys whose hash another key holds.
+// has the same hash, and so has every collection item's id, so that the
+// conformance suite also runs the path of keys and ids whose hash another
+// holds.
 func NewCollidingMemory(o Options) *Memory {
 	m := NewMemory(o)
 	m.idem.hash = func(Key) uint64 { return 42 }
+	m.cols.hash = func(maphash.Seed, string) uint64 { return 42 }
 	return m
 }
 

@@ -36,7 +36,7 @@ func NewMemory(o Options) *Memory {
 		idem:  idem,
 		seqs:  &memSequences{limit: o.MaxSequenceKeys},
 		ctrs:  &memCounters{limit: o.MaxCounters, fence: f},
-		cols:  &memCollections{limit: o.MaxItems, maxBytes: o.MaxCollectionBytes, byName: map[string]*collection{}, fence: f},
+		cols:  newMemCollections(o.MaxItems, o.MaxCollectionBytes, f),
 		jrnl:  jrnl,
 		docs:  newMemDocuments(),
 		fence: f,
