@@ -108,7 +108,7 @@ func markActions(ops []*Operation) {
 // resource names what the operation's success answer is (resourceOf).
 func (o *Operation) resource() string {
 	resp, _ := o.response(0)
-	mt, _ := mediaOf(resp)
+	mt, _ := o.mediaOf(resp)
 	if mt == nil {
 		return ""
 	}
@@ -267,15 +267,25 @@ func (o *Operation) badReference(ctx context.Context, x Exchange, in map[string]
 	if !o.api.references || len(in) == 0 || len(o.api.collections) == 0 || schema == nil {
 		return 0, nil, false, nil
 	}
-	for _, k := range slices.Sorted(maps.Keys(in)) {
-		id, ok := in[k].(string)
+	// The keys that name a resource by an id, in order, so that the
+	// first refused is the same from one request to the next; on the
+	// stack for the usual few (slices.Sorted(maps.Keys) grew a slice on
+	// the heap through an iterator, five allocations a create).
+	type named struct{ key, id, path string }
+	var room [8]named
+	refs := room[:0]
+	for k, v := range in {
+		id, ok := v.(string)
 		if !ok || id == "" || o.api.existing != nil && o.api.existing.MatchString(id) {
 			continue
 		}
-		path := o.api.expandable(propertyOf(schema, k, 0))
-		if path == "" {
-			continue
+		if path := o.api.expandable(propertyOf(schema, k, 0)); path != "" {
+			refs = append(refs, named{k, id, path})
 		}
+	}
+	slices.SortFunc(refs, func(a, b named) int { return strings.Compare(a.key, b.key) })
+	for _, ref := range refs {
+		k, id, path := ref.key, ref.id, ref.path
 		coll := o.api.storeName(x.Request, path)
 		_, found, err := x.Store.Load(ctx, coll, id)
 		if err != nil {
@@ -472,7 +482,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			return 0, nil, errNoState
 		}
 		resp, _ := o.response(o.status)
-		_, schema := mediaOf(resp)
+		_, schema := o.mediaOf(resp)
 		if status, body, bad, err := o.badReference(ctx, x, in, schema); bad || err != nil {
 			release(obj)
 			return status, body, err
@@ -534,7 +544,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			return o.status, stored, nil
 		case opUpdate, opAction:
 			resp, _ := o.response(o.status)
-			_, schema := mediaOf(resp)
+			_, schema := o.mediaOf(resp)
 			if status, body, bad, err := o.badReference(ctx, x, in, schema); bad || err != nil {
 				return status, body, err
 			}
