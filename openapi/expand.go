@@ -72,7 +72,7 @@ func (o *Operation) expandViolations(r *http.Request, in map[string]any) []Viola
 		return nil
 	}
 	resp, _ := o.response(o.status)
-	_, schema := mediaOf(resp)
+	_, schema := o.mediaOf(resp)
 	can, ok := expandableFields(schema)
 	if !ok {
 		return nil
@@ -135,7 +135,7 @@ func (o *Operation) expand(ctx context.Context, x Exchange, fields []string, bod
 		return body, nil
 	}
 	resp, _ := o.response(o.status)
-	_, schema := mediaOf(resp)
+	_, schema := o.mediaOf(resp)
 	if schema == nil { // the fields are looked up through anyOf too (a customer, or a deleted one)
 		return body, nil
 	}

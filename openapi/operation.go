@@ -74,6 +74,14 @@ type Operation struct {
 	// name stored objects canonically (canonicalVars), learnt on first use.
 	intVars     []string
 	intVarsOnce sync.Once
+	// statusResp is the response of status, which every answer of a
+	// create, read or update looks up; its media type and schema are
+	// learnt on first use (ordered maps allocate as they are walked,
+	// and Itoa did on every lookup: eight allocations a create).
+	statusResp   *v3.Response
+	statusMedia  *v3.MediaType
+	statusSchema *base.Schema
+	statusOnce   sync.Once
 }
 
 func (a *api) operation(path string, item *v3.PathItem, method string, op *v3.Operation, pos scenarios.Pos) (*Operation, error) {
@@ -90,6 +98,7 @@ func (a *api) operation(path string, item *v3.PathItem, method string, op *v3.Op
 			o.status = best
 		}
 	}
+	o.statusResp, _ = o.response(o.status)
 	o.classify()
 	o.libItem, o.deep, o.paramKinds = splitQuery(item, op, method)
 	o.bySchemeItem = bySchemeItems(o.libItem, method, op, a.model)
@@ -570,6 +579,16 @@ var _ = context.Background
 
 // schemaOf returns the schema of a response's JSON media type, and the
 // media type.
+// mediaOf is the package's mediaOf, remembered for the operation's own
+// response (statusResp).
+func (o *Operation) mediaOf(resp *v3.Response) (*v3.MediaType, *base.Schema) {
+	if resp == nil || resp != o.statusResp {
+		return mediaOf(resp)
+	}
+	o.statusOnce.Do(func() { o.statusMedia, o.statusSchema = mediaOf(resp) })
+	return o.statusMedia, o.statusSchema
+}
+
 func mediaOf(resp *v3.Response) (*v3.MediaType, *base.Schema) {
 	if resp == nil || resp.Content == nil {
 		return nil, nil

@@ -362,6 +362,9 @@ func (o *Operation) response(code int) (*v3.Response, int) {
 	if code == 0 {
 		code = o.status
 	}
+	if code == o.status && o.statusResp != nil {
+		return o.statusResp, code
+	}
 	if o.op.Responses == nil {
 		return nil, code
 	}
@@ -724,6 +727,24 @@ func shallow(raw json.RawMessage) any {
 
 // decoded returns v with a raw field (see shallow) decoded; anything else
 // as it is.
+// decodedObject is decoded(v) as an object, nil when it is none; an
+// empty one (a generated metadata, on every create that sends some) costs
+// no decoding.
+func decodedObject(v any) map[string]any {
+	switch t := v.(type) {
+	case canonical:
+		if string(t) == "{}" {
+			return nil
+		}
+	case json.RawMessage:
+		if string(t) == "{}" {
+			return nil
+		}
+	}
+	m, _ := decoded(v).(map[string]any)
+	return m
+}
+
 func decoded(v any) any {
 	var raw []byte
 	switch t := v.(type) {
@@ -1345,7 +1366,7 @@ func reflectIn(obj map[string]any, in map[string]any, form bool, schema *base.Sc
 		if m, ok := v.(map[string]any); ok && free {
 			// Free-form keys: each one sent is set (or, from a form,
 			// taken out when empty); the others stay.
-			md, _ := decoded(cur).(map[string]any)
+			md := decodedObject(cur)
 			out := make(map[string]any, len(md)+len(m))
 			for mk, mv := range md {
 				out[mk] = mv

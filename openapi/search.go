@@ -50,7 +50,7 @@ func markSearches(routes []*scenarios.Route, created map[string]bool) {
 // "search_result".
 func (o *Operation) answersSearchResult() bool {
 	resp, _ := o.response(o.status)
-	_, schema := mediaOf(resp)
+	_, schema := o.mediaOf(resp)
 	p := propertyOf(schema, "object", 0)
 	if p == nil {
 		return false
