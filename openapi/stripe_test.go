@@ -649,6 +649,49 @@ func BenchmarkStripeCreate(b *testing.B) {
 	})
 }
 
+// TestStripeCreateAllocations holds the openapi package's part of the
+// stripe load workload's create (BenchmarkStripeCreate's POST: the
+// check, then the customer generated and stored) to its allocation
+// budget, so that a change that makes every create allocate more shows
+// here rather than as a slower load harness. It was 76 before the
+// badReference and response lookups stopped allocating.
+func TestStripeCreateAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts need a build without -race")
+	}
+	spec, fixtures := stripeFiles(t)
+	set, err := stripeSet(t, spec, fixtures, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var op *openapi.Operation
+	for _, r := range set.Routes() {
+		if r.Name == "PostCustomers" {
+			op, _ = r.Operation.(*openapi.Operation)
+		}
+	}
+	store := state.NewMemory(state.Options{MaxItems: 1 << 20, MaxCollectionBytes: 1 << 32}).Collections()
+	rnd := rand.New(rand.NewPCG(1, 2)).Float64
+	body := []byte("email=jenny%40example.com&name=Jenny+Rosen&description=bench&metadata[order]=6735")
+	create := httptest.NewRequest("POST", "/v1/customers", nil)
+	create.Header.Set("Authorization", "Bearer sk_test_123")
+	create.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	run := func() {
+		vs, values := op.CheckValues(create, body)
+		status, _, out, err := op.Respond(context.Background(), openapi.Exchange{Request: create, Body: body, Store: store, Rand: rnd, Values: values})
+		if len(vs) > 0 || err != nil || status != 200 {
+			t.Fatalf("create: %v %d %s %v", vs, status, out, err)
+		}
+	}
+	run() // the schema's lazy parts are built on first use
+	const budget = 59
+	if n := testing.AllocsPerRun(200, run); n > budget {
+		t.Errorf("a create allocates %.0f times; the budget is %d", n, budget)
+	} else {
+		t.Logf("a create allocates %.0f times (budget %d)", n, budget)
+	}
+}
+
 // BenchmarkStripeServeMiss compares, through the whole server, a request
 // that a generated route answers (validated and generated, unknownIds:
 // generate) with a miss: the 404 problem naming the closest of the 594
