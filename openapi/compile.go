@@ -51,6 +51,9 @@ type Options struct {
 	// UnknownIDs, when set ("404" or "generate"), overrides every
 	// source's unknownIds.
 	UnknownIDs string
+	// Dynamic, when set, makes every source's answers dynamic (serve
+	// --dynamic, Prism's mock -d), whatever its dynamic: says.
+	Dynamic bool
 	// Cache keeps compiled documents across loads; nil compiles each time.
 	Cache *Cache
 }
@@ -202,6 +205,11 @@ func expandOne(set *scenarios.Set, src *scenarios.OpenAPISource, opts Options, e
 		s.UnknownIDs = opts.UnknownIDs
 		src = &s
 	}
+	if opts.Dynamic && !src.Dynamic {
+		s := *src
+		s.Dynamic = true
+		src = &s
+	}
 	c, err := opts.Cache.compile(src)
 	if err != nil {
 		return err
@@ -272,7 +280,7 @@ type compiled struct {
 
 func sourceKey(src *scenarios.OpenAPISource) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%v\x00%s\x00%s\x00%s\x00%s\x00%v\x00%d\x00", src.Spec, src.Fixtures, src.Validate, src.State, src.UnknownIDs, src.Errors, src.Scope.String(), src.References, src.ExistingIDs, len(src.SpecData))
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%v\x00%s\x00%s\x00%s\x00%s\x00%v\x00%d\x00%v\x00", src.Spec, src.Fixtures, src.Validate, src.State, src.UnknownIDs, src.Errors, src.Scope.String(), src.References, src.ExistingIDs, len(src.SpecData), src.Dynamic)
 	h.Write(src.SpecData)
 	h.Write(src.FixturesData)
 	// The defaults are part of the routes.
@@ -351,6 +359,7 @@ type api struct {
 	errors               string // "problem" or "stripe"
 	state                bool
 	generate             bool // unknownIds: generate
+	dynamic              bool // dynamic: true, answers drawn afresh (dynamic.go)
 	// references is whether a body's ids of stored resources are
 	// checked (references: check), existing the ids taken to exist
 	// without being stored (existingIds:; nil none).
@@ -516,7 +525,7 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	// index its own root.
 	doc.Release()
 	a := &api{spec: src.Spec, model: &m.Model, validate: src.Validate, errors: src.Errors, state: src.State, generate: src.UnknownIDs == "generate", scope: src.Scope,
-		references: src.References != "off", existing: src.ExistingIDs}
+		references: src.References != "off", existing: src.ExistingIDs, dynamic: src.Dynamic}
 	if a.validate == "" {
 		a.validate = "enforce"
 	}

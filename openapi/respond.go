@@ -423,12 +423,24 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 	if mt.Schema != nil {
 		schema = mt.Schema.Schema()
 	}
-	v, made := o.api.instanceMade(mt, schema, example)
+	made := false
+	// Dynamic mode (dynamic.go): drawn afresh, no example, no fixture.
+	drawn := example == "" && schema != nil && o.dynamic(x.Request)
+	if drawn {
+		v, drawn = o.drawAnswer(x.Request, resp, status, name, schema, x.Rand)
+	}
+	if !drawn {
+		v, made = o.api.instanceMade(mt, schema, example)
+	}
 	if b := discriminated(schema, in, o.api); b != nil && example == "" {
 		// The request says which kind it is (category: dessert): answer
 		// that kind, not the example or first branch of another.
 		if obj, ok := v.(map[string]any); !ok || obj[schema.Discriminator.PropertyName] != in[schema.Discriminator.PropertyName] {
-			v = generator{api: o.api}.value(b, 0)
+			if drawn {
+				v = faker{api: o.api, rnd: randOr(x.Rand)}.value(b, 0)
+			} else {
+				v = generator{api: o.api}.value(b, 0)
+			}
 		}
 	}
 	// A success the spec declares: a Prefer'd 2xx it does not declare is
@@ -1025,27 +1037,7 @@ func placeholderString(s *base.Schema) any {
 // middle; then the nearest multipleOf within them, written as the
 // multiple's own decimals (0.1 gives 0.3, not 0.30000000000000004).
 func number(s *base.Schema, integer bool) float64 {
-	lo, loEx, hi, hiEx := math.Inf(-1), false, math.Inf(1), false
-	if s.Minimum != nil {
-		lo = *s.Minimum
-	}
-	if em := s.ExclusiveMinimum; em != nil {
-		if em.IsA() {
-			loEx = em.A && s.Minimum != nil // 3.0: a flag on minimum
-		} else if em.B >= lo {
-			lo, loEx = em.B, true
-		}
-	}
-	if s.Maximum != nil {
-		hi = *s.Maximum
-	}
-	if em := s.ExclusiveMaximum; em != nil {
-		if em.IsA() {
-			hiEx = em.A && s.Maximum != nil
-		} else if em.B <= hi {
-			hi, hiEx = em.B, true
-		}
-	}
+	lo, loEx, hi, hiEx := bounds(s)
 	if integer {
 		// The integers the bounds allow: minimum 2.5 is 3, an exclusive
 		// minimum 5 is 6.

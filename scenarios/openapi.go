@@ -60,10 +60,13 @@ type OpenAPISource struct {
 	// upstream answers (Prism's proxy mode): the operation checks the
 	// request before it is forwarded and the upstream's answer after.
 	Proxy *Proxy
+	// Dynamic draws every answer afresh from its schema, no example or
+	// fixture (Prism's mock -d); false when not written.
+	Dynamic bool
 }
 
 var (
-	openapiFields  = []string{"spec", "fixtures", "validate", "state", "unknownIds", "errors", "scope", "references", "existingIds", "proxy"}
+	openapiFields  = []string{"spec", "fixtures", "validate", "state", "unknownIds", "errors", "scope", "references", "existingIds", "proxy", "dynamic"}
 	referenceModes = []string{"check", "off"}
 	errorShapes    = []string{"problem", "stripe"}
 	validateModes  = []string{"enforce", "report", "off"}
@@ -129,6 +132,9 @@ func (d *fileDecoder) openapi(key, n *yaml.Node) *OpenAPISource {
 	}
 	if p, ok := fs["proxy"]; ok {
 		src.Proxy = d.proxy(p.val, "openapi.proxy")
+	}
+	if p, ok := fs["dynamic"]; ok {
+		src.Dynamic, _ = d.onOff(p.val, "openapi.dynamic")
 	}
 	return src
 }
