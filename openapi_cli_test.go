@@ -195,3 +195,75 @@ func TestServeOpenAPIProxy(t *testing.T) {
 		t.Errorf("a bad --openapi-proxy: %v %s; want exit 2 and why", err, out)
 	}
 }
+
+// TestServeOpenAPIDynamic: serve --openapi --dynamic draws every answer
+// afresh (Prism's mock -d), the same ones again under the same --seed; a
+// file's openapi: block says dynamic: on for itself, a request's Prefer:
+// dynamic=false answers the example; a bad value is refused at its line.
+func TestServeOpenAPIDynamic(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	spec, err := filepath.Abs(filepath.Join("openapi", "testdata", "dynamic", "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(addr string, header ...string) string {
+		t.Helper()
+		req, _ := http.NewRequest("GET", "http://"+addr+"/samples", nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET /samples: %d %s", resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	const fixed = `{"email":"fixed@example.com"}`
+	_, static, _ := started(t, bin, "--openapi", spec)
+	if got := get(static); got != fixed {
+		t.Errorf("serve --openapi: %s; want the example, %s", got, fixed)
+	}
+	_, a, _ := started(t, bin, "--openapi", spec, "--dynamic", "--seed", "5")
+	_, b, _ := started(t, bin, "--openapi", spec, "--dynamic", "--seed", "5")
+	a1, a2, b1, b2 := get(a), get(a), get(b), get(b)
+	if a1 == fixed || a1 == a2 {
+		t.Errorf("--dynamic answered %s, then %s; want two fresh draws", a1, a2)
+	}
+	if a1 != b1 || a2 != b2 {
+		t.Errorf("--dynamic --seed 5 answered %s, %s, then again %s, %s; want the same", a1, a2, b1, b2)
+	}
+	if got := get(a, "Prefer", "dynamic=false"); got != fixed {
+		t.Errorf("--dynamic, Prefer: dynamic=false: %s; want the example", got)
+	}
+
+	dir := t.TempDir()
+	file := func(dynamic string) string {
+		return "openapi:\n  spec: openapi.yaml\n  dynamic: " + dynamic + "\nroutes: []\n"
+	}
+	data, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{"openapi.yaml": string(data), "api.yaml": file("on")} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, d, _ := started(t, bin, filepath.Join(dir, "api.yaml"))
+	if d1, d2 := get(d), get(d); d1 == fixed || d1 == d2 {
+		t.Errorf("dynamic: on answered %s, then %s; want two fresh draws", d1, d2)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "api.yaml"), []byte(file("maybe")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := runCmd(t, "validate", filepath.Join(dir, "api.yaml"))
+	if err == nil || !strings.Contains(stderr, "api.yaml:3:12") || !strings.Contains(stderr, "openapi.dynamic") {
+		t.Errorf("dynamic: maybe: %v\n%s; want it refused at api.yaml:3:12", err, stderr)
+	}
+}

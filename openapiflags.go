@@ -24,6 +24,7 @@ type openapiOptions struct {
 	references string // --openapi-references
 	existing   string // --openapi-existing-ids
 	proxy      string // --openapi-proxy
+	dynamic    bool   // --dynamic
 }
 
 func (o *openapiOptions) flags(f *pflag.FlagSet) {
@@ -35,6 +36,7 @@ func (o *openapiOptions) flags(f *pflag.FlagSet) {
 	f.StringVar(&o.references, "openapi-references", "check", "what --openapi does with a body naming a stored object by an id not stored (Stripe's customer=cus_1): check (a 400, Stripe's resource_missing) or off (take it)")
 	f.StringVar(&o.existing, "openapi-existing-ids", "", "a regular expression of the ids --openapi's references check takes as there without being created, e.g. '^(pm_card_|tok_)[A-Za-z0-9_]+$' for Stripe's test payment methods")
 	f.StringVar(&o.proxy, "openapi-proxy", "", "forward every --openapi operation to this upstream (Prism's proxy mode), checking the request before and the upstream's answer after: under --openapi-validate enforce an answer that breaks the spec is a 502 problem listing how, under report it is passed through with sl-violations")
+	f.BoolVar(&o.dynamic, "dynamic", false, "draw every OpenAPI answer afresh from its schema (Prism's mock -d): formats, bounds, enums, array sizes and optional properties drawn, no examples or fixtures; repeatable under --seed; turns on each openapi: block's dynamic (a request's Prefer: dynamic=false still turns it off)")
 	f.StringVar(&o.unknownIDs, "unknown-ids", "", "what generated routes answer for an id never created: 404 (the spec's not-found answer) or generate (an object with that id, as stripe-mock does); overrides each openapi: block's unknownIds")
 }
 
@@ -83,7 +85,7 @@ func (o *openapiOptions) check() error {
 
 // expand returns the openapi.Options for these flags.
 func (o *openapiOptions) expand(cache *openapi.Cache) openapi.Options {
-	opts := openapi.Options{UnknownIDs: o.unknownIDs, Cache: cache}
+	opts := openapi.Options{UnknownIDs: o.unknownIDs, Dynamic: o.dynamic, Cache: cache}
 	if o.spec != "" {
 		src := openapi.FileSource(o.spec, o.fixtures)
 		src.Validate, src.Errors = o.validate, o.errors
