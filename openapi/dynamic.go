@@ -131,8 +131,14 @@ type faker struct {
 	require []string
 }
 
-// nullChance is how often a value that may be null is.
-const nullChance = 0.2
+// nullChance is how often a value that may be null is. maxDeeper is how
+// many levels past maxDepth a draw goes to make what is required there
+// (and no more: a value that may be null is null, an alternative is a
+// plain one where there is one, a list is as short as allowed).
+const (
+	nullChance = 0.2
+	maxDeeper  = 4
+)
 
 // intn draws an integer in [0, n).
 func (f faker) intn(n int) int {
@@ -163,7 +169,11 @@ func (f faker) value(s *base.Schema, depth int) any {
 	// Null where the schema says so beside a type (3.0's nullable, 3.1's
 	// "null" among the types): a nullable on an anyOf alone is not null
 	// to every validator (see excuse).
-	if (s.Nullable != nil && *s.Nullable && (len(s.Type) > 0 || len(s.AllOf) > 0) || hasType(s, "null")) && f.rnd() < nullChance {
+	deep := depth >= maxDepth
+	if (s.Nullable != nil && *s.Nullable && (len(s.Type) > 0 || len(s.AllOf) > 0) || hasType(s, "null")) && (deep || f.rnd() < nullChance) {
+		return nil // past maxDepth, null ends what may end there
+	}
+	if depth >= maxDepth+maxDeeper {
 		return nil
 	}
 	if !f.extending {
@@ -205,6 +215,16 @@ func (f faker) value(s *base.Schema, depth int) any {
 			continue
 		}
 		p := alts[f.intn(len(alts))]
+		if deep {
+			// Past maxDepth a plain alternative, where there is one:
+			// Stripe's expandable fields are an id or the object.
+			for _, alt := range alts {
+				if scalar(alt.Schema()) {
+					p = alt
+					break
+				}
+			}
+		}
 		v := composed.value(p.Schema(), depth)
 		if obj, ok := v.(map[string]any); ok && s.Discriminator != nil && s.Discriminator.PropertyName != "" {
 			if name := discriminatorValue(s, p); name != "" {
@@ -302,18 +322,15 @@ func (f faker) object(s *base.Schema, depth int, obj map[string]any) any {
 			if _, done := obj[p.Key()]; done && !isRequired {
 				continue // an allOf part drew it
 			}
-			// Past maxDepth only required plain values, as generator makes.
-			if depth >= maxDepth && (!isRequired || !scalar(ps)) {
-				continue
-			}
-			if !isRequired && f.rnd() < 0.5 {
+			// Past maxDepth only what is required, so that a draw ends.
+			if !isRequired && (depth >= maxDepth || f.rnd() < 0.5) {
 				skipped = append(skipped, p.Key())
 				continue
 			}
 			obj[p.Key()] = nested.value(ps, depth+1)
 		}
 	}
-	if s.MinProperties != nil {
+	if s.MinProperties != nil && depth < maxDepth {
 		for _, k := range skipped {
 			if int64(len(obj)) >= *s.MinProperties {
 				break
@@ -342,7 +359,7 @@ func (f faker) object(s *base.Schema, depth int, obj map[string]any) any {
 // minItems, one to four when neither is given), distinct ones when
 // uniqueItems says so.
 func (f faker) array(s *base.Schema, depth int) any {
-	if depth >= maxDepth || s.Items == nil || s.Items.A == nil {
+	if s.Items == nil || s.Items.A == nil || depth >= maxDepth && (s.MinItems == nil || *s.MinItems <= 0) {
 		return []any{}
 	}
 	lo, hi := int64(0), int64(-1)
@@ -361,8 +378,8 @@ func (f faker) array(s *base.Schema, depth int) any {
 	if s.MinItems == nil && hi >= 1 {
 		lo = 1
 	}
-	if hi < lo {
-		hi = lo
+	if hi < lo || depth >= maxDepth {
+		hi = lo // past maxDepth as few as allowed
 	}
 	n := int(lo) + f.intn(int(hi-lo)+1)
 	nested := f
