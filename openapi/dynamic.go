@@ -251,6 +251,9 @@ func (f faker) value(s *base.Schema, depth int) any {
 	case "array":
 		return f.array(s, depth)
 	case "integer":
+		if s.Format == "unix-time" && s.Minimum == nil && s.Maximum == nil { // Stripe's times, within ten years of epoch
+			return epoch.Unix() + int64(f.intn(10*365*24*3600))
+		}
 		return f.number(s, true)
 	case "number":
 		return f.number(s, false)
