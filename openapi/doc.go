@@ -17,7 +17,10 @@
 // security) and says what to answer when it is refused; Respond generates
 // the answer (an example, a fixture, or values generated from the schema,
 // with the request's values reflected) and, with state on, keeps the
-// resources a create makes in the server's collections. On a route that
+// resources a create makes in the server's collections; in dynamic mode
+// (Prism's mock -d: dynamic: on, or Prefer: dynamic=true) it draws each
+// answer afresh from its schema and checks the draw as it checks a
+// proxied answer (dynamic.go). On a route that
 // proxies to a real upstream (the block's proxy:, Prism's proxy mode),
 // CheckAnswer checks the upstream's answer instead (answer.go).
 //
