@@ -231,3 +231,116 @@ func TestLockAcrossReplicas(t *testing.T) {
 		t.Fatalf("balance %s after 50 deposits of 10 through two replicas (want 500); %d distinct balances read (want 50)", balance, distinct)
 	}
 }
+
+// serveLockedProxy serves, on st, a route that locks /things/{id} and
+// forwards to an upstream that holds each request until proceed is
+// closed (or answers at once once it is); inside gets a value as each
+// request reaches the upstream, that is, while it holds its object.
+func serveLockedProxy(t *testing.T, st state.Store) (url string, inside chan struct{}, proceed chan struct{}) {
+	t.Helper()
+	inside, proceed = make(chan struct{}, 16), make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inside <- struct{}{}
+		select {
+		case <-proceed:
+		case <-r.Context().Done():
+		}
+		fmt.Fprint(w, "done")
+	}))
+	t.Cleanup(up.Close)
+	_, ts, _ := serveYAML(t, Options{State: st}, `
+routes:
+  - name: things
+    method: POST
+    path: /things/{id}
+    lock: { names: ['{{ .Request.Vars.id }}'], wait: 300ms }
+    respond: { proxy: '`+up.URL+`' }
+`)
+	return ts.URL, inside, proceed
+}
+
+// sleepRedis makes rs sleep for secs (DEBUG SLEEP), returns once a PING
+// of st goes unanswered, and returns a channel closed when it wakes.
+func sleepRedis(t *testing.T, rs *redistest.Server, st *redis.Store, secs string) chan struct{} {
+	t.Helper()
+	awake := make(chan struct{})
+	go func() {
+		defer close(awake)
+		if _, err := rs.Command("DEBUG", "SLEEP", secs); err != nil {
+			t.Errorf("DEBUG SLEEP: %v", err)
+		}
+	}()
+	eventually(t, patience, func() string {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		if st.Ping(ctx) == nil {
+			return "Redis still answers"
+		}
+		return ""
+	})
+	return awake
+}
+
+// lockFreed waits until Redis no longer holds the lock of name, well
+// before the lock's 30s expiry would free it.
+func lockFreed(t *testing.T, rs *redistest.Server, name string) {
+	t.Helper()
+	eventually(t, 10*time.Second, func() string {
+		got, err := rs.Command("EXISTS", "scenariomock:{state}:l:"+name)
+		if err != nil {
+			return err.Error()
+		}
+		if strings.TrimSpace(got) != ":0" {
+			return "the lock of " + name + " is still held in Redis (it would expire only after 30s)"
+		}
+		return ""
+	})
+}
+
+// TestLockRedisBlips: Redis that does not answer when a lock is given
+// back, or when it is taken, leaves no lock behind once it answers
+// again. Before, the lock stayed held for its 30s expiry on every
+// replica: each request on the object waited its wait and got a 429.
+func TestLockRedisBlips(t *testing.T) {
+	rs := redistest.Start(t)
+	st, err := redis.Open(context.Background(), rs.URL(), redis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	url, inside, proceed := serveLockedProxy(t, st)
+
+	// Given back while Redis sleeps.
+	{
+		got := make(chan response, 1)
+		go func() {
+			r, _ := doCtx(context.Background(), "POST", url+"/things/t1", "")
+			got <- r
+		}()
+		<-inside // t1 is held
+		awake := sleepRedis(t, rs, st, "2")
+		close(proceed) // the request ends while Redis sleeps: its release is lost
+		<-got
+		<-awake
+		lockFreed(t, rs, "t1")
+		if r := do(t, "POST", url+"/things/t1", ""); r.status != 200 {
+			t.Fatalf("t1 once Redis woke = %d %s, want 200", r.status, r.body)
+		}
+		<-inside
+	}
+	// Taken while Redis sleeps.
+	{
+		// The SET NX is sent while Redis sleeps: the request gets a 503,
+		// and Redis runs the SET once it wakes.
+		awake := sleepRedis(t, rs, st, "2")
+		if r := do(t, "POST", url+"/things/t2", ""); r.status != 503 {
+			t.Fatalf("t2 while Redis sleeps = %d %s, want 503", r.status, r.body)
+		}
+		<-awake
+		lockFreed(t, rs, "t2")
+		if r := do(t, "POST", url+"/things/t2", ""); r.status != 200 {
+			t.Fatalf("t2 once Redis woke = %d %s, want 200", r.status, r.body)
+		}
+		<-inside
+	}
+}

@@ -101,8 +101,10 @@ func (l *redisLocks) take(ctx context.Context, key, token string, deadline time.
 	}
 }
 
-// unlock deletes the keys that token holds. A failure leaves them to
-// expire (lockTTL): the answer is made already.
+// unlock deletes the keys that token holds. Those Redis does not answer
+// for are released in the background once it does (releaser), rather
+// than left held until they expire (lockTTL) on every replica: the
+// answer is made already, and the request must not wait for Redis.
 func (l *redisLocks) unlock(keys []string, token string) {
 	if len(keys) == 0 {
 		return
@@ -110,11 +112,23 @@ func (l *redisLocks) unlock(keys []string, token string) {
 	ro := l.r.rdb.Options()
 	ctx, cancel := context.WithTimeout(context.Background(), ro.ReadTimeout+ro.WriteTimeout)
 	defer cancel()
-	for _, key := range keys {
-		if err := unlockScript.Run(ctx, l.r.rdb, []string{key}, token).Err(); err != nil && !errors.Is(err, goredis.Nil) {
+	for i, key := range keys {
+		if err := l.release(ctx, key, token); err != nil {
+			for _, key := range keys[i:] {
+				l.r.idem.retry.add(lockRelease{key, token}, false)
+			}
 			return
 		}
 	}
+}
+
+// release deletes key if token still holds it; a key no longer held by
+// token (expired, taken by another since) is left as it is.
+func (l *redisLocks) release(ctx context.Context, key, token string) error {
+	if err := unlockScript.Run(ctx, l.r.rdb, []string{key}, token).Err(); err != nil && !errors.Is(err, goredis.Nil) {
+		return fmt.Errorf("state: redis unlock: %w", err)
+	}
+	return nil
 }
 
 // key is the Redis key of a name's lock; a long name is hashed, so that

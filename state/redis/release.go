@@ -13,6 +13,9 @@ import (
 // completion, or whose claim's answer) was lost because Redis did not
 // answer: a timeout or a lost connection. Without it such a key stays in
 // flight for its whole Redis TTL, and every retry gets 409 for 24 hours.
+// It frees objects' locks the same way (lockRelease): a lock whose
+// release was lost stayed held for lockTTL on every replica, and each
+// request on the object waited its wait and got a 429.
 // It retries each until Redis answers, then forgets it: a release that
 // finds the key no longer held by its token (completed after all,
 // expired, taken over) changes nothing, so retrying is always safe.
@@ -29,9 +32,9 @@ type releaser struct {
 	idem    *redisIdempotency
 	timeout time.Duration // of each attempt
 
-	mu      sync.Mutex           // guards pending
-	pending map[state.Token]bool // the token, and whether its claim's answer was lost
-	wake    chan struct{}        // capacity 1: something was added
+	mu      sync.Mutex              // guards pending
+	pending map[pendingRelease]bool // what to release, and whether its claim's answer was lost
+	wake    chan struct{}           // capacity 1: something was added
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when run returns
 }
@@ -50,16 +53,24 @@ func startReleaser(idem *redisIdempotency, timeout time.Duration) *releaser {
 	ctx, cancel := context.WithCancel(context.Background())
 	rl := &releaser{
 		idem: idem, timeout: timeout,
-		pending: map[state.Token]bool{}, wake: make(chan struct{}, 1),
+		pending: map[pendingRelease]bool{}, wake: make(chan struct{}, 1),
 		cancel: cancel, done: make(chan struct{}),
 	}
 	go rl.run(ctx)
 	return rl
 }
 
+// pendingRelease is what waits for Redis: an idempotency claim's token
+// (state.Token) or a lock's (lockRelease).
+type pendingRelease any
+
+// lockRelease is a lock whose release was lost: its key and the token of
+// the request that held it.
+type lockRelease struct{ key, token string }
+
 // add schedules t's release; lost says its claim's answer was lost (the
 // claim may still reach Redis after the release, see releaseScript).
-func (rl *releaser) add(t state.Token, lost bool) {
+func (rl *releaser) add(t pendingRelease, lost bool) {
 	rl.mu.Lock()
 	if len(rl.pending) < maxPendingReleases {
 		rl.pending[t] = rl.pending[t] || lost
@@ -110,7 +121,7 @@ func (rl *releaser) run(ctx context.Context) {
 // the same way.
 func (rl *releaser) round(ctx context.Context) bool {
 	rl.mu.Lock()
-	todo := make([]state.Token, 0, len(rl.pending))
+	todo := make([]pendingRelease, 0, len(rl.pending))
 	for t := range rl.pending {
 		todo = append(todo, t)
 	}
@@ -120,7 +131,13 @@ func (rl *releaser) round(ctx context.Context) bool {
 		lost := rl.pending[t]
 		rl.mu.Unlock()
 		actx, cancel := context.WithTimeout(ctx, rl.timeout)
-		err := rl.idem.release(actx, t, lost)
+		var err error
+		switch t := t.(type) {
+		case state.Token:
+			err = rl.idem.release(actx, t, lost)
+		case lockRelease:
+			err = rl.idem.r.locks.release(actx, t.key, t.token)
+		}
 		cancel()
 		if err != nil && !errors.Is(err, state.ErrNotClaimed) {
 			return false
