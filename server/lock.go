@@ -82,7 +82,15 @@ func (s *Server) hold(x *exchange) bool {
 	if ctx == nil {
 		ctx = x.r.Context()
 	}
-	release, err := s.state.Locks().Lock(ctx, names, lr.wait)
+	// First without waiting: an object no one holds costs no context.
+	locks := s.state.Locks()
+	release, err := locks.Lock(ctx, names, 0)
+	if errors.Is(err, state.ErrLockTimeout) {
+		var stop func()
+		ctx, stop = s.lockContext(ctx)
+		release, err = locks.Lock(ctx, names, lr.wait)
+		stop()
+	}
 	switch {
 	case err == nil:
 		x.unlock = release
@@ -100,6 +108,24 @@ func (s *Server) hold(x *exchange) bool {
 		s.unavailable(x, err)
 	}
 	return false
+}
+
+// lockContext returns what a request waits on for an object another
+// holds: its context, ended also when shutdown begins, as a delay is
+// (unless WaitDelaysOnShutdown), and in any case when shutdown gives up
+// on the requests still running. A request that completes whatever its
+// client does (onClientAbort: complete) has a context that never ends:
+// its wait outlived Serve, and a plain request's held Serve for the
+// whole shutdown timeout.
+func (s *Server) lockContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	stop := func() bool { return false }
+	if !s.opts.WaitDelaysOnShutdown {
+		stop = context.AfterFunc(s.stopping, func() { cancel(context.Cause(s.stopping)) })
+	} else if base := s.abort.Load(); base != nil && parent.Done() == nil {
+		stop = context.AfterFunc(*base, func() { cancel(errShutdown) })
+	}
+	return ctx, func() { stop(); cancel(nil) }
 }
 
 // render returns the names the request locks, sorted (so that two

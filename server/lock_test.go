@@ -3,10 +3,13 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -342,5 +345,92 @@ func TestLockRedisBlips(t *testing.T) {
 			t.Fatalf("t2 once Redis woke = %d %s, want 200", r.status, r.body)
 		}
 		<-inside
+	}
+}
+
+// lockWatch is a store whose Locks tell, on waiting, when a request asks
+// for a lock.
+type lockWatch struct {
+	state.Store
+	asked chan struct{}
+}
+
+func (w lockWatch) Locks() state.Locks { return askedLocks{w.Store.Locks(), w.asked} }
+
+type askedLocks struct {
+	state.Locks
+	asked chan struct{}
+}
+
+func (l askedLocks) Lock(ctx context.Context, names []string, wait time.Duration) (func(), error) {
+	select {
+	case l.asked <- struct{}{}:
+	default:
+	}
+	return l.Locks.Lock(ctx, names, wait)
+}
+
+// TestLockShutdown: a request waiting for an object another holds ends
+// when shutdown begins, as a delay does: before, Serve waited for it for
+// the whole shutdown timeout, and one that completes whatever its client
+// does (an idempotency key, onClientAbort: complete) went on waiting
+// after Serve had returned, for up to its wait.
+func TestLockShutdown(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		route   string
+		timeout time.Duration // Options.ShutdownTimeout
+	}{
+		{"plain", `{ name: t, method: POST, path: '/things/{id}', lock: { names: ['{{ .Request.Vars.id }}'], wait: 1m }, respond: { body: ok } }`, time.Minute},
+		{"detached", `{ name: t, method: POST, path: '/things/{id}', idempotency: { key: header.Idempotency-Key }, lock: { names: ['{{ .Request.Vars.id }}'], wait: 1m }, respond: { body: ok } }`, 100 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			watch := lockWatch{state.NewMemory(state.Options{}), make(chan struct{}, 1)}
+			opts := Options{State: watch, ShutdownTimeout: tc.timeout, Logger: slog.New(slog.DiscardHandler)}
+			opts.Load = func() (*scenarios.Set, error) { return scenarios.LoadBytes("s.yaml", []byte("routes: ["+tc.route+"]")) }
+			s, err := New(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			served := make(chan error, 1)
+			go func() { served <- s.Serve(ctx, ln) }()
+			url := "http://" + ln.Addr().String()
+			waitListening(t, url)
+			// Another request holds t1, for longer than the test.
+			release, err := watch.Store.Locks().Lock(t.Context(), []string{"t1"}, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
+			errc := make(chan error, 1)
+			go func() {
+				_, err := doCtx(context.Background(), "POST", url+"/things/t1", "", "Idempotency-Key", "k1")
+				errc <- err
+			}()
+			select {
+			case <-watch.asked:
+			case <-time.After(patience):
+				t.Fatal("the request did not ask for its lock")
+			}
+			start := time.Now()
+			cancel()
+			if err := <-served; err != nil {
+				t.Fatalf("Serve returned %v", err)
+			}
+			if el := time.Since(start); el > 20*time.Second {
+				t.Errorf("shutdown took %s: it waited for the lock", el)
+			}
+			if err := <-errc; err == nil {
+				t.Error("the request waiting for its lock got an answer")
+			}
+			http.DefaultClient.CloseIdleConnections()
+			settledGoroutines(t, before)
+		})
 	}
 }

@@ -24,7 +24,8 @@ type Locks interface {
 	// other waits for. It returns the release, which gives back every
 	// lock taken and must be called once; or ErrLockTimeout, having taken
 	// none, when wait ran out, or ctx's error when ctx ended first, or a
-	// failure of the store. Lock keeps names until the release.
+	// failure of the store. With a wait of 0 it takes them only if no one
+	// holds them. Lock keeps names until the release.
 	Lock(ctx context.Context, names []string, wait time.Duration) (release func(), err error)
 }
 
