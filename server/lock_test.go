@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -468,4 +470,77 @@ routes:
 	if strings.Contains(logs.String(), "Object locked") {
 		t.Fatalf("the second request found the object locked:\n%s", logs.String())
 	}
+}
+
+// replyDropper stands between the store and Redis and, while drop is
+// set, passes the commands on but throws Redis's replies away: a reply
+// lost on the network, after Redis ran the command.
+type replyDropper struct {
+	ln   net.Listener
+	drop atomic.Bool
+}
+
+func dropReplies(t *testing.T, target string) *replyDropper {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &replyDropper{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			r, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go func() { _, _ = io.Copy(r, c); r.Close() }()
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := r.Read(buf)
+					if n > 0 && !d.drop.Load() {
+						if _, err := c.Write(buf[:n]); err != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return d
+}
+
+// TestLockRedisTakeLost: a lock whose SET NX Redis ran, but whose reply
+// was lost, is given back once Redis answers: before, the request got
+// its 503 and the lock stayed held, by no one, for its 30s expiry.
+func TestLockRedisTakeLost(t *testing.T) {
+	rs := redistest.Start(t)
+	d := dropReplies(t, rs.Addr())
+	st, err := redis.Open(context.Background(), "redis://"+d.ln.Addr().String()+"/0", redis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	url, inside, proceed := serveLockedProxy(t, st)
+	close(proceed)
+	d.drop.Store(true)
+	if r := do(t, "POST", url+"/things/t3", ""); r.status != 503 {
+		t.Fatalf("t3 with Redis's replies lost = %d %s, want 503", r.status, r.body)
+	}
+	d.drop.Store(false)
+	lockFreed(t, rs, "t3")
+	if r := do(t, "POST", url+"/things/t3", ""); r.status != 200 {
+		t.Fatalf("t3 once Redis answers = %d %s, want 200", r.status, r.body)
+	}
+	<-inside
 }

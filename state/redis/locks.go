@@ -37,10 +37,24 @@ const (
 	lockPollMax = 20 * time.Millisecond
 )
 
-// unlockScript: KEYS the lock. ARGV the token. Deletes the lock if the
-// token still holds it.
+// takeScript: KEYS the lock, the token's lost mark (ld:<token>). ARGV
+// the token, lockTTL in ms. Sets the lock to the token if no token holds
+// it, unless the token's take was given up (unlockScript left the mark).
+// Returns 1 when taken.
+var takeScript = goredis.NewScript(`
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+return 0
+`)
+
+// unlockScript: KEYS the lock, the token's lost mark. ARGV the token,
+// lost ("1" when the take's reply was lost). Deletes the lock if the
+// token still holds it. A lost take that does not hold it leaves the
+// mark for lockTTL: the take, sent on another connection, may run after
+// this, and then must not set the lock.
 var unlockScript = goredis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+if ARGV[2] == '1' then redis.call('SET', KEYS[2], '1', 'PX', ARGV[3]) end
 return 0
 `)
 
@@ -59,6 +73,12 @@ func (l *redisLocks) Lock(ctx context.Context, names []string, wait time.Duratio
 	for _, name := range names {
 		key := l.key(name)
 		if err := l.take(ctx, key, token, deadline); err != nil {
+			if !errors.Is(err, state.ErrLockTimeout) {
+				// Redis may have run the SET and its reply been lost:
+				// given back with the others, in the background if
+				// Redis does not answer.
+				l.r.idem.retry.add(lockRelease{key, token, true}, false)
+			}
 			l.unlock(keys, token)
 			releaseLocal()
 			return nil, err
@@ -76,7 +96,7 @@ func (l *redisLocks) Lock(ctx context.Context, names []string, wait time.Duratio
 func (l *redisLocks) take(ctx context.Context, key, token string, deadline time.Time) error {
 	poll := lockPollMin
 	for {
-		ok, err := l.r.rdb.SetNX(ctx, key, token, lockTTL).Result()
+		ok, err := takeScript.Run(ctx, l.r.rdb, []string{key, l.r.key("ld", token)}, token, lockTTL.Milliseconds()).Bool()
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -113,9 +133,9 @@ func (l *redisLocks) unlock(keys []string, token string) {
 	ctx, cancel := context.WithTimeout(context.Background(), ro.ReadTimeout+ro.WriteTimeout)
 	defer cancel()
 	for i, key := range keys {
-		if err := l.release(ctx, key, token); err != nil {
+		if err := l.release(ctx, key, token, false); err != nil {
 			for _, key := range keys[i:] {
-				l.r.idem.retry.add(lockRelease{key, token}, false)
+				l.r.idem.retry.add(lockRelease{key, token, false}, false)
 			}
 			return
 		}
@@ -123,9 +143,14 @@ func (l *redisLocks) unlock(keys []string, token string) {
 }
 
 // release deletes key if token still holds it; a key no longer held by
-// token (expired, taken by another since) is left as it is.
-func (l *redisLocks) release(ctx context.Context, key, token string) error {
-	if err := unlockScript.Run(ctx, l.r.rdb, []string{key}, token).Err(); err != nil && !errors.Is(err, goredis.Nil) {
+// token (expired, taken by another since) is left as it is. lost says
+// the take's reply was lost (see unlockScript).
+func (l *redisLocks) release(ctx context.Context, key, token string, lost bool) error {
+	flag := "0"
+	if lost {
+		flag = "1"
+	}
+	if err := unlockScript.Run(ctx, l.r.rdb, []string{key, l.r.key("ld", token)}, token, flag, lockTTL.Milliseconds()).Err(); err != nil && !errors.Is(err, goredis.Nil) {
 		return fmt.Errorf("state: redis unlock: %w", err)
 	}
 	return nil

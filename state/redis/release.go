@@ -65,8 +65,12 @@ func startReleaser(idem *redisIdempotency, timeout time.Duration) *releaser {
 type pendingRelease any
 
 // lockRelease is a lock whose release was lost: its key and the token of
-// the request that held it.
-type lockRelease struct{ key, token string }
+// the request that held it; lost says the take's reply was lost, not the
+// release's (the request never knew it held the lock).
+type lockRelease struct {
+	key, token string
+	lost       bool
+}
 
 // add schedules t's release; lost says its claim's answer was lost (the
 // claim may still reach Redis after the release, see releaseScript).
@@ -136,7 +140,7 @@ func (rl *releaser) round(ctx context.Context) bool {
 		case state.Token:
 			err = rl.idem.release(actx, t, lost)
 		case lockRelease:
-			err = rl.idem.r.locks.release(actx, t.key, t.token)
+			err = rl.idem.r.locks.release(actx, t.key, t.token, t.lost)
 		}
 		cancel()
 		if err != nil && !errors.Is(err, state.ErrNotClaimed) {
