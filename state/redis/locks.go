@@ -72,8 +72,8 @@ func (l *redisLocks) Lock(ctx context.Context, names []string, wait time.Duratio
 	keys := make([]string, 0, len(names))
 	for _, name := range names {
 		key := l.key(name)
-		if err := l.take(ctx, key, token, deadline); err != nil {
-			if !errors.Is(err, state.ErrLockTimeout) {
+		if unanswered, err := l.take(ctx, key, token, deadline); err != nil {
+			if unanswered {
 				// Redis may have run the SET and its reply been lost:
 				// given back with the others, in the background if
 				// Redis does not answer.
@@ -92,30 +92,31 @@ func (l *redisLocks) Lock(ctx context.Context, names []string, wait time.Duratio
 }
 
 // take sets key to token once no other token holds it, polling until
-// deadline.
-func (l *redisLocks) take(ctx context.Context, key, token string, deadline time.Time) error {
+// deadline. unanswered says that its last attempt got no reply (Redis may
+// have run it).
+func (l *redisLocks) take(ctx context.Context, key, token string, deadline time.Time) (unanswered bool, err error) {
 	poll := lockPollMin
 	for {
 		ok, err := takeScript.Run(ctx, l.r.rdb, []string{key, l.r.key("ld", token)}, token, lockTTL.Milliseconds()).Bool()
 		if err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return true, ctx.Err()
 			}
-			return fmt.Errorf("state: redis lock: %w", err)
+			return true, fmt.Errorf("state: redis lock: %w", err)
 		}
 		if ok {
-			return nil
+			return false, nil
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return state.ErrLockTimeout
+			return false, state.ErrLockTimeout
 		}
 		t := time.NewTimer(min(poll, left))
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 		poll = min(2*poll, lockPollMax)
 	}
