@@ -36,6 +36,15 @@ func RunLocks(t *testing.T, a, b state.Locks) {
 		t.Fatalf("Lock of free names = %v (a failed Lock kept what it took?)", err)
 	}
 	free()
+	// A wait of 0: free names are taken, a held one is not waited for.
+	free, err = b.Lock(ctx, []string{"pi_0"}, 0)
+	if err != nil {
+		t.Fatalf("Lock of a free name without waiting = %v", err)
+	}
+	free()
+	if _, err := b.Lock(ctx, []string{"pi_0", "pi_1"}, 0); !errors.Is(err, state.ErrLockTimeout) {
+		t.Fatalf("Lock of a held name without waiting = %v, want ErrLockTimeout", err)
+	}
 	// A context that ends first: its error.
 	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
