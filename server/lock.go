@@ -143,6 +143,10 @@ func (lr *lockRuntime) render(x *exchange) ([]string, error) {
 		for _, t := range lr.names {
 			b := renderBuffer{max: maxLockName}
 			if err := t.Execute(&b, d); err != nil {
+				if errors.Is(err, scenarios.ErrOutputLimit) {
+					// Not --max-template-output, which renderError names.
+					return nil, fmt.Errorf("%w: a name renders more than %d bytes", errRenderTooLarge, maxLockName)
+				}
 				return nil, renderError("lock", maxLockName, err)
 			}
 			if name := strings.TrimSpace(b.String()); name != "" && name != "<no value>" {

@@ -600,3 +600,24 @@ routes:
 		t.Fatalf("%d locks held after every request ended", n)
 	}
 }
+
+// TestLockNameTooLong: a name rendered from the request (an attacker's
+// choice) longer than maxLockName is refused, and the problem says what
+// the limit is, not --max-template-output, which does not bound it.
+func TestLockNameTooLong(t *testing.T) {
+	_, ts, _ := serveYAML(t, Options{}, `
+routes:
+  - name: t
+    method: POST
+    path: /things
+    lock: '{{ .Request.JSON.name }}'
+    respond: { body: ok }
+`)
+	if r := do(t, "POST", ts.URL+"/things", `{"name":"short"}`, "Content-Type", "application/json"); r.status != 200 {
+		t.Fatalf("a short name = %d %s", r.status, r.body)
+	}
+	r := do(t, "POST", ts.URL+"/things", `{"name":"`+strings.Repeat("x", 2000)+`"}`, "Content-Type", "application/json")
+	if r.status != 500 || !strings.Contains(r.body, "1024 bytes") || strings.Contains(r.body, "max-template-output") {
+		t.Fatalf("a 2000-byte name = %d %s, want a 500 naming the limit of 1024 bytes, not --max-template-output", r.status, r.body)
+	}
+}
