@@ -621,3 +621,29 @@ routes:
 		t.Fatalf("a 2000-byte name = %d %s, want a 500 naming the limit of 1024 bytes, not --max-template-output", r.status, r.body)
 	}
 }
+
+// TestLockOnlyChanges: of an operation's routes only those that change a
+// stored object lock: a create and a read ask for no lock.
+func TestLockOnlyChanges(t *testing.T) {
+	watch := lockWatch{state.NewMemory(state.Options{}), make(chan struct{}, 1)}
+	_, ts := serveBank(t, Options{State: watch}, "")
+	asked := func() bool {
+		select {
+		case <-watch.asked:
+			return true
+		default:
+			return false
+		}
+	}
+	acct := do(t, "POST", ts.URL+"/accounts", `{"balance":0}`, "Content-Type", "application/json")
+	if acct.status != 200 || asked() {
+		t.Fatalf("a create = %d %s, or it asked for a lock", acct.status, acct.body)
+	}
+	id := fmt.Sprint(acct.json(t)["id"])
+	if r := do(t, "GET", ts.URL+"/accounts/"+id, ""); r.status != 200 || asked() {
+		t.Fatalf("a read = %d %s, or it asked for a lock", r.status, r.body)
+	}
+	if r := do(t, "POST", ts.URL+"/accounts/"+id, `{"amount":1}`, "Content-Type", "application/json"); r.status != 200 || !asked() {
+		t.Fatalf("an update = %d %s, or it asked for no lock", r.status, r.body)
+	}
+}
