@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 )
@@ -36,10 +37,18 @@ var ErrLockTimeout = errors.New("state: another request holds the object's lock"
 // LocalLocks are the locks of one process: Memory's, and in front of a
 // shared store's, so that the requests of one replica that wait for the
 // same object queue here rather than asking the store again and again.
-// The zero value is ready to use.
+// Waiters take a name in the order they came: a release hands it to the
+// first (FIFO), so that no waiter is passed over until its wait runs out,
+// and wakes only that one. The zero value is ready to use.
 type LocalLocks struct {
-	mu   sync.Mutex               // guards held
-	held map[string]chan struct{} // closed when the name's lock is given back
+	mu   sync.Mutex // guards held
+	held map[string]*lockQueue
+}
+
+// lockQueue is a held name and those who wait for it, first first. A
+// waiter's channel gets the name when it is handed over.
+type lockQueue struct {
+	waiters []chan struct{}
 }
 
 var _ Locks = (*LocalLocks)(nil)
@@ -53,45 +62,77 @@ func (l *LocalLocks) Lock(ctx context.Context, names []string, wait time.Duratio
 		}
 	}()
 	for i, name := range names {
-		for {
-			l.mu.Lock()
-			busy, ok := l.held[name]
-			if !ok {
-				if l.held == nil {
-					l.held = map[string]chan struct{}{}
-				}
-				l.held[name] = make(chan struct{})
-				l.mu.Unlock()
-				break
+		l.mu.Lock()
+		q, busy := l.held[name]
+		if !busy {
+			if l.held == nil {
+				l.held = map[string]*lockQueue{}
 			}
+			l.held[name] = &lockQueue{}
 			l.mu.Unlock()
-			if timer == nil {
-				timer = time.NewTimer(wait)
-			}
-			select {
-			case <-busy:
-				continue // given back: try again (another waiter may take it first)
-			case <-timer.C:
-				l.unlock(names[:i])
-				return nil, ErrLockTimeout
-			case <-ctx.Done():
-				l.unlock(names[:i])
-				return nil, ctx.Err()
-			}
+			continue
 		}
+		if wait <= 0 {
+			l.mu.Unlock()
+			l.unlock(names[:i])
+			return nil, ErrLockTimeout
+		}
+		handed := make(chan struct{}, 1)
+		q.waiters = append(q.waiters, handed)
+		l.mu.Unlock()
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		}
+		var err error
+		select {
+		case <-handed:
+			continue // handed over by its holder: held now
+		case <-timer.C:
+			err = ErrLockTimeout
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		if !l.leave(name, handed) {
+			// Handed over as the wait ended: held, and given on.
+			l.unlock(names[i : i+1])
+		}
+		l.unlock(names[:i])
+		return nil, err
 	}
 	return func() { l.unlock(names) }, nil
 }
 
-// unlock gives back the locks of names, waking whoever waits for them.
+// leave takes a waiter out of name's queue; false when it is no longer in
+// it (the name was handed to it).
+func (l *LocalLocks) leave(name string, handed chan struct{}) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if q, ok := l.held[name]; ok {
+		if k := slices.Index(q.waiters, handed); k >= 0 {
+			q.waiters = slices.Delete(q.waiters, k, k+1)
+			return true
+		}
+	}
+	return false
+}
+
+// unlock gives back the locks of names, each to its first waiter if it
+// has one.
 func (l *LocalLocks) unlock(names []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, name := range names {
-		if busy, ok := l.held[name]; ok {
-			delete(l.held, name)
-			close(busy)
+		q, ok := l.held[name]
+		if !ok {
+			continue
 		}
+		if len(q.waiters) == 0 {
+			delete(l.held, name)
+			continue
+		}
+		next := q.waiters[0]
+		q.waiters = slices.Delete(q.waiters, 0, 1)
+		next <- struct{}{} // buffered: the waiter finds it whenever it looks
 	}
 }
 
