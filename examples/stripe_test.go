@@ -33,22 +33,37 @@ var stripeSpecs = openapi.NewCache()
 // stripe/) on an httptest server, as serve examples/stripe.yaml does.
 func serveStripe(t *testing.T) *httptest.Server {
 	t.Helper()
-	s, err := server.New(server.Options{
-		Load: func() (*scenarios.Set, error) {
-			set, err := scenarios.Load("stripe.yaml")
-			if err != nil {
-				return nil, err
-			}
-			return set, openapi.Expand(set, openapi.Options{Cache: stripeSpecs})
-		},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	return serveStripeWith(t, server.Options{})
+}
+
+// serveStripeWith is serveStripe with the options o (a state store, the
+// webhooks' time scale); it sets Load and, unless o has one, Logger.
+func serveStripeWith(t *testing.T, o server.Options) *httptest.Server {
+	t.Helper()
+	hs := httptest.NewServer(stripeServer(t, o))
+	t.Cleanup(hs.Close)
+	return hs
+}
+
+// stripeServer is the server of stripe.yaml with the options o (Load
+// set, and Logger unless o has one).
+func stripeServer(t *testing.T, o server.Options) *server.Server {
+	t.Helper()
+	o.Load = func() (*scenarios.Set, error) {
+		set, err := scenarios.Load("stripe.yaml")
+		if err != nil {
+			return nil, err
+		}
+		return set, openapi.Expand(set, openapi.Options{Cache: stripeSpecs})
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s, err := server.New(o)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
-	hs := httptest.NewServer(s)
-	t.Cleanup(hs.Close)
-	return hs
+	return s
 }
 
 // client is the official client pointed at the mock, its automatic

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scenariomock/scenariomock/openapi"
-	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/server"
 	"github.com/scenariomock/scenariomock/webhooks"
 	"github.com/stripe/stripe-go/v85"
@@ -31,20 +28,7 @@ const patience = 30 * time.Second
 // server does not run it); waits are scaled by 0.01.
 func serveStripeRunning(t *testing.T) string {
 	t.Helper()
-	s, err := server.New(server.Options{
-		Load: func() (*scenarios.Set, error) {
-			set, err := scenarios.Load("stripe.yaml")
-			if err != nil {
-				return nil, err
-			}
-			return set, openapi.Expand(set, openapi.Options{Cache: stripeSpecs})
-		},
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Webhooks: webhooks.Options{TimeScale: 0.01},
-	})
-	if err != nil {
-		t.Fatalf("server.New: %v", err)
-	}
+	s := stripeServer(t, server.Options{Webhooks: webhooks.Options{TimeScale: 0.01}})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

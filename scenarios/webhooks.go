@@ -236,20 +236,7 @@ func (d *fileDecoder) endpoint(n *yaml.Node, field string) *WebhookEndpoint {
 	if e.Signing != "none" && len(e.Secrets) == 0 && e.SecretEnv == "" {
 		d.fail(d.resolve(n), field, "signing %s needs secret: (or secretEnv:, an environment variable that holds it)", e.Signing)
 	}
-	if p, ok := fs["retry"]; ok {
-		d.retry(p.val, join(field, "retry"), e)
-	}
-	if p, ok := fs["timeScale"]; ok {
-		if v, ok := d.float(p.val, join(field, "timeScale")); ok {
-			if v <= 0 {
-				d.fail(d.resolve(p.val), join(field, "timeScale"), "must be above 0 (0.01 makes a 1s wait 10ms)")
-			}
-			e.TimeScale = v
-		}
-	}
-	if p, ok := fs["apiVersion"]; ok {
-		e.APIVersion, _ = d.str(p.val, join(field, "apiVersion"))
-	}
+	d.deliverySettings(fs, field, e)
 	if len(d.errs) > before {
 		return nil
 	}
@@ -325,6 +312,17 @@ func (d *fileDecoder) endpointSource(n *yaml.Node, field string) *EndpointSource
 			e.Signing = s
 		}
 	}
+	d.deliverySettings(fs, field, e)
+	if len(d.errs) > before {
+		return nil
+	}
+	return src
+}
+
+// deliverySettings decodes what an endpoint and an endpointsFrom:
+// source both set of their deliveries: retry:, timeScale: and
+// apiVersion:.
+func (d *fileDecoder) deliverySettings(fs map[string]pair, field string, e *WebhookEndpoint) {
 	if p, ok := fs["retry"]; ok {
 		d.retry(p.val, join(field, "retry"), e)
 	}
@@ -339,10 +337,6 @@ func (d *fileDecoder) endpointSource(n *yaml.Node, field string) *EndpointSource
 	if p, ok := fs["apiVersion"]; ok {
 		e.APIVersion, _ = d.str(p.val, join(field, "apiVersion"))
 	}
-	if len(d.errs) > before {
-		return nil
-	}
-	return src
 }
 
 func (d *fileDecoder) retry(n *yaml.Node, field string, e *WebhookEndpoint) {
