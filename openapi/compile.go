@@ -228,7 +228,13 @@ func expandOne(set *scenarios.Set, src *scenarios.OpenAPISource, opts Options, e
 	}
 	deps = append(deps, c.siblings...)
 	contents = append(contents, c.siblingData...)
-	f := &scenarios.File{Path: src.Spec, Name: c.title, Routes: slices.Clone(c.routes)}
+	routes := make([]*scenarios.Route, len(c.routes))
+	for i, r := range c.routes {
+		cp := *r // the cache's route is shared by every load
+		withDefaults(&cp, src)
+		routes[i] = &cp
+	}
+	f := &scenarios.File{Path: src.Spec, Name: c.title, Routes: routes}
 	return set.Extend(f, deps, contents)
 }
 
@@ -691,9 +697,20 @@ func (a *api) route(path string, item *v3.PathItem, method string, op *v3.Operat
 		Priority:  Priority,
 		Responses: []*scenarios.Response{resp},
 		Operation: o,
-		Lock:      src.Lock,
 	}
-	if changes(method) && src.Idempotency != nil {
+	withDefaults(r, src)
+	sum := sha256.Sum256([]byte(key + "\x00" + name))
+	r.Identity = name + "@" + hex.EncodeToString(sum[:8])
+	return r, nil
+}
+
+// withDefaults gives a generated route the defaults: of src's file that
+// the compiled document does not hold: its idempotency: and lock:
+// blocks. Expand lays them on every load, the cache's routes too, so
+// that an edit of them reaches the routes though the spec is unchanged.
+func withDefaults(r *scenarios.Route, src *scenarios.OpenAPISource) {
+	r.Lock, r.Idempotency = src.Lock, nil
+	if method := r.Methods[0]; changes(method) && src.Idempotency != nil {
 		// Each operation has its own key space, as a YAML route's is
 		// its method and path: a key used on one operation is a new
 		// request on another (the defaults' block has no group, and
@@ -701,13 +718,10 @@ func (a *api) route(path string, item *v3.PathItem, method string, op *v3.Operat
 		// same body was answered with the first operation's answer).
 		id := *src.Idempotency
 		if id.Group == "" {
-			id.Group = method + " " + path
+			id.Group = method + " " + r.Path
 		}
 		r.Idempotency = &id
 	}
-	sum := sha256.Sum256([]byte(key + "\x00" + name))
-	r.Identity = name + "@" + hex.EncodeToString(sum[:8])
-	return r, nil
 }
 
 // beyondSegment says which variable of a route's path, narrowed, may take
