@@ -85,11 +85,16 @@ func (s *Server) hold(x *exchange) bool {
 	// First without waiting: an object no one holds costs no context.
 	locks := s.state.Locks()
 	release, err := locks.Lock(ctx, names, 0)
+	var cause error // why the wait's context ended, if it did
 	if errors.Is(err, state.ErrLockTimeout) {
-		var stop func()
-		ctx, stop = s.lockContext(ctx)
-		release, err = locks.Lock(ctx, names, lr.wait)
+		wctx, stop := s.lockContext(ctx)
+		release, err = locks.Lock(wctx, names, lr.wait)
+		if wctx.Err() != nil {
+			cause = context.Cause(wctx) // before stop ends it too
+		}
 		stop()
+	} else if ctx.Err() != nil {
+		cause = context.Cause(ctx)
 	}
 	switch {
 	case err == nil:
@@ -98,9 +103,9 @@ func (s *Server) hold(x *exchange) bool {
 	case errors.Is(err, state.ErrLockTimeout):
 		x.out.err = err
 		s.lockTimeout(x, lr, names)
-	case ctx.Err() != nil:
+	case cause != nil:
 		ended := "client gone while another request held its object"
-		if errors.Is(context.Cause(ctx), errShutdown) {
+		if errors.Is(cause, errShutdown) {
 			ended = "lock wait cancelled by shutdown"
 		}
 		x.abort(ended)

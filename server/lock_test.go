@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -645,5 +646,36 @@ func TestLockOnlyChanges(t *testing.T) {
 	}
 	if r := do(t, "POST", ts.URL+"/accounts/"+id, `{"amount":1}`, "Content-Type", "application/json"); r.status != 200 || !asked() {
 		t.Fatalf("an update = %d %s, or it asked for no lock", r.status, r.body)
+	}
+}
+
+// failingWait is a store whose locks find the object held, then fail
+// while the request waits for it (Redis lost in the wait).
+type failingWait struct{ state.Store }
+
+func (f failingWait) Locks() state.Locks { return failingWaitLocks{} }
+
+type failingWaitLocks struct{}
+
+func (failingWaitLocks) Lock(_ context.Context, _ []string, wait time.Duration) (func(), error) {
+	if wait == 0 {
+		return nil, state.ErrLockTimeout // held: hold waits
+	}
+	return nil, errors.New("redis: connection lost")
+}
+
+// TestLockStoreFailsWhileWaiting: a store that fails while a request
+// waits for an object is a 503, as any store failure, not a request
+// ended as if its client had left (no answer at all).
+func TestLockStoreFailsWhileWaiting(t *testing.T) {
+	_, ts, _ := serveYAML(t, Options{State: failingWait{state.NewMemory(state.Options{})}}, `
+routes:
+  - method: POST
+    path: /things/{id}
+    lock: '{{ .Request.Vars.id }}'
+    respond: { body: ok }
+`)
+	if r := do(t, "POST", ts.URL+"/things/t1", ""); r.status != 503 || !strings.Contains(r.body, "connection lost") {
+		t.Fatalf("a store failing during the wait = %d %s, want a 503 naming the failure", r.status, r.body)
 	}
 }
