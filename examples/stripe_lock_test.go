@@ -2,12 +2,19 @@ package examples_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/scenariomock/scenariomock/internal/redistest"
 	"github.com/scenariomock/scenariomock/server"
+	"github.com/scenariomock/scenariomock/state"
 	"github.com/scenariomock/scenariomock/state/redis"
 	"github.com/stripe/stripe-go/v85"
 )
@@ -160,4 +167,73 @@ func TestStripeConcurrentConfirms(t *testing.T) {
 			t.Errorf("%d charges listed for %s, want 1", count, id)
 		}
 	}
+}
+
+// TestStripeLockTimeout: a confirm that waits longer than 2 s for an
+// intent another request holds gets Stripe's 429 lock_timeout with
+// Stripe-Should-Retry: true (stripe-node retries a 429 only on that
+// header), and changes nothing; stripe-go, retrying, gets through once
+// the intent is free.
+func TestStripeLockTimeout(t *testing.T) {
+	t.Parallel()
+	st := state.NewMemory(state.Options{})
+	hs := serveStripeWith(t, server.Options{State: st})
+	ctx := context.Background()
+	pi, err := client(hs, testKey).V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{
+		Amount: stripe.Int64(1500), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_card_visa"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := st.Locks().Lock(ctx, []string{pi.ID}, time.Second) // another request holds the intent
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("POST", hs.URL+"/v1/payment_intents/"+pi.ID+"/confirm", nil)
+	req.SetBasicAuth(testKey, "")
+	res, err := hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 429 || res.Header.Get("Stripe-Should-Retry") != "true" || !strings.Contains(string(body), `"code":"lock_timeout"`) {
+		t.Fatalf("a confirm of a held intent = %d, Stripe-Should-Retry %q, %s; want 429 lock_timeout with the header true", res.StatusCode, res.Header.Get("Stripe-Should-Retry"), body)
+	}
+	// stripe-go retries it: freed during its retries, the intent is confirmed once.
+	done := make(chan error, 1)
+	go func() {
+		got, err := client(hs, testKey).V1PaymentIntents.Confirm(ctx, pi.ID, nil)
+		if err == nil && got.Status != stripe.PaymentIntentStatusSucceeded {
+			err = fmt.Errorf("status %s", got.Status)
+		}
+		done <- err
+	}()
+	// Its first try waits out the lock: then the intent is freed, and a
+	// retry of stripe-go's confirms it.
+	for deadline := time.Now().Add(patience); lockTimeouts(t, hs) < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("stripe-go's confirm never got its 429")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("stripe-go's confirm once the intent is free: %v", err)
+	}
+}
+
+// lockTimeouts counts the 429 answers in the journal.
+func lockTimeouts(t *testing.T, hs *httptest.Server) int {
+	t.Helper()
+	res, err := http.Get(hs.URL + "/__admin/requests/count?status=429")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var v struct{ Count int }
+	if err := json.NewDecoder(res.Body).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v.Count
 }
