@@ -161,8 +161,7 @@ func (col *collection) remove(i int32) {
 // handed out stay valid: the old chunks are left to them.
 func (col *collection) compact() {
 	a := &col.arena
-	waste := a.used - a.live
-	if waste <= compactMin || waste <= a.live/2 {
+	if !a.wasteful() {
 		return
 	}
 	var fresh arena

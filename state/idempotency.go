@@ -658,8 +658,7 @@ func (sh *idemShard) down(i int) bool {
 // key leaves (drop), so there is little to compact. sh.mu is held.
 func (sh *idemShard) compact() {
 	a := &sh.arena
-	waste := a.used - a.live
-	if waste <= compactMin || waste <= a.live/2 {
+	if !a.wasteful() {
 		return
 	}
 	var fresh arena
@@ -748,6 +747,13 @@ func (a *arena) bytes(sp span) []byte {
 		return nil
 	}
 	return a.chunks[sp.chunk-a.first][sp.off : sp.off+sp.n : sp.off+sp.n]
+}
+
+// wasteful reports whether the arena is worth compacting: more than
+// compactMin of its bytes, and more than a third of them, are dropped.
+func (a *arena) wasteful() bool {
+	waste := a.used - a.live
+	return waste > compactMin && waste > a.live/2
 }
 
 // drop marks sp's bytes dropped, and lets go of its chunk when nothing
