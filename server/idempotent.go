@@ -129,17 +129,24 @@ func (s *Server) claim(x *exchange) bool {
 func (s *Server) refuse(x *exchange, own *prepared, status int, outcome, title, detail string) {
 	x.out.idem = outcome
 	if own != nil {
-		x.rec.direct(x.w.Header())
-		if err := own.render(&x.rec, s.opts.MaxTemplateOutput, x); err != nil {
-			x.fail(fmt.Errorf("route %q: idempotency answer: %w", x.out.route, err))
-			return
-		}
-		x.kind = answerRecorded
+		s.answerOwn(x, own, "idempotency answer")
 		return
 	}
 	p := newProblem(status, detail)
 	p.Title = title
 	x.answerProblem(p)
+}
+
+// answerOwn answers with the scenario's own answer in place of a
+// built-in refusal (an idempotency error's, a lock timeout's); what names
+// it in the error of one that fails to render.
+func (s *Server) answerOwn(x *exchange, own *prepared, what string) {
+	x.rec.direct(x.w.Header())
+	if err := own.render(&x.rec, s.opts.MaxTemplateOutput, x); err != nil {
+		x.fail(fmt.Errorf("route %q: %s: %w", x.out.route, what, err))
+		return
+	}
+	x.kind = answerRecorded
 }
 
 // replay sends a stored response again, byte for byte, with the replay

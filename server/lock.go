@@ -167,12 +167,7 @@ func (lr *lockRuntime) render(x *exchange) ([]string, error) {
 // with the lock's timeout answer, or a 429 problem that says to retry.
 func (s *Server) lockTimeout(x *exchange, lr *lockRuntime, names []string) {
 	if lr.timeout != nil {
-		x.rec.direct(x.w.Header())
-		if err := lr.timeout.render(&x.rec, s.opts.MaxTemplateOutput, x); err != nil {
-			x.fail(fmt.Errorf("route %q: lock timeout answer: %w", x.out.route, err))
-			return
-		}
-		x.kind = answerRecorded
+		s.answerOwn(x, lr.timeout, "lock timeout answer")
 		return
 	}
 	x.w.Header().Set("Retry-After", "1")
