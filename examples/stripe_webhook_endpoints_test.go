@@ -147,6 +147,16 @@ func TestStripeWebhookEndpointDeliveries(t *testing.T) {
 	if got, err := sc.V1WebhookEndpoints.Retrieve(ctx, paidWE.ID, nil); err != nil || got.Secret != "" {
 		t.Fatalf("read: %+v, %v; want it without its secret", got, err)
 	}
+	listed := 0
+	for we, err := range sc.V1WebhookEndpoints.List(ctx, &stripe.WebhookEndpointListParams{}).All(ctx) {
+		if err != nil || we.Secret != "" || we.URL == "" {
+			t.Fatalf("list: %+v, %v; want each endpoint without its secret", we, err)
+		}
+		listed++
+	}
+	if listed != 4 {
+		t.Fatalf("list: %d endpoints, want the key's 4", listed)
+	}
 	if got, err := sc.V1WebhookEndpoints.Update(ctx, disabledWE.ID, &stripe.WebhookEndpointUpdateParams{Disabled: stripe.Bool(true)}); err != nil || got.Status != "disabled" {
 		t.Fatalf("disable: %+v, %v; want status disabled", got, err)
 	}

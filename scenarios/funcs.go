@@ -199,6 +199,40 @@ func sum(list any, field string) (int64, error) {
 	return total.(int64), nil
 }
 
+// omit returns v without the keys: a JSON object copied without them,
+// or a list whose objects are copied without them (other items as they
+// are), as Sprig's omit, which takes one object: {{ omit .Answer.data
+// "secret" }}, a list of Stripe's webhook endpoints without the secret
+// that only their create shows. A missing value stays missing.
+func omit(v any, keys ...string) (any, error) {
+	without := func(obj map[string]any) map[string]any {
+		out := make(map[string]any, len(obj))
+		for k, x := range obj {
+			out[k] = x
+		}
+		for _, k := range keys {
+			delete(out, k)
+		}
+		return out
+	}
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		return without(v), nil
+	case []any:
+		out := make([]any, len(v))
+		for i, it := range v {
+			if obj, ok := it.(map[string]any); ok {
+				it = without(obj)
+			}
+			out[i] = it
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("omit takes an object or a list of objects, got %s", describeValue(v))
+}
+
 // integer reads an argument of fn as an integer: ok false when it is
 // missing (err nil) or not an integer (err says so).
 func integer(fn string, v any) (int64, bool, error) {

@@ -89,6 +89,8 @@ var TemplateFuncs = template.FuncMap{
 	"sub": sub,
 	"mul": mul,
 	"sum": sum,
+	// omit copies an object, or each object of a list, without keys.
+	"omit": omit,
 	// int, float and bool turn form and query strings into typed values,
 	// which a typed leaf writes as JSON numbers and booleans.
 	"int":   toInt,

@@ -76,6 +76,38 @@ func TestJSONFunctionArity(t *testing.T) {
 	}
 }
 
+func TestOmit(t *testing.T) {
+	t.Parallel()
+	data := newRequestData(t, `{"obj": {"id": "we_1", "secret": "s", "url": "u"},
+	  "list": [{"id": "we_1", "secret": "s"}, 7, {"id": "we_2"}], "n": 3}`)
+	cases := []struct{ name, tmpl, want string }{
+		{"object", `{{ json (omit .JSON.obj "secret" "url") }}`, `{"id":"we_1"}`},
+		{"list of objects", `{{ json (omit .JSON.list "secret") }}`, `[{"id":"we_1"},7,{"id":"we_2"}]`},
+		{"the value itself unchanged", `{{ $_ := omit .JSON.obj "secret" }}{{ .JSON.obj.secret }}`, `s`},
+		{"missing", `{{ json (omit .JSON.nope "secret") }}`, `null`},
+	}
+	for _, c := range cases {
+		tmpl, err := parseTemplate(c.tmpl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got strings.Builder
+		if err := tmpl.Execute(&got, data); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got.String() != c.want {
+			t.Errorf("%s: %s\n got %s\nwant %s", c.name, c.tmpl, got.String(), c.want)
+		}
+	}
+	tmpl, err := parseTemplate(`{{ omit .JSON.n "secret" }}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tmpl.Execute(&strings.Builder{}, data); err == nil || !strings.Contains(err.Error(), "omit takes an object or a list of objects, got") {
+		t.Errorf("omit of a number: %v, want an error naming what omit takes", err)
+	}
+}
+
 // BenchmarkJSONTemplate renders a body of n leaves, each echoing a request
 // value, as text leaves ('v{{ ... }}') and as typed leaves ('{{ ... }}').
 func BenchmarkJSONTemplate(b *testing.B) {
