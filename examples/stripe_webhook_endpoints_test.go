@@ -220,6 +220,12 @@ func TestStripeWebhookEndpointDeliveries(t *testing.T) {
 			t.Errorf("the %s endpoint was called %d times; want never", name, calls)
 		}
 	}
+	// The journal of deliveries knows the disabled endpoint, which had
+	// none: verify --webhook we_… --none holds rather than failing on an
+	// unknown name.
+	if ds := deliveries(t, base, "endpoint="+disabledWE.ID); len(ds) != 0 {
+		t.Errorf("deliveries to the disabled endpoint: %+v, want none", ds)
+	}
 	if types, calls, _ := paid.got(); !slices.Equal(sorted(types), want) || calls != 3 {
 		t.Errorf("the endpoint of %v accepted %v in %d calls by the end; want only those", want, types, calls)
 	}

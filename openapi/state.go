@@ -369,6 +369,20 @@ func (o *Operation) ResourceCollection(r *http.Request, resource string) string 
 	return o.api.storeName(r, path)
 }
 
+// OwnsCollection reports whether name (a collection of the state store)
+// is where the document keeps resource, in whatever scope: the admin API
+// finds a stored object by its id without the request that stored it.
+func (o *Operation) OwnsCollection(name, resource string) bool {
+	path := o.api.collections[resource]
+	switch {
+	case path == "":
+		return false
+	case o.api.scope.IsZero():
+		return name == "openapi "+path
+	}
+	return strings.HasPrefix(name, "openapi ") && strings.HasSuffix(name, " "+path)
+}
+
 // ResourceBase returns the object a route's save: entry of resource
 // starts from, as a create of it starts from its fixture: the document's
 // fixture of resource, with id in place of the fixture's own wherever it

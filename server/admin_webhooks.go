@@ -47,7 +47,7 @@ const webhookStreamGap = 100 * time.Millisecond
 // attempts logged from now on are sent.
 func (s *Server) handleWebhooksStream(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f, p := s.webhookFilter(q)
+	f, p := s.webhookFilter(r.Context(), q)
 	if p != nil {
 		writeProblem(w, p)
 		return
@@ -159,7 +159,7 @@ type adminWebhooks struct {
 // last N of each.
 func (s *Server) handleWebhooks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f, p := s.webhookFilter(q)
+	f, p := s.webhookFilter(r.Context(), q)
 	if p != nil {
 		writeProblem(w, p)
 		return
@@ -198,7 +198,7 @@ var webhookOutcomes = []string{webhooks.Delivered, webhooks.Retrying, webhooks.F
 // which would make a check such as verify --webhook shopp --undelivered
 // --none pass whatever was delivered. An endpoint that is gone (a reload
 // or a runtime document removed it) is still taken while the log names it.
-func (s *Server) webhookFilter(q url.Values) (webhooks.Filter, *Problem) {
+func (s *Server) webhookFilter(ctx context.Context, q url.Values) (webhooks.Filter, *Problem) {
 	f := webhooks.Filter{Endpoint: q.Get("endpoint"), Type: q.Get("type"), EventID: q.Get("event"), Outcome: q.Get("outcome"), Session: q.Get("session")}
 	if f.Outcome != "" && !slices.Contains(webhookOutcomes, f.Outcome) {
 		return f, newProblem(http.StatusBadRequest, fmt.Sprintf("Bad filter outcome=%q: want one of %s.", f.Outcome, strings.Join(webhookOutcomes, ", ")))
@@ -211,12 +211,22 @@ func (s *Server) webhookFilter(q url.Values) (webhooks.Filter, *Problem) {
 	if f.Endpoint != "" {
 		d := s.hooks.d
 		eps := d.Endpoints()
-		// A stored endpoint (endpointsFrom:) is known by its deliveries.
+		// A stored endpoint (endpointsFrom:) is known by its deliveries,
+		// or else as it is stored.
 		if !slices.Contains(eps, f.Endpoint) && len(d.Attempts(webhooks.Filter{Endpoint: f.Endpoint, Limit: 1})) == 0 &&
 			len(d.Deliveries(webhooks.Filter{Endpoint: f.Endpoint, Limit: 1})) == 0 {
+			switch stored, err := s.storedEndpointNamed(ctx, f.Endpoint); {
+			case err != nil:
+				return f, newProblem(http.StatusServiceUnavailable, "The stored webhook endpoints could not be read: "+err.Error())
+			case stored:
+				return f, nil
+			}
 			known := "the server has none (a file's webhooks: block)"
 			if len(eps) > 0 {
 				known = "its endpoints are " + strings.Join(eps, ", ")
+			}
+			if p := s.hooks.sources.Load(); p != nil && len(*p) > 0 {
+				known += ", and no stored endpoint (endpointsFrom:) has that id"
 			}
 			return f, newProblem(http.StatusBadRequest, fmt.Sprintf("Bad filter endpoint=%q: no webhook endpoint has that name, and none did; %s.", f.Endpoint, known))
 		}

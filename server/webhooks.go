@@ -224,6 +224,40 @@ func (s *Server) sourceCollection(src endpointSource, h http.Header) string {
 	return src.op.ResourceCollection(&http.Request{Header: h}, src.Resource)
 }
 
+// owns reports whether coll (a collection of the state store) is where
+// the source's endpoints are kept, in whatever scope.
+func (src endpointSource) owns(coll string) bool {
+	if src.Collection != "" {
+		return coll == src.Collection || strings.HasPrefix(coll, src.Collection+" ")
+	}
+	return src.op != nil && src.op.OwnsCollection(coll, src.Resource)
+}
+
+// storedEndpointNamed reports whether an endpointsFrom: source keeps an
+// endpoint of that id, in any scope, so that the admin API takes a
+// filter naming one that has had no delivery yet (verify --webhook
+// we_… --none).
+func (s *Server) storedEndpointNamed(ctx context.Context, id string) (bool, error) {
+	p := s.hooks.sources.Load()
+	if p == nil || len(*p) == 0 {
+		return false, nil
+	}
+	colls := s.state.Collections()
+	counts, err := colls.Counts(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range counts {
+		if !slices.ContainsFunc(*p, func(src endpointSource) bool { return src.owns(c.Name) }) {
+			continue
+		}
+		if _, ok, err := colls.Load(ctx, c.Name, id); err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
 // field is the value at a dotted path of obj; nil when there is none.
 func field(obj map[string]any, path string) any {
 	if path == "" {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -156,6 +157,18 @@ func TestStoredWebhookEndpoints(t *testing.T) {
 	// The log knows the stored endpoint by its id (verify --webhook).
 	if r := do(t, "GET", base+"/__admin/webhooks?endpoint="+createdID+"&outcome=delivered", ""); r.status != 200 {
 		t.Errorf("?endpoint=%s: %d %s", createdID, r.status, r.body)
+	}
+
+	// An endpoint that is stored but has had no delivery is known too
+	// (verify --webhook hk_… --none), in the scope it was stored in; an
+	// id nothing stores is not.
+	if r := do(t, "GET", base+"/__admin/webhooks?endpoint="+disabledID, ""); r.status != 200 || r.json(t)["deliveries"] == nil {
+		t.Errorf("?endpoint=%s (stored, never delivered to): %d %s, want its deliveries: none", disabledID, r.status, r.body)
+	}
+	if r := do(t, "GET", base+"/__admin/webhooks?endpoint=hk_nothing", ""); r.status != 400 {
+		t.Errorf("?endpoint=hk_nothing: %d %s, want 400: no endpoint has that name", r.status, r.body)
+	} else if !strings.Contains(r.body, "no stored endpoint (endpointsFrom:) has that id") {
+		t.Errorf("?endpoint=hk_nothing: %s, want it to say no stored endpoint has that id", r.body)
 	}
 
 	// Positive controls, sent after: the thing.shipped endpoint gets its
