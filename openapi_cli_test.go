@@ -43,6 +43,11 @@ func TestServeOpenAPI(t *testing.T) {
 	if code, body := get("/pets"); code != 200 || !strings.Contains(body, `"object":"list"`) {
 		t.Fatalf("GET /pets: %d %s", code, body)
 	}
+	// The admin API lists the document once (before, also the empty
+	// scenario file it is loaded around, with 0 routes).
+	if code, body := get("/__admin/scenarios?limit=0"); code != 200 || strings.Count(body, `"path": "`+spec+`"`) != 1 {
+		t.Errorf("GET /__admin/scenarios: %d %s; want the spec listed once among the files", code, body)
+	}
 	if code, _ := get("/owners"); code != 404 {
 		t.Fatalf("GET /owners before the edit: %d; want 404", code)
 	}
@@ -109,8 +114,10 @@ func TestValidateOpenAPI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if out, _, err := runCmd(t, "validate", "--openapi", filepath.Join(dir, "openapi.yaml")); err != nil || !strings.Contains(out, "4 routes") {
-		t.Errorf("validate --openapi of the petstore: %q, %v; want ok with its 4 operations", out, err)
+	// One document is one file, though it $refs another (before, the
+	// empty scenario file it is loaded around counted too: "2 files").
+	if out, _, err := runCmd(t, "validate", "--openapi", filepath.Join(dir, "openapi.yaml")); err != nil || out != "ok: 1 file, 4 routes\n" {
+		t.Errorf("validate --openapi of the petstore: %q, %v; want ok: 1 file with its 4 operations", out, err)
 	}
 	_, stderr, err := runCmd(t, "validate", "--openapi", filepath.Join(dir, "dup.yaml"))
 	if err == nil || !strings.Contains(stderr, "dup.yaml:") || !strings.Contains(stderr, `operationId "listPets"`) {

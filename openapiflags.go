@@ -122,7 +122,29 @@ func loadWithOpenAPI(load func() (*scenarios.Set, error), opts openapi.Options) 
 		if err := openapi.Expand(set, opts); err != nil {
 			return nil, err
 		}
+		dropSpecPlaceholder(set)
 		return set, nil
+	}
+}
+
+// dropSpecPlaceholder takes out of set the empty scenario file that a spec
+// served alone is loaded around (emptyScenario, named after the spec), once
+// the spec's own routes follow under the same name: listed, it would count
+// one document as two files (validate's "ok: 2 files", a second entry with
+// 0 routes in GET /__admin/scenarios).
+func dropSpecPlaceholder(set *scenarios.Set) {
+	if len(set.Files) < 2 {
+		return
+	}
+	f := set.Files[0]
+	if len(f.Routes) > 0 || f.Name != "" || f.CORS != nil || f.OpenAPI != nil || f.Webhooks != nil || f.Session != "" || f.Runtime != "" {
+		return
+	}
+	for _, g := range set.Files[1:] {
+		if g.Path == f.Path {
+			set.Files = set.Files[1:]
+			return
+		}
 	}
 }
 
