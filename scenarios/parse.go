@@ -1255,6 +1255,10 @@ func (d *fileDecoder) delay(n *yaml.Node, field string) (Delay, bool) {
 			d.fail(fs["max"].val, join(field, "max"), "max %s is below min %s", dl.Max, dl.Min)
 			good = false
 		}
+	case !hasMin && !hasMax && len(n.Content) > 0:
+		// Every key is unknown and already reported ("unknown field
+		// lognormal"); a second line about ranges would only mislead.
+		return Delay{}, false
 	default:
 		d.fail(n, field, "a delay range needs both min: and max:, e.g. {min: 100ms, max: 2s}")
 		return Delay{}, false
