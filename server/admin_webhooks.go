@@ -178,6 +178,9 @@ func (s *Server) handleWebhooks(w http.ResponseWriter, r *http.Request) {
 		Deliveries: s.hooks.d.Deliveries(f),
 		Attempts:   s.hooks.d.Attempts(f),
 	}
+	if out.Endpoints == nil {
+		out.Endpoints = []string{}
+	}
 	if out.Deliveries == nil {
 		out.Deliveries = []webhooks.Delivery{}
 	}

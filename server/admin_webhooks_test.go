@@ -274,3 +274,21 @@ routes: []
 		t.Errorf("%d deliveries after the refusals; want the 3 sent before", n)
 	}
 }
+
+// TestWebhooksListsAreArrays: a server with no webhook endpoint lists its
+// endpoints as [], as it lists no deliveries and no attempts, not as null
+// (which a client that reads endpoints.length trips on).
+func TestWebhooksListsAreArrays(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, "routes:\n  - {path: /x, respond: {status: 200}}\n")
+	r := do(t, "GET", hs.URL+"/__admin/webhooks", "")
+	if r.status != 200 {
+		t.Fatalf("GET /__admin/webhooks: %d %s", r.status, r.body)
+	}
+	v := r.json(t)
+	for _, field := range []string{"endpoints", "deliveries", "attempts"} {
+		if list, ok := v[field].([]any); !ok || len(list) != 0 {
+			t.Errorf("%s is %#v, want []", field, v[field])
+		}
+	}
+}
