@@ -114,8 +114,14 @@ func (s *Server) crossSite(r *http.Request, hasBody bool) string {
 		if ct == "" {
 			ct = "no Content-Type"
 		}
-		return fmt.Sprintf("%s %s has a body (%s) that any web page can make a browser send without asking first (a CORS-safelisted type): calls that change the admin API's state refuse it, against cross-site request forgery. Send no body, or send JSON as application/json.",
-			r.Method, r.URL.Path, ct)
+		todo := "Send no body, or send JSON as application/json."
+		if r.URL.Path == adminPrefix+"/scenarios" {
+			// The one call whose body is a document, in YAML as often as
+			// not: curl -d sends it as a form.
+			todo = "Send the scenario document as application/yaml or application/json: curl -H 'Content-Type: application/yaml' --data-binary @file.yaml."
+		}
+		return fmt.Sprintf("%s %s has a body (%s) that any web page can make a browser send without asking first (a CORS-safelisted type): calls that change the admin API's state refuse it, against cross-site request forgery. %s",
+			r.Method, r.URL.Path, ct, todo)
 	}
 	return ""
 }

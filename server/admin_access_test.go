@@ -353,3 +353,19 @@ func TestAdminCrossSite(t *testing.T) {
 		})
 	}
 }
+
+// TestAdminCrossSiteSaysHowToPostADocument: a scenario document posted as
+// curl -d sends it (a form) is refused, and the refusal names the types the
+// call takes, YAML included, rather than JSON alone.
+func TestAdminCrossSiteSaysHowToPostADocument(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, "routes:\n  - {path: /x, respond: {status: 200}}\n")
+	r := do(t, "POST", hs.URL+"/__admin/scenarios", "routes: []\n", "Content-Type", "application/x-www-form-urlencoded")
+	var p Problem
+	if r.status != 403 || json.Unmarshal([]byte(r.body), &p) != nil {
+		t.Fatalf("POST /__admin/scenarios as a form: %d %s, want a 403 problem", r.status, r.body)
+	}
+	if !strings.Contains(p.Detail, "application/yaml") || !strings.Contains(p.Detail, "application/json") {
+		t.Errorf("detail %q does not say to send the document as application/yaml or application/json", p.Detail)
+	}
+}
