@@ -549,7 +549,7 @@ func (s *Server) adminRouter() http.Handler {
 	r.HandleFunc(adminPrefix+"/requests/count", s.handleRequestsCount).Methods(http.MethodGet)
 	r.HandleFunc(adminPrefix+"/requests/stream", s.handleRequestsStream).Methods(http.MethodGet)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("The admin API has no %s; see GET %s/scenarios.", r.URL.Path, adminPrefix)))
+		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("The admin API has no %s; its dashboard is %s/ui, and GET %s/scenarios lists what is served.", r.URL.Path, adminPrefix, adminPrefix)))
 	})
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		allow := adminMethods[r.URL.Path]

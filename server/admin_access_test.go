@@ -369,3 +369,18 @@ func TestAdminCrossSiteSaysHowToPostADocument(t *testing.T) {
 		t.Errorf("detail %q does not say to send the document as application/yaml or application/json", p.Detail)
 	}
 }
+
+// TestAdminRootPointsToTheDashboard: /__admin itself (where /__admin/ is
+// sent, as not its canonical spelling) is no call, and its 404 names the
+// dashboard, so that a browser pointed at the admin API finds the page.
+func TestAdminRootPointsToTheDashboard(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, "routes:\n  - {path: /x, respond: {status: 200}}\n")
+	r := do(t, "GET", hs.URL+"/__admin", "")
+	if r.status != 404 || r.header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("GET /__admin: %d %s %s, want a 404 problem", r.status, r.header.Get("Content-Type"), r.body)
+	}
+	if d, _ := r.json(t)["detail"].(string); !strings.Contains(d, "/__admin/ui") {
+		t.Errorf("GET /__admin: detail %q does not name the dashboard, /__admin/ui", d)
+	}
+}
