@@ -546,7 +546,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	opts.forward.log(log)
 	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
-		return withCode(exitListen, err)
+		return withCode(exitListen, listenError(err, "--addr"))
 	}
 	if recorder != nil {
 		recorder.SetMockURL(mockURL(ln.Addr(), tlsConfig != nil))
@@ -555,7 +555,7 @@ func runServe(ctx context.Context, opts serveOptions, stderr io.Writer) error {
 	if opts.adminAddr != "" {
 		if adminLn, err = net.Listen("tcp", opts.adminAddr); err != nil {
 			ln.Close()
-			return withCode(exitListen, fmt.Errorf("--admin-addr: %w", err))
+			return withCode(exitListen, fmt.Errorf("--admin-addr: %w", listenError(err, "--admin-addr")))
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -837,6 +837,9 @@ func checkHealth(ctx context.Context, stdout io.Writer, addr string, timeout tim
 		return err
 	}
 	resp, err := client.Do(req)
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return withCode(exitUnhealthy, fmt.Errorf("unhealthy: %w (is `scenariomock serve` running at that address?)", err))
+	}
 	if err != nil {
 		return withCode(exitUnhealthy, fmt.Errorf("unhealthy: %w", err))
 	}
@@ -875,4 +878,13 @@ func checkWebhookFlags(w webhooks.Options) error {
 		return fmt.Errorf("--time-scale %g: want a factor above 0 (0.01 makes a 1s wait 10ms), at most 1000", w.TimeScale)
 	}
 	return nil
+}
+
+// listenError says what to do about a port that is taken, the commonest
+// reason serve cannot listen.
+func listenError(err error, flag string) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%w; another process listens there (another scenariomock?): stop it, or choose another port with %s (127.0.0.1:0 takes a free one)", err, flag)
+	}
+	return err
 }
