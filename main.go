@@ -343,7 +343,12 @@ serve replays: one route per method and path template, repeated calls as a
 responses: sequence, compressed bodies decoded. Request headers are not
 written unless --record-headers lists them; credentials are redacted, and a
 file that would still hold one seen in the traffic is refused.`
-		cmd.Args = cobra.NoArgs
+		cmd.Args = func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("record takes no paths (%q): it serves no scenarios, it forwards every request to --target; to serve scenarios and record what they do not answer, run serve PATH ... --proxy-unmatched URL --record DIR", args[0])
+			}
+			return nil
+		}
 		opts.proxy.record = "recorded"
 	}
 	f := cmd.Flags()
@@ -388,9 +393,22 @@ file that would still hold one seen in the traffic is refused.`
 	f.Var(&opts.journalSecrets, "journal-secrets", "redact: the journal and the dashboard show credential headers (Authorization, Cookie, X-Api-Key, ...) as a short hash; keep: as sent")
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for the load harness)")
 	_ = f.MarkHidden("cpuprofile")
+	if recordCmd {
+		// Flags about the scenarios that record does not serve: --example
+		// and --openapi are refused, the others do nothing. Kept, hidden,
+		// so that the refusal can say what to run instead.
+		for _, name := range recordHides {
+			_ = f.MarkHidden(name)
+		}
+	}
 	registerCompletions(cmd, map[string][]cobra.Completion{"log-format": logFormats, "log-level": logLevels, "explain": explainModes, "journal-secrets": journalSecrets})
 	return cmd
 }
+
+// recordHides are serve's flags that record's help leaves out: record
+// forwards every request and serves no scenarios.
+var recordHides = []string{"example", "watch", "debounce", "openapi", "openapi-fixtures", "openapi-validate", "openapi-errors",
+	"openapi-scope", "openapi-references", "openapi-existing-ids", "openapi-proxy", "dynamic", "unknown-ids"}
 
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	var lv slog.Level

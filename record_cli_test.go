@@ -435,4 +435,24 @@ func TestRecordRefusesScenarioFlags(t *testing.T) {
 			t.Errorf("record %s: %v\n%s\nwant exit 2 saying record serves no scenarios and naming serve --proxy-unmatched --record", flag, err, out)
 		}
 	}
+	// A path, as serve takes one, is refused the same way (before, as
+	// `unknown command "mocks/"`).
+	out, err := exec.Command(bin, "record", "--target", "http://127.0.0.1:1", "--out", t.TempDir(), "mocks/").CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), `record takes no paths ("mocks/")`) || !strings.Contains(string(out), "--proxy-unmatched URL --record DIR") {
+		t.Errorf("record mocks/: %v\n%s\nwant exit 2 saying record takes no paths and naming serve --proxy-unmatched --record", err, out)
+	}
+	// Its help lists no flag about the scenarios it does not serve.
+	help, err := exec.Command(bin, "record", "--help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("record --help: %v\n%s", err, help)
+	}
+	for _, flag := range []string{"--example", "--openapi", "--openapi-fixtures", "--dynamic", "--unknown-ids", "--watch", "--debounce"} {
+		if strings.Contains(string(help), "  "+flag+" ") {
+			t.Errorf("record --help lists %s, which record refuses or ignores:\n%s", flag, help)
+		}
+	}
+	if !strings.Contains(string(help), "--target") {
+		t.Errorf("record --help does not list --target:\n%s", help)
+	}
 }
