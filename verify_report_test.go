@@ -294,7 +294,7 @@ checks:
   - { name: e, count: two, header: X-A }
   - just a string
 `, want: []string{
-			`checks.yaml:3:16: checks[0] (a): unknown key "rout"`,
+			`checks.yaml:3:16: checks[0] (a): unknown key "rout" (did you mean "route"?); a check's keys are`,
 			"checks.yaml:4:5: checks[1] (b): count -1: want 0 or more",
 			"checks.yaml:5:5: checks[2] (c): none goes with no other count flag",
 			"checks.yaml:6:5: checks[3] (d): no-unmatched goes with only name and since, not route",

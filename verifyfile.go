@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/scenariomock/scenariomock/adminclient"
+	"github.com/scenariomock/scenariomock/scenarios"
 )
 
 // checkFlags are the flags a check in a --file sets by the same names
@@ -262,7 +263,7 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 				hook.within = d
 			}
 		default:
-			p.errorf(k, "%s: unknown key %q; a check's keys are name, since and %s", where, k.Value, strings.Join(checkFlags, ", "))
+			p.errorf(k, "%s: unknown key %q%s; a check's keys are name, since and %s", where, k.Value, didYouMean(k.Value, checkFlags), strings.Join(checkFlags, ", "))
 		}
 	}
 	var err error
@@ -317,4 +318,21 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 		return check{name: name, want: want, hook: &hook}, true
 	}
 	return countCheck(name, f, want), true
+}
+
+// didYouMean names the key among known that key most likely misspells, as
+// validate does for a scenario file's fields: ` (did you mean "route"?)`,
+// or "" when none is close.
+func didYouMean(key string, known []string) string {
+	best, bestDist := "", 3
+	for _, k := range append([]string{"name", "since"}, known...) {
+		d := scenarios.EditDistance(strings.ToLower(key), k)
+		if d < bestDist && (d <= 1 || len(k) > 4) {
+			best, bestDist = k, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
 }
