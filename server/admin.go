@@ -356,7 +356,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if n == 0 {
-		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("No route is named %q.", name)))
+		writeProblem(w, s.noRoute(name))
 		return
 	}
 	s.log.Info("sequence state reset", "routes", n)

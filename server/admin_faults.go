@@ -143,7 +143,7 @@ func (s *Server) handleFaultsAdd(w http.ResponseWriter, r *http.Request) {
 		e.Until = now.Add(d)
 	}
 	if in.Route != "" && !s.hasRoute(in.Route) {
-		writeProblem(w, newProblem(http.StatusNotFound, fmt.Sprintf("No route is named %q.", in.Route)))
+		writeProblem(w, s.noRoute(in.Route))
 		return
 	}
 	e = s.faults.add(e, now)

@@ -43,14 +43,26 @@ func (s *Server) routeProblem(ctx context.Context, name string) (*Problem, error
 	if found {
 		return nil, nil
 	}
+	return newProblem(http.StatusBadRequest, fmt.Sprintf("Bad filter route=%q: no route has that name, and no request in the journal was answered by one; %s",
+		name, nearNames(name, s.routeNames(), "route", "GET /__admin/scenarios lists them"))), nil
+}
+
+// routeNames are the names of the routes served now, in match order.
+func (s *Server) routeNames() []string {
 	var names []string
 	for _, rt := range s.snap.Load().routes {
 		if !slices.Contains(names, rt.route.Name) {
 			names = append(names, rt.route.Name)
 		}
 	}
-	return newProblem(http.StatusBadRequest, fmt.Sprintf("Bad filter route=%q: no route has that name, and no request in the journal was answered by one; %s",
-		name, nearNames(name, names, "route", "GET /__admin/scenarios lists them"))), nil
+	return names
+}
+
+// noRoute is the 404 of an admin call that names a route no scenario has
+// (POST /__admin/faults, POST /__admin/reset?route=), with the name it
+// likely misspells.
+func (s *Server) noRoute(name string) *Problem {
+	return newProblem(http.StatusNotFound, fmt.Sprintf("No route is named %q; %s", name, nearNames(name, s.routeNames(), "route", "GET /__admin/scenarios lists them")))
 }
 
 // eventTypeProblem returns the problem that refuses a type= filter of the

@@ -441,7 +441,8 @@ routes:
 	for _, tc := range []struct{ body, want string }{
 		{`{"fault": "explode"}`, `unknown fault`},
 		{`{"fault": {"kind": "partial-body", "bytes": -1}}`, `bytes -1 is negative`},
-		{`{"route": "nope", "fault": "connection-reset"}`, `No route is named`},
+		{`{"route": "nope", "fault": "connection-reset"}`, `No route is named \"nope\"; the routes are \"via\", \"canned\".`},
+		{`{"route": "caned", "fault": "connection-reset"}`, `No route is named \"caned\"; did you mean \"canned\"?`},
 		{`{"fault": "connection-reset", "for": "soon"}`, `want a positive duration`},
 		{`{"faults": []}`, `unknown field`},
 	} {
