@@ -240,6 +240,8 @@ routes:
   - { name: json, method: POST, path: /j, when: { body: { json: { user: { password: s3cret } } } }, respond: {} }
   - { name: mode, path: /mode, when: { headers: { X-Mode: live } }, respond: {} }
   - { name: key present, path: /idem, when: { headers: { Idempotency-Key: { absent: true } } }, respond: {} }
+  - { name: key value, path: /idem-value, when: { headers: { Idempotency-Key: demo-conflict } }, respond: {} }
+  - { name: key in body, method: POST, path: /idem-body, when: { body: { json: { idempotency_key: demo-conflict } } }, respond: {} }
 `)
 	cases := []struct {
 		req            req
@@ -263,6 +265,12 @@ routes:
 			`header X-Mode is "test", want = "live"`, `header X-Mode is "test", want = "live"`},
 		{req{target: "/idem", headers: map[string]string{"Idempotency-Key": "k"}},
 			`header Idempotency-Key is present ("k"), want absent`, `header Idempotency-Key is present ("k"), want absent`},
+		// An idempotency key is a retry token, no credential (as a
+		// recording keeps it): the value a route wants is shown.
+		{req{target: "/idem-value", headers: map[string]string{"Idempotency-Key": "k"}},
+			`header Idempotency-Key is "k", want = "demo-conflict"`, `header Idempotency-Key is "k", want = "demo-conflict"`},
+		{req{method: "POST", target: "/idem-body", body: `{"idempotency_key":"k"}`},
+			`body json.idempotency_key is "k", want "demo-conflict"`, `body json.idempotency_key is "k", want "demo-conflict"`},
 	}
 	for _, c := range cases {
 		in := c.req.build()
