@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -163,7 +164,14 @@ func (s *Server) handleDocument(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, d := range docs {
 		if d.ID == id {
-			w.Header().Set("Content-Type", "application/yaml")
+			// The store keeps the bytes, not the type they came with: a
+			// document that is JSON goes back as JSON (it is YAML too,
+			// but a client that posted JSON reads it as such).
+			ct := "application/yaml"
+			if json.Valid(d.Data) {
+				ct = "application/json"
+			}
+			w.Header().Set("Content-Type", ct)
 			w.Header().Set("Cache-Control", "no-store")
 			_, _ = w.Write(d.Data)
 			return

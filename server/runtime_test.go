@@ -91,6 +91,12 @@ routes:
 		t.Fatalf("GET /__admin/scenarios runtime = %v", st["runtime"])
 	}
 	wantBody(t, base+"/__admin/scenarios/"+id2, 200, `{"routes": [{"name": "json pay", "method": "GET", "path": "/pay", "respond": {"status": 200, "body": "json"}}]}`)
+	// Each in its own type: a JSON document as JSON (before, as YAML).
+	for doc, want := range map[string]string{id: yamlType, id2: "application/json"} {
+		if ct := do(t, "GET", base+"/__admin/scenarios/"+doc, "").header.Get("Content-Type"); ct != want {
+			t.Errorf("GET /__admin/scenarios/%s: Content-Type %q, want %q", doc, ct, want)
+		}
+	}
 
 	// A file reload keeps them.
 	write("file v2")
