@@ -263,7 +263,7 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 				hook.within = d
 			}
 		default:
-			p.errorf(k, "%s: unknown key %q%s; a check's keys are name, since and %s", where, k.Value, didYouMean(k.Value, checkFlags), strings.Join(checkFlags, ", "))
+			p.errorf(k, "%s: unknown key %q%s; a check's keys are name, since and %s", where, k.Value, didYouMean(k.Value, append([]string{"name", "since"}, checkFlags...)), strings.Join(checkFlags, ", "))
 		}
 	}
 	var err error
@@ -320,19 +320,12 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 	return countCheck(name, f, want), true
 }
 
-// didYouMean names the key among known that key most likely misspells, as
-// validate does for a scenario file's fields: ` (did you mean "route"?)`,
-// or "" when none is close.
+// didYouMean is ` (did you mean "route"?)` for the key among known that
+// key most likely misspells (as validate says it of a scenario file's
+// fields), or "" when none is close.
 func didYouMean(key string, known []string) string {
-	best, bestDist := "", 3
-	for _, k := range append([]string{"name", "since"}, known...) {
-		d := scenarios.EditDistance(strings.ToLower(key), k)
-		if d < bestDist && (d <= 1 || len(k) > 4) {
-			best, bestDist = k, d
-		}
+	if k := scenarios.Suggest(key, known); k != "" {
+		return fmt.Sprintf(" (did you mean %q?)", k)
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return ""
 }

@@ -255,7 +255,7 @@ func emptyAbove(above, p pair) bool {
 }
 
 func (d *decoder) unknown(at *yaml.Node, field, what, name string, known []string) {
-	if s := suggest(name, known); s != "" {
+	if s := Suggest(name, known); s != "" {
 		d.fail(at, field, "unknown %s %q (did you mean %q?)", what, name, s)
 		return
 	}

@@ -90,9 +90,9 @@ func joinErrors(errs []*Error) error {
 	return errors.Join(list...)
 }
 
-// suggest returns the name among known that word most likely misspells, or
+// Suggest returns the name among known that word most likely misspells, or
 // "" when none is close. Case is ignored, so "bodyfile" suggests "bodyFile".
-func suggest(word string, known []string) string {
+func Suggest(word string, known []string) string {
 	best, bestDist := "", 3
 	lw := strings.ToLower(word)
 	for _, k := range known {

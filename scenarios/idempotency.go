@@ -310,7 +310,7 @@ func (d *fileDecoder) fingerprint(n *yaml.Node, field string, vars []string) []F
 			continue
 		}
 		if !strings.Contains(s, ".") {
-			if sg := suggest(s, wholeParts); sg != "" {
+			if sg := Suggest(s, wholeParts); sg != "" {
 				d.fail(d.resolve(e), f, "unknown fingerprint part %q (did you mean %q?)", s, sg)
 			} else {
 				d.fail(d.resolve(e), f, "unknown fingerprint part %q (want body, method, path or a request attribute such as header.<name>)", s)

@@ -1294,7 +1294,7 @@ func (d *fileDecoder) attribute(n *yaml.Node, field string, vars []string) *Attr
 	n = d.resolve(n)
 	kind, name, _ := strings.Cut(s, ".")
 	if !contains(attributeKinds, kind) {
-		if sg := suggest(kind, attributeKinds); sg != "" {
+		if sg := Suggest(kind, attributeKinds); sg != "" {
 			d.fail(n, field, "unknown request attribute %q (did you mean %q?)", s, sg+"."+name)
 		} else {
 			d.fail(n, field, "unknown request attribute %q (want header.<name>, query.<name>, path.<variable>, body.<field> or form.<field>)", s)
@@ -1312,7 +1312,7 @@ func (d *fileDecoder) attribute(n *yaml.Node, field string, vars []string) *Attr
 		a.Name = textproto.CanonicalMIMEHeaderKey(name)
 	case PathAttr:
 		if !contains(vars, name) {
-			if sg := suggest(name, vars); sg != "" {
+			if sg := Suggest(name, vars); sg != "" {
 				d.fail(n, field, "the path has no variable %q (did you mean %q?)", name, sg)
 			} else {
 				d.fail(n, field, "the path has no variable %q (it has %s)", name, quoteList(vars))
