@@ -601,6 +601,9 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	}
 	markActions(ops)
 	onlyCollections(out.routes)
+	for _, o := range ops {
+		o.nameStores()
+	}
 	// A literal segment wins over a template (OpenAPI: "when matching
 	// URLs, concrete (non-templated) paths would be matched before their
 	// templated counterparts"), as /v1/customers/search over

@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"strings"
 
 	liberrors "github.com/pb33f/libopenapi-validator/errors"
 	"github.com/pb33f/libopenapi-validator/requests"
@@ -28,7 +29,13 @@ func (o *Operation) multipartSchema(r *http.Request) *base.Schema {
 	if o.op.RequestBody == nil || o.op.RequestBody.Content == nil {
 		return nil
 	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	ct := r.Header.Get("Content-Type")
+	// Parsed only when it may be multipart: every form create parsed
+	// its Content-Type here (an allocation and a map).
+	if t := strings.TrimSpace(ct); len(t) < len("multipart/") || !strings.EqualFold(t[:len("multipart/")], "multipart/") {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || mt != "multipart/form-data" {
 		return nil
 	}

@@ -43,6 +43,9 @@ type Operation struct {
 	kind       opKind
 	collection string
 	idVar      string
+	// storeKey and tombKey are the stored collection's name and its
+	// tombstones' when no request changes them (nameStores), else "".
+	storeKey, tombKey string
 	// nested is set on a list of items made elsewhere, nested below a
 	// stored resource (markNested).
 	nested *nestedList

@@ -115,6 +115,9 @@ func (o *Operation) classify() {
 // collectionName is the stored collection of a path, with the parent's
 // variables filled in (/v1/customers/cus_1/sources).
 func (o *Operation) collectionName(r *http.Request, vars map[string]string) string {
+	if o.storeKey != "" {
+		return o.storeKey
+	}
 	name := o.collection
 	for k, v := range vars {
 		name = strings.ReplaceAll(name, "{"+k+"}", v)
@@ -143,7 +146,12 @@ var errNoState = errors.New("no state")
 // server answers 503).
 func (o *Operation) Respond(ctx context.Context, x Exchange) (int, string, []byte, error) {
 	x.Vars = o.canonicalVars(x.Vars)
-	q := x.Request.URL.Query()
+	// Read only: a request without a query (a create's form POST) parses
+	// none, which allocated an empty map on every one.
+	var q url.Values
+	if x.Request.URL.RawQuery != "" {
+		q = x.Request.URL.Query()
+	}
 	code, example, _ := preferred(x.Request, q)
 	if code == o.status {
 		code = 0 // the answer it gives anyway: stateful as ever

@@ -487,7 +487,7 @@ func (o *Operation) StoredResources(ctx context.Context, x Exchange, resource st
 // keep it by.
 func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any, q url.Values) (int, []byte, error) {
 	coll := o.collectionName(x.Request, x.Vars)
-	tomb := tombstones(coll)
+	tomb := o.tombstonesOf(coll)
 	switch o.kind {
 	case opCreate:
 		status, v, _, isRaw := o.generateValue(0, "", in, x)
@@ -759,6 +759,29 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 // tombstones is the stored collection that keeps the ids deleted from
 // coll, so that a deleted id stays a 404 under unknownIds: generate.
 func tombstones(coll string) string { return coll + " (deleted)" }
+
+// tombstonesOf is tombstones, without building the name again for the
+// operation's own collection when it is always the same (storeKey).
+func (o *Operation) tombstonesOf(coll string) string {
+	if o.storeKey != "" && coll == o.storeKey {
+		return o.tombKey
+	}
+	return tombstones(coll)
+}
+
+// nameStores sets the names of the operation's stored collection and of
+// its tombstones when they do not depend on the request: no path
+// variable in the collection, no scope. Called once the document's
+// operations are classified (markSearches may still change a collection
+// before), so that a create or read does not concatenate them afresh
+// (two allocations a request).
+func (o *Operation) nameStores() {
+	if o.collection == "" || strings.Contains(o.collection, "{") || !o.api.scope.IsZero() {
+		return
+	}
+	o.storeKey = o.api.storeName(nil, o.collection)
+	o.tombKey = tombstones(o.storeKey)
+}
 
 // nestedList is what a nested list reads (markNested): from, the
 // collection that creates its items (/v1/payment_methods); parent, the
