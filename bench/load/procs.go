@@ -178,6 +178,22 @@ func (p *proc) cpu() time.Duration {
 	return time.Duration(utime+stime) * time.Second / clockTicks
 }
 
+// faults returns the minor page faults the process has taken: each is a
+// page of memory touched for the first time, which the kernel zeroes
+// (field 10 of /proc/<pid>/stat).
+func (p *proc) faults() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	if len(f) < 8 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[7], 10, 64)
+	return n
+}
+
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat times; 100 on Linux.
 const clockTicks = 100
 

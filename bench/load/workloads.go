@@ -66,6 +66,7 @@ type result struct {
 	wrong  int64
 	peak   int64         // peak RSS in bytes
 	cpu    time.Duration // server CPU time per request
+	faults float64       // server minor page faults per request
 }
 
 // drives counts the calls of drive.
@@ -88,7 +89,7 @@ func driveJudged(p *proc, conns int, d time.Duration, b builder, ok func(reply) 
 	// workload of fresh keys sends fresh keys in every round, not the
 	// last round's again (which a store that kept them replays).
 	first := int(drives.Add(1)) * conns
-	cpu0 := p.cpu()
+	cpu0, faults0 := p.cpu(), p.faults()
 	var errs, wrong atomic.Int64
 	lat := make([]samples, conns)
 	deadline := time.Now().Add(d)
@@ -130,6 +131,7 @@ func driveJudged(p *proc, conns int, d time.Duration, b builder, ok func(reply) 
 	r := result{summary: summarize(lat, time.Since(start)), errors: errs.Load(), wrong: wrong.Load()}
 	if r.n > 0 {
 		r.cpu = (p.cpu() - cpu0) / time.Duration(r.n)
+		r.faults = float64(p.faults()-faults0) / float64(r.n)
 	}
 	return r
 }
