@@ -89,6 +89,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			w := &discardWriter{h: http.Header{}}
+			cpu := startCPU()
 			for b.Loop() {
 				clear(w.h)
 				if c.req == post {
@@ -97,6 +98,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 				}
 				c.h.ServeHTTP(w, c.req)
 			}
+			cpu.report(b, b.N)
 			if w.status != c.want {
 				b.Fatalf("status %d, want %d", w.status, c.want)
 			}
@@ -250,10 +252,12 @@ func BenchmarkIdempotent(b *testing.B) {
 	b.Run("fresh-key", func(b *testing.B) {
 		b.ReportAllocs()
 		i := 150_000
+		cpu := startCPU()
 		for b.Loop() {
 			send(key(i))
 			i++
 		}
+		cpu.report(b, b.N)
 		if w.status != 201 {
 			b.Fatalf("status %d", w.status)
 		}
@@ -261,9 +265,11 @@ func BenchmarkIdempotent(b *testing.B) {
 	b.Run("replay", func(b *testing.B) {
 		send("replayed") // the first use stores the answer
 		b.ReportAllocs()
+		cpu := startCPU()
 		for b.Loop() {
 			send("replayed")
 		}
+		cpu.report(b, b.N)
 		if w.status != 201 || w.h.Get("Idempotent-Replayed") != "true" {
 			b.Fatalf("status %d %v", w.status, w.h)
 		}

@@ -230,9 +230,11 @@ func BenchmarkWorkloads(b *testing.B) {
 				}
 				b.ReportAllocs()
 				b.ResetTimer()
+				cpu := startCPU()
 				if wrong := serveMem(hs, b.N, w.next, w.status); wrong > 0 {
 					b.Fatalf("%d answers of %d without status %d", wrong, b.N, w.status)
 				}
+				cpu.report(b, b.N)
 			})
 		}
 	}
