@@ -255,7 +255,11 @@ func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
 		out.Page.Next = &next
 	}
 	if st.err != nil {
-		msg := fmt.Sprintf("%d problem(s); the last good scenarios (version %d) keep serving", len(st.problems), snap.version)
+		problems := "problems"
+		if len(st.problems) == 1 {
+			problems = "problem"
+		}
+		msg := fmt.Sprintf("%d %s; the last good scenarios (version %d) keep serving", len(st.problems), problems, snap.version)
 		out.LastReload.Error = &msg
 	}
 	if out.LastReload.Errors == nil {

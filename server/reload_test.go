@@ -166,6 +166,7 @@ func TestReloadInvalidEditKeepsServing(t *testing.T) {
 			Version    int
 			LastReload struct {
 				OK     bool
+				Error  string
 				Errors []string
 			}
 		}
@@ -175,6 +176,9 @@ func TestReloadInvalidEditKeepsServing(t *testing.T) {
 		want := path + `:4:35: route "broken": respond.delay: bad duration "10": missing unit (write 10ms or 10s)`
 		if st.LastReload.OK || len(st.LastReload.Errors) != 1 || st.LastReload.Errors[0] != want {
 			return fmt.Sprintf("admin lastReload = %+v, want the error %q", st.LastReload, want)
+		}
+		if summary := "1 problem; the last good scenarios (version 1) keep serving"; st.LastReload.Error != summary {
+			return fmt.Sprintf("admin lastReload.error = %q, want %q", st.LastReload.Error, summary)
 		}
 		if st.Version != 1 {
 			return fmt.Sprintf("version %d, want 1 (the failed reload must not count)", st.Version)
