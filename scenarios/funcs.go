@@ -584,7 +584,7 @@ func makeTyped(t *template.Template) bool {
 
 // funcArity is how many values the user passes to each function checked
 // at load time.
-var funcArity = map[string]int{"seq": 1, "randomHex": 1, "randomInt": 2, "uuid": 0, "unix": 0, "int": 1, "float": 1, "bool": 1, "stored": 2, "storedWhere": 3, "remember": 2, "sub": 2, "sum": 2, "mul": 2}
+var funcArity = map[string]int{"seq": 1, "randomHex": 1, "randomInt": 2, "uuid": 0, "unix": 0, "int": 1, "float": 1, "bool": 1, "stored": 2, "storedWhere": 3, "remember": 2, "sub": 2, "sum": 2, "mul": 2, "replace": 3, "hasPrefix": 2}
 
 // checkCalls finds, at load time, the mistakes text/template would only
 // report when a request comes: a wrong number of values for the functions

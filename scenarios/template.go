@@ -68,6 +68,11 @@ var TemplateFuncs = template.FuncMap{
 	"upper": strings.ToUpper,
 	"lower": strings.ToLower,
 	"trim":  strings.TrimSpace,
+	// replace and hasPrefix are Sprig's, the string last so that it
+	// pipes in: {{ .Item.success_url | replace "{CHECKOUT_SESSION_ID}" .Item.id }}.
+	// A missing value is "", as a missing field renders.
+	"replace":   func(old, new string, s any) string { return strings.ReplaceAll(textOf(s), old, new) },
+	"hasPrefix": func(prefix string, s any) bool { return strings.HasPrefix(textOf(s), prefix) },
 	// seq, randomHex, randomInt, uuid and unix take the template's data
 	// first (see passData), which lends them the server's counters,
 	// randomness and clock (Runtime).
@@ -668,4 +673,16 @@ func (t *JSONTemplate) Templates() []*template.Template {
 	}
 	walk(&t.root)
 	return out
+}
+
+// textOf is v as text: "" for nothing (a missing field), a string as it
+// is, anything else as fmt prints it.
+func textOf(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	}
+	return fmt.Sprint(v)
 }

@@ -76,6 +76,32 @@ func TestJSONFunctionArity(t *testing.T) {
 	}
 }
 
+func TestReplaceAndHasPrefix(t *testing.T) {
+	t.Parallel()
+	data := newRequestData(t, `{"url": "https://shop.test/ok?s={CHECKOUT_SESSION_ID}", "id": "cs_1", "n": 3}`)
+	cases := []struct{ name, tmpl, want string }{
+		{"replace", `{{ .JSON.url | replace "{CHECKOUT_SESSION_ID}" .JSON.id }}`, `https://shop.test/ok?s=cs_1`},
+		{"replace in a missing value", `{{ replace "a" "b" .JSON.nope }}`, ``},
+		{"replace in a number", `{{ replace "3" "4" .JSON.n }}`, `4`},
+		{"hasPrefix", `{{ hasPrefix "https://" .JSON.url }}`, `true`},
+		{"hasPrefix of a scheme it has not", `{{ hasPrefix "javascript:" .JSON.url }}`, `false`},
+		{"hasPrefix of a missing value", `{{ hasPrefix "https://" .JSON.nope }}`, `false`},
+	}
+	for _, c := range cases {
+		tmpl, err := parseTemplate(c.tmpl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got strings.Builder
+		if err := tmpl.Execute(&got, data); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got.String() != c.want {
+			t.Errorf("%s: %s\n got %s\nwant %s", c.name, c.tmpl, got.String(), c.want)
+		}
+	}
+}
+
 func TestOmit(t *testing.T) {
 	t.Parallel()
 	data := newRequestData(t, `{"obj": {"id": "we_1", "secret": "s", "url": "u"},

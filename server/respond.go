@@ -367,8 +367,11 @@ func (d *templateData) RandomFloat() float64 { return d.env.rand() }
 func (d *templateData) Time() time.Time { return d.Now }
 
 type templateRequest struct {
-	Method  string
-	Path    string
+	Method string
+	Path   string
+	// Scheme is https for a request that came over TLS, else http: with
+	// Host, the address the client reached the server at.
+	Scheme  string
 	Host    string
 	Vars    map[string]string
 	Query   url.Values
@@ -406,6 +409,7 @@ func newTemplateData(in *matcher.Request, m matcher.Match, call int64, now time.
 		Request: templateRequest{
 			Method:  in.HTTP.Method,
 			Path:    in.HTTP.URL.Path,
+			Scheme:  schemeOf(in.HTTP),
 			Host:    in.HTTP.Host,
 			Vars:    m.Vars,
 			Query:   in.Query(),
@@ -420,6 +424,14 @@ func newTemplateData(in *matcher.Request, m matcher.Match, call int64, now time.
 		env:   env,
 		in:    in,
 	}
+}
+
+// schemeOf is the scheme r came by: https over TLS, else http.
+func schemeOf(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
 }
 
 // render makes the response into rec: its headers, status and body. A
