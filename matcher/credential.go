@@ -3,6 +3,7 @@ package matcher
 import (
 	"encoding/base64"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/scenariomock/scenariomock/scenarios"
@@ -63,4 +64,45 @@ func Owner(scope scenarios.Scope, h http.Header) string {
 		}
 	}
 	return out
+}
+
+// ActAs sets in h what makes Owner(scope, h) owner, an Owner's value for
+// scope: the API key as a Bearer token (no Authorization for none) and
+// each of the scope's headers named in owner, the others removed; a
+// request acts for the owner of a stored object this way
+// (scenarios.ScopeOf). An owner whose credential has a space cannot be
+// told from its headers; it is taken up to the first one.
+func ActAs(scope scenarios.Scope, owner string, h http.Header) {
+	if scope.IsZero() {
+		return
+	}
+	parts := strings.Split(owner, " ")
+	if owner == "" {
+		parts = nil
+	}
+	cred := ""
+	if scope.Credential && len(parts) > 0 && !isScopeHeader(scope, parts[0]) {
+		cred, parts = parts[0], parts[1:]
+	}
+	if scope.Credential {
+		h.Del("Authorization")
+		if cred != "" {
+			h.Set("Authorization", "Bearer "+cred)
+		}
+	}
+	for _, name := range scope.Headers {
+		h.Del(name)
+	}
+	for _, p := range parts {
+		if name, v, ok := strings.Cut(p, "="); ok && isScopeHeader(scope, p) {
+			h.Set(name, v)
+		}
+	}
+}
+
+// isScopeHeader reports whether part, of an Owner's value, is one of the
+// scope's headers (Name=value).
+func isScopeHeader(scope scenarios.Scope, part string) bool {
+	name, _, ok := strings.Cut(part, "=")
+	return ok && slices.Contains(scope.Headers, name)
 }

@@ -100,6 +100,11 @@ func Expand(set *scenarios.Set, opts Options) error {
 func linkOperations(set *scenarios.Set, ops map[string]*Operation) error {
 	var errs []error
 	for _, r := range set.Routes() {
+		if r.ScopeOf != nil && r.ScopeOf.Operation == nil {
+			if err := linkScopeOf(r, ops); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		if r.OperationName == "" || r.Operation != nil {
 			continue
 		}
@@ -109,7 +114,9 @@ func linkOperations(set *scenarios.Set, ops map[string]*Operation) error {
 			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q: the set serves no OpenAPI document (add an openapi: block, or --openapi)", r.Name, r.OperationName)})
 		case op == nil:
 			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q: no operation has this operationId%s", r.Name, r.OperationName, closestOperation(r.OperationName, ops))})
-		case r.PathShape() != op.Path || len(r.Methods) != 1 || r.Methods[0] != op.Method:
+		case r.ScopeOf != nil && len(r.Methods) == 1 && r.Methods[0] == op.Method && r.PathShape() != op.Path && !slices.Equal(sortedVars(r.Vars), pathVars(op.Path)):
+			errs = append(errs, &scenarios.Error{Pos: r.PathPos, Msg: fmt.Sprintf("route %q: path: a path of its own (scopeOf:) has the variables of operation %q's, %s (%s)", r.Name, r.OperationName, op.Path, op.Pos)})
+		case (r.PathShape() != op.Path && r.ScopeOf == nil) || len(r.Methods) != 1 || r.Methods[0] != op.Method:
 			errs = append(errs, &scenarios.Error{Pos: r.OperationPos, Msg: fmt.Sprintf("route %q: operation %q is %s %s (%s); give the route that method and path", r.Name, r.OperationName, op.Method, op.Path, op.Pos)})
 		case len(r.Refuse) > 0 && !op.actsOnStored() && op.kind != opCreate:
 			errs = append(errs, &scenarios.Error{Pos: r.Refuse[0].Pos, Msg: fmt.Sprintf("route %q: refuse: operation %q lists, so no refusal could answer; refuse: goes with a create (when: holds:) or a read, update, delete or action on a stored object", r.Name, r.OperationName)})
@@ -133,6 +140,67 @@ func linkOperations(set *scenarios.Set, ops map[string]*Operation) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// linkScopeOf gives r's scopeOf: an operation of the document that
+// stores its resource: r's own operation's, or else the first by
+// operationId of the set's documents that stores it.
+func linkScopeOf(r *scenarios.Route, ops map[string]*Operation) error {
+	so := r.ScopeOf
+	var found, other *Operation
+	if op := ops[r.OperationName]; op != nil {
+		other = op
+		if op.api.state && op.api.collections[so.Resource] != "" {
+			found = op
+		}
+	} else {
+		for _, id := range slices.Sorted(maps.Keys(ops)) {
+			op := ops[id]
+			if other == nil {
+				other = op
+			}
+			if op.api.state && op.api.collections[so.Resource] != "" {
+				found = op
+				break
+			}
+		}
+	}
+	var msg string
+	switch {
+	case found != nil:
+		so.Operation = found
+		return nil
+	case other == nil:
+		msg = "the set serves no OpenAPI document (add an openapi: block, or --openapi)"
+	case !other.api.state:
+		msg = "the document keeps no state (its openapi: block has state: off)"
+	case len(other.api.collections) == 0:
+		msg = "no create of the document makes a resource its schema names (x-resourceId)"
+	default:
+		msg = "the document stores no such resource; name one a create of the document makes (" + knownResources(other.api) + ")"
+	}
+	return &scenarios.Error{Pos: so.Pos, Msg: fmt.Sprintf("route %q: scopeOf: resource %q: %s", r.Name, so.Resource, msg)}
+}
+
+// sortedVars returns the names sorted.
+func sortedVars(vars []string) []string { return slices.Sorted(slices.Values(vars)) }
+
+// pathVars returns the variables of an OpenAPI path ({name}), sorted.
+func pathVars(path string) []string {
+	var out []string
+	for rest := path; ; {
+		i := strings.Index(rest, "{")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(rest[i:], "}")
+		if j < 0 {
+			break
+		}
+		out = append(out, rest[i+1:i+j])
+		rest = rest[i+j+1:]
+	}
+	return slices.Sorted(slices.Values(out))
 }
 
 // unknownResources reports the save: entries of r's responses whose

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
 )
 
@@ -100,5 +101,50 @@ func TestReferencesBlock(t *testing.T) {
 		if _, err := load(block); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v; want %q", block, err, want)
 		}
+	}
+}
+
+// TestScopeOfErrors: a scopeOf: whose resource no document of the set
+// stores, or that the set serves no document for, and a path of its own
+// whose variables are not its operation's, are refused at their
+// file:line:col; a path of its own with the operation's variables loads.
+func TestScopeOfErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte(refsDoc(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	load := func(head, route string) error {
+		file := filepath.Join(dir, "s.yaml")
+		if err := os.WriteFile(file, []byte(head+"routes:\n  - "+route+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		set, err := scenarios.Load(file)
+		if err != nil {
+			return err
+		}
+		return openapi.Expand(set, openapi.Options{})
+	}
+	doc := "openapi: {spec: spec.yaml, scope: credential}\n"
+	for _, tc := range []struct{ name, head, route, want string }{
+		{"a resource not stored", doc, "{name: x, method: GET, path: '/page/{id}', scopeOf: {resource: invoice, id: '{{ .Request.Vars.id }}'}, respond: {body: ok}}",
+			`s.yaml:3:68: route "x": scopeOf: resource "invoice": the document stores no such resource; name one a create of the document makes (customer, order)`},
+		{"no document", "", "{name: x, method: GET, path: '/page/{id}', scopeOf: {resource: customer, id: '{{ .Request.Vars.id }}'}, respond: {body: ok}}",
+			`s.yaml:2:68: route "x": scopeOf: resource "customer": the set serves no OpenAPI document`},
+		{"a path of its own with other variables", doc, "{name: x, method: DELETE, path: '/page/{cus}', operation: deleteCustomer, scopeOf: {resource: customer, id: '{{ .Request.Vars.cus }}'}}",
+			`s.yaml:3:37: route "x": path: a path of its own (scopeOf:) has the variables of operation "deleteCustomer"'s, /customers/{id}`},
+		{"a path of its own without scopeOf:", doc, "{name: x, method: DELETE, path: '/page/{id}', operation: deleteCustomer}",
+			`operation "deleteCustomer" is DELETE /customers/{id}`},
+		{"a path of its own", doc, "{name: x, method: DELETE, path: '/page/{id}/delete', operation: deleteCustomer, scopeOf: {resource: customer, id: '{{ .Request.Vars.id }}'}}", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := load(tc.head, tc.route)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("%v; want it loaded", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("%v; want %s", err, tc.want)
+			}
+		})
 	}
 }

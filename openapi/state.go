@@ -373,15 +373,31 @@ func (o *Operation) ResourceCollection(r *http.Request, resource string) string 
 // is where the document keeps resource, in whatever scope: the admin API
 // finds a stored object by its id without the request that stored it.
 func (o *Operation) OwnsCollection(name, resource string) bool {
+	_, ok := o.CollectionOwner(name, resource)
+	return ok
+}
+
+// CollectionOwner returns whose name (a collection of the state store)
+// is, as matcher.Owner says it for the document's scope ("" for
+// everyone's), when name is where the document keeps resource in some
+// scope; ok is false for any other collection.
+func (o *Operation) CollectionOwner(name, resource string) (owner string, ok bool) {
 	path := o.api.collections[resource]
 	switch {
 	case path == "":
-		return false
+		return "", false
 	case o.api.scope.IsZero():
-		return name == "openapi "+path
+		return "", name == "openapi "+path
 	}
-	return strings.HasPrefix(name, "openapi ") && strings.HasSuffix(name, " "+path)
+	rest, ok := strings.CutPrefix(name, "openapi ")
+	if !ok {
+		return "", false
+	}
+	return strings.CutSuffix(rest, " "+path) // "" for a request that carried nothing the scope reads
 }
+
+// Scope returns the scope of o's document (its openapi: block's scope:).
+func (o *Operation) Scope() scenarios.Scope { return o.api.scope }
 
 // ResourceBase returns the object a route's save: entry of resource
 // starts from, as a create of it starts from its fixture: the document's

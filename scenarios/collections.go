@@ -413,7 +413,7 @@ func (d *fileDecoder) routeMissing(p pair, r *Route) {
 	}
 	used := false
 	for _, resp := range r.Responses {
-		if resp.Op == OpLoad || resp.Op == OpDelete || r.OperationName != "" {
+		if resp.Op == OpLoad || resp.Op == OpDelete || r.OperationName != "" || r.ScopeOf != nil {
 			used = true
 			if resp.Missing == nil {
 				resp.Missing = m
@@ -421,6 +421,6 @@ func (d *fileDecoder) routeMissing(p pair, r *Route) {
 		}
 	}
 	if !used && len(r.Responses) > 0 {
-		d.fail(p.key, "missing", "is the answer when load: or delete: finds no item; no response of this route has either")
+		d.fail(p.key, "missing", "is the answer when load: or delete: finds no item, or scopeOf: no object; this route has none of them")
 	}
 }

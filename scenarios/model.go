@@ -138,6 +138,32 @@ type Route struct {
 	// Session is its file's session: name; the route answers only the
 	// requests that carry it. "" answers every request.
 	Session string
+	// ScopeOf (scopeOf:) makes the request act for whoever stored an
+	// object; nil for a route whose requests act for themselves.
+	ScopeOf *ScopeOf
+}
+
+// ScopeOf is a route's scopeOf: block: a stored object of a resource of
+// an OpenAPI document of the set, named by a template of its id. The
+// request acts in the scope that object was stored in, whichever API key
+// (and scope header) stored it, as if it had carried them: its
+// operation, the template functions stored and storedWhere, its save:
+// entries and its events are that scope's, and the events go to that
+// scope's webhook endpoints. A browser, which carries no API key, pays a
+// Stripe Checkout Session on the mock's own page this way. An id stored
+// in no scope is the route's missing: answer, if it has one; else the
+// request goes on in its own scope. A route with scopeOf: that
+// names an operation may have a path of its own (its variables the
+// operation's): the page is not the API.
+type ScopeOf struct {
+	Pos      Pos
+	Resource string
+	// ID renders the object's id; always a template.
+	ID *template.Template
+	// Operation is an operation of the document that stores Resource,
+	// linked by package openapi: the server asserts it to the type it
+	// calls. The route's own operation when it names one.
+	Operation any
 }
 
 // PathShape is the route's path with its variables' patterns left out:

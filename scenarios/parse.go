@@ -21,7 +21,7 @@ import (
 var (
 	fileFields     = []string{"name", "description", "defaults", "cors", "collections", "routes", "fallback", "webhooks", "openapi", "session"}
 	defaultsFields = []string{"headers", "delay", "idempotency", "template", "lock"}
-	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "operation", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events", "refuse", "cases", "unknownIds", "lock"}
+	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "operation", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events", "refuse", "cases", "unknownIds", "lock", "scopeOf"}
 	whenFields     = []string{"headers", "query", "body"}
 	conditionKinds = []string{"equals", "contains", "regex", "notRegex", "oneOf", "present", "absent"}
 	bodyKinds      = []string{"json", "form", "equals", "contains", "regex"}
@@ -277,6 +277,9 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 	case !misspelt:
 		d.fail(d.resolve(n), "", "needs respond: (one response) or responses: (a sequence)")
 	}
+	if p, ok := fs["scopeOf"]; ok {
+		r.ScopeOf = d.scopeOf(p) // before missing:, its answer too
+	}
 	if p, ok := fs["missing"]; ok {
 		d.routeMissing(p, r)
 	}
@@ -334,6 +337,34 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 	}
 	r.Identity = d.identity(n, d.bodies.Bytes())
 	return r
+}
+
+// scopeOf decodes a route's scopeOf: { resource, id } (see ScopeOf);
+// package openapi checks the resource against the set's documents.
+func (d *fileDecoder) scopeOf(p pair) *ScopeOf {
+	before := len(d.errs)
+	fs, ok := d.fields(p.val, "scopeOf", "resource", "id")
+	if !ok || len(d.errs) > before {
+		return nil // a misspelt field: "id: is required" would repeat it
+	}
+	res, ok := fs["resource"]
+	if !ok {
+		d.fail(d.resolve(p.val), "scopeOf", "resource: is required: the resource of the route's OpenAPI document whose stored object the request acts for (checkout.session)")
+		return nil
+	}
+	name, ok := d.str(res.val, "scopeOf.resource")
+	if !ok {
+		return nil
+	}
+	if name == "" {
+		d.fail(d.resolve(res.val), "scopeOf.resource", "want a resource's name (its x-resourceId: checkout.session), got an empty string")
+		return nil
+	}
+	so := &ScopeOf{Pos: d.pos(d.resolve(res.val)), Resource: name}
+	if so.ID = d.itemID(p.val, fs, "scopeOf"); so.ID == nil {
+		return nil
+	}
+	return so
 }
 
 // refusals decodes a route's refuse: list (see Route.Refuse).

@@ -258,6 +258,9 @@ func (x *exchange) templateData() *templateData {
 		x.data.ctx, x.data.maxSteps = x.ctx, s.opts.maxTemplateSteps
 		if x.rt != nil {
 			x.data.op = x.rt.op // stored reads its document's objects, in headers and list: bodies too
+			if x.data.op == nil {
+				x.data.op = x.rt.scopeOf // a route of its own that acts for a stored object's owner
+			}
 		}
 	}
 	return x.data

@@ -85,7 +85,7 @@ func (s *Server) check(x *exchange) bool {
 		return true
 	}
 	op := x.rt.op
-	vs, values := op.CheckMatched(x.r, x.body, x.m.Vars)
+	vs, values := op.CheckMatched(x.in.HTTP, x.body, x.m.Vars) // as the route acts (actFor)
 	x.opValues = values
 	if len(vs) == 0 {
 		return true

@@ -141,7 +141,7 @@ func putBody(bp *[]byte, x *exchange) {
 // A new kind of answer is one arm in produce; a new effect of a request
 // (an event, a recording) is one call in commit.
 func (s *Server) serveRoute(x *exchange) {
-	if s.check(x) && s.claim(x) && s.advance(x) && s.wait(x) && s.hold(x) && s.fenceIn(x) {
+	if s.actFor(x) && s.check(x) && s.claim(x) && s.advance(x) && s.wait(x) && s.hold(x) && s.fenceIn(x) {
 		s.produce(x)
 	}
 	s.commit(x)

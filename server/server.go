@@ -342,6 +342,11 @@ type routeRuntime struct {
 	// lock names the objects the route's requests lock (lock.go); nil
 	// when they lock none.
 	lock *lockRuntime
+	// scopeOf is the operation of the document whose stored object the
+	// route's requests act for (scenarios.ScopeOf, scopeof.go); nil when
+	// they act for themselves. It is also the document the template
+	// function stored reads on a route that names no operation.
+	scopeOf *openapi.Operation
 }
 
 // hits returns the sequence positions where rt's hits are counted.
@@ -440,6 +445,9 @@ func (s *Server) build(t *matcher.Table, version int64, now time.Time) *snapshot
 		}
 		rt.op = generatedOperation(r.Route, rt.responses)
 		rt.lock = newLockRuntime(r.Route, rt.op)
+		if r.ScopeOf != nil {
+			rt.scopeOf, _ = r.ScopeOf.Operation.(*openapi.Operation)
+		}
 		snap.routes = append(snap.routes, rt)
 	}
 	if fb := t.Fallback(); fb != nil {

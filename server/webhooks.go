@@ -242,20 +242,10 @@ func (s *Server) storedEndpointNamed(ctx context.Context, id string) (bool, erro
 	if p == nil || len(*p) == 0 {
 		return false, nil
 	}
-	colls := s.state.Collections()
-	counts, err := colls.Counts(ctx)
-	if err != nil {
-		return false, err
-	}
-	for _, c := range counts {
-		if !slices.ContainsFunc(*p, func(src endpointSource) bool { return src.owns(c.Name) }) {
-			continue
-		}
-		if _, ok, err := colls.Load(ctx, c.Name, id); err != nil || ok {
-			return ok, err
-		}
-	}
-	return false, nil
+	_, ok, err := s.findStored(ctx, func(coll string) bool {
+		return slices.ContainsFunc(*p, func(src endpointSource) bool { return src.owns(coll) })
+	}, id)
+	return ok, err
 }
 
 // field is the value at a dotted path of obj; nil when there is none.
@@ -353,6 +343,9 @@ func (s *Server) commitEvents(ctx context.Context, in *matcher.Request, m matche
 				// an event about another object the route made (the
 				// charge of a paid payment intent).
 				d.op, _ = m.Route.Operation.(*openapi.Operation)
+				if so := m.Route.ScopeOf; d.op == nil && so != nil {
+					d.op, _ = so.Operation.(*openapi.Operation) // a route of its own that acts for an object's owner
+				}
 			}
 			var buf bytes.Buffer
 			if err := e.Data.Execute(&buf, d, s.opts.MaxTemplateOutput); err != nil {
