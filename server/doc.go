@@ -23,6 +23,8 @@
 //	serveScenario                 pipeline.go   read the body; defer finish
 //	  match                       pipeline.go   route; CORS preflight (cors.go); miss: 404 (405 on an OpenAPI path), or the fallback
 //	  serveRoute                  pipeline.go   the orchestrator:
+//	    actFor                    scopeof.go      scopeOf: the request acts for the scope that stored the object it names
+//	    check                     openapi.go      the request against its OpenAPI operation
 //	    claim                     idempotent.go   Idempotency-Key: a replay or a refusal ends here
 //	    advance                   pipeline.go     sequence position, the response to use
 //	    wait                      pipeline.go     fault draw and delay; a client that left ends here
