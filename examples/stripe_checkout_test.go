@@ -1,0 +1,213 @@
+package examples_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stripe/stripe-go/v85"
+)
+
+// browser is a shopper's browser on the mock's Checkout page: no API key,
+// and redirects are not followed, so that the test sees the 303.
+var browser = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// page sends a browser's request for the Checkout page at u (a POST of
+// its form, empty, when method is POST) and returns the status, the
+// headers and the body.
+func page(t *testing.T, method, u string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	resp, err := browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// TestStripeCheckoutPage: a shop rehearses Stripe Checkout end to end. It
+// creates a session (success_url with {CHECKOUT_SESSION_ID}) and a
+// webhook endpoint; the buyer's browser, with no API key, opens the
+// session's url, which is the mock's page showing the amount; Decline
+// keeps the session open; Pay answers 303 to the success URL with the
+// id, and the session reads back complete and paid, with a payment
+// intent that succeeded and its charge; the endpoint receives a verified
+// checkout.session.completed for it. A second Pay makes no second payment,
+// an expired session refuses, and another API key cannot read the
+// session.
+func TestStripeCheckoutPage(t *testing.T) {
+	t.Parallel()
+	base := serveStripeRunning(t)
+	sc := clientAt(base, testKey)
+	ctx := context.Background()
+
+	rc := newEndpointReceiver(t, 0)
+	we, err := sc.V1WebhookEndpoints.Create(ctx, &stripe.WebhookEndpointCreateParams{URL: stripe.String(rc.URL + "/webhook"),
+		EnabledEvents: stripe.StringSlice([]string{"checkout.session.completed", "payment_intent.succeeded", "charge.succeeded"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.setSecret(we.Secret)
+	price, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Currency: stripe.String("eur"), UnitAmount: stripe.Int64(1250),
+		ProductData: &stripe.PriceCreateProductDataParams{Name: stripe.String("T-shirt <b>bold</b>")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newSession := func() *stripe.CheckoutSession {
+		t.Helper()
+		cs, err := sc.V1CheckoutSessions.Create(ctx, &stripe.CheckoutSessionCreateParams{
+			Mode:       stripe.String("payment"),
+			SuccessURL: stripe.String("https://shop.test/thanks?session_id={CHECKOUT_SESSION_ID}"),
+			CancelURL:  stripe.String("https://shop.test/cart?<script>"),
+			LineItems:  []*stripe.CheckoutSessionCreateLineItemParams{{Price: stripe.String(price.ID), Quantity: stripe.Int64(2)}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	cs := newSession()
+	if want := base + "/c/pay/" + cs.ID; cs.URL != want || cs.Status != stripe.CheckoutSessionStatusOpen || cs.AmountTotal != 2500 {
+		t.Fatalf("created: url %q, status %s, amount_total %d; want url %q, open, 2500", cs.URL, cs.Status, cs.AmountTotal, want)
+	}
+	if got, err := sc.V1CheckoutSessions.Retrieve(ctx, cs.ID, nil); err != nil || got.URL != cs.URL {
+		t.Fatalf("read back: %+v, %v; want its url %q stored", got, err, cs.URL)
+	}
+
+	// The page, in a browser: the session and its amount, the buttons,
+	// the cancel_url escaped.
+	status, h, body := page(t, http.MethodGet, cs.URL)
+	if status != 200 || h.Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("GET the url: %d %s; want 200 text/html; charset=utf-8\n%s", status, h.Get("Content-Type"), body)
+	}
+	for _, want := range []string{cs.ID, `<strong id="amount">2500</strong>`, ">eur<", `action="/c/pay/` + cs.ID + `/pay"`, `action="/c/pay/` + cs.ID + `/decline"`, `href="https://shop.test/cart?&lt;script&gt;"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page has no %s:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "<script>") {
+		t.Errorf("the page carries the caller's markup unescaped:\n%s", body)
+	}
+
+	// Decline: the page again, with the decline; the session stays open.
+	status, _, body = page(t, http.MethodPost, cs.URL+"/decline")
+	if status != 402 || !strings.Contains(body, "Your card was declined.") {
+		t.Errorf("Decline: %d; want 402 and the decline on the page\n%s", status, body)
+	}
+	if got, err := sc.V1CheckoutSessions.Retrieve(ctx, cs.ID, nil); err != nil || got.Status != stripe.CheckoutSessionStatusOpen || got.PaymentIntent != nil {
+		t.Fatalf("after Decline: %+v, %v; want it open without a payment intent", got, err)
+	}
+
+	// Pay: 303 to the success URL, with the id.
+	status, h, body = page(t, http.MethodPost, cs.URL+"/pay")
+	if want := "https://shop.test/thanks?session_id=" + cs.ID; status != http.StatusSeeOther || h.Get("Location") != want {
+		t.Fatalf("Pay: %d Location %q; want 303 to %q\n%s", status, h.Get("Location"), want, body)
+	}
+	paid, err := sc.V1CheckoutSessions.Retrieve(ctx, cs.ID, &stripe.CheckoutSessionRetrieveParams{Params: stripe.Params{Expand: []*string{stripe.String("payment_intent")}}})
+	if err != nil || paid.Status != stripe.CheckoutSessionStatusComplete || paid.PaymentStatus != stripe.CheckoutSessionPaymentStatusPaid || paid.PaymentIntent == nil {
+		t.Fatalf("after Pay: %+v, %v; want it complete, paid, with a payment intent", paid, err)
+	}
+	pi, err := sc.V1PaymentIntents.Retrieve(ctx, paid.PaymentIntent.ID, nil)
+	if err != nil || pi.Status != stripe.PaymentIntentStatusSucceeded || pi.Amount != 2500 || pi.AmountReceived != 2500 || pi.Currency != "eur" || pi.LatestCharge == nil {
+		t.Fatalf("its payment intent: %+v, %v; want it succeeded, 2500 eur received, with its charge", pi, err)
+	}
+	if ch, err := sc.V1Charges.Retrieve(ctx, pi.LatestCharge.ID, nil); err != nil || ch.Status != stripe.ChargeStatusSucceeded || ch.Amount != 2500 || ch.PaymentIntent == nil || ch.PaymentIntent.ID != pi.ID {
+		t.Fatalf("its charge: %+v, %v; want it succeeded, of 2500, for %s", ch, err, pi.ID)
+	}
+
+	// The shop's endpoint gets checkout.session.completed, signed with its
+	// secret, about this session.
+	eventually(t, func() string {
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		for _, ev := range rc.events {
+			if ev.Type == "checkout.session.completed" && ev.Data.Object["id"] == cs.ID && ev.Data.Object["payment_status"] == "paid" {
+				return ""
+			}
+		}
+		return "no verified checkout.session.completed for " + cs.ID + " at the endpoint"
+	})
+	types, _, rejected := rc.got()
+	for _, want := range []string{"payment_intent.succeeded", "charge.succeeded"} {
+		if !slices.Contains(types, want) {
+			eventually(t, func() string {
+				if types, _, _ = rc.got(); !slices.Contains(types, want) {
+					return "no " + want + " at the endpoint: " + strings.Join(types, ", ")
+				}
+				return ""
+			})
+		}
+	}
+	if len(rejected) > 0 {
+		t.Errorf("deliveries the endpoint could not verify: %v", rejected)
+	}
+
+	// A second Pay (a double submit) makes no second payment.
+	status, h, body = page(t, http.MethodPost, cs.URL+"/pay")
+	if status != http.StatusConflict || h.Get("Location") != "" || !strings.Contains(body, "complete") {
+		t.Errorf("Pay again: %d Location %q; want 409 and the page saying it is complete\n%s", status, h.Get("Location"), body)
+	}
+	n := 0
+	for range sc.V1PaymentIntents.List(ctx, &stripe.PaymentIntentListParams{}).All(ctx) {
+		n++
+	}
+	if again, err := sc.V1CheckoutSessions.Retrieve(ctx, cs.ID, nil); n != 1 || err != nil || again.PaymentIntent.ID != pi.ID {
+		t.Errorf("after a second Pay: %d payment intents, the session's %v (%v); want the one, %s", n, again.PaymentIntent, err, pi.ID)
+	}
+	if ev := eventsOf(t, sc, "checkout.session.completed"); len(ev) != 1 {
+		t.Errorf("checkout.session.completed recorded %d times, want once", len(ev))
+	}
+
+	// An expired session refuses.
+	gone := newSession()
+	if _, err := sc.V1CheckoutSessions.Expire(ctx, gone.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	status, _, body = page(t, http.MethodPost, base+"/c/pay/"+gone.ID+"/pay")
+	if status != http.StatusGone || !strings.Contains(body, "expired") {
+		t.Errorf("Pay an expired session: %d; want 410 and the page saying it expired\n%s", status, body)
+	}
+	if got, err := sc.V1CheckoutSessions.Retrieve(ctx, gone.ID, nil); err != nil || got.Status != stripe.CheckoutSessionStatusExpired || got.PaymentIntent != nil {
+		t.Errorf("the expired session after Pay: %+v, %v; want it expired, unpaid", got, err)
+	}
+
+	// A session of mode setup is not played: Pay refuses it, and it stays
+	// open.
+	setup, err := sc.V1CheckoutSessions.Create(ctx, &stripe.CheckoutSessionCreateParams{Mode: stripe.String("setup"), Currency: stripe.String("usd"),
+		SuccessURL: stripe.String("https://shop.test/thanks?session_id={CHECKOUT_SESSION_ID}")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, h, body = page(t, http.MethodPost, setup.URL+"/pay")
+	if status != http.StatusNotImplemented || h.Get("Location") != "" || !strings.Contains(body, "not played") {
+		t.Errorf("Pay a setup session: %d Location %q; want 501 and the page saying so\n%s", status, h.Get("Location"), body)
+	}
+	if got, err := sc.V1CheckoutSessions.Retrieve(ctx, setup.ID, nil); err != nil || got.Status != stripe.CheckoutSessionStatusOpen {
+		t.Errorf("the setup session after Pay: %+v, %v; want it open", got, err)
+	}
+
+	// A session never created.
+	for _, tc := range []struct{ method, path string }{{"GET", ""}, {"POST", "/pay"}, {"POST", "/decline"}} {
+		if status, _, body := page(t, tc.method, base+"/c/pay/cs_test_nope"+tc.path); status != 404 || !strings.Contains(body, "No such Checkout Session") {
+			t.Errorf("%s %s of a session never created: %d; want 404 and the page saying so\n%s", tc.method, tc.path, status, body)
+		}
+	}
+
+	// The page acted for the key that made the session; another key still
+	// cannot read it.
+	other := clientAt(base, "sk_test_another_account")
+	if _, err := other.V1CheckoutSessions.Retrieve(ctx, cs.ID, nil); stripeError(t, err).HTTPStatusCode != 404 {
+		t.Errorf("another key reads the session: %v; want Stripe's 404", err)
+	}
+}
