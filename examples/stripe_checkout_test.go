@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stripe/stripe-go/v85"
@@ -209,5 +210,63 @@ func TestStripeCheckoutPage(t *testing.T) {
 	other := clientAt(base, "sk_test_another_account")
 	if _, err := other.V1CheckoutSessions.Retrieve(ctx, cs.ID, nil); stripeError(t, err).HTTPStatusCode != 404 {
 		t.Errorf("another key reads the session: %v; want Stripe's 404", err)
+	}
+}
+
+// TestStripeCheckoutDoubleSubmit: Pay pressed several times at once (a
+// buyer's double click, a browser's retry) makes one payment: one 303 to
+// the success URL, the others the page's 409, one payment intent and one
+// checkout.session.completed.
+func TestStripeCheckoutDoubleSubmit(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	price, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Currency: stripe.String("usd"), UnitAmount: stripe.Int64(900),
+		ProductData: &stripe.PriceCreateProductDataParams{Name: stripe.String("mug")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sc.V1CheckoutSessions.Create(ctx, &stripe.CheckoutSessionCreateParams{Mode: stripe.String("payment"), SuccessURL: stripe.String("https://shop.test/thanks"),
+		LineItems: []*stripe.CheckoutSessionCreateLineItemParams{{Price: stripe.String(price.ID), Quantity: stripe.Int64(1)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const presses = 6
+	statuses := make(chan int, presses)
+	var wg sync.WaitGroup
+	for range presses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, cs.URL+"/pay", nil)
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			resp, err := browser.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	got := map[int]int{}
+	for s := range statuses {
+		got[s]++
+	}
+	if got[http.StatusSeeOther] != 1 || got[http.StatusConflict] != presses-1 {
+		t.Errorf("%d presses of Pay at once answered %v; want one 303 and the rest 409", presses, got)
+	}
+	n := 0
+	for range sc.V1PaymentIntents.List(ctx, &stripe.PaymentIntentListParams{}).All(ctx) {
+		n++
+	}
+	if n != 1 {
+		t.Errorf("%d payment intents after %d presses, want 1", n, presses)
+	}
+	if ev := eventsOf(t, sc, "checkout.session.completed"); len(ev) != 1 {
+		t.Errorf("checkout.session.completed recorded %d times, want once", len(ev))
 	}
 }
