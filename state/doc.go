@@ -1,5 +1,5 @@
 // Package state owns the runtime state of scenariomock: everything mutable
-// that outlives a request and is not configuration. That is four things:
+// that outlives a request and is not configuration. That is five things:
 //
 //   - sequence positions: per route, the hit count (the position of a
 //     shared sequence) and, for per-key sequences, one position per
@@ -11,7 +11,9 @@
 //   - named counters (`seq "name"` in templates), counting from 1 and
 //     shared by all routes;
 //   - collections of stored JSON bodies by (collection, id), in insertion
-//     order, bounded as a whole.
+//     order, bounded as a whole;
+//   - route states (a route's state:, WireMock's scenario states) by
+//     (session, name, key), Started until set, bounded as a whole.
 //
 // It does not know HTTP, scenarios or tables: callers pass plain strings
 // (route identities, groups, keys), fingerprints they computed and
@@ -31,8 +33,9 @@
 // a changed route starts its sequence over, as before this package existed.
 // Idempotency keys are keyed by group (chosen by the scenario, so that
 // several routes can share keys), scope and key; counters by name;
-// collections by name and id. None of these change with a reload, so
-// stored responses, counters and collections survive it unchanged.
+// collections by name and id; route states by session, name and key.
+// None of these change with a reload, so stored responses, counters,
+// collections and route states survive it unchanged.
 //
 // Every method takes a context and returns an error, because an
 // implementation may be remote (Redis, so that replicas behind a load

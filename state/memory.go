@@ -15,6 +15,7 @@ type Memory struct {
 	cols  *memCollections
 	jrnl  *memJournal
 	docs  *memDocuments
+	stats *memStates
 	locks LocalLocks
 	// fence counts resets; the parts check it as they write (fence.go).
 	fence *fence
@@ -39,6 +40,7 @@ func NewMemory(o Options) *Memory {
 		cols:  newMemCollections(o.MaxItems, o.MaxCollectionBytes, f),
 		jrnl:  jrnl,
 		docs:  newMemDocuments(),
+		stats: &memStates{limit: o.MaxStates, fence: f},
 		fence: f,
 	}
 }
@@ -61,6 +63,9 @@ func (m *Memory) Journal() Journal { return m.jrnl }
 // Locks returns the objects' locks.
 func (m *Memory) Locks() Locks { return &m.locks }
 
+// States returns the route states.
+func (m *Memory) States() States { return m.stats }
+
 // Documents returns the runtime scenario documents. Reset leaves them:
 // they are configuration, not what requests did.
 func (m *Memory) Documents() Documents { return m.docs }
@@ -81,8 +86,14 @@ func (m *Memory) Reset(ctx context.Context) error {
 		m.seqs.Reset(ctx, ""),
 		m.ctrs.Reset(ctx, ""),
 		m.cols.Reset(ctx, ""),
+		resetStates(ctx, m.stats),
 		m.jrnl.Clear(ctx),
 	)
+}
+
+func resetStates(ctx context.Context, s States) error {
+	_, err := s.Reset(ctx, AllStates)
+	return err
 }
 
 var _ UsageReporter = (*Memory)(nil)

@@ -16,8 +16,10 @@ type Store interface {
 	Journal() Journal
 	// Locks serializes the requests that act on one object.
 	Locks() Locks
-	// Reset forgets everything: keys, positions, counters, items and the
-	// journal.
+	// States keeps the route states (state:).
+	States() States
+	// Reset forgets everything: keys, positions, counters, items, route
+	// states and the journal.
 	Reset(ctx context.Context) error
 	// Close releases what the store holds (connections, goroutines).
 	// Nothing may be called after Close.
@@ -89,6 +91,10 @@ type Options struct {
 	// name can come from a request, and past the bound Next refuses a new
 	// one with ErrCountersFull.
 	MaxCounters int
+	// MaxStates bounds the route states kept (default 100,000): a
+	// state's key can come from a request (per:), and past the bound
+	// States.Set refuses a new one with ErrStatesFull.
+	MaxStates int
 }
 
 // Defaults of Options.
@@ -97,6 +103,7 @@ const (
 	DefaultMaxSequenceKeys = 100_000
 	DefaultMaxItems        = 100_000
 	DefaultMaxCounters     = 10_000
+	DefaultMaxStates       = 100_000
 	// DefaultMaxCollectionBytes and DefaultMaxIdempotencyBytes are 256 MiB.
 	DefaultMaxCollectionBytes  = 256 << 20
 	DefaultMaxIdempotencyBytes = 256 << 20
@@ -131,6 +138,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.MaxCounters <= 0 {
 		o.MaxCounters = DefaultMaxCounters
+	}
+	if o.MaxStates <= 0 {
+		o.MaxStates = DefaultMaxStates
 	}
 	return o
 }

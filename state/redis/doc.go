@@ -1,7 +1,8 @@
 // Package redis is the state.Store that replicas share: sequence
-// positions, idempotency keys, counters, collections and the journal kept
-// in one Redis database, under a key prefix, so that several scenariomock
-// processes behind a load balancer behave as one (--state redis://).
+// positions, idempotency keys, counters, collections, route states and
+// the journal kept in one Redis database, under a key prefix, so that
+// several scenariomock processes behind a load balancer behave as one
+// (--state redis://).
 //
 // It owns the connection to Redis (github.com/redis/go-redis), the Lua
 // scripts that make each request-path operation one atomic round trip,

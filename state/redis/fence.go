@@ -34,7 +34,7 @@ import (
 const resetAckWait = 5 * time.Second
 
 // resetScript: KEYS e. ARGV base, the trash's Redis TTL (ms). Moves the
-// epoch, forgets every sequence position, counter, item and journal entry
+// epoch, forgets every sequence position, counter, item, route state and journal entry
 // (UNLINK: Redis frees big values in the background), and puts the
 // idempotency keys' index aside as i:trash:<epoch>, their records left in
 // place: a record of an earlier epoch counts as gone to every script
@@ -58,7 +58,7 @@ redis.call('UNLINK', base .. 'q:hits', base .. 'c', base .. 'c:z')
 for _, c in ipairs(redis.call('HKEYS', base .. 'o:n')) do
   redis.call('UNLINK', base .. 'o:i:' .. c, base .. 'o:s:' .. c)
 end
-redis.call('UNLINK', base .. 'o:n', base .. 'o:t', base .. 'o:b', base .. 'o:nb', base .. 'j')
+redis.call('UNLINK', base .. 'o:n', base .. 'o:t', base .. 'o:b', base .. 'o:nb', base .. 'j', base .. 's')
 return {e, redis.call('PUBLISH', base .. 'n:e', e)}
 `)
 

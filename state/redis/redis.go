@@ -39,6 +39,7 @@ type Store struct {
 	cols  *redisCollections
 	jrnl  *redisJournal
 	docs  *redisDocuments
+	stats *redisStates
 	locks redisLocks
 
 	// trips counts round trips to Redis, for the load harness's figure
@@ -124,6 +125,7 @@ func Open(ctx context.Context, rawURL string, o Options) (*Store, error) {
 	r.cols = &redisCollections{r: r}
 	r.jrnl = &redisJournal{r: r}
 	r.docs = &redisDocuments{r: r}
+	r.stats = &redisStates{r: r}
 	r.locks.r = r
 	return r, nil
 }
@@ -217,6 +219,9 @@ func (r *Store) Collections() state.Collections { return r.cols }
 
 // Journal returns the request journal.
 func (r *Store) Journal() state.Journal { return r.jrnl }
+
+// States returns the route states.
+func (r *Store) States() state.States { return r.stats }
 
 var _ state.UsageReporter = (*Store)(nil)
 

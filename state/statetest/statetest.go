@@ -34,6 +34,7 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("Documents", h.documents)
 	t.Run("Replicas", h.replicas)
 	t.Run("Locks", h.locks)
+	t.Run("States", h.states)
 }
 
 type harness struct{ newStore NewStore }
