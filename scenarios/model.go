@@ -135,6 +135,10 @@ type Route struct {
 	// naming the same one act on one at a time (lock:, or the file's
 	// defaults: wait and timeout only); nil for the defaults. See Lock.
 	Lock *Lock
+	// State is the route's state: block: the state it answers in and the
+	// one its answer moves to; nil for a route that has none. See
+	// RouteState.
+	State *RouteState
 	// Session is its file's session: name; the route answers only the
 	// requests that carry it. "" answers every request.
 	Session string

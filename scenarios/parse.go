@@ -21,7 +21,7 @@ import (
 var (
 	fileFields     = []string{"name", "description", "defaults", "cors", "collections", "routes", "fallback", "webhooks", "openapi", "session"}
 	defaultsFields = []string{"headers", "delay", "idempotency", "template", "lock"}
-	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "operation", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events", "refuse", "cases", "unknownIds", "lock", "scopeOf"}
+	routeFields    = []string{"name", "description", "method", "path", "priority", "when", "operation", "respond", "responses", "sequence", "idempotency", "missing", "unmatched", "events", "refuse", "cases", "unknownIds", "lock", "scopeOf", "state"}
 	whenFields     = []string{"headers", "query", "body"}
 	conditionKinds = []string{"equals", "contains", "regex", "notRegex", "oneOf", "present", "absent"}
 	bodyKinds      = []string{"json", "form", "equals", "contains", "regex"}
@@ -299,6 +299,9 @@ func (d *fileDecoder) route(n *yaml.Node, idx int) *Route {
 		r.Lock = d.lock(p.val, "lock", d.defaults.lock, false)
 	} else {
 		r.Lock = d.defaults.lock
+	}
+	if p, ok := fs["state"]; ok {
+		r.State = d.routeState(p.val)
 	}
 	if p, ok := fs["refuse"]; ok {
 		if d.operation {

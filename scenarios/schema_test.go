@@ -191,6 +191,7 @@ var hosts = map[string]func(v map[string]any) map[string]any{
 		return routeFile(map[string]any{"path": "/x/{id}", "responses": []any{map[string]any{}}, "sequence": v})
 	},
 	"idempotencyBlock": func(v map[string]any) map[string]any { return routeWith("idempotency", v) },
+	"routeState":       func(v map[string]any) map[string]any { return routeWith("state", v) },
 	"idempotencyErrors": func(v map[string]any) map[string]any {
 		return routeWith("idempotency", map[string]any{"key": "header.Idempotency-Key", "errors": v})
 	},
@@ -278,6 +279,8 @@ var (
 		"saveRef":         {"collection": "c"},
 		// One of collection: and resource: is required.
 		"webhookEndpointSource": {"collection": "hooks"},
+		// One of is: and to: is required.
+		"routeState": {"to": "paid"},
 	}
 	needs = map[string]map[string]any{
 		"route.responses":           {"respond": nil},
@@ -726,6 +729,7 @@ func TestSchemaKnowsEveryField(t *testing.T) {
 		// itemRef lists its fields inline; keep these in step with it.
 		{"save/load/delete fields", []string{"collection", "id", "scope"}, props("itemRef")},
 		{"list fields", listFields, props("listRef")},
+		{"state fields", stateFields, props("routeState")},
 	} {
 		for _, f := range c.loader {
 			if !slices.Contains(c.schema, f) {
