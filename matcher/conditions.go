@@ -16,7 +16,7 @@ import (
 // is left to text, so that the matching path allocates nothing and a miss
 // describes only the few routes it shows.
 type failure struct {
-	kind  string // "header", "query", "body", "form"
+	kind  string // "header", "query", "body", "form", "state"
 	name  string
 	cond  *scenarios.Condition
 	got   []string
@@ -29,6 +29,9 @@ type failure struct {
 	// Content-Type, to say why a field is absent.
 	isForm      bool
 	contentType string
+	// For a state that failed: the key its per: rendered and the value
+	// the route wants.
+	stateKey, stateWant string
 }
 
 // testValues checks a condition against the values of a header or query
@@ -60,6 +63,9 @@ func (f failure) String() string { return f.text(false) }
 // tests looks like a secret (see SecretName): the report is answered to
 // whoever sent the request, who may be guessing a token.
 func (f failure) text(redact bool) string {
+	if f.kind == "state" {
+		return f.stateText()
+	}
 	if f.body != nil {
 		doc, err := f.in.JSON()
 		switch {
@@ -92,6 +98,19 @@ func (f failure) text(redact bool) string {
 		return fmt.Sprintf("%s is %s, want %s", subject, got, redacted)
 	}
 	return fmt.Sprintf("%s is %s, want %s", subject, got, f.cond.String())
+}
+
+// stateText describes a state condition that failed: `state order
+// ["ord_1"] is "paid", want "Started"`.
+func (f failure) stateText() string {
+	subject := "state " + f.name
+	if f.stateKey != "" {
+		subject += " [" + quoteValues([]string{f.stateKey}) + "]"
+	}
+	if !f.found {
+		return subject + " could not be read, want " + strconv.Quote(f.stateWant)
+	}
+	return fmt.Sprintf("%s is %s, want %s", subject, quoteValues(f.got), strconv.Quote(f.stateWant))
 }
 
 // redacted stands for a wanted value that a report does not show.

@@ -26,6 +26,13 @@
 // lengths first. A near-miss report can be redacted (NearMiss.Redacted):
 // the values wanted of fields whose names look secret are not shown.
 //
+// A route's state: is: is a condition like the others, tested last: the
+// request's StateReader (Request.States, the server's, over its store)
+// reads the state, so that the package itself does no I/O, and a route
+// whose state is not what it wants is a near miss that says so (`state
+// order ["o1"] is "paid", want "Started"`).
+//
 // The package has no I/O, no clock and no mutable state; a Table is safe
-// for concurrent use. Sequence state belongs to the server.
+// for concurrent use. Sequence positions and route states belong to the
+// server.
 package matcher

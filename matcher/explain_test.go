@@ -22,7 +22,10 @@ func explainByScan(t *Table, in *Request) []string {
 		case !c.pathOK:
 			c.distance, c.shared = editDistance(path, r.Path, 64), sharedPrefix(path, r.literal)
 		case c.methodOK:
-			c.passed, c.fail, _ = r.testConditions(NewRequest(in.HTTP, in.Body))
+			vars, _ := r.matchPath(path)
+			q := NewRequest(in.HTTP, in.Body)
+			q.States = in.States
+			c.passed, c.fail, _ = r.testConditions(q, vars)
 		}
 		best = append(best, c)
 	}

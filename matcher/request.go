@@ -20,6 +20,10 @@ type Request struct {
 	// reads it from a header or a path prefix): routes of a session
 	// answer only its requests; routes without one answer all.
 	Session string
+	// States reads the route states that routes' is: conditions test
+	// (state:); nil reads none, and such a condition fails. The server
+	// sets it when the table has such routes (Table.States).
+	States StateReader
 
 	query       url.Values
 	queryParsed bool
@@ -48,6 +52,18 @@ type Request struct {
 	small      uint64
 	large      []uint64
 	evals      int // raw body tests run, for tests
+}
+
+// StateReader reads the route states for the matcher, which does no
+// I/O of its own: the server implements it over its state store, reads
+// each state at most once per request, and keeps what went wrong. It
+// need not be safe for concurrent use (one request's).
+type StateReader interface {
+	// ReadState returns the value of route r's state for the request
+	// being matched, whose path r's template bound to vars, and the key
+	// r's state: per: rendered ("" for none). ok is false when the state
+	// could not be read; the route's condition then fails.
+	ReadState(r *scenarios.Route, vars map[string]string) (key, value string, ok bool)
 }
 
 // cached returns what is known of condition id: the outcome it was stored

@@ -31,6 +31,8 @@ type Table struct {
 	cached int
 	// sessions: some route has a session (see Request.Session).
 	sessions bool
+	// states: some route has a state: is: condition (see Request.States).
+	states bool
 }
 
 // template is one distinct path template and the routes that use it.
@@ -195,6 +197,7 @@ func Compile(set *scenarios.Set) (*Table, error) {
 		literal, _, _ := strings.Cut(r.Path, "{")
 		t.routes[i] = &Route{Route: r, Index: i, path: tpl, literal: literal, table: t}
 		t.sessions = t.sessions || r.Session != ""
+		t.states = t.states || wantsState(r)
 		t.addTemplate(t.routes[i], templateIDs)
 		t.addConditions(t.routes[i], condIDs)
 		segs, exact := scenarios.LiteralPrefix(r.Path)
@@ -239,6 +242,13 @@ func Compile(set *scenarios.Set) (*Table, error) {
 // Sessions reports whether some route answers only one session's
 // requests, so that a server looks for a request's session only then.
 func (t *Table) Sessions() bool { return t.sessions }
+
+// States reports whether some route's state: has an is: condition, so
+// that a server gives a request a StateReader only then.
+func (t *Table) States() bool { return t.states }
+
+// wantsState reports whether r matches only while its state has a value.
+func wantsState(r *scenarios.Route) bool { return r.State != nil && r.State.Is != "" }
 
 // addTemplate files r under its path template.
 func (t *Table) addTemplate(r *Route, ids map[string]int32) {
@@ -302,6 +312,9 @@ func (t *Table) addConditions(r *Route, ids map[string]int32) {
 		r.cache = append(r.cache, id(key))
 	}
 	r.conditions = len(r.cache)
+	if wantsState(r.Route) {
+		r.conditions++ // tested last, by the request's StateReader
+	}
 }
 
 // Set returns the set the table was compiled from.
@@ -367,7 +380,7 @@ func (t *Table) Match(in *Request) (Match, bool) {
 		if !ok {
 			continue
 		}
-		if _, _, ok := r.testConditions(in); ok {
+		if _, _, ok := r.testConditions(in, vars); ok {
 			return Match{Route: r, Vars: vars}, true
 		}
 	}
@@ -429,9 +442,11 @@ func (r *Route) matchPath(path string) (map[string]string, bool) {
 func (r *Route) pathMatches(path string) bool { return r.path.Matches(path) }
 
 // testConditions checks the route's conditions in order: headers, query,
-// body. It returns how many passed and, on failure, what failed. A
-// condition already tested for this request is not tested again.
-func (r *Route) testConditions(in *Request) (passed int, f failure, ok bool) {
+// body, state. It returns how many passed and, on failure, what failed. A
+// condition already tested for this request is not tested again. The
+// state is last: it is the one read from the store (a round trip on a
+// shared one), and read only for a route that passed every other test.
+func (r *Route) testConditions(in *Request, vars map[string]string) (passed int, f failure, ok bool) {
 	for i := range r.When.Headers {
 		h := &r.When.Headers[i]
 		vals := in.Header(h.Name)
@@ -460,6 +475,22 @@ func (r *Route) testConditions(in *Request) (passed int, f failure, ok bool) {
 		}
 		if outcome != bodyOK {
 			return passed, bodyFailure(b, in, outcome), false
+		}
+		passed++
+	}
+	if wantsState(r.Route) {
+		st := r.State
+		var key, value string
+		read := false
+		if in.States != nil {
+			key, value, read = in.States.ReadState(r.Route, vars)
+		}
+		if !read || value != st.Is {
+			f := failure{kind: "state", name: st.Name, stateKey: key, found: read, stateWant: st.Is}
+			if read {
+				f.got = []string{value}
+			}
+			return passed, f, false
 		}
 		passed++
 	}
@@ -549,7 +580,11 @@ func (t *Table) Explain(in *Request) []NearMiss {
 			if best.full() && !(ranked{r: r, pathOK: true, methodOK: true, passed: r.conditions - 1}).better(*best.last()) {
 				continue
 			}
-			c.passed, c.fail, _ = r.testConditions(in)
+			var vars map[string]string
+			if wantsState(r.Route) {
+				vars, _ = r.matchPath(path) // what the state's per: sees
+			}
+			c.passed, c.fail, _ = r.testConditions(in, vars)
 		}
 		best.keep(c)
 	}
