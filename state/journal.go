@@ -101,6 +101,9 @@ type Entry struct {
 	Upstream       string  `json:"upstream,omitempty"`
 	UpstreamStatus int     `json:"upstreamStatus,omitempty"`
 	UpstreamMs     float64 `json:"upstreamMs,omitempty"`
+	// State is the route state the request moved (its route's state:
+	// to:); nil when it moved none.
+	State *StateMove `json:"state,omitempty"`
 	// Violations are how the request broke its OpenAPI operation
 	// (validate: enforce or report), one line each; none for a YAML route.
 	Violations []string `json:"violations,omitempty"`
@@ -188,6 +191,16 @@ func bodyFromJSON(text, b64 *string) ([]byte, error) {
 		return base64.StdEncoding.DecodeString(*b64)
 	}
 	return nil, nil
+}
+
+// StateMove is a route state a request moved, as the journal keeps it.
+type StateMove struct {
+	Name string `json:"name"`
+	Key  string `json:"key,omitempty"`
+	// From is the value the route matched in (its is:), "" when the
+	// route read none; To is the value it moved the state to.
+	From string `json:"from,omitempty"`
+	To   string `json:"to"`
 }
 
 // NearMiss is one route a request came close to matching, and why it did

@@ -33,6 +33,7 @@ type entrySlot struct {
 	respStatus                        int
 	respBodySize                      int64
 	hasResponse, respHeadersSet       bool
+	hasState                          bool // Entry.State, in buf after the violations
 	respTruncated, respLost, respStrm bool
 }
 
@@ -62,6 +63,10 @@ func (s *entrySlot) set(e *Entry) {
 	b = binary.AppendUvarint(b, uint64(len(e.Violations)))
 	for _, v := range e.Violations {
 		b = appendString(b, v)
+	}
+	s.hasState = e.State != nil
+	if m := e.State; m != nil {
+		b = appendString(appendString(appendString(appendString(b, m.Name), m.Key), m.From), m.To)
 	}
 	s.hasResponse = e.Response != nil
 	if r := e.Response; r != nil {
@@ -134,6 +139,9 @@ func (s *entrySlot) entry(b []byte) Entry {
 		for i := range e.Violations {
 			e.Violations[i] = d.str()
 		}
+	}
+	if s.hasState {
+		e.State = &StateMove{Name: d.str(), Key: d.str(), From: d.str(), To: d.str()}
 	}
 	if s.hasResponse {
 		r := &EntryResponse{

@@ -85,6 +85,7 @@ func (h *harness) journal(t *testing.T) {
 			Status:     201, DelayMs: 1.5, Fault: "connection-reset", FaultAfter: "processing", Idempotency: "new",
 			Violations: []string{"body: amount: required", "query: x: bad"}, DurationMs: 2.25, Version: 7,
 			Session: "checkout-tests", Proxied: true, Upstream: "http://127.0.0.1:1", UpstreamStatus: 502, UpstreamMs: 3.5,
+			State: &state.StateMove{Name: "order", Key: "ch_1", From: "Started", To: "paid"},
 			Response: &state.EntryResponse{
 				Status: 201, Headers: map[string][]string{"Content-Type": {"application/json"}, "Set-Cookie": {"a=1", "b=2"}, "X-Empty": {""}},
 				Body: []byte("{\"id\":\"ch_1\"}\x00\xfe"), BodySize: 8192, BodyTruncated: true, Lost: true, Streamed: true,
