@@ -307,7 +307,7 @@ func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleReset forgets all runtime state (sequence positions, hit counts,
-// idempotency keys, counters, collections, the request journal, the
+// idempotency keys, counters, collections, route states, the request journal, the
 // unmatched count) and refills seeded collections, or only
 // the sequence state of the one route named by ?route=.
 func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
@@ -433,6 +433,8 @@ var adminMethods = map[string]string{
 	adminPrefix + "/counters":           "GET",
 	adminPrefix + "/collections":        "GET, DELETE",
 	adminPrefix + "/collections/{name}": "GET, DELETE",
+	adminPrefix + "/states":             "GET, DELETE",
+	adminPrefix + "/states/{name}":      "GET, PUT, DELETE",
 	adminPrefix + "/ui":                 "GET, HEAD", // and each of its assets, /ui/*
 	adminPrefix + "/requests":           "GET, DELETE",
 	adminPrefix + "/requests/count":     "GET",
@@ -540,6 +542,7 @@ func (s *Server) adminRouter() http.Handler {
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotency).Methods(http.MethodGet)
 	r.HandleFunc(adminPrefix+"/idempotency", s.handleIdempotencyDelete).Methods(http.MethodDelete)
 	s.collectionRoutes(r)
+	s.stateRoutes(r)
 	s.webhookRoutes(r)
 	s.faultRoutes(r)
 	s.recordingRoutes(r)
@@ -562,6 +565,9 @@ func (s *Server) adminRouter() http.Handler {
 		}
 		if strings.HasPrefix(r.URL.Path, adminPrefix+"/scenarios/") {
 			allow = adminMethods[adminPrefix+"/scenarios/{id}"]
+		}
+		if strings.HasPrefix(r.URL.Path, adminPrefix+"/states/") {
+			allow = adminMethods[adminPrefix+"/states/{name}"]
 		}
 		if strings.HasPrefix(r.URL.Path, dashboard.Path+"/") {
 			allow = adminMethods[dashboard.Path]

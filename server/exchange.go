@@ -38,6 +38,9 @@ type exchange struct {
 	req  matcher.Request
 	m    matcher.Match
 	rt   *routeRuntime // nil for the fallback and for requests no route took
+	// states reads the route states Match tests (states.go); in.States
+	// points at it when the table has routes with is:.
+	states stateReader
 
 	// claim
 	tok     state.Token
@@ -60,7 +63,8 @@ type exchange struct {
 	// (onClientAbort: complete); release ends it.
 	ctx     context.Context
 	release func()
-	// hold: gives back the objects' locks (unhold), nil when none are held
+	// hold: gives back the objects' locks (unhold), and the route
+	// state's taken when matching (states.go); nil when none are held
 	unlock func()
 	// produce
 	data *templateData // made when a template first needs it
@@ -164,6 +168,10 @@ type result struct {
 	upstream        string
 	upstreamStatus  int
 	upstreamLatency time.Duration
+	// stateMoved: the route moved a state (its state: to:), as moved
+	// says (commit's moveState).
+	stateMoved bool
+	moved      state.StateMove
 }
 
 // problemish reports whether the request is logged at warn: it went wrong

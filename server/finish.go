@@ -88,6 +88,9 @@ func (s *Server) record(x *exchange) {
 	if o.proxied {
 		e.Proxied, e.Upstream, e.UpstreamStatus, e.UpstreamMs = true, o.upstream, o.upstreamStatus, millis(o.upstreamLatency)
 	}
+	if o.stateMoved {
+		e.State = &o.moved // Append copies it
+	}
 	e.Response = s.journalResponse(x)
 	// Not the request's context: an entry is kept when the client has
 	// left, and a remote journal must not drop it for that.
@@ -122,7 +125,7 @@ func (s *Server) finish(x *exchange) {
 
 // logLine writes the request's log line: the outcome's fields as
 // attributes, in one order (method, path, route, status, duration_ms,
-// delay_ms, idempotency, outcome, error, fault, fault_after, near), at
+// delay_ms, idempotency, outcome, error, fault, fault_after, state, near), at
 // warn for a request that went wrong. A line with no more than the
 // idempotency outcome, at info, is formatted directly by a loghandler.Handler
 // (HandleRequest); the others go through a slog.Record.
@@ -153,7 +156,7 @@ func (s *Server) logOutcome(h slog.Handler, level slog.Level, x *exchange, now t
 	r, o := x.r, &x.out
 	ctx := r.Context()
 	debug := h.Enabled(ctx, slog.LevelDebug)
-	plain := o.ended == "" && o.err == nil && o.fault == nil && !(o.unmatched && o.route == "")
+	plain := o.ended == "" && o.err == nil && o.fault == nil && !(o.unmatched && o.route == "") && !o.stateMoved
 	if lh, ok := h.(*loghandler.Handler); ok && level == slog.LevelInfo && !debug && plain && !viaRecord {
 		_ = lh.HandleRequest(now, r.Method, r.URL.Path, o.route, o.status, now.Sub(x.start), o.delay, o.idem)
 		return
@@ -180,6 +183,9 @@ func (s *Server) logOutcome(h slog.Handler, level slog.Level, x *exchange, now t
 	}
 	if o.fault != nil {
 		rec.AddAttrs(slog.String("fault", string(o.fault.Kind)), slog.String("fault_after", string(o.fault.After)))
+	}
+	if o.stateMoved {
+		rec.AddAttrs(slog.String("state", describeMove(o.moved)))
 	}
 	if o.unmatched && o.route == "" {
 		rec.AddAttrs(slog.String("near", nearMisses(o.near)))

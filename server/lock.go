@@ -82,23 +82,10 @@ func (s *Server) hold(x *exchange) bool {
 	if ctx == nil {
 		ctx = x.r.Context()
 	}
-	// First without waiting: an object no one holds costs no context.
-	locks := s.state.Locks()
-	release, err := locks.Lock(ctx, names, 0)
-	var cause error // why the wait's context ended, if it did
-	if errors.Is(err, state.ErrLockTimeout) {
-		wctx, stop := s.lockContext(ctx)
-		release, err = locks.Lock(wctx, names, lr.wait)
-		if wctx.Err() != nil {
-			cause = context.Cause(wctx) // before stop ends it too
-		}
-		stop()
-	} else if ctx.Err() != nil {
-		cause = context.Cause(ctx)
-	}
+	release, err, cause := s.take(ctx, names, lr.wait)
 	switch {
 	case err == nil:
-		x.unlock = release
+		x.addUnlock(release)
 		return true
 	case errors.Is(err, state.ErrLockTimeout):
 		x.out.err = err
@@ -176,8 +163,18 @@ func (s *Server) lockTimeout(x *exchange, lr *lockRuntime, names []string) {
 	x.answerProblem(p)
 }
 
-// unhold gives back the locks hold took, once commit has stored the
-// request's effects.
+// addUnlock adds release to what unhold calls: the lock of the route's
+// state (taken when matching) and those hold took.
+func (x *exchange) addUnlock(release func()) {
+	if prev := x.unlock; prev != nil {
+		x.unlock = func() { release(); prev() }
+		return
+	}
+	x.unlock = release
+}
+
+// unhold gives back the locks hold took, and the lock of the route's
+// state, once commit has stored the request's effects.
 func (x *exchange) unhold() {
 	if x.unlock != nil {
 		x.unlock()

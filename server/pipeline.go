@@ -56,6 +56,7 @@ func (s *Server) match(x *exchange) bool {
 	in := &x.req
 	in.Session = sessionOf(r)
 	x.out.session = in.Session
+	x.matchStates(snap.table, in)
 	m, ok := snap.table.Match(in)
 	if !ok && r.Method == http.MethodHead {
 		// HEAD is GET without the body (RFC 9110 §9.3.2), as net/http's
@@ -67,12 +68,17 @@ func (s *Server) match(x *exchange) bool {
 		get.Method = http.MethodGet
 		asGet := matcher.NewRequest(get, x.body)
 		asGet.Session = in.Session
+		x.matchStates(snap.table, asGet)
 		if m, ok = snap.table.Match(asGet); ok {
 			asGet.HTTP = r // templates see the method that was sent
 			in = asGet
 		}
 	}
 	x.in, x.m = in, m
+	if !s.statesRead(x) {
+		s.deliver(x) // a state that could not be read: no route is sure
+		return false
+	}
 	if snap.cors != nil {
 		// Preflights are answered here, before any route runs, unless a
 		// route was written for OPTIONS.
@@ -291,7 +297,7 @@ func (s *Server) produce(x *exchange) {
 
 // commit makes the request's effects permanent once its answer exists:
 // it saves the items save: names (saveAlso: those with a body of their
-// own), then completes the idempotency claim
+// own) and moves the route's state (moveState, states.go), then completes the idempotency claim
 // with the answer, or releases the claim (a refusal, a failure, a fault
 // at arrival, a status the route does not store) so that a retry runs
 // the route again. The item is saved before the key is completed, and
@@ -332,6 +338,16 @@ func (s *Server) commit(x *exchange) {
 			x.fail(fmt.Errorf("route %q: %w", x.out.route, err))
 			return
 		}
+	}
+	// The state moves with the saves: before the key is completed, so
+	// that a replay finds it moved, and not at all when the answer is
+	// released.
+	if err := s.moveState(x); err != nil {
+		s.unsave(x.detached(), undo)
+		s.releaseClaim(x)
+		x.produced = false
+		x.fail(err)
+		return
 	}
 	claimed := x.claimed
 	s.completeClaim(x)

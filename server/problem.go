@@ -86,7 +86,7 @@ func statusOf(err error) int {
 		return http.StatusRequestTimeout
 	case errors.Is(err, errPage):
 		return http.StatusBadRequest
-	case errors.Is(err, state.ErrFull):
+	case errors.Is(err, state.ErrFull), errors.Is(err, state.ErrStatesFull):
 		return http.StatusInsufficientStorage
 	case errors.Is(err, errStore):
 		return http.StatusServiceUnavailable

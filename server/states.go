@@ -1,0 +1,304 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/scenariomock/scenariomock/matcher"
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/state"
+)
+
+// Route states (a route's state:, WireMock's scenarios). A route with
+// is: matches only while its state has that value: the matcher asks the
+// request's stateReader, which renders the state's per: and reads the
+// store, once per state and key in a request. A route with to: moves the
+// state in commit, once its answer exists, beside its saves: not for a
+// request refused or faulted at arrival, not for an answer its
+// idempotency block releases, not for a replay (which never reaches
+// commit's effects); a fault after processing does move it, as it saves.
+//
+// A route with both is: and to: holds its state's lock (state.Locks, on
+// every replica of a shared store) from the read in matching to the move
+// in commit, so that two requests racing on one state (a double-clicked
+// "pay") run one after the other, the second matching what the first
+// left (the "already paid" route): WireMock lets both see Started, which
+// a check-then-act test cannot rehearse. The lock is taken before the
+// route's delay, unlike lock:'s, since the state is read when matching;
+// lock: [] on the route opts out, and its lock: wait: and timeout: apply.
+
+// stateReader is a request's matcher.StateReader. It lives in the
+// exchange: a request that reads states allocates only what rendering
+// per: and the store's reads allocate.
+type stateReader struct {
+	x *exchange
+	// in is the request being matched (a HEAD request's GET).
+	in *matcher.Request
+	// locking: Match is running, and a route with is: and to: locks the
+	// state it reads (Explain, after a miss, locks nothing).
+	locking bool
+	// seen are the states read so far, so that each is read once.
+	seen []seenState
+	// err says why a state could not be read; the request is then
+	// answered by it, not by a route the failed read let through.
+	err error
+	// held gives back the lock of the state the matched route moves; nil
+	// when none is held.
+	held func()
+}
+
+// seenState is one state a request read.
+type seenState struct {
+	key    state.StateKey
+	value  string
+	locked bool // read under its lock, which held keeps
+}
+
+// maxStateKey bounds what a per: renders, as the store bounds keys.
+const maxStateKey = state.MaxStatePart
+
+// ReadState reads route r's state for the request, rendering its per:
+// with the path variables r bound.
+func (rd *stateReader) ReadState(r *scenarios.Route, vars map[string]string) (string, string, bool) {
+	x := rd.x
+	if rd.err != nil {
+		return "", "", false // one failure answers the request: read no more
+	}
+	key, err := stateKey(r, x.s.newStateData(x, rd.in, r, vars))
+	if err != nil {
+		rd.err = err
+		return "", "", false
+	}
+	lock := rd.locking && locksState(r)
+	for i := range rd.seen {
+		if sv := &rd.seen[i]; sv.key == key && (sv.locked || !lock) {
+			return key.Key, sv.value, true
+		}
+	}
+	var release func()
+	if lock {
+		if release, err = x.s.lockState(x, r, key); err != nil {
+			rd.err = err
+			return "", "", false
+		}
+	}
+	value, err := x.s.state.States().Get(x.r.Context(), key)
+	if err != nil {
+		if release != nil {
+			release()
+		}
+		rd.err = fmt.Errorf("%w: route state %s: %v", errStore, key.Name, err)
+		return "", "", false
+	}
+	rd.seen = append(rd.seen, seenState{key: key, value: value, locked: lock})
+	if release != nil {
+		if value == r.State.Is {
+			rd.held = release // the route matches: it moves the state in commit
+		} else {
+			release()
+		}
+	}
+	return key.Key, value, true
+}
+
+// locksState reports whether route r's requests hold its state's lock
+// from matching to commit: it reads (is:) and moves (to:) the state, and
+// its lock: does not say [].
+func locksState(r *scenarios.Route) bool {
+	st := r.State
+	return st != nil && st.Is != "" && st.To != "" && (r.Lock == nil || !r.Lock.Own || len(r.Lock.Names) > 0)
+}
+
+// stateLockName is the lock of state k, apart from every object id a
+// lock: names (which holds no NUL byte from a YAML string).
+func stateLockName(k state.StateKey) string {
+	return "\x00state\x00" + k.Session + "\x00" + k.Name + "\x00" + k.Key
+}
+
+// lockState takes the lock of state k for a request of route r, waiting
+// as the route's lock: says (DefaultLockWait unless it says).
+func (s *Server) lockState(x *exchange, r *scenarios.Route, k state.StateKey) (func(), error) {
+	wait := scenarios.DefaultLockWait
+	if r.Lock != nil && r.Lock.Wait > 0 {
+		wait = r.Lock.Wait
+	}
+	names := []string{stateLockName(k)}
+	release, err, cause := s.take(x.r.Context(), names, wait)
+	switch {
+	case err == nil:
+		return release, nil
+	case errors.Is(err, state.ErrLockTimeout):
+		return nil, &stateLockError{err: err, key: k, wait: wait.String()}
+	case cause != nil:
+		return nil, &stateLockError{err: cause, key: k, cause: true}
+	}
+	return nil, fmt.Errorf("%w: route state %s: %v", errStore, k.Name, err)
+}
+
+// stateLockError is a state's lock that a request did not get: it
+// waited too long (a 429, as lock: answers), or its wait ended (cause:
+// the client left, or shutdown).
+type stateLockError struct {
+	err   error
+	key   state.StateKey
+	wait  string
+	cause bool
+}
+
+func (e *stateLockError) Error() string { return "route state " + e.key.Name + ": " + e.err.Error() }
+func (e *stateLockError) Unwrap() error { return e.err }
+
+// newStateData returns what a state's per: sees: what a response
+// template sees, with the path variables route r bound.
+func (s *Server) newStateData(x *exchange, in *matcher.Request, r *scenarios.Route, vars map[string]string) *templateData {
+	if r.State.Per == nil {
+		return nil
+	}
+	d := newTemplateData(in, matcher.Match{Vars: vars}, 0, s.opts.Clock.Now(), s.env(x.r.Context()))
+	d.Route, d.ctx, d.maxSteps = r.Name, x.r.Context(), s.opts.maxTemplateSteps
+	return d
+}
+
+// stateKey names route r's state for a request whose template data
+// (nil when r's state has no per:) is d.
+func stateKey(r *scenarios.Route, d *templateData) (state.StateKey, error) {
+	k := state.StateKey{Session: r.Session, Name: r.State.Name}
+	if r.State.Per == nil {
+		return k, nil
+	}
+	b := renderBuffer{max: maxStateKey}
+	if err := r.State.Per.Execute(&b, d); err != nil {
+		if errors.Is(err, scenarios.ErrOutputLimit) {
+			return k, fmt.Errorf("route %q: state.per: %w: renders more than %d bytes", r.Name, errRenderTooLarge, maxStateKey)
+		}
+		return k, fmt.Errorf("route %q: state.per: %w", r.Name, renderError("per", maxStateKey, err))
+	}
+	if key := strings.TrimSpace(b.String()); key != "<no value>" {
+		k.Key = key
+	}
+	if strings.ContainsRune(k.Key, 0) {
+		return k, fmt.Errorf("route %q: state.per: %w: renders a NUL byte", r.Name, errTemplate)
+	}
+	return k, nil
+}
+
+// matchStates readies the request's state reader before Match, when the
+// table has routes with is:.
+func (x *exchange) matchStates(t *matcher.Table, in *matcher.Request) {
+	if !t.States() {
+		return
+	}
+	x.states.x, x.states.in, x.states.locking = x, in, true
+	in.States = &x.states
+}
+
+// statesRead ends matching's reads: the lock of the matched route's
+// state goes to the exchange, which gives it back with the route's other
+// locks (unhold). It reports whether every read succeeded; if one did
+// not, the request is answered by why.
+func (s *Server) statesRead(x *exchange) bool {
+	rd := &x.states
+	rd.locking = false
+	if rd.held != nil {
+		x.addUnlock(rd.held)
+		rd.held = nil
+	}
+	err := rd.err
+	if err == nil {
+		return true
+	}
+	x.unhold()
+	var le *stateLockError
+	switch {
+	case errors.As(err, &le) && le.cause:
+		ended := "client gone while another request held its route state"
+		if errors.Is(le.err, errShutdown) {
+			ended = "lock wait cancelled by shutdown"
+		}
+		x.abort(ended)
+	case errors.As(err, &le):
+		x.out.err = err
+		x.w.Header().Set("Retry-After", "1")
+		p := newProblem(http.StatusTooManyRequests, fmt.Sprintf("Another request held route state %s for longer than %s; retry.", describeState(le.key), le.wait))
+		p.Title = "Route state locked"
+		x.answerProblem(p)
+	case errors.Is(err, errStore):
+		s.unavailable(x, err)
+	default:
+		x.fail(err)
+	}
+	return false
+}
+
+// moveState moves the matched route's state to its to:, in commit, with
+// the request's writes fenced (a straggler of a reset moves nothing). It
+// notes the move in the result, for the journal and the log line.
+func (s *Server) moveState(x *exchange) error {
+	if x.m.Route == nil || x.m.Route.State == nil || x.m.Route.State.To == "" {
+		return nil
+	}
+	r := x.m.Route.Route
+	var d *templateData
+	if r.State.Per != nil {
+		d = x.templateData()
+	}
+	k, err := stateKey(r, d)
+	if err != nil {
+		return err
+	}
+	if err := s.state.States().Set(x.detached(), k, r.State.To); err != nil {
+		switch {
+		case errors.Is(err, state.ErrFenced):
+			return err
+		case errors.Is(err, state.ErrStatesFull):
+			return fmt.Errorf("route state %s: %w", describeState(k), err)
+		}
+		return fmt.Errorf("%w: route state %s: %v", errStore, describeState(k), err)
+	}
+	x.out.moved = state.StateMove{Name: k.Name, Key: k.Key, From: r.State.Is, To: r.State.To}
+	x.out.stateMoved = true
+	return nil
+}
+
+// describeState names a state in a message: order ["o1"], or todo.
+func describeState(k state.StateKey) string {
+	if k.Key == "" {
+		return k.Name
+	}
+	return fmt.Sprintf("%s [%q]", k.Name, k.Key)
+}
+
+// take takes the locks of names for a request with context ctx: first
+// without waiting (a free name costs no context), then waiting up to
+// wait, the wait ended also by shutdown (lockContext). cause says why
+// the wait's context ended, if it did.
+func (s *Server) take(ctx context.Context, names []string, wait time.Duration) (release func(), err, cause error) {
+	locks := s.state.Locks()
+	release, err = locks.Lock(ctx, names, 0)
+	if errors.Is(err, state.ErrLockTimeout) {
+		wctx, stop := s.lockContext(ctx)
+		release, err = locks.Lock(wctx, names, wait)
+		if wctx.Err() != nil {
+			cause = context.Cause(wctx) // before stop ends it too
+		}
+		stop()
+	} else if ctx.Err() != nil {
+		cause = context.Cause(ctx)
+	}
+	return release, err, cause
+}
+
+// describeMove says what a request did to a state, for the log line:
+// order ["o1"]: Started -> paid, or order ["o1"] -> paid for a route
+// that read none.
+func describeMove(m state.StateMove) string {
+	name := describeState(state.StateKey{Name: m.Name, Key: m.Key})
+	if m.From == "" {
+		return name + " -> " + m.To
+	}
+	return name + ": " + m.From + " -> " + m.To
+}
