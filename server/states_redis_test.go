@@ -1,0 +1,69 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/scenariomock/scenariomock/internal/redistest"
+	"github.com/scenariomock/scenariomock/state/redis"
+)
+
+// TestStateReplicas: two replicas share their route states on one
+// redis-server: a payment on one is seen on the other, two payments of
+// one order at once, one on each replica, run one after the other (the
+// state's lock is Redis's), a PUT on one answers on the other, and a
+// reset on one sets them back on both.
+func TestStateReplicas(t *testing.T) {
+	rs := redistest.Start(t)
+	yaml := strings.Replace(orderStates, "respond: { body: paying }", "respond: { body: paying, delay: 300ms }\n    lock: { wait: 30s }", 1)
+	var replicas [2]string
+	for i := range replicas {
+		st, err := redis.Open(context.Background(), rs.URL(), redis.Options{Prefix: "states:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		_, hs, _ := serveYAML(t, Options{State: st}, yaml)
+		replicas[i] = hs.URL
+	}
+	a, b := replicas[0], replicas[1]
+	if r := do(t, "POST", a+"/orders/o1/pay", ""); r.status != 200 {
+		t.Fatalf("pay on A = %d %s", r.status, r.body)
+	}
+	wantBody(t, b+"/orders/o1", 200, "o1 paid")
+	wantBody(t, b+"/orders/o2", 200, "o2 pending")
+
+	var wg sync.WaitGroup
+	got := make([]string, 2)
+	for i, base := range replicas {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := doCtx(t.Context(), "POST", base+"/orders/o3/pay", "")
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = fmt.Sprint(r.status, " ", r.body)
+		}()
+	}
+	wg.Wait()
+	slices.Sort(got)
+	if want := []string{"200 paying", "409 already paid"}; !slices.Equal(got, want) {
+		t.Fatalf("a payment on each replica at once = %q, want %q", got, want)
+	}
+
+	if r := do(t, "PUT", b+"/__admin/states/order?key=o4", `{"value":"paid"}`, "Content-Type", "application/json"); r.status != 200 {
+		t.Fatalf("PUT on B = %d %s", r.status, r.body)
+	}
+	wantBody(t, a+"/orders/o4", 200, "o4 paid")
+	if r := do(t, "POST", a+"/__admin/reset", ""); r.status != 200 {
+		t.Fatalf("reset on A = %d %s", r.status, r.body)
+	}
+	for _, id := range []string{"o1", "o3", "o4"} {
+		wantBody(t, b+"/orders/"+id, 200, id+" pending")
+	}
+}
