@@ -340,7 +340,8 @@ func (c *Client) Clear(ctx context.Context) error {
 }
 
 // Reset forgets all the server's runtime state: sequence positions,
-// idempotency keys, collections (seeded again), counters, the journal.
+// idempotency keys, collections (seeded again), counters, route states,
+// the journal.
 func (c *Client) Reset(ctx context.Context) error {
 	return c.do(ctx, http.MethodPost, "/__admin/reset", nil, nil)
 }

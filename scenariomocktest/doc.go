@@ -19,9 +19,11 @@
 //		}
 //	}
 //
-// The server is package server's, on a real listener; Count, Requests and
-// Reset ask it over its admin API (package adminclient), so a test
-// exercises what a CI job's `scenariomock verify` does. With
+// The server is package server's, on a real listener; Count, Requests,
+// Reset, State and SetState ask it over its admin API (package
+// adminclient), so a test exercises what a CI job's `scenariomock
+// verify` does. SetState starts a test from the route state it needs
+// (an order already paid) without the requests that lead there. With
 // FailOnUnmatched, a request that no route matched fails the test at its
 // end, with the near-miss report of each.
 //

@@ -271,8 +271,49 @@ func (s *Server) Add(t testing.TB, doc string) []string {
 	return d.Routes
 }
 
+// State returns the value of the route state name (a route's state:)
+// for key (what its per: renders, "" for a state without per:), of the
+// routes of no session: Started when nothing moved it.
+func (s *Server) State(name, key string) string {
+	if s.tb != nil {
+		s.tb.Helper()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	v, err := s.client.State(ctx, adminclient.StateRef{Name: name, Key: key})
+	s.check(err)
+	return v
+}
+
+// SetState sets the route state name for key ("" for a state without
+// per:), of the routes of no session, to value, as if a route had moved
+// it: a test starts from the state it needs ("the order is paid")
+// without the requests that lead there. Client().SetState reaches a
+// session's.
+func (s *Server) SetState(name, key, value string) {
+	if s.tb != nil {
+		s.tb.Helper()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	s.check(s.client.SetState(ctx, adminclient.StateRef{Name: name, Key: key}, value))
+}
+
+// States lists the route states that were set, of every session; a state
+// not listed is Started.
+func (s *Server) States() []adminclient.State {
+	if s.tb != nil {
+		s.tb.Helper()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	vs, err := s.client.States(ctx)
+	s.check(err)
+	return vs
+}
+
 // Reset forgets everything the server remembers: sequence positions,
-// idempotency keys, collections, counters and the requests received, so
+// idempotency keys, collections, counters, route states and the requests received, so
 // that one server can serve several subtests from the same start.
 func (s *Server) Reset() {
 	if s.tb != nil {

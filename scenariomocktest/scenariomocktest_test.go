@@ -329,3 +329,36 @@ func TestAdd(t *testing.T) {
 		t.Errorf("Fatal: %q", rec.fatal)
 	}
 }
+
+// TestStates: a test reads and sets route states, and a session's
+// states are reached through the client.
+func TestStates(t *testing.T) {
+	t.Parallel()
+	srv := scenariomocktest.Start(t, scenariomocktest.YAML(`
+		routes:
+		  - { name: pending, method: GET, path: '/orders/{id}', state: { name: order, per: '{{ .Request.Vars.id }}', is: Started }, respond: { body: pending } }
+		  - { name: paid, method: GET, path: '/orders/{id}', state: { name: order, per: '{{ .Request.Vars.id }}', is: paid }, respond: { body: paid } }
+		  - { name: pay, method: POST, path: '/orders/{id}/pay', state: { name: order, per: '{{ .Request.Vars.id }}', to: paid }, respond: { body: ok } }
+	`))
+	if v := srv.State("order", "o1"); v != "Started" {
+		t.Fatalf("State before = %q", v)
+	}
+	post(t, srv.URL()+"/orders/o1/pay", "")
+	if v := srv.State("order", "o1"); v != "paid" {
+		t.Fatalf("State after the payment = %q", v)
+	}
+	srv.SetState("order", "o2", "paid")
+	if _, body := get(t, srv.URL()+"/orders/o2"); body != "paid" {
+		t.Fatalf("GET o2 after SetState = %q", body)
+	}
+	if got := fmt.Sprint(srv.States()); got != "[{ order o1 paid} { order o2 paid}]" {
+		t.Fatalf("States() = %s", got)
+	}
+	srv.Reset()
+	if got := srv.States(); len(got) != 0 {
+		t.Fatalf("States() after Reset = %v", got)
+	}
+	if _, body := get(t, srv.URL()+"/orders/o1"); body != "pending" {
+		t.Fatalf("GET o1 after Reset = %q", body)
+	}
+}
