@@ -281,6 +281,7 @@ type serveOptions struct {
 	shutdownWaitDelay bool
 	maxItems          int
 	maxCounters       int
+	maxStates         int
 	maxIdemBytes      byteSize
 	maxColBytes       byteSize
 	journalSize       int
@@ -378,6 +379,7 @@ file that would still hold one seen in the traffic is refused.`
 	f.Var(&opts.maxIdemBytes, "idempotency-max-bytes", "bytes of stored idempotent answers kept; past it the least recently used completed keys go (keys in flight are never dropped)")
 	f.Var(&opts.maxColBytes, "collections-max-bytes", "bytes of ids and bodies all stored collections may hold together; a save past it gets 507")
 	f.IntVar(&opts.maxCounters, "max-counters", state.DefaultMaxCounters, "names of seq counters kept (a name may come from the request); a new name past it is refused until POST /__admin/reset")
+	f.IntVar(&opts.maxStates, "max-states", state.DefaultMaxStates, "route states kept (a state's key may come from the request, per:); a move to a new key past it is refused until POST /__admin/reset")
 	f.StringVar(&opts.state, "state", "memory", "where runtime state lives: memory (this process), or a Redis URL that replicas share: redis://[:password@]host:6379/0, rediss:// for TLS")
 	f.StringVar(&opts.statePrefix, "state-prefix", redis.DefaultPrefix, "prefix of every Redis key: replicas with the same prefix share state, others do not")
 	f.Uint64Var(&opts.seed, "seed", 0, "make every random choice repeatable (fault chances, delay ranges, randomInt, randomHex, uuid) for the same requests in the same order")
@@ -632,7 +634,7 @@ func openState(ctx context.Context, opts serveOptions) (*redis.Store, error) {
 func stateOptions(opts serveOptions) state.Options {
 	return state.Options{
 		MaxKeys: opts.maxIdemKeys, MaxSequenceKeys: opts.maxSequenceKeys, MaxItems: opts.maxItems,
-		MaxCounters: opts.maxCounters, MaxIdempotencyBytes: int64(opts.maxIdemBytes), MaxCollectionBytes: int64(opts.maxColBytes),
+		MaxCounters: opts.maxCounters, MaxStates: opts.maxStates, MaxIdempotencyBytes: int64(opts.maxIdemBytes), MaxCollectionBytes: int64(opts.maxColBytes),
 	}
 }
 

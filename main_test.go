@@ -716,8 +716,8 @@ func TestExitCodes(t *testing.T) {
 		stderr, stdout string
 	}{
 		{name: "valid scenarios", args: []string{"validate", "examples/payments-idempotency.yaml"}, code: 0, stdout: "ok: 1 file, 8 routes"},
-		{name: "unknown example", args: []string{"serve", "--addr", "127.0.0.1:0", "--example", "nope"}, code: 2, stderr: "the built-in examples are payments-idempotency, payments-stateful, stripe"},
-		{name: "example and a path", args: []string{"routes", "--example", "payments-stateful", "examples/"}, code: 2, stderr: "give one or the other; the built-in examples are payments"},
+		{name: "unknown example", args: []string{"serve", "--addr", "127.0.0.1:0", "--example", "nope"}, code: 2, stderr: "the built-in examples are orders-states, payments-idempotency, payments-stateful, stripe"},
+		{name: "example and a path", args: []string{"routes", "--example", "payments-stateful", "examples/"}, code: 2, stderr: "give one or the other; the built-in examples are orders-states, payments"},
 		{name: "unknown example, from the environment", env: []string{"SCENARIOMOCK_EXAMPLE=nope"}, args: []string{"serve", "--addr", "127.0.0.1:0"}, code: 2, stderr: `--example "nope"`},
 		{name: "version", args: []string{"--version"}, code: 0, stdout: "scenariomock "},
 		{name: "invalid scenarios, validate", args: []string{"validate", invalid}, code: 1, stderr: `unknown field "respnd"`},
