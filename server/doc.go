@@ -3,9 +3,9 @@
 // the admin API under /__admin (on the scenario listener, or on one of its
 // own: ServeSplit) and its guards (admin_access.go: token, cross-site
 // requests, Host), and the reload status. What outlives a request
-// (sequence positions, idempotency keys, counters, collections, the
-// journal) lives in package state, behind its interfaces; the server asks
-// it for what changes and keeps none of it.
+// (sequence positions, idempotency keys, counters, collections, route
+// states, the journal) lives in package state, behind its interfaces;
+// the server asks it for what changes and keeps none of it.
 //
 // On the hot path the only shared mutable thing is one atomic pointer to
 // the current snapshot (table plus prepared responses); a reload builds a
@@ -21,7 +21,7 @@
 //
 //	ServeHTTP                     server.go     admin API or scenarios
 //	serveScenario                 pipeline.go   read the body; defer finish
-//	  match                       pipeline.go   route; CORS preflight (cors.go); miss: 404 (405 on an OpenAPI path), or the fallback
+//	  match                       pipeline.go   route (its state: is: read by states.go's stateReader); CORS preflight (cors.go); miss: 404 (405 on an OpenAPI path), or the fallback
 //	  serveRoute                  pipeline.go   the orchestrator:
 //	    actFor                    scopeof.go      scopeOf: the request acts for the scope that stored the object it names
 //	    check                     openapi.go      the request against its OpenAPI operation
@@ -30,7 +30,7 @@
 //	    wait                      pipeline.go     fault draw and delay; a client that left ends here
 //	    hold                      lock.go         the locks of the objects the request acts on (lock:); one that waited too long ends here
 //	    produce                   pipeline.go     the answer: canned, template (respond.go), collection operation (collections.go), proxy (proxy.go), OpenAPI operation (openapi.go: its refuse:, cases:, envelope: and override:)
-//	    commit                    pipeline.go     save the items (save:), complete or release the claim, send the events (webhooks.go), record a proxied exchange (proxy.go)
+//	    commit                    pipeline.go     save the items (save:), move the route's state (states.go), complete or release the claim, send the events (webhooks.go), record a proxied exchange (proxy.go)
 //	    (unhold)                  lock.go         the locks given back, once commit stored the effects
 //	    deliver                   pipeline.go     record, then write the answer, or the fault (fault.go)
 //	  finish                      finish.go     the log line (and record, if deliver did not run)

@@ -376,3 +376,37 @@ func TestLocksState(t *testing.T) {
 		}
 	}
 }
+
+// TestStateRetryReplays: a retry of a payment whose state moved matches
+// the route of the new state; with one idempotency group for both, its
+// key replays the first answer instead of that route's own.
+func TestStateRetryReplays(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, `
+routes:
+  - name: pay
+    method: POST
+    path: /orders/{id}/pay
+    idempotency: { key: header.Idempotency-Key, group: payments }
+    state: { name: order, per: '{{ .Request.Vars.id }}', is: Started, to: paid }
+    respond: { body: paying }
+  - name: pay again
+    method: POST
+    path: /orders/{id}/pay
+    idempotency: { key: header.Idempotency-Key, group: payments }
+    state: { name: order, per: '{{ .Request.Vars.id }}', is: paid }
+    respond: { status: 409, body: already paid }
+`)
+	pay := func(key string) response {
+		return do(t, "POST", hs.URL+"/orders/o1/pay", "", "Idempotency-Key", key)
+	}
+	if r := pay("k1"); r.status != 200 || r.body != "paying" {
+		t.Fatalf("pay = %d %s", r.status, r.body)
+	}
+	if r := pay("k1"); r.status != 200 || r.body != "paying" || r.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("its retry = %d %s %v, want the first answer replayed", r.status, r.body, r.header)
+	}
+	if r := pay("k2"); r.status != 409 {
+		t.Fatalf("another payment = %d %s, want 409", r.status, r.body)
+	}
+}
