@@ -774,7 +774,11 @@ func printRoutes(w io.Writer, t *matcher.Table) {
 		if len(r.Methods) > 0 {
 			method = strings.Join(r.Methods, ",")
 		}
-		when := strings.Join(r.When.Describe(), "; ")
+		conds := r.When.Describe()
+		if r.State != nil {
+			conds = append(conds, r.State.Describe())
+		}
+		when := strings.Join(conds, "; ")
 		if when == "" {
 			when = "-"
 		}

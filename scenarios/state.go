@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -27,6 +28,8 @@ type RouteState struct {
 	// .Request.Vars): each order id has its own. Nil for one state of the
 	// name; one that renders nothing is the name's keyless state too.
 	Per *template.Template
+	// PerText is per: as written, for listings.
+	PerText string
 	// Is is the value the state must have for the route to match; "" for
 	// any value. IsPos is where it was written.
 	Is    string
@@ -84,7 +87,7 @@ func (d *fileDecoder) routeState(n *yaml.Node) *RouteState {
 			} else if t, err := parseTemplate(text); err != nil {
 				d.templateError(d.resolve(p.val), "state.per", err)
 			} else {
-				st.Per = t
+				st.Per, st.PerText = t, text
 			}
 		}
 	}
@@ -116,4 +119,23 @@ func (d *fileDecoder) routeState(n *yaml.Node) *RouteState {
 		return nil
 	}
 	return st
+}
+
+// Describe says what the state block does, for listings: `state order
+// [{{ .Request.Vars.id }}] is "Started", to "paid"`.
+func (st *RouteState) Describe() string {
+	out := "state " + st.Name
+	if st.Per != nil {
+		out += " [" + st.PerText + "]"
+	}
+	if st.Is != "" {
+		out += " is " + strconv.Quote(st.Is)
+	}
+	if st.To != "" {
+		if st.Is != "" {
+			out += ","
+		}
+		out += " to " + strconv.Quote(st.To)
+	}
+	return out
 }

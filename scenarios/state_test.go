@@ -43,3 +43,21 @@ routes:
 		t.Fatalf("a route without state: has %+v", rs[2].State)
 	}
 }
+
+// TestRouteStateDescribe: what listings show of a state: block.
+func TestRouteStateDescribe(t *testing.T) {
+	t.Parallel()
+	set, err := LoadBytes("states.yaml", []byte(`
+routes:
+  - { path: '/a/{id}', state: { name: order, per: '{{ .Request.Vars.id }}', is: Started, to: paid }, respond: {} }
+  - { path: /b, state: { name: todo, to: one-item }, respond: {} }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{`state order [{{ .Request.Vars.id }}] is "Started", to "paid"`, `state todo to "one-item"`} {
+		if got := set.Routes()[i].State.Describe(); got != want {
+			t.Errorf("route %d: Describe() = %s, want %s", i, got, want)
+		}
+	}
+}

@@ -174,6 +174,8 @@ type adminRoute struct {
 	When      []string       `json:"when"`
 	Responses []adminOutcome `json:"responses"`
 	Sequence  *adminSequence `json:"sequence,omitempty"`
+	// State is what the route's state: does (scenarios.RouteState.Describe).
+	State string `json:"state,omitempty"`
 	// Hits counts the times the route ran (its sequence position moved);
 	// Requests all the requests it took, replays and refusals included.
 	Hits     int64         `json:"hits"`
@@ -285,6 +287,9 @@ func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
 		}
 		if ar.When == nil {
 			ar.When = []string{}
+		}
+		if r.State != nil {
+			ar.State = r.State.Describe()
 		}
 		for _, resp := range r.Responses {
 			ar.Responses = append(ar.Responses, outcome(resp))

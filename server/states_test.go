@@ -168,6 +168,9 @@ func TestStateAdmin(t *testing.T) {
     state: { name: todo, is: Started }
     respond: { body: [] }
 `)
+	if r := do(t, "GET", hs.URL+"/__admin/scenarios", ""); !strings.Contains(r.body, `"state": "state order [{{ .Request.Vars.id }}] is \"Started\", to \"paid\""`) {
+		t.Fatalf("GET /__admin/scenarios shows no route's state: %s", r.body)
+	}
 	base := hs.URL + "/__admin/states"
 	r := do(t, "GET", base, "")
 	if r.status != 200 || !strings.Contains(r.body, `"states": []`) || !strings.Contains(r.body, `"names": [
