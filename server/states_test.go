@@ -1,12 +1,14 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/scenariomock/scenariomock/scenarios"
@@ -411,5 +413,48 @@ routes:
 	}
 	if r := pay("k2"); r.status != 409 {
 		t.Fatalf("another payment = %d %s, want 409", r.status, r.body)
+	}
+}
+
+// countingStore counts the reads of route states.
+type countingStore struct {
+	state.Store
+	gets *atomic.Int64
+}
+
+func (c countingStore) States() state.States { return countingStates{c.Store.States(), c.gets} }
+
+type countingStates struct {
+	state.States
+	gets *atomic.Int64
+}
+
+func (c countingStates) Get(ctx context.Context, k state.StateKey) (string, error) {
+	c.gets.Add(1)
+	return c.States.Get(ctx, k)
+}
+
+// TestStateReadOnce: a request that several routes of one state are
+// tried for reads the state once, and a miss's near-miss report reads it
+// no more.
+func TestStateReadOnce(t *testing.T) {
+	t.Parallel()
+	gets := new(atomic.Int64)
+	_, hs, _ := serveYAML(t, Options{State: countingStore{state.NewMemory(state.Options{}), gets}}, `
+routes:
+  - { name: a, method: GET, path: '/orders/{id}', state: { name: order, per: '{{ .Request.Vars.id }}', is: a }, respond: { body: a } }
+  - { name: b, method: GET, path: '/orders/{id}', state: { name: order, per: '{{ .Request.Vars.id }}', is: b }, respond: { body: b } }
+  - { name: started, method: GET, path: '/orders/{id}', state: { name: order, per: '{{ .Request.Vars.id }}', is: Started }, respond: { body: started } }
+  - { name: other, method: GET, path: '/other/{id}', state: { name: order, per: '{{ .Request.Vars.id }}', is: a }, respond: { body: a } }
+`)
+	wantBody(t, hs.URL+"/orders/o1", 200, "started")
+	if n := gets.Load(); n != 1 {
+		t.Fatalf("%d reads of the state for one request, want 1", n)
+	}
+	if r := do(t, "GET", hs.URL+"/other/o1", ""); r.status != 404 || !strings.Contains(r.body, `is \"Started\", want \"a\"`) {
+		t.Fatalf("miss = %d %s", r.status, r.body)
+	}
+	if n := gets.Load(); n != 2 {
+		t.Fatalf("%d reads after a miss, want 2 (one more: its match; the report reads none)", n)
 	}
 }
