@@ -82,7 +82,7 @@ func (s *Server) hold(x *exchange) bool {
 	if ctx == nil {
 		ctx = x.r.Context()
 	}
-	release, err, cause := s.take(ctx, names, lr.wait)
+	release, cause, err := s.take(ctx, names, lr.wait)
 	switch {
 	case err == nil:
 		x.addUnlock(release)

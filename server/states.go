@@ -29,7 +29,9 @@ import (
 // left (the "already paid" route): WireMock lets both see Started, which
 // a check-then-act test cannot rehearse. The lock is taken before the
 // route's delay, unlike lock:'s, since the state is read when matching;
-// lock: [] on the route opts out, and its lock: wait: and timeout: apply.
+// lock: [] on the route opts out, and its lock: wait: applies. A request
+// that waited longer gets a 429 problem (not the lock: timeout: answer:
+// it matched no route yet, whose answer it could be).
 
 // stateReader is a request's matcher.StateReader. It lives in the
 // exchange: a request that reads states allocates only what rendering
@@ -127,7 +129,7 @@ func (s *Server) lockState(x *exchange, r *scenarios.Route, k state.StateKey) (f
 		wait = r.Lock.Wait
 	}
 	names := []string{stateLockName(k)}
-	release, err, cause := s.take(x.r.Context(), names, wait)
+	release, cause, err := s.take(x.r.Context(), names, wait)
 	switch {
 	case err == nil:
 		return release, nil
@@ -276,7 +278,7 @@ func describeState(k state.StateKey) string {
 // without waiting (a free name costs no context), then waiting up to
 // wait, the wait ended also by shutdown (lockContext). cause says why
 // the wait's context ended, if it did.
-func (s *Server) take(ctx context.Context, names []string, wait time.Duration) (release func(), err, cause error) {
+func (s *Server) take(ctx context.Context, names []string, wait time.Duration) (release func(), cause, err error) {
 	locks := s.state.Locks()
 	release, err = locks.Lock(ctx, names, 0)
 	if errors.Is(err, state.ErrLockTimeout) {
@@ -289,7 +291,7 @@ func (s *Server) take(ctx context.Context, names []string, wait time.Duration) (
 	} else if ctx.Err() != nil {
 		cause = context.Cause(ctx)
 	}
-	return release, err, cause
+	return release, cause, err
 }
 
 // describeMove says what a request did to a state, for the log line:

@@ -458,3 +458,32 @@ routes:
 		t.Fatalf("%d reads after a miss, want 2 (one more: its match; the report reads none)", n)
 	}
 }
+
+// TestStateLockTimeout: a request that waits longer than the route's
+// lock: wait: for a state another request holds (in its delay) gets a
+// 429 problem that names the state, and changes nothing; the holder then
+// answers and moves it.
+func TestStateLockTimeout(t *testing.T) {
+	t.Parallel()
+	clock := newGateClock()
+	yaml := strings.Replace(orderStates, "respond: { body: paying }", "respond: { body: paying, delay: 1s }\n    lock: { wait: 50ms }", 1)
+	_, hs, _ := serveYAML(t, Options{Clock: clock}, yaml)
+	first := make(chan response, 1)
+	go func() {
+		r, err := doCtx(t.Context(), "POST", hs.URL+"/orders/o1/pay", "")
+		if err != nil {
+			t.Error(err)
+		}
+		first <- r
+	}()
+	clock.waitBegan(t, 1) // the first holds the state in its delay
+	r := do(t, "POST", hs.URL+"/orders/o1/pay", "")
+	if r.status != 429 || r.header.Get("Retry-After") != "1" || !strings.Contains(r.body, `route state order [\"o1\"] for longer than 50ms`) {
+		t.Fatalf("the second payment = %d %v %s", r.status, r.header, r.body)
+	}
+	close(clock.gate)
+	if r := <-first; r.status != 200 || r.body != "paying" {
+		t.Fatalf("the first payment = %d %s", r.status, r.body)
+	}
+	wantBody(t, hs.URL+"/orders/o1", 200, "o1 paid")
+}
