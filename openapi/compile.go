@@ -172,14 +172,22 @@ func linkScopeOf(r *scenarios.Route, ops map[string]*Operation) error {
 		return nil
 	case other == nil:
 		msg = "the set serves no OpenAPI document (add an openapi: block, or --openapi)"
-	case !other.api.state:
-		msg = "the document keeps no state (its openapi: block has state: off)"
-	case len(other.api.collections) == 0:
-		msg = "no create of the document makes a resource its schema names (x-resourceId)"
 	default:
-		msg = "the document stores no such resource; name one a create of the document makes (" + knownResources(other.api) + ")"
+		msg = noResource(other.api)
 	}
 	return &scenarios.Error{Pos: so.Pos, Msg: fmt.Sprintf("route %q: scopeOf: resource %q: %s", r.Name, so.Resource, msg)}
+}
+
+// noResource says why a resource a route names is not one document a
+// stores: it keeps no state, stores none, or others (which it lists).
+func noResource(a *api) string {
+	switch {
+	case !a.state:
+		return "the document keeps no state (its openapi: block has state: off)"
+	case len(a.collections) == 0:
+		return "no create of the document makes a resource its schema names (x-resourceId)"
+	}
+	return "the document stores no such resource; name one a create of the document makes (" + knownResources(a) + ")"
 }
 
 // sortedVars returns the names sorted.
@@ -213,16 +221,7 @@ func unknownResources(r *scenarios.Route, op *Operation) error {
 			if ref.Resource == "" || op.api.state && op.api.collections[ref.Resource] != "" {
 				continue
 			}
-			var msg string
-			switch {
-			case !op.api.state:
-				msg = "the document keeps no state (its openapi: block has state: off)"
-			case len(op.api.collections) == 0:
-				msg = "no create of the document makes a resource its schema names (x-resourceId)"
-			default:
-				msg = "the document stores no such resource; name one a create of the document makes (" + knownResources(op.api) + ")"
-			}
-			errs = append(errs, &scenarios.Error{Pos: ref.Pos, Msg: fmt.Sprintf("route %q: save: resource %q: %s", r.Name, ref.Resource, msg)})
+			errs = append(errs, &scenarios.Error{Pos: ref.Pos, Msg: fmt.Sprintf("route %q: save: resource %q: %s", r.Name, ref.Resource, noResource(op.api))})
 		}
 	}
 	return errors.Join(errs...)
