@@ -57,7 +57,7 @@ func (s *Server) match(x *exchange) bool {
 	in.Session = sessionOf(r)
 	x.out.session = in.Session
 	x.matchStates(snap.table, in)
-	m, ok := snap.table.Match(in)
+	m, ok := x.matchRoute(snap.table, in)
 	if !ok && r.Method == http.MethodHead {
 		// HEAD is GET without the body (RFC 9110 §9.3.2), as net/http's
 		// file server and most servers answer it: a GET route answers it
@@ -69,7 +69,7 @@ func (s *Server) match(x *exchange) bool {
 		asGet := matcher.NewRequest(get, x.body)
 		asGet.Session = in.Session
 		x.matchStates(snap.table, asGet)
-		if m, ok = snap.table.Match(asGet); ok {
+		if m, ok = x.matchRoute(snap.table, asGet); ok {
 			asGet.HTTP = r // templates see the method that was sent
 			in = asGet
 		}

@@ -51,6 +51,10 @@ type stateReader struct {
 	// held gives back the lock of the state the matched route moves; nil
 	// when none is held.
 	held func()
+	// stale: a read under a state's lock found another value than an
+	// earlier read of that state without it, which routes tested before
+	// were judged by (matchRoute then matches again).
+	stale bool
 }
 
 // seenState is one state a request read.
@@ -95,6 +99,16 @@ func (rd *stateReader) ReadState(r *scenarios.Route, vars map[string]string) (st
 		}
 		rd.err = fmt.Errorf("%w: route state %s: %v", errStore, key.Name, err)
 		return "", "", false
+	}
+	if lock {
+		// The lock's holder may have moved the state since an earlier
+		// route read it: the routes before this one judged a value that
+		// is gone. Keep the fresh one, for Explain too.
+		for i := range rd.seen {
+			if sv := &rd.seen[i]; sv.key == key && sv.value != value {
+				sv.value, rd.stale = value, true
+			}
+		}
 	}
 	rd.seen = append(rd.seen, seenState{key: key, value: value, locked: lock})
 	if release != nil {
@@ -196,6 +210,31 @@ func (x *exchange) matchStates(t *matcher.Table, in *matcher.Request) {
 	}
 	x.states.x, x.states.in, x.states.locking = x, in, true
 	in.States = &x.states
+}
+
+// maxStateRematches bounds how often matchRoute matches again: states
+// that keep moving under a request give it the last match.
+const maxStateRematches = 3
+
+// matchRoute matches in against t. A request that waited for a state's
+// lock may find the state moved by the request that held it, after
+// routes listed before (the "already paid" route above "pay") were
+// tested with the value read before the move: it then matches again,
+// reading afresh, so that it gets the route of the state it finds (a
+// 409), not a 404 or the route of a value that is gone.
+func (x *exchange) matchRoute(t *matcher.Table, in *matcher.Request) (matcher.Match, bool) {
+	rd := &x.states
+	for try := 0; ; try++ {
+		m, ok := t.Match(in)
+		if !rd.stale || rd.err != nil || try == maxStateRematches {
+			return m, ok
+		}
+		if rd.held != nil {
+			rd.held()
+			rd.held = nil
+		}
+		rd.seen, rd.stale = rd.seen[:0], false
+	}
 }
 
 // statesRead ends matching's reads: the lock of the matched route's
