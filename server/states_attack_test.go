@@ -1,10 +1,16 @@
 package server
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scenariomock/scenariomock/scenarios"
 
 	"github.com/scenariomock/scenariomock/state"
 )
@@ -50,4 +56,193 @@ routes:
 	if got := fmt.Sprint(r.status, " ", r.body, ", ", second.status, " ", strings.TrimSpace(second.body)); got != "200 paying, 409 already paid" {
 		t.Fatalf("two payments at once = %s, want 200 paying, 409 already paid", got)
 	}
+}
+
+// TestStateBounds: a state's key comes from the request, so the states
+// are bounded: a per: that renders more than the bound is refused (no
+// state kept), reads of many keys keep nothing, and moves of new keys
+// past the store's bound are refused while known keys still move.
+func TestStateBounds(t *testing.T) {
+	t.Parallel()
+	srv, hs, _ := serveYAML(t, Options{State: state.NewMemory(state.Options{MaxStates: 2})}, `
+routes:
+  - name: read
+    method: GET
+    path: /k/{id}
+    state: { name: s, per: '{{ .Request.Vars.id }}{{ .Request.Body }}', is: Started }
+    respond: { body: started }
+  - name: move
+    method: POST
+    path: /k/{id}
+    state: { name: s, per: '{{ .Request.Vars.id }}{{ .Request.Body }}', to: moved }
+    respond: { body: moved }
+`)
+	for i := range 50 {
+		if r := do(t, "GET", fmt.Sprintf("%s/k/r%d", hs.URL, i), ""); r.status != 200 {
+			t.Fatalf("GET = %d %s", r.status, r.body)
+		}
+	}
+	huge := strings.Repeat("x", 4096)
+	if r := do(t, "POST", hs.URL+"/k/h", huge); r.status < 400 {
+		t.Fatalf("a move whose per: renders 4 KiB = %d %s, want refused", r.status, r.body)
+	}
+	if r := do(t, "GET", hs.URL+"/k/h", huge); r.status < 400 {
+		t.Fatalf("a read whose per: renders 4 KiB = %d %s, want refused", r.status, r.body)
+	}
+	for _, id := range []string{"a", "b"} {
+		if r := do(t, "POST", hs.URL+"/k/"+id, ""); r.status != 200 {
+			t.Fatalf("move %s = %d %s", id, r.status, r.body)
+		}
+	}
+	r := do(t, "POST", hs.URL+"/k/c", "")
+	if r.status != 507 {
+		t.Fatalf("a third key past --max-states 2 = %d %s, want 507", r.status, r.body)
+	}
+	if r := do(t, "POST", hs.URL+"/k/a", ""); r.status != 200 {
+		t.Fatalf("a known key past the bound = %d %s", r.status, r.body)
+	}
+	vs, err := srv.state.States().List(t.Context(), state.AllStates)
+	if err != nil || len(vs) != 2 {
+		t.Fatalf("states kept = %v, %v; want a and b", vs, err)
+	}
+	if n := srv.state.Locks().(*state.LocalLocks).Held(); n != 0 {
+		t.Fatalf("locks held = %d", n)
+	}
+}
+
+// payAfter is orderStates's payment with a delay, which it takes with
+// the order's state locked.
+func payAfter(delay string) string {
+	return strings.Replace(orderStates, "respond: { body: paying }", "respond: { body: paying, delay: "+delay+" }\n    lock: { wait: 1m }", 1)
+}
+
+// TestStateLockClientLeaves: a client that leaves during the delay it
+// waits with the state locked gives the lock back at once, not when its
+// delay would have ended, and moves nothing; the next payment runs.
+func TestStateLockClientLeaves(t *testing.T) {
+	t.Parallel()
+	srv, hs, _ := serveYAML(t, Options{}, payAfter("2m"))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = doCtx(ctx, "POST", hs.URL+"/orders/o1/pay", "")
+	}()
+	locks := srv.state.Locks().(*state.LocalLocks)
+	eventually(t, 20*time.Second, func() string {
+		if n := locks.Held(); n != 1 {
+			return fmt.Sprintf("locks held = %d, want the payment's", n)
+		}
+		return ""
+	})
+	cancel()
+	<-done
+	eventually(t, 30*time.Second, func() string {
+		if n := locks.Held(); n != 0 {
+			return fmt.Sprintf("locks held = %d after the client left", n)
+		}
+		return ""
+	})
+	wantBody(t, hs.URL+"/orders/o1", 200, "o1 pending")
+}
+
+// TestStateResetDuringMove: a payment in its delay when POST
+// /__admin/reset runs moves nothing into the state after the reset.
+func TestStateResetDuringMove(t *testing.T) {
+	t.Parallel()
+	srv, hs, _ := serveYAML(t, Options{}, payAfter("1s"))
+	done := make(chan response, 1)
+	go func() {
+		r, _ := doCtx(t.Context(), "POST", hs.URL+"/orders/o1/pay", "")
+		done <- r
+	}()
+	eventually(t, 20*time.Second, func() string {
+		if n := srv.state.Locks().(*state.LocalLocks).Held(); n != 1 {
+			return fmt.Sprintf("locks held = %d, want the payment's", n)
+		}
+		return ""
+	})
+	if r := do(t, "POST", hs.URL+"/__admin/reset", ""); r.status != 200 {
+		t.Fatalf("reset = %d %s", r.status, r.body)
+	}
+	r := <-done
+	t.Logf("the payment reset under it: %d %s", r.status, r.body)
+	wantBody(t, hs.URL+"/orders/o1", 200, "o1 pending")
+	if r := do(t, "POST", hs.URL+"/orders/o1/pay", ""); r.status != 200 || r.body != "paying" {
+		t.Fatalf("a payment after the reset = %d %s", r.status, r.body)
+	}
+}
+
+// TestStateHead: a HEAD request answered by a GET route reads its state
+// as GET does, and moves it as GET does.
+func TestStateHead(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, `
+routes:
+  - name: first look
+    method: GET
+    path: /orders/{id}
+    state: { name: seen, per: '{{ .Request.Vars.id }}', is: Started, to: seen }
+    respond: { body: new }
+  - name: seen
+    method: GET
+    path: /orders/{id}
+    state: { name: seen, per: '{{ .Request.Vars.id }}', is: seen }
+    respond: { status: 203, body: seen }
+`)
+	if r := do(t, "HEAD", hs.URL+"/orders/o1", ""); r.status != 200 {
+		t.Fatalf("HEAD = %d", r.status)
+	}
+	if r := do(t, "HEAD", hs.URL+"/orders/o1", ""); r.status != 203 {
+		t.Fatalf("second HEAD = %d, want 203 (the first moved the state)", r.status)
+	}
+	wantBody(t, hs.URL+"/orders/o1", 203, "seen")
+}
+
+// TestStateLockShutdown: a request waiting for a state's lock ends when
+// shutdown begins.
+func TestStateLockShutdown(t *testing.T) {
+	watch := lockWatch{state.NewMemory(state.Options{}), make(chan struct{}, 1)}
+	opts := Options{State: watch, ShutdownTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler)}
+	opts.Load = func() (*scenarios.Set, error) { return scenarios.LoadBytes("s.yaml", []byte(payAfter("1s"))) }
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	url := "http://" + ln.Addr().String()
+	waitListening(t, url)
+	release, err := watch.Store.Locks().Lock(t.Context(), []string{stateLockName(state.StateKey{Name: "order", Key: "o1"})}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := doCtx(context.Background(), "POST", url+"/orders/o1/pay", "")
+		errc <- err
+	}()
+	select {
+	case <-watch.asked:
+	case <-time.After(patience):
+		t.Fatal("the request did not ask for its lock")
+	}
+	start := time.Now()
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve returned %v", err)
+	}
+	if el := time.Since(start); el > 20*time.Second {
+		t.Errorf("shutdown took %s: it waited for the state's lock", el)
+	}
+	if err := <-errc; err == nil {
+		t.Error("the request waiting for the state's lock got an answer")
+	}
+	http.DefaultClient.CloseIdleConnections()
 }
