@@ -246,3 +246,36 @@ func TestStateLockShutdown(t *testing.T) {
 	}
 	http.DefaultClient.CloseIdleConnections()
 }
+
+// TestStateAdminRefuses: PUT /__admin/states refuses what would set a
+// state nothing reads or a value nothing can match, with a 4xx problem,
+// and sets nothing.
+func TestStateAdminRefuses(t *testing.T) {
+	t.Parallel()
+	srv, hs, _ := serveYAML(t, Options{}, orderStates)
+	for _, tc := range []struct {
+		name, query, body string
+		status            int
+	}{
+		{"bad JSON", "order?key=o1", `{"value":`, 400},
+		{"not an object", "order?key=o1", `"paid"`, 400},
+		{"a number", "order?key=o1", `{"value": 1}`, 400},
+		{"unknown field", "order?key=o1", `{"value":"paid","vlaue":"x"}`, 400},
+		{"blank value", "order?key=o1", `{"value":"  "}`, 400},
+		{"huge value", "order?key=o1", `{"value":"` + strings.Repeat("x", 2000) + `"}`, 400},
+		{"huge body", "order?key=o1", `{"value":"` + strings.Repeat("x", 20<<20) + `"}`, 413},
+		{"misspelt name", "ordr?key=o1", `{"value":"paid"}`, 404},
+		{"huge key", "order?key=" + strings.Repeat("k", 2000), `{"value":"paid"}`, 400},
+		{"NUL in key", "order?key=%00", `{"value":"paid"}`, 400},
+		{"bad session", "order?key=o1&session=a%20b", `{"value":"paid"}`, 400},
+		{"unknown parameter", "order?id=o1", `{"value":"paid"}`, 400},
+	} {
+		r := do(t, "PUT", hs.URL+"/__admin/states/"+tc.query, tc.body, "Content-Type", "application/json")
+		if r.status != tc.status || !strings.Contains(r.header.Get("Content-Type"), "problem+json") {
+			t.Errorf("%s: PUT = %d %s %.200s, want a %d problem", tc.name, r.status, r.header.Get("Content-Type"), r.body, tc.status)
+		}
+	}
+	if vs, err := srv.state.States().List(t.Context(), state.AllStates); err != nil || len(vs) != 0 {
+		t.Fatalf("states set by refused PUTs: %v, %v", vs, err)
+	}
+}

@@ -67,3 +67,55 @@ func TestStateReplicas(t *testing.T) {
 		wantBody(t, b+"/orders/"+id, 200, id+" pending")
 	}
 }
+
+// TestStateReplicasRouteOrder: a payment on each replica at once is
+// answered 200 and 409 also when the "already paid" route comes first:
+// the payment that waited for the state's lock in Redis matches again
+// once it finds the state moved by the other replica.
+func TestStateReplicasRouteOrder(t *testing.T) {
+	rs := redistest.Start(t)
+	yaml := `
+routes:
+  - name: pay again
+    method: POST
+    path: /orders/{id}/pay
+    state: { name: order, per: '{{ .Request.Vars.id }}', is: paid }
+    respond: { status: 409, body: already paid }
+  - name: pay
+    method: POST
+    path: /orders/{id}/pay
+    state: { name: order, per: '{{ .Request.Vars.id }}', is: Started, to: paid }
+    lock: { wait: 30s }
+    respond: { body: paying, delay: 2s }
+`
+	var replicas [2]string
+	asked := make(chan struct{}, 1)
+	for i := range replicas {
+		st, err := redis.Open(context.Background(), rs.URL(), redis.Options{Prefix: "order:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		opts := Options{State: st}
+		if i == 0 {
+			opts.State = lockWatch{st, asked}
+		}
+		_, hs, _ := serveYAML(t, opts, yaml)
+		replicas[i] = hs.URL
+	}
+	first := make(chan response, 1)
+	go func() {
+		r, err := doCtx(t.Context(), "POST", replicas[0]+"/orders/o1/pay", "")
+		if err != nil {
+			t.Error(err)
+		}
+		first <- r
+	}()
+	<-asked // A takes the state's lock
+	second := do(t, "POST", replicas[1]+"/orders/o1/pay", "")
+	got := []string{fmt.Sprint((<-first).status), fmt.Sprint(second.status)}
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"200", "409"}) {
+		t.Fatalf("a payment on each replica = %v (B: %s), want 200 and 409", got, second.body)
+	}
+}
