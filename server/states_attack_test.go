@@ -6,7 +6,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -278,4 +282,118 @@ func TestStateAdminRefuses(t *testing.T) {
 	if vs, err := srv.state.States().List(t.Context(), state.AllStates); err != nil || len(vs) != 0 {
 		t.Fatalf("states set by refused PUTs: %v, %v", vs, err)
 	}
+}
+
+// TestStateLockOptOut: with lock: [] two payments at once both see
+// Started and both pay, as WireMock answers them.
+func TestStateLockOptOut(t *testing.T) {
+	t.Parallel()
+	srv, hs, _ := serveYAML(t, Options{}, strings.Replace(orderStates, "respond: { body: paying }", "respond: { body: paying, delay: 2s }\n    lock: []", 1))
+	var wg sync.WaitGroup
+	got := make([]string, 2)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := doCtx(t.Context(), "POST", hs.URL+"/orders/o1/pay", "")
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = fmt.Sprint(r.status, " ", r.body)
+		}()
+	}
+	wg.Wait()
+	if want := []string{"200 paying", "200 paying"}; !slices.Equal(got, want) {
+		t.Fatalf("two payments at once with lock: [] = %q, want %q", got, want)
+	}
+	if n := srv.state.Locks().(*state.LocalLocks).Held(); n != 0 {
+		t.Fatalf("locks held = %d", n)
+	}
+}
+
+// TestStateReplayMovesNothing: a replay of a payment does not move its
+// state again: set back to Started over the admin API, the retry of the
+// first payment's key replays its answer and leaves the state Started.
+func TestStateReplayMovesNothing(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, strings.Replace(orderStates, "respond: { body: paying }", "respond: { body: paying }\n    idempotency: { key: header.Idempotency-Key }", 1))
+	if r := do(t, "POST", hs.URL+"/orders/o1/pay", "", "Idempotency-Key", "k1"); r.status != 200 {
+		t.Fatalf("pay = %d %s", r.status, r.body)
+	}
+	if r := do(t, "PUT", hs.URL+"/__admin/states/order?key=o1", `{"value":"Started"}`, "Content-Type", "application/json"); r.status != 200 {
+		t.Fatalf("PUT = %d %s", r.status, r.body)
+	}
+	r := do(t, "POST", hs.URL+"/orders/o1/pay", "", "Idempotency-Key", "k1")
+	if r.status != 200 || r.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("retry = %d %s %v, want a replay", r.status, r.body, r.header)
+	}
+	wantBody(t, hs.URL+"/orders/o1", 200, "o1 pending")
+	r = do(t, "GET", hs.URL+"/__admin/requests", "")
+	if n := strings.Count(r.body, `"to": "paid"`); n != 1 {
+		t.Fatalf("journal entries with a move = %d, want the first payment's only:\n%s", n, r.body)
+	}
+}
+
+// TestStateReloadInFlight: payments and reads in flight while reloads
+// swap in tables that reorder the routes, rename the state and change
+// is: and to: end with an answer of the table they started on; no race,
+// no lock left held.
+func TestStateReloadInFlight(t *testing.T) {
+	t.Parallel()
+	base := payAfter("20ms")
+	variants := []string{
+		base,
+		strings.ReplaceAll(base, "name: order,", "name: orders,"),
+		strings.ReplaceAll(base, "is: paid", "is: settled"),
+		strings.Replace(strings.ReplaceAll(base, "to: paid", "to: settled"), "is: paid }\n    respond: { template: true", "is: settled }\n    respond: { template: true", 1),
+	}
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(path, []byte(base), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv, hs, _ := newTestServer(t, Options{}, path)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				url := fmt.Sprintf("%s/orders/o%d", hs.URL, (w+i)%3)
+				method := "GET"
+				if i%2 == 0 {
+					url, method = url+"/pay", "POST"
+				}
+				r, err := doCtx(t.Context(), method, url, "")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if r.status != 200 && r.status != 409 && r.status != 404 {
+					t.Errorf("%s %s = %d %s", method, url, r.status, r.body)
+				}
+			}
+		}()
+	}
+	for i := range 20 {
+		if err := os.WriteFile(path, []byte(variants[i%len(variants)]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Reload(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	eventually(t, 20*time.Second, func() string {
+		if n := srv.state.Locks().(*state.LocalLocks).Held(); n != 0 {
+			return fmt.Sprintf("locks held = %d", n)
+		}
+		return ""
+	})
 }
