@@ -397,3 +397,46 @@ func TestStateReloadInFlight(t *testing.T) {
 		return ""
 	})
 }
+
+// TestStateParallelSessions: two sessions paying the same order id at
+// once hold their own states' locks: neither waits for the other, and
+// each session's order is paid once.
+func TestStateParallelSessions(t *testing.T) {
+	t.Parallel()
+	srv, hs, _ := serveYAML(t, Options{}, orderStates)
+	for _, session := range []string{"alpha", "beta"} {
+		postDoc(t, hs.URL, "session: "+session+"\n"+payAfter("1m"))
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for _, session := range []string{"alpha", "beta"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = doCtx(ctx, "POST", hs.URL+"/__session/"+session+"/orders/o1/pay", "")
+		}()
+	}
+	// Both hold their session's lock of order o1 at once.
+	eventually(t, 20*time.Second, func() string {
+		if n := srv.state.Locks().(*state.LocalLocks).Held(); n != 2 {
+			return fmt.Sprintf("locks held = %d, want one per session", n)
+		}
+		return ""
+	})
+	// The order of no session is not theirs: paid at once.
+	if r := do(t, "POST", hs.URL+"/orders/o1/pay", ""); r.status != 200 {
+		t.Fatalf("pay of no session = %d %s", r.status, r.body)
+	}
+	cancel()
+	wg.Wait()
+	eventually(t, 20*time.Second, func() string {
+		if n := srv.state.Locks().(*state.LocalLocks).Held(); n != 0 {
+			return fmt.Sprintf("locks held = %d after the clients left", n)
+		}
+		return ""
+	})
+	wantBody(t, hs.URL+"/__session/alpha/orders/o1", 200, "o1 pending")
+	wantBody(t, hs.URL+"/orders/o1", 200, "o1 paid")
+}
