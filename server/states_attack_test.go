@@ -440,3 +440,52 @@ func TestStateParallelSessions(t *testing.T) {
 	wantBody(t, hs.URL+"/__session/alpha/orders/o1", 200, "o1 pending")
 	wantBody(t, hs.URL+"/orders/o1", 200, "o1 paid")
 }
+
+// TestStateNoRouteForValue: a state no route answers in (set over the
+// admin API) is a 404 whose detail names the routes of the state and
+// the value each wants, with the order's key.
+func TestStateNoRouteForValue(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, orderStates)
+	if r := do(t, "PUT", hs.URL+"/__admin/states/order?key=o1", `{"value":"shipped"}`, "Content-Type", "application/json"); r.status != 200 {
+		t.Fatalf("PUT = %d %s", r.status, r.body)
+	}
+	r := do(t, "GET", hs.URL+"/orders/o1", "")
+	detail, _ := r.json(t)["detail"].(string)
+	for _, want := range []string{`route "pending": state order ["o1"] is "shipped", want "Started"`, `route "paid": state order ["o1"] is "shipped", want "paid"`} {
+		if r.status != 404 || !strings.Contains(detail, want) {
+			t.Fatalf("GET = %d %s, want a 404 whose detail says %s", r.status, detail, want)
+		}
+	}
+}
+
+// TestStateLockDuringDelay: a payment in a 10 s delay holds its order's
+// state: another payment of the order waits the default lock wait (2 s)
+// and is answered 429 with Retry-After, moving nothing; a read (is:
+// only) of the order is not held.
+func TestStateLockDuringDelay(t *testing.T) {
+	t.Parallel()
+	srv, hs, _ := serveYAML(t, Options{}, strings.Replace(orderStates, "respond: { body: paying }", "respond: { body: paying, delay: 10s }", 1))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = doCtx(ctx, "POST", hs.URL+"/orders/o1/pay", "")
+	}()
+	defer func() { cancel(); <-done }()
+	eventually(t, 20*time.Second, func() string {
+		if n := srv.state.Locks().(*state.LocalLocks).Held(); n != 1 {
+			return fmt.Sprintf("locks held = %d, want the payment's", n)
+		}
+		return ""
+	})
+	start := time.Now()
+	r := do(t, "POST", hs.URL+"/orders/o1/pay", "")
+	if r.status != 429 || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, `order [\"o1\"]`) {
+		t.Fatalf("a second payment during the first's delay = %d %v %s, want a 429 naming the state", r.status, r.header, r.body)
+	}
+	if el := time.Since(start); el < 2*time.Second {
+		t.Fatalf("the second payment was answered after %s, before the default lock wait", el)
+	}
+	wantBody(t, hs.URL+"/orders/o1", 200, "o1 pending")
+}
