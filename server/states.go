@@ -31,7 +31,10 @@ import (
 // route's delay, unlike lock:'s, since the state is read when matching;
 // lock: [] on the route opts out, and its lock: wait: applies. A request
 // that waited longer gets a 429 problem (not the lock: timeout: answer:
-// it matched no route yet, whose answer it could be).
+// it matched no route yet, whose answer it could be). Whatever the
+// routes' order: a request that waited for the lock and found the state
+// moved matches again (matchRoute), so that the routes listed before the
+// locking one are tested with the value it found.
 
 // stateReader is a request's matcher.StateReader. It lives in the
 // exchange: a request that reads states allocates only what rendering
