@@ -489,3 +489,51 @@ func TestStateLockDuringDelay(t *testing.T) {
 	}
 	wantBody(t, hs.URL+"/orders/o1", 200, "o1 pending")
 }
+
+// TestStatePaymentStorm: six payments of each of five orders at once,
+// with the "already paid" route listed first: each order is paid once
+// and every other payment of it is answered 409.
+func TestStatePaymentStorm(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, `
+routes:
+  - name: pay again
+    method: POST
+    path: /orders/{id}/pay
+    state: { name: order, per: '{{ .Request.Vars.id }}', is: paid }
+    respond: { status: 409, body: already paid }
+  - name: pay
+    method: POST
+    path: /orders/{id}/pay
+    state: { name: order, per: '{{ .Request.Vars.id }}', is: Started, to: paid }
+    lock: { wait: 1m }
+    respond: { body: paying, delay: 50ms }
+`)
+	var mu sync.Mutex
+	got := map[string][]int{}
+	var wg sync.WaitGroup
+	for o := range 5 {
+		for range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				id := fmt.Sprint("o", o)
+				r, err := doCtx(t.Context(), "POST", hs.URL+"/orders/"+id+"/pay", "")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				got[id] = append(got[id], r.status)
+				mu.Unlock()
+			}()
+		}
+	}
+	wg.Wait()
+	for id, statuses := range got {
+		slices.Sort(statuses)
+		if want := []int{200, 409, 409, 409, 409, 409}; !slices.Equal(statuses, want) {
+			t.Errorf("payments of %s = %v, want %v", id, statuses, want)
+		}
+	}
+}
