@@ -58,6 +58,12 @@ type stateReader struct {
 	// earlier read of that state without it, which routes tested before
 	// were judged by (matchRoute then matches again).
 	stale bool
+	// matched is the last route whose state had the value its is: wants,
+	// and key that state's key: the route Match returns, whose move in
+	// commit then goes to the key it read (and locked), not to a key its
+	// per: renders again (a per: of seq or randomHex renders another).
+	matched *scenarios.Route
+	key     state.StateKey
 }
 
 // seenState is one state a request read.
@@ -85,6 +91,7 @@ func (rd *stateReader) ReadState(r *scenarios.Route, vars map[string]string) (st
 	lock := rd.locking && locksState(r)
 	for i := range rd.seen {
 		if sv := &rd.seen[i]; sv.key == key && (sv.locked || !lock) {
+			rd.matching(r, key, sv.value)
 			return key.Key, sv.value, true
 		}
 	}
@@ -121,7 +128,17 @@ func (rd *stateReader) ReadState(r *scenarios.Route, vars map[string]string) (st
 			release()
 		}
 	}
+	rd.matching(r, key, value)
 	return key.Key, value, true
+}
+
+// matching notes route r's state key when its value is the one r's is:
+// wants: is: is tested last, so Match returns r, and commit moves that
+// key (moveState).
+func (rd *stateReader) matching(r *scenarios.Route, key state.StateKey, value string) {
+	if rd.locking && value == r.State.Is {
+		rd.matched, rd.key = r, key
+	}
 }
 
 // locksState reports whether route r's requests hold its state's lock
@@ -280,19 +297,25 @@ func (s *Server) statesRead(x *exchange) bool {
 
 // moveState moves the matched route's state to its to:, in commit, with
 // the request's writes fenced (a straggler of a reset moves nothing). It
-// notes the move in the result, for the journal and the log line.
+// notes the move in the result, for the journal and the log line. A
+// route with is: moves the key it matched on (the one it locked), which
+// its per: is not rendered again for: one with seq or randomHex would
+// render another.
 func (s *Server) moveState(x *exchange) error {
 	if x.m.Route == nil || x.m.Route.State == nil || x.m.Route.State.To == "" {
 		return nil
 	}
 	r := x.m.Route.Route
-	var d *templateData
-	if r.State.Per != nil {
-		d = x.templateData()
-	}
-	k, err := stateKey(r, d)
-	if err != nil {
-		return err
+	k := x.states.key          // the key it matched on (and locked)
+	if x.states.matched != r { // a route with to: alone
+		var d *templateData
+		if r.State.Per != nil {
+			d = x.templateData()
+		}
+		var err error
+		if k, err = stateKey(r, d); err != nil {
+			return err
+		}
 	}
 	if err := s.state.States().Set(x.detached(), k, r.State.To); err != nil {
 		switch {

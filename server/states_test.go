@@ -487,3 +487,27 @@ func TestStateLockTimeout(t *testing.T) {
 	}
 	wantBody(t, hs.URL+"/orders/o1", 200, "o1 paid")
 }
+
+// TestStateMovesTheKeyItMatched: the move goes to the key the route
+// matched on (and locked), not to one its per: renders again in commit:
+// a per: with seq renders 1 when matching and would render 2 there.
+func TestStateMovesTheKeyItMatched(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, `
+routes:
+  - name: take
+    method: POST
+    path: /tickets
+    state: { name: ticket, per: 't{{ seq "tickets" }}', is: Started, to: taken }
+    respond: { body: taken }
+`)
+	if r := do(t, "POST", hs.URL+"/tickets", ""); r.status != 200 {
+		t.Fatalf("take = %d %s", r.status, r.body)
+	}
+	if e := journalOldestFirst(t, hs.URL); e[0].State == nil || *e[0].State != (state.StateMove{Name: "ticket", Key: "t1", From: "Started", To: "taken"}) {
+		t.Fatalf("the journal's state = %+v, want t1 moved (the key read when matching)", e[0].State)
+	}
+	if r := do(t, "GET", hs.URL+"/__admin/states/ticket?key=t1", ""); r.status != 200 || !strings.Contains(r.body, `"taken"`) {
+		t.Fatalf("GET ticket t1 = %d %s, want taken", r.status, r.body)
+	}
+}
