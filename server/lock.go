@@ -133,21 +133,35 @@ func (lr *lockRuntime) render(x *exchange) ([]string, error) {
 	if len(lr.names) > 0 {
 		d := x.templateData()
 		for _, t := range lr.names {
-			b := renderBuffer{max: maxLockName}
-			if err := t.Execute(&b, d); err != nil {
-				if errors.Is(err, scenarios.ErrOutputLimit) {
-					// Not --max-template-output, which renderError names.
-					return nil, fmt.Errorf("%w: a name renders more than %d bytes", errRenderTooLarge, maxLockName)
-				}
-				return nil, renderError("lock", maxLockName, err)
+			name, err := renderName(t, d, maxLockName, "lock")
+			if err != nil {
+				return nil, err
 			}
-			if name := strings.TrimSpace(b.String()); name != "" && name != "<no value>" {
+			if name != "" {
 				names = append(names, name)
 			}
 		}
 	}
 	slices.Sort(names)
 	return slices.Compact(names), nil
+}
+
+// renderName renders t, a template that names something (an object's
+// lock, a route state's key), with d, within max bytes: what it writes,
+// trimmed, or "" for a missing value. A longer name is refused naming
+// max, not --max-template-output (which renderError names).
+func renderName(t *template.Template, d *templateData, max int, field string) (string, error) {
+	b := renderBuffer{max: max}
+	if err := t.Execute(&b, d); err != nil {
+		if errors.Is(err, scenarios.ErrOutputLimit) {
+			return "", fmt.Errorf("%w: renders more than %d bytes", errRenderTooLarge, max)
+		}
+		return "", renderError(field, max, err)
+	}
+	if name := strings.TrimSpace(b.String()); name != "<no value>" {
+		return name, nil
+	}
+	return "", nil
 }
 
 // lockTimeout answers a request that waited longer than its lock's wait:

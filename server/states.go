@@ -206,16 +206,11 @@ func stateKey(r *scenarios.Route, d *templateData) (state.StateKey, error) {
 	if r.State.Per == nil {
 		return k, nil
 	}
-	b := renderBuffer{max: maxStateKey}
-	if err := r.State.Per.Execute(&b, d); err != nil {
-		if errors.Is(err, scenarios.ErrOutputLimit) {
-			return k, fmt.Errorf("route %q: state.per: %w: renders more than %d bytes", r.Name, errRenderTooLarge, maxStateKey)
-		}
-		return k, fmt.Errorf("route %q: state.per: %w", r.Name, renderError("per", maxStateKey, err))
+	key, err := renderName(r.State.Per, d, maxStateKey, "per")
+	if err != nil {
+		return k, fmt.Errorf("route %q: state.per: %w", r.Name, err)
 	}
-	if key := strings.TrimSpace(b.String()); key != "<no value>" {
-		k.Key = key
-	}
+	k.Key = key
 	if strings.ContainsRune(k.Key, 0) {
 		return k, fmt.Errorf("route %q: state.per: %w: renders a NUL byte", r.Name, errTemplate)
 	}
