@@ -19,14 +19,10 @@ import (
 	"github.com/scenariomock/scenariomock/state"
 )
 
-// TestStateSerializedWhateverTheRouteOrder: two payments at once are
-// answered 200 and 409 also when the "already paid" route comes first:
-// the second payment read the state (Started) for that route before the
-// first one moved it, and must not judge it by that stale read once it
-// has waited for the lock and found the state paid.
-func TestStateSerializedWhateverTheRouteOrder(t *testing.T) {
-	t.Parallel()
-	srv, hs, _ := serveYAML(t, Options{}, `
+// payAgainFirst pays an order once, with the "already paid" route
+// listed before the paying one, whose answer takes 2 s: a second payment
+// sent meanwhile waits for the state's lock.
+const payAgainFirst = `
 routes:
   - name: pay again
     method: POST
@@ -39,7 +35,16 @@ routes:
     state: { name: order, per: '{{ .Request.Vars.id }}', is: Started, to: paid }
     lock: { wait: 30s }
     respond: { body: paying, delay: 2s }
-`)
+`
+
+// TestStateSerializedWhateverTheRouteOrder: two payments at once are
+// answered 200 and 409 also when the "already paid" route comes first:
+// the second payment read the state (Started) for that route before the
+// first one moved it, and must not judge it by that stale read once it
+// has waited for the lock and found the state paid.
+func TestStateSerializedWhateverTheRouteOrder(t *testing.T) {
+	t.Parallel()
+	srv, hs, _ := serveYAML(t, Options{}, payAgainFirst)
 	first := make(chan response, 1)
 	go func() {
 		r, err := doCtx(t.Context(), "POST", hs.URL+"/orders/o1/pay", "")

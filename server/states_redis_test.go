@@ -74,20 +74,7 @@ func TestStateReplicas(t *testing.T) {
 // once it finds the state moved by the other replica.
 func TestStateReplicasRouteOrder(t *testing.T) {
 	rs := redistest.Start(t)
-	yaml := `
-routes:
-  - name: pay again
-    method: POST
-    path: /orders/{id}/pay
-    state: { name: order, per: '{{ .Request.Vars.id }}', is: paid }
-    respond: { status: 409, body: already paid }
-  - name: pay
-    method: POST
-    path: /orders/{id}/pay
-    state: { name: order, per: '{{ .Request.Vars.id }}', is: Started, to: paid }
-    lock: { wait: 30s }
-    respond: { body: paying, delay: 2s }
-`
+	yaml := payAgainFirst
 	var replicas [2]string
 	asked := make(chan struct{}, 1)
 	for i := range replicas {
