@@ -309,3 +309,42 @@ func fillForReset(b *testing.B, r *Store, keys int) {
 	}
 	wg.Wait()
 }
+
+// TestRedisLockOutlivesTTL: a lock held longer than its ttl (a route
+// state's lock held across a long delay) still excludes another replica
+// until it is released, and is free at once after.
+func TestRedisLockOutlivesTTL(t *testing.T) {
+	srv := redistest.Start(t)
+	open := func() *Store {
+		r, err := Open(context.Background(), srv.URL(), Options{Prefix: "ttl:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		r.locks.ttl = 1500 * time.Millisecond
+		return r
+	}
+	a, b := open(), open()
+	ctx := context.Background()
+	names := []string{"order:ord_1"}
+	release, err := a.Locks().Lock(ctx, names, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := time.Now()
+	for time.Since(held) < 3*a.locks.ttl {
+		if rel, err := b.Locks().Lock(ctx, names, 0); !errors.Is(err, state.ErrLockTimeout) {
+			if err == nil {
+				rel()
+			}
+			t.Fatalf("%s into a hold, the other replica's Lock = %v, want %v", time.Since(held).Round(time.Millisecond), err, state.ErrLockTimeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	release()
+	rel, err := b.Locks().Lock(ctx, names, 10*time.Second)
+	if err != nil {
+		t.Fatalf("after the release, the other replica's Lock = %v", err)
+	}
+	rel()
+}

@@ -127,6 +127,7 @@ func Open(ctx context.Context, rawURL string, o Options) (*Store, error) {
 	r.docs = &redisDocuments{r: r}
 	r.stats = &redisStates{r: r}
 	r.locks.r = r
+	r.locks.ttl = lockTTL
 	return r, nil
 }
 
