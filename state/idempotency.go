@@ -24,7 +24,7 @@ import (
 // its 64-bit hash in a map of integers; its key and its answer (status,
 // headers and body, encoded as one run of bytes) live in the shard's
 // arena, a few large byte chunks that hold no pointers. Links between
-// slots (the LRU list, the expiry heap) are slot indices.
+// slots (the LRU list, the expiry queues) are slot indices.
 type memIdempotency struct {
 	now    func() time.Time
 	seed   maphash.Seed
@@ -65,22 +65,25 @@ type idemShard struct {
 	// (-1: none). Keys in flight are not in it: evicting one would let a
 	// duplicate run, which is what this store exists to prevent.
 	head, tail int32
-	// byExpiry is a min-heap of slots on expires, so the next key
-	// to expire is found without a scan: for eviction (expired keys go
-	// first) and for the sweep that frees expired keys nobody asks for
-	// again.
-	byExpiry []expiry
-	arena    arena
-	ids      uint64 // last claim ID handed out
-	_        [64]byte
+	// queues link the completed keys by expiry, one queue per ttl, so
+	// that the next key to expire is found without a scan: for eviction
+	// (expired keys go first) and for the sweep that frees expired keys
+	// nobody asks for again. Keys of one ttl expire in the order they
+	// complete, so a key joins its queue at the tail and leaves from
+	// anywhere in O(1), where a heap sifted through cold memory on every
+	// completion and eviction. A shard has as many queues as ttls in use
+	// (one per route with idempotency, at most); an empty one is reused.
+	queues []expiryQueue
+	arena  arena
+	ids    uint64 // last claim ID handed out
+	_      [64]byte
 }
 
-// expiry is an entry of the expiry heap: a slot and a copy of its
-// expires, so that ordering the heap reads the heap alone, not a slot
-// elsewhere in memory for each comparison.
-type expiry struct {
-	at   int64 // the slot's expires
-	slot int32
+// expiryQueue is the completed keys of one ttl, soonest to expire at
+// head, linked through their slots' eprev and enext (-1: none).
+type expiryQueue struct {
+	ttl        int64
+	head, tail int32
 }
 
 // slot is one key. Its shard's mu guards it. It holds no pointers.
@@ -92,7 +95,8 @@ type slot struct {
 	ttl              int64  // nanoseconds kept from completion
 	key, answer      span   // in the arena; answer is empty in flight
 	prev, next       int32  // in the LRU list, once completed
-	at               int32  // index in byExpiry
+	eprev, enext     int32  // in queues[queue], once completed
+	queue            int32  // index in queues, once completed
 	replays          uint32 // saturates
 	completed        bool
 }
@@ -257,8 +261,12 @@ func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o Cla
 
 // insert adds a key in flight and returns its claim ID. sh.mu is held.
 func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, now int64, ttl time.Duration) uint64 {
-	for i := 0; i < sweepPerClaim && len(sh.byExpiry) > 0 && sh.byExpiry[0].at <= now; i++ {
-		s.remove(sh, sh.byExpiry[0].slot)
+	for range sweepPerClaim {
+		i := sh.expired(now)
+		if i < 0 {
+			break
+		}
+		s.remove(sh, i)
 	}
 	// Evicting up to two keys per new one brings a store that passed its
 	// bound (by keys in flight, or by a shard with nothing to evict) back
@@ -285,7 +293,7 @@ func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, 
 	var buf [128]byte
 	sh.slots[i] = slot{
 		hash: h, fp: fp, id: sh.ids, created: now, expires: math.MaxInt64, ttl: int64(ttl),
-		key: sh.arena.add(encodeKey(buf[:0], k)), prev: -1, next: -1,
+		key: sh.arena.add(encodeKey(buf[:0], k)), prev: -1, next: -1, eprev: -1, enext: -1, queue: -1,
 	}
 	if _, taken := sh.byHash[h]; !taken {
 		sh.byHash[h] = i
@@ -295,7 +303,6 @@ func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, 
 		}
 		sh.collided[string(encodeKey(buf[:0], k))] = i
 	}
-	sh.push(i)
 	s.count.Add(1)
 	return sh.ids
 }
@@ -304,9 +311,9 @@ func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, 
 // least recently used completed key, and reports whether there was one.
 // sh.mu is held.
 func (s *memIdempotency) evict(sh *idemShard, now int64) bool {
-	switch {
-	case len(sh.byExpiry) > 0 && sh.byExpiry[0].at <= now:
-		s.remove(sh, sh.byExpiry[0].slot)
+	switch i := sh.expired(now); {
+	case i >= 0:
+		s.remove(sh, i)
 	case sh.tail >= 0:
 		s.remove(sh, sh.tail)
 	default:
@@ -323,8 +330,8 @@ func (s *memIdempotency) remove(sh *idemShard, i int32) {
 	} else {
 		delete(sh.collided, string(sh.arena.bytes(e.key)))
 	}
-	sh.heapRemove(i)
 	if e.completed {
+		sh.dequeue(i)
 		sh.unlink(i)
 		s.bytes.Add(-int64(e.answer.n))
 	}
@@ -368,7 +375,7 @@ func (s *memIdempotency) Complete(ctx context.Context, t Token, r Response) erro
 	e.answer = sh.arena.addAnswer(r)
 	e.completed = true
 	e.expires = expiresAt(s.now().UnixNano(), e.ttl)
-	sh.fix(i)
+	sh.enqueue(i)
 	sh.pushFront(i)
 	sh.wake(i)
 	s.bytes.Add(int64(e.answer.n))
@@ -478,9 +485,11 @@ func (s *memIdempotency) Expire(_ context.Context, group, key string) (int, erro
 	n := 0
 	for _, sh := range s.shards {
 		sh.mu.Lock()
-		slots := make([]int32, len(sh.byExpiry))
-		for j, x := range sh.byExpiry {
-			slots[j] = x.slot
+		var slots []int32
+		for i := range sh.slots {
+			if sh.slots[i].id != 0 {
+				slots = append(slots, int32(i))
+			}
 		}
 		for _, i := range slots {
 			k := decodeKey(sh.arena.bytes(sh.slots[i].key))
@@ -504,9 +513,9 @@ func (s *memIdempotency) List(_ context.Context, o ListOptions) ([]Record, int, 
 	var out []Record
 	for _, sh := range s.shards {
 		sh.mu.Lock()
-		for _, x := range sh.byExpiry {
-			e := &sh.slots[x.slot]
-			if e.expires <= now {
+		for i := range sh.slots {
+			e := &sh.slots[i]
+			if e.id == 0 || e.expires <= now {
 				continue
 			}
 			k := decodeKey(sh.arena.bytes(e.key))
@@ -572,19 +581,74 @@ func (sh *idemShard) unlink(i int32) {
 	e.prev, e.next = -1, -1
 }
 
-func (sh *idemShard) push(i int32) {
-	sh.slots[i].at = int32(len(sh.byExpiry))
-	sh.byExpiry = append(sh.byExpiry, expiry{at: sh.slots[i].expires, slot: i})
-	sh.up(int(sh.slots[i].at))
+// enqueue puts completed slot i in the expiry queue of its ttl: at the
+// tail, unless a wall clock that went back makes it expire before keys
+// already queued.
+func (sh *idemShard) enqueue(i int32) {
+	e := &sh.slots[i]
+	q := -1
+	for j := range sh.queues {
+		if sh.queues[j].ttl == e.ttl {
+			q = j
+			break
+		}
+		if q < 0 && sh.queues[j].head < 0 {
+			q = j // empty: reused if no queue has this ttl
+		}
+	}
+	if q < 0 || sh.queues[q].ttl != e.ttl && sh.queues[q].head >= 0 {
+		q = len(sh.queues)
+		sh.queues = append(sh.queues, expiryQueue{head: -1, tail: -1})
+	}
+	qu := &sh.queues[q]
+	qu.ttl = e.ttl
+	e.queue = int32(q)
+	after := qu.tail // the slot i goes after; -1: at head
+	for after >= 0 && sh.slots[after].expires > e.expires {
+		after = sh.slots[after].eprev
+	}
+	e.eprev = after
+	if after >= 0 {
+		e.enext = sh.slots[after].enext
+		sh.slots[after].enext = i
+	} else {
+		e.enext = qu.head
+		qu.head = i
+	}
+	if e.enext >= 0 {
+		sh.slots[e.enext].eprev = i
+	} else {
+		qu.tail = i
+	}
 }
 
-// fix moves slot i to its place in byExpiry after its expires changed.
-func (sh *idemShard) fix(i int32) {
-	at := int(sh.slots[i].at)
-	sh.byExpiry[at].at = sh.slots[i].expires
-	if !sh.down(at) {
-		sh.up(at)
+// dequeue takes completed slot i out of its expiry queue.
+func (sh *idemShard) dequeue(i int32) {
+	e := &sh.slots[i]
+	qu := &sh.queues[e.queue]
+	if e.eprev >= 0 {
+		sh.slots[e.eprev].enext = e.enext
+	} else {
+		qu.head = e.enext
 	}
+	if e.enext >= 0 {
+		sh.slots[e.enext].eprev = e.eprev
+	} else {
+		qu.tail = e.eprev
+	}
+	e.eprev, e.enext, e.queue = -1, -1, -1
+}
+
+// expired returns the slot that expires first if it has expired by now,
+// else -1: the heads of the queues are the candidates.
+func (sh *idemShard) expired(now int64) int32 {
+	first, at := int32(-1), now
+	for _, qu := range sh.queues {
+		if qu.head >= 0 && sh.slots[qu.head].expires <= at {
+			first, at = qu.head, sh.slots[qu.head].expires
+		}
+	}
+	return first
 }
 
 // expiresAt is now + ttl, saturating.
@@ -593,62 +657,6 @@ func expiresAt(now, ttl int64) int64 {
 		return math.MaxInt64
 	}
 	return now + ttl
-}
-
-func (sh *idemShard) heapRemove(i int32) {
-	h := sh.byExpiry
-	at, last := int(sh.slots[i].at), len(h)-1
-	if at != last {
-		sh.swap(at, last)
-	}
-	sh.byExpiry = h[:last]
-	if at != last {
-		if !sh.down(at) {
-			sh.up(at)
-		}
-	}
-}
-
-func (sh *idemShard) less(a, b int) bool {
-	return sh.byExpiry[a].at < sh.byExpiry[b].at
-}
-
-func (sh *idemShard) swap(a, b int) {
-	h := sh.byExpiry
-	h[a], h[b] = h[b], h[a]
-	sh.slots[h[a].slot].at, sh.slots[h[b].slot].at = int32(a), int32(b)
-}
-
-func (sh *idemShard) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !sh.less(i, p) {
-			return
-		}
-		sh.swap(i, p)
-		i = p
-	}
-}
-
-// down moves byExpiry[i] down to its place and reports whether it moved.
-func (sh *idemShard) down(i int) bool {
-	n := len(sh.byExpiry)
-	start := i
-	for {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if r := c + 1; r < n && sh.less(r, c) {
-			c = r
-		}
-		if !sh.less(c, i) {
-			break
-		}
-		sh.swap(i, c)
-		i = c
-	}
-	return i > start
 }
 
 // compact moves the live bytes of the shard's arena to fresh chunks when
