@@ -64,14 +64,13 @@ func (s *Server) claim(x *exchange) bool {
 		if !cfg.Required {
 			return true
 		}
-		s.refuse(x, ir.missing, http.StatusBadRequest, idemMissing,
-			"Idempotency-Key is missing",
+		s.refuse(x, ir.missing, probKeyMissing, idemMissing,
 			fmt.Sprintf("This operation is idempotent: send a key in %s (a UUID is fine) so that a retry cannot run it twice.", cfg.Key))
 		return false
 	}
 	key, err := idempotency.ParseKey(raw)
 	if err != nil {
-		s.refuse(x, nil, http.StatusBadRequest, idemInvalid, "Idempotency-Key is invalid", err.Error()+".")
+		s.refuse(x, nil, probKeyInvalid, idemInvalid, err.Error()+".")
 		return false
 	}
 	k := state.Key{Group: cfg.Group, Scope: scopeOf(x.in, cfg.Scope, x.m.Vars), Key: key}
@@ -100,8 +99,7 @@ func (s *Server) claim(x *exchange) bool {
 			x.replayHeader = c.Response.Header[:0] // the next replay's room
 		}
 	case state.Mismatch:
-		s.refuse(x, ir.mismatch, http.StatusUnprocessableEntity, idemMismatch,
-			"Idempotency-Key is already used",
+		s.refuse(x, ir.mismatch, probKeyReused, idemMismatch,
 			"This Idempotency-Key was first used with another request; use a new key for a new request.")
 	case state.InFlight:
 		if x.r.Context().Err() != nil {
@@ -113,8 +111,7 @@ func (s *Server) claim(x *exchange) bool {
 		if ir.conflict == nil {
 			x.w.Header().Set("Retry-After", "1")
 		}
-		s.refuse(x, ir.conflict, http.StatusConflict, idemInFlight,
-			"A request is outstanding for this Idempotency-Key",
+		s.refuse(x, ir.conflict, probKeyInFlight, idemInFlight,
 			"The first request with this key is still running; retry after it completes.")
 	case state.New:
 		x.out.idem = idemNew
@@ -125,16 +122,14 @@ func (s *Server) claim(x *exchange) bool {
 }
 
 // refuse answers a request the idempotency rules turn away: with the
-// scenario's own answer when it has one, else a problem.
-func (s *Server) refuse(x *exchange, own *prepared, status int, outcome, title, detail string) {
+// scenario's own answer when it has one, else a problem of type t.
+func (s *Server) refuse(x *exchange, own *prepared, t problemType, outcome, detail string) {
 	x.out.idem = outcome
 	if own != nil {
 		s.answerOwn(x, own, "idempotency answer")
 		return
 	}
-	p := newProblem(status, detail)
-	p.Title = title
-	x.answerProblem(p)
+	x.answerProblem(t.problem(detail))
 }
 
 // answerOwn answers with the scenario's own answer in place of a

@@ -208,9 +208,9 @@ func TestIdempotencyRefusals(t *testing.T) {
 		status  int
 		want    string // in the body
 	}{
-		{"mismatch", "/payments", `{"amount":200}`, []string{"Idempotency-Key", "used"}, 422, `"title":"Idempotency-Key is already used"`},
-		{"missing", "/payments", `{"amount":200}`, nil, 400, `"title":"Idempotency-Key is missing"`},
-		{"empty", "/payments", `{"amount":200}`, []string{"Idempotency-Key", `""`}, 400, `"title":"Idempotency-Key is invalid"`},
+		{"mismatch", "/payments", `{"amount":200}`, []string{"Idempotency-Key", "used"}, 422, `"type":"https://github.com/scenariomock/scenariomock#idempotency-key-reused","title":"Idempotency-Key is already used","status":422`},
+		{"missing", "/payments", `{"amount":200}`, nil, 400, `"type":"https://github.com/scenariomock/scenariomock#idempotency-key-missing","title":"Idempotency-Key is missing","status":400`},
+		{"empty", "/payments", `{"amount":200}`, []string{"Idempotency-Key", `""`}, 400, `"type":"https://github.com/scenariomock/scenariomock#idempotency-key-invalid","title":"Idempotency-Key is invalid","status":400`},
 		{"too long", "/payments", `{"amount":200}`, []string{"Idempotency-Key", strings.Repeat("k", 256)}, 400, "longer than 255"},
 		{"bad sf-string", "/payments", `{"amount":200}`, []string{"Idempotency-Key", `"abc`}, 400, "not a valid quoted string"},
 		{"custom missing, templated", "/custom", `{}`, nil, 400, `{"error":{"type":"idempotency_error","message":"no key on /custom"}}`},
@@ -219,6 +219,9 @@ func TestIdempotencyRefusals(t *testing.T) {
 			r := do(t, "POST", hs.URL+tc.path, tc.body, append([]string{"Content-Type", jsonCT}, tc.headers...)...)
 			if r.status != tc.status || !strings.Contains(r.body, tc.want) {
 				t.Errorf("%d %s; want %d with %s", r.status, r.body, tc.status, tc.want)
+			}
+			if ct := r.header.Get("Content-Type"); !strings.HasPrefix(tc.name, "custom") && ct != "application/problem+json" {
+				t.Errorf("Content-Type %q, want application/problem+json", ct)
 			}
 		})
 	}
@@ -251,7 +254,8 @@ func TestIdempotencyInFlight(t *testing.T) {
 	clock.waitBegan(t, 1)
 	// The first is in its delay: the same key gets 409, another body 422,
 	// and another key runs at once (two keys never block each other).
-	if r := do(t, "POST", hs.URL+"/transfers", `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "t1"); r.status != 409 || r.header.Get("Retry-After") != "1" {
+	if r := do(t, "POST", hs.URL+"/transfers", `{"amount":1}`, "Content-Type", jsonCT, "Idempotency-Key", "t1"); r.status != 409 || r.header.Get("Retry-After") != "1" ||
+		!strings.Contains(r.body, `"type":"https://github.com/scenariomock/scenariomock#idempotency-key-in-flight","title":"A request is outstanding for this Idempotency-Key","status":409`) {
 		t.Errorf("retry in flight: %d %s %v", r.status, r.body, r.header)
 	}
 	if r := do(t, "POST", hs.URL+"/transfers", `{"amount":2}`, "Content-Type", jsonCT, "Idempotency-Key", "t1"); r.status != 422 {

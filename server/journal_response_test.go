@@ -121,7 +121,7 @@ routes:
 		t.Errorf("replay: %+v (entry %+v)", r, l.Requests[2])
 	}
 	r = byPath(3, "/payments")
-	if r == nil || r.Status != 422 || r.Headers["Content-Type"][0] != "application/problem+json" || string(r.Body) != `{"type":"about:blank","t` || !r.BodyTruncated {
+	if r == nil || r.Status != 422 || r.Headers["Content-Type"][0] != "application/problem+json" || string(r.Body) != `{"type":"https://github.` || !r.BodyTruncated {
 		t.Errorf("mismatch refusal: %+v", r)
 	}
 	if r := byPath(4, "/nowhere"); r == nil || r.Status != 404 || r.Headers["Content-Type"][0] != "application/problem+json" || r.BodySize < 100 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"text/template"
@@ -172,9 +171,7 @@ func (s *Server) lockTimeout(x *exchange, lr *lockRuntime, names []string) {
 		return
 	}
 	x.w.Header().Set("Retry-After", "1")
-	p := newProblem(http.StatusTooManyRequests, fmt.Sprintf("Another request held %q for longer than %s; retry.", strings.Join(names, `", "`), lr.wait))
-	p.Title = "Object locked"
-	x.answerProblem(p)
+	x.answerProblem(probObjectLocked.problem(fmt.Sprintf("Another request held %q for longer than %s; retry.", strings.Join(names, `", "`), lr.wait)))
 }
 
 // addUnlock adds release to what unhold calls: the lock of the route's

@@ -147,7 +147,7 @@ func TestLockTimeout(t *testing.T) {
 		status         int
 		body           string
 	}{
-		{"problem", "", 429, "Object locked"},
+		{"problem", "", 429, `"type":"https://github.com/scenariomock/scenariomock#object-locked","title":"Object locked","status":429`},
 		{"own answer", `defaults: { lock: { wait: 100ms, timeout: { body: { error: { code: lock_timeout } } } } }`, 429, `"lock_timeout"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -31,6 +31,36 @@ func newProblem(status int, detail string) *Problem {
 	return &Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail}
 }
 
+// The problem types of the built-in refusals that mean more than their
+// status: RFC 9457 §4.2.1 keeps about:blank for problems that say no
+// more than the status (titled by its phrase), so each of these has a
+// type URI of its own, a stable title, and a row in the README's
+// "Problem types" table, where the URI's fragment points.
+const problemTypes = "https://github.com/scenariomock/scenariomock#"
+
+// problemType is one built-in problem type: its URI, the status it is
+// sent with, and its title, the same on every problem of the type.
+type problemType struct {
+	uri    string
+	status int
+	title  string
+}
+
+var (
+	probKeyMissing      = problemType{problemTypes + "idempotency-key-missing", http.StatusBadRequest, "Idempotency-Key is missing"}
+	probKeyInvalid      = problemType{problemTypes + "idempotency-key-invalid", http.StatusBadRequest, "Idempotency-Key is invalid"}
+	probKeyReused       = problemType{problemTypes + "idempotency-key-reused", http.StatusUnprocessableEntity, "Idempotency-Key is already used"}
+	probKeyInFlight     = problemType{problemTypes + "idempotency-key-in-flight", http.StatusConflict, "A request is outstanding for this Idempotency-Key"}
+	probObjectLocked    = problemType{problemTypes + "object-locked", http.StatusTooManyRequests, "Object locked"}
+	probStateLocked     = problemType{problemTypes + "route-state-locked", http.StatusTooManyRequests, "Route state locked"}
+	builtinProblemTypes = []problemType{probKeyMissing, probKeyInvalid, probKeyReused, probKeyInFlight, probObjectLocked, probStateLocked}
+)
+
+// problem returns a problem of type t.
+func (t problemType) problem(detail string) *Problem {
+	return &Problem{Type: t.uri, Title: t.title, Status: t.status, Detail: detail}
+}
+
 func writeProblem(w http.ResponseWriter, p *Problem) {
 	b := problemHead(w.Header(), p)
 	w.WriteHeader(p.Status)

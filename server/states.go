@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -279,9 +278,7 @@ func (s *Server) statesRead(x *exchange) bool {
 	case errors.As(err, &le):
 		x.out.err = err
 		x.w.Header().Set("Retry-After", "1")
-		p := newProblem(http.StatusTooManyRequests, fmt.Sprintf("Another request held route state %s for longer than %s; retry.", describeState(le.key), le.wait))
-		p.Title = "Route state locked"
-		x.answerProblem(p)
+		x.answerProblem(probStateLocked.problem(fmt.Sprintf("Another request held route state %s for longer than %s; retry.", describeState(le.key), le.wait)))
 	case errors.Is(err, errStore):
 		s.unavailable(x, err)
 	default:

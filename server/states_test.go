@@ -478,7 +478,8 @@ func TestStateLockTimeout(t *testing.T) {
 	}()
 	clock.waitBegan(t, 1) // the first holds the state in its delay
 	r := do(t, "POST", hs.URL+"/orders/o1/pay", "")
-	if r.status != 429 || r.header.Get("Retry-After") != "1" || !strings.Contains(r.body, `route state order [\"o1\"] for longer than 50ms`) {
+	if r.status != 429 || r.header.Get("Retry-After") != "1" || !strings.Contains(r.body, `route state order [\"o1\"] for longer than 50ms`) ||
+		!strings.Contains(r.body, `"type":"https://github.com/scenariomock/scenariomock#route-state-locked","title":"Route state locked","status":429`) {
 		t.Fatalf("the second payment = %d %v %s", r.status, r.header, r.body)
 	}
 	close(clock.gate)
