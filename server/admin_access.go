@@ -48,6 +48,17 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request, canonical bo
 	if len(body) > 0 {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
+	if !canonical && dashboardDirectory(r) {
+		// The dashboard asked for as a directory, as people type it and
+		// as a link to a page "under" /__admin/ui reads: sent to the one
+		// spelling, which a proxy rule then sees as it is.
+		u := dashboard.Path
+		if r.URL.RawQuery != "" {
+			u += "?" + r.URL.RawQuery
+		}
+		http.Redirect(w, r, u, http.StatusMovedPermanently)
+		return
+	}
 	if !canonical {
 		writeProblem(w, newProblem(http.StatusBadRequest, fmt.Sprintf(
 			"%s is not the canonical spelling of an admin path; ask for %s exactly (no percent-encoding, dot segments, repeated slashes or absolute URL).",
@@ -71,6 +82,17 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request, canonical bo
 		return
 	}
 	s.admin.ServeHTTP(w, r)
+}
+
+// dashboardDirectory reports whether r is a GET or HEAD of the
+// dashboard's directory form, /__admin/ui/, spelled so (no encoding, no
+// absolute form) and with nothing after it.
+func dashboardDirectory(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	target, _, _ := strings.Cut(r.RequestURI, "?")
+	return target == dashboard.Path+"/"
 }
 
 // crossSite says why r is refused as a cross-site request forgery, or ""

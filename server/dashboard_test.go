@@ -58,7 +58,7 @@ func TestDashboardMounted(t *testing.T) {
 		status             int
 	}{
 		{"unknown asset", http.MethodGet, "/__admin/ui/nope.js", http.StatusNotFound},
-		{"directory form", http.MethodGet, "/__admin/ui/", http.StatusBadRequest}, // not the canonical spelling
+		{"directory form with a dot segment", http.MethodGet, "/__admin/ui/./", http.StatusBadRequest}, // not the canonical spelling
 		{"POST", http.MethodPost, "/__admin/ui", http.StatusMethodNotAllowed},
 		{"POST an asset", http.MethodPost, "/__admin/ui/app.js", http.StatusMethodNotAllowed},
 	} {
@@ -71,6 +71,57 @@ func TestDashboardMounted(t *testing.T) {
 				t.Errorf("Allow %q", res.header.Get("Allow"))
 			}
 		})
+	}
+}
+
+// noRedirects is a client that shows a redirect rather than follow it.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// TestDashboardDirectoryForm: /__admin/ui/, as people type it, sends the
+// browser to the dashboard (a 400 before), on the scenario port and on
+// the admin listener, with or without an admin token; other methods and
+// other spellings are refused as before.
+func TestDashboardDirectoryForm(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{AdminToken: "tok"}, dashboardYAML)
+	ss := serveSplit(t, Options{}, dashboardYAML)
+	for _, base := range []string{hs.URL, ss.admin} {
+		for _, tc := range []struct{ method, path, location string }{
+			{http.MethodGet, "/__admin/ui/", "/__admin/ui"},
+			{http.MethodHead, "/__admin/ui/", "/__admin/ui"},
+			{http.MethodGet, "/__admin/ui/?tab=requests", "/__admin/ui?tab=requests"},
+		} {
+			req, err := http.NewRequest(tc.method, base+tc.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := noRedirects.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusMovedPermanently || res.Header.Get("Location") != tc.location {
+				t.Errorf("%s %s%s: %d Location %q, want 301 to %s", tc.method, base, tc.path, res.StatusCode, res.Header.Get("Location"), tc.location)
+			}
+		}
+		// A browser follows it to the page.
+		resp, err := http.Get(base + "/__admin/ui/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/__admin/ui" || resp.Header.Get("Content-Security-Policy") != dashboard.CSP {
+			t.Errorf("GET %s/__admin/ui/, redirects followed: %d at %s, want the dashboard", base, resp.StatusCode, resp.Request.URL)
+		}
+		for _, tc := range []struct{ method, path string }{
+			{http.MethodPost, "/__admin/ui/"},
+			{http.MethodGet, "/__admin/ui//"},
+			{http.MethodGet, "/__admin/./ui/"},
+		} {
+			if res := do(t, tc.method, base+tc.path, ""); res.status != http.StatusBadRequest || res.header.Get("Content-Type") != "application/problem+json" {
+				t.Errorf("%s %s: %d %s, want the 400 problem of a spelling not canonical", tc.method, tc.path, res.status, res.body)
+			}
+		}
 	}
 }
 
