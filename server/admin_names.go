@@ -58,11 +58,12 @@ func (s *Server) routeNames() []string {
 	return names
 }
 
-// noRoute is the 404 of an admin call that names a route no scenario has
+// noRoute is the 400 of an admin call that names a route no scenario has
 // (POST /__admin/faults, POST /__admin/reset?route=), with the name it
-// likely misspells.
+// likely misspells: the same status as routeProblem's for a filter, since
+// it is the same mistake, in what the call sent, on a path that exists.
 func (s *Server) noRoute(name string) *Problem {
-	return newProblem(http.StatusNotFound, fmt.Sprintf("No route is named %q; %s", name, nearNames(name, s.routeNames(), "route", "GET /__admin/scenarios lists them")))
+	return newProblem(http.StatusBadRequest, fmt.Sprintf("No route is named %q; %s", name, nearNames(name, s.routeNames(), "route", "GET /__admin/scenarios lists them")))
 }
 
 // eventTypeProblem returns the problem that refuses a type= filter of the

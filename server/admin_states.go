@@ -81,8 +81,9 @@ func (s *Server) handleStates(w http.ResponseWriter, r *http.Request) {
 }
 
 // stateTarget reads the state a request for one state names, or answers
-// a 400 problem and reports false. A name no route uses is refused, with
-// the nearest one: a PUT of a misspelt name would set a state nothing
+// a problem and reports false: a 400 for a bad session= or key=, a 404
+// for a name no route uses (the path names a state that does not exist),
+// with the nearest one: a PUT of a misspelt name would set a state nothing
 // reads, and a test would then fail far from its cause.
 func (s *Server) stateTarget(w http.ResponseWriter, r *http.Request) (state.StateKey, bool) {
 	q := r.URL.Query()

@@ -68,6 +68,33 @@ func TestAdminScenarios(t *testing.T) {
 	}
 }
 
+// TestAdminMisspeltRoute: an admin call that names a route by a name no
+// route has (a typo) is one mistake, whichever call makes it: a 400
+// problem that says what the name likely misspells, and nothing done.
+// POST /__admin/faults and /__admin/reset answered 404 before, the
+// journal's filters 400.
+func TestAdminMisspeltRoute(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := newTestServer(t, Options{}, demoFile)
+	for _, tc := range []struct{ method, path, body string }{
+		{"POST", "/__admin/faults", `{"route": "payment creatd", "fault": "connection-reset"}`},
+		{"POST", "/__admin/reset?route=payment+creatd", ""},
+		{"GET", "/__admin/requests?route=payment+creatd", ""},
+		{"GET", "/__admin/requests/count?route=payment+creatd", ""},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			r := do(t, tc.method, hs.URL+tc.path, tc.body, "Content-Type", "application/json")
+			if r.status != 400 || r.header.Get("Content-Type") != "application/problem+json" || r.json(t)["status"] != float64(400) ||
+				!strings.Contains(r.body, `did you mean \"payment created\"?`) {
+				t.Errorf("%d %s %s; want a 400 problem with did you mean \"payment created\"?", r.status, r.header.Get("Content-Type"), r.body)
+			}
+		})
+	}
+	if r := do(t, "GET", hs.URL+"/__admin/faults", ""); strings.Contains(r.body, "creatd") {
+		t.Errorf("a fault was switched on for the misspelt route: %s", r.body)
+	}
+}
+
 func TestAdminResetAndErrors(t *testing.T) {
 	t.Parallel()
 	_, hs, _ := newTestServer(t, Options{}, demoFile)
@@ -89,7 +116,7 @@ func TestAdminResetAndErrors(t *testing.T) {
 		method, path string
 		status       int
 	}{
-		{"POST", "/__admin/reset?route=nope", 404},
+		{"POST", "/__admin/reset?route=nope", 400},
 		{"GET", "/__admin/nothing-here", 404},
 		{"GET", "/__admin", 404},
 		{"PUT", "/__admin/scenarios", 405},
