@@ -2,8 +2,12 @@ package examples_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -268,5 +272,73 @@ func TestStripeCheckoutDoubleSubmit(t *testing.T) {
 	}
 	if ev := eventsOf(t, sc, "checkout.session.completed"); len(ev) != 1 {
 		t.Errorf("checkout.session.completed recorded %d times, want once", len(ev))
+	}
+}
+
+// TestStripeCheckoutBehindTLSProxy: the mock behind a reverse proxy that
+// ends TLS (Go's httputil.ReverseProxy, which says so in
+// X-Forwarded-Proto: https and keeps the Host) answers a Checkout
+// Session whose url is https, at the proxy's address: the url a browser
+// can open, and does, through the proxy. Before, the url said http, which
+// the proxy's TLS port does not speak. An X-Forwarded-Proto other than
+// http or https is not taken.
+func TestStripeCheckoutBehindTLSProxy(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	target, err := url.Parse(hs.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewTLSServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Host = r.In.Host
+		r.SetXForwarded()
+	}})
+	t.Cleanup(proxy.Close)
+	sc := client(proxy, testKey)
+	ctx := context.Background()
+	price, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Currency: stripe.String("eur"), UnitAmount: stripe.Int64(700),
+		ProductData: &stripe.PriceCreateProductDataParams{Name: stripe.String("Mug")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sc.V1CheckoutSessions.Create(ctx, &stripe.CheckoutSessionCreateParams{Mode: stripe.String("payment"), SuccessURL: stripe.String("https://shop.test/ok"),
+		LineItems: []*stripe.CheckoutSessionCreateLineItemParams{{Price: stripe.String(price.ID), Quantity: stripe.Int64(1)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := proxy.URL + "/c/pay/" + cs.ID; cs.URL != want {
+		t.Fatalf("url %q through a TLS proxy; want %q", cs.URL, want)
+	}
+	resp, err := proxy.Client().Get(cs.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `<strong id="amount">700</strong>`) {
+		t.Errorf("GET %s: %d; want the page, of 700\n%s", cs.URL, resp.StatusCode, b)
+	}
+
+	// Straight to the mock: the request's own scheme, whatever else
+	// X-Forwarded-Proto says.
+	for _, tc := range []struct{ proto, scheme string }{{"", "http"}, {"https", "https"}, {"HTTPS", "https"}, {"javascript", "http"}, {"https, http", "http"}} {
+		form := url.Values{"mode": {"payment"}, "success_url": {"https://shop.test/ok"}, "line_items[0][price]": {price.ID}, "line_items[0][quantity]": {"1"}}
+		req, _ := http.NewRequest(http.MethodPost, hs.URL+"/v1/checkout/sessions", strings.NewReader(form.Encode()))
+		req.SetBasicAuth(testKey, "")
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if tc.proto != "" {
+			req.Header.Set("X-Forwarded-Proto", tc.proto)
+		}
+		resp, err := hs.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct{ ID, URL string }
+		err = json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		if want := tc.scheme + "://" + target.Host + "/c/pay/" + got.ID; err != nil || got.URL != want {
+			t.Errorf("X-Forwarded-Proto %q: url %q (%v); want %q", tc.proto, got.URL, err, want)
+		}
 	}
 }
