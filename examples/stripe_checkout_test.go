@@ -342,3 +342,26 @@ func TestStripeCheckoutBehindTLSProxy(t *testing.T) {
 		}
 	}
 }
+
+// TestStripeCheckoutPriceData: a session whose one line item gives its
+// price inline (price_data, as many shops do for a cart) totals its
+// unit_amount times the quantity, in its currency, as Stripe computes it;
+// before, amount_total was the fixture's null, and the page showed none.
+func TestStripeCheckoutPriceData(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	cs, err := sc.V1CheckoutSessions.Create(ctx, &stripe.CheckoutSessionCreateParams{Mode: stripe.String("payment"), SuccessURL: stripe.String("https://shop.test/ok"),
+		LineItems: []*stripe.CheckoutSessionCreateLineItemParams{{Quantity: stripe.Int64(3), PriceData: &stripe.CheckoutSessionCreateLineItemPriceDataParams{
+			Currency: stripe.String("usd"), UnitAmount: stripe.Int64(999), ProductData: &stripe.CheckoutSessionCreateLineItemPriceDataProductDataParams{Name: stripe.String("Cart")}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs.AmountSubtotal != 2997 || cs.AmountTotal != 2997 || cs.Currency != "usd" {
+		t.Fatalf("created: subtotal %d total %d %s; want 2997 2997 usd", cs.AmountSubtotal, cs.AmountTotal, cs.Currency)
+	}
+	if status, _, body := page(t, http.MethodGet, cs.URL); status != 200 || !strings.Contains(body, `<strong id="amount">2997</strong>`) {
+		t.Errorf("the page: %d; want it to show 2997\n%s", status, body)
+	}
+}
