@@ -69,11 +69,18 @@ func (s *Server) handleStates(w http.ResponseWriter, r *http.Request) {
 		s.adminUnavailable(w, r, err)
 		return
 	}
+	names := s.stateNames()
+	if n := f.Name; n != "" && len(vs) == 0 && !slices.Contains(names, n) {
+		// As a route= filter: a misspelt name would list nothing, and a
+		// check that nothing is set would pass whatever happened.
+		writeProblem(w, newProblem(http.StatusBadRequest, fmt.Sprintf("Bad filter name=%q: no route has a state of that name, and none is set; %s",
+			n, nearNames(n, names, "state name", "GET /__admin/states lists them"))))
+		return
+	}
 	out := make([]adminState, len(vs))
 	for i, v := range vs {
 		out[i] = adminState{v.Session, v.Name, v.Key, v.Value}
 	}
-	names := s.stateNames()
 	if names == nil {
 		names = []string{}
 	}

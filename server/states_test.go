@@ -512,3 +512,24 @@ routes:
 		t.Fatalf("GET ticket t1 = %d %s, want taken", r.status, r.body)
 	}
 }
+
+// TestStatesMisspeltNameFilter: GET /__admin/states?name= with a name no
+// route has and nothing set under it is a 400 problem with the name it
+// likely misspells, as a route= filter of the journal is; before, it was
+// an empty list, so a check that nothing moved passed whatever happened.
+// A name a route has lists its states, none yet included.
+func TestStatesMisspeltNameFilter(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, todoStates)
+	r := do(t, "GET", hs.URL+"/__admin/states?name=tood", "")
+	if r.status != 400 || r.header.Get("Content-Type") != "application/problem+json" || !strings.Contains(r.body, `did you mean \"todo\"?`) {
+		t.Errorf("?name=tood: %d %s, want a 400 problem with did you mean \"todo\"?", r.status, r.body)
+	}
+	if r := do(t, "GET", hs.URL+"/__admin/states?name=todo", ""); r.status != 200 || !strings.Contains(r.body, `"states": []`) && !strings.Contains(r.body, `"states":[]`) {
+		t.Errorf("?name=todo: %d %s, want 200 and no state set yet", r.status, r.body)
+	}
+	do(t, "POST", hs.URL+"/todo", "")
+	if r := do(t, "GET", hs.URL+"/__admin/states?name=todo", ""); r.status != 200 || !strings.Contains(r.body, "one-item") {
+		t.Errorf("?name=todo after the POST: %d %s, want the state one-item", r.status, r.body)
+	}
+}
