@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -764,6 +766,60 @@ func stripeLoadSet(tb testing.TB) *scenarios.Set {
 		tb.Fatal(err)
 	}
 	return set
+}
+
+// TestStripeReplayIsTheFirstAnswer: a create's replay gives the bytes and
+// headers of its first answer after the customer it stored is updated
+// and deleted, as Stripe replays the original answer (the memory store
+// keeps the answer's body and the stored customer as one copy until the
+// customer changes).
+func TestStripeReplayIsTheFirstAnswer(t *testing.T) {
+	t.Parallel()
+	set := stripeLoadSet(t)
+	srv, err := server.New(server.Options{Load: func() (*scenarios.Set, error) { return set, nil }, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	const form = "application/x-www-form-urlencoded"
+	auth := []string{"Authorization", "Bearer sk_test_1"}
+	create := func(key string) answer {
+		return call(t, "POST", hs.URL+"/v1/customers", form, "email=jenny%40example.com&name=Jenny+Rosen", append(auth, "Idempotency-Key", key)...)
+	}
+	first := create("k1")
+	id, _ := first.json["id"].(string)
+	if first.status != 200 || id == "" {
+		t.Fatalf("create: %d %s", first.status, first.body)
+	}
+	other := create("k2")
+	same := func(when string, key string, want answer) {
+		t.Helper()
+		got := create(key)
+		if got.header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("%s: %s not replayed: %v", when, key, got.header)
+		}
+		h := got.header.Clone()
+		h.Del("Idempotent-Replayed")
+		h.Del("Date")
+		w := want.header.Clone()
+		w.Del("Date")
+		if got.status != want.status || got.body != want.body || !maps.EqualFunc(h, w, slices.Equal) {
+			t.Fatalf("%s: replay of %s: %d %v %s; want the first answer %d %v %s", when, key, got.status, h, got.body, want.status, w, want.body)
+		}
+	}
+	same("before any change", "k1", first)
+	updated := call(t, "POST", hs.URL+"/v1/customers/"+id, form, "name=Someone+Else", auth...)
+	if updated.status != 200 || updated.json["name"] != "Someone Else" {
+		t.Fatalf("update: %d %s", updated.status, updated.body)
+	}
+	same("after an update", "k1", first)
+	same("after an update, again", "k1", first)
+	if deleted := call(t, "DELETE", hs.URL+"/v1/customers/"+id, "", "", auth...); deleted.status != 200 {
+		t.Fatalf("delete: %d %s", deleted.status, deleted.body)
+	}
+	same("after a delete", "k1", first)
+	same("the other create", "k2", other)
 }
 
 // BenchmarkStripeServeCreate is the stripe load workload's create through

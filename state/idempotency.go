@@ -24,7 +24,11 @@ import (
 // its 64-bit hash in a map of integers; its key and its answer (status,
 // headers and body, encoded as one run of bytes) live in the shard's
 // arena, a few large byte chunks that hold no pointers. Links between
-// slots (the LRU list, the expiry queues) are slot indices.
+// slots (the LRU list, the expiry queues) are slot indices. An answer
+// whose body is the bytes of an item just saved (a create's answer is the
+// object it stored) keeps no copy of them: it names the item (slot.shared),
+// which copies its body into the answer before replacing or dropping it
+// (memCollections.unshare), so that a replay gives the first answer.
 type memIdempotency struct {
 	now    func() time.Time
 	seed   maphash.Seed
@@ -44,6 +48,9 @@ type memIdempotency struct {
 	realClock bool
 	// fence refuses a completion from before a reset (fence.go).
 	fence *fence
+	// cols is the collections whose items an answer may share its body
+	// with (nil: every answer keeps its own).
+	cols *memCollections
 }
 
 // idemShard holds the keys whose hash falls in it.
@@ -99,6 +106,22 @@ type slot struct {
 	queue            int32  // index in queues, once completed
 	replays          uint32 // saturates
 	completed        bool
+	// shared: the answer's body is not in answer but is the body of
+	// item of the collection numbered col (memCollections.findSaved),
+	// bodyN bytes long, until the item copies it here (own).
+	shared bool
+	col    uint32
+	item   int32
+	bodyN  uint32
+}
+
+// answerSize is what slot e's answer counts against the byte bound: the
+// same whether or not its body is shared.
+func (e *slot) answerSize() int64 {
+	if e.shared {
+		return int64(e.answer.n) + int64(e.bodyN)
+	}
+	return int64(e.answer.n)
 }
 
 // Sweeping a couple of expired keys per new claim frees them at least as
@@ -204,6 +227,7 @@ func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o Cla
 	if !s.realClock {
 		arrived = time.Time{}
 	}
+	counted := false // a replay counted, whose shared body had moved
 	for {
 		var now int64
 		if !arrived.IsZero() {
@@ -228,14 +252,27 @@ func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o Cla
 			sh.mu.Unlock()
 			return Claim{Outcome: Mismatch}, nil
 		case e.completed:
-			if e.replays < math.MaxUint32 {
+			if e.replays < math.MaxUint32 && !counted {
 				e.replays++
 			}
 			sh.unlink(i)
 			sh.pushFront(i)
 			r := decodeAnswer(sh.arena.bytes(e.answer), o.Header)
+			if !e.shared {
+				sh.mu.Unlock()
+				return Claim{Outcome: Replay, Response: r}, nil
+			}
+			// The body is an item's, read under the collections' lock,
+			// never taken inside a shard's (unshare takes them the
+			// other way round).
+			ref, col, item := answerRef{claim: e.id, slot: i, shard: int32(h % uint64(len(s.shards)))}, e.col, e.item
 			sh.mu.Unlock()
-			return Claim{Outcome: Replay, Response: r}, nil
+			if body, ok := s.cols.sharedBody(col, item, ref); ok {
+				r.Body = body
+				return Claim{Outcome: Replay, Response: r}, nil
+			}
+			counted = true // the item copied it into the answer: look again
+			continue
 		case !o.Wait:
 			sh.mu.Unlock()
 			return Claim{Outcome: InFlight}, nil
@@ -333,7 +370,7 @@ func (s *memIdempotency) remove(sh *idemShard, i int32) {
 	if e.completed {
 		sh.dequeue(i)
 		sh.unlink(i)
-		s.bytes.Add(-int64(e.answer.n))
+		s.bytes.Add(-e.answerSize())
 	}
 	sh.arena.drop(e.key)
 	sh.arena.drop(e.answer)
@@ -353,32 +390,53 @@ func (sh *idemShard) wake(i int32) {
 
 func (s *memIdempotency) Complete(ctx context.Context, t Token, r Response) error {
 	// The answer is encoded straight into the arena: one copy of the
-	// caller's buffers (which it may reuse), no allocation of its own.
+	// caller's buffers (which it may reuse), no allocation of its own;
+	// none of its body when an item just saved is the same bytes (a
+	// create's answer): the answer shares the item's.
 	h, sh := s.shard(t.Key)
+	var col *collection
+	item := int32(-1)
+	if s.cols != nil && len(r.Body) >= sharedMin {
+		s.cols.mu.Lock() // before the shard's, as unshare takes them
+		if col, item = s.cols.findSaved(r.Body); col == nil {
+			s.cols.mu.Unlock()
+		}
+	}
 	sh.mu.Lock()
 	i := sh.lookup(h, t.Key)
-	if !s.fence.admits(ctx) {
-		// A claim made after the reset by a request that arrived before
-		// it: freed, or it would stay in flight.
-		if i >= 0 && sh.slots[i].id == t.ID && !sh.slots[i].completed {
-			s.remove(sh, i)
+	admitted := s.fence.admits(ctx)
+	if !admitted || i < 0 || sh.slots[i].id != t.ID || sh.slots[i].completed {
+		if col != nil {
+			s.cols.mu.Unlock()
 		}
-		sh.mu.Unlock()
-		return ErrFenced
-	}
-	if i < 0 || sh.slots[i].id != t.ID || sh.slots[i].completed {
+		if !admitted {
+			// A claim made after the reset by a request that arrived
+			// before it: freed, or it would stay in flight.
+			if i >= 0 && sh.slots[i].id == t.ID && !sh.slots[i].completed {
+				s.remove(sh, i)
+			}
+			sh.mu.Unlock()
+			return ErrFenced
+		}
 		sh.mu.Unlock()
 		return ErrNotClaimed
 	}
 	sh.compact()
 	e := &sh.slots[i]
-	e.answer = sh.arena.addAnswer(r)
+	if col != nil {
+		e.answer = sh.arena.addAnswer(Response{Status: r.Status, Header: r.Header})
+		e.shared, e.col, e.item, e.bodyN = true, col.num, item, uint32(len(r.Body))
+		col.items[item].shared = answerRef{claim: e.id, slot: i, shard: int32(h % uint64(len(s.shards)))}
+		s.cols.mu.Unlock()
+	} else {
+		e.answer = sh.arena.addAnswer(r)
+	}
 	e.completed = true
 	e.expires = expiresAt(s.now().UnixNano(), e.ttl)
 	sh.enqueue(i)
 	sh.pushFront(i)
 	sh.wake(i)
-	s.bytes.Add(int64(e.answer.n))
+	s.bytes.Add(e.answerSize())
 	// Past the byte bound: the least recently used completed keys go,
 	// in this shard first, then in the others, one shard locked at a
 	// time, and this answer only when nothing else is left (it is larger
@@ -403,6 +461,25 @@ func (s *memIdempotency) Complete(ctx context.Context, t Token, r Response) erro
 		sh.mu.Unlock()
 	}
 	return nil
+}
+
+// own makes the answer that ref names, which shares item i of the
+// collection numbered num, keep body, the item's, as its own: before the
+// item's body is replaced or dropped. s.cols.mu is held.
+func (s *memIdempotency) own(ref answerRef, num uint32, i int32, body []byte) {
+	sh := s.shards[ref.shard]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := &sh.slots[ref.slot]
+	if e.id != ref.claim || !e.shared || e.col != num || e.item != i {
+		return // the key was forgotten since
+	}
+	sh.compact()
+	old := sh.arena.bytes(e.answer)
+	sp, b := sh.arena.reserve(len(old) + len(body))
+	sh.arena.commit(append(append(b, old...), body...))
+	sh.arena.drop(e.answer)
+	e.answer, e.shared, e.col, e.item, e.bodyN = sp, false, 0, 0, 0
 }
 
 // addAnswer adds r encoded as one run of bytes: status (2 bytes), header

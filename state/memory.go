@@ -33,11 +33,13 @@ func NewMemory(o Options) *Memory {
 	idem.fence = f
 	jrnl := newMemJournal(o.JournalSize)
 	jrnl.fence = f
+	cols := newMemCollections(o.MaxItems, o.MaxCollectionBytes, f)
+	cols.idem, idem.cols = idem, cols // an answer and an item share their bytes
 	return &Memory{
 		idem:  idem,
 		seqs:  &memSequences{limit: o.MaxSequenceKeys},
 		ctrs:  &memCounters{limit: o.MaxCounters, fence: f},
-		cols:  newMemCollections(o.MaxItems, o.MaxCollectionBytes, f),
+		cols:  cols,
 		jrnl:  jrnl,
 		docs:  newMemDocuments(),
 		stats: &memStates{limit: o.MaxStates, fence: f},

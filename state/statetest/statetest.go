@@ -28,6 +28,7 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("Sequences", h.sequences)
 	t.Run("Counters", h.counters)
 	t.Run("Collections", h.collections)
+	t.Run("AnswersAndItems", h.answersAndItems)
 	t.Run("StoreReset", h.storeReset)
 	t.Run("Fence", h.fence)
 	t.Run("Journal", h.journal)
