@@ -369,3 +369,33 @@ func declaredCodes(op *v3.Operation) []string {
 	}
 	return codes
 }
+
+// excuseNulls drops from a request body's errors the failures at a null
+// that the body's schema s marks nullable (nullableAt), and an error
+// left with none. OpenAPI 3.0 documents put nullable beside a oneOf
+// (GitHub's milestone of an issue is "oneOf: [string, integer],
+// nullable: true", and null takes the milestone away), which
+// libopenapi-validator turns into JSON Schema only beside a type: every
+// alternative refused the null, and a valid request was a 400. Answers
+// are excused the same way (excuse).
+func excuseNulls(errs []*liberrors.ValidationError, v any, s *base.Schema) []*liberrors.ValidationError {
+	out := errs[:0:0]
+	for _, e := range errs {
+		if len(e.SchemaValidationErrors) == 0 {
+			out = append(out, e)
+			continue
+		}
+		kept := make([]*liberrors.SchemaValidationFailure, 0, len(e.SchemaValidationErrors))
+		for _, f := range e.SchemaValidationErrors {
+			if !isNull(v, f.InstancePath) || !nullableAt(s, f.InstancePath) {
+				kept = append(kept, f)
+			}
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		e.SchemaValidationErrors = kept
+		out = append(out, e)
+	}
+	return out
+}

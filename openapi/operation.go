@@ -247,11 +247,12 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.ContentLength = int64(len(body))
 		if ok, e := o.api.bodies.ValidateRequestBodyWithPathItem(req, o.item, o.Path); !ok {
-			errs = append(errs, e...)
 			var v any
 			if s := o.bodySchema(r); s != nil && isJSONMedia(r.Header.Get("Content-Type")) && json.Unmarshal(body, &v) == nil {
 				prefer = discriminatorPick(s, v)
+				e = excuseNulls(e, v, s)
 			}
+			errs = append(errs, e...)
 		}
 	}
 	out := append(append(append(deep, violationsOf(errs, prefer)...), o.preferenceViolation(r)...), o.expandViolations(r, values)...)
