@@ -667,6 +667,7 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 		ops[i] = r.Operation.(*Operation)
 	}
 	markActions(ops)
+	markKeys(ops)
 	onlyCollections(out.routes)
 	for _, o := range ops {
 		o.nameStores()

@@ -36,8 +36,9 @@
 //	scenarios.Load ─▶ openapi.Expand ─▶ matcher.Compile
 //
 // Nothing in it assumes Stripe's shapes: positions point into the file an
-// operation is written in, list answers and id patterns are read from the
-// schemas (shape.go), a list's declared query parameters that name its
+// operation is written in, list answers, id patterns and the field an item
+// is stored by (its read's path variable: GitHub's issue_number names an
+// issue's number) are read from the schemas (shape.go), a list's declared query parameters that name its
 // items' fields narrow it (filter.go), a collection's search answering a
 // search_result searches the stored objects in Stripe's query language
 // (search.go), expand[] paths go through stored objects and lists' items

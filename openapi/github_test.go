@@ -7,6 +7,8 @@ package openapi_test
 // owner and a repository, and nullable: true beside a oneOf.
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -53,4 +55,138 @@ func serveGitHub(t *testing.T) *httptest.Server {
 	t.Helper()
 	_, hs := serveSpec(t, githubIssues, nil)
 	return hs
+}
+
+// TestGitHubItemsByNumberAndName: GitHub reads an issue by its number
+// (/issues/{issue_number}), not by its id, and a label by its name
+// (/labels/{name}). A create stores the item by the field the read's
+// path variable names, so that what octokit does (create, then read,
+// update and list by the number the create answered) finds it; before,
+// the create answered the example's number for every issue and stored it
+// by its id, and a read by that number was a 404. Each answer is checked
+// against the excerpt with libopenapi-validator.
+func TestGitHubItemsByNumberAndName(t *testing.T) {
+	t.Parallel()
+	hs := serveGitHub(t)
+	c := conformanceOf(t, githubIssues)
+	const issues = "/repos/octocat/hello/issues"
+	steps := []struct {
+		name, method, path, body string
+		status                   int
+		want                     map[string]any // fields of the answer (of each item, for a list: their numbers)
+	}{
+		{"create", "POST", issues, `{"title":"First"}`, 201, map[string]any{"number": 1.0, "id": 1.0, "title": "First"}},
+		{"create another", "POST", issues, `{"title":"Second","labels":["bug"]}`, 201, map[string]any{"number": 2.0, "title": "Second"}},
+		{"read by number", "GET", issues + "/2", "", 200, map[string]any{"number": 2.0, "title": "Second"}},
+		{"read by number, spelt otherwise", "GET", issues + "/01", "", 200, map[string]any{"number": 1.0, "title": "First"}},
+		{"update by number", "PATCH", issues + "/1", `{"state":"closed","number":7}`, 200, map[string]any{"number": 1.0, "state": "closed", "title": "First"}},
+		{"read the update", "GET", issues + "/1", "", 200, map[string]any{"number": 1.0, "state": "closed"}},
+		{"list", "GET", issues, "", 200, map[string]any{"numbers": "2 1"}},
+		{"another repository's", "GET", "/repos/octocat/other/issues/1", "", 404, nil},
+		{"never created", "GET", issues + "/3", "", 404, nil},
+		{"create a label", "POST", "/repos/octocat/hello/labels", `{"name":"bug","color":"f29513"}`, 201, map[string]any{"name": "bug", "color": "f29513"}},
+		{"read it by name", "GET", "/repos/octocat/hello/labels/bug", "", 200, map[string]any{"name": "bug", "color": "f29513"}},
+		{"a name taken", "POST", "/repos/octocat/hello/labels", `{"name":"bug"}`, 422, nil},
+		{"delete it by name", "DELETE", "/repos/octocat/hello/labels/bug", "", 204, nil},
+		{"gone", "GET", "/repos/octocat/hello/labels/bug", "", 404, nil},
+		{"the name free again", "POST", "/repos/octocat/hello/labels", `{"name":"bug"}`, 201, map[string]any{"name": "bug"}},
+	}
+	for _, st := range steps {
+		ct := ""
+		if st.body != "" {
+			ct = "application/json"
+		}
+		got := call(t, st.method, hs.URL+st.path, ct, st.body)
+		if got.status != st.status {
+			t.Fatalf("%s: %s %s: %d %s; want %d", st.name, st.method, st.path, got.status, got.body, st.status)
+		}
+		c.check(t, st.method, st.path, got)
+		for k, v := range st.want {
+			if k == "numbers" {
+				var items []map[string]any
+				_ = json.Unmarshal([]byte(got.body), &items)
+				var ns []string
+				for _, it := range items {
+					ns = append(ns, fmt.Sprint(it["number"]))
+				}
+				if strings.Join(ns, " ") != v {
+					t.Errorf("%s: numbers %v; want %v", st.name, ns, v)
+				}
+				continue
+			}
+			if got.json[k] != v {
+				t.Errorf("%s: %s = %v; want %v (%.300s)", st.name, k, got.json[k], v, got.body)
+			}
+		}
+		if st.name == "create another" {
+			if loc := got.header.Get("Location"); loc != issues+"/2" {
+				t.Errorf("create: Location %q; want %s/2", loc, issues)
+			}
+		}
+	}
+}
+
+// TestItemsByCamelCaseNumber: a variable in camelCase names the integer
+// property of its last word too (/boards/{boardNumber}: a board's
+// number), in a 3.1 document whose types are lists; a string property is
+// not taken by its last word (/codes/{promotionCode} reads a code by its
+// id, not by its code), as Stripe's /v1/promotion_codes/{promotion_code}.
+func TestItemsByCamelCaseNumber(t *testing.T) {
+	t.Parallel()
+	hs := serveDoc(t, `openapi: 3.1.0
+info: { title: boards, version: "1" }
+paths:
+  /boards:
+    post:
+      operationId: createBoard
+      requestBody: { content: { application/json: { schema: { type: object, properties: { title: { type: string } } } } } }
+      responses: { "201": { description: made, content: { application/json: { schema: { $ref: "#/components/schemas/Board" } } } } }
+  /boards/{boardNumber}:
+    get:
+      operationId: getBoard
+      parameters: [{ name: boardNumber, in: path, required: true, schema: { type: integer } }]
+      responses:
+        "200": { description: it, content: { application/json: { schema: { $ref: "#/components/schemas/Board" } } } }
+        "404": { description: none }
+  /codes:
+    post:
+      operationId: createCode
+      requestBody: { content: { application/json: { schema: { type: object, properties: { code: { type: string } } } } } }
+      responses: { "201": { description: made, content: { application/json: { schema: { $ref: "#/components/schemas/Code" } } } } }
+  /codes/{promotionCode}:
+    get:
+      operationId: getCode
+      parameters: [{ name: promotionCode, in: path, required: true, schema: { type: string } }]
+      responses:
+        "200": { description: it, content: { application/json: { schema: { $ref: "#/components/schemas/Code" } } } }
+        "404": { description: none }
+components:
+  schemas:
+    Board:
+      type: object
+      required: [id, number]
+      properties: { id: { type: [string] , format: uuid }, number: { type: [integer, "null"] }, title: { type: string } }
+    Code:
+      type: object
+      required: [id, code]
+      properties: { id: { type: string, example: promo_1A2b3C }, code: { type: string } }
+`, nil)
+	made := call(t, "POST", hs.URL+"/boards", "application/json", `{"title":"Roadmap"}`)
+	if made.status != 201 || made.json["number"] != 1.0 {
+		t.Fatalf("create: %d %s; want 201 with number 1", made.status, made.body)
+	}
+	if got := call(t, "GET", hs.URL+"/boards/1", "", ""); got.status != 200 || got.json["title"] != "Roadmap" {
+		t.Errorf("read by number: %d %s; want the board made", got.status, got.body)
+	}
+	code := call(t, "POST", hs.URL+"/codes", "application/json", `{"code":"SPRING"}`)
+	id, _ := code.json["id"].(string)
+	if code.status != 201 || !strings.HasPrefix(id, "promo_") {
+		t.Fatalf("create a code: %d %s; want 201 with a promo_ id", code.status, code.body)
+	}
+	if got := call(t, "GET", hs.URL+"/codes/"+id, "", ""); got.status != 200 || got.json["code"] != "SPRING" {
+		t.Errorf("read a code by its id: %d %s; want the code made", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/codes/SPRING", "", ""); got.status != 404 {
+		t.Errorf("read a code by its code: %d %s; want 404", got.status, got.body)
+	}
 }

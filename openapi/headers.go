@@ -20,7 +20,8 @@ var framing = map[string]bool{
 // status, each with a value made as a body's is (its example, else one
 // from its schema), for the caller to set where the route sets none. A
 // Location of a create's answer names the object made: the request's path
-// and the answer's id (POST /todos answering {"id": 3} gives /todos/3).
+// and the answer's id (POST /todos answering {"id": 3} gives /todos/3), or
+// the field its items are read by (keyField: GitHub's issue number).
 // Content-Type is the answer's own (OpenAPI ignores it here).
 func (o *Operation) Headers(status int, body []byte, r *http.Request) [][2]string {
 	resp, _ := o.response(status)
@@ -37,11 +38,11 @@ func (o *Operation) Headers(status int, body []byte, r *http.Request) [][2]strin
 		var v any
 		switch {
 		case name == "Location" && o.kind == opCreate && status >= 200 && status < 300:
-			var made struct{ ID json.RawMessage }
-			if json.Unmarshal(body, &made) == nil && len(made.ID) > 0 && string(made.ID) != "null" {
-				id := string(made.ID) // a number as written: 1234567, not 1.234567e+06
+			var made map[string]json.RawMessage
+			if json.Unmarshal(body, &made) == nil && len(made[o.keyField()]) > 0 && string(made[o.keyField()]) != "null" {
+				id := string(made[o.keyField()]) // a number as written: 1234567, not 1.234567e+06
 				var s string
-				if json.Unmarshal(made.ID, &s) == nil {
+				if json.Unmarshal(made[o.keyField()], &s) == nil {
 					id = s
 				}
 				v = strings.TrimSuffix(r.URL.Path, "/") + "/" + url.PathEscape(id)

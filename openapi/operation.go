@@ -43,6 +43,11 @@ type Operation struct {
 	kind       opKind
 	collection string
 	idVar      string
+	// keyVar is the path variable that names one of the collection's
+	// items in its read (issue_number in GitHub's /repos/{owner}/{repo}/
+	// issues/{issue_number}), also on the create and list of that
+	// collection (markKeys); shape.key is the field it names.
+	keyVar string
 	// storeKey and tombKey are the stored collection's name and its
 	// tombstones' when no request changes them (nameStores), else "".
 	storeKey, tombKey string

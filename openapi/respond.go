@@ -471,15 +471,16 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 			reflectValues(obj, in, schema)
 		}
 		if creates && made {
-			unsentOptional(obj, schema, in, patch)
+			unsentOptional(obj, schema, in, patch, o.keyField())
 		}
 		if success {
 			mergePatch(obj, patchOf(x.Override)) // after the request's values and the unsent fields
 		}
 		if o.idVar != "" {
 			if id, ok := x.Vars[o.idVar]; ok {
-				if cur, has := obj["id"]; has {
-					obj["id"] = idLike(cur, id)
+				key := o.keyField()
+				if cur, has := obj[key]; has {
+					obj[key] = idLike(cur, id)
 				}
 			}
 		}
@@ -532,12 +533,12 @@ func (a *api) instanceMade(mt *v3.MediaType, schema *base.Schema, example string
 // (patch) does not set: a pet created without a tag is stored without
 // one, not with the placeholder "string" that a read would then give back
 // as if the client had sent it.
-func unsentOptional(obj map[string]any, schema *base.Schema, in, patch map[string]any) {
+func unsentOptional(obj map[string]any, schema *base.Schema, in, patch map[string]any, key string) {
 	required := requiredOf(schema, 0)
 	for k := range obj {
 		_, sent := in[k]
 		_, laid := patch[k]
-		if sent || laid || k == "id" || slices.Contains(required, k) {
+		if sent || laid || k == "id" || k == key || slices.Contains(required, k) {
 			continue
 		}
 		if p := propertyOf(schema, k, 0); p != nil && p.ReadOnly != nil && *p.ReadOnly {

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"regexp"
 	"regexp/syntax"
+	"strings"
+	"unicode"
 
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 )
@@ -33,6 +35,10 @@ type shape struct {
 	// default, and maximum).
 	idMin int64
 	idMax *int64
+	// key is the field of an item that its path variable names and that
+	// it is stored by (keyOf): "id", or GitHub's number for
+	// /issues/{issue_number}; "" when the answer is no JSON.
+	key string
 	// filters are a list's query parameters that narrow its items
 	// (filter.go); after and before the cursor parameters it declares,
 	// Stripe's starting_after and ending_before or after and before.
@@ -55,9 +61,10 @@ func (o *Operation) learnShape() {
 		return
 	}
 	s := mt.Schema.Schema()
+	o.shape.key = keyOf(o.keyVar, s)
 	switch {
 	case o.kind == opCreate:
-		id := propertyOf(s, "id", 0)
+		id := propertyOf(s, o.shape.key, 0)
 		switch {
 		case id == nil:
 		case hasType(id, "integer") && !hasType(id, "string"):
@@ -93,6 +100,42 @@ func (o *Operation) learnShape() {
 			}
 		}
 	}
+}
+
+// keyField is the field of an item that the path names it by, and that
+// state by convention stores it by: "id" unless keyOf says otherwise.
+func (o *Operation) keyField() string {
+	if k := o.shapeOf().key; k != "" {
+		return k
+	}
+	return "id"
+}
+
+// keyOf is the field of an item, whose schema is s, that the path
+// variable v names: a property named v that is a string or an integer
+// (GitHub's labels are read by their name, /labels/{name}), else an
+// integer property named as v's last word (GitHub reads an issue by its
+// number, /issues/{issue_number}, not by its id; issueNumber alike),
+// else "id". A string property is not taken by its last word: Stripe's
+// /v1/promotion_codes/{promotion_code} names a promotion code's id, not
+// its code.
+func keyOf(v string, s *base.Schema) string {
+	if v == "" || v == "id" || s == nil {
+		return "id"
+	}
+	if p := propertyOf(s, v, 0); p != nil && (hasType(p, "string") || hasType(p, "integer")) {
+		return v
+	}
+	last := v[strings.LastIndexAny(v, "_-.")+1:]
+	if last == v {
+		if i := strings.LastIndexFunc(v, unicode.IsUpper); i > 0 {
+			last = strings.ToLower(v[i:i+1]) + v[i+1:]
+		}
+	}
+	if p := propertyOf(s, last, 0); last != v && p != nil && hasType(p, "integer") && !hasType(p, "string") {
+		return last
+	}
+	return "id"
 }
 
 // listItems finds the items of a list answer: the array itself, or the

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -102,6 +103,25 @@ func markActions(ops []*Operation) {
 				o.deletedAs = d
 			}
 		}
+	}
+}
+
+// markKeys gives each operation the path variable that names one item
+// of its collection (keyVar): its own, or, on a create or a list, that of
+// the collection's read, so that a create stores what it makes by the
+// field the read finds it by (keyOf: GitHub's POST .../issues stores an
+// issue by its number, which GET .../issues/{issue_number} reads). Only
+// names are noted here: the field is read from the schemas on first use
+// (shapeOf), as compiling every schema at load would cost.
+func markKeys(ops []*Operation) {
+	reads := map[string]string{} // a collection's path → the variable its read names an item by
+	for _, o := range ops {
+		if o.kind == opRead && o.idVar != "" {
+			reads[o.collection] = o.idVar
+		}
+	}
+	for _, o := range ops {
+		o.keyVar = cmp.Or(o.idVar, reads[o.collection])
 	}
 }
 
@@ -233,7 +253,8 @@ func (o *Operation) made(x Exchange, id string) []byte {
 	if isRaw || !ok {
 		return nil
 	}
-	obj["id"] = idLike(obj["id"], id)
+	key := o.keyField()
+	obj[key] = idLike(obj[key], id)
 	switch obj["created"].(type) {
 	case float64, int, int64, json.Number: // Stripe's creation time, in unix seconds
 		obj["created"] = time.Now().Unix()
@@ -522,7 +543,8 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 	case opCreate:
 		status, v, _, isRaw := o.generateValue(0, "", in, x)
 		obj, ok := v.(map[string]any)
-		if isRaw || !ok || obj["id"] == nil {
+		key := o.keyField()
+		if isRaw || !ok || obj[key] == nil {
 			return 0, nil, errNoState
 		}
 		resp, _ := o.response(o.status)
@@ -531,16 +553,41 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			release(obj)
 			return status, body, err
 		}
-		old, isString := obj["id"].(string)
+		old, isString := obj[key].(string)
 		if !isString {
-			old = fmt.Sprint(obj["id"])
+			old = fmt.Sprint(obj[key])
 		}
-		id, value, err := o.newID(ctx, x, coll, tomb, old)
-		if err != nil {
+		var id string
+		var value any
+		var err error
+		if sent, isString := in[key].(string); isString && sent != "" && key != "id" {
+			// A string key the request sends (GitHub's label name) is
+			// the client's to choose; one stored already is refused, as
+			// GitHub's 422 already_exists, rather than replaced.
+			_, taken, err := x.Store.Load(ctx, coll, sent)
+			if err != nil || taken {
+				release(obj)
+				if err != nil {
+					return 0, nil, err
+				}
+				status, body := o.keyTaken(key, sent)
+				return status, body, nil
+			}
+			id, value = sent, sent
+		} else if id, value, err = o.newID(ctx, x, coll, tomb, old); err != nil {
 			release(obj)
 			return 0, nil, err
 		}
-		obj["id"] = value
+		obj[key] = value
+		if n, isInt := value.(int64); isInt && key != "id" {
+			// An item read by its number (GitHub's issue) has an id
+			// too: the same number, rather than every item the
+			// example's id.
+			switch obj["id"].(type) {
+			case float64, int, int64, json.Number:
+				obj["id"] = n
+			}
+		}
 		switch obj["created"].(type) {
 		case float64, int, int64, json.Number: // Stripe's creation time, in unix seconds
 			obj["created"] = time.Now().Unix()
@@ -604,7 +651,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			}
 			sent := o.bodySchema(x.Request)
 			if x.Request.Method == http.MethodPut && !o.formBody(x.Request) {
-				replaced(obj, in, sent, schema)
+				replaced(obj, in, sent, schema, o.keyField())
 			}
 			mergePatch(obj, patchOf(x.Patch))
 			// The id is the object's name, not the request's to change,
@@ -612,7 +659,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			// only (an order's createdAt stays the server's).
 			var kept map[string]any
 			for k := range in {
-				if _, has := obj[k]; has && (k == "id" || sent != nil && sent.Properties != nil && sent.Properties.Len() > 0 && propertyOf(sent, k, 0) == nil) {
+				if _, has := obj[k]; has && (k == "id" || k == o.keyField() || sent != nil && sent.Properties != nil && sent.Properties.Len() > 0 && propertyOf(sent, k, 0) == nil) {
 					if kept == nil {
 						kept = map[string]any{}
 					}
@@ -910,6 +957,20 @@ func (o *Operation) missing(id string) (int, []byte) {
 	return o.noSuch(http.StatusNotFound, o.idVar, id)
 }
 
+// keyTaken is the answer to a create whose request names the item by a
+// key (keyField) that a stored item has: the operation's 422 when it
+// declares one (GitHub's "Validation Failed", already_exists), else a
+// 409.
+func (o *Operation) keyTaken(key, value string) (int, []byte) {
+	status := http.StatusConflict
+	if o.op.Responses != nil && o.op.Responses.Codes != nil {
+		if _, ok := o.op.Responses.Codes.Get("422"); ok {
+			status = http.StatusUnprocessableEntity
+		}
+	}
+	return o.fieldError(status, "body", key, "already_exists", fmt.Sprintf("%s %s: '%s' already exists", strings.TrimSuffix(o.collection[strings.LastIndex(o.collection, "/")+1:], "s"), key, value))
+}
+
 // unknownCursor is the answer to a list whose cursor (the query parameter
 // param) names no stored item: a 400, as Stripe answers, rather than a
 // page that silently starts over from the newest.
@@ -1069,13 +1130,13 @@ func carryID(v any, old, id string) (any, bool) {
 // one it leaves out is taken out, unless the server sets it (readOnly)
 // or the answer's schema requires it. What the schema does not list (an
 // id, a creation time) stays the server's.
-func replaced(obj, in map[string]any, sent, answer *base.Schema) {
+func replaced(obj, in map[string]any, sent, answer *base.Schema, key string) {
 	if sent == nil || sent.Properties == nil {
 		return
 	}
 	for name, sp := range sent.Properties.FromOldest() {
 		switch _, given := in[name]; {
-		case name == "id":
+		case name == "id" || name == key:
 		case given:
 			obj[name] = nil
 		case sp.Schema() != nil && sp.Schema().ReadOnly != nil && *sp.Schema().ReadOnly:
@@ -1095,7 +1156,7 @@ func replaced(obj, in map[string]any, sent, answer *base.Schema) {
 func (o *Operation) absentFields(obj, in map[string]any, sent, schema *base.Schema) map[string]any {
 	var out map[string]any
 	for k := range in {
-		if _, has := obj[k]; has || k == "id" {
+		if _, has := obj[k]; has || k == "id" || k == o.keyField() {
 			continue
 		}
 		p := propertyOf(schema, k, 0)
