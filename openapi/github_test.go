@@ -9,6 +9,7 @@ package openapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/scenariomock/scenariomock/scenarios"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -188,5 +189,50 @@ components:
 	}
 	if got := call(t, "GET", hs.URL+"/codes/SPRING", "", ""); got.status != 404 {
 		t.Errorf("read a code by its code: %d %s; want 404", got.status, got.body)
+	}
+}
+
+// TestPathValueKeepsTheIDsType: GitHub reads an organization by its login
+// (/orgs/{org}), which names no property of it, so the path's value is
+// taken for its id; an integer id then stays the answer's integer rather
+// than the login written into it ("id": "octo-org"), which broke the
+// spec's own schema, whether the id was never created (unknownIds:
+// generate) or nothing creates organizations (answered from the spec).
+func TestPathValueKeepsTheIDsType(t *testing.T) {
+	t.Parallel()
+	const doc = `openapi: 3.0.3
+info: { title: orgs, version: "1" }
+paths:
+  /orgs/{org}:
+    get:
+      operationId: getOrg
+      parameters: [{ name: org, in: path, required: true, schema: { type: string } }]
+      responses:
+        "200":
+          description: it
+          content: { application/json: { schema: { $ref: "#/components/schemas/Org" }, example: { id: 1, login: github } } }
+  /teams/{team_id}:
+    get:
+      operationId: getTeam
+      parameters: [{ name: team_id, in: path, required: true, schema: { type: integer } }]
+      responses:
+        "200":
+          description: it
+          content: { application/json: { schema: { type: object, properties: { id: { type: integer } } }, example: { id: 1 } } }
+components:
+  schemas:
+    Org:
+      type: object
+      required: [id, login]
+      properties: { id: { type: integer }, login: { type: string } }
+`
+	for _, unknown := range []string{"", "generate"} {
+		hs := serveDoc(t, doc, func(s *scenarios.OpenAPISource) { s.UnknownIDs = unknown })
+		if got := call(t, "GET", hs.URL+"/orgs/octo-org", "", ""); got.status != 200 || got.json["id"] != 1.0 {
+			t.Errorf("unknownIds %q: GET /orgs/octo-org: %d %s; want the integer id of the example", unknown, got.status, got.body)
+		}
+		if got := call(t, "GET", hs.URL+"/teams/42", "", ""); got.status != 200 || got.json["id"] != 42.0 {
+			t.Errorf("unknownIds %q: GET /teams/42: %d %s; want id 42, the path's", unknown, got.status, got.body)
+		}
 	}
 }

@@ -264,13 +264,17 @@ func (o *Operation) made(x Exchange, id string) []byte {
 }
 
 // idLike is the path's id as the answer carries its id: a number where
-// the example's id is one (an integer id, /todos/5 is {"id": 5}).
+// the example's id is one (an integer id, /todos/5 is {"id": 5}). A path
+// value that is no integer keeps the example's number: the variable names
+// the object by something else (GitHub's /orgs/{org}, a login), and a
+// string there would break the answer's schema.
 func idLike(example any, id string) any {
 	switch example.(type) {
 	case float64, int, int64, json.Number:
 		if n, err := strconv.ParseInt(id, 10, 64); err == nil {
 			return n
 		}
+		return example
 	}
 	return id
 }
