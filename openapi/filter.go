@@ -24,7 +24,9 @@ import (
 // whose id is the value, or a number in the range of the [gt], [gte],
 // [lt] and [lte] keys. A value with a * matches strings as a pattern
 // (path.Match: Stripe's type=customer.* for a group of events). A value
-// outside the field's enum (Stripe's status=all) narrows nothing. Paging
+// outside the field's enum (Stripe's status=all) narrows nothing, and so does
+// all where the parameter's enum has it and the field has none (GitHub's
+// state=all); nor does a parameter that names a list field. Paging
 // and expansion parameters are not filters. A list parameter named for
 // a field in the plural narrows to items whose field is any of its values
 // (Stripe's types[]=customer.created&types[]=invoice.paid, or
@@ -43,6 +45,10 @@ type filter struct {
 	under       []string // the objects that hold field, outermost first; none for a top-level field
 	enum        []string
 	anyOf       bool // a list parameter: the field is any of its values
+	// all says the parameter's own enum has "all" and the field has no
+	// enum: GitHub's state=all, beside open and closed, lists every
+	// issue, and narrows nothing.
+	all bool
 }
 
 // notFilters are the list parameters that page or shape the answer.
@@ -67,11 +73,17 @@ func (o *Operation) listFilters(items *base.Schema) []filter {
 		if field == nil && !f.anyOf {
 			f.under, field = nestedProperty(items, p)
 		}
-		if field == nil {
+		if field == nil || hasType(field, "array") && !f.anyOf {
+			// One value says nothing that compares with a list (GitHub's
+			// labels=bug,ui against an issue's labels): no filter, rather
+			// than a page that is always empty.
 			continue
 		}
 		for _, e := range field.Enum {
 			f.enum = append(f.enum, e.Value)
+		}
+		if f.enum == nil {
+			f.all = o.paramEnumHas(p, "all")
 		}
 		out = append(out, f)
 	}
@@ -205,6 +217,23 @@ func (o *Operation) listParam(name string) bool {
 	return false
 }
 
+// paramEnumHas says whether the query parameter name's schema has value
+// in its enum.
+func (o *Operation) paramEnumHas(name, value string) bool {
+	for _, p := range o.queryParameters() {
+		if p.Name == name && p.Schema != nil {
+			if s := p.Schema.Schema(); s != nil {
+				for _, e := range s.Enum {
+					if e != nil && e.Value == value {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
 // condition is one filter as a request asks it.
 type condition struct {
 	field, op, value string   // op: "" (equal), gt, gte, lt, lte
@@ -223,7 +252,7 @@ func conditions(filters []filter, q url.Values) []condition {
 			continue
 		}
 		if v := q.Get(f.name); v != "" {
-			if f.enum == nil || slices.Contains(f.enum, v) {
+			if f.enum == nil && !(f.all && v == "all") || slices.Contains(f.enum, v) {
 				out = append(out, condition{field: f.field, under: f.under, value: v})
 			}
 		}

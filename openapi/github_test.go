@@ -236,3 +236,41 @@ components:
 		}
 	}
 }
+
+// TestGitHubListFilters: GitHub lists a repository's issues with
+// ?state=open, closed or all, and ?labels=bug,ui. state=all, a value of
+// the parameter's enum where the issue's state has none, listed nothing,
+// as a filter equal to "all"; labels=bug, one string against a list of
+// labels, listed nothing too. Both now narrow nothing, and state=closed
+// still narrows.
+func TestGitHubListFilters(t *testing.T) {
+	t.Parallel()
+	hs := serveGitHub(t)
+	const issues = "/repos/octocat/hello/issues"
+	for _, body := range []string{`{"title":"Open","labels":["bug"]}`, `{"title":"Closed"}`} {
+		if got := call(t, "POST", hs.URL+issues, "application/json", body); got.status != 201 {
+			t.Fatalf("create %s: %d %s", body, got.status, got.body)
+		}
+	}
+	if got := call(t, "PATCH", hs.URL+issues+"/2", "application/json", `{"state":"closed"}`); got.status != 200 {
+		t.Fatalf("close: %d %s", got.status, got.body)
+	}
+	for _, tc := range []struct{ query, want string }{
+		{"", "2 1"},
+		{"?state=all", "2 1"}, {"?state=all&labels=x", "2 1"},
+		{"?state=closed", "2"},
+		{"?state=open", "1"},
+		{"?labels=bug", "2 1"},
+	} {
+		got := call(t, "GET", hs.URL+issues+tc.query, "", "")
+		var items []map[string]any
+		_ = json.Unmarshal([]byte(got.body), &items)
+		var ns []string
+		for _, it := range items {
+			ns = append(ns, fmt.Sprint(it["number"]))
+		}
+		if got.status != 200 || strings.Join(ns, " ") != tc.want {
+			t.Errorf("GET %s%s: %d, numbers %v; want %s", issues, tc.query, got.status, ns, tc.want)
+		}
+	}
+}
