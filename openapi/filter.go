@@ -234,6 +234,19 @@ func (o *Operation) paramEnumHas(name, value string) bool {
 	return false
 }
 
+// paramDefault is the default of the query parameter name's schema, as
+// written; "" when it has none.
+func (o *Operation) paramDefault(name string) string {
+	for _, p := range o.queryParameters() {
+		if name != "" && p.Name == name && p.Schema != nil {
+			if s := p.Schema.Schema(); s != nil && s.Default != nil {
+				return s.Default.Value
+			}
+		}
+	}
+	return ""
+}
+
 // condition is one filter as a request asks it.
 type condition struct {
 	field, op, value string   // op: "" (equal), gt, gte, lt, lte

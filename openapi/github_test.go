@@ -274,3 +274,37 @@ func TestGitHubListFilters(t *testing.T) {
 		}
 	}
 }
+
+// TestGitHubPages: GitHub's lists page by number, ?per_page=2&page=2,
+// with per_page's default of 30; both were ignored, and every stored
+// issue came back on every page.
+func TestGitHubPages(t *testing.T) {
+	t.Parallel()
+	hs := serveGitHub(t)
+	const issues = "/repos/octocat/hello/issues"
+	for i := range 12 {
+		if got := call(t, "POST", hs.URL+issues, "application/json", fmt.Sprintf(`{"title":"Issue %d"}`, i+1)); got.status != 201 {
+			t.Fatalf("create: %d %s", got.status, got.body)
+		}
+	}
+	for _, tc := range []struct{ query, want string }{
+		{"", "12 11 10 9 8 7 6 5 4 3 2 1"}, // per_page's default, 30: all (not 10)
+		{"?per_page=5", "12 11 10 9 8"},
+		{"?per_page=5&page=1", "12 11 10 9 8"},
+		{"?per_page=5&page=3", "2 1"},
+		{"?per_page=5&page=4", ""},
+		{"?per_page=5&page=9223372036854775807", ""},
+		{"?page=2", ""},
+	} {
+		got := call(t, "GET", hs.URL+issues+tc.query, "", "")
+		var items []map[string]any
+		_ = json.Unmarshal([]byte(got.body), &items)
+		var ns []string
+		for _, it := range items {
+			ns = append(ns, fmt.Sprint(it["number"]))
+		}
+		if got.status != 200 || strings.Join(ns, " ") != tc.want {
+			t.Errorf("GET %s%s: %d, numbers %v; want %q", issues, tc.query, got.status, ns, tc.want)
+		}
+	}
+}

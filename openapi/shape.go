@@ -44,6 +44,11 @@ type shape struct {
 	// Stripe's starting_after and ending_before or after and before.
 	filters       []filter
 	after, before []string
+	// perPage is the parameter that sizes a page when it is not limit
+	// (GitHub's per_page), and pages says the list takes a page number
+	// (page, counted from 1), as GitHub's lists page.
+	perPage string
+	pages   bool
 }
 
 // shapeOf returns what o's success schema says, learning it the first
@@ -97,6 +102,10 @@ func (o *Operation) learnShape() {
 				o.shape.after = append(o.shape.after, p)
 			case "ending_before", "before":
 				o.shape.before = append(o.shape.before, p)
+			case "per_page", "page_size", "pageSize":
+				o.shape.perPage = p
+			case "page":
+				o.shape.pages = true
 			}
 		}
 	}

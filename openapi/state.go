@@ -758,11 +758,16 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 		// (stripe-go's suite iterates it).
 		return 0, nil, errNoState
 	}
-	limit := 10
-	if l, err := strconv.Atoi(q.Get("limit")); err == nil && l > 0 && l <= 100 {
-		limit = l
-	}
 	sh := o.shapeOf()
+	limit := 10
+	if d, err := strconv.Atoi(o.paramDefault(sh.perPage)); err == nil && d > 0 && d <= 100 {
+		limit = d // GitHub's per_page defaults to 30
+	}
+	for _, name := range [...]string{"limit", sh.perPage} {
+		if l, err := strconv.Atoi(q.Get(name)); name != "" && err == nil && l > 0 && l <= 100 {
+			limit = l
+		}
+	}
 	afterName, after := cursor(q, sh.after)
 	beforeName, before := cursor(q, sh.before)
 	if after != "" && before != "" {
@@ -798,6 +803,15 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 		if keep == nil || keep[i] {
 			window = append(window, i)
 		}
+	}
+	if n, err := strconv.Atoi(q.Get("page")); sh.pages && after == "" && before == "" && err == nil && n > 1 {
+		// Page n of a list paged by number (GitHub's page=2), counted
+		// from 1: the items past the n-1 pages before it.
+		skip := len(window)
+		if n-1 < len(window) {
+			skip = min(len(window), (n-1)*limit)
+		}
+		window = window[skip:]
 	}
 	if len(window) > limit {
 		if before != "" {
