@@ -308,3 +308,51 @@ func TestGitHubPages(t *testing.T) {
 		}
 	}
 }
+
+// TestExampleValueRef: GitHub's description gives an issue's example a
+// summary of its own and its value by $ref (examples: {default:
+// {summary: Issue, value: {$ref: '#/components/examples/issue'}}}), as
+// tools that resolve every $ref read it. Prefer: example=default, and an
+// answer from the first example, answered the reference itself,
+// {"$ref": "#/components/examples/issue"}; now they answer the example it
+// names. A $ref to nothing stays the value as written.
+func TestExampleValueRef(t *testing.T) {
+	t.Parallel()
+	hs := serveDoc(t, `openapi: 3.0.3
+info: { title: refs, version: "1" }
+paths:
+  /things/{n}:
+    get:
+      operationId: getThing
+      parameters: [{ name: n, in: path, required: true, schema: { type: integer } }]
+      responses:
+        "200":
+          description: it
+          content:
+            application/json:
+              schema: { type: object, properties: { n: { type: integer }, name: { type: string } } }
+              examples:
+                default: { summary: A thing, value: { $ref: "#/components/examples/thing" } }
+                other: { summary: Another, value: { $ref: "#/components/examples/other" } }
+                nowhere: { summary: Broken, value: { $ref: "#/components/examples/none" } }
+components:
+  examples:
+    thing: { summary: a thing, value: { n: 1, name: first } }
+    other: { value: { n: 2, name: second } }
+`, nil)
+	for _, tc := range []struct{ name, prefer, want string }{
+		{"the first example", "", `"name":"first"`},
+		{"Prefer: example=default", "example=default", `"name":"first"`},
+		{"Prefer: example=other", "example=other", `"name":"second"`},
+		{"a $ref to nothing", "example=nowhere", `"$ref":"#/components/examples/none"`},
+	} {
+		var h []string
+		if tc.prefer != "" {
+			h = []string{"Prefer", tc.prefer}
+		}
+		got := call(t, "GET", hs.URL+"/things/1", "", "", h...)
+		if got.status != 200 || !strings.Contains(got.body, tc.want) {
+			t.Errorf("%s: %d %s; want %s", tc.name, got.status, got.body, tc.want)
+		}
+	}
+}

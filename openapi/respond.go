@@ -505,7 +505,7 @@ func (a *api) instanceMade(mt *v3.MediaType, schema *base.Schema, example string
 	if mt != nil {
 		if example != "" && mt.Examples != nil {
 			if ex, ok := mt.Examples.Get(example); ok && ex.Value != nil {
-				return nodeValue(ex.Value), false
+				return nodeValue(a.exampleValue(ex.Value)), false
 			}
 		}
 		if mt.Example != nil {
@@ -513,7 +513,7 @@ func (a *api) instanceMade(mt *v3.MediaType, schema *base.Schema, example string
 		}
 		if mt.Examples != nil {
 			if first := mt.Examples.First(); first != nil && first.Value().Value != nil {
-				return nodeValue(first.Value().Value), false
+				return nodeValue(a.exampleValue(first.Value().Value)), false
 			}
 		}
 	}
@@ -525,6 +525,27 @@ func (a *api) instanceMade(mt *v3.MediaType, schema *base.Schema, example string
 	}
 	g := generator{api: a}
 	return g.value(schema, 0), true
+}
+
+// exampleValue is an example's value, unless that value is only a
+// $ref to an example of the document's components: then that example's
+// value. GitHub's description writes an example with its own summary so
+// (examples: {default: {summary: Issue, value: {$ref:
+// '#/components/examples/issue'}}}), and tools that resolve every $ref
+// (Redocly, Prism) show the issue; answered as written it was the
+// reference, {"$ref": "#/components/examples/issue"}.
+func (a *api) exampleValue(n *yaml.Node) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode || len(n.Content) != 2 || n.Content[0].Value != "$ref" {
+		return n
+	}
+	name, ok := strings.CutPrefix(n.Content[1].Value, "#/components/examples/")
+	if !ok || a.model == nil || a.model.Components == nil || a.model.Components.Examples == nil {
+		return n
+	}
+	if ex, ok := a.model.Components.Examples.Get(name); ok && ex != nil && ex.Value != nil {
+		return ex.Value
+	}
+	return n
 }
 
 // unsentOptional takes out of a created object made from the schema alone
