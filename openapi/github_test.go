@@ -12,6 +12,7 @@ import (
 	"github.com/scenariomock/scenariomock/scenarios"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -354,5 +355,52 @@ components:
 		if got.status != 200 || !strings.Contains(got.body, tc.want) {
 			t.Errorf("%s: %d %s; want %s", tc.name, got.status, got.body, tc.want)
 		}
+	}
+}
+
+// TestGitHubPageLinks: octokit's paginate follows a list's Link header,
+// rel="next", until there is none. The spec's example Link
+// (<https://api.github.com/resource?page=2>; rel="next", ...) was sent
+// on every page, so a client paged to GitHub's own host, or for ever.
+// Now the Link names this server's pages, and the last has no next.
+func TestGitHubPageLinks(t *testing.T) {
+	t.Parallel()
+	hs := serveGitHub(t)
+	const issues = "/repos/octocat/hello/issues"
+	for i := range 5 {
+		if got := call(t, "POST", hs.URL+issues, "application/json", fmt.Sprintf(`{"title":"Issue %d"}`, i+1)); got.status != 201 {
+			t.Fatalf("create: %d %s", got.status, got.body)
+		}
+	}
+	if got := call(t, "GET", hs.URL+issues, "", ""); got.header.Get("Link") != "" {
+		t.Errorf("one page of 5 (per_page 30): Link %q; want none", got.header.Get("Link"))
+	}
+	next := regexp.MustCompile(`<([^>]+)>; rel="next"`)
+	var numbers []string
+	u := hs.URL + issues + "?per_page=2&state=all"
+	for pages := 0; u != ""; pages++ {
+		if pages > 5 {
+			t.Fatalf("still paging after 5 pages: %v", numbers)
+		}
+		got := call(t, "GET", u, "", "")
+		var items []map[string]any
+		_ = json.Unmarshal([]byte(got.body), &items)
+		for _, it := range items {
+			numbers = append(numbers, fmt.Sprint(it["number"]))
+		}
+		link := got.header.Get("Link")
+		if pages > 0 && !strings.Contains(link, `rel="prev"`) {
+			t.Errorf("page %d: Link %q; want a prev", pages+1, link)
+		}
+		u = ""
+		if m := next.FindStringSubmatch(link); m != nil {
+			if !strings.HasPrefix(m[1], hs.URL+issues+"?") || !strings.Contains(m[1], "state=all") {
+				t.Fatalf("page %d: next %q; want this server's list with the query kept", pages+1, m[1])
+			}
+			u = m[1]
+		}
+	}
+	if strings.Join(numbers, " ") != "5 4 3 2 1" {
+		t.Errorf("paged through %v; want 5 4 3 2 1", numbers)
 	}
 }

@@ -47,6 +47,10 @@ func (o *Operation) Headers(status int, body []byte, r *http.Request) [][2]strin
 				}
 				v = strings.TrimSuffix(r.URL.Path, "/") + "/" + url.PathEscape(id)
 			}
+		case name == "Link" && o.kind == opList && o.shapeOf().pages && status >= 200 && status < 300:
+			if v = o.pageLinks(r, body); v == "" {
+				continue // one page: no Link, as GitHub answers
+			}
 		case decl.Example != nil:
 			v = nodeValue(decl.Example)
 		case decl.Examples != nil && decl.Examples.Len() > 0:

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -759,15 +760,7 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 		return 0, nil, errNoState
 	}
 	sh := o.shapeOf()
-	limit := 10
-	if d, err := strconv.Atoi(o.paramDefault(sh.perPage)); err == nil && d > 0 && d <= 100 {
-		limit = d // GitHub's per_page defaults to 30
-	}
-	for _, name := range [...]string{"limit", sh.perPage} {
-		if l, err := strconv.Atoi(q.Get(name)); name != "" && err == nil && l > 0 && l <= 100 {
-			limit = l
-		}
-	}
+	limit := o.pageSize(q)
 	afterName, after := cursor(q, sh.after)
 	beforeName, before := cursor(q, sh.before)
 	if after != "" && before != "" {
@@ -855,6 +848,65 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 	}
 	b, _ := marshal(obj)
 	return status, b, nil
+}
+
+// pageSize is the size of a list's page that q asks for: limit, or the
+// list's per_page (GitHub's), 1 to 100, else per_page's default (GitHub's
+// 30), else 10.
+func (o *Operation) pageSize(q url.Values) int {
+	sh := o.shapeOf()
+	limit := 10
+	if d, err := strconv.Atoi(o.paramDefault(sh.perPage)); err == nil && d > 0 && d <= 100 {
+		limit = d
+	}
+	for _, name := range [...]string{"limit", sh.perPage} {
+		if l, err := strconv.Atoi(q.Get(name)); name != "" && err == nil && l > 0 && l <= 100 {
+			limit = l
+		}
+	}
+	return limit
+}
+
+// pageLinks is the Link header (RFC 8288) of a page of a list paged by
+// number, as GitHub's are: the next page's URL when the page is full,
+// and the previous and first pages' past the first, each the request's
+// URL with its page changed; "" when there is none. A client that
+// follows rel="next" (octokit's paginate) pages through what is stored
+// and stops, where the spec's example Link sent it to the example's
+// host, page 2, for ever. The last page is not named: a full last page
+// links to an empty one.
+func (o *Operation) pageLinks(r *http.Request, body []byte) string {
+	var items []json.RawMessage
+	if o.shapeOf().listField == "" {
+		_ = json.Unmarshal(body, &items)
+	} else {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(body, &obj) == nil {
+			_ = json.Unmarshal(obj[o.shapeOf().listField], &items)
+		}
+	}
+	q := r.URL.Query()
+	page := 1
+	if n, err := strconv.Atoi(q.Get("page")); err == nil && n > 1 {
+		page = n
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	link := func(n int, rel string) string {
+		q.Set("page", strconv.Itoa(n))
+		u := url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawQuery: q.Encode()}
+		return "<" + u.String() + `>; rel="` + rel + `"`
+	}
+	var links []string
+	if len(items) >= o.pageSize(q) && page < math.MaxInt32 {
+		links = append(links, link(page+1, "next"))
+	}
+	if page > 1 {
+		links = append(links, link(page-1, "prev"), link(1, "first"))
+	}
+	return strings.Join(links, ", ")
 }
 
 // tombstones is the stored collection that keeps the ids deleted from
