@@ -21,7 +21,7 @@
 //
 //	ServeHTTP                     server.go     admin API or scenarios
 //	serveScenario                 pipeline.go   read the body; defer finish
-//	  match                       pipeline.go   route (its state: is: read by states.go's stateReader; matched again by matchRoute when a state's lock found the state moved); CORS preflight (cors.go); miss: 404 (405 on an OpenAPI path), or the fallback
+//	  match                       pipeline.go   route (its state: is: read by states.go's stateReader; matched again by matchRoute when a state's lock found the state moved; a request that finds it locked claims its Idempotency-Key there, claimEarly); CORS preflight (cors.go); miss: 404 (405 on an OpenAPI path), or the fallback
 //	  serveRoute                  pipeline.go   the orchestrator:
 //	    actFor                    scopeof.go      scopeOf: the request acts for the scope that stored the object it names
 //	    check                     openapi.go      the request against its OpenAPI operation

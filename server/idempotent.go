@@ -53,28 +53,63 @@ const (
 // key is claimed in the store before the route runs, in one round trip
 // that also fetches a stored answer. A replay or a refusal ends the
 // request here: nothing of the route runs, no sequence step, no delay.
+// A request that found its route's state locked may have claimed its
+// key already, when matching (claimEarly): its claim is used.
 func (s *Server) claim(x *exchange) bool {
 	if x.rt == nil || x.rt.idem == nil {
 		return true
 	}
 	ir := x.rt.idem
+	if x.claimed { // claimed when matching (claimEarly, settleEarlyClaim)
+		x.out.idem = idemNew
+		return true
+	}
+	if rd := &x.states; rd.early != nil {
+		rd.early = nil
+		return s.claimed(x, ir, rd.earlyClaim)
+	}
 	cfg := ir.cfg
-	raw, ok := x.in.Attribute(cfg.Key, x.m.Vars)
-	if !ok {
-		if !cfg.Required {
-			return true
-		}
+	k, fp, ok, err := idemKeyOf(x.in, cfg, x.m.Vars)
+	switch {
+	case err != nil:
+		s.refuse(x, nil, probKeyInvalid, idemInvalid, err.Error()+".")
+		return false
+	case !ok && cfg.Required:
 		s.refuse(x, ir.missing, probKeyMissing, idemMissing,
 			fmt.Sprintf("This operation is idempotent: send a key in %s (a UUID is fine) so that a retry cannot run it twice.", cfg.Key))
 		return false
+	case !ok:
+		return true
+	}
+	c, err := s.claimKey(x, cfg, k, fp)
+	if err != nil {
+		s.unavailable(x, err)
+		return false
+	}
+	return s.claimed(x, ir, c)
+}
+
+// idemKeyOf returns the stored key and the fingerprint of request in
+// for a route with idempotency block cfg, whose path bound vars; ok is
+// false when the request sends no key, err says why the one it sends is
+// not one.
+func idemKeyOf(in *matcher.Request, cfg *scenarios.Idempotency, vars map[string]string) (k state.Key, fp state.Fingerprint, ok bool, err error) {
+	raw, ok := in.Attribute(cfg.Key, vars)
+	if !ok {
+		return k, fp, false, nil
 	}
 	key, err := idempotency.ParseKey(raw)
 	if err != nil {
-		s.refuse(x, nil, probKeyInvalid, idemInvalid, err.Error()+".")
-		return false
+		return k, fp, false, err
 	}
-	k := state.Key{Group: cfg.Group, Scope: scopeOf(x.in, cfg.Scope, x.m.Vars), Key: key}
-	fp := state.Fingerprint(idempotency.FingerprintOf(x.in, cfg.Fingerprint, x.m.Vars))
+	k = state.Key{Group: cfg.Group, Scope: scopeOf(in, cfg.Scope, vars), Key: key}
+	fp = state.Fingerprint(idempotency.FingerprintOf(in, cfg.Fingerprint, vars))
+	return k, fp, true, nil
+}
+
+// claimKey claims key k with fingerprint fp in the store, as route
+// block cfg says (inFlight: wait waits for the first request's answer).
+func (s *Server) claimKey(x *exchange, cfg *scenarios.Idempotency, k state.Key, fp state.Fingerprint) (state.Claim, error) {
 	wait := cfg.InFlight == scenarios.Wait
 	if wait {
 		holdWrites(x.w) // the first request may take its delay and more
@@ -87,10 +122,12 @@ func (s *Server) claim(x *exchange) bool {
 	if wait {
 		s.writeWindow(x.w, 0)
 	}
-	if err != nil {
-		s.unavailable(x, err)
-		return false
-	}
+	return c, err
+}
+
+// claimed ends the claim stage with what the store decided, c: a new
+// claim runs the route; a replay or a refusal ends the request.
+func (s *Server) claimed(x *exchange, ir *idemRuntime, c state.Claim) bool {
 	switch c.Outcome {
 	case state.Replay:
 		x.out.idem = idemReplayed

@@ -33,7 +33,11 @@ import (
 // it matched no route yet, whose answer it could be). Whatever the
 // routes' order: a request that waited for the lock and found the state
 // moved matches again (matchRoute), so that the routes listed before the
-// locking one are tested with the value it found.
+// locking one are tested with the value it found. A request that finds
+// the lock held and carries an Idempotency-Key claims it then
+// (claimEarly): a retry of the request that holds the lock gets the
+// claim's answer (the 409 of a key in flight, or the replay) at once, as
+// on a route without a state, not a 429 after the lock's wait.
 
 // stateReader is a request's matcher.StateReader. It lives in the
 // exchange: a request that reads states allocates only what rendering
@@ -63,6 +67,11 @@ type stateReader struct {
 	// per: renders again (a per: of seq or randomHex renders another).
 	matched *scenarios.Route
 	key     state.StateKey
+	// early is the route whose request claimed its Idempotency-Key when
+	// matching (claimEarly), and earlyClaim what the store decided: the
+	// claim stage's answer if early is the route matched.
+	early      *scenarios.Route
+	earlyClaim state.Claim
 }
 
 // seenState is one state a request read.
@@ -96,9 +105,17 @@ func (rd *stateReader) ReadState(r *scenarios.Route, vars map[string]string) (st
 	}
 	var release func()
 	if lock {
-		if release, err = x.s.lockState(x, r, key); err != nil {
+		if release, err = x.s.lockState(x, r, key, vars); err != nil {
 			rd.err = err
 			return "", "", false
+		}
+		if release == nil {
+			// The request's Idempotency-Key decided its answer
+			// (claimEarly): the route's claim stage gives it,
+			// whatever the state's value (the first request with the
+			// key may have moved it), as on a route without a state.
+			rd.matching(r, key, r.State.Is)
+			return key.Key, r.State.Is, true
 		}
 	}
 	value, err := x.s.state.States().Get(x.r.Context(), key)
@@ -154,15 +171,28 @@ func stateLockName(k state.StateKey) string {
 	return "\x00state\x00" + k.Session + "\x00" + k.Name + "\x00" + k.Key
 }
 
-// lockState takes the lock of state k for a request of route r, waiting
-// as the route's lock: says (DefaultLockWait unless it says).
-func (s *Server) lockState(x *exchange, r *scenarios.Route, k state.StateKey) (func(), error) {
+// lockState takes the lock of state k for a request of route r, whose
+// path bound vars, waiting as the route's lock: says (lockWait). It
+// returns a nil release and no error when the request, finding the lock
+// held, claimed its Idempotency-Key and the claim answers it
+// (claimEarly): it then waits for no lock.
+func (s *Server) lockState(x *exchange, r *scenarios.Route, k state.StateKey, vars map[string]string) (func(), error) {
+	names := []string{stateLockName(k)}
+	ctx := x.r.Context()
+	if r.Idempotency != nil && r.ScopeOf == nil && x.states.early == nil {
+		release, err := s.state.Locks().Lock(ctx, names, 0)
+		switch {
+		case err == nil:
+			return release, nil
+		case errors.Is(err, state.ErrLockTimeout) && s.claimEarly(x, r, vars):
+			return nil, nil
+		}
+	}
 	wait := scenarios.DefaultLockWait
 	if r.Lock != nil && r.Lock.Wait > 0 {
 		wait = r.Lock.Wait
 	}
-	names := []string{stateLockName(k)}
-	release, cause, err := s.take(x.r.Context(), names, wait)
+	release, cause, err := s.take(ctx, names, wait)
 	switch {
 	case err == nil:
 		return release, nil
@@ -172,6 +202,30 @@ func (s *Server) lockState(x *exchange, r *scenarios.Route, k state.StateKey) (f
 		return nil, &stateLockError{err: cause, key: k, cause: true}
 	}
 	return nil, fmt.Errorf("%w: route state %s: %v", errStore, k.Name, err)
+}
+
+// claimEarly claims the Idempotency-Key of a request of route r, whose
+// path bound vars, that found r's state locked: most often by the first
+// request with the same key, which holds it from matching to commit. It
+// reports whether the claim answers the request (a replay, or a 409 or
+// 422 refusal), which then waits for no lock, as on a route without a
+// state: Stripe answers a retry sent while the first request runs with a
+// 409 at once, not after a lock's wait, nor with a 429. A new claim is
+// kept (statesRead gives it to the exchange, or back) and the request
+// waits for the lock. A request without a valid key, or whose claim the
+// store did not answer, waits too: its claim stage says why.
+func (s *Server) claimEarly(x *exchange, r *scenarios.Route, vars map[string]string) bool {
+	rd := &x.states
+	k, fp, ok, err := idemKeyOf(rd.in, r.Idempotency, vars)
+	if !ok || err != nil {
+		return false
+	}
+	c, err := s.claimKey(x, r.Idempotency, k, fp)
+	if err != nil {
+		return false
+	}
+	rd.early, rd.earlyClaim = r, c
+	return c.Outcome != state.New
 }
 
 // stateLockError is a state's lock that a request did not get: it
@@ -262,6 +316,9 @@ func (s *Server) statesRead(x *exchange) bool {
 		x.addUnlock(rd.held)
 		rd.held = nil
 	}
+	if rd.early != nil {
+		s.settleEarlyClaim(x)
+	}
 	err := rd.err
 	if err == nil {
 		return true
@@ -285,6 +342,30 @@ func (s *Server) statesRead(x *exchange) bool {
 		x.fail(err)
 	}
 	return false
+}
+
+// settleEarlyClaim settles the claim a request made when matching
+// (claimEarly): one of the route matched is the claim stage's, and a new
+// one goes to the exchange at once, so that commit releases it whatever
+// stage ends the request; a new one of a route not matched (the state
+// found under the lock moved), or of a request no route takes, is given
+// back.
+func (s *Server) settleEarlyClaim(x *exchange) {
+	rd := &x.states
+	r, c := rd.early, rd.earlyClaim
+	if rd.err == nil && x.m.Route != nil && x.m.Route.Route == r {
+		if c.Outcome == state.New {
+			x.tok, x.claimed = c.Token, true
+			rd.early = nil
+		}
+		return
+	}
+	rd.early = nil
+	if c.Outcome == state.New {
+		if err := s.state.Idempotency().Release(detached, c.Token); err != nil && !errors.Is(err, state.ErrNotClaimed) {
+			s.log.Warn("idempotency key not released", "route", r.Name, "error", err.Error())
+		}
+	}
 }
 
 // moveState moves the matched route's state to its to:, in commit, with
