@@ -57,6 +57,7 @@ func (s *Server) match(x *exchange) bool {
 	in.Session = sessionOf(r)
 	x.out.session = in.Session
 	x.matchStates(snap.table, in)
+	x.states.preflight = snap.cors != nil && isPreflight(r) // answered below, unless by a route written for OPTIONS
 	m, ok := x.matchRoute(snap.table, in)
 	if !ok && r.Method == http.MethodHead {
 		// HEAD is GET without the body (RFC 9110 §9.3.2), as net/http's

@@ -49,6 +49,9 @@ type stateReader struct {
 	// locking: Match is running, and a route with is: and to: locks the
 	// state it reads (Explain, after a miss, locks nothing).
 	locking bool
+	// preflight: the request is a CORS preflight, which changes nothing:
+	// only a route written for OPTIONS, which answers it, locks.
+	preflight bool
 	// seen are the states read so far, so that each is read once.
 	seen []seenState
 	// err says why a state could not be read; the request is then
@@ -96,7 +99,7 @@ func (rd *stateReader) ReadState(r *scenarios.Route, vars map[string]string) (st
 		rd.err = err
 		return "", "", false
 	}
-	lock := rd.locking && locksState(r)
+	lock := rd.locking && locksState(r) && (!rd.preflight || explicitOptions(r))
 	for i := range rd.seen {
 		if sv := &rd.seen[i]; sv.key == key && (sv.locked || !lock) {
 			rd.matching(r, key, sv.value)

@@ -118,3 +118,40 @@ func TestStateSameKeyAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestStatePreflightTakesNoLock: a CORS preflight of a route that takes
+// any method, with is: and to:, is answered at once while a payment holds
+// the state's lock: a preflight changes nothing (before, it waited for
+// the lock and got a 429).
+func TestStatePreflightTakesNoLock(t *testing.T) {
+	t.Parallel()
+	clock := newGateClock()
+	srv, hs, _ := serveYAML(t, Options{CORS: true, Clock: clock}, `
+routes:
+  - name: pay
+    path: /orders/{id}/pay
+    state: { name: order, per: '{{ .Request.Vars.id }}', is: Started, to: paid }
+    lock: { wait: 50ms }
+    respond: { body: paying, delay: 1s }
+`)
+	first := make(chan response, 1)
+	go func() {
+		r, err := doCtx(t.Context(), "POST", hs.URL+"/orders/o1/pay", "")
+		if err != nil {
+			t.Error(err)
+		}
+		first <- r
+	}()
+	clock.waitBegan(t, 1) // the payment holds the order's state in its delay
+	r := do(t, "OPTIONS", hs.URL+"/orders/o1/pay", "", "Origin", "http://localhost:5173", "Access-Control-Request-Method", "POST")
+	if r.status != 204 || r.header.Get("Access-Control-Allow-Origin") == "" {
+		t.Fatalf("a preflight while the payment runs = %d %v %s, want 204", r.status, r.header, r.body)
+	}
+	close(clock.gate)
+	if r := <-first; r.status != 200 || r.body != "paying" {
+		t.Fatalf("the payment = %d %s", r.status, r.body)
+	}
+	if n := srv.state.Locks().(*state.LocalLocks).Held(); n != 0 {
+		t.Fatalf("locks held = %d", n)
+	}
+}
