@@ -26,18 +26,16 @@ type lockRuntime struct {
 }
 
 // newLockRuntime returns the lock of route r, whose operation is op (nil
-// for none); nil when its requests lock nothing. A route that names an
+// for none); nil when its requests lock nothing, and its state's lock
+// (locksState) has no timeout answer. A route that names an
 // operation which changes a stored object locks that object, unless its
 // lock: names others; one that proxies does not (the upstream keeps the
 // state).
 func newLockRuntime(r *scenarios.Route, op *openapi.Operation) *lockRuntime {
 	l := r.Lock
-	lr := &lockRuntime{wait: scenarios.DefaultLockWait}
+	lr := &lockRuntime{wait: lockWait(l)}
 	if l != nil {
 		lr.names = l.Names
-		if l.Wait > 0 {
-			lr.wait = l.Wait
-		}
 		if l.Timeout != nil {
 			lr.timeout = prepare(l.Timeout)
 		}
@@ -45,10 +43,19 @@ func newLockRuntime(r *scenarios.Route, op *openapi.Operation) *lockRuntime {
 	if op != nil && op.ChangesStored() && (l == nil || !l.Own) && !slices.ContainsFunc(r.Responses, func(resp *scenarios.Response) bool { return resp.Proxy != nil }) {
 		lr.op = op
 	}
-	if len(lr.names) == 0 && lr.op == nil {
+	if len(lr.names) == 0 && lr.op == nil && (!locksState(r) || lr.timeout == nil) {
 		return nil
 	}
 	return lr
+}
+
+// lockWait is how long a request of a route with lock: l (nil: none)
+// waits for an object, or its route state, that another request holds.
+func lockWait(l *scenarios.Lock) time.Duration {
+	if l != nil && l.Wait > 0 {
+		return l.Wait
+	}
+	return scenarios.DefaultLockWait
 }
 
 // maxLockName bounds a rendered name; a longer one is refused as a

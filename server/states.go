@@ -29,8 +29,8 @@ import (
 // a check-then-act test cannot rehearse. The lock is taken before the
 // route's delay, unlike lock:'s, since the state is read when matching;
 // lock: [] on the route opts out, and its lock: wait: applies. A request
-// that waited longer gets a 429 problem (not the lock: timeout: answer:
-// it matched no route yet, whose answer it could be). Whatever the
+// that waited longer gets what the route's lock answers then: its lock:
+// timeout: answer, or a 429 problem (stateLockTimeout). Whatever the
 // routes' order: a request that waited for the lock and found the state
 // moved matches again (matchRoute), so that the routes listed before the
 // locking one are tested with the value it found. A request that finds
@@ -191,16 +191,13 @@ func (s *Server) lockState(x *exchange, r *scenarios.Route, k state.StateKey, va
 			return nil, nil
 		}
 	}
-	wait := scenarios.DefaultLockWait
-	if r.Lock != nil && r.Lock.Wait > 0 {
-		wait = r.Lock.Wait
-	}
+	wait := lockWait(r.Lock)
 	release, cause, err := s.take(ctx, names, wait)
 	switch {
 	case err == nil:
 		return release, nil
 	case errors.Is(err, state.ErrLockTimeout):
-		return nil, &stateLockError{err: err, key: k, wait: wait.String()}
+		return nil, &stateLockError{err: err, key: k, wait: wait, route: r, vars: vars}
 	case cause != nil:
 		return nil, &stateLockError{err: cause, key: k, cause: true}
 	}
@@ -237,8 +234,12 @@ func (s *Server) claimEarly(x *exchange, r *scenarios.Route, vars map[string]str
 type stateLockError struct {
 	err   error
 	key   state.StateKey
-	wait  string
+	wait  time.Duration
 	cause bool
+	// route is the route whose state's lock the request waited for, and
+	// vars what its path bound: a timeout gets its lock's answer.
+	route *scenarios.Route
+	vars  map[string]string
 }
 
 func (e *stateLockError) Error() string { return "route state " + e.key.Name + ": " + e.err.Error() }
@@ -337,14 +338,32 @@ func (s *Server) statesRead(x *exchange) bool {
 		x.abort(ended)
 	case errors.As(err, &le):
 		x.out.err = err
-		x.w.Header().Set("Retry-After", "1")
-		x.answerProblem(probStateLocked.problem(fmt.Sprintf("Another request held route state %s for longer than %s; retry.", describeState(le.key), le.wait)))
+		s.stateLockTimeout(x, le)
 	case errors.Is(err, errStore):
 		s.unavailable(x, err)
 	default:
 		x.fail(err)
 	}
 	return false
+}
+
+// stateLockTimeout answers a request that waited longer than its
+// route's lock: wait: for the route's state: as the route's lock would
+// (lockTimeout), with its lock: timeout: answer, rendered as the route's
+// (its path variables bound), or a 429 problem that names the state.
+func (s *Server) stateLockTimeout(x *exchange, le *stateLockError) {
+	if le.route.Lock != nil && le.route.Lock.Timeout != nil {
+		for _, rt := range x.snap.routes {
+			if rt.route.Route == le.route && rt.lock != nil && rt.lock.timeout != nil {
+				x.rt, x.m = rt, matcher.Match{Route: rt.route, Vars: le.vars}
+				x.out.route = rt.route.Name
+				s.answerOwn(x, rt.lock.timeout, "lock timeout answer")
+				return
+			}
+		}
+	}
+	x.w.Header().Set("Retry-After", "1")
+	x.answerProblem(probStateLocked.problem(fmt.Sprintf("Another request held route state %s for longer than %s; retry.", describeState(le.key), le.wait)))
 }
 
 // settleEarlyClaim settles the claim a request made when matching

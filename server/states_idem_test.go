@@ -155,3 +155,31 @@ routes:
 		t.Fatalf("locks held = %d", n)
 	}
 }
+
+// TestStateLockTimeoutAnswer: a request that waited longer than the
+// route's lock: wait: for the state a payment holds gets the route's
+// lock: timeout: answer, rendered with its path variables, as a request
+// that waited for the route's objects does (before, a 429 problem).
+func TestStateLockTimeoutAnswer(t *testing.T) {
+	t.Parallel()
+	clock := newGateClock()
+	_, hs, _ := serveYAML(t, Options{Clock: clock}, strings.Replace(orderStates, "respond: { body: paying }",
+		"respond: { body: paying, delay: 1s }\n    lock: { wait: 50ms, timeout: { status: 423, template: true, body: 'order {{ .Request.Vars.id }} busy' } }", 1))
+	first := make(chan response, 1)
+	go func() {
+		r, err := doCtx(t.Context(), "POST", hs.URL+"/orders/o1/pay", "")
+		if err != nil {
+			t.Error(err)
+		}
+		first <- r
+	}()
+	clock.waitBegan(t, 1) // the payment holds the order's state in its delay
+	if r := do(t, "POST", hs.URL+"/orders/o1/pay", ""); r.status != 423 || r.body != "order o1 busy" {
+		t.Fatalf("a second payment = %d %s, want the lock's timeout answer", r.status, r.body)
+	}
+	close(clock.gate)
+	if r := <-first; r.status != 200 || r.body != "paying" {
+		t.Fatalf("the payment = %d %s", r.status, r.body)
+	}
+	wantBody(t, hs.URL+"/orders/o1", 200, "o1 paid")
+}
