@@ -45,14 +45,7 @@ routes:
 func TestStateSerializedWhateverTheRouteOrder(t *testing.T) {
 	t.Parallel()
 	srv, hs, _ := serveYAML(t, Options{}, payAgainFirst)
-	first := make(chan response, 1)
-	go func() {
-		r, err := doCtx(t.Context(), "POST", hs.URL+"/orders/o1/pay", "")
-		if err != nil {
-			t.Error(err)
-		}
-		first <- r
-	}()
+	first := payFirst(t, hs.URL+"/orders/o1/pay")
 	// The first payment holds the state's lock through its delay.
 	eventually(t, 20*time.Second, func() string {
 		if n := srv.state.Locks().(*state.LocalLocks).Held(); n != 1 {
@@ -294,20 +287,7 @@ func TestStateAdminRefuses(t *testing.T) {
 func TestStateLockOptOut(t *testing.T) {
 	t.Parallel()
 	srv, hs, _ := serveYAML(t, Options{}, strings.Replace(orderStates, "respond: { body: paying }", "respond: { body: paying, delay: 2s }\n    lock: []", 1))
-	var wg sync.WaitGroup
-	got := make([]string, 2)
-	for i := range got {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r, err := doCtx(t.Context(), "POST", hs.URL+"/orders/o1/pay", "")
-			if err != nil {
-				t.Error(err)
-			}
-			got[i] = fmt.Sprint(r.status, " ", r.body)
-		}()
-	}
-	wg.Wait()
+	got := payAtOnce(t, "/orders/o1/pay", hs.URL, hs.URL)
 	if want := []string{"200 paying", "200 paying"}; !slices.Equal(got, want) {
 		t.Fatalf("two payments at once with lock: [] = %q, want %q", got, want)
 	}

@@ -92,8 +92,7 @@ func TestStateSameKeyAtOnce(t *testing.T) {
 				}
 				return r
 			}
-			first := make(chan response, 1)
-			go func() { first <- pay(urls[0]) }()
+			first := payFirst(t, urls[0]+"/orders/o1/pay", "Idempotency-Key", "k1")
 			clock.waitBegan(t, 1) // the payment holds the order's state in its delay
 			<-claimed
 			var retry response
@@ -143,14 +142,7 @@ routes:
     lock: { wait: 50ms }
     respond: { body: paying, delay: 1s }
 `)
-	first := make(chan response, 1)
-	go func() {
-		r, err := doCtx(t.Context(), "POST", hs.URL+"/orders/o1/pay", "")
-		if err != nil {
-			t.Error(err)
-		}
-		first <- r
-	}()
+	first := payFirst(t, hs.URL+"/orders/o1/pay")
 	clock.waitBegan(t, 1) // the payment holds the order's state in its delay
 	r := do(t, "OPTIONS", hs.URL+"/orders/o1/pay", "", "Origin", "http://localhost:5173", "Access-Control-Request-Method", "POST")
 	if r.status != 204 || r.header.Get("Access-Control-Allow-Origin") == "" {
@@ -174,14 +166,7 @@ func TestStateLockTimeoutAnswer(t *testing.T) {
 	clock := newGateClock()
 	_, hs, _ := serveYAML(t, Options{Clock: clock}, strings.Replace(orderStates, "respond: { body: paying }",
 		"respond: { body: paying, delay: 1s }\n    lock: { wait: 50ms, timeout: { status: 423, template: true, body: 'order {{ .Request.Vars.id }} busy' } }", 1))
-	first := make(chan response, 1)
-	go func() {
-		r, err := doCtx(t.Context(), "POST", hs.URL+"/orders/o1/pay", "")
-		if err != nil {
-			t.Error(err)
-		}
-		first <- r
-	}()
+	first := payFirst(t, hs.URL+"/orders/o1/pay")
 	clock.waitBegan(t, 1) // the payment holds the order's state in its delay
 	if r := do(t, "POST", hs.URL+"/orders/o1/pay", ""); r.status != 423 || r.body != "order o1 busy" {
 		t.Fatalf("a second payment = %d %s, want the lock's timeout answer", r.status, r.body)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/scenariomock/scenariomock/internal/redistest"
@@ -37,21 +36,7 @@ func TestStateReplicas(t *testing.T) {
 	wantBody(t, b+"/orders/o1", 200, "o1 paid")
 	wantBody(t, b+"/orders/o2", 200, "o2 pending")
 
-	var wg sync.WaitGroup
-	got := make([]string, 2)
-	for i, base := range replicas {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r, err := doCtx(t.Context(), "POST", base+"/orders/o3/pay", "")
-			if err != nil {
-				t.Error(err)
-			}
-			got[i] = fmt.Sprint(r.status, " ", r.body)
-		}()
-	}
-	wg.Wait()
-	slices.Sort(got)
+	got := payAtOnce(t, "/orders/o3/pay", replicas[:]...)
 	if want := []string{"200 paying", "409 already paid"}; !slices.Equal(got, want) {
 		t.Fatalf("a payment on each replica at once = %q, want %q", got, want)
 	}
@@ -90,14 +75,7 @@ func TestStateReplicasRouteOrder(t *testing.T) {
 		_, hs, _ := serveYAML(t, opts, yaml)
 		replicas[i] = hs.URL
 	}
-	first := make(chan response, 1)
-	go func() {
-		r, err := doCtx(t.Context(), "POST", replicas[0]+"/orders/o1/pay", "")
-		if err != nil {
-			t.Error(err)
-		}
-		first <- r
-	}()
+	first := payFirst(t, replicas[0]+"/orders/o1/pay")
 	<-asked // A takes the state's lock
 	second := do(t, "POST", replicas[1]+"/orders/o1/pay", "")
 	got := []string{fmt.Sprint((<-first).status), fmt.Sprint(second.status)}

@@ -62,6 +62,43 @@ routes:
     respond: { status: 409, body: already paid }
 `
 
+// payAtOnce sends a payment of path to each of bases at once and
+// returns their answers, "status body", sorted.
+func payAtOnce(t *testing.T, path string, bases ...string) []string {
+	t.Helper()
+	var wg sync.WaitGroup
+	got := make([]string, len(bases))
+	for i, base := range bases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := doCtx(t.Context(), "POST", base+path, "")
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = fmt.Sprint(r.status, " ", r.body)
+		}()
+	}
+	wg.Wait()
+	slices.Sort(got)
+	return got
+}
+
+// payFirst sends a payment to url in the background, with headers, and
+// returns the channel its answer comes on: the payment a test holds in
+// its delay (with the state's lock) while it sends others.
+func payFirst(t *testing.T, url string, headers ...string) <-chan response {
+	first := make(chan response, 1)
+	go func() {
+		r, err := doCtx(t.Context(), "POST", url, "", headers...)
+		if err != nil {
+			t.Error(err)
+		}
+		first <- r
+	}()
+	return first
+}
+
 // TestStateMatchAndMove: the route answers while its state is is:, and
 // its answer moves the state; the journal entry and the log line say so.
 func TestStateMatchAndMove(t *testing.T) {
@@ -337,21 +374,7 @@ func TestStateTransitionsSerialized(t *testing.T) {
 	t.Parallel()
 	yaml := strings.Replace(orderStates, "respond: { body: paying }", "respond: { body: paying, delay: 300ms }\n    lock: { wait: 30s }", 1)
 	_, hs, _ := serveYAML(t, Options{}, yaml)
-	var wg sync.WaitGroup
-	bodies := make([]string, 2)
-	for i := range bodies {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r, err := doCtx(t.Context(), "POST", hs.URL+"/orders/o1/pay", "")
-			if err != nil {
-				t.Error(err)
-			}
-			bodies[i] = fmt.Sprint(r.status, " ", r.body)
-		}()
-	}
-	wg.Wait()
-	slices.Sort(bodies)
+	bodies := payAtOnce(t, "/orders/o1/pay", hs.URL, hs.URL)
 	if want := []string{"200 paying", "409 already paid"}; !slices.Equal(bodies, want) {
 		t.Fatalf("two payments at once = %q, want %q", bodies, want)
 	}
@@ -468,14 +491,7 @@ func TestStateLockTimeout(t *testing.T) {
 	clock := newGateClock()
 	yaml := strings.Replace(orderStates, "respond: { body: paying }", "respond: { body: paying, delay: 1s }\n    lock: { wait: 50ms }", 1)
 	_, hs, _ := serveYAML(t, Options{Clock: clock}, yaml)
-	first := make(chan response, 1)
-	go func() {
-		r, err := doCtx(t.Context(), "POST", hs.URL+"/orders/o1/pay", "")
-		if err != nil {
-			t.Error(err)
-		}
-		first <- r
-	}()
+	first := payFirst(t, hs.URL+"/orders/o1/pay")
 	clock.waitBegan(t, 1) // the first holds the state in its delay
 	r := do(t, "POST", hs.URL+"/orders/o1/pay", "")
 	if r.status != 429 || r.header.Get("Retry-After") != "1" || !strings.Contains(r.body, `route state order [\"o1\"] for longer than 50ms`) ||
