@@ -81,7 +81,7 @@ type stateReader struct {
 type seenState struct {
 	key    state.StateKey
 	value  string
-	locked bool // read under its lock, which held keeps
+	locked bool // read under its lock, which held still keeps
 }
 
 // maxStateKey bounds what a per: renders, as the store bounds keys.
@@ -139,13 +139,16 @@ func (rd *stateReader) ReadState(r *scenarios.Route, vars map[string]string) (st
 			}
 		}
 	}
-	rd.seen = append(rd.seen, seenState{key: key, value: value, locked: lock})
-	if release != nil {
-		if value == r.State.Is {
-			rd.held = release // the route matches: it moves the state in commit
-		} else {
-			release()
-		}
+	// A read is locked while its lock is held: one given back (the
+	// value is not r's is:) leaves a read that a later route with is:
+	// and to: on this key must not move by, so it locks and reads again.
+	held := release != nil && value == r.State.Is
+	rd.seen = append(rd.seen, seenState{key: key, value: value, locked: held})
+	switch {
+	case held:
+		rd.held = release // the route matches: it moves the state in commit
+	case release != nil:
+		release()
 	}
 	rd.matching(r, key, value)
 	return key.Key, value, true

@@ -522,3 +522,49 @@ routes:
 		}
 	}
 }
+
+// TestStateSecondRouteLocks: two routes with is: and to: on one state
+// and one path (pay, then refund): a request that read the state under
+// the first route's lock and gave it back (not its is:) takes the lock
+// again for the second route rather than reuse the read, so two refunds
+// at once run one after the other and the second finds nothing to do.
+// Before, the second route moved the state with no lock held, and both
+// refunds answered 200.
+func TestStateSecondRouteLocks(t *testing.T) {
+	t.Parallel()
+	srv, hs, _ := serveYAML(t, Options{}, `
+routes:
+  - name: pay
+    method: POST
+    path: /orders/{id}/act
+    state: { name: order, per: '{{ .Request.Vars.id }}', is: Started, to: paid }
+    lock: { wait: 30s }
+    respond: { body: paying }
+  - name: refund
+    method: POST
+    path: /orders/{id}/act
+    state: { name: order, per: '{{ .Request.Vars.id }}', is: paid, to: refunded }
+    lock: { wait: 30s }
+    respond: { body: refunding, delay: 2s }
+  - name: done
+    method: POST
+    path: /orders/{id}/act
+    respond: { status: 409, body: nothing to do }
+`)
+	if r := do(t, "POST", hs.URL+"/orders/o1/act", ""); r.status != 200 || r.body != "paying" {
+		t.Fatalf("the payment = %d %s", r.status, r.body)
+	}
+	first := payFirst(t, hs.URL+"/orders/o1/act")
+	// The first refund holds the state's lock through its delay.
+	eventually(t, 20*time.Second, func() string {
+		if n := srv.state.Locks().(*state.LocalLocks).Held(); n != 1 {
+			return fmt.Sprintf("locks held = %d, want the first refund's", n)
+		}
+		return ""
+	})
+	second := do(t, "POST", hs.URL+"/orders/o1/act", "")
+	r := <-first
+	if got := fmt.Sprint(r.status, " ", r.body, ", ", second.status, " ", strings.TrimSpace(second.body)); got != "200 refunding, 409 nothing to do" {
+		t.Fatalf("two refunds at once = %s, want 200 refunding, 409 nothing to do", got)
+	}
+}
