@@ -47,12 +47,7 @@ func TestStateSerializedWhateverTheRouteOrder(t *testing.T) {
 	srv, hs, _ := serveYAML(t, Options{}, payAgainFirst)
 	first := payFirst(t, hs.URL+"/orders/o1/pay")
 	// The first payment holds the state's lock through its delay.
-	eventually(t, 20*time.Second, func() string {
-		if n := srv.state.Locks().(*state.LocalLocks).Held(); n != 1 {
-			return fmt.Sprintf("locks held = %d, want the first payment's", n)
-		}
-		return ""
-	})
+	untilHeld(t, srv, "the first payment's")
 	second := do(t, "POST", hs.URL+"/orders/o1/pay", "")
 	r := <-first
 	if got := fmt.Sprint(r.status, " ", r.body, ", ", second.status, " ", strings.TrimSpace(second.body)); got != "200 paying, 409 already paid" {
@@ -131,12 +126,7 @@ func TestStateLockClientLeaves(t *testing.T) {
 		_, _ = doCtx(ctx, "POST", hs.URL+"/orders/o1/pay", "")
 	}()
 	locks := srv.state.Locks().(*state.LocalLocks)
-	eventually(t, 20*time.Second, func() string {
-		if n := locks.Held(); n != 1 {
-			return fmt.Sprintf("locks held = %d, want the payment's", n)
-		}
-		return ""
-	})
+	untilHeld(t, srv, "the payment's")
 	cancel()
 	<-done
 	eventually(t, 30*time.Second, func() string {
@@ -158,12 +148,7 @@ func TestStateResetDuringMove(t *testing.T) {
 		r, _ := doCtx(t.Context(), "POST", hs.URL+"/orders/o1/pay", "")
 		done <- r
 	}()
-	eventually(t, 20*time.Second, func() string {
-		if n := srv.state.Locks().(*state.LocalLocks).Held(); n != 1 {
-			return fmt.Sprintf("locks held = %d, want the payment's", n)
-		}
-		return ""
-	})
+	untilHeld(t, srv, "the payment's")
 	if r := do(t, "POST", hs.URL+"/__admin/reset", ""); r.status != 200 {
 		t.Fatalf("reset = %d %s", r.status, r.body)
 	}
@@ -458,12 +443,7 @@ func TestStateLockDuringDelay(t *testing.T) {
 		_, _ = doCtx(ctx, "POST", hs.URL+"/orders/o1/pay", "")
 	}()
 	defer func() { cancel(); <-done }()
-	eventually(t, 20*time.Second, func() string {
-		if n := srv.state.Locks().(*state.LocalLocks).Held(); n != 1 {
-			return fmt.Sprintf("locks held = %d, want the payment's", n)
-		}
-		return ""
-	})
+	untilHeld(t, srv, "the payment's")
 	start := time.Now()
 	r := do(t, "POST", hs.URL+"/orders/o1/pay", "")
 	if r.status != 429 || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, `order [\"o1\"]`) {
@@ -556,15 +536,22 @@ routes:
 	}
 	first := payFirst(t, hs.URL+"/orders/o1/act")
 	// The first refund holds the state's lock through its delay.
-	eventually(t, 20*time.Second, func() string {
-		if n := srv.state.Locks().(*state.LocalLocks).Held(); n != 1 {
-			return fmt.Sprintf("locks held = %d, want the first refund's", n)
-		}
-		return ""
-	})
+	untilHeld(t, srv, "the first refund's")
 	second := do(t, "POST", hs.URL+"/orders/o1/act", "")
 	r := <-first
 	if got := fmt.Sprint(r.status, " ", r.body, ", ", second.status, " ", strings.TrimSpace(second.body)); got != "200 refunding, 409 nothing to do" {
 		t.Fatalf("two refunds at once = %s, want 200 refunding, 409 nothing to do", got)
 	}
+}
+
+// untilHeld waits until srv holds one lock, whose's (a payment held in
+// its delay with its state's lock).
+func untilHeld(t *testing.T, srv *Server, whose string) {
+	t.Helper()
+	eventually(t, 20*time.Second, func() string {
+		if n := srv.state.Locks().(*state.LocalLocks).Held(); n != 1 {
+			return fmt.Sprintf("locks held = %d, want %s", n, whose)
+		}
+		return ""
+	})
 }
