@@ -32,7 +32,7 @@ const MAX_ROWS = 500;      // request rows kept in the DOM
 const ROW_H = 40;          // px, the fixed height of a route row: two lines (see app.css)
 const ROUTE_MARGIN = 100;  // routes fetched beyond those in view, each side
 const POLL_MS = 1000;      // scenarios page (reload status, hits)
-const STATE_MS = 2000;     // idempotency keys and collections
+const STATE_MS = 2000;     // idempotency keys, collections and route states
 const TOKEN_KEY = 'scenariomock.adminToken';
 
 const $ = (id) => document.getElementById(id);
@@ -659,14 +659,16 @@ function clearRows() {
 
 async function refreshState() {
   try {
-    const [idem, coll, health] = await Promise.all([
+    const [idem, coll, health, states] = await Promise.all([
       apiJSON('/__admin/idempotency?limit=100'),
       apiJSON('/__admin/collections'),
       apiJSON('/__admin/health'),
+      apiJSON('/__admin/states'),
     ]);
     renderIdem(idem);
     renderColl(coll);
     renderUsage(health.usage);
+    renderStates(states);
   } catch (e) { /* the routes poll reports the connection */ }
 }
 
@@ -733,6 +735,65 @@ function renderColl(d) {
     const c = d.collections.find((x) => x.name === coll.name);
     const n = c ? c.items : 0;
     if (n !== coll.total && !coll.inFlight) loadItems();
+  }
+}
+
+// ---- route states ------------------------------------------------------
+//
+// GET /__admin/states: the states set (the first STATE_ROWS drawn), then
+// a Started row for each name routes use with none set. Reset is DELETE
+// /__admin/states/{name}?session=&key=, naming exactly that one.
+
+const STATE_ROWS = 100;
+
+function renderStates(d) {
+  const body = $('states-rows');
+  clear(body);
+  const n = d.states.length;
+  $('states-count').textContent = n > STATE_ROWS ? `${STATE_ROWS} of ${n} set` : `${n} set`;
+  for (const st of d.states.slice(0, STATE_ROWS)) {
+    const tr = el('tr', 'state');
+    tr.dataset.name = st.name;
+    tr.dataset.key = st.key || '';
+    if (st.session) tr.title = 'session ' + st.session;
+    tr.appendChild(el('td', null, st.name));
+    tr.appendChild(el('td', null, st.key || ''));
+    tr.appendChild(el('td', 'value', st.value));
+    const b = el('button', null, 'Reset');
+    b.type = 'button';
+    b.title = `Set ${st.name}${st.key ? ' ' + st.key : ''} back to ${d.started}`;
+    b.addEventListener('click', () => resetState(st));
+    tr.appendChild(el('td')).appendChild(b);
+    body.appendChild(tr);
+  }
+  const set = new Set(d.states.map((st) => st.name));
+  for (const name of d.names) {
+    if (set.has(name)) continue;
+    const tr = el('tr', 'state started');
+    tr.dataset.name = name;
+    tr.appendChild(el('td', null, name));
+    tr.appendChild(el('td', 'empty', 'every key'));
+    tr.appendChild(el('td', 'value', d.started));
+    tr.appendChild(el('td'));
+    body.appendChild(tr);
+  }
+  if (!body.firstChild) {
+    const td = el('td', 'empty', 'No route has a state.');
+    td.colSpan = 4;
+    body.appendChild(el('tr')).appendChild(td);
+  }
+}
+
+async function resetState(st) {
+  const q = new URLSearchParams({ session: st.session || '', key: st.key || '' });
+  const what = st.name + (st.key ? ' ' + st.key : '');
+  try {
+    const res = await api(`/__admin/states/${encodeURIComponent(st.name)}?${q}`, { method: 'DELETE' });
+    if (!res.ok) { say('Reset failed: ' + await problemText(res)); return; }
+    say(`State ${what} reset.`);
+    refreshState();
+  } catch (e) {
+    if (!(e instanceof AuthError)) say('Reset failed: ' + e.message);
   }
 }
 
