@@ -16,7 +16,7 @@ import (
 // The route states' admin API, WireMock's /__admin/scenarios under
 // another name (ours lists the runtime scenario documents):
 //
-//	GET    /__admin/states                  the states set, and the names routes use
+//	GET    /__admin/states?offset=&limit=   the states set, and the names routes use
 //	GET    /__admin/states/{name}?key=      one state's value (Started when never set)
 //	PUT    /__admin/states/{name}?key=      {"value": "paid"} sets it
 //	DELETE /__admin/states[/{name}][?key=]  sets them back to Started
@@ -57,12 +57,23 @@ func (s *Server) stateNames() []string {
 
 // handleStates lists the states set (?session= narrows it to one
 // session's, ?name= to one name's), and the names the routes use, whose
-// states not listed are Started.
+// states not listed are Started. total counts the states set; ?offset=
+// and ?limit= (as listPage's) page through them, for a caller that polls
+// a store with many keys (the dashboard); without limit= every one is
+// listed.
 func (s *Server) handleStates(w http.ResponseWriter, r *http.Request) {
-	if !paramsKnown(w, r, "session", "name") {
+	if !paramsKnown(w, r, "session", "name", "offset", "limit") {
 		return
 	}
 	q := r.URL.Query()
+	offset, limit := 0, -1
+	if q.Has("offset") || q.Has("limit") {
+		var err error
+		if offset, limit, err = listPage(r); err != nil {
+			writeProblem(w, newProblem(http.StatusBadRequest, err.Error()))
+			return
+		}
+	}
 	f := state.StateFilter{AnySession: !q.Has("session"), Session: q.Get("session"), Name: q.Get("name"), AnyKey: true}
 	vs, err := s.state.States().List(r.Context(), f)
 	if err != nil {
@@ -77,6 +88,11 @@ func (s *Server) handleStates(w http.ResponseWriter, r *http.Request) {
 			n, nearNames(n, names, "state name", "GET /__admin/states lists them"))))
 		return
 	}
+	total := len(vs)
+	vs = vs[min(offset, total):]
+	if limit >= 0 && limit < len(vs) {
+		vs = vs[:limit]
+	}
 	out := make([]adminState, len(vs))
 	for i, v := range vs {
 		out[i] = adminState{v.Session, v.Name, v.Key, v.Value}
@@ -84,7 +100,7 @@ func (s *Server) handleStates(w http.ResponseWriter, r *http.Request) {
 	if names == nil {
 		names = []string{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"states": out, "names": names, "started": state.StateStarted})
+	writeJSON(w, http.StatusOK, map[string]any{"states": out, "total": total, "names": names, "started": state.StateStarted})
 }
 
 // stateTarget reads the state a request for one state names, or answers

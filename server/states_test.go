@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -547,5 +548,47 @@ func TestStatesMisspeltNameFilter(t *testing.T) {
 	do(t, "POST", hs.URL+"/todo", "")
 	if r := do(t, "GET", hs.URL+"/__admin/states?name=todo", ""); r.status != 200 || !strings.Contains(r.body, "one-item") {
 		t.Errorf("?name=todo after the POST: %d %s, want the state one-item", r.status, r.body)
+	}
+}
+
+// TestStateAdminPages: GET /__admin/states counts the states set
+// (total) and, with ?offset= and ?limit=, answers a page of them, as the
+// dashboard polls it; without them it lists every one.
+func TestStateAdminPages(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, orderStates)
+	for _, id := range []string{"o1", "o2", "o3"} {
+		if r := do(t, "POST", hs.URL+"/orders/"+id+"/pay", ""); r.status != 200 {
+			t.Fatalf("pay %s = %d %s", id, r.status, r.body)
+		}
+	}
+	keys := func(query string) string {
+		t.Helper()
+		r := do(t, "GET", hs.URL+"/__admin/states"+query, "")
+		var got struct {
+			States []struct{ Key string } `json:"states"`
+			Total  int                    `json:"total"`
+		}
+		if r.status != 200 || json.Unmarshal([]byte(r.body), &got) != nil {
+			t.Fatalf("GET /__admin/states%s = %d %s", query, r.status, r.body)
+		}
+		out := fmt.Sprint(got.Total)
+		for _, s := range got.States {
+			out += " " + s.Key
+		}
+		return out
+	}
+	for query, want := range map[string]string{
+		"":                  "3 o1 o2 o3",
+		"?limit=2":          "3 o1 o2",
+		"?offset=2&limit=2": "3 o3",
+		"?offset=5":         "3",
+	} {
+		if got := keys(query); got != want {
+			t.Errorf("GET /__admin/states%s: total and keys %q, want %q", query, got, want)
+		}
+	}
+	if r := do(t, "GET", hs.URL+"/__admin/states?limit=x", ""); r.status != 400 {
+		t.Errorf("?limit=x = %d %s, want 400", r.status, r.body)
 	}
 }

@@ -663,7 +663,7 @@ async function refreshState() {
       apiJSON('/__admin/idempotency?limit=100'),
       apiJSON('/__admin/collections'),
       apiJSON('/__admin/health'),
-      apiJSON('/__admin/states'),
+      apiJSON(`/__admin/states?limit=${STATE_ROWS}`),
     ]);
     renderIdem(idem);
     renderColl(coll);
@@ -740,7 +740,7 @@ function renderColl(d) {
 
 // ---- route states ------------------------------------------------------
 //
-// GET /__admin/states: the states set (the first STATE_ROWS drawn), then
+// GET /__admin/states?limit=STATE_ROWS: the first states set, then
 // a Started row for each name routes use with none set. Reset is DELETE
 // /__admin/states/{name}?session=&key=, naming exactly that one.
 
@@ -749,9 +749,9 @@ const STATE_ROWS = 100;
 function renderStates(d) {
   const body = $('states-rows');
   clear(body);
-  const n = d.states.length;
-  $('states-count').textContent = n > STATE_ROWS ? `${STATE_ROWS} of ${n} set` : `${n} set`;
-  for (const st of d.states.slice(0, STATE_ROWS)) {
+  const n = d.total;
+  $('states-count').textContent = n > d.states.length ? `${d.states.length} of ${n} set` : `${n} set`;
+  for (const st of d.states) {
     const tr = el('tr', 'state');
     tr.dataset.name = st.name;
     tr.dataset.key = st.key || '';
