@@ -20,7 +20,10 @@ const (
 	MaxLimit     = 10000
 )
 
-// Filter selects journal entries; all its conditions must hold. The zero
+// Filter selects journal entries; all its conditions must hold.
+// state.<name>=<to> holds for an entry whose request moved the route
+// state <name> to <to> (Entry.State), and stateKey=<key> for one whose
+// move was of the per: key <key>. The zero
 // Filter matches every entry. A Filter is immutable once parsed and safe
 // for concurrent use.
 type Filter struct {
@@ -35,6 +38,8 @@ type Filter struct {
 	query       []pair
 	form        []pair // fields of a URL-encoded form body, by their keys as sent (metadata[order_id])
 	body        []bodyCond
+	states      []pair // state.<name>=<to>: the request moved that route state to <to>
+	stateKey    *string
 	idempotency string
 	matched     *bool
 	proxied     *bool
@@ -65,7 +70,7 @@ func (e *Error) Error() string {
 }
 
 // plainFilters are the filters named without a dot.
-var plainFilters = []string{"route", "session", "method", "path", "status", "idempotency", "matched", "proxied", "violating", "since", "limit"}
+var plainFilters = []string{"route", "session", "method", "path", "status", "stateKey", "idempotency", "matched", "proxied", "violating", "since", "limit"}
 
 // idempotencyOutcomes are what Entry.Idempotency holds.
 var idempotencyOutcomes = []string{"new", "replayed", "mismatch", "in-flight", "missing-key", "invalid-key"}
@@ -116,8 +121,15 @@ func (f *Filter) set(name, v string) error {
 			}
 			f.body = append(f.body, bodyCond{segs, v})
 			return nil
+		case "state":
+			// The whole rest is the name: a state's name may hold dots.
+			if v == "" {
+				return bad("empty value: want the state the request moved it to")
+			}
+			f.states = append(f.states, pair{rest, v})
+			return nil
 		}
-		return bad("unknown filter; the filters are route, session, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, idempotency, matched, proxied, violating, since and limit")
+		return bad("unknown filter; the filters are route, session, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, state.<name>, stateKey, idempotency, matched, proxied, violating, since and limit")
 	}
 	if v == "" && slices.Contains(plainFilters, name) {
 		return bad("empty value")
@@ -127,6 +139,8 @@ func (f *Filter) set(name, v string) error {
 		f.route = &v
 	case "session":
 		f.session = &v
+	case "stateKey":
+		f.stateKey = &v
 	case "method":
 		f.method = v
 	case "path":
@@ -190,7 +204,7 @@ func (f *Filter) set(name, v string) error {
 		}
 		f.limit = n
 	default:
-		return bad("unknown filter; the filters are route, session, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, idempotency, matched, proxied, violating, since and limit")
+		return bad("unknown filter; the filters are route, session, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, state.<name>, stateKey, idempotency, matched, proxied, violating, since and limit")
 	}
 	return nil
 }
@@ -224,6 +238,15 @@ func (f Filter) Match(e *state.Entry) bool {
 		e.ID <= f.sinceID,
 		!f.sinceTime.IsZero() && e.Time.Before(f.sinceTime):
 		return false
+	}
+	if f.stateKey != nil && (e.State == nil || e.State.Key != *f.stateKey) {
+		return false
+	}
+	for _, c := range f.states {
+		// An entry records the one move its request made.
+		if e.State == nil || e.State.Name != c.name || e.State.To != c.value {
+			return false
+		}
 	}
 	for _, h := range f.headers {
 		if !headerMatches(e.Headers[h.name], h.name, h.value) {

@@ -47,6 +47,36 @@ func (s *Server) routeProblem(ctx context.Context, name string) (*Problem, error
 		name, nearNames(name, s.routeNames(), "route", "GET /__admin/scenarios lists them"))), nil
 }
 
+// stateFilterProblem returns the problem that refuses a state.<name>=
+// filter of q whose name no route's state has and no journal entry moved,
+// or nil: as a misspelt route=, it would select nothing, and a check that
+// a state moved at most once would pass whatever happened.
+func (s *Server) stateFilterProblem(ctx context.Context, q url.Values) (*Problem, error) {
+	names := s.stateNames()
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		name, ok := strings.CutPrefix(k, "state.")
+		if !ok || name == "" || slices.Contains(names, name) {
+			continue
+		}
+		found := false
+		if err := s.eachMatching(ctx, journal.Filter{}, func(e *state.Entry) {
+			found = found || e.State != nil && e.State.Name == name
+		}); err != nil {
+			return nil, err
+		}
+		if !found {
+			return newProblem(http.StatusBadRequest, fmt.Sprintf("Bad filter %s=%q: no route has a state named %q, and no request in the journal moved one; %s",
+				k, q.Get(k), name, nearNames(name, names, "state name", "GET /__admin/states lists them"))), nil
+		}
+	}
+	return nil, nil
+}
+
 // routeNames are the names of the routes served now, in match order.
 func (s *Server) routeNames() []string {
 	var names []string

@@ -47,9 +47,18 @@ func (s *Server) requestFilter(w http.ResponseWriter, r *http.Request, skip ...s
 // routeKnown answers the request with a 400 problem, and returns false,
 // when its route= filter names a route that neither the scenarios nor the
 // journal know (admin_names.go): a listing or a count, which verify asks,
-// would be empty. The stream takes any name: a test may follow a route
+// would be empty. A state.<name>= filter is refused the same way when no
+// route has that state. The stream takes any name: a test may follow a route
 // before it adds it.
 func (s *Server) routeKnown(w http.ResponseWriter, r *http.Request, q url.Values) bool {
+	if p, err := s.stateFilterProblem(r.Context(), q); err != nil || p != nil {
+		if err != nil {
+			s.adminUnavailable(w, r, err)
+		} else {
+			writeProblem(w, p)
+		}
+		return false
+	}
 	if !q.Has("route") {
 		return true
 	}
