@@ -28,6 +28,7 @@ type adminFlags struct {
 	query   []string
 	form    []string
 	body    []string
+	states  []string
 	proxied bool // --proxied: filter.Proxied = "true"
 	// --violating: filter.Violating = "true"
 	violating bool
@@ -45,6 +46,8 @@ func (a *adminFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&a.query, "query", nil, "requests with this query parameter value, as name=value (repeatable)")
 	fs.StringArrayVar(&a.form, "form", nil, "requests whose URL-encoded form body has this field value, as amount=2000 or metadata[order_id]=7 (repeatable)")
 	fs.StringArrayVar(&a.body, "body", nil, "requests whose JSON body has this value at a dotted path, as amount=9800 or customer.id=cus_1 (repeatable)")
+	fs.StringArrayVar(&a.states, "state", nil, "requests that moved the route state of this name to this state, as order=paid (repeatable)")
+	fs.StringVar(&f.StateKey, "state-key", "", "requests that moved a route state of this per: key, as ord_7 (with --state order=paid: order ord_7 was paid)")
 	fs.StringVar(&f.Idempotency, "idempotency", "", "requests with this idempotency outcome: new, replayed, mismatch, in-flight, missing-key or invalid-key")
 	fs.StringVar(&f.Matched, "matched", "", "true: requests a route answered; false: requests no route matched")
 	fs.BoolVar(&a.proxied, "proxied", false, "requests forwarded to an upstream (a proxy: route or --proxy-unmatched); verify --proxied --none proves none reached it")
@@ -83,6 +86,9 @@ func (a *adminFlags) build() (*adminclient.Client, adminclient.Filter, error) {
 		return nil, f, withCode(exitUsage, err)
 	}
 	if f.Body, err = pairs("--body", a.body); err != nil {
+		return nil, f, withCode(exitUsage, err)
+	}
+	if f.States, err = pairs("--state", a.states); err != nil {
 		return nil, f, withCode(exitUsage, err)
 	}
 	switch f.Matched {

@@ -467,3 +467,55 @@ func TestVerifyRouteNames(t *testing.T) {
 		t.Errorf("the good check: %+v, want it passed", c)
 	}
 }
+
+// orders pays per order id: a second payment of one order is a 409 that
+// moves nothing.
+const orders = `
+routes:
+  - name: pay
+    method: POST
+    path: /orders/{id}/pay
+    state: { name: order, per: '{{ .Request.Vars.id }}', is: Started, to: paid }
+    respond: { body: paying }
+  - name: pay again
+    method: POST
+    path: /orders/{id}/pay
+    state: { name: order, per: '{{ .Request.Vars.id }}', is: paid }
+    respond: { status: 409, body: already paid }
+`
+
+// TestVerifyState: --state and --state-key (and state:, state-key: in a
+// --file) assert that order ord_7 was paid exactly once; the failure
+// names the filters; a misspelt state name is a usage error.
+func TestVerifyState(t *testing.T) {
+	t.Parallel()
+	url, _, _ := serveText(t, "orders.yaml", orders, "", false)
+	for _, p := range []string{"/orders/ord_7/pay", "/orders/ord_7/pay", "/orders/ord_8/pay"} {
+		send(t, "POST", url+p, "")
+	}
+	for _, args := range [][]string{
+		{"--state", "order=paid", "--state-key", "ord_7", "--count", "1"},
+		{"--state", "order=paid", "--count", "2"},
+		{"--state-key", "ord_8", "--count", "1"},
+		{"--route", "pay again", "--state", "order=paid", "--none"},
+	} {
+		if out, errOut, err := runCmd(t, append([]string{"verify", "--addr", url}, args...)...); err != nil {
+			t.Errorf("verify %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut)
+		}
+	}
+	out, errOut, err := runCmd(t, "verify", "--addr", url, "--state", "order=paid", "--state-key", "ord_7", "--count", "2")
+	if err == nil || !strings.Contains(out+errOut, `state.order="paid" stateKey="ord_7"`) {
+		t.Errorf("a count of 2: %v\n%s%s, want a failure that names the state filters", err, out, errOut)
+	}
+	_, errOut, err = runCmd(t, "verify", "--addr", url, "--state", "ordr=paid", "--none")
+	if err == nil || !strings.Contains(errOut+err.Error(), `did you mean "order"?`) {
+		t.Errorf("--state ordr=paid: %v %s, want did you mean order", err, errOut)
+	}
+	checks := filepath.Join(t.TempDir(), "checks.yaml")
+	if err := os.WriteFile(checks, []byte("checks:\n  - {name: ord_7 paid once, state: order=paid, state-key: ord_7, count: 1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, err := runCmd(t, "verify", "--addr", url, "--file", checks); err != nil {
+		t.Errorf("verify --file: %v\n%s%s", err, out, errOut)
+	}
+}

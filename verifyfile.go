@@ -18,7 +18,7 @@ import (
 
 // checkFlags are the flags a check in a --file sets by the same names
 // (without dashes); with --file they are not given on the command line.
-var checkFlags = []string{"route", "session", "method", "path", "status", "header", "query", "form", "body", "idempotency", "matched", "proxied", "violating",
+var checkFlags = []string{"route", "session", "method", "path", "status", "header", "query", "form", "body", "state", "state-key", "idempotency", "matched", "proxied", "violating",
 	"count", "at-least", "at-most", "none", "no-unmatched", "webhook", "type", "delivered", "undelivered", "attempts-at-most", "within"}
 
 // hookKeys make a check in a --file one of webhook deliveries, as the
@@ -119,7 +119,7 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 		name                string
 		f                   adminclient.Filter
 		headers, query, bod []string
-		form                []string
+		form, states        []string
 		cs                  counts
 		noUnmatched         bool
 		filterKeys          []string // the keys given other than name and since
@@ -232,6 +232,10 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 			form = list(k, v)
 		case "body":
 			bod = list(k, v)
+		case "state":
+			states = list(k, v)
+		case "state-key":
+			f.StateKey, _ = scalar(k, v)
 		case "count":
 			cs.count = number(k, v)
 		case "at-least":
@@ -271,7 +275,7 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 		key  string
 		vals []string
 		to   *map[string]string
-	}{{"header", headers, &f.Headers}, {"query", query, &f.Query}, {"form", form, &f.Form}, {"body", bod, &f.Body}} {
+	}{{"header", headers, &f.Headers}, {"query", query, &f.Query}, {"form", form, &f.Form}, {"body", bod, &f.Body}, {"state", states, &f.States}} {
 		if *pr.to, err = pairs(pr.key, pr.vals); err != nil {
 			p.errorf(n, "%s: %v", where, err)
 		}

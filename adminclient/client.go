@@ -239,6 +239,12 @@ type Filter struct {
 	// Form is a URL-encoded form body's fields (Stripe's), by their keys
 	// as sent: "amount", "metadata[order_id]".
 	Form map[string]string
+	// States are route states the request moved, by name: the state it
+	// moved each to ({"order": "paid"}); the journal records one move a
+	// request, so more than one name matches nothing.
+	States map[string]string
+	// StateKey is the per: key of the state the request moved (ord_7).
+	StateKey string
 	// Idempotency is the idempotency outcome: new, replayed, mismatch,
 	// in-flight, missing-key or invalid-key.
 	Idempotency string
@@ -272,6 +278,7 @@ func (f Filter) Values() url.Values {
 	set("method", f.Method)
 	set("path", f.Path)
 	set("status", f.Status)
+	set("stateKey", f.StateKey)
 	set("idempotency", f.Idempotency)
 	set("matched", f.Matched)
 	set("proxied", f.Proxied)
@@ -280,7 +287,7 @@ func (f Filter) Values() url.Values {
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}
-	for prefix, m := range map[string]map[string]string{"header.": f.Headers, "query.": f.Query, "form.": f.Form, "body.": f.Body} {
+	for prefix, m := range map[string]map[string]string{"header.": f.Headers, "query.": f.Query, "form.": f.Form, "body.": f.Body, "state.": f.States} {
 		for k, v := range m {
 			q.Set(prefix+k, v)
 		}
