@@ -69,6 +69,9 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s=%s: %s", e.Param, e.Value, e.Reason)
 }
 
+// unknownFilter says what a name that is no filter gets: the filters.
+const unknownFilter = "unknown filter; the filters are route, session, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, state.<name>, stateKey, idempotency, matched, proxied, violating, since and limit"
+
 // plainFilters are the filters named without a dot.
 var plainFilters = []string{"route", "session", "method", "path", "status", "stateKey", "idempotency", "matched", "proxied", "violating", "since", "limit"}
 
@@ -129,7 +132,7 @@ func (f *Filter) set(name, v string) error {
 			f.states = append(f.states, pair{rest, v})
 			return nil
 		}
-		return bad("unknown filter; the filters are route, session, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, state.<name>, stateKey, idempotency, matched, proxied, violating, since and limit")
+		return bad(unknownFilter)
 	}
 	if v == "" && slices.Contains(plainFilters, name) {
 		return bad("empty value")
@@ -204,7 +207,7 @@ func (f *Filter) set(name, v string) error {
 		}
 		f.limit = n
 	default:
-		return bad("unknown filter; the filters are route, session, method, path, status, header.<Name>, query.<name>, form.<key>, body.<json.path>, state.<name>, stateKey, idempotency, matched, proxied, violating, since and limit")
+		return bad(unknownFilter)
 	}
 	return nil
 }
