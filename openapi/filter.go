@@ -206,28 +206,30 @@ func (o *Operation) queryParams() []string {
 	return out
 }
 
-// listParam says whether the query parameter name of o takes a list.
-func (o *Operation) listParam(name string) bool {
+// paramSchema is the schema of o's query parameter name; nil when o has
+// no such parameter, or it has no schema.
+func (o *Operation) paramSchema(name string) *base.Schema {
 	for _, p := range o.queryParameters() {
 		if p.Name == name && p.Schema != nil {
-			s := p.Schema.Schema()
-			return s != nil && slices.Contains(s.Type, "array")
+			return p.Schema.Schema()
 		}
 	}
-	return false
+	return nil
+}
+
+// listParam says whether the query parameter name of o takes a list.
+func (o *Operation) listParam(name string) bool {
+	s := o.paramSchema(name)
+	return s != nil && slices.Contains(s.Type, "array")
 }
 
 // paramEnumHas says whether the query parameter name's schema has value
 // in its enum.
 func (o *Operation) paramEnumHas(name, value string) bool {
-	for _, p := range o.queryParameters() {
-		if p.Name == name && p.Schema != nil {
-			if s := p.Schema.Schema(); s != nil {
-				for _, e := range s.Enum {
-					if e != nil && e.Value == value {
-						return true
-					}
-				}
+	if s := o.paramSchema(name); s != nil {
+		for _, e := range s.Enum {
+			if e != nil && e.Value == value {
+				return true
 			}
 		}
 	}
@@ -237,12 +239,8 @@ func (o *Operation) paramEnumHas(name, value string) bool {
 // paramDefault is the default of the query parameter name's schema, as
 // written; "" when it has none.
 func (o *Operation) paramDefault(name string) string {
-	for _, p := range o.queryParameters() {
-		if name != "" && p.Name == name && p.Schema != nil {
-			if s := p.Schema.Schema(); s != nil && s.Default != nil {
-				return s.Default.Value
-			}
-		}
+	if s := o.paramSchema(name); name != "" && s != nil && s.Default != nil {
+		return s.Default.Value
 	}
 	return ""
 }
