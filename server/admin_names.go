@@ -52,15 +52,20 @@ func (s *Server) routeProblem(ctx context.Context, name string) (*Problem, error
 // or nil: as a misspelt route=, it would select nothing, and a check that
 // a state moved at most once would pass whatever happened.
 func (s *Server) stateFilterProblem(ctx context.Context, q url.Values) (*Problem, error) {
-	names := s.stateNames()
-	keys := make([]string, 0, len(q))
+	var keys []string
 	for k := range q {
-		keys = append(keys, k)
+		if name, ok := strings.CutPrefix(k, "state."); ok && name != "" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil // the routes' state names are not walked for a filter without one
 	}
 	slices.Sort(keys)
+	names := s.stateNames()
 	for _, k := range keys {
-		name, ok := strings.CutPrefix(k, "state.")
-		if !ok || name == "" || slices.Contains(names, name) {
+		name := strings.TrimPrefix(k, "state.")
+		if slices.Contains(names, name) {
 			continue
 		}
 		found := false

@@ -51,27 +51,19 @@ func (s *Server) requestFilter(w http.ResponseWriter, r *http.Request, skip ...s
 // route has that state. The stream takes any name: a test may follow a route
 // before it adds it.
 func (s *Server) routeKnown(w http.ResponseWriter, r *http.Request, q url.Values) bool {
-	if p, err := s.stateFilterProblem(r.Context(), q); err != nil || p != nil {
-		if err != nil {
-			s.adminUnavailable(w, r, err)
-		} else {
-			writeProblem(w, p)
-		}
-		return false
+	p, err := s.stateFilterProblem(r.Context(), q)
+	if p == nil && err == nil && q.Has("route") {
+		p, err = s.routeProblem(r.Context(), q.Get("route"))
 	}
-	if !q.Has("route") {
+	switch {
+	case err != nil:
+		s.adminUnavailable(w, r, err)
+	case p != nil:
+		writeProblem(w, p)
+	default:
 		return true
 	}
-	p, err := s.routeProblem(r.Context(), q.Get("route"))
-	if err != nil {
-		s.adminUnavailable(w, r, err)
-		return false
-	}
-	if p != nil {
-		writeProblem(w, p)
-		return false
-	}
-	return true
+	return false
 }
 
 // journalPage is how many entries a listing or the request stream reads
