@@ -149,6 +149,12 @@ func (s *memIdempotency) shard(k Key) (uint64, *idemShard) {
 	return h, s.shards[h%uint64(len(s.shards))]
 }
 
+// refOf names the answer in slot i, of the claim id, of the key whose
+// hash is h (shard): what an item whose body it shares holds.
+func (s *memIdempotency) refOf(h uint64, i int32, id uint64) answerRef {
+	return answerRef{claim: id, slot: i, shard: int32(h % uint64(len(s.shards)))}
+}
+
 func (s *memIdempotency) hashKey(k Key) uint64 {
 	// The hash is of the bytes group\0scope\0key, whether written at once
 	// or in pieces (maphash's contract); at once is cheaper, and the usual
@@ -265,7 +271,7 @@ func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o Cla
 			// The body is an item's, read under the collections' lock,
 			// never taken inside a shard's (unshare takes them the
 			// other way round).
-			ref, col, item := answerRef{claim: e.id, slot: i, shard: int32(h % uint64(len(s.shards)))}, e.col, e.item
+			ref, col, item := s.refOf(h, i, e.id), e.col, e.item
 			sh.mu.Unlock()
 			if body, ok := s.cols.sharedBody(col, item, ref); ok {
 				r.Body = body
@@ -426,7 +432,7 @@ func (s *memIdempotency) Complete(ctx context.Context, t Token, r Response) erro
 	if col != nil {
 		e.answer = sh.arena.addAnswer(Response{Status: r.Status, Header: r.Header})
 		e.shared, e.col, e.item, e.bodyN = true, col.num, item, uint32(len(r.Body))
-		col.items[item].shared = answerRef{claim: e.id, slot: i, shard: int32(h % uint64(len(s.shards)))}
+		col.items[item].shared = s.refOf(h, i, e.id)
 		s.cols.mu.Unlock()
 	} else {
 		e.answer = sh.arena.addAnswer(r)
