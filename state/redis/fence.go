@@ -27,14 +27,24 @@ import (
 // whose copy is behind (its subscription was away, or a Reset gave up
 // waiting for it) only refuses writes it could have let through, and
 // catches up on its first refusal, or when its subscription comes back.
+//
+// The epoch only grows, except when Redis forgets it: a restart without
+// persistence, a FLUSHDB, a failover to a replica that lagged. Then e is
+// behind what the replicas know, and every fenced write would be refused
+// for good (each request notes the replica's copy, which never moves
+// back). So a replica that reads an e behind its copy puts its copy back
+// in Redis (restoreEpochScript: the larger of the two wins), and a Reset
+// moves the epoch past both Redis's and the resetting replica's, so that
+// it still fences the requests that arrived before it.
 
 // resetAckWait bounds how long Reset waits for the replicas to
 // acknowledge the new epoch. One that does not in this time gets
 // ErrResetUnconfirmed; a live replica takes a millisecond.
 const resetAckWait = 5 * time.Second
 
-// resetScript: KEYS e. ARGV base, the trash's Redis TTL (ms). Moves the
-// epoch, forgets every sequence position, counter, item, route state and journal entry
+// resetScript: KEYS e. ARGV base, the trash's Redis TTL (ms), the
+// resetting replica's epoch. Moves the epoch past both e and that one
+// (e is behind it only if Redis forgot it), forgets every sequence position, counter, item, route state and journal entry
 // (UNLINK: Redis frees big values in the background), and puts the
 // idempotency keys' index aside as i:trash:<epoch>, their records left in
 // place: a record of an earlier epoch counts as gone to every script
@@ -44,7 +54,8 @@ const resetAckWait = 5 * time.Second
 // on n:e and returns {epoch, replicas the publication reached}.
 var resetScript = goredis.NewScript(`
 local base = ARGV[1]
-local e = redis.call('INCR', KEYS[1])
+local e = math.max(tonumber(redis.call('GET', KEYS[1]) or '0'), tonumber(ARGV[3])) + 1
+redis.call('SET', KEYS[1], e)
 if redis.call('EXISTS', base .. 'i:idx') == 1 then
   local trash = base .. 'i:trash:' .. e
   redis.call('RENAME', base .. 'i:idx', trash)
@@ -133,20 +144,30 @@ func (r *Store) noteEpoch(e uint64) {
 	}
 }
 
-// refreshEpoch reads the epoch from Redis.
+// restoreEpochScript: KEYS e. ARGV an epoch a replica knows. Sets e to
+// it if e is behind (Redis forgot it), and returns e.
+var restoreEpochScript = goredis.NewScript(`
+local e = tonumber(redis.call('GET', KEYS[1]) or '0')
+local known = tonumber(ARGV[1])
+if e < known then
+  redis.call('SET', KEYS[1], known)
+  return known
+end
+return e
+`)
+
+// refreshEpoch reads the epoch from Redis, and puts this replica's copy
+// back if Redis's is behind it: Redis forgot it, and without the copy
+// every request this replica notes would be refused.
 func (r *Store) refreshEpoch(ctx context.Context) error {
-	s, err := r.rdb.Get(ctx, r.key("e")).Result()
-	if err == goredis.Nil {
-		return nil
-	}
+	e, err := restoreEpochScript.Run(ctx, r.rdb, []string{r.key("e")}, r.epoch.Load()).Int64()
 	if err != nil {
 		return err
 	}
-	e, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return fmt.Errorf("epoch %q: %w", s, err)
+	if e < 0 {
+		return fmt.Errorf("epoch %d", e)
 	}
-	r.noteEpoch(e)
+	r.noteEpoch(uint64(e))
 	return nil
 }
 
@@ -192,7 +213,7 @@ func (r *Store) resubscribed(ctx context.Context) {
 // tail sees one twice.
 func (r *Store) Reset(ctx context.Context) error {
 	wake := r.notify.wait(r.key("n", "ea"))
-	res, err := resetScript.Run(ctx, r.rdb, []string{r.key("e")}, r.base, trashTTL.Milliseconds()).Int64Slice()
+	res, err := resetScript.Run(ctx, r.rdb, []string{r.key("e")}, r.base, trashTTL.Milliseconds(), r.epoch.Load()).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("state: redis reset: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -92,4 +93,79 @@ func TestRedisResetUnconfirmed(t *testing.T) {
 	if n, err := s.Counters().Next(ctx, "n"); err != nil || n != 1 {
 		t.Fatalf("Next after the unconfirmed Reset = %d, %v; want 1 (reset all the same)", n, err)
 	}
+}
+
+// TestRedisFenceAfterRedisForgets: Redis that forgets the epoch (a
+// FLUSHDB, a restart without persistence) after a reset leaves it behind
+// the replicas' copies. Their requests' writes are then refused once at
+// most, not for good, and a Reset after the loss still fences the
+// requests that arrived before it.
+func TestRedisFenceAfterRedisForgets(t *testing.T) {
+	srv := redistest.Start(t)
+	open := func() *redis.Store {
+		s, err := redis.Open(context.Background(), srv.URL(), redis.Options{Prefix: "forget:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	ctx := context.Background()
+	a, b := open(), open()
+	write := func(s *redis.Store) error {
+		_, err := s.Counters().Next(state.InEpoch(ctx, s.Epoch()), "n")
+		return err
+	}
+	if err := a.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("flushed", func(t *testing.T) {
+		straggler := state.InEpoch(ctx, b.Epoch())
+		if _, err := srv.Command("FLUSHDB"); err != nil {
+			t.Fatal(err)
+		}
+		// A Reset right after the loss still fences the request that
+		// arrived before it.
+		if err := a.Reset(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Counters().Next(straggler, "n"); !errors.Is(err, state.ErrFenced) {
+			t.Fatalf("the straggler's Next after a Reset that followed a FLUSHDB = %v, want ErrFenced", err)
+		}
+		if err := write(b); err != nil {
+			t.Fatalf("a write after that Reset: %v", err)
+		}
+		// Without a Reset: a request that noted the replica's epoch
+		// before Redis forgot it may be refused; the next one is not.
+		if _, err := srv.Command("FLUSHDB"); err != nil {
+			t.Fatal(err)
+		}
+		_ = write(b)
+		if err := write(b); err != nil {
+			t.Fatalf("a fenced write after FLUSHDB, once the replica saw a refusal: %v", err)
+		}
+		if err := write(a); err != nil {
+			t.Fatalf("a fenced write on the other replica after FLUSHDB: %v", err)
+		}
+	})
+
+	t.Run("restarted without persistence", func(t *testing.T) {
+		srv.Stop()
+		srv.Restart()
+		// Once the replicas reconnect, their requests write again.
+		deadline := time.Now().Add(10 * time.Second)
+		for _, s := range []*redis.Store{a, b} {
+			for {
+				err := write(s)
+				if err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("fenced writes after a Redis restart still fail 10s on: %v", err)
+				}
+				time.Sleep(10 * time.Millisecond) // waiting for the reconnection
+			}
+		}
+	})
 }

@@ -194,7 +194,7 @@ func TestRedisResetTrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The reset's script alone: the trash is not cleaned yet.
-	res, err := resetScript.Run(ctx, r.rdb, []string{r.key("e")}, r.base, trashTTL.Milliseconds()).Int64Slice()
+	res, err := resetScript.Run(ctx, r.rdb, []string{r.key("e")}, r.base, trashTTL.Milliseconds(), r.Epoch()).Int64Slice()
 	if err != nil || len(res) != 2 || res[0] != 1 {
 		t.Fatalf("resetScript = %v, %v", res, err)
 	}
@@ -252,7 +252,7 @@ func BenchmarkRedisReset(b *testing.B) {
 				fillForReset(b, r, keys)
 				b.StartTimer()
 				t0 := time.Now()
-				res, err := resetScript.Run(ctx, r.rdb, []string{r.key("e")}, r.base, trashTTL.Milliseconds()).Int64Slice()
+				res, err := resetScript.Run(ctx, r.rdb, []string{r.key("e")}, r.base, trashTTL.Milliseconds(), r.Epoch()).Int64Slice()
 				if err != nil {
 					b.Fatal(err)
 				}
