@@ -200,6 +200,9 @@ func (r *Store) epochMessage(ctx context.Context, payload string) {
 // resubscribed is the subscription's handling of a reconnection: a reset
 // may have been missed meanwhile.
 func (r *Store) resubscribed(ctx context.Context) {
+	// Redis may have been away long enough for this replica's key to
+	// lapse (liveness.go).
+	r.beat.soon()
 	rctx, cancel := context.WithTimeout(ctx, DefaultReadTimeout)
 	defer cancel()
 	_ = r.refreshEpoch(rctx) // still away: the next refusal catches up

@@ -41,12 +41,15 @@ import (
 // token), fp, e (expiry, 20 digits), t (the ttl, 20 digits of
 // nanoseconds), m (its member), done, st, h (headers as JSON), b (body),
 // n (replays), g (the reset epoch it was claimed in: a record of an
-// earlier epoch counts as gone, fence.go).
+// earlier epoch counts as gone, fence.go), o (the claiming replica's ID:
+// a key in flight of a replica that died counts as gone, liveness.go).
 //
 // A key in flight never expires: its e is the largest time, and Complete
 // sets it to the store's now + t, so that a route slower than its ttl
-// cannot run twice at once. Its Redis TTL is only a net for a replica
-// that died mid-request: max(ttl, inFlightLease) until it completes.
+// cannot run twice at once. A replica that died mid-request leaves it to
+// the next claim once its r: key lapses (liveness.go); the Redis TTL,
+// max(ttl, inFlightLease) until it completes, is only a net for a key
+// that nobody claims again.
 type redisIdempotency struct {
 	r *Store
 	// retry frees keys whose release, completion or claim Redis did not
@@ -58,9 +61,10 @@ type redisIdempotency struct {
 // clocks differ a little, and the store's clock decides.
 const redisTTLSlack = 10 * time.Second
 
-// inFlightLease is the shortest Redis TTL of a key in flight: a replica
-// that dies mid-request leaves its key to 409 for at most this long (or
-// its ttl, if longer); a live request is never that slow.
+// inFlightLease is the shortest Redis TTL of a key in flight (or its ttl,
+// if longer): Redis frees the key of a replica that died mid-request
+// after that, if no claim of it came first (liveness.go); a live request
+// is never that slow.
 const inFlightLease = time.Hour
 
 // maxRedisTTL caps the Redis TTL of a key whose ttl is longer (the store's
@@ -127,15 +131,18 @@ end
 
 // claimScript: KEYS rec, idx, exp, lru, use. ARGV base, now (20 digits),
 // now (ms), expires (20 digits: the largest time, in flight), expires
-// (ms), Redis TTL (ms), fp, id, member, max keys, ttl (20 digits). Returns {1} new, {2, status, headers, body} replay,
+// (ms), Redis TTL (ms), fp, id, member, max keys, ttl (20 digits), the
+// replica's ID. Returns {1} new, {2, status, headers, body} replay,
 // {3} mismatch, {4} in flight, {5} abandoned (its release came first).
+// A key in flight whose replica is no longer alive (its r: key lapsed,
+// liveness.go) is forgotten, as an expired one is, and claimed anew.
 var claimScript = goredis.NewScript(luaIdemLib + `
 local now, nowms = ARGV[2], tonumber(ARGV[3])
-local rec = redis.call('HMGET', KEYS[1], 'id', 'fp', 'e', 'done', 'm', 'g')
+local rec = redis.call('HMGET', KEYS[1], 'id', 'fp', 'e', 'done', 'm', 'g', 'o')
 if rec[1] and not live(rec[6]) then
   rec[1] = false -- claimed before a reset: forgotten (cleanTrashScript frees it)
 end
-if rec[1] and expired(rec[3], now) then
+if rec[1] and (expired(rec[3], now) or (rec[4] ~= '1' and rec[7] and redis.call('EXISTS', base .. 'r:' .. rec[7]) == 0)) then
   forget(rec[5])
   rec[1] = false
 end
@@ -174,7 +181,7 @@ for i = 1, 2 do
   forget(m)
 end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'id', ARGV[8], 'fp', ARGV[7], 'e', ARGV[4], 't', ARGV[11], 'm', ARGV[9], 'done', '0', 'n', 0, 'g', currentEpoch())
+redis.call('HSET', KEYS[1], 'id', ARGV[8], 'fp', ARGV[7], 'e', ARGV[4], 't', ARGV[11], 'm', ARGV[9], 'done', '0', 'n', 0, 'g', currentEpoch(), 'o', ARGV[12])
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 redis.call('ZADD', KEYS[2], 0, ARGV[9])
 redis.call('ZADD', base .. 'i:g:' .. groupOf(ARGV[9]), 0, ARGV[9])
@@ -353,7 +360,7 @@ func (s *redisIdempotency) claimOnce(ctx context.Context, k state.Key, fp state.
 	redisTTL := (min(max(ttl, inFlightLease), maxRedisTTL) + redisTTLSlack).Milliseconds()
 	member := nanos20(now) + "\x00" + k.Group + "\x00" + k.Scope + "\x00" + k.Key
 	return claimScript.Run(ctx, s.r.rdb, s.keys(k), s.r.base, nanos20(now), now/1e6, nanos20(inFlight), inFlight/1e6,
-		redisTTL, fp[:], strconv.FormatUint(id, 10), member, s.r.o.MaxKeys, nanos20(int64(ttl))).Slice()
+		redisTTL, fp[:], strconv.FormatUint(id, 10), member, s.r.o.MaxKeys, nanos20(int64(ttl)), s.r.replica).Slice()
 }
 
 // releaseLost releases a claim whose outcome is unknown, within a short

@@ -348,3 +348,70 @@ func TestRedisLockOutlivesTTL(t *testing.T) {
 	}
 	rel()
 }
+
+// TestRedisClaimOfDeadReplica: a key in flight whose replica died
+// mid-request (its heartbeat stopped; a SIGKILL) is claimed anew once the
+// replica's lease lapses, by a retry and by one that waits, rather than
+// answering 409 (or waiting) for the key's whole ttl. While the replica
+// lives, however long its request runs, the key stays its own.
+func TestRedisClaimOfDeadReplica(t *testing.T) {
+	srv := redistest.Start(t)
+	open := func() *Store {
+		s, err := Open(context.Background(), srv.URL(), Options{Prefix: "dead:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	ctx := context.Background()
+	a, b := open(), open()
+	const lease = 300 * time.Millisecond
+	a.beat.close()
+	beat, err := startHeartbeat(ctx, a, lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.beat = beat
+	k := state.Key{Group: "g", Key: "k"}
+	first, err := a.Idempotency().Claim(ctx, k, state.Fingerprint{}, state.ClaimOptions{})
+	if err != nil || first.Outcome != state.New {
+		t.Fatalf("first claim = %v, %v", first.Outcome, err)
+	}
+	// Alive for several leases: the key stays a's.
+	for end := time.Now().Add(4 * lease); time.Now().Before(end); time.Sleep(lease / 4) {
+		if c, err := b.Idempotency().Claim(ctx, k, state.Fingerprint{}, state.ClaimOptions{}); err != nil || c.Outcome != state.InFlight {
+			t.Fatalf("a retry while a lives = %v, %v; want in flight", c.Outcome, err)
+		}
+	}
+	waited := make(chan state.Claim, 1)
+	go func() {
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		c, err := b.Idempotency().Claim(wctx, k, state.Fingerprint{}, state.ClaimOptions{Wait: true})
+		if err != nil {
+			t.Error(err)
+		}
+		waited <- c
+	}()
+	a.beat.close() // a dies: nothing releases its claim
+	var c state.Claim
+	select {
+	case c = <-waited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a claim waiting for the key of a replica that died still waits 20 s on")
+	}
+	if c.Outcome != state.New {
+		t.Fatalf("the waiting claim once a died = %v, want new", c.Outcome)
+	}
+	// The dead replica's late completion is refused: one answer per key.
+	if err := a.Idempotency().Complete(ctx, first.Token, state.Response{Status: 201}); !errors.Is(err, state.ErrNotClaimed) {
+		t.Fatalf("the dead replica's completion = %v, want ErrNotClaimed", err)
+	}
+	if err := b.Idempotency().Complete(ctx, c.Token, state.Response{Status: 201, Body: []byte("b")}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := b.Idempotency().Claim(ctx, k, state.Fingerprint{}, state.ClaimOptions{}); err != nil || c.Outcome != state.Replay || string(c.Response.Body) != "b" {
+		t.Fatalf("a retry after = %v %q, %v; want the replay of b's answer", c.Outcome, c.Response.Body, err)
+	}
+}

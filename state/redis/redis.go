@@ -47,6 +47,10 @@ type Store struct {
 	trips atomic.Int64
 	// epoch is this replica's copy of the reset epoch, e (fence.go).
 	epoch atomic.Uint64
+	// replica names this Store among those sharing the prefix, and beat
+	// keeps it known to be alive (liveness.go).
+	replica string
+	beat    *heartbeat
 
 	closeOnce sync.Once
 	closeErr  error
@@ -99,7 +103,7 @@ func Open(ctx context.Context, rawURL string, o Options) (*Store, error) {
 		o.Prefix = DefaultPrefix
 	}
 	rdb := goredis.NewClient(ro)
-	r := &Store{rdb: rdb, base: o.Prefix + "{state}:", o: o.Options.WithDefaults()}
+	r := &Store{rdb: rdb, base: o.Prefix + "{state}:", o: o.Options.WithDefaults(), replica: newReplicaID()}
 	rdb.AddHook(tripHook{&r.trips})
 	pctx, cancel := context.WithTimeout(ctx, ro.DialTimeout+ro.ReadTimeout)
 	defer cancel()
@@ -107,14 +111,21 @@ func Open(ctx context.Context, rawURL string, o Options) (*Store, error) {
 		_ = rdb.Close()
 		return nil, fmt.Errorf("state: redis %s: %w", redactURL(rawURL), err)
 	}
+	// Before the subscription, whose reconnections set the key again.
+	if r.beat, err = startHeartbeat(pctx, r, replicaLease); err != nil {
+		_ = rdb.Close()
+		return nil, fmt.Errorf("state: redis %s: replica key: %w", redactURL(rawURL), err)
+	}
 	r.notify, err = startNotifier(pctx, rdb, r.base+"n:", notifyHooks{channel: r.key("n", "e"), message: r.epochMessage, resubscribed: r.resubscribed})
 	if err != nil {
+		r.beat.close()
 		_ = rdb.Close()
 		return nil, fmt.Errorf("state: redis %s: subscribe: %w", redactURL(rawURL), err)
 	}
 	// After the subscription: a reset from now on is not missed.
 	if err := r.refreshEpoch(pctx); err != nil {
 		r.notify.close()
+		r.beat.close()
 		_ = rdb.Close()
 		return nil, fmt.Errorf("state: redis %s: reset epoch: %w", redactURL(rawURL), err)
 	}
@@ -284,6 +295,7 @@ func (r *Store) Close() error {
 	r.closeOnce.Do(func() {
 		r.notify.close()
 		r.idem.retry.close()
+		r.beat.close()
 		r.closeErr = r.rdb.Close()
 	})
 	return r.closeErr

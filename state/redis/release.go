@@ -20,11 +20,13 @@ import (
 // finds the key no longer held by its token (completed after all,
 // expired, taken over) changes nothing, so retrying is always safe.
 //
-// Why retry rather than give claims a short lease the running request
-// renews: a lease costs every request a timer and a round trip per
-// renewal during its delay, and a Redis away for longer than the lease
-// would free keys whose requests still run, the duplicate this store
-// exists to prevent. Retrying costs nothing until a round trip fails.
+// Why retry rather than give each claim a short lease the running
+// request renews: a lease costs every request a timer and a round trip
+// per renewal during its delay, and a Redis away for longer than the
+// lease would free keys whose requests still run, the duplicate this
+// store exists to prevent. Retrying costs nothing until a round trip
+// fails. (A replica that dies leaves its claims to its lapsed r: key
+// instead, liveness.go: one lease per replica, not per claim.)
 //
 // It owns one goroutine, started by Open and stopped by Close, which
 // makes one last attempt at what is left (bounded by the read timeout).
