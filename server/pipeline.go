@@ -488,7 +488,9 @@ const smallAnswer = 2 << 10
 func (s *Server) unavailable(x *exchange, err error) {
 	x.w.Header().Set("Retry-After", "1")
 	x.out.err = err
-	x.answerProblem(newProblem(http.StatusServiceUnavailable, "The state store did not answer: "+err.Error()))
+	// err often starts with errStore's words already: say them once.
+	msg := strings.TrimPrefix(err.Error(), errStore.Error()+": ")
+	x.answerProblem(newProblem(http.StatusServiceUnavailable, "The state store did not answer: "+msg))
 }
 
 // miss answers a request that no route matched: with the fallback if the

@@ -54,6 +54,11 @@ routes:
       status: 200
       template: true
       body: 'order {{ seq "orders" }}'
+  - name: order
+    method: GET
+    path: /orders/{id}
+    state: {name: order, per: '{{ .Request.Vars.id }}', is: Started}
+    respond: {status: 200, body: pending}
   - name: steps
     method: GET
     path: /steps
@@ -86,10 +91,13 @@ routes:
 	}
 	rs.Stop()
 	stateless("Redis down")
-	for _, path := range []string{"/steps", "/numbered", "/counted", "/__admin/counters"} {
+	for _, path := range []string{"/steps", "/numbered", "/counted", "/orders/o1", "/__admin/counters"} {
 		r := do(t, "GET", hs.URL+path, "")
 		if r.status != 503 || r.header.Get("Retry-After") == "" || !strings.Contains(r.header.Get("Content-Type"), "problem+json") {
 			t.Fatalf("%s with Redis down = %d %v %q, want a 503 problem with Retry-After", path, r.status, r.header, r.body)
+		}
+		if d, _ := r.json(t)["detail"].(string); strings.Count(strings.ToLower(d), "did not answer") != 1 {
+			t.Errorf("%s with Redis down: detail %q, want it to say once that the store did not answer", path, d)
 		}
 	}
 	if r := do(t, "GET", hs.URL+"/__admin/health", ""); r.status != 200 || r.json(t)["state"] != "unavailable" || r.json(t)["status"] != "degraded" {

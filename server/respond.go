@@ -580,7 +580,7 @@ func renderError(what string, limit int, err error) error {
 		return boundErr{fmt.Errorf("%s: %s", what, templateMessage(err))}
 	case errors.Is(err, errStore):
 		// seq could not reach the store: a 503, not a broken template.
-		return storeErr{fmt.Errorf("%s: %s", what, templateMessage(err))}
+		return storeErr{fmt.Errorf("%s: %w: %s", what, errStore, templateMessage(err))}
 	}
 	return fmt.Errorf("%w: %s: %s", errTemplate, what, templateMessage(err))
 }

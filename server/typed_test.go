@@ -380,7 +380,7 @@ routes:
     respond: { status: 201, template: true, body: { id: 'ord_{{ seq "orders" }}' } }
 `)
 	r := do(t, "POST", hs.URL+"/orders", "")
-	if r.status != 503 || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, `body.id: at <seq $ \"orders\">: error calling seq: connection refused`) {
+	if r.status != 503 || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, `body.id: the state store did not answer: at <seq $ \"orders\">: error calling seq: connection refused`) {
 		t.Errorf("counter down: %d %s, want a 503 problem with Retry-After naming the field and the error", r.status, r.body)
 	}
 	if r := do(t, "GET", hs.URL+"/__admin/counters", ""); r.status != 503 {
