@@ -172,7 +172,14 @@ func (s *Server) forward(x *exchange) {
 	body, err := readAtMost(resp.Body, rec.buf[:0], int(s.opts.MaxBody))
 	rec.buf = body
 	if err != nil {
-		x.fail(&upstream.Error{Upstream: resp.Upstream, Status: http.StatusBadGateway, Cause: err.Error(), Err: err})
+		// A read the upstream broke off or stalled is already an
+		// *upstream.Error (a 502, or a 504 past the route's timeout);
+		// wrapped again, it named the upstream twice and a stall was a 502.
+		var ue *upstream.Error
+		if !errors.As(err, &ue) {
+			err = &upstream.Error{Upstream: resp.Upstream, Status: http.StatusBadGateway, Cause: err.Error(), Err: err}
+		}
+		x.fail(err)
 		return
 	}
 	for name, vs := range resp.Header { // once the body is in: a 502 would not carry them

@@ -1249,3 +1249,27 @@ func sameJSONText(a, b string) bool {
 	var va, vb any
 	return json.Unmarshal([]byte(a), &va) == nil && json.Unmarshal([]byte(b), &vb) == nil && fmt.Sprint(va) == fmt.Sprint(vb)
 }
+
+// TestProxyStalledBodyIs504: an upstream that sends the head of a small
+// answer and then nothing more, past the route's timeout, is a 504
+// problem naming it once, as a slow head is. It was a 502 whose detail
+// named the upstream twice ("upstream U: upstream U: the body stalled").
+func TestProxyStalledBodyIs504(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100")
+		_, _ = io.WriteString(w, "only this")
+		http.NewResponseController(w).Flush()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(up.Close)
+	_, base, _ := serveYAMLRunning(t, Options{}, fmt.Sprintf("routes:\n  - { name: stall, path: /stall, respond: { proxy: { url: %s, timeout: 200ms } } }\n", up.URL))
+	r := do(t, http.MethodGet, base+"/stall", "")
+	if r.status != http.StatusGatewayTimeout || r.header.Get("Content-Type") != "application/problem+json" ||
+		!strings.Contains(r.body, "stalled") || strings.Count(r.body, up.URL) != 1 {
+		t.Fatalf("got %d %s, want a 504 problem naming %s once", r.status, r.body, up.URL)
+	}
+	if es := journalEntries(t, base); len(es) != 1 || es[0].Status != http.StatusGatewayTimeout || !es[0].Proxied || es[0].UpstreamStatus != 200 {
+		t.Fatalf("journal %+v", es)
+	}
+}
