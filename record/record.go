@@ -137,7 +137,15 @@ func (r *Recorder) Len() int {
 	return len(r.ex)
 }
 
-// Skipped returns how many exchanges Add did not keep.
+// Skip counts an exchange that was not handed to Add (its answer, too
+// large to hold, was streamed) as skipped.
+func (r *Recorder) Skip() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.skipped++
+}
+
+// Skipped returns how many exchanges Add did not keep, and Skip counted.
 func (r *Recorder) Skipped() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()

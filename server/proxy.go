@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -157,12 +158,19 @@ func (s *Server) forward(x *exchange) {
 	// An answer its operation checks (checkAnswer) is held too.
 	checks := x.rt != nil && x.rt.op != nil && x.rt.op.Mode() != "off"
 	hold := x.claimed || x.fault != nil || s.opts.Recorder != nil || checks
-	if !hold && (resp.ContentLength < 0 || resp.ContentLength > smallProxied) {
+	// Held for the recording alone, an answer larger than MaxBody is not
+	// refused: the client gets it streamed, and the recording counts it
+	// as skipped (as the recorder does a body over its own bound).
+	recordOnly := hold && !x.claimed && x.fault == nil && !checks
+	tooLarge := recordOnly && resp.ContentLength > s.opts.MaxBody
+	if !hold && (resp.ContentLength < 0 || resp.ContentLength > smallProxied) || tooLarge {
+		if tooLarge {
+			s.opts.Recorder.Skip()
+		}
 		x.upstream = resp
 		x.kind, x.produced = answerProxied, true
 		return
 	}
-	defer resp.Discard()
 	rec := &x.rec
 	if hold {
 		rec.apart(x)
@@ -171,6 +179,15 @@ func (s *Server) forward(x *exchange) {
 	}
 	body, err := readAtMost(resp.Body, rec.buf[:0], int(s.opts.MaxBody))
 	rec.buf = body
+	if recordOnly && errors.Is(err, errUpstreamTooLarge) {
+		// Of unknown length: what was read goes first, then the rest.
+		s.opts.Recorder.Skip()
+		resp.Body = readBody{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
+		x.upstream = resp
+		x.kind, x.produced = answerProxied, true
+		return
+	}
+	resp.Discard()
 	if err != nil {
 		// A read the upstream broke off or stalled is already an
 		// *upstream.Error (a 502, or a 504 past the route's timeout);
@@ -211,6 +228,12 @@ func corsOverUpstream(x *exchange, h http.Header) {
 	if vary, ok := h["Vary"]; ok && !slices.Contains(vary, "Origin") {
 		h["Vary"] = append(slices.Clip(vary), "Origin")
 	}
+}
+
+// readBody is an upstream's body of which a part was read already.
+type readBody struct {
+	io.Reader
+	io.Closer
 }
 
 // smallProxied is the largest declared length of an upstream's answer

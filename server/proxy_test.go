@@ -1273,3 +1273,42 @@ func TestProxyStalledBodyIs504(t *testing.T) {
 		t.Fatalf("journal %+v", es)
 	}
 }
+
+// TestRecordPassesATooLargeAnswer: recording, an upstream's answer larger
+// than MaxBody (of a declared length, or chunked) reaches the client
+// whole, and the recording counts it as skipped; a smaller one is
+// recorded. Both were refused with a 502 ("answer too large to hold"),
+// and counted nowhere, though only the recording held them.
+func TestRecordPassesATooLargeAnswer(t *testing.T) {
+	t.Parallel()
+	const size = 200 << 10
+	big := strings.Repeat("x", size)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		switch r.URL.Path {
+		case "/sized":
+			w.Header().Set("Content-Length", fmt.Sprint(size))
+		case "/chunked":
+			http.NewResponseController(w).Flush() // no length: chunked
+		default:
+			_, _ = io.WriteString(w, "small")
+			return
+		}
+		_, _ = io.WriteString(w, big)
+	}))
+	t.Cleanup(up.Close)
+	rec := record.New(record.Options{Upstream: up.URL})
+	_, mock, _ := serveYAMLRunning(t, Options{ProxyUnmatched: up.URL, Recorder: rec, RecordDir: t.TempDir(), MaxBody: 64 << 10}, "routes: []\n")
+	for _, path := range []string{"/sized", "/chunked"} {
+		if r := do(t, http.MethodGet, mock+path, ""); r.status != 200 || r.body != big {
+			t.Errorf("%s: got %d and %d bytes (%.80s), want 200 and %d bytes", path, r.status, len(r.body), r.body, size)
+		}
+	}
+	if r := do(t, http.MethodGet, mock+"/small", ""); r.status != 200 || r.body != "small" {
+		t.Errorf("/small: got %d %s", r.status, r.body)
+	}
+	r := do(t, http.MethodPost, mock+"/__admin/recording", "")
+	if v := r.json(t); r.status != 200 || v["exchanges"] != float64(1) || v["skipped"] != float64(2) {
+		t.Errorf("POST /__admin/recording: %d %s, want 1 exchange and 2 skipped", r.status, r.body)
+	}
+}
