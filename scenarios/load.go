@@ -657,7 +657,10 @@ func shiftLines(n *yaml.Node, by int) {
 func (l *loader) readBody(dir, root, rel string) ([]byte, string, error) {
 	if root == "" {
 		err := errors.New("no root")
-		return nil, "bodyFile is not available here (the built-in scenario has no directory)", err
+		if l.document {
+			return nil, "bodyFile is not available in a runtime document (it reads files); give the body as body:, or put the route in a scenario file", err
+		}
+		return nil, "bodyFile is not available here (a scenario that is not a file has no directory to read it from)", err
 	}
 	if filepath.IsAbs(rel) {
 		return nil, fmt.Sprintf("bodyFile %q must be relative to the scenario file", rel), errors.New("absolute")

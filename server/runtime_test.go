@@ -148,7 +148,7 @@ routes:
 		{"syntax", "routes: [\n", 400, []string{`posted:`}},
 		{"name taken by a file", "routes:\n  - {name: pay, method: GET, path: /pay2, respond: {status: 200}}\n", 400,
 			[]string{`posted:2:`, `duplicate route name`}},
-		{"body file", "routes:\n  - {method: GET, path: /f, respond: {status: 200, bodyFile: /etc/passwd}}\n", 400, []string{`posted:2:`}},
+		{"body file", "routes:\n  - {method: GET, path: /f, respond: {status: 200, bodyFile: /etc/passwd}}\n", 400, []string{`posted:2:`, `bodyFile is not available in a runtime document`}},
 		{"operation", "routes:\n  - {method: POST, path: /v1/customers, operation: PostCustomers}\n", 400, []string{`posted:2:`, `operation: not available in a runtime document`}},
 		{"empty", "", 400, []string{"Send a scenario document"}},
 		{"too large", "routes: []\n#" + strings.Repeat("x", MaxDocumentSize), 413, []string{"at most"}},
