@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/scenariomock/scenariomock/adminclient"
+	"github.com/scenariomock/scenariomock/webhooks"
 )
 
 // webhookVerify are verify's flags that check webhook deliveries instead
@@ -103,13 +104,39 @@ func verifyWebhooks(ctx context.Context, c *adminclient.Client, v webhookVerify,
 			fmt.Fprintln(stderr, "  "+o)
 		}
 		fmt.Fprintf(stderr, "deliveries (%d):\n", n)
-		for _, d := range list.Deliveries {
-			fmt.Fprintf(stderr, "  %s %-28s %-10s %-9s attempts=%d status=%d %s\n", d.EventID, d.Type, d.Endpoint, d.State, d.Attempts, d.LastStatus, d.LastError)
+		printDeliveries(stderr, list.Deliveries)
+		if n < want.min && f.Outcome != "" {
+			// Too few delivered (or undelivered): what became of the
+			// others is what the person wants to know, as verify of
+			// requests shows the newest received.
+			others := f
+			others.Outcome = ""
+			if all, err := c.Webhooks(ctx, others); err == nil && len(all.Deliveries) > 0 {
+				ds := all.Deliveries
+				fmt.Fprintf(stderr, "without outcome=%q, %d %s matched", f.Outcome, len(ds), deliveries(len(ds)))
+				if len(ds) > newestShown {
+					fmt.Fprintf(stderr, ", the newest %d", newestShown)
+					ds = ds[len(ds)-newestShown:]
+				}
+				fmt.Fprintln(stderr, ":")
+				printDeliveries(stderr, ds)
+			}
 		}
 		if len(list.Endpoints) == 0 {
 			fmt.Fprintln(stderr, "the server has no webhook endpoints (a file's webhooks: block)")
 		}
 		return false, n, nil
+	}
+}
+
+// newestShown is how many deliveries of any outcome a failed check lists.
+const newestShown = 10
+
+// printDeliveries writes ds, one a line, with each one's last status and
+// error.
+func printDeliveries(w io.Writer, ds []webhooks.Delivery) {
+	for _, d := range ds {
+		fmt.Fprintf(w, "  %s %-28s %-10s %-9s attempts=%d status=%d %s\n", d.EventID, d.Type, d.Endpoint, d.State, d.Attempts, d.LastStatus, d.LastError)
 	}
 }
 

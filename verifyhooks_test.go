@@ -82,6 +82,9 @@ routes:
 			out: []string{"ok: 1 webhook delivery matched"}},
 		{name: "undelivered none fails", args: []string{"--webhook", "broken", "--undelivered", "--none"}, code: 1,
 			errOut: []string{"want exactly 0 webhook deliveries, found 1", "status=500"}},
+		// Too few delivered: the report says what became of the others.
+		{name: "delivered fails, saying why", args: []string{"--webhook", "broken", "--delivered"}, code: 1,
+			errOut: []string{"want at least 1 webhook delivery, found 0", `without outcome="delivered", 1 delivery matched:`, "status=500"}},
 		{name: "delivered and undelivered", args: []string{"--delivered", "--undelivered"}, code: 2, errOut: []string{"exclude each other"}},
 		{name: "with --file", args: []string{"--webhook", "shop", "--file", "checks.yaml"}, code: 2, errOut: []string{"--webhook and its flags go without --file and --no-unmatched"}},
 		// A misspelt endpoint matches nothing: a --none check with it
