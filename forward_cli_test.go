@@ -33,6 +33,10 @@ func TestServeForwardTo(t *testing.T) {
 	var mu sync.Mutex
 	var events []map[string]any
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("app") != "shop" { // the URL's query, as given
+			http.Error(w, "no ?app=shop", http.StatusBadRequest)
+			return
+		}
 		body, _ := io.ReadAll(r.Body)
 		ev, err := webhook.ConstructEventWithOptions(body, r.Header.Get("Stripe-Signature"), defaultForwardSecret, webhook.ConstructEventOptions{IgnoreAPIVersionMismatch: true})
 		if err != nil || ev.APIVersion != apiVersion {
@@ -66,7 +70,7 @@ func TestServeForwardTo(t *testing.T) {
 	if err := os.WriteFile(stripeFile, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, addr, logs := started(t, bin, "--forward-to", recv.URL+"/webhook", "--forward-api-version", apiVersion, stripeFile)
+	_, addr, logs := started(t, bin, "--forward-to", recv.URL+"/webhook?app=shop", "--forward-api-version", apiVersion, stripeFile)
 	if !strings.Contains(logs.String(), "secret="+defaultForwardSecret) {
 		t.Errorf("the start does not print the signing secret:\n%s", logs)
 	}
@@ -151,7 +155,8 @@ func TestServeForwardToMistakes(t *testing.T) {
 	}{
 		{[]string{"--forward-to", "ftp://127.0.0.1/hooks"}, `--forward-to "ftp://127.0.0.1/hooks": want the receiver's http:// or https:// URL`},
 		{[]string{"--forward-to", "http://127.0.0.1:1/hooks", "--forward-signing", "hmac"}, `--forward-signing "hmac": want stripe, standard or none`},
-		{[]string{"--forward-to", "http://127.0.0.1:1/hooks", "--forward-signing", "standard", "--forward-secret", "s3cret"}, `--forward-secret: `},
+		{[]string{"--forward-to", "http://127.0.0.1:1/hooks", "--forward-signing", "standard", "--forward-secret", "s3cret"}, `scenariomock: --forward-secret: a standard secret is "whsec_" and base64`},
+		{[]string{"--forward-to", "http://127.0.0.1:1/hooks", "--forward-secret", ""}, "scenariomock: --forward-secret: must not be empty\n"},
 	} {
 		out, err := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)...).CombinedOutput()
 		var ee *exec.ExitError

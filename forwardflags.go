@@ -2,14 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/scenariomock/scenariomock/scenarios"
-	"github.com/scenariomock/scenariomock/upstream"
 	"github.com/scenariomock/scenariomock/webhooks"
 )
 
@@ -47,18 +48,32 @@ func (o *forwardOptions) check() error {
 	if o.url == "" {
 		return nil
 	}
-	if _, err := upstream.ParseURL(o.url); err != nil {
-		return fmt.Errorf("--forward-to %q: want the receiver's http:// or https:// URL: %w", o.url, err)
-	}
 	if !slices.Contains(forwardSignings, o.signing) {
 		return fmt.Errorf("--forward-signing %q: want stripe, standard or none", o.signing)
 	}
-	// The endpoint is checked as a file's endpoint is (a standard secret
-	// is whsec_ and base64), once, here: every load lays the same one.
-	if _, err := o.document(); err != nil {
-		return fmt.Errorf("--forward-secret: %v", err)
+	// The endpoint is checked as a file's endpoint is (an http or https
+	// URL with a host, a query allowed, as a receiver's URL may have one;
+	// a standard secret is whsec_ and base64), once, here: every load
+	// lays the same one. Each problem names its flag, not a position in
+	// the document the flags make.
+	_, err := o.document()
+	var errs []error
+	for _, p := range scenarios.Problems(err) {
+		field, msg, ok := strings.Cut(strings.TrimPrefix(p.Msg, "webhooks.endpoints[0]."), ": ")
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("--forward-to %q: %s", o.url, p.Msg))
+		case field == "url":
+			errs = append(errs, fmt.Errorf("--forward-to %q: want the receiver's http:// or https:// URL: %s", o.url, msg))
+		case field == "secret":
+			errs = append(errs, fmt.Errorf("--forward-secret: %s", msg))
+		case field == "apiVersion":
+			errs = append(errs, fmt.Errorf("--forward-api-version %q: %s", o.version, msg))
+		default:
+			errs = append(errs, fmt.Errorf("--forward-to: %s: %s", field, msg))
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // document is the endpoint as a runtime document of its own, parsed as a
