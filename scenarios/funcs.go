@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -197,6 +198,34 @@ func sum(list any, field string) (int64, error) {
 		}
 	}
 	return total.(int64), nil
+}
+
+// appendItem returns the list with v after its items, as Sprig's append:
+// a new list, so that the list given stays as it was. A missing list is an
+// empty one.
+func appendItem(list any, v any) ([]any, error) {
+	items, ok := list.([]any)
+	if !ok && list != nil {
+		return nil, fmt.Errorf("append takes a list (list's), got %s", describeValue(list))
+	}
+	return append(slices.Clip(items), v), nil
+}
+
+// dict returns the object of the key and value pairs, as Sprig's dict:
+// {{ dict "id" .id "quantity" 1 }}.
+func dict(pairs ...any) (map[string]any, error) {
+	if len(pairs)%2 != 0 {
+		return nil, fmt.Errorf("dict takes keys and values in pairs, got %d values", len(pairs))
+	}
+	out := make(map[string]any, len(pairs)/2)
+	for i := 0; i < len(pairs); i += 2 {
+		k, ok := pairs[i].(string)
+		if !ok {
+			return nil, fmt.Errorf("dict: key %d is %s, not a string", i/2+1, describeValue(pairs[i]))
+		}
+		out[k] = pairs[i+1]
+	}
+	return out, nil
 }
 
 // omit returns v without the keys: a JSON object copied without them,
@@ -562,15 +591,18 @@ var dollar = func() parse.Node {
 	return t.Tree.Root.Nodes[0].(*parse.ActionNode).Pipe.Cmds[0].Args[1]
 }()
 
-// makeTyped turns t, a template that is exactly one printing action, into
-// a typed leaf: its pipeline ends in jsonLeaf instead of orEmpty. It
+// makeTyped turns t, a template whose output is exactly one printing
+// action, into a typed leaf: that action's pipeline ends in jsonLeaf
+// instead of orEmpty. Before the action t may only set variables, in
+// branches and loops too ('{{ $t := 0 }}{{ range .l }}{{ $t = add $t
+// .n }}{{ end }}{{ $t }}' is a number), since they print nothing. It
 // reports whether t had that shape.
 func makeTyped(t *template.Template) bool {
-	root := t.Tree.Root
-	if len(root.Nodes) != 1 {
+	nodes := t.Tree.Root.Nodes
+	if len(nodes) == 0 || !silent(nodes[:len(nodes)-1]) {
 		return false
 	}
-	a, ok := root.Nodes[0].(*parse.ActionNode)
+	a, ok := nodes[len(nodes)-1].(*parse.ActionNode)
 	if !ok || len(a.Pipe.Decl) > 0 {
 		return false
 	}
@@ -582,9 +614,36 @@ func makeTyped(t *template.Template) bool {
 	return true
 }
 
+// silent says whether nodes print nothing: actions that declare or
+// assign variables (and the range's step check), and branches, loops and
+// withs of only those.
+func silent(nodes []parse.Node) bool {
+	for _, n := range nodes {
+		ok := false
+		switch n := n.(type) {
+		case *parse.TextNode:
+			ok = len(n.Text) == 0
+		case *parse.ActionNode:
+			ok = len(n.Pipe.Decl) > 0 || n == stepAction
+		case *parse.IfNode:
+			ok = silentList(n.List) && silentList(n.ElseList)
+		case *parse.RangeNode:
+			ok = silentList(n.List) && silentList(n.ElseList)
+		case *parse.WithNode:
+			ok = silentList(n.List) && silentList(n.ElseList)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func silentList(l *parse.ListNode) bool { return l == nil || silent(l.Nodes) }
+
 // funcArity is how many values the user passes to each function checked
 // at load time.
-var funcArity = map[string]int{"seq": 1, "randomHex": 1, "randomInt": 2, "uuid": 0, "unix": 0, "int": 1, "float": 1, "bool": 1, "stored": 2, "storedWhere": 3, "remember": 2, "sub": 2, "sum": 2, "mul": 2, "replace": 3, "hasPrefix": 2}
+var funcArity = map[string]int{"seq": 1, "randomHex": 1, "randomInt": 2, "uuid": 0, "unix": 0, "int": 1, "float": 1, "bool": 1, "stored": 2, "storedWhere": 3, "remember": 2, "append": 2, "sub": 2, "sum": 2, "mul": 2, "replace": 3, "hasPrefix": 2}
 
 // checkCalls finds, at load time, the mistakes text/template would only
 // report when a request comes: a wrong number of values for the functions

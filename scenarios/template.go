@@ -96,6 +96,12 @@ var TemplateFuncs = template.FuncMap{
 	"sum": sum,
 	// omit copies an object, or each object of a list, without keys.
 	"omit": omit,
+	// list, append and dict build lists and objects, as Sprig's: a typed
+	// leaf writes them as JSON ({{ $d := list }}{{ range … }}{{ $d =
+	// append $d (dict "id" .id "quantity" (int .quantity)) }}{{ end }}{{ $d }}).
+	"list":   func(v ...any) []any { return append([]any{}, v...) },
+	"append": appendItem,
+	"dict":   dict,
 	// int, float and bool turn form and query strings into typed values,
 	// which a typed leaf writes as JSON numbers and booleans.
 	"int":   toInt,

@@ -166,3 +166,58 @@ func BenchmarkJSONTemplate(b *testing.B) {
 		}
 	}
 }
+
+// TestTypedLeafAfterVariables keeps a leaf typed when all it prints is its
+// last action, the actions before it only setting variables (a sum over a
+// list, a list built item by item), and text when anything else prints.
+func TestTypedLeafAfterVariables(t *testing.T) {
+	t.Parallel()
+	data := newRequestData(t, `{"items": [{"id": "a", "n": "2"}, {"id": "b", "n": "5"}]}`)
+	cases := []struct{ name, leaf, want string }{
+		{"one action", `{{ .JSON.items }}`, `[{"id":"a","n":"2"},{"id":"b","n":"5"}]`},
+		{"sum in a loop", `{{ $t := 0 }}{{ range .JSON.items }}{{ $t = add $t .n }}{{ end }}{{ $t }}`, `7`},
+		{"trimmed around", "{{- $t := 0 -}}\n{{- range .JSON.items }}{{ $t = add $t .n }}{{ end -}}\n{{ $t }}", `7`},
+		{"in branches", `{{ $t := 1 }}{{ if .JSON.items }}{{ $t = 2 }}{{ else }}{{ $t = 3 }}{{ end }}{{ with .JSON.items }}{{ $t = add $t 1 }}{{ end }}{{ $t }}`, `3`},
+		{"a list built", `{{ $d := list }}{{ range .JSON.items }}{{ $d = append $d (dict "id" .id "quantity" (int .n)) }}{{ end }}{{ $d }}`, `[{"id":"a","quantity":2},{"id":"b","quantity":5}]`},
+		{"an empty list", `{{ list }}`, `[]`},
+		{"text before: text", `n{{ $t := 0 }}{{ $t }}`, `"n0"`},
+		{"a space between: text", `{{ $t := 0 }} {{ $t }}`, `" 0"`},
+		{"printing in the loop: text", `{{ $t := 0 }}{{ range .JSON.items }}{{ .id }}{{ end }}{{ $t }}`, `"ab0"`},
+		{"a variable last: text", `{{ $t := 0 }}`, `""`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var doc yaml.Node
+			src, _ := yaml.Marshal(map[string]string{"v": c.leaf})
+			if err := yaml.Unmarshal(src, &doc); err != nil {
+				t.Fatal(err)
+			}
+			d := &decoder{file: "t.yaml", budget: nodeBudget}
+			tmpl, ok := d.jsonTemplate(doc.Content[0], "body")
+			if !ok {
+				t.Fatal(d.errs)
+			}
+			var buf bytes.Buffer
+			if err := tmpl.Execute(&buf, data, -1); err != nil {
+				t.Fatal(err)
+			}
+			if want := `{"v":` + c.want + `}`; buf.String() != want {
+				t.Errorf("%s\n got %s\nwant %s", c.leaf, buf.String(), want)
+			}
+		})
+	}
+	for _, bad := range []struct{ tmpl, want string }{
+		{`{{ dict "a" }}`, "dict takes keys and values in pairs, got 1 values"},
+		{`{{ dict 1 2 }}`, "dict: key 1 is 1 (int), not a string"},
+		{`{{ append 3 4 }}`, "append takes a list (list's), got 3 (int)"},
+	} {
+		tmpl, err := parseTemplate(bad.tmpl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tmpl.Execute(&strings.Builder{}, data); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: error %v, want %q", bad.tmpl, err, bad.want)
+		}
+	}
+}
