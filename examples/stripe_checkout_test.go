@@ -365,3 +365,91 @@ func TestStripeCheckoutPriceData(t *testing.T) {
 		t.Errorf("the page: %d; want it to show 2997\n%s", status, body)
 	}
 }
+
+// TestStripeCheckoutSessionLineItems: a session of several line items, of
+// stored prices and of price_data, has their sum as its amounts (before,
+// null: the template's sum rendered as a string) and lists them, in the
+// order sent, at GET …/line_items, which stripe-go pages (before, the
+// fixture's T-shirt for any session); the payment page lists them, and a
+// session never created is Stripe's 404.
+func TestStripeCheckoutSessionLineItems(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	shirt, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Product: stripe.String(newProduct(t, sc, "Shirt").ID), UnitAmount: stripe.Int64(1500), Currency: stripe.String("usd")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mug, err := sc.V1Prices.Create(ctx, &stripe.PriceCreateParams{Product: stripe.String(newProduct(t, sc, "Mug").ID), UnitAmount: stripe.Int64(700), Currency: stripe.String("usd")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sc.V1CheckoutSessions.Create(ctx, &stripe.CheckoutSessionCreateParams{
+		Mode: stripe.String("payment"), SuccessURL: stripe.String("https://example.com/ok"),
+		LineItems: []*stripe.CheckoutSessionCreateLineItemParams{
+			{Price: stripe.String(shirt.ID), Quantity: stripe.Int64(2)},
+			{Price: stripe.String(mug.ID), Quantity: stripe.Int64(1)},
+			{Quantity: stripe.Int64(4), PriceData: &stripe.CheckoutSessionCreateLineItemPriceDataParams{
+				Currency: stripe.String("USD"), UnitAmount: stripe.Int64(250),
+				ProductData: &stripe.CheckoutSessionCreateLineItemPriceDataProductDataParams{Name: stripe.String("Sticker")}}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs.AmountSubtotal != 4700 || cs.AmountTotal != 4700 || cs.Currency != "usd" || cs.TotalDetails == nil || cs.TotalDetails.AmountTax != 0 || cs.TotalDetails.AmountDiscount != 0 {
+		t.Errorf("session: subtotal %d total %d %s, total details %+v; want 4700 4700 usd, no tax or discount", cs.AmountSubtotal, cs.AmountTotal, cs.Currency, cs.TotalDetails)
+	}
+	type line struct {
+		desc         string
+		qty, total   int64
+		price, curr  string
+		priceUnit    int64
+		priceProduct bool
+	}
+	want := []line{
+		{"Shirt", 2, 3000, shirt.ID, "usd", 1500, true},
+		{"Mug", 1, 700, mug.ID, "usd", 700, true},
+		{"Sticker", 4, 1000, "", "usd", 250, true},
+	}
+	var got []line
+	params := &stripe.CheckoutSessionListLineItemsParams{Session: stripe.String(cs.ID)}
+	params.Limit = stripe.Int64(2) // two pages
+	for li, err := range sc.V1CheckoutSessions.ListLineItems(ctx, params).All(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := line{desc: li.Description, qty: li.Quantity, total: li.AmountTotal, curr: string(li.Currency)}
+		if li.Price != nil {
+			l.priceUnit, l.priceProduct = li.Price.UnitAmount, li.Price.Product != nil && li.Price.Product.ID != ""
+			if li.Price.ID != shirt.ID && li.Price.ID != mug.ID {
+				if !strings.HasPrefix(li.Price.ID, "price_") {
+					t.Errorf("line %s: price %q; want a price_… made from price_data", li.Description, li.Price.ID)
+				}
+			} else {
+				l.price = li.Price.ID
+			}
+		}
+		if li.AmountSubtotal != l.total || !strings.HasPrefix(li.ID, "li_") || li.Object != "item" {
+			t.Errorf("line %s: id %s, object %s, subtotal %d; want li_…, item, %d", li.Description, li.ID, li.Object, li.AmountSubtotal, l.total)
+		}
+		got = append(got, l)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("line items\n got %+v\nwant %+v", got, want)
+	}
+
+	_, _, body := page(t, http.MethodGet, cs.URL)
+	for _, li := range []string{"2 × Shirt 3000 usd", "1 × Mug 700 usd", "4 × Sticker 1000 usd", `<strong id="amount">4700</strong>`} {
+		if !strings.Contains(body, li) {
+			t.Errorf("payment page lists no %q:\n%s", li, body)
+		}
+	}
+
+	for _, err := range sc.V1CheckoutSessions.ListLineItems(ctx, &stripe.CheckoutSessionListLineItemsParams{Session: stripe.String("cs_test_nope")}).All(ctx) {
+		if se := stripeError(t, err); se.HTTPStatusCode != 404 || se.Code != stripe.ErrorCodeResourceMissing {
+			t.Errorf("line items of a session never created: %d %s; want 404 resource_missing", se.HTTPStatusCode, se.Code)
+		}
+		break
+	}
+}

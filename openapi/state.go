@@ -194,6 +194,12 @@ func markNested(routes []*scenarios.Route, created map[string]bool) {
 		_, schema := mediaOf(resp)
 		items, _ := listItemsProxy(schema)
 		from, variable := makers[resourceOf(items)], parent[i+2:len(parent)-1]
+		if from == "" && items != nil {
+			// Nothing creates the items (a Checkout Session's
+			// line_items): the parent keeps them, if anything does.
+			o.nested = &nestedList{parent: parent[:i], variable: variable, field: o.collection[len(parent)+1:]}
+			continue
+		}
 		// {id} names the parent, but an item's id field is its own: the
 		// items cannot say whose they are by it (/users/{id}/orders).
 		if from == "" || items == nil || variable == "id" || propertyOf(items.Schema(), variable, 0) == nil {
@@ -730,6 +736,22 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 	if !o.shapeOf().resources {
 		return 0, nil, errNoState
 	}
+	items, _, err := x.Store.List(ctx, coll, 0, 0)
+	if err != nil {
+		return 0, nil, err
+	}
+	slices.Reverse(items) // newest first
+	var cs []condition
+	if parent != nil {
+		cs = append(cs, *parent)
+	}
+	return o.page(x, in, q, items, cs, parent != nil)
+}
+
+// page answers a list of items, in list order: filtered by q's filters
+// and the conditions cs, and paged. nested says that an empty page is the
+// answer even under unknownIds: generate (a nested list's).
+func (o *Operation) page(x Exchange, in map[string]any, q url.Values, items []state.Item, cs []condition, nested bool) (int, []byte, error) {
 	status, body := o.generate(0, "", in, x)
 	var shape any
 	_ = json.Unmarshal(body, &shape)
@@ -737,23 +759,15 @@ func (o *Operation) list(ctx context.Context, x Exchange, in map[string]any, q u
 	if isObj != (o.shapeOf().listField != "") {
 		return 0, nil, errNoState
 	}
-	items, _, err := x.Store.List(ctx, coll, 0, 0)
-	if err != nil {
-		return 0, nil, err
-	}
-	slices.Reverse(items) // newest first
 	// keep says which items the filters keep (filter.go); the cursors are
 	// placed among all items, so that a page can start after an object
 	// the filters leave out, as Stripe's can.
 	total, keep := len(items), []bool(nil)
-	cs := conditions(o.shapeOf().filters, q)
-	if parent != nil {
-		cs = append(cs, *parent)
-	}
+	cs = append(conditions(o.shapeOf().filters, q), cs...)
 	if len(cs) > 0 && len(items) > 0 {
 		keep, total = kept(items, cs)
 	}
-	if total == 0 && o.api.generate && parent == nil {
+	if total == 0 && o.api.generate && !nested {
 		// Nothing stored (or nothing the filters keep): with unknownIds:
 		// generate the spec's list of one answers, as stripe-mock's does
 		// (stripe-go's suite iterates it).
@@ -941,7 +955,11 @@ func (o *Operation) nameStores() {
 // collection of the resource it is below (/v1/customers); variable, the
 // path variable naming that resource (customer), which is also the
 // items' field that points at it.
-type nestedList struct{ from, parent, variable string }
+//
+// A nested list whose items nothing creates (a Checkout Session's
+// line_items, an invoice's lines) has no from: it lists the parent's own
+// field of its name (field), a list object as the parent stores it.
+type nestedList struct{ from, parent, variable, field string }
 
 // listNested answers a nested list: the parent's 404 when it was never
 // created (answered from the spec under unknownIds: generate, as other
@@ -951,7 +969,7 @@ func (o *Operation) listNested(ctx context.Context, x Exchange, in map[string]an
 	n := o.nested
 	id := x.Vars[n.variable]
 	parent := o.api.storeName(x.Request, n.parent)
-	_, found, err := x.Store.Load(ctx, parent, id)
+	stored, found, err := x.Store.Load(ctx, parent, id)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -966,7 +984,39 @@ func (o *Operation) listNested(ctx context.Context, x Exchange, in map[string]an
 		status, body := o.noSuchIn(n.parent, http.StatusNotFound, n.variable, id)
 		return status, body, nil
 	}
+	if n.from == "" {
+		return o.fieldList(x, in, q, stored, n.field)
+	}
 	return o.list(ctx, x, in, q, o.api.storeName(x.Request, n.from), &condition{field: n.variable, value: id})
+}
+
+// fieldList answers a nested list whose items nothing creates from the
+// parent's field of that name, as the parent stored it: its items in
+// their order there (a Checkout Session's line items in the order sent),
+// paged and filtered as any list; none when the parent has no such list.
+func (o *Operation) fieldList(x Exchange, in map[string]any, q url.Values, parent []byte, field string) (int, []byte, error) {
+	if !o.shapeOf().resources {
+		return 0, nil, errNoState
+	}
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(parent, &fields)
+	var list struct {
+		Data []json.RawMessage `json:"data"`
+	}
+	raw := fields[field]
+	if err := json.Unmarshal(raw, &list); err != nil || list.Data == nil {
+		_ = json.Unmarshal(raw, &list.Data) // a bare array
+	}
+	items := make([]state.Item, 0, len(list.Data))
+	for _, b := range list.Data {
+		var it struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(b, &it) == nil && it.ID != "" {
+			items = append(items, state.Item{ID: it.ID, Body: b})
+		}
+	}
+	return o.page(x, in, q, items, nil, true)
 }
 
 // readNested answers a read of one item of a nested list: the item made
