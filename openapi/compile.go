@@ -595,7 +595,9 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	// The document's own hold on the spec's bytes and root node (8 MB
 	// for Stripe's) is not needed once the model is built and the
 	// rolodex read: the model keeps the nodes it was built from, and the
-	// index its own root.
+	// index its own root. Whether a 3.1 document writes 3.0's nullable
+	// is read from the nodes before.
+	nullable := !strings.HasPrefix(m.Model.Version, "3.0") && writesNullable(doc.GetRolodex(), doc.GetSpecInfo())
 	doc.Release()
 	a := &api{spec: src.Spec, model: &m.Model, validate: src.Validate, errors: src.Errors, state: src.State, generate: src.UnknownIDs == "generate", scope: src.Scope,
 		references: src.References != "off", existing: src.ExistingIDs, dynamic: src.Dynamic}
@@ -606,8 +608,22 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 		a.binary = "Stripe binary response"
 	}
 	a.version = 3.0
+	validated := &m.Model // the document as the validators read it
 	if !strings.HasPrefix(m.Model.Version, "3.0") {
 		a.version = 3.1 // 3.1 and 3.2 share JSON Schema 2020-12
+		if nullable {
+			// A 3.1 document that still writes 3.0's nullable: true (Svix's,
+			// 624 times) means null is taken there. libopenapi-validator
+			// refuses the keyword in 3.1 as a schema it cannot compile, so
+			// that every body of such a schema was a 400. Its 3.0 reading
+			// of a schema turns nullable into a "null" type and a boolean
+			// exclusiveMinimum into a number, and leaves 3.1's type arrays,
+			// const and examples as they are.
+			a.version = 3.0
+			v := m.Model
+			v.Version = "3.0.3"
+			validated = &v
+		}
 	}
 	// The validators compile a schema when a request first needs it and
 	// keep it: their own constructor (validator.NewValidator) compiles
@@ -620,8 +636,16 @@ func compileSource(src *scenarios.OpenAPISource, key string) (*compiled, error) 
 	a.vopts = vopts
 	a.options = config.NewValidationOptions(vopts...)
 	a.answerOpts = config.NewValidationOptions(config.WithSchemaCache(cache.NewDefaultCache()), config.WithRegexCache(&sync.Map{}), config.WithFormatAssertions())
-	a.params = parameters.NewParameterValidator(&m.Model, vopts...)
-	a.bodies = requests.NewRequestBodyValidator(&m.Model, vopts...)
+	if nullable {
+		// The parameter validator reads the version from the index, not
+		// from the model: without the OpenAPI keywords it takes nullable
+		// as JSON Schema takes an unknown keyword (a query's value is
+		// never null).
+		a.params = parameters.NewParameterValidator(validated, append(slices.Clip(vopts), config.WithoutOpenAPIMode())...)
+	} else {
+		a.params = parameters.NewParameterValidator(validated, vopts...)
+	}
+	a.bodies = requests.NewRequestBodyValidator(validated, vopts...)
 	a.schemas = schema_validation.NewSchemaValidator(vopts...)
 	if len(src.FixturesData) > 0 {
 		var fx struct {
@@ -839,4 +863,37 @@ func deeperThan(n *yaml.Node, limit int) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// writesNullable says whether the document, or a file its $refs read,
+// has a mapping with a nullable key (3.0's keyword, which 3.1 dropped).
+func writesNullable(rx *index.Rolodex, info *datamodel.SpecInfo) bool {
+	var roots []*yaml.Node
+	if info != nil {
+		roots = append(roots, info.RootNode)
+	}
+	if rx != nil {
+		for _, ix := range rx.GetIndexes() {
+			roots = append(roots, ix.GetRootNode())
+		}
+	}
+	for _, n := range roots {
+		stack := []*yaml.Node{n}
+		for len(stack) > 0 {
+			n := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if n == nil {
+				continue
+			}
+			if n.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if n.Content[i].Value == "nullable" && n.Content[i+1].Kind == yaml.ScalarNode {
+						return true
+					}
+				}
+			}
+			stack = append(stack, n.Content...)
+		}
+	}
+	return false
 }
