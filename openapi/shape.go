@@ -98,7 +98,7 @@ func (o *Operation) learnShape() {
 		o.shape.filters = o.listFilters(items)
 		for _, p := range o.queryParams() {
 			switch p {
-			case "starting_after", "after", "cursor", "page_token", "pageToken":
+			case "starting_after", "after", "cursor", "page_token", "pageToken", "iterator":
 				o.shape.after = append(o.shape.after, p)
 			case "ending_before", "before":
 				o.shape.before = append(o.shape.before, p)
@@ -245,8 +245,9 @@ type pageFacts struct {
 // fillPage writes facts into the members a list answer (or its page
 // object, one level down) already has, by their usual names: Stripe's
 // has_more, and hasNextPage, hasPrevPage, startCursor, endCursor,
-// nextCursor (or next_page_token), total and limit as Relay-style,
-// Redocly's and Google's lists have them.
+// nextCursor (or next_page_token, or Svix's iterator beside its done),
+// total and limit as Relay-style, Redocly's, Google's and Svix's lists
+// have them.
 func fillPage(obj map[string]any, f pageFacts) {
 	set := func(m map[string]any) {
 		for k := range m {
@@ -261,7 +262,9 @@ func fillPage(obj map[string]any, f pageFacts) {
 				m[k] = f.first
 			case "endCursor", "end_cursor":
 				m[k] = f.last
-			case "nextCursor", "next_cursor", "nextPageToken", "next_page_token":
+			case "done": // Svix's: no page after this one
+				m[k] = !f.next
+			case "nextCursor", "next_cursor", "nextPageToken", "next_page_token", "iterator":
 				// The cursor of the next page (the page's last id, which the
 				// list's cursor parameter takes), null on the last page: a
 				// client pages until it is null.

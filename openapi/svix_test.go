@@ -5,6 +5,7 @@ package openapi_test
 // nullable: true, with lists paged by an iterator.
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,5 +39,50 @@ func TestSvixNullableIn31(t *testing.T) {
 		if got.status != tc.status || !strings.Contains(got.body, tc.detail) || strings.Contains(got.body, "nullable") {
 			t.Errorf("%s: %s %s %s: %d %s; want %d with %q", tc.name, tc.method, tc.path, tc.body, got.status, got.body, tc.status, tc.detail)
 		}
+	}
+}
+
+// TestSvixIteratorPages: Svix pages a list with the iterator its answer
+// gives (the last item's id) and says done on the last page. The answer's
+// iterator was the spec's example ("iterator") and done false, so a
+// client paging until done looped for ever, and an iterator was not read.
+func TestSvixIteratorPages(t *testing.T) {
+	t.Parallel()
+	_, hs := serveSpec(t, svixApps, nil)
+	auth := []string{"Authorization", "Bearer sk_test"}
+	var made []string
+	for i := range 5 {
+		got := call(t, "POST", hs.URL+"/api/v1/app", "application/json", fmt.Sprintf(`{"name":"app %d"}`, i), auth...)
+		if got.status != 200 {
+			t.Fatalf("create: %d %s", got.status, got.body)
+		}
+		made = append([]string{got.json["id"].(string)}, made...) // newest first, as listed
+	}
+	var seen []string
+	url := hs.URL + "/api/v1/app?limit=2"
+	for pages := 1; ; pages++ {
+		got := call(t, "GET", url, "", "", auth...)
+		if got.status != 200 || pages > 3 {
+			t.Fatalf("page %d: %d %s; want 3 pages of 200", pages, got.status, got.body)
+		}
+		seen = append(seen, listed(got, "id")...)
+		if got.json["done"] == true {
+			if got.json["iterator"] != nil || pages != 3 {
+				t.Fatalf("page %d: %s; want done on page 3, with a null iterator", pages, got.body)
+			}
+			break
+		}
+		it, _ := got.json["iterator"].(string)
+		if !strings.HasPrefix(it, "app_") {
+			t.Fatalf("page %d: iterator %q; want the page's last id", pages, it)
+		}
+		url = hs.URL + "/api/v1/app?limit=2&iterator=" + it
+	}
+	if fmt.Sprint(seen) != fmt.Sprint(made) {
+		t.Fatalf("paged through %v; want every app once, newest first: %v", seen, made)
+	}
+	// An iterator naming no stored app is the list's 400, as any cursor's.
+	if got := call(t, "GET", hs.URL+"/api/v1/app?iterator=app_1srOrx2ZWZBpBUvZwXKQmoEYga2", "", "", auth...); got.status != 400 || !strings.Contains(got.body, "iterator") {
+		t.Fatalf("an unknown iterator: %d %s; want a 400 naming it", got.status, got.body)
 	}
 }
