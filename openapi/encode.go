@@ -62,8 +62,14 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 			return append(b, "null"...), nil
 		}
 		if len(t) >= minRemembered {
+			if order := keyOrders.guess(t); order != nil {
+				if out, ok, err := appendInOrder(b, t, order); ok || err != nil {
+					return out, err
+				}
+			}
 			if order, sum := keyOrders.of(t); order != nil {
 				if out, ok, err := appendInOrder(b, t, order); ok || err != nil {
+					keyOrders.found(order)
 					return out, err
 				}
 			} else {
@@ -166,6 +172,50 @@ type orderTable struct {
 	sets atomic.Pointer[map[uint64][]string]
 	full atomic.Bool
 	mu   sync.Mutex // serialises remember
+
+	// last is, by number of keys, the order last found in sets: the
+	// guess tried before of, which finds an order by a walk of the whole
+	// map that hashes every key (for Stripe's customer, 0.8 µs of a
+	// create that answers the same key set as the one before it).
+	last [maxGuessed + 1]atomic.Pointer[[]string]
+}
+
+// maxGuessed is the most keys a set may have for guess to try an order.
+const maxGuessed = 64
+
+// guess returns the order last found for a set of t's size, when t has
+// its first and last keys (a cheap test that tells most resources of one
+// size apart), or nil. It may still be another set's order: the caller
+// writes with it only when t has every key of it (appendInOrder), and
+// otherwise asks of.
+func (o *orderTable) guess(t map[string]any) []string {
+	if len(t) > maxGuessed {
+		return nil
+	}
+	p := o.last[len(t)].Load()
+	if p == nil {
+		return nil
+	}
+	order := *p
+	if _, ok := t[order[0]]; !ok {
+		return nil
+	}
+	if _, ok := t[order[len(order)-1]]; !ok {
+		return nil
+	}
+	return order
+}
+
+// found makes order, which of returned and a map of its size was written
+// with, the next guess for its size.
+func (o *orderTable) found(order []string) {
+	if len(order) == 0 || len(order) > maxGuessed {
+		return
+	}
+	if p := o.last[len(order)].Load(); p != nil && &(*p)[0] == &order[0] {
+		return // already the guess: no store, which every core would share
+	}
+	o.last[len(order)].Store(&order)
 }
 
 // of returns the remembered order of t's key set, or nil and the sum to

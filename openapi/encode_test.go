@@ -108,6 +108,20 @@ func TestMarshalRemembersOrder(t *testing.T) {
 	same("the same keys again", first)
 	other := obj("zeta", "alpha", "mu", "beta", "omega", "gamma", "delta", "kappa", "iota", "theta")
 	same("one key other", other)
+	// The guess for a size (the order last found for one) is another
+	// set's when a set of that size with the same first and last keys
+	// comes: it must not be written in it.
+	var table orderTable
+	order, _ := keyOrders.of(first)
+	table.found(order)
+	if g := table.guess(other); g == nil {
+		t.Errorf("no guess for a set with the first and last keys of %v", order)
+	} else if b, ok, _ := appendInOrder([]byte("x"), other, g); ok || string(b) != "x" {
+		t.Errorf("appendInOrder with the guess of another set: %q, %v; want false and the bytes before", b, ok)
+	}
+	if g := table.guess(obj("q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "q9", "q10")); g != nil {
+		t.Errorf("a set with none of %v's keys was guessed its order", order)
+	}
 	long := obj("a", "b", "c", "d", "e", "f", "g", strings.Repeat("h", maxRememberedBytes))
 	same("a set of long keys", long)
 	if order, _ := keyOrders.of(long); order != nil {
