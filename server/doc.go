@@ -69,9 +69,11 @@
 // that waits for each answer sends them) has the higher number; requests
 // in flight at once are numbered as they are answered.
 //
-// Elsewhere: reload.go swaps snapshots (Reload) and collections.go seeds
-// collections; fence.go keeps a request that a POST /__admin/reset (on
-// any replica) overtook from writing into the state that follows;
+// Elsewhere: reload.go swaps snapshots (Reload), seeds collections (seed),
+// and seeds them again when a shared store forgot everything
+// (seedForgotten); collections.go runs the collection operations;
+// fence.go keeps a request that a POST /__admin/reset (on any replica)
+// overtook from writing into the state that follows;
 // runtime.go lays the runtime documents (POST /__admin/scenarios) on the
 // files, reloads when another replica changes them, and, on a shared
 // store, tells it which version this replica serves (announceDocuments)

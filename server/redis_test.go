@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,6 +172,69 @@ routes:
 	}
 	if r := do(t, "GET", first.URL+"/customers", ""); r.body != `[{"id":"cus_1","name":"Ada"}]` {
 		t.Fatalf("GET /customers after reset through another replica = %s", r.body)
+	}
+}
+
+// TestRedisForgottenSeeds: a Redis restarted without persistence forgets
+// the collections' seeds with the rest; the replicas seed them again by
+// themselves, as a restart of a single scenariomock does.
+func TestRedisForgottenSeeds(t *testing.T) {
+	rs := redistest.Start(t)
+	open := func() state.Store {
+		st, err := redis.Open(context.Background(), rs.URL(), redis.Options{Prefix: "forgotten:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	const scenario = `
+collections:
+  customers:
+    - { id: cus_1, name: Ada }
+routes:
+  - name: create customer
+    method: POST
+    path: /customers
+    respond:
+      status: 201
+      template: true
+      body: { id: '{{ .Request.JSON.id }}' }
+      save: { collection: customers, id: '{{ .Response.JSON.id }}' }
+  - name: get customer
+    method: GET
+    path: /customers/{id}
+    respond:
+      load: { collection: customers, id: '{{ .Request.Vars.id }}' }
+`
+	// Serve, which runs the replica's background work, as the binary does.
+	a, stopA := serveReal(t, Options{State: open()}, scenario)
+	b, stopB := serveReal(t, Options{State: open()}, scenario)
+	defer func() {
+		if err := stopA(); err != nil {
+			t.Error(err)
+		}
+		if err := stopB(); err != nil {
+			t.Error(err)
+		}
+	}()
+	waitListening(t, a)
+	waitListening(t, b)
+	rs.Stop()
+	rs.Restart() // empty
+	eventually(t, patience, func() string {
+		for _, hs := range []string{a, b} {
+			if r := do(t, "GET", hs+"/customers/cus_1", ""); r.status != 200 || r.body != `{"id":"cus_1","name":"Ada"}` {
+				return fmt.Sprintf("GET %s/customers/cus_1 after a Redis restart = %d %s", hs, r.status, r.body)
+			}
+		}
+		return ""
+	})
+	if r := do(t, "POST", a+"/customers", `{"id":"cus_2"}`, "Content-Type", "application/json"); r.status != 201 {
+		t.Fatalf("POST = %d %s", r.status, r.body)
+	}
+	if r := do(t, "GET", b+"/customers/cus_2", ""); r.status != 200 {
+		t.Fatalf("GET cus_2 created after the restart = %d %s", r.status, r.body)
 	}
 }
 

@@ -267,6 +267,31 @@ func seedHashes(set *scenarios.Set) map[string]string {
 	return out
 }
 
+// seedForgotten seeds the collections again each time the shared store
+// says it forgot everything (a Redis restarted without persistence), as
+// a restart of a single process would: before, a seeded item was a 404
+// on every replica until a POST /__admin/reset. Items created since stay.
+// It returns, closing done, when shutdown begins.
+func (s *Server) seedForgotten(forgotten <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	for {
+		select {
+		case <-s.stopping.Done():
+			return
+		case <-forgotten:
+		}
+		s.reloadMu.Lock()
+		s.seeded = nil // every seeded collection is gone
+		err := s.seed(s.stopping, s.snap.Load().table.Set(), false)
+		s.reloadMu.Unlock()
+		if err != nil {
+			s.log.Warn("the state store forgot its state; collections not seeded again", "error", err.Error())
+			continue
+		}
+		s.log.Warn("the state store forgot its state (a Redis restart without persistence?); collections seeded again")
+	}
+}
+
 // seed fills the seeded collections of set. With replace (startup and
 // POST /__admin/reset) each collection becomes exactly its seed. Otherwise
 // (a reload) only a collection whose seed changed since the last seeding

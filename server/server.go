@@ -496,6 +496,11 @@ func (s *Server) ServeSplit(ctx context.Context, ln, adminLn net.Listener) error
 	defer s.memory.stop()
 	s.startWebhooks() // until shutdown begins (s.stop)
 	defer s.waitWebhooks()
+	if fs, ok := s.state.(state.Forgetter); ok {
+		forgetting := make(chan struct{})
+		go s.seedForgotten(fs.Forgotten(), forgetting) // until shutdown begins (s.stop)
+		defer func() { <-forgetting }()
+	}
 	if _, shared := s.state.(state.Pinger); shared && s.documents() != nil && s.docsWatched == nil {
 		s.docsWatched = make(chan struct{})
 		go s.watchDocuments() // until shutdown begins (s.stop)

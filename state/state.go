@@ -33,6 +33,16 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
+// Forgetter is implemented by stores that other processes share and that
+// can forget all they hold while those run (a Redis restarted without
+// persistence, or flushed). Forgotten's channel receives each time the
+// store finds it has forgotten, in one process of those sharing it, so
+// that this one seeds again what the scenarios seed, as a restart of a
+// single process would. It is safe for concurrent use.
+type Forgetter interface {
+	Forgotten() <-chan struct{}
+}
+
 // Errors an implementation returns. Anything else is a failure of the
 // store itself (a lost connection), which the server turns into a 503.
 var (

@@ -5,6 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/scenariomock/scenariomock/state"
 )
 
 // Which replicas are alive, so that a claim of an idempotency key whose
@@ -27,6 +31,21 @@ import (
 // completion fails (the token no longer holds the key), so its client
 // gets a 503 rather than a second answer.
 
+// The heartbeat also finds out when Redis forgot everything (a restart
+// without persistence, a FLUSHDB): the key up, set by the first replica
+// and never deleted, is then gone. The replica whose beat sets it again
+// (SET NX: one of them) tells its server through Forgotten, which seeds
+// the scenarios' collections again. It finds out within replicaLease/3,
+// or at once when its subscription reconnects after a restart.
+
+// beatScript: KEYS r:<ID>, up. ARGV the lease (ms). Sets the replica's
+// key, and up if it is missing; returns 1 when it was.
+var beatScript = goredis.NewScript(`
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+if redis.call('SET', KEYS[2], '1', 'NX') then return 1 end
+return 0
+`)
+
 // replicaLease is how long a replica that stopped setting its r: key
 // counts as alive.
 const replicaLease = 30 * time.Second
@@ -38,6 +57,7 @@ type heartbeat struct {
 	key    string
 	lease  time.Duration
 	now    chan struct{} // capacity 1: set the key at once
+	forgot chan struct{} // capacity 1: a beat found up missing
 	cancel context.CancelFunc
 	done   chan struct{} // closed when run returns
 }
@@ -52,8 +72,10 @@ func newReplicaID() string {
 // startHeartbeat sets the replica's key once, within ctx, to expire after
 // lease, and then keeps it set in the background.
 func startHeartbeat(ctx context.Context, r *Store, lease time.Duration) (*heartbeat, error) {
-	h := &heartbeat{r: r, key: r.key("r", r.replica), lease: lease, now: make(chan struct{}, 1), done: make(chan struct{})}
-	if err := h.beat(ctx); err != nil {
+	h := &heartbeat{r: r, key: r.key("r", r.replica), lease: lease, now: make(chan struct{}, 1), forgot: make(chan struct{}, 1), done: make(chan struct{})}
+	// The first beat may set up (a new Redis, or the first replica of
+	// this version): nothing was forgotten since this replica seeded.
+	if _, err := h.beat(ctx); err != nil {
 		return nil, err
 	}
 	rctx, cancel := context.WithCancel(context.Background())
@@ -62,8 +84,10 @@ func startHeartbeat(ctx context.Context, r *Store, lease time.Duration) (*heartb
 	return h, nil
 }
 
-func (h *heartbeat) beat(ctx context.Context) error {
-	return h.r.rdb.Set(ctx, h.key, "1", h.lease).Err()
+// beat sets the replica's key and reports whether up was missing.
+func (h *heartbeat) beat(ctx context.Context) (forgot bool, err error) {
+	n, err := beatScript.Run(ctx, h.r.rdb, []string{h.key, h.r.key("up")}, h.lease.Milliseconds()).Int()
+	return n == 1, err
 }
 
 // run sets the key every lease/3, and every second while Redis does not
@@ -82,11 +106,17 @@ func (h *heartbeat) run(ctx context.Context) {
 			t.Stop()
 		}
 		bctx, cancel := context.WithTimeout(ctx, h.r.rdb.Options().ReadTimeout+h.r.rdb.Options().WriteTimeout)
-		err := h.beat(bctx)
+		forgot, err := h.beat(bctx)
 		cancel()
 		if err != nil {
 			t.Reset(min(time.Second, every))
 			continue
+		}
+		if forgot {
+			select {
+			case h.forgot <- struct{}{}:
+			default: // one is pending: the server seeds once for both
+			}
 		}
 		t.Reset(every)
 	}
@@ -106,3 +136,9 @@ func (h *heartbeat) close() {
 	h.cancel()
 	<-h.done
 }
+
+var _ state.Forgetter = (*Store)(nil)
+
+// Forgotten receives when this replica found that Redis forgot what the
+// replicas shared (liveness.go): its server seeds the collections again.
+func (r *Store) Forgotten() <-chan struct{} { return r.beat.forgot }
