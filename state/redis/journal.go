@@ -38,6 +38,23 @@ type redisJournal struct {
 	// Appends fail at once rather than each wait for a Redis that is
 	// away: a route that needs no state must not wait on the journal.
 	downUntil atomic.Int64
+	// seen is the largest entry ID this replica appended or read. Its
+	// appends pass it to appendScript as the least the ID counter can be:
+	// a Redis that forgot the counter (a restart without persistence)
+	// would otherwise number entries from 1 again, which a tail (the
+	// dashboard, GET /__admin/requests/stream) waiting after an ID it saw
+	// would not show, and since=<id> would mistake for older ones.
+	seen atomic.Int64
+}
+
+// noteSeen takes id as seen, unless a larger one was.
+func (j *redisJournal) noteSeen(id int64) {
+	for {
+		old := j.seen.Load()
+		if id <= old || j.seen.CompareAndSwap(old, id) {
+			return
+		}
+	}
 }
 
 // journalRetry is how long Appends fail at once after a group failed.
@@ -60,22 +77,26 @@ var errJournalAway = errors.New("state: redis journal append: Redis did not answ
 // holds Redis briefly (at 64 KiB bodies, a few MiB at most).
 const maxAppendGroup = 64
 
-// appendScript: KEYS stream, id counter, e. ARGV cap, channel, then per
-// entry the epoch its request noted ("" unfenced) and its JSON. The
-// entries of the current epoch take consecutive IDs; it returns {the
-// first, then the positions (from 1) of the entries fenced off}.
+// appendScript: KEYS stream, id counter, e. ARGV cap, channel, the
+// largest ID the replica saw (the counter is less only if Redis forgot
+// it), then per entry the epoch its request noted ("" unfenced) and its
+// JSON. The entries of the current epoch take consecutive IDs; it returns
+// {the first, then the positions (from 1) of the entries fenced off}.
 var appendScript = goredis.NewScript(`
 local epoch = redis.call('GET', KEYS[3]) or '0'
 local keep, out = {}, {0}
-for i = 3, #ARGV, 2 do
+for i = 4, #ARGV, 2 do
   if ARGV[i] == '' or ARGV[i] == epoch then
     keep[#keep + 1] = ARGV[i + 1]
   else
-    out[#out + 1] = (i - 1) / 2
+    out[#out + 1] = (i - 2) / 2
   end
 end
 local n = #keep
 if n == 0 then return out end
+if tonumber(redis.call('GET', KEYS[2]) or '0') < tonumber(ARGV[3]) then
+  redis.call('SET', KEYS[2], ARGV[3])
+end
 local last = redis.call('INCRBY', KEYS[2], n)
 local first = last - n + 1
 for i = 1, n do
@@ -131,8 +152,8 @@ func (j *redisJournal) flush(ctx context.Context) {
 			return
 		}
 		j.mu.Unlock()
-		args := make([]any, 0, 2+2*len(group))
-		args = append(args, j.r.o.JournalSize, j.r.key("n", "j"))
+		args := make([]any, 0, 3+2*len(group))
+		args = append(args, j.r.o.JournalSize, j.r.key("n", "j"), j.seen.Load())
 		for _, p := range group {
 			args = append(args, p.epoch, p.json)
 		}
@@ -158,6 +179,7 @@ func (j *redisJournal) flush(ctx context.Context) {
 				p.err, skipped = state.ErrFenced, skipped[1:]
 			default:
 				p.e.ID = next
+				j.noteSeen(next)
 				next++
 			}
 			close(p.done)
@@ -197,6 +219,7 @@ func (j *redisJournal) Page(ctx context.Context, after int64, limit int) ([]stat
 		}
 		_, seq, _ := strings.Cut(m.ID, "-")
 		e.ID, _ = strconv.ParseInt(seq, 10, 64)
+		j.noteSeen(e.ID)
 		out = append(out, e)
 	}
 	return out, nil
@@ -226,6 +249,7 @@ func (j *redisJournal) Wait(ctx context.Context, after int64) error {
 		case len(newest) > 0:
 			_, seq, _ := strings.Cut(newest[0].ID, "-")
 			last, _ = strconv.ParseInt(seq, 10, 64)
+			j.noteSeen(last)
 		}
 		if last > after {
 			return nil

@@ -238,3 +238,42 @@ func TestRedisLocksAcrossReplicas(t *testing.T) {
 	}
 	statetest.RunLocks(t, open().Locks(), open().Locks())
 }
+
+// TestRedisJournalIDsAfterRedisForgets: a Redis that forgot the journal
+// (a restart without persistence, a FLUSHDB) does not number entries from
+// 1 again: a replica's appends go on past the largest ID it appended or
+// read, so that a tail after an ID it was shown does not miss the new
+// entries.
+func TestRedisJournalIDsAfterRedisForgets(t *testing.T) {
+	srv := redistest.Start(t)
+	open := func() *redis.Store {
+		s, err := redis.Open(context.Background(), srv.URL(), redis.Options{Prefix: "journalids:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	ctx := context.Background()
+	a, b := open(), open()
+	for range 3 {
+		if err := a.Journal().Append(ctx, &state.Entry{Path: "/before"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if es, err := b.Journal().Entries(ctx, 0); err != nil || len(es) != 3 || es[2].ID != 3 {
+		t.Fatalf("entries read through b = %v, %v; want IDs 1 to 3", es, err)
+	}
+	if _, err := srv.Command("FLUSHDB"); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range []*redis.Store{b, a} {
+		e := &state.Entry{Path: "/after"}
+		if err := s.Journal().Append(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(4 + i); e.ID != want {
+			t.Fatalf("entry %d appended after FLUSHDB has ID %d, want %d", i+1, e.ID, want)
+		}
+	}
+}
