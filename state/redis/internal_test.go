@@ -415,3 +415,39 @@ func TestRedisClaimOfDeadReplica(t *testing.T) {
 		t.Fatalf("a retry after = %v %q, %v; want the replay of b's answer", c.Outcome, c.Response.Body, err)
 	}
 }
+
+// TestRedisJournalSeenFromOthers: a replica learns the IDs the others'
+// appends took from their messages, without reading the journal, so that
+// its first append after Redis forgot the counter goes past them too.
+func TestRedisJournalSeenFromOthers(t *testing.T) {
+	srv := redistest.Start(t)
+	open := func() *Store {
+		s, err := Open(context.Background(), srv.URL(), Options{Prefix: "seen:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	ctx := context.Background()
+	a, b := open(), open()
+	for range 3 {
+		if err := a.Journal().Append(ctx, &state.Entry{Path: "/a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for b.jrnl.seen.Load() != 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("b saw ID %d 10 s after a appended 3 entries, want 3", b.jrnl.seen.Load())
+		}
+		time.Sleep(time.Millisecond) // waiting for the subscription's goroutine
+	}
+	if _, err := srv.Command("FLUSHDB"); err != nil {
+		t.Fatal(err)
+	}
+	e := &state.Entry{Path: "/b"}
+	if err := b.Journal().Append(ctx, e); err != nil || e.ID != 4 {
+		t.Fatalf("b's append after FLUSHDB = ID %d, %v; want 4", e.ID, err)
+	}
+}

@@ -38,13 +38,24 @@ type redisJournal struct {
 	// Appends fail at once rather than each wait for a Redis that is
 	// away: a route that needs no state must not wait on the journal.
 	downUntil atomic.Int64
-	// seen is the largest entry ID this replica appended or read. Its
+	// seen is the largest entry ID this replica appended, read, or was
+	// told of (a message on n:j, Store.appended). Its
 	// appends pass it to appendScript as the least the ID counter can be:
 	// a Redis that forgot the counter (a restart without persistence)
 	// would otherwise number entries from 1 again, which a tail (the
 	// dashboard, GET /__admin/requests/stream) waiting after an ID it saw
 	// would not show, and since=<id> would mistake for older ones.
 	seen atomic.Int64
+}
+
+// appended is the subscription's handling of a message on n:j, which
+// carries the last ID of an append by any replica: seen follows the
+// other replicas' appends too, so that this replica's next append, after
+// Redis forgot the counter, goes past theirs.
+func (r *Store) appended(payload string) {
+	if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
+		r.jrnl.noteSeen(id)
+	}
 }
 
 // noteSeen takes id as seen, unless a larger one was.

@@ -41,6 +41,10 @@ type notifyHooks struct {
 	channel      string
 	message      func(ctx context.Context, payload string)
 	resubscribed func(ctx context.Context)
+	// journal's messages (the last entry ID of an append) go to
+	// appended, without a round trip.
+	journal  string
+	appended func(payload string)
 }
 
 // startNotifier subscribes to every channel under prefix and waits for
@@ -99,8 +103,11 @@ func (n *notifier) run(ctx context.Context) {
 		backoff = 10 * time.Millisecond
 		switch m := msg.(type) {
 		case *goredis.Message:
-			if m.Channel == n.hooks.channel && n.hooks.message != nil {
+			switch {
+			case m.Channel == n.hooks.channel && n.hooks.message != nil:
 				n.hooks.message(ctx, m.Payload)
+			case m.Channel == n.hooks.journal && n.hooks.appended != nil:
+				n.hooks.appended(m.Payload)
 			}
 			n.wake(m.Channel)
 		case *goredis.Subscription:

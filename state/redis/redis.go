@@ -111,12 +111,17 @@ func Open(ctx context.Context, rawURL string, o Options) (*Store, error) {
 		_ = rdb.Close()
 		return nil, fmt.Errorf("state: redis %s: %w", redactURL(rawURL), err)
 	}
+	// Before the subscription, whose messages reach it.
+	r.jrnl = &redisJournal{r: r}
 	// Before the subscription, whose reconnections set the key again.
 	if r.beat, err = startHeartbeat(pctx, r, replicaLease); err != nil {
 		_ = rdb.Close()
 		return nil, fmt.Errorf("state: redis %s: replica key: %w", redactURL(rawURL), err)
 	}
-	r.notify, err = startNotifier(pctx, rdb, r.base+"n:", notifyHooks{channel: r.key("n", "e"), message: r.epochMessage, resubscribed: r.resubscribed})
+	r.notify, err = startNotifier(pctx, rdb, r.base+"n:", notifyHooks{
+		channel: r.key("n", "e"), message: r.epochMessage, resubscribed: r.resubscribed,
+		journal: r.key("n", "j"), appended: r.appended,
+	})
 	if err != nil {
 		r.beat.close()
 		_ = rdb.Close()
@@ -134,7 +139,6 @@ func Open(ctx context.Context, rawURL string, o Options) (*Store, error) {
 	r.seqs = &redisSequences{r: r}
 	r.ctrs = &redisCounters{r: r}
 	r.cols = &redisCollections{r: r}
-	r.jrnl = &redisJournal{r: r}
 	r.docs = &redisDocuments{r: r}
 	r.stats = &redisStates{r: r}
 	r.locks.r = r
