@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scenariomock/scenariomock/internal/contentcoding"
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/scenarios"
@@ -421,6 +422,12 @@ func (s *Server) sendEvents(x *exchange, claimed bool) {
 		before, after = x.data.item, x.data.after
 		if x.data.wrapped { // an envelope's: the events see the operation's answer
 			status, body = x.data.answeredStatus, x.data.answered
+		}
+	}
+	if enc := x.rec.header.Get("Content-Encoding"); enc != "" && x.out.proxied {
+		// An upstream's compressed answer: its events see the JSON.
+		if dec, err := contentcoding.Decode(enc, body, int(s.opts.MaxBody)); err == nil {
+			body = dec
 		}
 	}
 	s.commitEvents(ctx, x.in, x.m, x.m.Route.Events, x.call, status, x.rec.header, bytes.Clone(body), before, after)

@@ -157,14 +157,18 @@ func (s *Server) forward(x *exchange) {
 	}
 	// An answer its operation checks (checkAnswer) is held too.
 	checks := x.rt != nil && x.rt.op != nil && x.rt.op.Mode() != "off"
-	hold := x.claimed || x.fault != nil || s.opts.Recorder != nil || checks
-	// Held for the recording alone, an answer larger than MaxBody is not
-	// refused: the client gets it streamed, and the recording counts it
-	// as skipped (as the recorder does a body over its own bound).
-	recordOnly := hold && !x.claimed && x.fault == nil && !checks
-	tooLarge := recordOnly && resp.ContentLength > s.opts.MaxBody
+	// So is the answer of a route with events, whose data.object it is:
+	// streamed, it sent none.
+	events := x.rt != nil && len(x.m.Route.Events) > 0
+	hold := x.claimed || x.fault != nil || s.opts.Recorder != nil || checks || events
+	// Held only to be seen (by the recording, or the events), an answer
+	// larger than MaxBody is not refused: the client gets it streamed,
+	// the recording counts it as skipped (as the recorder does a body
+	// over its own bound), and the route sends no events.
+	seenOnly := hold && !x.claimed && x.fault == nil && !checks
+	tooLarge := seenOnly && resp.ContentLength > s.opts.MaxBody
 	if !hold && (resp.ContentLength < 0 || resp.ContentLength > smallProxied) || tooLarge {
-		if tooLarge {
+		if tooLarge && s.opts.Recorder != nil {
 			s.opts.Recorder.Skip()
 		}
 		x.upstream = resp
@@ -179,9 +183,11 @@ func (s *Server) forward(x *exchange) {
 	}
 	body, err := readAtMost(resp.Body, rec.buf[:0], int(s.opts.MaxBody))
 	rec.buf = body
-	if recordOnly && errors.Is(err, errUpstreamTooLarge) {
+	if seenOnly && errors.Is(err, errUpstreamTooLarge) {
 		// Of unknown length: what was read goes first, then the rest.
-		s.opts.Recorder.Skip()
+		if s.opts.Recorder != nil {
+			s.opts.Recorder.Skip()
+		}
 		resp.Body = readBody{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
 		x.upstream = resp
 		x.kind, x.produced = answerProxied, true

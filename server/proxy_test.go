@@ -23,6 +23,7 @@ import (
 	"github.com/scenariomock/scenariomock/record"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/state"
+	"github.com/scenariomock/scenariomock/webhooks"
 	"github.com/stripe/stripe-go/v85"
 )
 
@@ -1311,4 +1312,55 @@ func TestRecordPassesATooLargeAnswer(t *testing.T) {
 	if v := r.json(t); r.status != 200 || v["exchanges"] != float64(1) || v["skipped"] != float64(2) {
 		t.Errorf("POST /__admin/recording: %d %s, want 1 exchange and 2 skipped", r.status, r.body)
 	}
+}
+
+// TestProxiedRouteSendsItsEvents: a proxied route with events sends them
+// with the upstream's answer as data.object, whether that answer came
+// chunked or compressed. Streamed (chunked), it sent none; gzip'd, its
+// data.object was {}.
+func TestProxiedRouteSendsItsEvents(t *testing.T) {
+	t.Parallel()
+	rc := newHookReceiver(t, "whsec_test_123")
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		id := strings.TrimPrefix(r.URL.Path, "/v1/things/")
+		body := []byte(`{"id": "` + id + `", "object": "thing"}`)
+		if id == "gzipped" {
+			var b bytes.Buffer
+			zw := gzip.NewWriter(&b)
+			_, _ = zw.Write(body)
+			_ = zw.Close()
+			w.Header().Set("Content-Encoding", "gzip")
+			body = b.Bytes()
+		} else {
+			http.NewResponseController(w).Flush() // no length: chunked
+		}
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(up.Close)
+	_, base, _ := serveYAMLRunning(t, Options{Webhooks: webhooks.Options{TimeScale: 0.001}}, fmt.Sprintf(`
+webhooks:
+  endpoints: [ { name: shop, url: '%s', secret: whsec_test_123 } ]
+routes:
+  - name: things
+    method: POST
+    path: /v1/things/{id}
+    respond: { proxy: %s }
+    events: [ { type: thing.created } ]
+`, rc.URL, up.URL))
+	for _, id := range []string{"chunked", "gzipped"} {
+		if r := do(t, http.MethodPost, base+"/v1/things/"+id, "", "Accept-Encoding", "gzip"); r.status != 200 {
+			t.Fatalf("POST %s: %d %s", id, r.status, r.body)
+		}
+	}
+	eventually(t, patience, func() string {
+		ids := map[any]bool{}
+		for _, ev := range rc.got() {
+			ids[ev["data"].(map[string]any)["object"].(map[string]any)["id"]] = true
+		}
+		if !ids["chunked"] || !ids["gzipped"] {
+			return fmt.Sprintf("the receiver got events of %v, want chunked and gzipped", ids)
+		}
+		return ""
+	})
 }
