@@ -108,11 +108,13 @@ func (s *Server) listen(lns ...net.Listener) error {
 
 // forward is produce's arm for a proxied response: it sends the request
 // to the upstream and keeps its answer. An answer that is sent as it
-// comes (no fault, no idempotency claim, no recording) and is not small
-// stays on the upstream's connection and deliver streams it
+// comes (no fault, no idempotency claim, no recording, no events) and is
+// not small stays on the upstream's connection and deliver streams it
 // (answerProxied); any other is read whole into x.rec (bounded by
 // Options.MaxBody), so that a fault can cut or throw it away, the claim
-// can store it and the recorder can keep it, exactly as a canned answer.
+// can store it, the recorder keep it and the events carry it, exactly as
+// a canned answer. Past MaxBody, one held only for the recorder or the
+// events is streamed after all.
 //
 // A small answer (a declared length up to smallProxied) is read whole
 // too, straight into w's header and the connection's buffer: the upstream's
@@ -259,7 +261,7 @@ func readAtMost(r io.Reader, buf []byte, limit int) ([]byte, error) {
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if len(buf) > limit {
-			return buf, fmt.Errorf("%w: more than %d bytes (--max-body); it can only be streamed, without fault, idempotency or recording", errUpstreamTooLarge, limit)
+			return buf, fmt.Errorf("%w: more than %d bytes (--max-body); it can only be streamed, without fault or idempotency", errUpstreamTooLarge, limit)
 		}
 		if err == io.EOF {
 			return buf, nil
