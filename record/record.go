@@ -311,7 +311,14 @@ func Render(exchanges []Exchange, o Options) (map[string][]byte, error) {
 		if x.Status < 200 || x.Status > 599 {
 			continue
 		}
-		path, vars := Template(x.Path)
+		// A route's path is matched against a request's decoded path (as
+		// url.URL.Path has it): /files/My%20Doc.pdf is the route
+		// /files/My Doc.pdf; written as sent, it answered nothing.
+		p, err := url.PathUnescape(x.Path)
+		if err != nil {
+			p = x.Path
+		}
+		path, vars := Template(p)
 		// Calls with another query are another route, which answers
 		// that query only (as WireMock records its stubs): ?limit=3 and
 		// ?limit=5 replay their own answers in any order, where one
