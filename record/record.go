@@ -535,10 +535,11 @@ func (w *writer) response(rt *route, x *Exchange) (*yaml.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if duplicateKeys(n) {
-			// A YAML mapping may not hold a key twice: the loader would
-			// refuse the whole recording. JSON that does (valid, if
-			// unwise) is kept as the string it was, redacted.
+		if duplicateKeys(n) || hugeNumber(n) {
+			// A YAML mapping may not hold a key twice, nor a body a
+			// number past float64 (1e400): the loader would refuse the
+			// whole recording. JSON that does (valid, if unwise) is
+			// kept as the string it was, redacted.
 			var buf bytes.Buffer
 			writeJSON(&buf, n)
 			n = str(buf.String())

@@ -11,6 +11,7 @@ import (
 
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -255,6 +256,16 @@ func duplicateKeys(n *yaml.Node) bool {
 		}
 	}
 	return false
+}
+
+// hugeNumber reports whether n holds, at any depth, a number that a
+// float64 cannot hold (1e400), which a scenario's body may not.
+func hugeNumber(n *yaml.Node) bool {
+	if n.Kind == yaml.ScalarNode && (n.Tag == "!!int" || n.Tag == "!!float") {
+		_, err := strconv.ParseFloat(n.Value, 64)
+		return err != nil
+	}
+	return slices.ContainsFunc(n.Content, hugeNumber)
 }
 
 func jsonValue(d *json.Decoder) (*yaml.Node, error) {

@@ -1401,3 +1401,36 @@ func TestRecordEscapedPathsServeBack(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordJSONWithAHugeNumber: an upstream's JSON with a number no
+// float64 holds (1e400: valid JSON) is recorded as its string, so that
+// the recording loads and serves it back as it came. Written as a YAML
+// number, the recording failed validate ("number 1e400 cannot be written
+// as JSON") and served nothing.
+func TestRecordJSONWithAHugeNumber(t *testing.T) {
+	t.Parallel()
+	const answer = `{"id":"x_1","big":12345678901234567890,"e":1e400}`
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, answer)
+	}))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	rec := record.New(record.Options{Upstream: up.URL})
+	_, mock, _ := serveYAMLRunning(t, Options{ProxyUnmatched: up.URL, Recorder: rec, RecordDir: dir}, "routes: []\n")
+	do(t, http.MethodGet, mock+"/huge", "")
+	if r := do(t, http.MethodPost, mock+"/__admin/recording", ""); r.status != 200 {
+		t.Fatalf("POST /__admin/recording: %d %s", r.status, r.body)
+	}
+	text, err := os.ReadFile(filepath.Join(dir, "recorded.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := scenarios.Load(dir); err != nil {
+		t.Fatalf("the recording does not load: %v\n%s", err, text)
+	}
+	_, replay, _ := serveYAMLRunning(t, Options{}, string(text))
+	if r := do(t, http.MethodGet, replay+"/huge", ""); r.status != 200 || r.body != answer {
+		t.Errorf("served back: %d %q, want %s", r.status, r.body, answer)
+	}
+}
