@@ -257,17 +257,27 @@ func coerceToIn(v any, s *base.Schema, left *int) (any, bool) {
 			}
 		case "object":
 			if m, ok := v.(map[string]any); ok {
+				// Each property has an allowance of its own, in the
+				// caller's counter, given back as it was after: a
+				// counter declared here (coerce's) moved to the heap,
+				// two allocations of a Stripe create.
+				saved := *left
 				for k, e := range m {
-					m[k] = coerce(e, propertySchema(s, k))
+					*left = maxCoerceHops
+					m[k] = coerceIn(e, propertySchema(s, k), left)
 				}
+				*left = saved
 				return m, true
 			}
 		case "array":
 			if l, ok := listOf(v); ok {
 				item := itemSchema(s)
+				saved := *left // each item's own allowance, as a property's
 				for i, e := range l {
-					l[i] = coerce(e, item)
+					*left = maxCoerceHops
+					l[i] = coerceIn(e, item, left)
 				}
+				*left = saved
 				return l, true
 			}
 		}
