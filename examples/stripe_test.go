@@ -377,6 +377,35 @@ func TestStripeIdempotency(t *testing.T) {
 	if n := collectionTotal(t, hs, "customers"); n != 2 {
 		t.Errorf("%d customers, want 2", n)
 	}
+
+	// A key longer than Stripe's 255 characters (stripe-go refuses to
+	// send one; stripe-node, stripe-python and curl send it): Stripe's 400
+	// invalid_request_error, which the clients read as a Stripe error
+	// (before, the built-in problem, which they could not), and nothing
+	// is made.
+	req, err := http.NewRequest(http.MethodPost, hs.URL+"/v1/customers", strings.NewReader("email=c%40example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	req.Header.Set("Idempotency-Key", strings.Repeat("k", 300))
+	resp, err := hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct{ Error stripe.Error }
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 400 || resp.Header.Get("Content-Type") != "application/json" || body.Error.Type != stripe.ErrorTypeInvalidRequest ||
+		body.Error.Msg != "Idempotent key length is 300, which is outside accepted lengths. Idempotent Keys must be 1-255 characters long. If you're looking for a decent generator, try using a UUID defined by IETF RFC 4122." {
+		t.Errorf("a key of 300 characters: %d %s %+v; want 400 application/json, invalid_request_error with Stripe's message", resp.StatusCode, resp.Header.Get("Content-Type"), body.Error)
+	}
+	if n := collectionTotal(t, hs, "customers"); n != 2 {
+		t.Errorf("%d customers after a refused key, want 2", n)
+	}
 }
 
 // TestStripeConcurrentCreates sends ten creates with one Idempotency-Key

@@ -46,9 +46,9 @@ type Idempotency struct {
 	// leaves before the answer: the route completes and is stored, or the
 	// key is released.
 	OnClientAbort AbortMode
-	// Missing, Mismatch and Conflict override the three error answers;
-	// nil means the built-in problem answers.
-	Missing, Mismatch, Conflict *Response
+	// Missing, Invalid, Mismatch and Conflict override the four error
+	// answers; nil means the built-in problem answers.
+	Missing, Invalid, Mismatch, Conflict *Response
 }
 
 // InFlightMode is what a retry gets while the first request runs.
@@ -140,7 +140,7 @@ const (
 
 var (
 	idempotencyFields = []string{"key", "required", "scope", "group", "ttl", "inFlight", "store", "replayHeader", "fingerprint", "onClientAbort", "errors"}
-	idempotencyErrors = []string{"missing", "mismatch", "inFlight"}
+	idempotencyErrors = []string{"missing", "invalid", "mismatch", "inFlight"}
 	inFlightModes     = []string{string(Conflict), string(Wait)}
 	abortModes        = []string{string(Complete), string(Discard)}
 	keyEffects        = []string{string(KeyStore), string(KeyRelease)}
@@ -336,7 +336,7 @@ func (d *fileDecoder) idempotencyErrors(n *yaml.Node, field string, vars []strin
 		name   string
 		status int
 		dst    **Response
-	}{{"missing", 400, &id.Missing}, {"mismatch", 422, &id.Mismatch}, {"inFlight", 409, &id.Conflict}} {
+	}{{"missing", 400, &id.Missing}, {"invalid", 400, &id.Invalid}, {"mismatch", 422, &id.Mismatch}, {"inFlight", 409, &id.Conflict}} {
 		p, ok := fs[e.name]
 		if !ok {
 			continue

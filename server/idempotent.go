@@ -20,9 +20,9 @@ import (
 // idemRuntime is a route's idempotency block made ready to serve.
 type idemRuntime struct {
 	cfg *scenarios.Idempotency
-	// The scenario's own answers for the three refusals; nil means the
+	// The scenario's own answers for the four refusals; nil means the
 	// built-in problem answers.
-	missing, mismatch, conflict *prepared
+	missing, invalid, mismatch, conflict *prepared
 }
 
 func newIdemRuntime(cfg *scenarios.Idempotency) *idemRuntime {
@@ -30,7 +30,7 @@ func newIdemRuntime(cfg *scenarios.Idempotency) *idemRuntime {
 	for _, e := range []struct {
 		src *scenarios.Response
 		dst **prepared
-	}{{cfg.Missing, &ir.missing}, {cfg.Mismatch, &ir.mismatch}, {cfg.Conflict, &ir.conflict}} {
+	}{{cfg.Missing, &ir.missing}, {cfg.Invalid, &ir.invalid}, {cfg.Mismatch, &ir.mismatch}, {cfg.Conflict, &ir.conflict}} {
 		if e.src != nil {
 			*e.dst = prepare(e.src)
 		}
@@ -72,7 +72,7 @@ func (s *Server) claim(x *exchange) bool {
 	k, fp, ok, err := idemKeyOf(x.in, cfg, x.m.Vars)
 	switch {
 	case err != nil:
-		s.refuse(x, nil, probKeyInvalid, idemInvalid, err.Error()+".")
+		s.refuse(x, ir.invalid, probKeyInvalid, idemInvalid, err.Error()+".")
 		return false
 	case !ok && cfg.Required:
 		s.refuse(x, ir.missing, probKeyMissing, idemMissing,
