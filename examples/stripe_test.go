@@ -3149,3 +3149,47 @@ func TestStripeRefundsCountOnTheCharge(t *testing.T) {
 		t.Errorf("charge.refunded events: %d, the newest %v; want 2, the newest refunded in whole", len(evs), evs[0].Data.Object)
 	}
 }
+
+// TestStripeRefundsOfACharge: a refund that names the charge (charge=ch_…,
+// as older integrations and Stripe's docs refund) is checked and counted
+// as one of its payment intent is. Before, it refunded any amount (5000
+// of a 2000 charge), named no payment intent, refunded a charge already
+// refunded in whole, and left the charge's amount_refunded at 0.
+func TestStripeRefundsOfACharge(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	pi, err := sc.V1PaymentIntents.Create(ctx, &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(2000), Currency: stripe.String("usd"), PaymentMethod: stripe.String("pm_card_visa"), Confirm: stripe.Bool(true)})
+	if err != nil || pi.LatestCharge == nil {
+		t.Fatalf("create and confirm: %+v, %v", pi, err)
+	}
+	chID := pi.LatestCharge.ID
+	re, err := sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{Charge: stripe.String(chID), Amount: stripe.Int64(500)})
+	if err != nil || re.Amount != 500 || re.Currency != "usd" || re.PaymentIntent == nil || re.PaymentIntent.ID != pi.ID || re.Charge == nil || re.Charge.ID != chID {
+		t.Fatalf("refund of 500 by charge: %+v, %v; want 500 usd naming %s and %s", re, err, chID, pi.ID)
+	}
+	_, err = sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{Charge: stripe.String(chID), Amount: stripe.Int64(5000)})
+	if se := stripeError(t, err); se.HTTPStatusCode != 400 || se.Param != "amount" || se.Msg != "Refund amount (5000 usd) is greater than unrefunded amount on charge (1500 usd)" {
+		t.Errorf("refund of more than is left: %d %s %q; want Stripe's 400 on amount", se.HTTPStatusCode, se.Param, se.Msg)
+	}
+	// A refund of the intent counts the charge's, and the charge's the
+	// intent's: the default is what is left.
+	if re, err := sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{PaymentIntent: stripe.String(pi.ID), Amount: stripe.Int64(1000)}); err != nil || re.Amount != 1000 {
+		t.Fatalf("refund of 1000 by intent: %+v, %v", re, err)
+	}
+	if re, err := sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{Charge: stripe.String(chID)}); err != nil || re.Amount != 500 {
+		t.Fatalf("refund of the rest by charge: %+v, %v; want 500", re, err)
+	}
+	ch, err := sc.V1Charges.Retrieve(ctx, chID, nil)
+	if err != nil || ch.AmountRefunded != 2000 || !ch.Refunded {
+		t.Errorf("the charge: %+v, %v; want 2000 refunded, refunded", ch, err)
+	}
+	_, err = sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{Charge: stripe.String(chID)})
+	if se := stripeError(t, err); se.HTTPStatusCode != 400 || se.Code != stripe.ErrorCodeChargeAlreadyRefunded {
+		t.Errorf("refund of a charge refunded in whole: %d %s; want 400 charge_already_refunded", se.HTTPStatusCode, se.Code)
+	}
+	if n := collectionTotal(t, hs, "refunds"); n != 3 {
+		t.Errorf("%d refunds, want 3", n)
+	}
+}
