@@ -3192,4 +3192,19 @@ func TestStripeRefundsOfACharge(t *testing.T) {
 	if n := collectionTotal(t, hs, "refunds"); n != 3 {
 		t.Errorf("%d refunds, want 3", n)
 	}
+
+	// A charge of Stripe's older API (a token as its source) is captured
+	// unless capture=false (before, never: captured false, 0 captured, the
+	// fixture's outcome), so that a refund of it refunds the amount.
+	legacy, err := sc.V1Charges.Create(ctx, &stripe.ChargeCreateParams{Amount: stripe.Int64(1200), Currency: stripe.String("usd"), Source: &stripe.PaymentSourceSourceParams{Token: stripe.String("tok_visa")}})
+	if err != nil || !legacy.Captured || legacy.AmountCaptured != 1200 || !legacy.Paid || legacy.Status != stripe.ChargeStatusSucceeded || legacy.Outcome == nil || legacy.Outcome.Type != "authorized" {
+		t.Fatalf("charge of tok_visa: %+v, %v; want it paid, captured, 1200 captured, authorized", legacy, err)
+	}
+	if re, err := sc.V1Refunds.Create(ctx, &stripe.RefundCreateParams{Charge: stripe.String(legacy.ID)}); err != nil || re.Amount != 1200 || re.PaymentIntent != nil {
+		t.Errorf("refund of the token's charge: %+v, %v; want 1200, no payment intent", re, err)
+	}
+	uncaptured, err := sc.V1Charges.Create(ctx, &stripe.ChargeCreateParams{Amount: stripe.Int64(1200), Currency: stripe.String("usd"), Source: &stripe.PaymentSourceSourceParams{Token: stripe.String("tok_visa")}, Capture: stripe.Bool(false)})
+	if err != nil || uncaptured.Captured || uncaptured.AmountCaptured != 0 {
+		t.Errorf("charge with capture=false: %+v, %v; want it not captured", uncaptured, err)
+	}
 }
