@@ -600,3 +600,59 @@ func TestBrokenSiblingOfAFragmentRef(t *testing.T) {
 		t.Fatalf("error\n%v\nwant\n%s", err, want)
 	}
 }
+
+// TestOwnProblemIsProblemJSON: the 404 of an id never created, and the
+// 400 of a cursor naming none, where the spec declares them as
+// application/json with no error shape to fill (no error object, no
+// message), are problems: application/problem+json, not the declared
+// application/json (before, a problem body under application/json).
+func TestOwnProblemIsProblemJSON(t *testing.T) {
+	t.Parallel()
+	hs := serveDoc(t, `openapi: 3.1.0
+info: { title: things, version: "1" }
+paths:
+  /things:
+    post:
+      operationId: createThing
+      requestBody: { content: { application/json: { schema: { $ref: '#/components/schemas/Thing' } } } }
+      responses:
+        "201": { description: made, content: { application/json: { schema: { $ref: '#/components/schemas/Thing' } } } }
+    get:
+      operationId: listThings
+      parameters:
+        - { name: starting_after, in: query, schema: { type: string } }
+      responses:
+        "200":
+          description: the things
+          content: { application/json: { schema: { type: object, properties: { data: { type: array, items: { $ref: '#/components/schemas/Thing' } }, has_more: { type: boolean } } } } }
+        "400": { description: bad, content: { application/json: { schema: { $ref: '#/components/schemas/Failure' } } } }
+  /things/{id}:
+    get:
+      operationId: getThing
+      parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
+      responses:
+        "200": { description: the thing, content: { application/json: { schema: { $ref: '#/components/schemas/Thing' } } } }
+        "404": { description: none, content: { application/json: { schema: { $ref: '#/components/schemas/Failure' } } } }
+components:
+  schemas:
+    Thing: { type: object, properties: { id: { type: string }, name: { type: string } } }
+    Failure: { type: object, properties: { code: { type: integer } } }
+`, nil)
+	for _, tc := range []struct {
+		name, path string
+		status     int
+	}{
+		{"an id never created", "/things/thing_never", 404},
+		{"a cursor naming none", "/things?starting_after=thing_never", 400},
+	} {
+		got := call(t, "GET", hs.URL+tc.path, "", "")
+		if got.status != tc.status || got.header.Get("Content-Type") != "application/problem+json" || got.json["status"] != float64(tc.status) || got.json["type"] != "about:blank" {
+			t.Errorf("%s: %d %s %s; want %d application/problem+json, a problem", tc.name, got.status, got.header.Get("Content-Type"), got.body, tc.status)
+		}
+	}
+	// An answer the spec's own schema makes keeps the declared media.
+	made := call(t, "POST", hs.URL+"/things", "application/json", `{"name":"a"}`)
+	if made.status != 201 || made.header.Get("Content-Type") != "application/json" {
+		t.Errorf("create: %d %s; want 201 application/json", made.status, made.header.Get("Content-Type"))
+	}
+}

@@ -223,7 +223,31 @@ func (o *Operation) answerType(status int, r *http.Request, body []byte) string 
 	if name, mt := pickMedia(resp, r); len(body) == 0 && (mt == nil || isJSONMedia(name)) {
 		return ""
 	}
+	if status >= 400 && isOwnProblem(body, status) {
+		// fieldError's problem, for a response whose declared schema has
+		// no error shape to fill (a 404 declared as application/json
+		// with no message): a problem says so, whatever the spec's media.
+		return "application/problem+json"
+	}
 	return o.contentType(status, r)
+}
+
+// isOwnProblem says whether body is a problem as fieldError writes one
+// for status: type about:blank, its title and status, a detail, and
+// perhaps errors, nothing else.
+func isOwnProblem(body []byte, status int) bool {
+	if !bytes.HasPrefix(body, []byte(`{"detail":`)) { // json.Marshal sorts a map's keys
+		return false
+	}
+	var p map[string]any
+	if json.Unmarshal(body, &p) != nil {
+		return false
+	}
+	keys := 4 // type, title, status, detail
+	if _, ok := p["errors"]; ok {
+		keys++
+	}
+	return len(p) == keys && p["type"] == "about:blank" && p["title"] == http.StatusText(status) && p["status"] == float64(status)
 }
 
 // patched returns body with patch laid on it (RFC 7386), or body itself
