@@ -15,8 +15,9 @@ const nodeInstall = `npm install --prefix "${XDG_CACHE_HOME:-$HOME/.cache}/scena
 // TestStripeNode drives the Stripe example with the official Node client,
 // npm stripe@23.2.0 (testdata/stripe-node.cjs): a customer's life with
 // auto-pagination, a payment intent confirmed, refunded and canceled,
-// expand[]=customer, a replayed key, a key reused with other parameters,
-// a lost answer retried (of a customer, and of a confirmed payment), a
+// expand[]=customer, a Checkout Session of several line items listed
+// with auto-pagination, a replayed key, a key reused with other
+// parameters, a key longer than 255 characters, a lost answer retried (of a customer, and of a confirmed payment), a
 // declining test card, a declining payment method confirmed later (and
 // the failed charge it made), a
 // test payment method attached and listed, a paid intent's charge counting
@@ -49,8 +50,8 @@ func TestStripeNode(t *testing.T) {
 	for _, step := range []string{
 		"customer created and retrieved", "customer updated", "customers listed newest first, auto-paginated", "customer deleted",
 		"payment intent created with expand[]=customer", "payment intent confirmed", "payment intent refunded", "refunds of more than is left, or of an unpaid intent, refused", "payment intent canceled",
-		"payment intent below the minimum refused, currency kept lower case", "checkout session totals its price",
-		"retry with the same key replayed", "key reused with other parameters refused", "lost answer retried into one customer",
+		"payment intent below the minimum refused, currency kept lower case", "checkout session totals its price", "checkout session of several line items totals and lists them",
+		"retry with the same key replayed", "key reused with other parameters refused", "key longer than 255 characters refused", "lost answer retried into one customer",
 		"declining test card raised a card error", "stored declining payment method declined a bare confirm", "declined confirm made a failed charge", "setup intent confirmed only with a payment method",
 		"test payment method attached and listed", "lost answer of a confirmed payment retried into one payment",
 		"a paid intent has its charge, which counts its refund", "a subscription made incomplete, its first invoice paid, then active", "the activation sent customer.subscription.updated, previously incomplete",

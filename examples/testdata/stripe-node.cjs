@@ -126,6 +126,17 @@ async function paymentIntents() {
   assert.deepEqual([session.amount_total, session.amount_subtotal, session.currency, session.payment_intent, session.status], [3750, 3750, 'usd', null, 'open']);
   assert.equal((await stripe.checkout.sessions.retrieve(session.id)).amount_total, 3750);
   ok('checkout session totals its price');
+
+  // Several line items: summed, and listed in the order sent.
+  const sticker = {price_data: {currency: 'usd', unit_amount: 250, product_data: {name: 'Sticker'}}, quantity: 4};
+  const several = await stripe.checkout.sessions.create({mode: 'payment', success_url: 'https://example.com/ok', line_items: [{price: price.id, quantity: 2}, sticker]});
+  assert.deepEqual([several.amount_total, several.amount_subtotal, several.currency], [3500, 3500, 'usd']);
+  const lines = [];
+  for await (const li of stripe.checkout.sessions.listLineItems(several.id, {limit: 1})) {
+    lines.push([li.description, li.quantity, li.amount_total]);
+  }
+  assert.deepEqual(lines, [['Mug', 2, 2500], ['Sticker', 4, 1000]]);
+  ok('checkout session of several line items totals and lists them');
 }
 
 async function idempotency() {
@@ -137,6 +148,12 @@ async function idempotency() {
 
   await rejects(stripe.customers.create({email: 'other@example.com'}, {idempotencyKey: 'node-key-' + process.pid}), 'StripeIdempotencyError');
   ok('key reused with other parameters refused');
+
+  // stripe-node sends a key longer than Stripe's 255 characters: Stripe's
+  // 400, which it raises as a StripeInvalidRequestError.
+  const long = await rejects(stripe.customers.create({email: 'long@example.com'}, {idempotencyKey: 'k'.repeat(300)}), 'StripeInvalidRequestError');
+  assert.match(long.message, /Idempotent key length is 300, which is outside accepted lengths/);
+  ok('key longer than 255 characters refused');
 
   // The server makes the customer and resets the connection; the client
   // retries with the same key and gets the answer.
