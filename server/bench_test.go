@@ -328,6 +328,7 @@ routes:
 				rd := bytes.NewReader(nil)
 				w := &discardWriter{h: http.Header{}}
 				b.ReportAllocs()
+				cpu := startCPU()
 				for b.Loop() {
 					clear(w.h)
 					if tc.body != nil {
@@ -337,6 +338,7 @@ routes:
 					}
 					s.ServeHTTP(w, req)
 				}
+				cpu.report(b, b.N)
 				if w.status != tc.want {
 					b.Fatalf("status %d, want %d", w.status, tc.want)
 				}
