@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+
+	"github.com/scenariomock/scenariomock/state"
 )
 
 // SecretHeaders are the headers the journal keeps redacted by default
@@ -66,15 +68,6 @@ func isToken(s string) bool {
 // returns h itself when it has none of them (no copy, no allocation), and
 // otherwise a copy, leaving h as it was.
 func RedactHeaders(h http.Header) http.Header {
-	out, _ := RedactHeadersInto(nil, h)
-	return out
-}
-
-// RedactHeadersInto is RedactHeaders writing the copy, when it needs one,
-// into dst (emptied first; made when nil), so that a caller that keeps
-// dst between requests makes no map per request. copied says the answer
-// is that copy, not h.
-func RedactHeadersInto(dst, h http.Header) (out http.Header, copied bool) {
 	found := false
 	for name := range h {
 		if isSecret(name) {
@@ -83,13 +76,9 @@ func RedactHeadersInto(dst, h http.Header) (out http.Header, copied bool) {
 		}
 	}
 	if !found {
-		return h, false
+		return h
 	}
-	out = dst
-	if out == nil {
-		out = make(http.Header, len(h))
-	}
-	clear(out)
+	out := make(http.Header, len(h))
 	for name, vs := range h {
 		if !isSecret(name) {
 			out[name] = vs
@@ -101,8 +90,23 @@ func RedactHeadersInto(dst, h http.Header) (out http.Header, copied bool) {
 		}
 		out[name] = rv
 	}
-	return out, true
+	return out
 }
+
+// Secrets is the journal's state.Redactor: the values of SecretHeaders,
+// as Redact redacts them. The server sets it as a journal entry's Redact,
+// so that the journal redacts while it copies the headers, in the one
+// walk over each map, rather than after a walk of its own (and a copy)
+// here.
+type Secrets struct{}
+
+// Secret reports whether name is one of SecretHeaders.
+func (Secrets) Secret(name string) bool { return isSecret(name) }
+
+// Redact is the package's Redact.
+func (Secrets) Redact(value string) string { return Redact(value) }
+
+var _ state.Redactor = Secrets{}
 
 // isSecret reports whether a canonical header name is one of
 // SecretHeaders; a switch, cheaper than a lookup per name on every

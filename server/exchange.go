@@ -90,10 +90,6 @@ type exchange struct {
 	// answers rendered apart from w's headers (stored ones, faults): the
 	// store and the fault copy what they keep.
 	ownHeader http.Header
-	// redacted is the journal's copy of the request's header with its
-	// credentials redacted (journal.RedactHeadersInto), kept like
-	// ownHeader: Append copies what it keeps.
-	redacted http.Header
 	// replayHeader and replayValues are kept between requests like
 	// ownHeader: a replay's header fields are decoded into the one
 	// (state.ClaimOptions.Header) and its values set in w's header from
@@ -243,7 +239,7 @@ func (x *exchange) end() {
 
 // reset zeroes every field of x but its buffers, which it empties.
 func (x *exchange) reset() {
-	rec, own, red := x.rec.scratch(), x.ownHeader, x.redacted
+	rec, own := x.rec.scratch(), x.ownHeader
 	// The scratch slices pin no stored answer (their strings view the
 	// store's memory) while the connection is idle.
 	rh, rv := x.replayHeader[:cap(x.replayHeader)], x.replayValues[:cap(x.replayValues)]
@@ -252,9 +248,8 @@ func (x *exchange) reset() {
 	// One clear of the whole exchange, then the kept buffers back: a
 	// composite literal would be built aside and copied in.
 	*x = exchange{}
-	x.rec, x.ownHeader, x.redacted, x.replayHeader, x.replayValues = rec, own, red, rh[:0], rv[:0]
+	x.rec, x.ownHeader, x.replayHeader, x.replayValues = rec, own, rh[:0], rv[:0]
 	clear(own)
-	clear(red) // pins no request's strings while the connection is idle
 }
 
 // templateData returns what the response's templates see, made the first

@@ -43,15 +43,12 @@ func (s *Server) record(x *exchange) {
 	e.Path = r.URL.Path
 	e.Query = r.URL.RawQuery
 	// Not a copy: Append copies what it keeps (the memory journal into
-	// one pointer-free buffer per entry, a remote one into JSON).
+	// one pointer-free buffer per entry, a remote one into JSON), and
+	// redacts the credentials, the answer's too, as it copies them.
 	e.Headers = r.Header
+	e.Redact = nil
 	if !s.opts.JournalKeepsSecrets {
-		// A copy, only when it has a credential, into a map the
-		// connection keeps.
-		var copied bool
-		if e.Headers, copied = journal.RedactHeadersInto(x.redacted, r.Header); copied {
-			x.redacted = e.Headers
-		}
+		e.Redact = journal.Secrets{}
 	}
 	switch {
 	case len(x.body) > 0:

@@ -4,7 +4,6 @@ import (
 	"maps"
 	"net/http"
 
-	"github.com/scenariomock/scenariomock/journal"
 	"github.com/scenariomock/scenariomock/state"
 )
 
@@ -52,9 +51,8 @@ func (s *Server) journalResponse(x *exchange) *state.EntryResponse {
 	default:
 		return nil
 	}
-	if !s.opts.JournalKeepsSecrets {
-		r.Headers = journal.RedactHeaders(r.Headers) // Set-Cookie; a copy only when there is one
-	}
+	// Set-Cookie is redacted by Append, with the request's credentials
+	// (record sets the entry's Redact).
 	keep := min(len(body), s.opts.JournalBodyLimit)
 	r.Body, r.BodySize, r.BodyTruncated = body[:keep], int64(len(body)), keep < len(body)
 	return r

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"maps"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -19,7 +20,9 @@ type Journal interface {
 	// live tail never sees an ID twice. Past the cap the oldest entries
 	// are dropped. Append copies what it keeps of e, Headers and Body
 	// included, before it returns: the caller may then reuse them (the
-	// server does, for its next request).
+	// server does, for its next request). When e.Redact is set, the
+	// secret headers' values (request's and answer's) are kept only as
+	// it redacts them.
 	Append(ctx context.Context, e *Entry) error
 	// Entries returns the entries kept with an ID above after, oldest
 	// first (after = 0: all of them). They are shared: read, never modify.
@@ -51,6 +54,17 @@ func EntriesPage(ctx context.Context, j Journal, after int64, limit int) ([]Entr
 	}
 	entries, err := j.Entries(ctx, after)
 	return entries[:min(len(entries), limit)], err
+}
+
+// Redactor keeps credentials out of a journal (journal.Secrets is the
+// server's): a journal keeps the values of the headers it calls secret
+// only as it redacts them. Implementations are safe for concurrent use.
+type Redactor interface {
+	// Secret reports whether a canonical header name's values are
+	// redacted.
+	Secret(name string) bool
+	// Redact returns what is kept of a secret header's value.
+	Redact(value string) string
 }
 
 // DefaultJournalSize is how many entries a journal keeps by default.
@@ -114,6 +128,12 @@ type Entry struct {
 	// fault at arrival, a client that left during the delay): sent, sent
 	// in part (Fault says how), or made and lost to a fault (Lost).
 	Response *EntryResponse `json:"response,omitempty"`
+	// Redact, when not nil, redacts the secret headers' values of Headers
+	// and Response.Headers as they are copied: by Append (the memory
+	// journal as it encodes them, in the one walk over each map) and by
+	// MarshalJSON (what a remote journal keeps). The maps themselves are
+	// left as they are. An entry read back from a journal has none.
+	Redact Redactor `json:"-"`
 }
 
 // EntryResponse is the answer a journaled request got, as the journal
@@ -216,6 +236,14 @@ type entryJSON Entry
 // MarshalJSON writes the body as text when it is valid UTF-8, else as
 // base64, so that a JSON body reads as itself.
 func (e Entry) MarshalJSON() ([]byte, error) {
+	if e.Redact != nil {
+		e.Headers = redactHeaders(e.Headers, e.Redact)
+		if e.Response != nil {
+			r := *e.Response
+			r.Headers = redactHeaders(r.Headers, e.Redact)
+			e.Response = &r
+		}
+	}
 	out := struct {
 		entryJSON
 		Body       *string `json:"body,omitempty"`
@@ -223,6 +251,29 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 	}{entryJSON: entryJSON(e)}
 	out.Body, out.BodyBase64 = bodyJSON(e.Body)
 	return json.Marshal(out)
+}
+
+// redactHeaders returns h with the values of red's secret headers
+// redacted: h itself when it has none, else a copy.
+func redactHeaders(h map[string][]string, red Redactor) map[string][]string {
+	var out map[string][]string
+	for name, vs := range h {
+		if !red.Secret(name) {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(h)
+		}
+		rv := make([]string, len(vs))
+		for i, v := range vs {
+			rv[i] = red.Redact(v)
+		}
+		out[name] = rv
+	}
+	if out == nil {
+		return h
+	}
+	return out
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.

@@ -53,7 +53,7 @@ func (s *entrySlot) set(e *Entry) {
 	for _, str := range [...]string{e.Method, e.Path, e.Query, e.Route, e.Fault, e.FaultAfter, e.Idempotency, e.Session, e.Upstream} {
 		b = appendString(b, str)
 	}
-	b = appendHeaders(b, e.Headers)
+	b = appendHeaders(b, e.Headers, e.Redact)
 	b = binary.AppendUvarint(b, uint64(len(e.Body)))
 	b = append(b, e.Body...)
 	b = binary.AppendUvarint(b, uint64(len(e.NearMisses)))
@@ -70,7 +70,7 @@ func (s *entrySlot) set(e *Entry) {
 	}
 	s.hasResponse = e.Response != nil
 	if r := e.Response; r != nil {
-		b = appendHeaders(b, r.Headers)
+		b = appendHeaders(b, r.Headers, e.Redact)
 		b = binary.AppendUvarint(b, uint64(len(r.Body)))
 		b = append(b, r.Body...)
 		s.respStatus, s.respBodySize, s.respHeadersSet = r.Status, r.BodySize, r.Headers != nil
@@ -86,13 +86,18 @@ func (s *entrySlot) set(e *Entry) {
 	s.headersSet, s.matched, s.catchAll, s.bodyTruncated = e.Headers != nil, e.Matched, e.CatchAll, e.BodyTruncated
 }
 
-// appendHeaders appends h: its count, then each name and its values.
-func appendHeaders(b []byte, h map[string][]string) []byte {
+// appendHeaders appends h: its count, then each name and its values,
+// those of red's secret headers as red redacts them (red may be nil).
+func appendHeaders(b []byte, h map[string][]string, red Redactor) []byte {
 	b = binary.AppendUvarint(b, uint64(len(h)))
 	for name, values := range h {
 		b = appendString(b, name)
 		b = binary.AppendUvarint(b, uint64(len(values)))
+		secret := red != nil && red.Secret(name)
 		for _, v := range values {
+			if secret {
+				v = red.Redact(v)
+			}
 			b = appendString(b, v)
 		}
 	}

@@ -43,6 +43,37 @@ func (h *harness) journal(t *testing.T) {
 			t.Errorf("Entries(3) = %+v, want none", none)
 		}
 	})
+	t.Run("Redact", func(t *testing.T) {
+		s, _ := h.open(t, state.Options{})
+		j := s.Journal()
+		req := map[string][]string{"Authorization": {"Bearer sk_1", "Basic b"}, "Accept": {"*/*"}}
+		resp := map[string][]string{"Set-Cookie": {"sid=1"}, "Content-Type": {"application/json"}}
+		e := &state.Entry{Method: "GET", Path: "/p", Headers: req, Status: 200, Redact: secretRedactor{},
+			Response: &state.EntryResponse{Status: 200, Headers: resp}}
+		must(t, j.Append(ctx, e))
+		all, err := j.Entries(ctx, 0)
+		must(t, err)
+		if len(all) != 1 || all[0].Response == nil {
+			t.Fatalf("Entries(0) = %+v", all)
+		}
+		got := all[0]
+		if want := []string{"hidden:Bearer sk_1", "hidden:Basic b"}; !reflect.DeepEqual(got.Headers["Authorization"], want) {
+			t.Errorf("kept Authorization %q, want %q", got.Headers["Authorization"], want)
+		}
+		if want := []string{"hidden:sid=1"}; !reflect.DeepEqual(got.Response.Headers["Set-Cookie"], want) {
+			t.Errorf("kept the answer's Set-Cookie %q, want %q", got.Response.Headers["Set-Cookie"], want)
+		}
+		if got.Headers["Accept"][0] != "*/*" || got.Response.Headers["Content-Type"][0] != "application/json" {
+			t.Errorf("a header that is no secret changed: %v, %v", got.Headers, got.Response.Headers)
+		}
+		if got.Redact != nil {
+			t.Errorf("an entry read back has a Redactor")
+		}
+		// The caller's maps are left as they were.
+		if req["Authorization"][0] != "Bearer sk_1" || resp["Set-Cookie"][0] != "sid=1" {
+			t.Errorf("Append changed the appended maps: %v, %v", req, resp)
+		}
+	})
 	t.Run("Pages", func(t *testing.T) {
 		s, _ := h.open(t, state.Options{JournalSize: 4})
 		j := s.Journal()
@@ -92,10 +123,11 @@ func (h *harness) journal(t *testing.T) {
 			},
 		}
 		// Every field of Entry and of its Response is set above, so a
-		// field added later and not kept by a store fails here.
+		// field added later and not kept by a store fails here. Redact is
+		// applied, not kept (the Redact case).
 		for _, v := range []reflect.Value{reflect.ValueOf(want), reflect.ValueOf(*want.Response)} {
 			for i := range v.NumField() {
-				if name := v.Type().Field(i).Name; name != "ID" && name != "Matched" && v.Field(i).IsZero() {
+				if name := v.Type().Field(i).Name; name != "ID" && name != "Matched" && name != "Redact" && v.Field(i).IsZero() {
 					t.Fatalf("EveryFieldKept sets no %s.%s: set it, and keep it in every store", v.Type().Name(), name)
 				}
 			}
@@ -306,3 +338,13 @@ func cloneHeaders(h map[string][]string) map[string][]string {
 	}
 	return out
 }
+
+// secretRedactor is a state.Redactor for the tests: Authorization and
+// Set-Cookie are secrets, their values kept as "hidden:" and the value.
+type secretRedactor struct{}
+
+func (secretRedactor) Secret(name string) bool {
+	return name == "Authorization" || name == "Set-Cookie"
+}
+
+func (secretRedactor) Redact(v string) string { return "hidden:" + v }
