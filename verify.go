@@ -63,7 +63,8 @@ check, the failure report as its message), for a CI system to show; --json
 prints them as JSON on stdout instead of the text.
 
 Exit codes: 0 as expected; 1 not as expected (or another failure); 2 usage,
-a filter the server refused, or a missing or wrong --admin-token; 4 no
+a filter the server refused, a missing or wrong --admin-token, or a --junit
+FILE that cannot be written (the checks' results are printed first); 4 no
 server answered at --addr within --timeout.`,
 		Example: `  scenariomock verify --route "create payment" --status 201 --count 1
   scenariomock verify --path '/v1/payments/*' --method POST --at-least 2
@@ -273,11 +274,6 @@ func runVerify(ctx context.Context, cmd *cobra.Command, opts verifyOptions, stdo
 	for i, c := range checks {
 		results[i] = c.run(ctx, client)
 	}
-	if opts.junit != "" {
-		if err := writeJUnit(opts.junit, started, results); err != nil {
-			return err
-		}
-	}
 	if opts.json {
 		if err := writeResultsJSON(stdout, results); err != nil {
 			return err
@@ -292,6 +288,13 @@ func runVerify(ctx context.Context, cmd *cobra.Command, opts verifyOptions, stdo
 				w = stderr
 			}
 			io.WriteString(w, r.report)
+		}
+	}
+	// The report is written once the results are printed: a --junit FILE
+	// that cannot be written still lets the job's log say what was found.
+	if opts.junit != "" {
+		if err := writeJUnit(opts.junit, started, results); err != nil {
+			return withCode(exitUsage, err)
 		}
 	}
 	failed := false

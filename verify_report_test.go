@@ -148,10 +148,14 @@ func TestVerifyJUnit(t *testing.T) {
 		t.Errorf("report: %+v", doc)
 	}
 
-	// A file that cannot be written is said so.
-	_, _, err = runCmd(t, "verify", "--addr", url, "--route", "charge", "--junit", filepath.Join(dir, "no", "such", "dir.xml"))
-	if err == nil || !strings.Contains(err.Error(), "--junit") {
-		t.Errorf("unwritable --junit: %v", err)
+	// A file that cannot be written is said so, as a usage error (2, not
+	// a failed check's 1), after the checks' results are printed.
+	out, _, err = runCmd(t, "verify", "--addr", url, "--route", "charge", "--junit", filepath.Join(dir, "no", "such", "dir.xml"))
+	if code := report(&bytes.Buffer{}, err); code != exitUsage || !strings.Contains(err.Error(), "--junit") {
+		t.Errorf("unwritable --junit: exit code %d, want %d: %v", code, exitUsage, err)
+	}
+	if !strings.HasPrefix(out, "ok: 2 requests matched") {
+		t.Errorf("unwritable --junit: the results were not printed: %q", out)
 	}
 }
 
