@@ -53,8 +53,9 @@
 // or YAML error in any file of a split document is placed where it is
 // written (problems.go). Redocly Cafe's description (testdata/redocly-cafe,
 // public_test.go), an excerpt of GitHub's (testdata/github,
-// github_test.go) and one of Svix's (testdata/svix, svix_test.go) are the
-// non-Stripe documents the tests serve.
+// github_test.go), one of Svix's (testdata/svix, svix_test.go) and one of
+// Mux's, whose answers are {"data": …} envelopes (testdata/mux,
+// mux_test.go), are the non-Stripe documents the tests serve.
 //
 // It wraps github.com/pb33f/libopenapi (parsing, $ref resolution) and
 // libopenapi-validator (the JSON Schema validation), so that only the

@@ -160,6 +160,7 @@ func (o *Operation) Respond(ctx context.Context, x Exchange) (int, string, []byt
 	if in == nil {
 		in = o.requestValues(x.Request, x.Body)
 	}
+	in = o.unwrapped(in)
 	if code == 0 && example == "" && o.api.state && x.Store != nil && o.kind != opNone {
 		status, body, err := o.stateful(ctx, x, in, q)
 		if err == nil && status < 300 && (o.kind == opRead || o.kind == opDelete) {
@@ -480,6 +481,10 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 	success := status < 300 && (code == 0 || resp != o.op.Responses.Default)
 	if obj, ok := v.(map[string]any); ok {
 		fillProblem(name, obj, status)
+		if inner, env := o.itemIn(obj, status); inner != nil {
+			// An envelope ({"data": {…}}): what follows is the item's.
+			obj, schema = inner, propertyOf(schema, env, 0)
+		}
 		var patch map[string]any
 		if success {
 			patch = patchOf(x.Patch)
@@ -515,6 +520,49 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 		}
 	}
 	return status, v, nil, false
+}
+
+// itemIn is the item within an answer obj of status that is an
+// envelope (shape.envelope: Mux's {"data": asset}) and the envelope's
+// field, or nil when obj is the item itself.
+func (o *Operation) itemIn(obj map[string]any, status int) (map[string]any, string) {
+	env := o.shapeOf().envelope
+	if env == "" || status != o.status {
+		return nil, ""
+	}
+	inner, _ := obj[env].(map[string]any)
+	return inner, env
+}
+
+// wrapped is the answer of status holding body, an item stored by an
+// operation whose answers are envelopes: the answer made from the spec,
+// its envelope's field the item. Other answers are body itself.
+func (o *Operation) wrapped(status int, body []byte, x Exchange) []byte {
+	env := o.shapeOf().envelope
+	if env == "" || status != o.status {
+		return body
+	}
+	_, v, _, isRaw := o.generateValue(0, "", nil, x)
+	outer, ok := v.(map[string]any)
+	if isRaw || !ok {
+		return body
+	}
+	outer[env] = json.RawMessage(body)
+	b, _ := marshal(outer)
+	return b
+}
+
+// unwrapped is a request's values sent in the envelope its answers have
+// ({"data": {…}}, as JSON:API sends them): the item's; else in itself.
+func (o *Operation) unwrapped(in map[string]any) map[string]any {
+	env := o.shapeOf().envelope
+	if env == "" || len(in) != 1 {
+		return in
+	}
+	if inner, ok := in[env].(map[string]any); ok {
+		return inner
+	}
+	return in
 }
 
 // instance is the value an answer starts from.

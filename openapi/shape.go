@@ -44,6 +44,10 @@ type shape struct {
 	// Stripe's starting_after and ending_before or after and before.
 	filters       []filter
 	after, before []string
+	// envelope is the field of an answer that holds the item itself
+	// ({"data": {"id": …}}: Mux's, JSON:API's), when the answer is such
+	// an envelope (envelopeOf); key and the id's kind are the item's.
+	envelope string
 	// perPage is the parameter that sizes a page when it is not limit
 	// (GitHub's per_page), and pages says the list takes a page number
 	// (page, counted from 1), as GitHub's lists page.
@@ -66,6 +70,11 @@ func (o *Operation) learnShape() {
 		return
 	}
 	s := mt.Schema.Schema()
+	if o.kind != opList && o.kind != opSearch {
+		if env, inner := envelopeOf(o.keyVar, s); env != "" {
+			o.shape.envelope, s = env, inner
+		}
+	}
 	o.shape.key = keyOf(o.keyVar, s)
 	switch {
 	case o.kind == opCreate:
@@ -145,6 +154,36 @@ func keyOf(v string, s *base.Schema) string {
 		return last
 	}
 	return "id"
+}
+
+// envelopeOf says whether an item's answer, whose schema is s, wraps the
+// item (Mux's {"data": asset}, JSON:API's {"data": {"id": …}}): the
+// answer has no field the path variable v names of its own, and exactly
+// one of its properties, or else the one named data, is an object that
+// has one. It returns that property and its schema, or "" when the answer
+// is no envelope or not plainly one.
+func envelopeOf(v string, s *base.Schema) (string, *base.Schema) {
+	if s == nil || s.Properties == nil || propertyOf(s, keyOf(v, s), 0) != nil {
+		return "", nil
+	}
+	var found string
+	var inner *base.Schema
+	n := 0
+	for p := s.Properties.First(); p != nil; p = p.Next() {
+		ps := p.Value().Schema()
+		if ps == nil || hasType(ps, "array") || propertyOf(ps, keyOf(v, ps), 0) == nil {
+			continue
+		}
+		if p.Key() == "data" {
+			return "data", ps
+		}
+		found, inner = p.Key(), ps
+		n++
+	}
+	if n != 1 {
+		return "", nil
+	}
+	return found, inner
 }
 
 // listItems finds the items of a list answer: the array itself, or the

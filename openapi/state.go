@@ -255,10 +255,13 @@ func (o *Operation) Stored(ctx context.Context, x Exchange) ([]byte, bool, error
 // create would make it (created now), for an update or action on an id
 // never created (Exchange.Create); nil when the answer is no JSON object.
 func (o *Operation) made(x Exchange, id string) []byte {
-	_, v, _, isRaw := o.generateValue(0, "", map[string]any{}, Exchange{Request: x.Request, Vars: x.Vars, Rand: x.Rand})
+	status, v, _, isRaw := o.generateValue(0, "", map[string]any{}, Exchange{Request: x.Request, Vars: x.Vars, Rand: x.Rand})
 	obj, ok := v.(map[string]any)
 	if isRaw || !ok {
 		return nil
+	}
+	if inner, _ := o.itemIn(obj, status); inner != nil {
+		obj = inner
 	}
 	key := o.keyField()
 	obj[key] = idLike(obj[key], id)
@@ -554,12 +557,16 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 	case opCreate:
 		status, v, _, isRaw := o.generateValue(0, "", in, x)
 		obj, ok := v.(map[string]any)
+		resp, _ := o.response(o.status)
+		_, schema := o.mediaOf(resp)
+		outer := obj
+		if inner, env := o.itemIn(obj, status); inner != nil {
+			obj, schema = inner, propertyOf(schema, env, 0) // the item is stored, not its envelope
+		}
 		key := o.keyField()
 		if isRaw || !ok || obj[key] == nil {
 			return 0, nil, errNoState
 		}
-		resp, _ := o.response(o.status)
-		_, schema := o.mediaOf(resp)
 		if status, body, bad, err := o.badReference(ctx, x, in, schema); bad || err != nil {
 			release(obj)
 			return status, body, err
@@ -611,10 +618,15 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			carryIDs(obj, old, id)
 			body, _ = appendJSON(body[:0], obj)
 		}
-		release(obj)
 		if _, err := x.Store.Save(ctx, coll, id, body); err != nil {
+			release(obj)
 			return 0, nil, err
 		}
+		if env := o.shapeOf().envelope; env != "" && outer != nil {
+			outer[env] = json.RawMessage(body)
+			body, _ = marshal(outer)
+		}
+		release(obj)
 		return status, body, nil
 	case opRead, opUpdate, opDelete, opAction:
 		if o.nested != nil {
@@ -649,10 +661,13 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 		}
 		switch o.kind {
 		case opRead:
-			return o.status, stored, nil
+			return o.status, o.wrapped(o.status, stored, x), nil
 		case opUpdate, opAction:
 			resp, _ := o.response(o.status)
 			_, schema := o.mediaOf(resp)
+			if env := o.shapeOf().envelope; env != "" {
+				schema = propertyOf(schema, env, 0)
+			}
 			if status, body, bad, err := o.badReference(ctx, x, in, schema); bad || err != nil {
 				return status, body, err
 			}
@@ -694,7 +709,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			if _, err := x.Store.Save(ctx, coll, id, body); err != nil {
 				return 0, nil, err
 			}
-			return o.status, body, nil
+			return o.status, o.wrapped(o.status, body, x), nil
 		case opDelete:
 			// Only a stored object leaves a tombstone: an id never created
 			// that unknownIds: generate answered stays generated, as

@@ -1,0 +1,71 @@
+package openapi_test
+
+// Tests that serve an excerpt of Mux's API description (testdata/mux,
+// see its SOURCE.md): OpenAPI 3.0.3 whose answers are envelopes, an
+// asset's {"data": {…}} and a list's {"data": […]}.
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// muxAssets is the excerpt's path, served read-only by each test.
+var muxAssets = filepath.Join("testdata", "mux", "assets.json")
+
+// TestMuxEnvelopes: Mux answers an asset as {"data": asset}. State by
+// convention looked for the id at the answer's top, found none, and kept
+// nothing: a create answered the example's asset (its id
+// SqQnqz6s…), a read of
+// the id it answered was the example again, whatever the id, and the list
+// never held what was created. The item inside the envelope is stored,
+// read, listed and deleted, and each answer is wrapped as the spec's.
+func TestMuxEnvelopes(t *testing.T) {
+	t.Parallel()
+	_, hs := serveSpec(t, muxAssets, nil)
+	c := conformanceOf(t, muxAssets)
+	auth := []string{"Authorization", "Basic dG9rZW46c2VjcmV0"}
+	const assets = "/video/v1/assets"
+	create := func(mp4 string) string {
+		t.Helper()
+		got := call(t, "POST", hs.URL+assets, "application/json", `{"input":[{"url":"https://example.com/a.mp4"}],"playback_policy":["public"],"mp4_support":"`+mp4+`"}`, auth...)
+		c.check(t, "POST", hs.URL+assets, got)
+		data, _ := got.json["data"].(map[string]any)
+		id, _ := data["id"].(string)
+		if got.status != 201 || id == "" || id == "SqQnqz6s5MBuXGvJaUWdXuXM93J9Q2yv" || data["mp4_support"] != mp4 {
+			t.Fatalf("create: %d %s; want 201 with a fresh id and the mp4_support sent, in data", got.status, got.body)
+		}
+		return id
+	}
+	first, second := create("standard"), create("none")
+	read := call(t, "GET", hs.URL+assets+"/"+first, "", "", auth...)
+	c.check(t, "GET", hs.URL+assets+"/"+first, read)
+	if data, _ := read.json["data"].(map[string]any); read.status != 200 || data["id"] != first || data["mp4_support"] != "standard" {
+		t.Fatalf("read: %d %s; want the first asset in data", read.status, read.body)
+	}
+	list := call(t, "GET", hs.URL+assets, "", "", auth...)
+	c.check(t, "GET", hs.URL+assets, list)
+	if got := listed(list, "id"); list.status != 200 || len(got) != 2 || got[0] != second || got[1] != first {
+		t.Fatalf("list: %d %s; want both assets, newest first", list.status, list.body)
+	}
+	if got := call(t, "DELETE", hs.URL+assets+"/"+first, "", "", auth...); got.status != 204 {
+		t.Fatalf("delete: %d %s", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+assets+"/"+first, "", "", auth...); got.status != 404 {
+		t.Fatalf("read after delete: %d %s; want 404", got.status, got.body)
+	}
+	// A playback id made below the second asset is read back there, in
+	// its envelope too.
+	pids := assets + "/" + second + "/playback-ids"
+	made := call(t, "POST", hs.URL+pids, "application/json", `{"policy":"signed"}`, auth...)
+	c.check(t, "POST", hs.URL+pids, made)
+	data, _ := made.json["data"].(map[string]any)
+	pid, _ := data["id"].(string)
+	if made.status != 201 || pid == "" || pid == "id" || data["policy"] != "signed" {
+		t.Fatalf("create a playback id: %d %s; want 201 with a fresh id and the policy sent, in data", made.status, made.body)
+	}
+	got := call(t, "GET", hs.URL+pids+"/"+pid, "", "", auth...)
+	c.check(t, "GET", hs.URL+pids+"/"+pid, got)
+	if data, _ := got.json["data"].(map[string]any); got.status != 200 || data["id"] != pid || data["policy"] != "signed" {
+		t.Fatalf("read the playback id: %d %s; want it in data", got.status, got.body)
+	}
+}
