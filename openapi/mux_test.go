@@ -69,3 +69,26 @@ func TestMuxEnvelopes(t *testing.T) {
 		t.Fatalf("read the playback id: %d %s; want it in data", got.status, got.body)
 	}
 }
+
+// TestEnvelopeUpdate: an update sent in the answers' envelope ({"data":
+// {"title": …}}, as JSON:API-like APIs take it) sets the item's fields.
+// Its body's schema is the envelope, which lists data alone: every field
+// of the item was taken as one the body does not list, and kept.
+func TestEnvelopeUpdate(t *testing.T) {
+	t.Parallel()
+	spec := filepath.Join("testdata", "envelope", "openapi.yaml")
+	_, hs := serveSpec(t, spec, nil)
+	made := call(t, "POST", hs.URL+"/notes", "application/json", `{"data":{"title":"hi","body":"x"}}`)
+	data, _ := made.json["data"].(map[string]any)
+	id, _ := data["id"].(string)
+	if made.status != 201 || id == "" || id == "note_abcdefgh" || data["title"] != "hi" {
+		t.Fatalf("create: %d %s; want 201 with a fresh id and the title sent, in data", made.status, made.body)
+	}
+	for _, method := range []string{"PATCH", "GET"} {
+		got := call(t, method, hs.URL+"/notes/"+id, "application/json", map[string]string{"PATCH": `{"data":{"title":"new","body":null}}`}[method])
+		data, _ := got.json["data"].(map[string]any)
+		if got.status != 200 || data["title"] != "new" || data["body"] != nil || data["id"] != id || got.json["meta"] == nil {
+			t.Fatalf("%s: %d %s; want the new title and a null body, in data beside meta", method, got.status, got.body)
+		}
+	}
+}

@@ -676,6 +676,9 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 				return o.status, stored, nil
 			}
 			sent := o.bodySchema(x.Request)
+			if p := propertyOf(sent, o.shapeOf().envelope, 0); p != nil {
+				sent = p // a body sent in the answers' envelope (unwrapped)
+			}
 			if x.Request.Method == http.MethodPut && !o.formBody(x.Request) {
 				replaced(obj, in, sent, schema, o.keyField())
 			}
