@@ -199,8 +199,34 @@ func listItems(s *base.Schema) (*base.Schema, string) {
 // listItemsProxy is listItems' item schema as the spec writes it, a $ref
 // or in place.
 func listItemsProxy(s *base.Schema) (*base.SchemaProxy, string) {
-	if s == nil {
+	return listItemsAt(s, 0)
+}
+
+// listItemsAt is listItemsProxy for a schema depth allOf levels down.
+// A list written as allOf a generic wrapper and its own items (Train
+// Travel's: allOf Wrapper-Collection, whose data is an array of any
+// object, and {data: {items: Booking}}) has its items where its branches
+// put one array field: the branch whose items have an id, else the first.
+func listItemsAt(s *base.Schema, depth int) (*base.SchemaProxy, string) {
+	if s == nil || depth > 4 {
 		return nil, ""
+	}
+	if s.Properties == nil && len(s.AllOf) > 0 {
+		var found *base.SchemaProxy
+		field := ""
+		for _, b := range s.AllOf {
+			p, f := listItemsAt(b.Schema(), depth+1)
+			switch {
+			case p == nil:
+			case found == nil:
+				found, field = p, f
+			case f != field:
+				return nil, "" // two array fields: no plain list
+			case propertyOf(found.Schema(), "id", 0) == nil:
+				found = p
+			}
+		}
+		return found, field
 	}
 	if hasType(s, "array") && s.Items != nil && s.Items.A != nil {
 		return s.Items.A, ""
