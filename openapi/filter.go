@@ -49,6 +49,10 @@ type filter struct {
 	// enum: GitHub's state=all, beside open and closed, lists every
 	// issue, and narrows nothing.
 	all bool
+	// def is the parameter's default, which narrows a list that does
+	// not send it, as the API does: GitHub's state=open lists open
+	// issues alone unless state=closed or state=all is asked.
+	def string
 }
 
 // notFilters are the list parameters that page or shape the answer.
@@ -84,6 +88,9 @@ func (o *Operation) listFilters(items *base.Schema) []filter {
 		}
 		if f.enum == nil {
 			f.all = o.paramEnumHas(p, "all")
+		}
+		if !f.anyOf && f.under == nil {
+			f.def = o.paramDefault(p)
 		}
 		out = append(out, f)
 	}
@@ -262,7 +269,11 @@ func conditions(filters []filter, q url.Values) []condition {
 			}
 			continue
 		}
-		if v := q.Get(f.name); v != "" {
+		v := q.Get(f.name)
+		if _, sent := q[f.name]; !sent {
+			v = f.def
+		}
+		if v != "" {
 			if f.enum == nil && !(f.all && v == "all") || slices.Contains(f.enum, v) {
 				out = append(out, condition{field: f.field, under: f.under, value: v})
 			}

@@ -83,7 +83,8 @@ func TestGitHubItemsByNumberAndName(t *testing.T) {
 		{"read by number, spelt otherwise", "GET", issues + "/01", "", 200, map[string]any{"number": 1.0, "title": "First"}},
 		{"update by number", "PATCH", issues + "/1", `{"state":"closed","number":7}`, 200, map[string]any{"number": 1.0, "state": "closed", "title": "First"}},
 		{"read the update", "GET", issues + "/1", "", 200, map[string]any{"number": 1.0, "state": "closed"}},
-		{"list", "GET", issues, "", 200, map[string]any{"numbers": "2 1"}},
+		{"list", "GET", issues + "?state=all", "", 200, map[string]any{"numbers": "2 1"}},
+		{"list the open ones (state's default)", "GET", issues, "", 200, map[string]any{"numbers": "2"}},
 		{"another repository's", "GET", "/repos/octocat/other/issues/1", "", 404, nil},
 		{"never created", "GET", issues + "/3", "", 404, nil},
 		{"create a label", "POST", "/repos/octocat/hello/labels", `{"name":"bug","color":"f29513"}`, 201, map[string]any{"name": "bug", "color": "f29513"}},
@@ -243,7 +244,9 @@ components:
 // the parameter's enum where the issue's state has none, listed nothing,
 // as a filter equal to "all"; labels=bug, one string against a list of
 // labels, listed nothing too. Both now narrow nothing, and state=closed
-// still narrows.
+// still narrows. A list without state lists open issues alone, as
+// GitHub's does: the parameter's default, open, narrows it (a closed
+// issue was listed).
 func TestGitHubListFilters(t *testing.T) {
 	t.Parallel()
 	hs := serveGitHub(t)
@@ -257,11 +260,12 @@ func TestGitHubListFilters(t *testing.T) {
 		t.Fatalf("close: %d %s", got.status, got.body)
 	}
 	for _, tc := range []struct{ query, want string }{
-		{"", "2 1"},
+		{"", "1"},
 		{"?state=all", "2 1"}, {"?state=all&labels=x", "2 1"},
 		{"?state=closed", "2"},
 		{"?state=open", "1"},
-		{"?labels=bug", "2 1"},
+		{"?labels=bug", "1"},
+		{"?state=all&labels=bug", "2 1"},
 	} {
 		got := call(t, "GET", hs.URL+issues+tc.query, "", "")
 		var items []map[string]any
