@@ -92,3 +92,21 @@ func TestEnvelopeUpdate(t *testing.T) {
 		}
 	}
 }
+
+// TestMuxLimitDefault: Mux's list of assets declares limit with a
+// default of 25, which sizes a page that does not ask; it was 10.
+func TestMuxLimitDefault(t *testing.T) {
+	t.Parallel()
+	_, hs := serveSpec(t, muxAssets, nil)
+	auth := []string{"Authorization", "Basic dG9rZW46c2VjcmV0"}
+	for range 12 {
+		if got := call(t, "POST", hs.URL+"/video/v1/assets", "application/json", `{"input":[{"url":"https://example.com/a.mp4"}]}`, auth...); got.status != 201 {
+			t.Fatalf("create: %d %s", got.status, got.body)
+		}
+	}
+	for query, want := range map[string]int{"": 12, "?limit=5": 5} {
+		if got := listed(call(t, "GET", hs.URL+"/video/v1/assets"+query, "", "", auth...), "id"); len(got) != want {
+			t.Errorf("GET /video/v1/assets%s: %d assets; want %d", query, len(got), want)
+		}
+	}
+}

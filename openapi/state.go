@@ -884,12 +884,12 @@ func (o *Operation) page(x Exchange, in map[string]any, q url.Values, items []st
 
 // pageSize is the size of a list's page that q asks for: limit, or the
 // list's per_page (GitHub's), 1 to 100, else per_page's default (GitHub's
-// 30), else 10.
+// 30), or limit's (Mux's 25), else 10.
 func (o *Operation) pageSize(q url.Values) int {
 	sh := o.shapeOf()
 	limit := 10
-	if d, err := strconv.Atoi(o.paramDefault(sh.perPage)); err == nil && d > 0 && d <= 100 {
-		limit = d
+	if d, err := strconv.Atoi(o.paramDefault(cmp.Or(sh.perPage, "limit"))); err == nil && d > 0 && d <= 100 {
+		limit = d // GitHub's per_page of 30, Mux's limit of 25
 	}
 	for _, name := range [...]string{"limit", sh.perPage} {
 		if l, err := strconv.Atoi(q.Get(name)); name != "" && err == nil && l > 0 && l <= 100 {
