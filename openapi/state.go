@@ -883,7 +883,7 @@ func (o *Operation) page(x Exchange, in map[string]any, q url.Values, items []st
 }
 
 // pageSize is the size of a list's page that q asks for: limit, or the
-// list's per_page (GitHub's), 1 to 100, else per_page's default (GitHub's
+// list's per_page (GitHub's), 1 to 100 or the parameter's maximum, else per_page's default (GitHub's
 // 30), or limit's (Mux's 25), else 10.
 func (o *Operation) pageSize(q url.Values) int {
 	sh := o.shapeOf()
@@ -892,11 +892,21 @@ func (o *Operation) pageSize(q url.Values) int {
 		limit = d // GitHub's per_page of 30, Mux's limit of 25
 	}
 	for _, name := range [...]string{"limit", sh.perPage} {
-		if l, err := strconv.Atoi(q.Get(name)); name != "" && err == nil && l > 0 && l <= 100 {
+		if l, err := strconv.Atoi(q.Get(name)); name != "" && err == nil && l > 0 && l <= o.maxPage(name) {
 			limit = l
 		}
 	}
 	return limit
+}
+
+// maxPage is the largest page the list's parameter name asks for that is
+// taken: its schema's maximum past 100 (Svix's limit takes 250), up to
+// 1,000, else 100.
+func (o *Operation) maxPage(name string) int {
+	if s := o.paramSchema(name); s != nil && s.Maximum != nil && *s.Maximum > 100 {
+		return int(min(*s.Maximum, 1000))
+	}
+	return 100
 }
 
 // pageLinks is the Link header (RFC 8288) of a page of a list paged by

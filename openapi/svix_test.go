@@ -86,3 +86,24 @@ func TestSvixIteratorPages(t *testing.T) {
 		t.Fatalf("an unknown iterator: %d %s; want a 400 naming it", got.status, got.body)
 	}
 }
+
+// TestSvixLimitMaximum: Svix's list takes a limit of up to 250, its
+// parameter's maximum; one past 100 was taken as the default, 10.
+func TestSvixLimitMaximum(t *testing.T) {
+	t.Parallel()
+	_, hs := serveSpec(t, svixApps, nil)
+	auth := []string{"Authorization", "Bearer sk_test"}
+	for i := range 105 {
+		if got := call(t, "POST", hs.URL+"/api/v1/app", "application/json", fmt.Sprintf(`{"name":"app %d"}`, i), auth...); got.status != 200 {
+			t.Fatalf("create: %d %s", got.status, got.body)
+		}
+	}
+	for query, want := range map[string]int{"?limit=250": 105, "?limit=101": 101, "?limit=100": 100, "": 10} {
+		if got := listed(call(t, "GET", hs.URL+"/api/v1/app"+query, "", "", auth...), "id"); len(got) != want {
+			t.Errorf("GET /api/v1/app%s: %d apps; want %d", query, len(got), want)
+		}
+	}
+	if got := call(t, "GET", hs.URL+"/api/v1/app?limit=251", "", "", auth...); got.status != 400 {
+		t.Errorf("GET /api/v1/app?limit=251: %d; want the 400 of a limit past its maximum", got.status)
+	}
+}
