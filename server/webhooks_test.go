@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scenariomock/scenariomock/internal/redistest"
 	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/state/redis"
 	"github.com/scenariomock/scenariomock/webhooks"
 	"github.com/stripe/stripe-go/v85/webhook"
 )
@@ -343,4 +345,82 @@ routes:
 		}
 		return ""
 	})
+}
+
+// TestHangingEndpointLeavesOthersTheirs: a receiver that never answers
+// holds at most half of --webhook-concurrency's attempts in flight, so
+// another endpoint's deliveries all arrive while it hangs (in memory and
+// with the outbox in Redis). Before, it came to hold all 8 and the other
+// endpoint's deliveries waited for its retry.timeout (an hour here).
+func TestHangingEndpointLeavesOthersTheirs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		opts func(t *testing.T) Options
+	}{
+		{"memory", func(*testing.T) Options { return Options{Webhooks: webhooks.Options{TimeScale: 0.001}} }},
+		{"redis", func(t *testing.T) Options {
+			rs := redistest.Start(t)
+			st, err := redis.Open(context.Background(), rs.URL(), redis.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return Options{State: st, Webhooks: webhooks.Options{TimeScale: 0.001, Outbox: st.Outbox(0), Shared: st.History(0)}}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var (
+				mu      sync.Mutex
+				hanging int
+			)
+			hang := make(chan struct{})
+			slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body) // so that r.Context ends when the client leaves
+				mu.Lock()
+				hanging++
+				mu.Unlock()
+				select {
+				case <-hang:
+				case <-r.Context().Done():
+				}
+			}))
+			t.Cleanup(slow.Close)
+			t.Cleanup(func() { close(hang) }) // runs first
+			rc := newHookReceiver(t, "whsec_test_123")
+			_, base, _ := serveYAMLRunning(t, tc.opts(t), fmt.Sprintf(`
+webhooks:
+  endpoints:
+    - name: hang
+      url: %s
+      secret: whsec_test_123
+      retry: { schedule: [1s], timeout: 1h }
+    - name: shop
+      url: %s
+      secret: whsec_test_123
+routes:
+  - name: plain
+    method: POST
+    path: /v1/customers
+    respond: { status: 201, body: { id: cus_1, object: customer } }
+    events:
+      - type: customer.created
+`, slow.URL, rc.URL))
+			for range 12 {
+				do(t, "POST", base+"/v1/customers", `{}`)
+			}
+			eventually(t, patience, func() string {
+				if n := len(rc.got()); n != 12 {
+					return fmt.Sprintf("the healthy endpoint got %d of 12 events while the other hangs", n)
+				}
+				return ""
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if hanging > 4 {
+				t.Errorf("the hanging receiver holds %d attempts, want at most 4 (half of 8)", hanging)
+			}
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -41,7 +42,10 @@ type Options struct {
 	// Queue bounds the deliveries pending or in flight (default 10,000).
 	Queue int
 	// Concurrency bounds the attempts in flight at once (default 8), and
-	// so the goroutines a hanging receiver can hold.
+	// so the goroutines a hanging receiver can hold. When there may be
+	// more than one endpoint (more than one configured, or a source),
+	// one endpoint has at most half of them (rounded up) in flight, so
+	// that a receiver that hangs leaves the others theirs.
 	Concurrency int
 	// TimeScale multiplies every wait: after, delay, the retry schedule and
 	// Retry-After (default 1; 0.01 for CI). Signed timestamps stay real.
@@ -75,6 +79,9 @@ type Dispatcher struct {
 	client *http.Client
 	own    *http.Transport // closed when Run returns; nil with Options.Transport
 	wake   chan struct{}
+
+	flightMu sync.Mutex     // guards flight
+	flight   map[string]int // attempts in flight (claimed) by endpoint
 
 	mu        sync.Mutex // guards everything below, and orders outcomes with the log
 	endpoints map[string]*endpointState
@@ -123,6 +130,7 @@ func New(opts Options) *Dispatcher {
 		opts:      opts,
 		box:       box,
 		wake:      make(chan struct{}, 1),
+		flight:    map[string]int{},
 		endpoints: map[string]*endpointState{},
 		byID:      map[string]*Event{},
 		sources:   map[string]*Source{},
@@ -429,6 +437,45 @@ func (d *Dispatcher) lease() time.Duration {
 	return l + leaseSlack
 }
 
+// perEndpoint is the claims' bound by endpoint (Options.Concurrency),
+// with the attempts in flight now.
+func (d *Dispatcher) perEndpoint() PerEndpoint {
+	d.mu.Lock()
+	n := d.opts.Concurrency
+	if len(d.endpoints) > 1 || len(d.sources) > 0 {
+		n = (n + 1) / 2
+	}
+	d.mu.Unlock()
+	d.flightMu.Lock()
+	defer d.flightMu.Unlock()
+	return PerEndpoint{Max: n, Busy: maps.Clone(d.flight)}
+}
+
+// flying counts the attempts of claimed in flight.
+func (d *Dispatcher) flying(claimed []Queued) {
+	d.flightMu.Lock()
+	defer d.flightMu.Unlock()
+	for _, p := range claimed {
+		d.flight[p.Endpoint]++
+	}
+}
+
+// landed ends the count of p's attempt, and wakes the scheduler when its
+// endpoint was at its bound: a claim may have kept its deliveries back.
+func (d *Dispatcher) landed(p *Queued, per int) {
+	d.flightMu.Lock()
+	n := d.flight[p.Endpoint]
+	if n <= 1 {
+		delete(d.flight, p.Endpoint)
+	} else {
+		d.flight[p.Endpoint] = n - 1
+	}
+	d.flightMu.Unlock()
+	if n >= per {
+		d.signal()
+	}
+}
+
 // schedule claims due deliveries while a worker is free and starts an
 // attempt for each, until ctx ends.
 func (d *Dispatcher) schedule(ctx context.Context, wg *sync.WaitGroup) {
@@ -456,8 +503,10 @@ func (d *Dispatcher) schedule(ctx context.Context, wg *sync.WaitGroup) {
 			}
 		}
 		cctx, cancel := context.WithTimeout(ctx, boxTimeout)
-		claimed, next, err := d.box.Claim(cctx, d.opts.Now(), n, d.lease())
+		per := d.perEndpoint()
+		claimed, next, err := d.box.Claim(cctx, d.opts.Now(), n, d.lease(), per)
 		cancel()
+		d.flying(claimed)
 		for range n - len(claimed) {
 			free <- struct{}{}
 		}
@@ -476,6 +525,7 @@ func (d *Dispatcher) schedule(ctx context.Context, wg *sync.WaitGroup) {
 						wg.Go(func() {
 							defer func() {
 								free <- struct{}{}
+								d.landed(&p, per.Max)
 								if left.Add(-1) == 0 {
 									close(done)
 								}

@@ -25,10 +25,13 @@ type Outbox interface {
 	// and are due no later are moved behind ps, and their Faults say so
 	// (OvertakenBy); those due later are left as they are.
 	Add(ctx context.Context, ps []Queued, reorder bool) error
-	// Claim leases up to max deliveries due at now until now+lease, and
+	// Claim leases up to max deliveries due at now until now+lease,
+	// earliest due first, within per's bound for each endpoint, and
 	// returns them (each with its Token) and when the next delivery is
-	// due or a lease ends (zero when the outbox is empty).
-	Claim(ctx context.Context, now time.Time, max int, lease time.Duration) ([]Queued, time.Time, error)
+	// due or a lease ends (zero when the outbox is empty). A due
+	// delivery that per's bound kept back is left where it was, and
+	// does not count as next: it is due once its endpoint's attempts end.
+	Claim(ctx context.Context, now time.Time, max int, lease time.Duration, per PerEndpoint) ([]Queued, time.Time, error)
 	// Retry ends p's claim: p is due again at due, with p's Attempts,
 	// LastStatus and LastError. ErrLeaseLost when p's lease ended and
 	// another claim took it, or Reset dropped it.
@@ -44,6 +47,24 @@ type Outbox interface {
 	Len(ctx context.Context) (int, error)
 	// Reset removes every delivery; their claims are lost.
 	Reset(ctx context.Context) error
+}
+
+// PerEndpoint bounds the deliveries one claim takes for each endpoint:
+// at most Max minus Busy[endpoint] (the attempts in flight there), so
+// that an endpoint whose receiver hangs cannot hold every attempt slot.
+// A zero Max is no bound.
+type PerEndpoint struct {
+	Max  int
+	Busy map[string]int
+}
+
+// room returns how many more deliveries a claim may take for endpoint,
+// given taken already; -1 is no bound.
+func (per PerEndpoint) room(endpoint string, taken int) int {
+	if per.Max <= 0 {
+		return -1
+	}
+	return max(per.Max-per.Busy[endpoint]-taken, 0)
 }
 
 // OvertakenBy is the note an Outbox adds to the Faults of a delivery that
@@ -165,21 +186,37 @@ func (m *memoryOutbox) Add(_ context.Context, ps []Queued, reorder bool) error {
 	return nil
 }
 
-func (m *memoryOutbox) Claim(_ context.Context, now time.Time, max int, lease time.Duration) ([]Queued, time.Time, error) {
+func (m *memoryOutbox) Claim(_ context.Context, now time.Time, max int, lease time.Duration, per PerEndpoint) ([]Queued, time.Time, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []Queued
+	var claimed, kept []*memItem // popped: claimed, and kept back by per
+	taken := map[string]int{}
 	for len(out) < max && len(m.heap) > 0 && !m.heap[0].due.After(now) {
-		it := m.heap[0]
+		it := heap.Pop(&m.heap).(*memItem)
+		if per.room(it.p.Endpoint, taken[it.p.Endpoint]) == 0 {
+			kept = append(kept, it)
+			continue
+		}
+		taken[it.p.Endpoint]++
 		m.token++
 		it.p.Token = fmt.Sprintf("m%d", m.token)
 		it.due = now.Add(lease)
-		heap.Fix(&m.heap, 0)
+		claimed = append(claimed, it)
 		out = append(out, it.p)
 	}
 	var next time.Time
 	if len(m.heap) > 0 {
 		next = m.heap[0].due
+	}
+	for _, it := range claimed {
+		heap.Push(&m.heap, it)
+		if next.IsZero() || it.due.Before(next) {
+			next = it.due
+		}
+	}
+	for _, it := range kept {
+		heap.Push(&m.heap, it) // due and seq unchanged: it keeps its place
 	}
 	return out, next, nil
 }

@@ -141,14 +141,42 @@ func (o *redisOutbox) Add(ctx context.Context, ps []webhooks.Queued, reorder boo
 	return nil
 }
 
-// outboxClaimScript: KEYS q. ARGV base, now, max, lease end, token.
-// Returns the next score ("" when empty), then per claimed delivery j,
-// b, f, n, s, e.
+// outboxClaimScript: KEYS q. ARGV base, now, max, lease end, token,
+// per-endpoint bound (0: none), then endpoint and attempts in flight
+// pairs. Returns the next score ("" when none), then per claimed
+// delivery j, b, f, n, s, e. The due ids are read a page at a time, and
+// a delivery its endpoint's bound keeps back keeps its score.
 var outboxClaimScript = goredis.NewScript(`
-local q, base = KEYS[1], ARGV[1]
-local ids = redis.call('ZRANGEBYSCORE', q, '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+local q, base, now = KEYS[1], ARGV[1], ARGV[2]
+local max, per = tonumber(ARGV[3]), tonumber(ARGV[6])
+local room = {}
+for i = 7, #ARGV, 2 do room[ARGV[i]] = per - tonumber(ARGV[i + 1]) end
+local take, off, page = {}, 0, 256
+while #take < max do
+  local ids = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'LIMIT', off, page)
+  for _, id in ipairs(ids) do
+    if #take >= max then break end
+    local k = base .. 'w:d:' .. id
+    if per > 0 then
+      local ep = redis.call('HGET', k, 'ep')
+      if ep then
+        local r = room[ep] or per
+        if r > 0 then
+          room[ep] = r - 1
+          table.insert(take, id)
+        end
+      else
+        table.insert(take, id)
+      end
+    else
+      table.insert(take, id)
+    end
+  end
+  if #ids < page then break end
+  off = off + page
+end
 local out = {''}
-for _, id in ipairs(ids) do
+for _, id in ipairs(take) do
   local k = base .. 'w:d:' .. id
   local r = redis.call('HMGET', k, 'j', 'b', 'f', 'n', 's', 'e')
   if r[1] then
@@ -159,16 +187,27 @@ for _, id in ipairs(ids) do
     redis.call('ZREM', q, id)
   end
 end
-local nx = redis.call('ZRANGE', q, 0, 0, 'WITHSCORES')
+local nx
+if #take >= max then
+  nx = redis.call('ZRANGE', q, 0, 0, 'WITHSCORES')
+else
+  nx = redis.call('ZRANGEBYSCORE', q, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+end
 if nx[2] then out[1] = nx[2] end
 return out
 `)
 
-func (o *redisOutbox) Claim(ctx context.Context, now time.Time, max int, lease time.Duration) ([]webhooks.Queued, time.Time, error) {
+func (o *redisOutbox) Claim(ctx context.Context, now time.Time, max int, lease time.Duration, per webhooks.PerEndpoint) ([]webhooks.Queued, time.Time, error) {
 	token := make([]byte, 12)
 	_, _ = rand.Read(token)
-	res, err := outboxClaimScript.Run(ctx, o.r.rdb, []string{o.r.key("w", "q")},
-		o.r.base, micros(now), max, micros(now.Add(lease)), hex.EncodeToString(token)).StringSlice()
+	args := make([]any, 0, 6+2*len(per.Busy))
+	args = append(args, o.r.base, micros(now), max, micros(now.Add(lease)), hex.EncodeToString(token), per.Max)
+	if per.Max > 0 {
+		for ep, n := range per.Busy {
+			args = append(args, ep, n)
+		}
+	}
+	res, err := outboxClaimScript.Run(ctx, o.r.rdb, []string{o.r.key("w", "q")}, args...).StringSlice()
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("state: redis webhook outbox claim: %w", err)
 	}

@@ -40,6 +40,7 @@ func Run(t *testing.T, newOutbox NewOutbox) {
 		{"Drop", drop},
 		{"ListAndReset", listReset},
 		{"Target", target},
+		{"PerEndpoint", perEndpoint},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,7 +67,7 @@ func add(t *testing.T, o webhooks.Outbox, reorder bool, ps ...webhooks.Queued) {
 
 func claim(t *testing.T, o webhooks.Outbox, now time.Time, max int) ([]webhooks.Queued, time.Time) {
 	t.Helper()
-	got, next, err := o.Claim(ctx, now, max, lease)
+	got, next, err := o.Claim(ctx, now, max, lease, webhooks.PerEndpoint{})
 	if err != nil {
 		t.Fatalf("Claim: %v", err)
 	}
@@ -126,6 +127,32 @@ func dueOrder(t *testing.T, newOutbox NewOutbox) {
 	if !slices.Equal(ids(got), []string{"d3"}) {
 		t.Fatalf("claimed %v, want [d3]", ids(got))
 	}
+}
+
+// perEndpoint: a claim takes no more for an endpoint than its bound
+// leaves room for; what it keeps back keeps its place, and is not the
+// next due (it waits for its endpoint's attempts to end).
+func perEndpoint(t *testing.T, newOutbox NewOutbox) {
+	o := newOutbox(t, 100)
+	for i, ep := range []string{"hang", "hang", "ok", "hang", "ok", "hang"} {
+		id := fmt.Sprint("d", i+1)
+		add(t, o, false, queued(id, "e"+id, ep, "", t0.Add(time.Duration(i-10)*time.Millisecond)))
+	}
+	got, next, err := o.Claim(ctx, t0, 10, lease, webhooks.PerEndpoint{Max: 2, Busy: map[string]int{"hang": 1, "gone": 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids(got), []string{"d1", "d3", "d5"}) {
+		t.Fatalf("claimed %v, want [d1 d3 d5] (one more for hang, two for ok)", ids(got))
+	}
+	if !next.After(t0) || next.After(t0.Add(lease)) {
+		t.Fatalf("next = %v, want in (%v, %v]: the deliveries kept back are not due next", next, t0, t0.Add(lease))
+	}
+	got, _ = claim(t, o, t0, 10)
+	if !slices.Equal(ids(got), []string{"d2", "d4", "d6"}) {
+		t.Fatalf("then claimed %v, want [d2 d4 d6] in their order", ids(got))
+	}
+	length(t, o, 6)
 }
 
 // notDueYet: a delivery due later is not claimed, and Claim says when to
@@ -230,7 +257,7 @@ func exclusive(t *testing.T, newOutbox NewOutbox) {
 	for range 8 {
 		wg.Go(func() {
 			for {
-				got, _, err := o.Claim(ctx, t0, 7, lease)
+				got, _, err := o.Claim(ctx, t0, 7, lease, webhooks.PerEndpoint{})
 				if err != nil {
 					t.Error(err)
 					return
