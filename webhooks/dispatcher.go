@@ -524,8 +524,8 @@ func (d *Dispatcher) schedule(ctx context.Context, wg *sync.WaitGroup) {
 					for _, p := range step {
 						wg.Go(func() {
 							defer func() {
-								free <- struct{}{}
 								d.landed(&p, per.Max)
+								free <- struct{}{}
 								if left.Add(-1) == 0 {
 									close(done)
 								}
