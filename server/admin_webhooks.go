@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -242,14 +243,20 @@ func (s *Server) handleRedeliver(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
 	n, err := s.hooks.d.Redeliver(id, r.URL.Query().Get("endpoint"))
 	if n == 0 && err != nil {
-		writeProblem(w, newProblem(http.StatusNotFound, err.Error()))
+		status := http.StatusNotFound
+		if errors.Is(err, webhooks.ErrDisabled) {
+			status = http.StatusConflict
+		}
+		writeProblem(w, newProblem(status, err.Error()))
 		return
 	}
+	answer := map[string]any{"event": id, "queued": n}
 	if err != nil {
 		s.log.Warn("redelivery partly queued", "event", id, "error", err.Error())
+		answer["notQueued"] = err.Error()
 	}
 	s.log.Info("webhook redelivery queued", "event", id, "deliveries", n)
-	writeJSON(w, http.StatusAccepted, map[string]any{"event": id, "queued": n})
+	writeJSON(w, http.StatusAccepted, answer)
 }
 
 // eventRequest is the body of POST /__admin/webhooks/events: an event to

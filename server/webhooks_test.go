@@ -424,3 +424,59 @@ routes:
 		})
 	}
 }
+
+// TestRedeliverToDisabledEndpoint: a redelivery to an endpoint that a 410
+// disabled is a 409 naming it; to every endpoint, the answer says which
+// it did not reach. Before, both answered 202 with no reason ("queued": 0
+// for the first).
+func TestRedeliverToDisabledEndpoint(t *testing.T) {
+	t.Parallel()
+	gone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusGone)
+	}))
+	t.Cleanup(gone.Close)
+	rc := newHookReceiver(t, "whsec_test_123")
+	s, base, _ := serveYAMLRunning(t, Options{Webhooks: webhooks.Options{TimeScale: 0.001}}, fmt.Sprintf(`
+webhooks:
+  endpoints:
+    - name: gone
+      url: %s
+      secret: whsec_test_123
+    - name: shop
+      url: %s
+      secret: whsec_test_123
+routes:
+  - name: plain
+    method: POST
+    path: /v1/customers
+    respond: { status: 201, body: { id: cus_1, object: customer } }
+    events:
+      - type: customer.created
+`, gone.URL, rc.URL))
+	do(t, "POST", base+"/v1/customers", `{}`)
+	eventually(t, patience, func() string {
+		if n := len(s.hooks.d.Deliveries(webhooks.Filter{Outcome: webhooks.Disabled})); n != 1 || len(rc.got()) != 1 {
+			return fmt.Sprintf("%d deliveries disabled and %d delivered, want 1 and 1", n, len(rc.got()))
+		}
+		return ""
+	})
+	id, _ := rc.got()[0]["id"].(string)
+	r := do(t, "POST", base+"/__admin/webhooks/"+id+"/redeliver?endpoint=gone", "")
+	if r.status != http.StatusConflict || !strings.Contains(r.body, `\"gone\"`) || !strings.Contains(r.body, "410") {
+		t.Errorf("redeliver to the disabled endpoint = %d %s, want a 409 naming it", r.status, r.body)
+	}
+	r = do(t, "POST", base+"/__admin/webhooks/"+id+"/redeliver", "")
+	var got struct {
+		Queued    int    `json:"queued"`
+		NotQueued string `json:"notQueued"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &got); err != nil || r.status != http.StatusAccepted || got.Queued != 1 || !strings.Contains(got.NotQueued, `"gone"`) {
+		t.Errorf("redeliver to every endpoint = %d %s, want 202, one queued and gone named", r.status, r.body)
+	}
+	eventually(t, patience, func() string {
+		if n := len(rc.got()); n != 2 {
+			return fmt.Sprintf("the live endpoint got %d events, want 2", n)
+		}
+		return ""
+	})
+}

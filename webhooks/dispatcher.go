@@ -870,14 +870,36 @@ func (d *Dispatcher) Redeliver(id, endpoint string) (int, error) {
 		return 0, fmt.Errorf("no event %q (the dispatcher keeps the last %d)", id, d.opts.History)
 	}
 	if endpoint == "" {
-		return d.send(ev, nil, true, targets, 0, nil)
+		n, err := d.send(ev, nil, true, targets, 0, nil)
+		return n, errors.Join(err, d.disabledError(d.Endpoints()...))
 	}
 	for _, t := range targets {
 		if t.Name == endpoint {
 			return d.send(ev, nil, false, []Target{t}, 0, nil)
 		}
 	}
+	if err := d.disabledError(endpoint); err != nil {
+		return 0, err
+	}
 	return d.send(ev, []string{endpoint}, false, nil, 0, nil)
+}
+
+// ErrDisabled is the error of a redelivery to an endpoint that a 410
+// answer disabled.
+var ErrDisabled = errors.New("disabled by a 410 answer (POST /__admin/reset enables it again)")
+
+// disabledError names the endpoints of names that a 410 disabled (nil
+// when none is), each wrapping ErrDisabled.
+func (d *Dispatcher) disabledError(names ...string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var errs []error
+	for _, name := range names {
+		if ep, ok := d.endpoints[name]; ok && ep.disabled {
+			errs = append(errs, fmt.Errorf("webhook endpoint %q: %w", name, ErrDisabled))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Event returns the event with id, if it is still kept.
