@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -147,10 +148,15 @@ func (s *Server) forward(x *exchange) {
 			ctx = *base
 		}
 	}
+	// Waiting for the upstream's answer is waiting, as a delay is: when
+	// shutdown begins it ends (unless WaitDelaysOnShutdown), and the
+	// request with it. Once the answer is in hand, sending it is writing,
+	// which ShutdownTimeout bounds.
+	ctx, waited := s.upstreamWait(x, ctx)
 	resp, err := s.proxy.DoBody(ctx, x.r, x.body, p.target)
 	if err != nil {
 		x.out.upstream = p.target.URL()
-		x.fail(err)
+		s.forwardFailed(x, ctx, err)
 		return
 	}
 	x.out.upstream, x.out.upstreamStatus, x.out.upstreamLatency = resp.Upstream, resp.Status, resp.Latency
@@ -170,6 +176,11 @@ func (s *Server) forward(x *exchange) {
 	seenOnly := hold && !x.claimed && x.fault == nil && !checks
 	tooLarge := seenOnly && resp.ContentLength > s.opts.MaxBody
 	if !hold && (resp.ContentLength < 0 || resp.ContentLength > smallProxied) || tooLarge {
+		if !waited() {
+			resp.Discard()
+			x.abort("upstream wait cancelled by shutdown")
+			return
+		}
 		if tooLarge && s.opts.Recorder != nil {
 			s.opts.Recorder.Skip()
 		}
@@ -185,6 +196,11 @@ func (s *Server) forward(x *exchange) {
 	}
 	body, err := readAtMost(resp.Body, rec.buf[:0], int(s.opts.MaxBody))
 	rec.buf = body
+	if !waited() && err != nil {
+		resp.Discard()
+		s.forwardFailed(x, ctx, err)
+		return
+	}
 	if seenOnly && errors.Is(err, errUpstreamTooLarge) {
 		// Of unknown length: what was read goes first, then the rest.
 		if s.opts.Recorder != nil {
@@ -204,7 +220,7 @@ func (s *Server) forward(x *exchange) {
 		if !errors.As(err, &ue) {
 			err = &upstream.Error{Upstream: resp.Upstream, Status: http.StatusBadGateway, Cause: err.Error(), Err: err}
 		}
-		x.fail(err)
+		s.forwardFailed(x, ctx, err)
 		return
 	}
 	for name, vs := range resp.Header { // once the body is in: a 502 would not carry them
@@ -215,6 +231,46 @@ func (s *Server) forward(x *exchange) {
 		return
 	}
 	x.kind, x.produced = answerRecorded, true
+}
+
+// upstreamWait returns ctx, ended also when shutdown begins unless
+// WaitDelaysOnShutdown, for the wait for the upstream's answer. waited
+// unhooks it from shutdown once the answer is in hand (it is then
+// written as any answer, within ShutdownTimeout) and reports whether
+// shutdown came first: the answer is then cut, and thrown away. The
+// context itself ends with the exchange (x.release), for the body
+// streamed under it.
+func (s *Server) upstreamWait(x *exchange, ctx context.Context) (_ context.Context, waited func() bool) {
+	if s.opts.WaitDelaysOnShutdown {
+		return ctx, func() bool { return true }
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(s.stopping, func() { cancel(errShutdown) })
+	release := x.release
+	x.release = func() {
+		cancel(nil)
+		if release != nil {
+			release()
+		}
+	}
+	return ctx, stop
+}
+
+// forwardFailed ends a forward that err broke off. A client that left,
+// or shutdown, ends it as it ends a delay: without an answer, which no
+// one would read (net/http's client sees its connection close), and
+// journaled with no status rather than as the upstream's 502. Any other
+// failure is the upstream's: a 502 or 504 problem naming it.
+func (s *Server) forwardFailed(x *exchange, ctx context.Context, err error) {
+	var ue *upstream.Error
+	switch {
+	case errors.Is(context.Cause(ctx), errShutdown):
+		x.abort("upstream wait cancelled by shutdown")
+	case errors.As(err, &ue) && ue.ClientGone:
+		x.abort("client gone during upstream wait")
+	default:
+		x.fail(err)
+	}
 }
 
 // corsOverUpstream makes the mock's CORS answer the browser on a proxied

@@ -1434,3 +1434,38 @@ func TestRecordJSONWithAHugeNumber(t *testing.T) {
 		t.Errorf("served back: %d %q, want %s", r.status, r.body, answer)
 	}
 }
+
+// TestProxyClientGoneIsNoAnswer: a client that leaves while the upstream
+// has not answered ends the request as one that leaves during a delay:
+// journaled with no status, the log's outcome saying so. It was
+// journaled (and logged) as a 502 "the client left before the upstream
+// answered", an answer nobody received.
+func TestProxyClientGoneIsNoAnswer(t *testing.T) {
+	t.Parallel()
+	waiting := make(chan struct{}, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		waiting <- struct{}{}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(up.Close)
+	_, base, logs := serveYAMLRunning(t, Options{}, "routes: [{ path: /p, respond: { proxy: '"+up.URL+"' } }]\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, err := doCtx(ctx, http.MethodGet, base+"/p", ""); errc <- err }()
+	<-waiting
+	cancel()
+	<-errc
+	var lines []map[string]any
+	eventually(t, patience, func() string { // the log line is the request's last act
+		if lines = logLines(logs, "/p"); len(lines) == 0 {
+			return "not logged yet"
+		}
+		return ""
+	})
+	if es := journalEntries(t, base); len(es) != 1 || es[0].Status != 0 || !es[0].Proxied || es[0].UpstreamStatus != 0 {
+		t.Errorf("journal %+v; want one entry, status 0 (no answer), proxied, upstream status 0", es)
+	}
+	if len(lines) != 1 || lines[0]["outcome"] != "client gone during upstream wait" || lines[0]["error"] != nil {
+		t.Errorf("log lines %v, want one whose outcome is \"client gone during upstream wait\", with no error", lines)
+	}
+}

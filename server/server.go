@@ -54,9 +54,11 @@ type Options struct {
 	// cut off.
 	ShutdownTimeout time.Duration
 	// WaitDelaysOnShutdown lets requests in a delay finish it (within
-	// ShutdownTimeout) when shutdown begins. By default their delays are
+	// ShutdownTimeout) when shutdown begins, and proxied requests wait
+	// for their upstream's answer. By default their delays and waits are
 	// cancelled at once and their connections closed without an answer,
-	// as for a client that left: a mock's delay is not work to finish.
+	// as for a client that left: a mock's delay is not work to finish,
+	// and a proxied request cut by shutdown is one whose upstream is slow.
 	WaitDelaysOnShutdown bool
 	// ReadHeaderTimeout bounds how long a client may take to send its
 	// headers (default 10s), which ends slowloris connections.

@@ -12,12 +12,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scenariomock/scenariomock/record"
 	"github.com/scenariomock/scenariomock/scenarios"
 )
 
 // serveReal runs Serve on a real listener and returns the base URL and a
 // function that stops it and returns Serve's result.
 func serveReal(t *testing.T, opts Options, yaml string) (string, func() error) {
+	t.Helper()
+	_, url, stop := serveRealServer(t, opts, yaml)
+	return url, stop
+}
+
+// serveRealServer is serveReal that also returns the server, whose
+// journal a test reads once it has stopped.
+func serveRealServer(t *testing.T, opts Options, yaml string) (*Server, string, func() error) {
 	t.Helper()
 	opts.Load = func() (*scenarios.Set, error) { return scenarios.LoadBytes("s.yaml", []byte(yaml)) }
 	s, err := New(opts)
@@ -31,7 +40,7 @@ func serveReal(t *testing.T, opts Options, yaml string) (string, func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, ln) }()
-	return "http://" + ln.Addr().String(), func() error { cancel(); return <-done }
+	return s, "http://" + ln.Addr().String(), func() error { cancel(); return <-done }
 }
 
 // settledGoroutines waits for the goroutine count to fall to at most n.
@@ -191,4 +200,73 @@ func TestShutdownEndsDetachedForwards(t *testing.T) {
 	up.Close()
 	http.DefaultClient.CloseIdleConnections()
 	settledGoroutines(t, before)
+}
+
+// TestShutdownEndsUpstreamWaits: a request waiting on an upstream that
+// does not answer ends when shutdown begins, as one in a delay does: its
+// connection closes without an answer, and the journal has no status for
+// it (no 502 that nobody read). It used to hold the process for the whole
+// shutdown timeout (ten minutes here), and be journaled a 502. Held (for
+// a recording, here) the answer's body is waited for too.
+func TestShutdownEndsUpstreamWaits(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		head bool // the upstream sends its head, then nothing
+		opts Options
+	}{
+		{name: "head"},
+		{name: "held body", head: true, opts: Options{Recorder: record.New(record.Options{})}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			waiting := make(chan struct{}, 1)
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tc.head {
+					w.WriteHeader(http.StatusOK)
+					w.(http.Flusher).Flush()
+				}
+				waiting <- struct{}{}
+				<-r.Context().Done() // until the mock gives up on it
+			}))
+			defer up.Close()
+			logs := &syncBuffer{}
+			opts := tc.opts
+			opts.ShutdownTimeout = 10 * time.Minute
+			opts.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+			s, url, stop := serveRealServer(t, opts, "routes: [{ path: /p, respond: { proxy: '"+up.URL+"' } }]")
+			waitListening(t, url)
+			errc := make(chan error, 1)
+			go func() { _, err := doCtx(context.Background(), "GET", url+"/p", ""); errc <- err }()
+			<-waiting
+			stopped := make(chan error, 1)
+			go func() { stopped <- stop() }()
+			select {
+			case err := <-stopped:
+				if err != nil {
+					t.Fatalf("Serve returned %v", err)
+				}
+			case <-time.After(patience):
+				t.Errorf("shutdown waited more than %s for the upstream", patience)
+				up.CloseClientConnections() // the forward fails, and Serve can return
+				<-stopped
+			}
+			if err := <-errc; err == nil {
+				t.Error("the request waiting on its upstream got an answer; its connection should have been closed, as a delay's is")
+			}
+			es, err := s.state.Journal().Entries(context.Background(), 0)
+			if err != nil || len(es) != 1 {
+				t.Fatalf("journal: %d entries, %v; want the one request", len(es), err)
+			}
+			if e := es[0]; e.Status != 0 || !e.Proxied || e.Upstream == "" {
+				t.Errorf("journaled status %d, proxied %v, upstream %q; want status 0 (no answer), proxied, the upstream named", e.Status, e.Proxied, e.Upstream)
+			}
+			lines := logLines(logs, "/p")
+			if len(lines) != 1 || lines[0]["outcome"] != "upstream wait cancelled by shutdown" {
+				t.Errorf("log lines %v, want one whose outcome is \"upstream wait cancelled by shutdown\"", lines)
+			}
+			up.Close()
+			http.DefaultClient.CloseIdleConnections()
+			settledGoroutines(t, before)
+		})
+	}
 }
