@@ -137,8 +137,9 @@ func (r *Recorder) Len() int {
 	return len(r.ex)
 }
 
-// Skip counts an exchange that was not handed to Add (its answer, too
-// large to hold, was streamed) as skipped.
+// Skip counts an exchange that was not handed to Add as skipped: its
+// answer, too large to hold, was streamed, or there was no upstream
+// answer to record (the upstream unreachable or too slow).
 func (r *Recorder) Skip() {
 	r.mu.Lock()
 	defer r.mu.Unlock()

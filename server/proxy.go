@@ -345,9 +345,19 @@ func (s *Server) deliverProxied(x *exchange) {
 
 // recordProxied hands a proxied exchange whose answer was held to the
 // recorder (serve --record, scenariomock record): commit's last effect,
-// once the answer exists.
+// once the answer exists. One with no upstream answer to record (a 502
+// or 504, a loop's 508, an answer refused by its operation, a client
+// gone or shutdown during the wait) is counted as skipped, as one too
+// large to hold is (forward counted that one, which it streamed): the
+// recording's skipped are the forwarded exchanges it does not hold.
 func (s *Server) recordProxied(x *exchange) {
-	if s.opts.Recorder == nil || !x.out.proxied || !x.produced || x.kind != answerRecorded {
+	if s.opts.Recorder == nil || !x.out.proxied {
+		return
+	}
+	if !x.produced || x.kind != answerRecorded {
+		if x.kind != answerProxied {
+			s.opts.Recorder.Skip()
+		}
 		return
 	}
 	s.opts.Recorder.Add(record.Exchange{

@@ -1469,3 +1469,42 @@ func TestProxyClientGoneIsNoAnswer(t *testing.T) {
 		t.Errorf("log lines %v, want one whose outcome is \"client gone during upstream wait\", with no error", lines)
 	}
 }
+
+// TestRecordCountsFailedForwardsAsSkipped: recording, an exchange whose
+// upstream is unreachable (502) or too slow (504) is not recorded (the
+// 502 or 504 is the mock's, not the upstream's), and the recording's
+// skipped count says so, as README says skipped counts the forwarded
+// exchanges it does not hold. They were counted nowhere: 1 exchange, 0
+// skipped, for three requests forwarded.
+func TestRecordCountsFailedForwardsAsSkipped(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			<-r.Context().Done()
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	t.Cleanup(up.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there now: connection refused
+	rec := record.New(record.Options{Upstream: up.URL})
+	_, mock, _ := serveYAMLRunning(t, Options{Recorder: rec, RecordDir: t.TempDir()}, fmt.Sprintf(`routes:
+  - { path: /ok, respond: { proxy: %s } }
+  - { path: /slow, respond: { proxy: { url: %s, timeout: 100ms } } }
+  - { path: /down, respond: { proxy: %s } }
+`, up.URL, up.URL, down))
+	for path, want := range map[string]int{"/ok": 200, "/slow": http.StatusGatewayTimeout, "/down": http.StatusBadGateway} {
+		if r := do(t, http.MethodGet, mock+path, ""); r.status != want {
+			t.Errorf("%s: got %d %s, want %d", path, r.status, r.body, want)
+		}
+	}
+	r := do(t, http.MethodPost, mock+"/__admin/recording", "")
+	if v := r.json(t); r.status != 200 || v["exchanges"] != float64(1) || v["skipped"] != float64(2) {
+		t.Errorf("POST /__admin/recording: %d %s, want 1 exchange and 2 skipped", r.status, r.body)
+	}
+}
