@@ -1,0 +1,95 @@
+package examples_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/scenariomock/scenariomock/openapi"
+	"github.com/scenariomock/scenariomock/scenarios"
+	"github.com/scenariomock/scenariomock/server"
+	"github.com/stripe/stripe-go/v85"
+)
+
+// TestStripeCustomerSources: a card token added to a customer (POST
+// /v1/customers/{customer}/sources, source=tok_visa) is a card of the
+// token's test card, on that customer, listed and read back as a card,
+// and the customer's first source is its default_source. Before, the
+// answer was an account (the first type of the operation's anyOf).
+func TestStripeCustomerSources(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	cus := newCustomer(t, sc)
+	add := func(token string) *stripe.Card {
+		t.Helper()
+		src, err := sc.V1PaymentSources.Create(ctx, &stripe.PaymentSourceCreateParams{Customer: stripe.String(cus.ID), Source: &stripe.PaymentSourceSourceParams{Token: stripe.String(token)}})
+		if err != nil || src.Type != stripe.PaymentSourceTypeCard || src.Card == nil {
+			t.Fatalf("add %s: %+v, %v; want a card", token, src, err)
+		}
+		return src.Card
+	}
+	visa := add("tok_visa")
+	if !strings.HasPrefix(visa.ID, "card_") || visa.Customer == nil || visa.Customer.ID != cus.ID || visa.Brand != stripe.CardBrandVisa || visa.Last4 != "4242" || visa.Funding != stripe.CardFundingCredit {
+		t.Errorf("tok_visa's card: %+v; want card_…, on %s, Visa 4242, credit", visa, cus.ID)
+	}
+	mc := add("tok_mastercard")
+	if mc.ID == visa.ID || mc.Brand != stripe.CardBrandMasterCard || mc.Last4 != "4444" {
+		t.Errorf("tok_mastercard's card: %+v; want another card, MasterCard 4444", mc)
+	}
+
+	got, err := sc.V1Customers.Retrieve(ctx, cus.ID, nil)
+	if err != nil || got.DefaultSource == nil || got.DefaultSource.ID != visa.ID {
+		t.Errorf("the customer: %+v, %v; want its first card, %s, as default_source", got, err, visa.ID)
+	}
+	var listed []string
+	for src, err := range sc.V1PaymentSources.List(ctx, &stripe.PaymentSourceListParams{Customer: stripe.String(cus.ID)}).All(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src.Type != stripe.PaymentSourceTypeCard || src.Card == nil {
+			t.Errorf("listed %+v; want a card", src)
+			continue
+		}
+		listed = append(listed, src.Card.Last4)
+	}
+	if strings.Join(listed, ",") != "4444,4242" {
+		t.Errorf("the customer's sources: %v; want 4444,4242, newest first", listed)
+	}
+	back, err := sc.V1PaymentSources.Retrieve(ctx, visa.ID, &stripe.PaymentSourceRetrieveParams{Customer: stripe.String(cus.ID)})
+	if err != nil || back.Card == nil || back.Card.ID != visa.ID || back.Card.Last4 != "4242" {
+		t.Errorf("read back %s: %+v, %v", visa.ID, back, err)
+	}
+
+}
+
+// TestStripeCustomerSourcesUnknownCustomer: under --unknown-ids generate
+// a card token added to a customer never created (stripe-go's own suite
+// adds tok_123 to cus_123) answers a card, as stripe-mock answers.
+func TestStripeCustomerSourcesUnknownCustomer(t *testing.T) {
+	t.Parallel()
+	s, err := server.New(server.Options{
+		Load: func() (*scenarios.Set, error) {
+			set, err := scenarios.Load("stripe.yaml")
+			if err != nil {
+				return nil, err
+			}
+			return set, openapi.Expand(set, openapi.Options{Cache: stripeSpecs, UnknownIDs: "generate"})
+		},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatalf("server.New: %v", err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	sc := client(hs, testKey)
+	src, err := sc.V1PaymentSources.Create(context.Background(), &stripe.PaymentSourceCreateParams{Customer: stripe.String("cus_123"), Source: &stripe.PaymentSourceSourceParams{Token: stripe.String("tok_123")}})
+	if err != nil || src.Card == nil || src.Card.Customer == nil || src.Card.Customer.ID != "cus_123" {
+		t.Errorf("tok_123 on cus_123: %+v, %v; want a card on cus_123", src, err)
+	}
+}
