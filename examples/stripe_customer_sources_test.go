@@ -17,8 +17,10 @@ import (
 // TestStripeCustomerSources: a card token added to a customer (POST
 // /v1/customers/{customer}/sources, source=tok_visa) is a card of the
 // token's test card, on that customer, listed and read back as a card,
-// and the customer's first source is its default_source. Before, the
-// answer was an account (the first type of the operation's anyOf).
+// and the customer's first source is its default_source; deleting it
+// answers the deleted card and leaves the customer no default_source.
+// Before, every answer was an account (the first type of the operation's
+// anyOf), and the default_source stayed.
 func TestStripeCustomerSources(t *testing.T) {
 	t.Parallel()
 	hs := serveStripe(t)
@@ -65,11 +67,26 @@ func TestStripeCustomerSources(t *testing.T) {
 		t.Errorf("read back %s: %+v, %v", visa.ID, back, err)
 	}
 
+	// Deleting the default card: the deleted card, gone from the list, and
+	// the customer has no default_source.
+	del, err := sc.V1PaymentSources.Delete(ctx, visa.ID, &stripe.PaymentSourceDeleteParams{Customer: stripe.String(cus.ID)})
+	if err != nil || del.ID != visa.ID || !del.Deleted || del.Type != stripe.PaymentSourceTypeCard {
+		t.Errorf("delete %s: %+v, %v; want it deleted, a card", visa.ID, del, err)
+	}
+	if got, err := sc.V1Customers.Retrieve(ctx, cus.ID, nil); err != nil || got.DefaultSource != nil {
+		t.Errorf("the customer after its default card is deleted: %+v, %v; want no default_source", got, err)
+	}
+	_, err = sc.V1PaymentSources.Retrieve(ctx, visa.ID, &stripe.PaymentSourceRetrieveParams{Customer: stripe.String(cus.ID)})
+	if se := stripeError(t, err); se.HTTPStatusCode != 404 {
+		t.Errorf("read back the deleted card: %d, want 404", se.HTTPStatusCode)
+	}
+
 }
 
 // TestStripeCustomerSourcesUnknownCustomer: under --unknown-ids generate
 // a card token added to a customer never created (stripe-go's own suite
-// adds tok_123 to cus_123) answers a card, as stripe-mock answers.
+// adds tok_123 to cus_123) answers a card, and a card of it is deleted, as
+// stripe-mock answers.
 func TestStripeCustomerSourcesUnknownCustomer(t *testing.T) {
 	t.Parallel()
 	s, err := server.New(server.Options{
@@ -91,5 +108,9 @@ func TestStripeCustomerSourcesUnknownCustomer(t *testing.T) {
 	src, err := sc.V1PaymentSources.Create(context.Background(), &stripe.PaymentSourceCreateParams{Customer: stripe.String("cus_123"), Source: &stripe.PaymentSourceSourceParams{Token: stripe.String("tok_123")}})
 	if err != nil || src.Card == nil || src.Card.Customer == nil || src.Card.Customer.ID != "cus_123" {
 		t.Errorf("tok_123 on cus_123: %+v, %v; want a card on cus_123", src, err)
+	}
+	del, err := sc.V1PaymentSources.Delete(context.Background(), "card_123", &stripe.PaymentSourceDeleteParams{Customer: stripe.String("cus_123")})
+	if err != nil || del.ID != "card_123" || !del.Deleted {
+		t.Errorf("delete card_123 of cus_123: %+v, %v; want it deleted", del, err)
 	}
 }
