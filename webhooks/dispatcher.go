@@ -784,9 +784,11 @@ func (d *Dispatcher) disable(p *Queued, a *Attempt) {
 	dropped, _ := d.box.Drop(ctx, p.Endpoint)
 	cancel()
 	sortPending(dropped)
+	// A delivery dropped is no attempt: its record's Attempt is 0, and
+	// its summary counts the attempts it made (logFinished).
 	for i := range dropped {
 		q := &dropped[i]
-		d.logFinished(q, &Attempt{Delivery: q.ID, Endpoint: q.Endpoint, EventID: q.EventID, Type: q.Type, Session: q.Session, Attempt: q.Attempts + 1, At: a.At, Outcome: Disabled, Error: "endpoint disabled by a 410 answer"}, Disabled)
+		d.logFinished(q, &Attempt{Delivery: q.ID, Endpoint: q.Endpoint, EventID: q.EventID, Type: q.Type, Session: q.Session, At: a.At, Outcome: Disabled, Error: "endpoint disabled by a 410 answer"}, Disabled)
 	}
 }
 
@@ -817,7 +819,7 @@ func (d *Dispatcher) logFinished(p *Queued, a *Attempt, outcome string) {
 	a.Outcome = outcome
 	p.LastStatus, p.LastError = a.Status, a.Error
 	sum := p.summary(outcome)
-	sum.Attempts = a.Attempt
+	sum.Attempts = max(a.Attempt, p.Attempts) // a dropped one's record is Attempt 0
 	sum.Finished = a.At
 	d.recordFinished(*a, &sum)
 	d.finished.push(sum)

@@ -326,6 +326,50 @@ func TestGoneDisablesTheEndpoint(t *testing.T) {
 	waitFor(t, "a request after Reset enabled the endpoint", func() bool { return len(rc.requests()) == 2 })
 }
 
+// TestGoneDropsPendingAsUnattempted: the deliveries a 410 drops are no
+// attempts. Each one's record is attempt 0, and its summary counts the
+// attempts it made: one retried once counts 1, one never tried 0 (they
+// counted one attempt more, which --attempts-at-most checks read).
+func TestGoneDropsPendingAsUnattempted(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, func(n int, _ received) int {
+		if n == 1 {
+			return http.StatusInternalServerError // retried in an hour
+		}
+		return http.StatusGone
+	})
+	ep := endpoint("shop", rc.URL)
+	ep.Retry.Schedule = []time.Duration{time.Hour}
+	d := newDispatcher(t, Options{TimeScale: 1}, ep)
+	start(t, d)
+	retried, later, gone := paymentIntent("pi_1", "created"), paymentIntent("pi_2", "created"), paymentIntent("pi_3", "created")
+	if err := d.Send(retried, nil, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first attempt's 500", func() bool { return len(d.Attempts(Filter{Outcome: Retrying})) == 1 })
+	if err := d.Send(later, nil, time.Hour, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Send(gone, nil, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the 410 and the two dropped", func() bool { return len(d.Deliveries(Filter{Outcome: Disabled})) == 3 })
+	want := map[string]struct{ attempt, attempts int }{retried.ID: {0, 1}, later.ID: {0, 0}, gone.ID: {1, 1}}
+	for _, a := range d.Attempts(Filter{Outcome: Disabled}) {
+		if w := want[a.EventID]; a.Attempt != w.attempt {
+			t.Errorf("event %s: attempt record %d, want %d", a.EventID, a.Attempt, w.attempt)
+		}
+	}
+	for _, dl := range d.Deliveries(Filter{Outcome: Disabled}) {
+		if w := want[dl.EventID]; dl.Attempts != w.attempts {
+			t.Errorf("event %s: delivery counts %d attempts, want %d", dl.EventID, dl.Attempts, w.attempts)
+		}
+	}
+	if n := len(rc.requests()); n != 2 {
+		t.Errorf("receiver got %d requests, want 2", n)
+	}
+}
+
 func TestRetryAfterHonoured(t *testing.T) {
 	t.Parallel()
 	for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {

@@ -7,7 +7,8 @@ import (
 )
 
 // Attempt is one entry of the attempt log: an attempt made, or a delivery
-// refused before its first (overflow, a disabled endpoint).
+// refused before its next (overflow, a disabled endpoint), whose Attempt
+// is 0.
 type Attempt struct {
 	Seq      int64     `json:"seq"`
 	Delivery string    `json:"delivery,omitempty"`
@@ -15,7 +16,7 @@ type Attempt struct {
 	EventID  string    `json:"eventId"`
 	Type     string    `json:"type"`
 	Session  string    `json:"session,omitempty"` // of the request that caused the event
-	Attempt  int       `json:"attempt"`           // 1-based; 0 for a delivery that never started
+	Attempt  int       `json:"attempt"`           // 1-based; 0 for a delivery refused, not attempted
 	At       time.Time `json:"at"`
 	// DurationMS is how long the attempt took, in milliseconds.
 	DurationMS float64 `json:"durationMs"`
