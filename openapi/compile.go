@@ -720,6 +720,7 @@ func onlyCollections(routes []*scenarios.Route) {
 	}
 	markSearches(routes, created)
 	markNested(routes, created)
+	markUnder(routes, created)
 	for _, r := range routes {
 		o := r.Operation.(*Operation)
 		if o.kind != opCreate && !created[o.collection] && o.nested == nil {

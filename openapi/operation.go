@@ -54,6 +54,9 @@ type Operation struct {
 	// nested is set on a list of items made elsewhere, nested below a
 	// stored resource (markNested).
 	nested *nestedList
+	// under is set on a create below a stored resource (markUnder): the
+	// parent's collection and the path's variable that names it.
+	under *parentRef
 	// deletedAs, on a read whose answer may be the deleted object a
 	// DELETE of the same path answers, is that DELETE: it answers a read
 	// of an id that was deleted (markActions).

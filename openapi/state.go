@@ -152,6 +152,48 @@ func resourceOf(p *base.SchemaProxy) string {
 	return ""
 }
 
+// parentRef is the stored resource a create nests below (markUnder):
+// its collection (/v1/customers) and the path's variable that names it
+// (customer).
+type parentRef struct{ coll, variable string }
+
+// markUnder finds the creates nested below one stored resource (POST
+// /v1/customers/{customer}/tax_ids, Svix's POST /api/v1/app/{app_id}/endpoint),
+// whose parent's collection is one a POST creates: such a create under an
+// id never created answers the parent's 404, as the API does, rather than
+// an item no parent has (underUnknown).
+func markUnder(routes []*scenarios.Route, created map[string]bool) {
+	for _, r := range routes {
+		o := r.Operation.(*Operation)
+		if o.kind != opCreate {
+			continue
+		}
+		parent := o.collection[:max(0, strings.LastIndexByte(o.collection, '/'))]
+		i := strings.LastIndex(parent, "/{")
+		if i < 0 || !strings.HasSuffix(parent, "}") || strings.Contains(parent[:i], "{") || !created[parent[:i]] {
+			continue
+		}
+		o.under = &parentRef{coll: parent[:i], variable: parent[i+2 : len(parent)-1]}
+	}
+}
+
+// underUnknown answers, for a create below a stored resource whose id was
+// never created (or was deleted), the parent's 404; ok is false when the
+// parent is stored, or ids never created are generated (unknownIds:
+// generate, where any id stands for one).
+func (o *Operation) underUnknown(ctx context.Context, x Exchange) (status int, body []byte, ok bool, err error) {
+	if o.under == nil || o.api.generate {
+		return 0, nil, false, nil
+	}
+	id := x.Vars[o.under.variable]
+	_, found, err := x.Store.Load(ctx, o.api.storeName(x.Request, o.under.coll), id)
+	if found || err != nil {
+		return 0, nil, false, err
+	}
+	status, body = o.noSuchIn(o.under.coll, http.StatusNotFound, o.under.variable, id)
+	return status, body, true, nil
+}
+
 // markNested finds, among lists that nothing creates into, those nested
 // below a stored resource whose items are made elsewhere: GET
 // /v1/customers/{customer}/payment_methods lists payment methods, which
@@ -555,6 +597,9 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 	tomb := o.tombstonesOf(coll)
 	switch o.kind {
 	case opCreate:
+		if status, body, unknown, err := o.underUnknown(ctx, x); unknown || err != nil {
+			return status, body, err
+		}
 		status, v, _, isRaw := o.generateValue(0, "", in, x)
 		obj, ok := v.(map[string]any)
 		resp, _ := o.response(o.status)

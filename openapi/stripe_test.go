@@ -924,3 +924,37 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestStripeCreateUnderUnknownParent: a create below a stored resource
+// (a customer's tax ids) under a customer never created, or deleted, is
+// Stripe's 404 naming the customer, not an item no customer has; under
+// unknownIds: generate any id stands for one, as stripe-mock answers.
+func TestStripeCreateUnderUnknownParent(t *testing.T) {
+	t.Parallel()
+	auth := []string{"Authorization", "Bearer sk_test_1"}
+	form := "application/x-www-form-urlencoded"
+	taxID := "type=eu_vat&value=DE123456789"
+	hs := stripeServer(t, func(src *scenarios.OpenAPISource) { src.Errors = "stripe" })
+	created := call(t, "POST", hs.URL+"/v1/customers", form, "email=jenny@example.com", auth...)
+	id, _ := created.json["id"].(string)
+	if created.status != 200 || id == "" {
+		t.Fatalf("create a customer: %d %s", created.status, created.body)
+	}
+	if got := call(t, "POST", hs.URL+"/v1/customers/"+id+"/tax_ids", form, taxID, auth...); got.status != 200 || got.json["object"] != "tax_id" {
+		t.Fatalf("a tax id of a stored customer: %d %s; want 200 and the tax id", got.status, got.body)
+	}
+	if got := call(t, "DELETE", hs.URL+"/v1/customers/"+id, "", "", auth...); got.status != 200 {
+		t.Fatalf("delete the customer: %d %s", got.status, got.body)
+	}
+	for _, c := range []string{"cus_never", id} {
+		got := call(t, "POST", hs.URL+"/v1/customers/"+c+"/tax_ids", form, taxID, auth...)
+		e, _ := got.json["error"].(map[string]any)
+		if got.status != 404 || e["code"] != "resource_missing" || e["message"] != "No such customer: '"+c+"'" {
+			t.Errorf("a tax id of %s (never created or deleted): %d %s; want 404 resource_missing, No such customer", c, got.status, got.body)
+		}
+	}
+	gen := stripeServer(t, func(src *scenarios.OpenAPISource) { src.Errors, src.UnknownIDs = "stripe", "generate" })
+	if got := call(t, "POST", gen.URL+"/v1/customers/cus_123/tax_ids", form, taxID, auth...); got.status != 200 || got.json["object"] != "tax_id" {
+		t.Errorf("unknownIds: generate, a tax id of cus_123: %d %s; want 200 (any id stands for one)", got.status, got.body)
+	}
+}
