@@ -161,7 +161,8 @@ type parentRef struct{ coll, variable string }
 // /v1/customers/{customer}/tax_ids, Svix's POST /api/v1/app/{app_id}/endpoint),
 // whose parent's collection is one a POST creates: such a create under an
 // id never created answers the parent's 404, as the API does, rather than
-// an item no parent has (underUnknown).
+// an item no parent has (underUnknown); and the item's field named as the
+// variable (a tax id's customer), when it has one, is the parent's id.
 func markUnder(routes []*scenarios.Route, created map[string]bool) {
 	for _, r := range routes {
 		o := r.Operation.(*Operation)
@@ -642,6 +643,13 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			return 0, nil, err
 		}
 		obj[key] = value
+		if u := o.under; u != nil && u.variable != key {
+			// The item names its parent as the path does (a tax id's
+			// customer), not as the example did.
+			if _, isString := obj[u.variable].(string); isString {
+				obj[u.variable] = x.Vars[u.variable]
+			}
+		}
 		if n, isInt := value.(int64); isInt && key != "id" {
 			// An item read by its number (GitHub's issue) has an id
 			// too: the same number, rather than every item the

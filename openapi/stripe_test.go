@@ -928,7 +928,8 @@ func processCPU() time.Duration {
 // TestStripeCreateUnderUnknownParent: a create below a stored resource
 // (a customer's tax ids) under a customer never created, or deleted, is
 // Stripe's 404 naming the customer, not an item no customer has; under
-// unknownIds: generate any id stands for one, as stripe-mock answers.
+// unknownIds: generate any id stands for one, as stripe-mock answers. The
+// item names its parent as the path does.
 func TestStripeCreateUnderUnknownParent(t *testing.T) {
 	t.Parallel()
 	auth := []string{"Authorization", "Bearer sk_test_1"}
@@ -940,8 +941,8 @@ func TestStripeCreateUnderUnknownParent(t *testing.T) {
 	if created.status != 200 || id == "" {
 		t.Fatalf("create a customer: %d %s", created.status, created.body)
 	}
-	if got := call(t, "POST", hs.URL+"/v1/customers/"+id+"/tax_ids", form, taxID, auth...); got.status != 200 || got.json["object"] != "tax_id" {
-		t.Fatalf("a tax id of a stored customer: %d %s; want 200 and the tax id", got.status, got.body)
+	if got := call(t, "POST", hs.URL+"/v1/customers/"+id+"/tax_ids", form, taxID, auth...); got.status != 200 || got.json["object"] != "tax_id" || got.json["customer"] != id {
+		t.Fatalf("a tax id of a stored customer: %d %s; want 200 and the tax id, its customer %s", got.status, got.body, id)
 	}
 	if got := call(t, "DELETE", hs.URL+"/v1/customers/"+id, "", "", auth...); got.status != 200 {
 		t.Fatalf("delete the customer: %d %s", got.status, got.body)
