@@ -169,13 +169,22 @@ func markUnder(routes []*scenarios.Route, created map[string]bool) {
 		if o.kind != opCreate {
 			continue
 		}
-		parent := o.collection[:max(0, strings.LastIndexByte(o.collection, '/'))]
-		i := strings.LastIndex(parent, "/{")
-		if i < 0 || !strings.HasSuffix(parent, "}") || strings.Contains(parent[:i], "{") || !created[parent[:i]] {
-			continue
+		if parent, ok := storedParent(o.collection, created); ok {
+			o.under = &parent
 		}
-		o.under = &parentRef{coll: parent[:i], variable: parent[i+2 : len(parent)-1]}
 	}
+}
+
+// storedParent is the stored resource a collection path lies directly
+// below (/v1/customers/{customer}/tax_ids: /v1/customers, customer), when
+// its path has no other variable and a POST creates into it.
+func storedParent(collection string, created map[string]bool) (parentRef, bool) {
+	parent := collection[:max(0, strings.LastIndexByte(collection, '/'))]
+	i := strings.LastIndex(parent, "/{")
+	if i < 0 || !strings.HasSuffix(parent, "}") || strings.Contains(parent[:i], "{") || !created[parent[:i]] {
+		return parentRef{}, false
+	}
+	return parentRef{coll: parent[:i], variable: parent[i+2 : len(parent)-1]}, true
 }
 
 // underUnknown answers, for a create below a stored resource whose id was
@@ -228,19 +237,18 @@ func markNested(routes []*scenarios.Route, created map[string]bool) {
 		if o.kind != opList || created[o.collection] {
 			continue
 		}
-		parent := o.collection[:max(0, strings.LastIndexByte(o.collection, '/'))]
-		i := strings.LastIndex(parent, "/{")
-		if i < 0 || !strings.HasSuffix(parent, "}") || strings.Contains(parent[:i], "{") || !created[parent[:i]] {
+		parent, ok := storedParent(o.collection, created)
+		if !ok {
 			continue
 		}
 		resp, _ := o.response(o.status)
 		_, schema := mediaOf(resp)
 		items, _ := listItemsProxy(schema)
-		from, variable := makers[resourceOf(items)], parent[i+2:len(parent)-1]
+		from, variable := makers[resourceOf(items)], parent.variable
 		if from == "" && items != nil {
 			// Nothing creates the items (a Checkout Session's
 			// line_items): the parent keeps them, if anything does.
-			o.nested = &nestedList{parent: parent[:i], variable: variable, field: o.collection[len(parent)+1:]}
+			o.nested = &nestedList{parent: parent.coll, variable: variable, field: o.collection[strings.LastIndexByte(o.collection, '/')+1:]}
 			continue
 		}
 		// {id} names the parent, but an item's id field is its own: the
@@ -248,7 +256,7 @@ func markNested(routes []*scenarios.Route, created map[string]bool) {
 		if from == "" || items == nil || variable == "id" || propertyOf(items.Schema(), variable, 0) == nil {
 			continue
 		}
-		o.nested = &nestedList{from: from, parent: parent[:i], variable: variable}
+		o.nested = &nestedList{from: from, parent: parent.coll, variable: variable}
 		nested[o.collection] = o.nested
 	}
 	// A read of one item of such a list (GET /v1/customers/{customer}/
