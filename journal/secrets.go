@@ -68,29 +68,7 @@ func isToken(s string) bool {
 // returns h itself when it has none of them (no copy, no allocation), and
 // otherwise a copy, leaving h as it was.
 func RedactHeaders(h http.Header) http.Header {
-	found := false
-	for name := range h {
-		if isSecret(name) {
-			found = true
-			break
-		}
-	}
-	if !found {
-		return h
-	}
-	out := make(http.Header, len(h))
-	for name, vs := range h {
-		if !isSecret(name) {
-			out[name] = vs
-			continue
-		}
-		rv := make([]string, len(vs))
-		for i, v := range vs {
-			rv[i] = Redact(v)
-		}
-		out[name] = rv
-	}
-	return out
+	return state.RedactHeaders(h, Secrets{})
 }
 
 // Secrets is the journal's state.Redactor: the values of SecretHeaders,

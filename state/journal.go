@@ -237,10 +237,10 @@ type entryJSON Entry
 // base64, so that a JSON body reads as itself.
 func (e Entry) MarshalJSON() ([]byte, error) {
 	if e.Redact != nil {
-		e.Headers = redactHeaders(e.Headers, e.Redact)
+		e.Headers = RedactHeaders(e.Headers, e.Redact)
 		if e.Response != nil {
 			r := *e.Response
-			r.Headers = redactHeaders(r.Headers, e.Redact)
+			r.Headers = RedactHeaders(r.Headers, e.Redact)
 			e.Response = &r
 		}
 	}
@@ -253,9 +253,9 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// redactHeaders returns h with the values of red's secret headers
+// RedactHeaders returns h with the values of red's secret headers
 // redacted: h itself when it has none, else a copy.
-func redactHeaders(h map[string][]string, red Redactor) map[string][]string {
+func RedactHeaders(h map[string][]string, red Redactor) map[string][]string {
 	var out map[string][]string
 	for name, vs := range h {
 		if !red.Secret(name) {
