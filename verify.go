@@ -180,6 +180,11 @@ type check struct {
 	// hook, when set, makes this a check of webhook deliveries (verify
 	// --webhook and its flags) instead of requests.
 	hook *webhookVerify
+	// named: the name was given (a --file check's name:), and the text
+	// report starts with it, so that a reader of many checks' lines
+	// knows which check each is of. Other names repeat the filters the
+	// report says.
+	named bool
 }
 
 // countCheck is a check of the requests f selects; its name, unless
@@ -286,6 +291,9 @@ func runVerify(ctx context.Context, cmd *cobra.Command, opts verifyOptions, stdo
 			w := stdout
 			if !r.ok {
 				w = stderr
+			}
+			if r.named {
+				io.WriteString(w, r.name+": ")
 			}
 			io.WriteString(w, r.report)
 		}

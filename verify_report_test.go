@@ -252,6 +252,19 @@ checks:
 			t.Errorf("stderr lacks %q:\n%s", s, errOut.String())
 		}
 	}
+	// The text says which check each line is of, by the name the file
+	// gives it: a check named by its filters alone is not named twice.
+	for _, s := range []string{"two payments: ok: 2 requests matched", "tenant: ok: 1 request matched", "no form: ok: 0 requests matched"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("stdout lacks %q:\n%s", s, out.String())
+		}
+	}
+	for _, s := range []string{"one charge: verify failed: want exactly 1 request, found 2", "nothing unmocked: verify failed: 1 request matched no route",
+		"\nverify failed: want exactly 0 requests, found 1"} {
+		if !strings.Contains(errOut.String(), s) {
+			t.Errorf("stderr lacks %q:\n%s", s, errOut.String())
+		}
+	}
 	doc := readJUnit(t, file)
 	if doc.Tests != 7 || doc.Failures != 3 || doc.Errors != 0 {
 		t.Fatalf("report: %+v", doc)

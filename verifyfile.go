@@ -311,17 +311,21 @@ func (p *checksParser) check(i int, n *yaml.Node, since string) (check, bool) {
 	if f.Since == "" {
 		f.Since = since
 	}
-	if noUnmatched {
-		return unmatchedCheck(name, f.Since), true
-	}
-	if isHook {
-		hf, _ := hook.filter()
+	var c check
+	switch {
+	case noUnmatched:
+		c = unmatchedCheck(name, f.Since)
+	case isHook:
+		c = check{name: name, want: want, hook: &hook}
 		if name == "" {
-			name = describeWebhookFilter(hf, hook) + ": " + asDeliveries(want, "webhook ")
+			hf, _ := hook.filter()
+			c.name = describeWebhookFilter(hf, hook) + ": " + asDeliveries(want, "webhook ")
 		}
-		return check{name: name, want: want, hook: &hook}, true
+	default:
+		c = countCheck(name, f, want)
 	}
-	return countCheck(name, f, want), true
+	c.named = name != ""
+	return c, true
 }
 
 // didYouMean is ` (did you mean "route"?)` for the key among known that
