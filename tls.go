@@ -33,7 +33,7 @@ func (o *tlsOptions) flags(f *pflag.FlagSet, serve bool) {
 	if serve {
 		f.StringVar(&o.cert, "tls-cert", "", "serve HTTPS (and HTTP/2) with this PEM certificate (chain); needs --tls-key")
 		f.StringVar(&o.key, "tls-key", "", "the PEM private key of --tls-cert")
-		f.BoolVar(&o.selfSigned, "tls-self-signed", false, "serve HTTPS with a certificate made at start for the --addr host, localhost, 127.0.0.1 and ::1; the ready log has its SHA-256")
+		f.BoolVar(&o.selfSigned, "tls-self-signed", false, "serve HTTPS with a certificate made at start for the --addr and --admin-addr hosts (this machine's name for 0.0.0.0), localhost, 127.0.0.1 and ::1; the ready log has its SHA-256")
 		f.StringVar(&o.selfSignedOut, "tls-self-signed-out", "", "write the certificate --tls-self-signed made to this PEM file, for clients to trust (curl --cacert, NODE_EXTRA_CA_CERTS, --tls-cert of verify)")
 		return
 	}
