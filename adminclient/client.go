@@ -207,7 +207,13 @@ func statusError(method, u string, resp *http.Response) error {
 	if strings.Contains(resp.Header.Get("Content-Type"), "json") && json.Unmarshal(body, &p) == nil && p.Title != "" {
 		e.Title, e.Detail = p.Title, p.Detail
 		if len(p.Errors) > 0 {
-			e.Detail += " " + strings.Join(p.Errors, "; ")
+			// The errors are the reasons of the sentence before them:
+			// "The event was not sent: no webhook endpoints are defined…".
+			d := e.Detail
+			if d == "" {
+				d = e.Title
+			}
+			e.Detail = strings.TrimSuffix(d, ".") + ": " + strings.Join(p.Errors, "; ")
 		}
 	} else if s := strings.TrimSpace(string(body)); s != "" {
 		if len(s) > 200 {

@@ -202,6 +202,12 @@ func TestStatusError(t *testing.T) {
 	if !errors.As(err, &se) || se.StatusCode != 404 || !strings.Contains(err.Error(), "is a scenariomock server listening there?") {
 		t.Errorf("Count of a server that is not scenariomock: %v", err)
 	}
+	// A problem whose reasons are its errors list (a title, no detail):
+	// the message says the title, then the reasons after a colon.
+	_, err = c.SendEvent(ctx(t), adminclient.Event{Type: "payment.created", Object: []byte(`{"id":"pay_1"}`)})
+	if !errors.As(err, &se) || se.StatusCode != 400 || !strings.Contains(err.Error(), "The event was not sent: no webhook endpoint") {
+		t.Errorf("SendEvent with no endpoints: %v", err)
+	}
 }
 
 // TestStreamGivesUpOnSilence: a server that stops sending, not even its
