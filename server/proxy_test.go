@@ -1508,3 +1508,66 @@ func TestRecordCountsFailedForwardsAsSkipped(t *testing.T) {
 		t.Errorf("POST /__admin/recording: %d %s, want 1 exchange and 2 skipped", r.status, r.body)
 	}
 }
+
+// TestProxyClientGoneDuringHeldBody: a client that leaves while the mock
+// reads an upstream's answer it holds (a small one, read whole before it
+// is written; or one held for the recording) ends the request as one that
+// leaves during the wait for the head: no answer, journaled with no
+// status, the recording counting it as skipped. The upstream's body read
+// cut by the client's context was a plain 502, journaled and logged as
+// the upstream's failure: an answer nobody received.
+func TestProxyClientGoneDuringHeldBody(t *testing.T) {
+	t.Parallel()
+	for _, recording := range []bool{false, true} {
+		t.Run(fmt.Sprintf("recording=%v", recording), func(t *testing.T) {
+			t.Parallel()
+			sent := make(chan struct{}, 1)
+			release := make(chan struct{})
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Length", "100") // small: held even without the recording
+				w.WriteHeader(http.StatusOK)
+				io.WriteString(w, "first part")
+				w.(http.Flusher).Flush()
+				sent <- struct{}{}
+				select {
+				case <-release:
+					io.WriteString(w, strings.Repeat("x", 90))
+				case <-r.Context().Done():
+				}
+			}))
+			t.Cleanup(up.Close)
+			t.Cleanup(func() { close(release) })
+			opts := Options{}
+			var rec *record.Recorder
+			if recording {
+				rec = record.New(record.Options{Upstream: up.URL})
+				opts.Recorder, opts.RecordDir = rec, t.TempDir()
+			}
+			_, base, logs := serveYAMLRunning(t, opts, "routes: [{ path: /p, respond: { proxy: '"+up.URL+"' } }]\n")
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() { _, err := doCtx(ctx, http.MethodGet, base+"/p", ""); errc <- err }()
+			<-sent
+			cancel()
+			<-errc
+			var lines []map[string]any
+			eventually(t, patience, func() string {
+				if lines = logLines(logs, "/p"); len(lines) == 0 {
+					return "not logged yet"
+				}
+				return ""
+			})
+			if es := journalEntries(t, base); len(es) != 1 || es[0].Status != 0 || !es[0].Proxied {
+				t.Errorf("journal %+v; want one entry, status 0 (no answer), proxied", es)
+			}
+			if len(lines) != 1 || lines[0]["outcome"] != "client gone during upstream wait" || lines[0]["error"] != nil {
+				t.Errorf("log lines %v, want one whose outcome is \"client gone during upstream wait\", with no error", lines)
+			}
+			if rec != nil {
+				if n, skipped := rec.Len(), rec.Skipped(); n != 0 || skipped != 1 {
+					t.Errorf("recording holds %d exchanges, %d skipped; want 0, 1 skipped", n, skipped)
+				}
+			}
+		})
+	}
+}

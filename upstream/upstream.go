@@ -388,7 +388,7 @@ func (p *Proxy) do(parent context.Context, r *http.Request, body io.ReadCloser, 
 	latency := time.Since(start)
 	w.reset()
 	removeHopByHop(resp.Header)
-	f.body = watchedBody{rc: resp.Body, w: w, cancel: cancel, upstream: target, timeout: t.timeout}
+	f.body = watchedBody{rc: resp.Body, w: w, cancel: cancel, parent: parent, upstream: target, timeout: t.timeout}
 	f.resp = Response{
 		Status:        resp.StatusCode,
 		Header:        resp.Header,
@@ -560,11 +560,14 @@ func (w *watchdog) reset() { w.t.Reset(w.d) }
 func (w *watchdog) stop() bool { w.t.Stop(); return w.fired.Load() }
 
 // watchedBody resets the watchdog on each read with data and turns a read
-// cut by it into an *Error.
+// cut by it, or by the end of the caller's context, into an *Error.
 type watchedBody struct {
-	rc       io.ReadCloser
-	w        *watchdog
-	cancel   context.CancelFunc
+	rc     io.ReadCloser
+	w      *watchdog
+	cancel context.CancelFunc
+	// parent is the caller's context: a read it cut is the client gone,
+	// as classify says of the wait for the head, not the upstream's fault.
+	parent   context.Context
 	upstream string
 	timeout  time.Duration
 	once     sync.Once
@@ -579,6 +582,10 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 		if b.w.fired.Load() {
 			return n, &Error{Upstream: b.upstream, Status: http.StatusGatewayTimeout, Timeout: true,
 				Cause: fmt.Sprintf("the body stalled for %s", b.timeout), Err: err}
+		}
+		if b.parent.Err() != nil {
+			return n, &Error{Upstream: b.upstream, Status: http.StatusBadGateway, ClientGone: true,
+				Cause: "the client left while the answer was read", Err: err}
 		}
 		return n, &Error{Upstream: b.upstream, Status: http.StatusBadGateway, Cause: "reading the body: " + cause(err), Err: err}
 	}

@@ -463,6 +463,42 @@ func TestClientGone(t *testing.T) {
 	}
 }
 
+// TestClientGoneDuringBody: a client that leaves while the answer's body
+// is read ends the read as ClientGone too, not as the upstream's 502: the
+// read was cut by the client's context, the upstream did nothing wrong.
+func TestClientGoneDuringBody(t *testing.T) {
+	t.Parallel()
+	sent, release := make(chan struct{}), make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100")
+		_, _ = io.WriteString(w, "first part")
+		w.(http.Flusher).Flush()
+		close(sent)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer up.Close()
+	defer close(release)
+	p := newProxy(t)
+	tg := mustTarget(t, Config{URL: up.URL})
+	ctx, cancel := context.WithCancel(context.Background())
+	r := httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx)
+	resp, err := p.Do(r, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Discard()
+	<-sent
+	cancel()
+	_, err = io.ReadAll(resp.Body)
+	var ue *Error
+	if !errors.As(err, &ue) || !ue.ClientGone || ue.Timeout {
+		t.Fatalf("reading the body = %v, want ClientGone", err)
+	}
+}
+
 // TestCloseLeavesNoGoroutines: after Close and the upstream's shutdown,
 // the transport's connection goroutines are gone.
 func TestCloseLeavesNoGoroutines(t *testing.T) {
