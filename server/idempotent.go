@@ -277,10 +277,21 @@ func (s *Server) completeClaim(x *exchange) {
 }
 
 // detach returns a context that ignores the client leaving but ends at
-// shutdown, for work that completes whether or not anyone waits for it.
+// shutdown, for work that completes whether or not anyone waits for it:
+// when shutdown begins, or with WaitDelaysOnShutdown when it gives up on
+// the requests still running (ShutdownTimeout), as a delay or a forward
+// without the claim does. It ended when shutdown began whatever the flag
+// said, cutting the delay and forward of an idempotent route.
 func (s *Server) detach(parent context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
-	stop := context.AfterFunc(s.stopping, func() { cancel(errShutdown) })
+	end := s.stopping
+	if s.opts.WaitDelaysOnShutdown {
+		end = context.Background() // never, outside Serve
+		if base := s.abort.Load(); base != nil {
+			end = *base
+		}
+	}
+	stop := context.AfterFunc(end, func() { cancel(errShutdown) })
 	return ctx, func() { stop(); cancel(nil) }
 }
 

@@ -270,3 +270,53 @@ func TestShutdownEndsUpstreamWaits(t *testing.T) {
 		})
 	}
 }
+
+// TestShutdownWaitsForDetachedForwardsWhenAsked: with
+// WaitDelaysOnShutdown, a proxied request on an idempotent route with a
+// delay (onClientAbort: complete, whose delay and forward run under a
+// context of their own) waits for its upstream's answer when shutdown
+// begins, and the client gets it, as on a route without the claim. That
+// context ended at shutdown whatever the flag said: the forward was cut
+// and the client's connection closed without an answer.
+func TestShutdownWaitsForDetachedForwardsWhenAsked(t *testing.T) {
+	before := runtime.NumGoroutine()
+	arrived := make(chan struct{}, 1)
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-release:
+			_, _ = w.Write([]byte("done"))
+		case <-r.Context().Done():
+		}
+	}))
+	defer up.Close()
+	s, url, stop := serveRealServer(t, Options{ShutdownTimeout: patience, WaitDelaysOnShutdown: true},
+		"routes: [{ name: p, method: POST, path: /p, idempotency: { key: header.Idempotency-Key }, respond: { proxy: '"+up.URL+"', delay: 1ms } }]")
+	waitListening(t, url)
+	got := make(chan response, 1)
+	errc := make(chan error, 1)
+	go func() {
+		r, err := doCtx(context.Background(), "POST", url+"/p", "", "Idempotency-Key", "k")
+		got <- r
+		errc <- err
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(patience):
+		t.Fatal("the request never reached the upstream")
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	<-s.stopping.Done() // shutdown has begun: the forward must go on
+	close(release)
+	if r, err := <-got, <-errc; err != nil || r.status != 200 || r.body != "done" {
+		t.Errorf("in-flight forward: %d %q, %v; want the upstream's 200 \"done\"", r.status, r.body, err)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("Serve returned %v, want nil", err)
+	}
+	up.Close()
+	http.DefaultClient.CloseIdleConnections()
+	settledGoroutines(t, before)
+}
