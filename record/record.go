@@ -507,7 +507,15 @@ func (w *writer) response(rt *route, x *Exchange) (*yaml.Node, error) {
 		}
 	}
 	var note string
-	if enc := hdr.Get("Content-Encoding"); enc != "" {
+	if x.Status == http.StatusNoContent || x.Status == http.StatusNotModified {
+		body = nil
+	}
+	if enc := hdr.Get("Content-Encoding"); enc != "" && len(body) == 0 {
+		// No body to decode (a HEAD's, a 304's): the coding names the
+		// GET's, which the recording stores decoded. Kept, a 304 would
+		// relabel a cache's plain copy.
+		hdr.Del("Content-Encoding")
+	} else if enc != "" {
 		dec, err := contentcoding.Decode(enc, body, w.opts.MaxBody)
 		if err != nil {
 			note = "kept encoded: " + err.Error()
@@ -517,9 +525,6 @@ func (w *writer) response(rt *route, x *Exchange) (*yaml.Node, error) {
 		}
 	}
 	ct := hdr.Get("Content-Type")
-	if x.Status == http.StatusNoContent || x.Status == http.StatusNotModified {
-		body = nil
-	}
 	textual := utf8.Valid(body) && !bytes.ContainsRune(body, 0) && note == ""
 	if textual {
 		body = w.rewrite(body)

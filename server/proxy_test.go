@@ -1571,3 +1571,55 @@ func TestProxyClientGoneDuringHeldBody(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordBodilessAnswersDropContentEncoding: an answer with no body
+// (a HEAD's, a 304's) whose head says Content-Encoding: gzip, as a
+// server that compresses the GET says it, is recorded without it, as the
+// GET's decoded answer is: a 304 that kept it, replayed to an HTTP cache,
+// relabels the cached plain body gzip. Its empty body was "decoded",
+// failed (gzip: EOF), and the recording kept the header with a comment
+// "kept encoded".
+func TestRecordBodilessAnswersDropContentEncoding(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("ETag", `"v1"`)
+		switch {
+		case r.Header.Get("If-None-Match") == `"v1"`:
+			w.WriteHeader(http.StatusNotModified)
+		case r.Method == http.MethodHead:
+			w.Header().Set("Content-Length", "42")
+			w.WriteHeader(http.StatusOK)
+		default:
+			zw := gzip.NewWriter(w)
+			io.WriteString(zw, "hello, plain text")
+			zw.Close()
+		}
+	}))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	rec := record.New(record.Options{Upstream: up.URL})
+	_, mock, _ := serveYAMLRunning(t, Options{ProxyUnmatched: up.URL, Recorder: rec, RecordDir: dir}, "routes: []\n")
+	do(t, http.MethodGet, mock+"/doc", "")
+	do(t, http.MethodHead, mock+"/doc", "")
+	if r := do(t, http.MethodGet, mock+"/cached", "", "If-None-Match", `"v1"`); r.status != http.StatusNotModified {
+		t.Fatalf("conditional GET through the recorder: %d", r.status)
+	}
+	if r := do(t, http.MethodPost, mock+"/__admin/recording", ""); r.status != 200 {
+		t.Fatalf("POST /__admin/recording: %d %s", r.status, r.body)
+	}
+	text, err := os.ReadFile(filepath.Join(dir, "recorded.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(text, []byte("Content-Encoding")) || bytes.Contains(text, []byte("kept encoded")) {
+		t.Errorf("the recording keeps Content-Encoding on an answer it stores decoded:\n%s", text)
+	}
+	_, replay, _ := serveYAMLRunning(t, Options{}, string(text))
+	for _, c := range []struct{ method, path string }{{http.MethodHead, "/doc"}, {http.MethodGet, "/cached"}} {
+		if r := do(t, c.method, replay+c.path, ""); r.header.Get("Content-Encoding") != "" || r.header.Get("ETag") != `"v1"` {
+			t.Errorf("%s %s served back: Content-Encoding %q, ETag %q; want none, \"v1\"", c.method, c.path, r.header.Get("Content-Encoding"), r.header.Get("ETag"))
+		}
+	}
+}
