@@ -174,7 +174,8 @@ func (s *Server) forward(x *exchange) {
 	// the recording counts it as skipped (as the recorder does a body
 	// over its own bound), and the route sends no events.
 	seenOnly := hold && !x.claimed && x.fault == nil && !checks
-	tooLarge := seenOnly && resp.ContentLength > s.opts.MaxBody
+	// A HEAD's declared length is the GET's: it has no body to hold.
+	tooLarge := seenOnly && resp.ContentLength > s.opts.MaxBody && x.r.Method != http.MethodHead
 	if !hold && (resp.ContentLength < 0 || resp.ContentLength > smallProxied) || tooLarge {
 		if !waited() {
 			resp.Discard()

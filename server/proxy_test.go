@@ -1623,3 +1623,30 @@ func TestRecordBodilessAnswersDropContentEncoding(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordHeadOfALargeAnswer: a HEAD answer has no body whatever length
+// its head declares (the GET's), so recording holds it as any answer.
+// Its declared 50 MB passed --max-body: it was streamed, counted as
+// skipped and left out of the recording.
+func TestRecordHeadOfALargeAnswer(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodHead {
+			http.Error(w, "HEAD only", http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", "52428800")
+		w.Header().Set("ETag", `"big"`)
+	}))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	rec := record.New(record.Options{Upstream: up.URL})
+	_, mock, _ := serveYAMLRunning(t, Options{ProxyUnmatched: up.URL, Recorder: rec, RecordDir: dir}, "routes: []\n")
+	if r := do(t, http.MethodHead, mock+"/big.iso", ""); r.status != 200 || r.header.Get("Content-Length") != "52428800" {
+		t.Fatalf("HEAD through the recorder: %d, Content-Length %q", r.status, r.header.Get("Content-Length"))
+	}
+	if n, skipped := rec.Len(), rec.Skipped(); n != 1 || skipped != 0 {
+		t.Errorf("recording holds %d exchanges, %d skipped; want the HEAD, none skipped", n, skipped)
+	}
+}
