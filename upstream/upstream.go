@@ -653,7 +653,11 @@ func classify(target string, timeout time.Duration, fired bool, clientErr, err e
 func cause(err error) string {
 	var dns *net.DNSError
 	var op *net.OpError
+	var cert *tls.CertificateVerificationError
 	switch {
+	case errors.As(err, &cert):
+		// A self-signed test sandbox, most often: say what accepts it.
+		return "its TLS certificate is not trusted (" + cert.Err.Error() + "); --proxy-insecure accepts a self-signed test upstream"
 	case errors.As(err, &dns):
 		if dns.IsNotFound {
 			return "no such host " + dns.Name
