@@ -365,7 +365,13 @@ file that would still hold one seen in the traffic is refused.`
 	f.StringVar(&opts.logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&opts.logLevel, "log-level", "info", "log level: debug (a request's line adds its query, headers and body), info (a line per request), warn or error")
 	f.DurationVar(&opts.shutdownTimeout, "shutdown-timeout", 5*time.Second, "how long requests in flight may finish writing after SIGINT/SIGTERM")
-	f.BoolVar(&opts.shutdownWaitDelay, "shutdown-wait-delays", false, "on SIGINT/SIGTERM, let requests in a delay finish it, and proxied ones wait for their upstream, within --shutdown-timeout instead of dropping them at once")
+	waitUsage := "on SIGINT/SIGTERM, let requests in a delay finish it, and proxied ones wait for their upstream, within --shutdown-timeout instead of dropping them at once"
+	if recordCmd {
+		// Ctrl-C is how a recording ends: the requests forwarded just
+		// before it are part of the session recorded, not slow ones.
+		waitUsage = "on SIGINT/SIGTERM, let forwards in flight wait for their upstream's answer, within --shutdown-timeout, and record it; false drops them at once, counted as skipped"
+	}
+	f.BoolVar(&opts.shutdownWaitDelay, "shutdown-wait-delays", recordCmd, waitUsage)
 	f.DurationVar(&opts.readHeaderTimeout, "read-header-timeout", 10*time.Second, "how long a client may take to send request headers")
 	f.DurationVar(&opts.readTimeout, "read-timeout", 30*time.Second, "how long a client may take to send a whole request, body included (then 408)")
 	f.DurationVar(&opts.writeTimeout, "write-timeout", 60*time.Second, "how long a client may take to read an answer, counted after the route's delay (then it is dropped); the request stream and listings get it per write")

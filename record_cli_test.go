@@ -456,3 +456,92 @@ func TestRecordRefusesScenarioFlags(t *testing.T) {
 		t.Errorf("record --help does not list --target:\n%s", help)
 	}
 }
+
+// TestRecordCtrlCRecordsForwardsInFlight: Ctrl-C ends a recording session,
+// and a request forwarded just before it is part of that session: record
+// waits for its upstream's answer (within --shutdown-timeout), gives it to
+// the client and writes it into the recording. It was cut at once, the
+// client's connection closed without an answer, and the recording counted
+// it as skipped. --shutdown-wait-delays=false keeps the old way.
+func TestRecordCtrlCRecordsForwardsInFlight(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		wait  bool // the forward in flight is waited for and recorded
+	}{
+		{name: "default", wait: true},
+		{name: "no wait", flags: []string{"--shutdown-wait-delays=false"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			arrived := make(chan struct{}, 1)
+			release := make(chan struct{})
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				arrived <- struct{}{}
+				select {
+				case <-release:
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = io.WriteString(w, `{"id":"late_1"}`)
+				case <-r.Context().Done():
+				}
+			}))
+			t.Cleanup(up.Close)
+			out := filepath.Join(t.TempDir(), "recorded")
+			args := append([]string{"record", "--target", up.URL, "--out", out, "--addr", "127.0.0.1:0", "--shutdown-timeout", patience.String()}, tc.flags...)
+			rec := exec.Command(bin, args...)
+			addr, logs := startedCmd(t, rec)
+			type answer struct {
+				status int
+				body   string
+				err    error
+			}
+			got := make(chan answer, 1)
+			go func() {
+				resp, err := http.Get("http://" + addr + "/v1/late")
+				if err != nil {
+					got <- answer{err: err}
+					return
+				}
+				defer resp.Body.Close()
+				b, err := io.ReadAll(resp.Body)
+				got <- answer{resp.StatusCode, string(b), err}
+			}()
+			select {
+			case <-arrived:
+			case <-time.After(patience):
+				t.Fatal("the request never reached the upstream")
+			}
+			if err := rec.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(patience)
+			for !strings.Contains(logs.String(), "shutting down") {
+				if time.Now().After(deadline) {
+					t.Fatalf("no shutdown %s after SIGINT:\n%s", patience, logs)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			close(release)
+			a := <-got
+			stopped(t, rec, logs, syscall.SIGINT) // already signalled: waits for the exit
+			text, _ := os.ReadFile(filepath.Join(out, "recorded.yaml"))
+			if tc.wait {
+				if a.err != nil || a.status != 200 || a.body != `{"id":"late_1"}` {
+					t.Errorf("the request in flight at Ctrl-C: %d %q %v; want the upstream's answer", a.status, a.body, a.err)
+				}
+				if !bytes.Contains(text, []byte("late_1")) || !strings.Contains(logs.String(), "skipped=0") {
+					t.Errorf("the answer is not recorded:\n%s\n%s", text, logs)
+				}
+				return
+			}
+			if a.err == nil {
+				t.Errorf("with --shutdown-wait-delays=false, the request in flight got an answer: %d %q", a.status, a.body)
+			}
+			if bytes.Contains(text, []byte("late_1")) || !strings.Contains(logs.String(), "skipped=1") {
+				t.Errorf("with --shutdown-wait-delays=false, the cut forward is recorded or not counted as skipped:\n%s\n%s", text, logs)
+			}
+		})
+	}
+}
