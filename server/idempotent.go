@@ -339,6 +339,10 @@ type recorder struct {
 	// wrote a static answer (prepared.stored); nil: response reads it
 	// from header.
 	stored []state.Header
+	// head is the journal's encoding of the header render wrote for a
+	// static answer (prepared.head), nil when stored is; journalResponse
+	// hands it to the journal when the header sent is that one alone.
+	head journalHead
 	// names and fields are response's scratch.
 	names  []string
 	fields []state.Header
@@ -360,7 +364,7 @@ func (rec *recorder) scratch() recorder {
 
 // direct makes h, w's header, where the answer is rendered.
 func (rec *recorder) direct(h http.Header) {
-	rec.header, rec.inW, rec.status, rec.body, rec.stored, rec.key = h, true, 0, nil, nil, scenarios.KeyByStatus
+	rec.header, rec.inW, rec.status, rec.body, rec.stored, rec.head, rec.key = h, true, 0, nil, nil, journalHead{}, scenarios.KeyByStatus
 }
 
 // apart renders the answer into the exchange's own header map.
@@ -368,7 +372,7 @@ func (rec *recorder) apart(x *exchange) {
 	if x.ownHeader == nil {
 		x.ownHeader = http.Header{}
 	}
-	rec.header, rec.inW, rec.status, rec.body, rec.stored = x.ownHeader, false, 0, nil, nil
+	rec.header, rec.inW, rec.status, rec.body, rec.stored, rec.head = x.ownHeader, false, 0, nil, nil, journalHead{}
 }
 
 func (rec *recorder) Header() http.Header { return rec.header }

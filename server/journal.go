@@ -4,6 +4,7 @@ import (
 	"maps"
 	"net/http"
 
+	"github.com/scenariomock/scenariomock/journal"
 	"github.com/scenariomock/scenariomock/state"
 )
 
@@ -21,6 +22,7 @@ func (s *Server) journalOn() bool { return s.opts.JournalSize >= 0 }
 // copied here: Append copies what it keeps.
 func (s *Server) journalResponse(x *exchange) *state.EntryResponse {
 	o, r := &x.out, &x.response
+	r.HeadersEncoded = nil
 	var body []byte
 	switch {
 	case x.fault != nil && (x.kind == answerNone || x.produced):
@@ -32,6 +34,7 @@ func (s *Server) journalResponse(x *exchange) *state.EntryResponse {
 		r.Lost = o.status == 0
 	case x.kind == answerRecorded:
 		r.Status, r.Headers, body = x.rec.status, x.rec.sentHeader(x.w.Header()), x.rec.body
+		r.HeadersEncoded = x.rec.head.of(r.Headers)
 	case x.kind == answerStored:
 		// replay has put the stored fields in w's header.
 		r.Status, r.Headers, body = x.stored.Status, x.w.Header(), x.stored.Body
@@ -74,4 +77,34 @@ func underHeaderCopy(over, under http.Header) http.Header {
 	maps.Copy(h, under)
 	maps.Copy(h, over)
 	return h
+}
+
+// journalHead is a static answer's header as the journal encodes it
+// (state.EncodeHeaders), made once when its route is compiled, so that
+// journaling the answer copies bytes rather than walk a header map.
+type journalHead struct {
+	encoded []byte
+	fields  int // the header's field names
+}
+
+// newJournalHead encodes h, unless a field of it is one the journal
+// redacts: its encoding would depend on --journal-secrets.
+func newJournalHead(h http.Header) journalHead {
+	for name := range h {
+		if (journal.Secrets{}).Secret(name) {
+			return journalHead{}
+		}
+	}
+	return journalHead{encoded: state.EncodeHeaders(nil, h, nil), fields: len(h)}
+}
+
+// of returns the encoding of sent, the header an answer rendered with
+// jh's goes out with, or nil when sent holds more than jh's fields (a
+// CORS field, a field w carried). Rendering set each of jh's fields in
+// sent, so a header with no more names than jh holds jh's alone.
+func (jh journalHead) of(sent http.Header) []byte {
+	if jh.encoded == nil || len(sent) != jh.fields {
+		return nil
+	}
+	return jh.encoded
 }

@@ -214,7 +214,7 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 				if ok {
 					d.instead = true
 					err := rf.p.render(rec, limit, data)
-					rec.stored = nil // the route's headers are in it too: stored from the map
+					rec.stored, rec.head = nil, journalHead{} // the route's headers are in it too: stored from the map
 					return err
 				}
 			}
@@ -271,7 +271,7 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 	if status == http.StatusNotFound && p.missing != nil {
 		data.templateData().instead = true
 		err := p.missing.render(rec, limit, data)
-		rec.stored = nil // the route's headers are in it too: stored from the map
+		rec.stored, rec.head = nil, journalHead{} // the route's headers are in it too: stored from the map
 		return err
 	}
 	succeeded := p.op.Succeeds(status)

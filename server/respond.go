@@ -37,6 +37,9 @@ type prepared struct {
 	// known before any request, so storing the answer neither walks nor
 	// sorts a header map.
 	stored []state.Header
+	// head is the same header as the journal encodes it; none when a
+	// field is one the journal redacts (journal.Secrets).
+	head journalHead
 	// templates are the headers rendered per request.
 	templates []scenarios.Header
 	templated bool
@@ -120,6 +123,7 @@ func prepare(r *scenarios.Response) *prepared {
 			rec.header[hv.name] = hv.value
 		}
 		p.stored = slices.Clone(rec.response().Header)
+		p.head = newJournalHead(rec.header)
 	}
 	return p
 }
@@ -441,7 +445,7 @@ func schemeOf(r *http.Request) string {
 // sent. A static body is rec's without a copy.
 func (p *prepared) render(rec *recorder, limit int, data dataSource) error {
 	h := rec.header
-	rec.stored = nil
+	rec.stored, rec.head = nil, journalHead{}
 	rec.key = p.src.Idempotency // a refusal's or missing:'s, rendered last, decides
 	for _, hv := range p.header {
 		h[hv.name] = hv.value
@@ -483,7 +487,7 @@ func (p *prepared) render(rec *recorder, limit int, data dataSource) error {
 	}
 	rec.status, rec.body = p.status, body
 	if !p.templated {
-		rec.stored = p.stored // what render wrote, whatever else h holds
+		rec.stored, rec.head = p.stored, p.head // what render wrote, whatever else h holds
 	}
 	return nil
 }

@@ -156,6 +156,13 @@ type EntryResponse struct {
 	// route with nothing that had to hold it): its body was never held,
 	// so none is kept and BodySize is unknown (0).
 	Streamed bool `json:"streamed,omitempty"`
+	// HeadersEncoded, when not nil, is Headers as EncodeHeaders encodes
+	// them, with what the entry's Redact redacts already redacted: the
+	// memory journal copies these bytes rather than walk Headers (the
+	// server's static answers are encoded once, when their route is
+	// compiled). Headers is set all the same: a journal that marshals
+	// the entry (MarshalJSON) reads the map.
+	HeadersEncoded []byte `json:"-"`
 }
 
 // responseJSON is EntryResponse's JSON form without its methods.

@@ -53,7 +53,7 @@ func (s *entrySlot) set(e *Entry) {
 	for _, str := range [...]string{e.Method, e.Path, e.Query, e.Route, e.Fault, e.FaultAfter, e.Idempotency, e.Session, e.Upstream} {
 		b = appendString(b, str)
 	}
-	b = appendHeaders(b, e.Headers, e.Redact)
+	b = EncodeHeaders(b, e.Headers, e.Redact)
 	b = binary.AppendUvarint(b, uint64(len(e.Body)))
 	b = append(b, e.Body...)
 	b = binary.AppendUvarint(b, uint64(len(e.NearMisses)))
@@ -70,7 +70,11 @@ func (s *entrySlot) set(e *Entry) {
 	}
 	s.hasResponse = e.Response != nil
 	if r := e.Response; r != nil {
-		b = appendHeaders(b, r.Headers, e.Redact)
+		if r.HeadersEncoded != nil {
+			b = append(b, r.HeadersEncoded...)
+		} else {
+			b = EncodeHeaders(b, r.Headers, e.Redact)
+		}
 		b = binary.AppendUvarint(b, uint64(len(r.Body)))
 		b = append(b, r.Body...)
 		s.respStatus, s.respBodySize, s.respHeadersSet = r.Status, r.BodySize, r.Headers != nil
@@ -86,9 +90,11 @@ func (s *entrySlot) set(e *Entry) {
 	s.headersSet, s.matched, s.catchAll, s.bodyTruncated = e.Headers != nil, e.Matched, e.CatchAll, e.BodyTruncated
 }
 
-// appendHeaders appends h: its count, then each name and its values,
-// those of red's secret headers as red redacts them (red may be nil).
-func appendHeaders(b []byte, h map[string][]string, red Redactor) []byte {
+// EncodeHeaders appends h to b as the memory journal keeps a header
+// (EntryResponse.HeadersEncoded): its count, then each name and its
+// values, those of red's secret headers as red redacts them (red may be
+// nil). It is safe for concurrent use.
+func EncodeHeaders(b []byte, h map[string][]string, red Redactor) []byte {
 	b = binary.AppendUvarint(b, uint64(len(h)))
 	for name, values := range h {
 		b = appendString(b, name)
@@ -162,7 +168,7 @@ func (s *entrySlot) entry(b []byte) Entry {
 	return e
 }
 
-// headers reads what appendHeaders wrote: nil for none, unless set (the
+// headers reads what EncodeHeaders wrote: nil for none, unless set (the
 // map was empty, not nil: JSON tells null from {}).
 func (d *decoder) headers(set bool) map[string][]string {
 	n := d.uvarint()

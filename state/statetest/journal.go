@@ -100,6 +100,28 @@ func (h *harness) journal(t *testing.T) {
 			t.Errorf("%T reads a page as the whole journal", j)
 		}
 	})
+	t.Run("EncodedHeaders", func(t *testing.T) {
+		// An answer's head handed over encoded (the server's static
+		// answers) reads back as the map it encodes, in every store,
+		// redacted as the entry's Redact says; the caller's bytes may be
+		// reused once Append returns.
+		s, _ := h.open(t, state.Options{})
+		j := s.Journal()
+		head := map[string][]string{"Content-Type": {"application/json"}, "Vary": {"Accept", "Origin"}, "X-Empty": {""}}
+		enc := state.EncodeHeaders(nil, head, nil)
+		e := state.Entry{Method: "GET", Path: "/static", Headers: map[string][]string{"Accept": {"*/*"}}, Status: 200,
+			Response: &state.EntryResponse{Status: 200, Headers: head, HeadersEncoded: enc}}
+		must(t, j.Append(ctx, &e))
+		clear(enc)
+		got, err := j.Entries(ctx, 0)
+		must(t, err)
+		if len(got) != 1 || got[0].Response == nil || !reflect.DeepEqual(got[0].Response.Headers, head) {
+			t.Fatalf("entries %+v, want one whose answer has the head %v", got, head)
+		}
+		if got[0].Response.HeadersEncoded != nil {
+			t.Errorf("an entry read back has HeadersEncoded")
+		}
+	})
 	t.Run("EveryFieldKept", func(t *testing.T) {
 		// Every field comes back as appended, and Append copies what it
 		// keeps: the caller reuses its header map and body buffer for the
@@ -124,10 +146,11 @@ func (h *harness) journal(t *testing.T) {
 		}
 		// Every field of Entry and of its Response is set above, so a
 		// field added later and not kept by a store fails here. Redact is
-		// applied, not kept (the Redact case).
+		// applied, not kept (the Redact case); HeadersEncoded is Headers
+		// in another form, read back as Headers (the EncodedHeaders case).
 		for _, v := range []reflect.Value{reflect.ValueOf(want), reflect.ValueOf(*want.Response)} {
 			for i := range v.NumField() {
-				if name := v.Type().Field(i).Name; name != "ID" && name != "Matched" && name != "Redact" && v.Field(i).IsZero() {
+				if name := v.Type().Field(i).Name; name != "ID" && name != "Matched" && name != "Redact" && name != "HeadersEncoded" && v.Field(i).IsZero() {
 					t.Fatalf("EveryFieldKept sets no %s.%s: set it, and keep it in every store", v.Type().Name(), name)
 				}
 			}
