@@ -119,7 +119,7 @@ export class Mock {
   async add(doc, opts = {}) {
     let text = typeof doc === 'string' ? doc : JSON.stringify(doc);
     if (opts.session) {
-      text = typeof doc === 'string' ? `session: ${JSON.stringify(opts.session)}\n${doc}` : JSON.stringify({ ...doc, session: opts.session });
+      text = typeof doc === 'string' ? withSession(doc, opts.session) : JSON.stringify({ ...doc, session: opts.session });
     }
     const out = await this.admin('POST', '/scenarios', { body: text, type: typeof doc === 'string' ? 'application/yaml' : 'application/json' });
     this.added.push(out.id);
@@ -192,6 +192,33 @@ export class Mock {
     await exited;
     clearTimeout(timer);
   }
+}
+
+// withSession adds the key session: NAME to the mapping a document's
+// text holds, wherever that mapping starts: after leading blank and
+// comment lines, directives and a --- marker; at the indentation of its
+// first key (a template literal indented with the code around it); or
+// just inside the { of a flow mapping (JSON text is one), so that the
+// text keeps its other lines where they were.
+function withSession(text, session) {
+  const key = `"session": ${JSON.stringify(session)}`;
+  const lines = text.split('\n');
+  const skip = (from) => {
+    let i = from;
+    while (i < lines.length && /^\s*(#.*)?$/.test(lines[i])) i++;
+    return i;
+  };
+  let i = skip(0);
+  while (i < lines.length && /^%/.test(lines[i])) i = skip(i + 1);
+  if (i < lines.length && /^---(\s*(#.*)?)$/.test(lines[i])) i = skip(i + 1);
+  if (i < lines.length && /^\s*\{/.test(lines[i])) {
+    const at = lines[i].indexOf('{') + 1;
+    lines[i] = `${lines[i].slice(0, at)}${key}, ${lines[i].slice(at)}`;
+  } else {
+    const indent = i < lines.length ? lines[i].match(/^[ \t]*/)[0] : '';
+    lines.splice(i, 0, `${indent}${key}`);
+  }
+  return lines.join('\n');
 }
 
 function filterQuery(f) {

@@ -69,6 +69,30 @@ test('sessions keep parallel tests apart', async () => {
   await mock.reset();
 });
 
+test('a session goes into any document text: indented, JSON, after ---', async () => {
+  // A template literal indented with the code around it, a JSON string,
+  // a document that opens with --- or a comment: the session must land
+  // as one more key of the document's own mapping.
+  const docs = {
+    indented: `
+      routes:
+        - {name: ind, method: GET, path: /ind, respond: {body: ind}}
+    `,
+    json: '{"routes": [{"name": "js", "method": "GET", "path": "/js", "respond": {"body": "js"}}]}',
+    flow: '# a flow mapping\n{routes: [{name: fl, method: GET, path: /fl, respond: {body: fl}}]}',
+    marker: '# a comment\n---\nroutes:\n  - {name: dm, method: GET, path: /dm, respond: {body: dm}}\n',
+  };
+  for (const [name, doc] of Object.entries(docs)) {
+    const added = await mock.add(doc, { session: 'texts' });
+    assert.equal(added.session, 'texts', name);
+  }
+  for (const path of ['ind', 'js', 'fl', 'dm']) {
+    assert.equal(await (await fetch(`${mock.url}/__session/texts/${path}`)).text(), path);
+    assert.equal((await fetch(`${mock.url}/${path}`)).status, 404, `${path} outside the session`);
+  }
+  await mock.reset();
+});
+
 test('connect talks to a server already running', async () => {
   const other = connect(mock.url + '/');
   await other.add('routes:\n  - {method: GET, path: /ping, respond: {body: pong}}\n');
