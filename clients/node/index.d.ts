@@ -16,7 +16,8 @@ export interface Filter {
   status?: string | number;
   idempotency?: string;
   matched?: boolean | string;
-  since?: string;
+  /** An RFC 3339 time, an entry id, or a Date (sent as its ISO string). */
+  since?: string | number | Date;
   header?: Record<string, string>;
   query?: Record<string, string>;
   form?: Record<string, string>;

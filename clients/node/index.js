@@ -227,6 +227,8 @@ function filterQuery(f) {
     if (v === undefined || v === null) continue;
     if (['header', 'query', 'form', 'body'].includes(k)) {
       for (const [name, value] of Object.entries(v)) q[`${k}.${name}`] = String(value);
+    } else if (v instanceof Date) {
+      q[k] = v.toISOString(); // since: String(date) is no RFC 3339 time
     } else {
       q[k] = String(v);
     }

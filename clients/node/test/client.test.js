@@ -93,6 +93,14 @@ test('a session goes into any document text: indented, JSON, after ---', async (
   await mock.reset();
 });
 
+test('filters take a Date for since', async () => {
+  const before = new Date(Date.now() - 60000);
+  await fetch(`${mock.url}/payments/pay_1`);
+  assert.ok(await mock.count({ since: before }) >= 1);
+  assert.equal(await mock.count({ since: new Date(Date.now() + 3600000) }), 0);
+  await mock.reset();
+});
+
 test('connect talks to a server already running', async () => {
   const other = connect(mock.url + '/');
   await other.add('routes:\n  - {method: GET, path: /ping, respond: {body: pong}}\n');
