@@ -108,9 +108,10 @@ func (s *Server) runReloads() {
 // reload is one reload; runReloads makes sure only one runs at a time.
 // It builds the table from the files and the runtime documents on top of
 // them (runtime.go). When only the documents changed, the files are not
-// read again; when the files do not load, documents that changed are laid
-// on the last good files, so that a test's POST does not wait for a
-// broken edit to be fixed (the file error is still reported).
+// read again; when the files do not load, or load but clash with the
+// documents (a route name both use), documents that changed are laid on
+// the last good files, so that a test's POST does not wait for a broken
+// edit to be fixed (the file error is still reported).
 func (s *Server) reload() error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
@@ -148,24 +149,25 @@ func (s *Server) reload() error {
 	var merged *scenarios.Set
 	var rdocs []*runtimeDoc
 	err := fileErr
+	kept := false // changed documents laid on the last good files
 	if set != nil {
 		var derr error
-		rdocs, derr = s.parseDocuments(docs)
-		if merged, derr = overlayDocs(set, rdocs, derr); derr == nil {
-			t, derr = matcher.Compile(merged)
-		}
-		if derr == nil {
-			derr = s.checkLoops(merged.Routes())
-		}
-		if derr == nil {
-			derr = s.seed(context.Background(), merged, false)
+		t, merged, rdocs, derr = s.layDocs(set, docs)
+		if derr != nil && fileErr == nil && !docsSame && s.files != nil && set != s.files {
+			// The files load but not with the documents (an edit took a
+			// name a document's route has): as when they do not load,
+			// changed documents go on the last good files, and the edit's
+			// error is reported.
+			if t, merged, rdocs, _ = s.layDocs(s.files, docs); t != nil {
+				kept, set = true, s.files
+			}
 		}
 		if derr != nil {
-			t, err = nil, errors.Join(fileErr, derr)
+			err = errors.Join(fileErr, derr) // reported, and served only if kept
 		}
 	}
 	if t != nil {
-		if fileErr == nil {
+		if fileErr == nil && !kept {
 			s.lastHash, s.files = set.Hash, set
 		}
 		gone := deadGroups(s.runtime, merged)
@@ -189,6 +191,27 @@ func (s *Server) reload() error {
 	s.status.Store(&reloadStatus{at: now})
 	s.log.Info("reloaded", "version", s.snap.Load().version, "files", len(set.Files), "runtime", len(rdocs), "routes", len(s.snap.Load().routes))
 	return nil
+}
+
+// layDocs lays docs on files and compiles the table. The caller holds
+// reloadMu.
+func (s *Server) layDocs(files *scenarios.Set, docs []state.Document) (*matcher.Table, *scenarios.Set, []*runtimeDoc, error) {
+	rdocs, err := s.parseDocuments(docs)
+	merged, err := overlayDocs(files, rdocs, err)
+	var t *matcher.Table
+	if err == nil {
+		t, err = matcher.Compile(merged)
+	}
+	if err == nil {
+		err = s.checkLoops(merged.Routes())
+	}
+	if err == nil {
+		err = s.seed(context.Background(), merged, false)
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return t, merged, rdocs, nil
 }
 
 // swap makes t current. The caller holds reloadMu.

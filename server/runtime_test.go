@@ -570,3 +570,52 @@ routes:
 		t.Errorf("an event with no endpoint anywhere: %d %s, want 400", r.status, r.body)
 	}
 }
+
+// TestRuntimeDocumentsOverClashingFiles: a file edit that takes a name a
+// runtime route has fails its reload, as a broken file does; a test's
+// POST (and DELETE) made meanwhile must still be served, on the last good
+// files, as over a broken file. Before, every later POST answered 409
+// "did not become current", naming another document's route, until the
+// file was fixed.
+func TestRuntimeDocumentsOverClashingFiles(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	write := func(content string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("routes:\n  - {name: pay, method: GET, path: /pay, respond: {status: 200, body: file}}\n")
+	s, hs, _ := newTestServer(t, Options{Load: func() (*scenarios.Set, error) { return scenarios.Load(path) }})
+	base := hs.URL
+	postDoc(t, base, "routes:\n  - {name: stub, method: GET, path: /stub, respond: {status: 200, body: stub}}\n")
+	other, _ := postDoc(t, base, "routes:\n  - {name: other, method: GET, path: /other, respond: {status: 200, body: other}}\n")
+
+	write("routes:\n  - {name: pay, method: GET, path: /pay, respond: {status: 200, body: file v2}}\n  - {name: stub, method: GET, path: /mine, respond: {status: 200}}\n")
+	if err := s.Reload(); err == nil || !strings.Contains(err.Error(), "duplicate route name") {
+		t.Fatalf("Reload with a name a runtime route has: %v, want the duplicate", err)
+	}
+	postDoc(t, base, "routes:\n  - {name: late, method: GET, path: /late, respond: {status: 200, body: late}}\n")
+	wantBody(t, base+"/late", 200, "late")
+	wantBody(t, base+"/stub", 200, "stub")
+	wantBody(t, base+"/pay", 200, "file")
+	if r := do(t, "DELETE", base+"/__admin/scenarios/"+other, ""); r.status != 200 {
+		t.Fatalf("DELETE over a clashing file: %d %s", r.status, r.body)
+	}
+	if r := do(t, "GET", base+"/other", ""); r.status != 404 {
+		t.Fatalf("GET /other after its document was removed: %d %s, want 404", r.status, r.body)
+	}
+	st := do(t, "GET", base+"/__admin/scenarios", "").json(t)
+	if lr := st["lastReload"].(map[string]any); lr["ok"] != false || !strings.Contains(fmt.Sprint(lr["errors"]), path+":3:5") {
+		t.Fatalf("lastReload after a POST over a clashing file: %v, want the file's clash still shown", lr)
+	}
+
+	write("routes:\n  - {name: pay, method: GET, path: /pay, respond: {status: 200, body: fixed}}\n")
+	if err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	wantBody(t, base+"/pay", 200, "fixed")
+	wantBody(t, base+"/late", 200, "late")
+	wantBody(t, base+"/stub", 200, "stub")
+}
