@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -273,7 +272,7 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 		}
 		out = append(out, o.notAcceptable(r, code)...)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].In < out[j].In })
+	slices.SortStableFunc(out, func(a, b Violation) int { return strings.Compare(a.In, b.In) })
 	out = bound(out)
 	for i := range out {
 		if v := &out[i]; v.untyped && len(body) > 0 {
