@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/scenariomock/scenariomock/internal/redistest"
 	"github.com/scenariomock/scenariomock/state/redis"
 	"github.com/scenariomock/scenariomock/webhooks"
+	"github.com/scenariomock/scenariomock/webhooks/outboxtest"
 )
 
 // BenchmarkRedisOutboxDelivery sends events through a dispatcher on the
@@ -130,4 +132,19 @@ func TestRedisOutboxTwoDispatchers(t *testing.T) {
 	if made != n {
 		t.Errorf("%d delivered attempts logged across the dispatchers, want %d", made, n)
 	}
+}
+
+// BenchmarkRedisOutboxClaim runs outboxtest.BenchClaim on a real
+// redis-server, each size under its own prefix.
+func BenchmarkRedisOutboxClaim(b *testing.B) {
+	srv := redistest.Start(b)
+	var n atomic.Int64
+	outboxtest.BenchClaim(b, func(b *testing.B, queue int) webhooks.Outbox {
+		s, err := redis.Open(context.Background(), srv.URL(), redis.Options{Prefix: fmt.Sprintf("claimbench%d:", n.Add(1))})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s.Outbox(queue)
+	})
 }

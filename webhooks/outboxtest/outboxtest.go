@@ -423,3 +423,47 @@ func target(t *testing.T, newOutbox NewOutbox) {
 	got, _ = claim(t, o, t0.Add(time.Second), 10)
 	check("Claim after Retry", got)
 }
+
+// NewBenchOutbox builds a fresh, empty outbox for a benchmark.
+type NewBenchOutbox func(b *testing.B, queue int) webhooks.Outbox
+
+// BenchClaim measures one Claim (and the Retry that makes what it took
+// due again) while an endpoint at its bound (its receiver hangs) holds a
+// backlog of due deliveries, at sizes backlog=100 and backlog=10000, and
+// a healthy endpoint has 4 due. A claim that walks the held-back backlog
+// costs in proportion to it; one that skips it costs the same at both
+// sizes.
+func BenchClaim(b *testing.B, newOutbox NewBenchOutbox) {
+	for _, n := range []int{100, 10_000} {
+		b.Run(fmt.Sprint("backlog=", n), func(b *testing.B) {
+			o := newOutbox(b, n+10)
+			for i := range n {
+				p := queued(fmt.Sprintf("h%05d", i), fmt.Sprintf("eh%d", i), "hang", "", t0.Add(-time.Minute))
+				if err := o.Add(ctx, []webhooks.Queued{p}, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for i := range 4 {
+				p := queued(fmt.Sprintf("ok%d", i), fmt.Sprintf("eok%d", i), "ok", "", t0)
+				if err := o.Add(ctx, []webhooks.Queued{p}, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+			per := webhooks.PerEndpoint{Max: 4, Busy: map[string]int{"hang": 4}}
+			b.ReportAllocs()
+			for b.Loop() {
+				got, _, err := o.Claim(ctx, t0, 8, lease, per)
+				if err != nil || len(got) != 4 {
+					b.Fatalf("claimed %v, %v; want the 4 of ok", ids(got), err)
+				}
+				b.StopTimer()
+				for i := range got {
+					if err := o.Retry(ctx, &got[i], t0); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
