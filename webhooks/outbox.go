@@ -31,6 +31,8 @@ type Outbox interface {
 	// due or a lease ends (zero when the outbox is empty). A due
 	// delivery that per's bound kept back is left where it was, and
 	// does not count as next: it is due once its endpoint's attempts end.
+	// A claim costs what it takes, not what per's bound keeps back
+	// (each endpoint has its own due queue; outboxtest.BenchClaim).
 	Claim(ctx context.Context, now time.Time, max int, lease time.Duration, per PerEndpoint) ([]Queued, time.Time, error)
 	// Retry ends p's claim: p is due again at due, with p's Attempts,
 	// LastStatus and LastError. ErrLeaseLost when p's lease ended and
@@ -125,15 +127,27 @@ func (p *Queued) summary(state string) Delivery {
 }
 
 // memoryOutbox is this process's outbox: a heap by due time (a claimed
-// delivery is due when its lease ends) and a map by id.
+// delivery is due when its lease ends) for each endpoint, a heap of the
+// endpoints by their earliest delivery, and a map by id. A claim visits
+// an endpoint its bound keeps back once, not each of its deliveries, so
+// that a backlog held back for a receiver that hangs costs the claims
+// for the others nothing.
 type memoryOutbox struct {
 	queue int
 
 	mu    sync.Mutex // guards the fields below
-	heap  memHeap
+	eps   epHeap     // the endpoints in byEP
+	byEP  map[string]*memQueue
 	byID  map[string]*memItem
 	seq   uint64 // orders deliveries due at the same time
 	token uint64
+}
+
+// memQueue is one endpoint's deliveries; it is in eps while it has any.
+type memQueue struct {
+	endpoint string
+	heap     memHeap
+	index    int // in eps
 }
 
 type memItem struct {
@@ -150,7 +164,32 @@ func NewMemoryOutbox(queue int) Outbox {
 	if queue <= 0 {
 		queue = 10_000
 	}
-	return &memoryOutbox{queue: queue, byID: map[string]*memItem{}}
+	return &memoryOutbox{queue: queue, byEP: map[string]*memQueue{}, byID: map[string]*memItem{}}
+}
+
+// push adds it to its endpoint's queue, made (and put in eps) if new.
+func (m *memoryOutbox) push(it *memItem) {
+	q, ok := m.byEP[it.p.Endpoint]
+	if !ok {
+		q = &memQueue{endpoint: it.p.Endpoint}
+		m.byEP[q.endpoint] = q
+		heap.Push(&q.heap, it)
+		heap.Push(&m.eps, q)
+		return
+	}
+	heap.Push(&q.heap, it)
+	m.settle(q)
+}
+
+// settle puts q in its place in eps after its heap changed, and drops it
+// when it is empty.
+func (m *memoryOutbox) settle(q *memQueue) {
+	if len(q.heap) == 0 {
+		heap.Remove(&m.eps, q.index)
+		delete(m.byEP, q.endpoint)
+		return
+	}
+	heap.Fix(&m.eps, q.index)
 }
 
 func (m *memoryOutbox) Add(_ context.Context, ps []Queued, reorder bool) error {
@@ -164,13 +203,14 @@ func (m *memoryOutbox) Add(_ context.Context, ps []Queued, reorder bool) error {
 		it := &memItem{p: p, due: p.Due, seq: m.seq}
 		it.p.Token = ""
 		m.byID[p.ID] = it
-		heap.Push(&m.heap, it)
+		m.push(it)
 	}
 	if reorder && len(ps) > 0 && ps[0].Object != "" {
 		first := &ps[0]
-		for _, it := range m.heap {
-			q := &it.p
-			if q.Endpoint != first.Endpoint || q.Attempts > 0 || q.Token != "" || q.EventID == first.EventID || q.Object != first.Object {
+		q := m.byEP[first.Endpoint]
+		for _, it := range q.heap {
+			p := &it.p
+			if p.Attempts > 0 || p.Token != "" || p.EventID == first.EventID || p.Object != first.Object {
 				continue
 			}
 			if it.due.After(first.Due) {
@@ -179,9 +219,10 @@ func (m *memoryOutbox) Add(_ context.Context, ps []Queued, reorder bool) error {
 			it.due = first.Due
 			m.seq++
 			it.seq = m.seq
-			q.Faults = join(q.Faults, OvertakenBy(first.EventID))
+			p.Faults = join(p.Faults, OvertakenBy(first.EventID))
 		}
-		heap.Init(&m.heap)
+		heap.Init(&q.heap)
+		m.settle(q)
 	}
 	return nil
 }
@@ -190,33 +231,36 @@ func (m *memoryOutbox) Claim(_ context.Context, now time.Time, max int, lease ti
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []Queued
-	var claimed, kept []*memItem // popped: claimed, and kept back by per
+	var kept []*memQueue // out of eps: per's bound keeps their deliveries back
 	taken := map[string]int{}
-	for len(out) < max && len(m.heap) > 0 && !m.heap[0].due.After(now) {
-		it := heap.Pop(&m.heap).(*memItem)
-		if per.room(it.p.Endpoint, taken[it.p.Endpoint]) == 0 {
-			kept = append(kept, it)
+	end := now.Add(lease)
+	for len(out) < max && len(m.eps) > 0 {
+		q := m.eps[0]
+		it := q.heap[0]
+		if it.due.After(now) {
+			break
+		}
+		if per.room(q.endpoint, taken[q.endpoint]) == 0 {
+			kept = append(kept, heap.Pop(&m.eps).(*memQueue))
 			continue
 		}
-		taken[it.p.Endpoint]++
+		taken[q.endpoint]++
 		m.token++
 		it.p.Token = fmt.Sprintf("m%d", m.token)
-		it.due = now.Add(lease)
-		claimed = append(claimed, it)
+		it.due = end // seq unchanged
+		heap.Fix(&q.heap, 0)
+		heap.Fix(&m.eps, 0)
 		out = append(out, it.p)
 	}
 	var next time.Time
-	if len(m.heap) > 0 {
-		next = m.heap[0].due
+	if len(m.eps) > 0 {
+		next = m.eps[0].heap[0].due
 	}
-	for _, it := range claimed {
-		heap.Push(&m.heap, it)
-		if next.IsZero() || it.due.Before(next) {
-			next = it.due
-		}
+	if len(out) > 0 && (next.IsZero() || end.Before(next)) {
+		next = end // a lease of this claim, perhaps in a queue kept back
 	}
-	for _, it := range kept {
-		heap.Push(&m.heap, it) // due and seq unchanged: it keeps its place
+	for _, q := range kept {
+		heap.Push(&m.eps, q) // its deliveries keep their due and seq
 	}
 	return out, next, nil
 }
@@ -241,7 +285,9 @@ func (m *memoryOutbox) Retry(_ context.Context, p *Queued, due time.Time) error 
 	it.due = due
 	m.seq++
 	it.seq = m.seq
-	heap.Fix(&m.heap, it.index)
+	q := m.byEP[it.p.Endpoint]
+	heap.Fix(&q.heap, it.index)
+	m.settle(q)
 	return nil
 }
 
@@ -252,7 +298,9 @@ func (m *memoryOutbox) Finish(_ context.Context, p *Queued) error {
 	if err != nil {
 		return err
 	}
-	heap.Remove(&m.heap, it.index)
+	q := m.byEP[it.p.Endpoint]
+	heap.Remove(&q.heap, it.index)
+	m.settle(q)
 	delete(m.byID, p.ID)
 	return nil
 }
@@ -260,22 +308,27 @@ func (m *memoryOutbox) Finish(_ context.Context, p *Queued) error {
 func (m *memoryOutbox) Drop(_ context.Context, endpoint string) ([]Queued, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	q, ok := m.byEP[endpoint]
+	if !ok {
+		return nil, nil
+	}
 	var out []Queued
-	keep := m.heap[:0]
-	for _, it := range m.heap {
-		if it.p.Endpoint == endpoint && it.p.Token == "" {
+	keep := q.heap[:0]
+	for _, it := range q.heap {
+		if it.p.Token == "" {
 			out = append(out, it.p)
 			delete(m.byID, it.p.ID)
 			continue
 		}
 		keep = append(keep, it)
 	}
-	clear(m.heap[len(keep):])
-	m.heap = keep
-	for i, it := range m.heap {
+	clear(q.heap[len(keep):])
+	q.heap = keep
+	for i, it := range q.heap {
 		it.index = i
 	}
-	heap.Init(&m.heap)
+	heap.Init(&q.heap)
+	m.settle(q)
 	return out, nil
 }
 
@@ -298,9 +351,40 @@ func (m *memoryOutbox) Len(context.Context) (int, error) {
 func (m *memoryOutbox) Reset(context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.heap = nil
+	m.eps = nil
+	m.byEP = map[string]*memQueue{}
 	m.byID = map[string]*memItem{}
 	return nil
+}
+
+// epHeap orders endpoint queues by their earliest delivery (memHeap's
+// order); every queue in it has one.
+type epHeap []*memQueue
+
+func (h epHeap) Len() int { return len(h) }
+func (h epHeap) Less(i, j int) bool {
+	a, b := h[i].heap[0], h[j].heap[0]
+	if !a.due.Equal(b.due) {
+		return a.due.Before(b.due)
+	}
+	return a.seq < b.seq
+}
+func (h epHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *epHeap) Push(x any) {
+	q := x.(*memQueue)
+	q.index = len(*h)
+	*h = append(*h, q)
+}
+func (h *epHeap) Pop() any {
+	old := *h
+	q := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	q.index = -1
+	return q
 }
 
 // memHeap orders items by due time, then by seq.

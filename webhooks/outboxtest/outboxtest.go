@@ -41,6 +41,7 @@ func Run(t *testing.T, newOutbox NewOutbox) {
 		{"ListAndReset", listReset},
 		{"Target", target},
 		{"PerEndpoint", perEndpoint},
+		{"PerEndpointBacklog", perEndpointBacklog},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,6 +154,67 @@ func perEndpoint(t *testing.T, newOutbox NewOutbox) {
 		t.Fatalf("then claimed %v, want [d2 d4 d6] in their order", ids(got))
 	}
 	length(t, o, 6)
+}
+
+// perEndpointBacklog: a backlog kept back for one endpoint (its receiver
+// hangs), longer than a page of any scan, neither hides another
+// endpoint's deliveries nor moves: each endpoint's deliveries keep their
+// order through claims, retries, finishes and an endpoint emptied and
+// filled again, and Drop takes the backlog but what is claimed.
+// (BenchClaim checks that the backlog costs the others' claims nothing.)
+func perEndpointBacklog(t *testing.T, newOutbox NewOutbox) {
+	const n = 600
+	o := newOutbox(t, n+10)
+	for i := range n {
+		add(t, o, false, queued(fmt.Sprintf("h%03d", i), fmt.Sprint("eh", i), "hang", "", t0.Add(-time.Minute)))
+	}
+	for i := range 3 {
+		add(t, o, false, queued(fmt.Sprint("ok", i+1), fmt.Sprint("eok", i+1), "ok", "", t0.Add(time.Duration(i-3)*time.Second)))
+	}
+	add(t, o, false, queued("later", "elater", "calm", "", t0.Add(12*time.Second)))
+	held := webhooks.PerEndpoint{Max: 4, Busy: map[string]int{"hang": 4}}
+	got, next, err := o.Claim(ctx, t0, 10, lease, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids(got), []string{"ok1", "ok2", "ok3"}) {
+		t.Fatalf("claimed %v, want [ok1 ok2 ok3] past hang's backlog", ids(got))
+	}
+	if !next.After(t0) || next.After(t0.Add(lease)) {
+		t.Fatalf("next = %v, want in (%v, %v]: hang's backlog is kept back, not due next", next, t0, t0.Add(lease))
+	}
+	if err := o.Retry(ctx, &got[0], t0.Add(5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < 3; i++ {
+		if err := o.Finish(ctx, &got[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _, err = o.Claim(ctx, t0.Add(5*time.Second), 10, lease, held); err != nil || !slices.Equal(ids(got), []string{"ok1"}) {
+		t.Fatalf("claimed %v, %v after ok1's retry was due, want [ok1]", ids(got), err)
+	}
+	if err := o.Finish(ctx, &got[0]); err != nil {
+		t.Fatal(err)
+	}
+	// hang's receiver answers again: its backlog goes in its order.
+	back, _, err := o.Claim(ctx, t0.Add(5*time.Second), 3, lease, webhooks.PerEndpoint{Max: 4})
+	if err != nil || !slices.Equal(ids(back), []string{"h000", "h001", "h002"}) {
+		t.Fatalf("claimed %v, %v once hang answered, want [h000 h001 h002]", ids(back), err)
+	}
+	// ok, emptied, gets a delivery again; hang is at its bound once more.
+	add(t, o, false, queued("ok4", "eok4", "ok", "", t0.Add(5*time.Second)))
+	if got, _, err = o.Claim(ctx, t0.Add(5*time.Second), 10, lease, held); err != nil || !slices.Equal(ids(got), []string{"ok4"}) {
+		t.Fatalf("claimed %v, %v; want [ok4]", ids(got), err)
+	}
+	dropped, err := o.Drop(ctx, "hang")
+	if err != nil || len(dropped) != n-3 {
+		t.Fatalf("Drop(hang) = %d deliveries, %v; want %d (3 are claimed)", len(dropped), err, n-3)
+	}
+	length(t, o, 3+1+1)
+	if got, _ = claim(t, o, t0.Add(12*time.Second), 10); !slices.Equal(ids(got), []string{"later"}) {
+		t.Fatalf("claimed %v when later was due (the leases last), want [later]", ids(got))
+	}
 }
 
 // notDueYet: a delivery due later is not claimed, and Claim says when to
