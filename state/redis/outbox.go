@@ -23,6 +23,11 @@ import (
 //   - w:q, a sorted set of delivery ids scored by when each is due, in
 //     Unix microseconds; a claimed delivery is scored by its lease's end,
 //     so that a replica that dies mid-attempt leaves it due again then;
+//   - w:p:<endpoint>, the same for one endpoint's deliveries, and w:e,
+//     the endpoints that have any, each scored by its earliest: a claim
+//     reads an endpoint its bound keeps back once, not each of its
+//     deliveries, so that a backlog held back for a receiver that hangs
+//     costs the claims for the others nothing (w:q counts and lists);
 //   - w:d:<id>, a hash: j (the fixed part, JSON), b (the body), f (the
 //     faults), n (attempts recorded), s and e (the last status and error),
 //     ev and ep (event id, endpoint), o (its object set's key, or ""),
@@ -71,11 +76,21 @@ type fixed struct {
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
-// outboxAddScript: KEYS q. ARGV base, queue, due, reorder, event id,
+// settle is the scripts' function that scores an endpoint in w:e by its
+// earliest delivery, and removes it when it has none.
+const settle = `
+local function settle(e, base, ep)
+  local h = redis.call('ZRANGE', base .. 'w:p:' .. ep, 0, 0, 'WITHSCORES')
+  if h[2] then redis.call('ZADD', e, h[2], ep) else redis.call('ZREM', e, ep) end
+end
+`
+
+// outboxAddScript: KEYS q, e. ARGV base, queue, due, reorder, event id,
 // endpoint, object set key, reorder note, count, then per delivery id,
 // j, b, f. Returns {1} added, or {0, pending} when full.
-var outboxAddScript = goredis.NewScript(`
-local q, base = KEYS[1], ARGV[1]
+var outboxAddScript = goredis.NewScript(settle + `
+local q, e, base = KEYS[1], KEYS[2], ARGV[1]
+local pq = base .. 'w:p:' .. ARGV[6]
 local n = tonumber(ARGV[9])
 local have = redis.call('ZCARD', q)
 if have + n > tonumber(ARGV[2]) then return {0, have} end
@@ -85,9 +100,10 @@ if ARGV[4] == '1' and ok ~= '' then
     local k = base .. 'w:d:' .. id
     local r = redis.call('HMGET', k, 'n', 't', 'ev', 'ep', 'f')
     if r[1] == '0' and not r[2] and r[3] ~= ARGV[5] and r[4] == ARGV[6] then
-      local s = tonumber(redis.call('ZSCORE', q, id))
+      local s = tonumber(redis.call('ZSCORE', pq, id))
       if s and s <= due then
         redis.call('ZADD', q, due + 1, id)
+        redis.call('ZADD', pq, due + 1, id)
         local f = r[5] or ''
         if f ~= '' then f = f .. ', ' .. ARGV[8] else f = ARGV[8] end
         redis.call('HSET', k, 'f', f)
@@ -100,8 +116,10 @@ for i = 0, n - 1 do
   redis.call('HSET', base .. 'w:d:' .. id, 'j', ARGV[11 + 4 * i], 'b', ARGV[12 + 4 * i], 'f', ARGV[13 + 4 * i],
     'n', 0, 's', 0, 'e', '', 'ev', ARGV[5], 'ep', ARGV[6], 'o', ok)
   redis.call('ZADD', q, due, id)
+  redis.call('ZADD', pq, due, id)
   if ok ~= '' then redis.call('SADD', ok, id) end
 end
+settle(e, base, ARGV[6])
 return {1}
 `)
 
@@ -131,7 +149,7 @@ func (o *redisOutbox) Add(ctx context.Context, ps []webhooks.Queued, reorder boo
 		}
 		args = append(args, p.ID, j, p.Body, p.Faults)
 	}
-	res, err := outboxAddScript.Run(ctx, o.r.rdb, []string{o.r.key("w", "q")}, args...).Int64Slice()
+	res, err := outboxAddScript.Run(ctx, o.r.rdb, o.keys(), args...).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("state: redis webhook outbox add: %w", err)
 	}
@@ -141,61 +159,70 @@ func (o *redisOutbox) Add(ctx context.Context, ps []webhooks.Queued, reorder boo
 	return nil
 }
 
-// outboxClaimScript: KEYS q. ARGV base, now, max, lease end, token,
+// outboxClaimScript: KEYS q, e. ARGV base, now, max, lease end, token,
 // per-endpoint bound (0: none), then endpoint and attempts in flight
 // pairs. Returns the next score ("" when none), then per claimed
-// delivery j, b, f, n, s, e. The due ids are read a page at a time, and
-// a delivery its endpoint's bound keeps back keeps its score.
-var outboxClaimScript = goredis.NewScript(`
-local q, base, now = KEYS[1], ARGV[1], ARGV[2]
+// delivery j, b, f, n, s, e. It reads the endpoints with a delivery due,
+// earliest first, and from each that its bound leaves room for, as many
+// due as that room (and max) allows, until max endpoints gave some; it
+// claims the earliest max of those. A delivery its endpoint's bound
+// keeps back keeps its score, and is not read.
+var outboxClaimScript = goredis.NewScript(settle + `
+local q, e, base, now = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
 local max, per = tonumber(ARGV[3]), tonumber(ARGV[6])
 local room = {}
 for i = 7, #ARGV, 2 do room[ARGV[i]] = per - tonumber(ARGV[i + 1]) end
-local take, off, page = {}, 0, 256
-while #take < max do
-  local ids = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'LIMIT', off, page)
-  for _, id in ipairs(ids) do
-    if #take >= max then break end
-    local k = base .. 'w:d:' .. id
-    if per > 0 then
-      local ep = redis.call('HGET', k, 'ep')
-      if ep then
-        local r = room[ep] or per
-        if r > 0 then
-          room[ep] = r - 1
-          table.insert(take, id)
-        end
-      else
-        table.insert(take, id)
-      end
-    else
-      table.insert(take, id)
+local cands, gave, off, page = {}, 0, 0, 64
+while gave < max do
+  local eps = redis.call('ZRANGEBYSCORE', e, '-inf', now, 'LIMIT', off, page)
+  for _, ep in ipairs(eps) do
+    if gave >= max then break end
+    local r = max
+    if per > 0 then r = math.min(room[ep] or per, max) end
+    if r > 0 then
+      local got = redis.call('ZRANGEBYSCORE', base .. 'w:p:' .. ep, '-inf', now, 'WITHSCORES', 'LIMIT', 0, r)
+      for i = 1, #got, 2 do table.insert(cands, {tonumber(got[i + 1]), got[i], ep}) end
+      if #got > 0 then gave = gave + 1 end
     end
   end
-  if #ids < page then break end
+  if #eps < page then break end
   off = off + page
 end
-local out = {''}
-for _, id in ipairs(take) do
+table.sort(cands, function(a, b)
+  if a[1] ~= b[1] then return a[1] < b[1] end
+  return a[2] < b[2]
+end)
+local out, touched, n = {''}, {}, 0
+for _, c in ipairs(cands) do
+  if n >= max then break end
+  local id, ep = c[2], c[3]
   local k = base .. 'w:d:' .. id
   local r = redis.call('HMGET', k, 'j', 'b', 'f', 'n', 's', 'e')
   if r[1] then
     redis.call('HSET', k, 't', ARGV[5])
     redis.call('ZADD', q, ARGV[4], id)
+    redis.call('ZADD', base .. 'w:p:' .. ep, ARGV[4], id)
     for i = 1, 6 do table.insert(out, r[i] or '') end
+    n = n + 1
   else
     redis.call('ZREM', q, id)
+    redis.call('ZREM', base .. 'w:p:' .. ep, id)
   end
+  touched[ep] = true
 end
+for ep in pairs(touched) do settle(e, base, ep) end
 local nx
-if #take >= max then
-  nx = redis.call('ZRANGE', q, 0, 0, 'WITHSCORES')
+if n >= max then
+  nx = redis.call('ZRANGE', e, 0, 0, 'WITHSCORES')
 else
-  nx = redis.call('ZRANGEBYSCORE', q, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  nx = redis.call('ZRANGEBYSCORE', e, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
 end
 if nx[2] then out[1] = nx[2] end
 return out
 `)
+
+// keys are the KEYS of the outbox's scripts: w:q and w:e.
+func (o *redisOutbox) keys() []string { return []string{o.r.key("w", "q"), o.r.key("w", "e")} }
 
 func (o *redisOutbox) Claim(ctx context.Context, now time.Time, max int, lease time.Duration, per webhooks.PerEndpoint) ([]webhooks.Queued, time.Time, error) {
 	token := make([]byte, 12)
@@ -207,7 +234,7 @@ func (o *redisOutbox) Claim(ctx context.Context, now time.Time, max int, lease t
 			args = append(args, ep, n)
 		}
 	}
-	res, err := outboxClaimScript.Run(ctx, o.r.rdb, []string{o.r.key("w", "q")}, args...).StringSlice()
+	res, err := outboxClaimScript.Run(ctx, o.r.rdb, o.keys(), args...).StringSlice()
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("state: redis webhook outbox claim: %w", err)
 	}
@@ -246,18 +273,21 @@ func decodeQueued(f []string) (webhooks.Queued, error) {
 	}, nil
 }
 
-// outboxRetryScript: KEYS q. ARGV base, id, token, due, n, s, e.
-var outboxRetryScript = goredis.NewScript(`
+// outboxRetryScript: KEYS q, e. ARGV base, id, token, due, n, s, e.
+var outboxRetryScript = goredis.NewScript(settle + `
 local k = ARGV[1] .. 'w:d:' .. ARGV[2]
-if redis.call('HGET', k, 't') ~= ARGV[3] then return 0 end
+local r = redis.call('HMGET', k, 't', 'ep')
+if r[1] ~= ARGV[3] then return 0 end
 redis.call('HSET', k, 'n', ARGV[5], 's', ARGV[6], 'e', ARGV[7])
 redis.call('HDEL', k, 't')
 redis.call('ZADD', KEYS[1], ARGV[4], ARGV[2])
+redis.call('ZADD', ARGV[1] .. 'w:p:' .. r[2], ARGV[4], ARGV[2])
+settle(KEYS[2], ARGV[1], r[2])
 return 1
 `)
 
 func (o *redisOutbox) Retry(ctx context.Context, p *webhooks.Queued, due time.Time) error {
-	ok, err := outboxRetryScript.Run(ctx, o.r.rdb, []string{o.r.key("w", "q")},
+	ok, err := outboxRetryScript.Run(ctx, o.r.rdb, o.keys(),
 		o.r.base, p.ID, p.Token, micros(due), p.Attempts, p.LastStatus, p.LastError).Int()
 	if err != nil {
 		return fmt.Errorf("state: redis webhook outbox retry: %w", err)
@@ -268,19 +298,21 @@ func (o *redisOutbox) Retry(ctx context.Context, p *webhooks.Queued, due time.Ti
 	return nil
 }
 
-// outboxFinishScript: KEYS q. ARGV base, id, token.
-var outboxFinishScript = goredis.NewScript(`
+// outboxFinishScript: KEYS q, e. ARGV base, id, token.
+var outboxFinishScript = goredis.NewScript(settle + `
 local k = ARGV[1] .. 'w:d:' .. ARGV[2]
-local r = redis.call('HMGET', k, 't', 'o')
+local r = redis.call('HMGET', k, 't', 'o', 'ep')
 if r[1] ~= ARGV[3] then return 0 end
 redis.call('DEL', k)
 redis.call('ZREM', KEYS[1], ARGV[2])
+redis.call('ZREM', ARGV[1] .. 'w:p:' .. r[3], ARGV[2])
+settle(KEYS[2], ARGV[1], r[3])
 if r[2] and r[2] ~= '' then redis.call('SREM', r[2], ARGV[2]) end
 return 1
 `)
 
 func (o *redisOutbox) Finish(ctx context.Context, p *webhooks.Queued) error {
-	ok, err := outboxFinishScript.Run(ctx, o.r.rdb, []string{o.r.key("w", "q")}, o.r.base, p.ID, p.Token).Int()
+	ok, err := outboxFinishScript.Run(ctx, o.r.rdb, o.keys(), o.r.base, p.ID, p.Token).Int()
 	if err != nil {
 		return fmt.Errorf("state: redis webhook outbox finish: %w", err)
 	}
@@ -290,14 +322,16 @@ func (o *redisOutbox) Finish(ctx context.Context, p *webhooks.Queued) error {
 	return nil
 }
 
-// outboxScanScript: KEYS q. ARGV base, mode ('list', 'drop' or 'reset'),
-// endpoint. Returns j, b, f, n, s, e (b empty but for drop) of the
-// deliveries listed or dropped. The outbox is bounded, so one script
-// walks it all.
-var outboxScanScript = goredis.NewScript(`
-local q, base, mode = KEYS[1], ARGV[1], ARGV[2]
+// outboxScanScript: KEYS q, e. ARGV base, mode ('list', 'drop' or
+// 'reset'), endpoint. Returns j, b, f, n, s, e (b empty but for drop) of
+// the deliveries listed or dropped. The outbox is bounded, so one script
+// walks it all (a drop, its endpoint's).
+var outboxScanScript = goredis.NewScript(settle + `
+local q, e, base, mode = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
 local out = {}
-for _, id in ipairs(redis.call('ZRANGE', q, 0, -1)) do
+local scan = q
+if mode == 'drop' then scan = base .. 'w:p:' .. ARGV[3] end
+for _, id in ipairs(redis.call('ZRANGE', scan, 0, -1)) do
   local k = base .. 'w:d:' .. id
   local r = redis.call('HMGET', k, 'j', 'f', 'n', 's', 'e', 'ep', 't', 'o')
   local take = mode == 'list' or mode == 'reset' or (r[6] == ARGV[3] and not r[7])
@@ -309,14 +343,21 @@ for _, id in ipairs(redis.call('ZRANGE', q, 0, -1)) do
   if take and mode ~= 'list' then
     redis.call('DEL', k)
     redis.call('ZREM', q, id)
+    if r[6] then redis.call('ZREM', base .. 'w:p:' .. r[6], id) end
     if r[8] and r[8] ~= '' then redis.call('SREM', r[8], id) end
   end
+end
+if mode == 'drop' then
+  settle(e, base, ARGV[3])
+elseif mode == 'reset' then
+  for _, ep in ipairs(redis.call('ZRANGE', e, 0, -1)) do redis.call('DEL', base .. 'w:p:' .. ep) end
+  redis.call('DEL', e)
 end
 return out
 `)
 
 func (o *redisOutbox) scan(ctx context.Context, mode, endpoint string) ([]webhooks.Queued, error) {
-	res, err := outboxScanScript.Run(ctx, o.r.rdb, []string{o.r.key("w", "q")}, o.r.base, mode, endpoint).StringSlice()
+	res, err := outboxScanScript.Run(ctx, o.r.rdb, o.keys(), o.r.base, mode, endpoint).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("state: redis webhook outbox %s: %w", mode, err)
 	}
