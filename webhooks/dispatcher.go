@@ -44,8 +44,9 @@ type Options struct {
 	// Concurrency bounds the attempts in flight at once (default 8), and
 	// so the goroutines a hanging receiver can hold. When there may be
 	// more than one endpoint (more than one configured, or a source),
-	// one endpoint has at most half of them (rounded up) in flight, so
-	// that a receiver that hangs leaves the others theirs.
+	// one endpoint has fewer than half of them in flight ((n-1)/2, and
+	// at least 1), so that two receivers that hang leave the others one
+	// at least (unless Concurrency is 2 or less).
 	Concurrency int
 	// TimeScale multiplies every wait: after, delay, the retry schedule and
 	// Retry-After (default 1; 0.01 for CI). Signed timestamps stay real.
@@ -443,7 +444,9 @@ func (d *Dispatcher) perEndpoint() PerEndpoint {
 	d.mu.Lock()
 	n := d.opts.Concurrency
 	if len(d.endpoints) > 1 || len(d.sources) > 0 {
-		n = (n + 1) / 2
+		// Half (rounded up) let two hanging receivers take every slot,
+		// and the others' deliveries wait for their timeouts.
+		n = max((n-1)/2, 1)
 	}
 	d.mu.Unlock()
 	d.flightMu.Lock()

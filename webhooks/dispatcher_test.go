@@ -738,3 +738,41 @@ func TestRingKeepsTheNewest(t *testing.T) {
 		t.Errorf("after clear, %d elements", len(r.buf))
 	}
 }
+
+// TestTwoHangingEndpointsLeaveTheOthersRoom: two endpoints whose receivers
+// never answer, each with a backlog, hold no more than their bound; a
+// third endpoint's event is delivered while they hang. With a bound of
+// half the pool the two took every slot, and the third waited for their
+// timeouts and then behind their older backlog.
+func TestTwoHangingEndpointsLeaveTheOthersRoom(t *testing.T) {
+	hangA, hangB := hangingServer(t), hangingServer(t)
+	ok := newReceiver(t, nil)
+	slow := func(name, url string) Endpoint {
+		ep := endpoint(name, url)
+		ep.Retry.Timeout = time.Hour
+		return ep
+	}
+	for _, c := range []int{4, 8} {
+		t.Run(fmt.Sprint("concurrency=", c), func(t *testing.T) {
+			d := newDispatcher(t, Options{Concurrency: c}, slow("hang-a", hangA.URL), slow("hang-b", hangB.URL), endpoint("ok", ok.URL))
+			start(t, d)
+			for i := range 10 {
+				for _, to := range []string{"hang-a", "hang-b"} {
+					if err := d.Send(paymentIntent(fmt.Sprint("pi_", to, i), "created"), []string{to}, 0, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			per := d.perEndpoint().Max
+			waitFor(t, "both hanging endpoints at their bound", func() bool {
+				b := d.perEndpoint().Busy
+				return b["hang-a"] == per && b["hang-b"] == per
+			})
+			before := len(ok.requests())
+			if err := d.Send(paymentIntent("pi_ok", "created"), []string{"ok"}, 0, nil); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the third endpoint's delivery while two hang", func() bool { return len(ok.requests()) > before })
+		})
+	}
+}
