@@ -776,3 +776,41 @@ func TestTwoHangingEndpointsLeaveTheOthersRoom(t *testing.T) {
 		})
 	}
 }
+
+// TestFreedSlotGoesToAnIdleEndpoint: three endpoints whose receivers
+// never answer fill every slot between them; when their attempts time
+// out, a freed slot goes to a fourth endpoint that has none in flight,
+// not to the hanging ones' older backlog, which the fourth's event
+// waited behind (about a minute here, the backlog over the slots times
+// the timeout).
+func TestFreedSlotGoesToAnIdleEndpoint(t *testing.T) {
+	ok := newReceiver(t, nil)
+	eps := []Endpoint{endpoint("ok", ok.URL)}
+	var hang []string
+	for _, name := range []string{"hang-a", "hang-b", "hang-c"} {
+		ep := endpoint(name, hangingServer(t).URL)
+		ep.Retry.Timeout = 2 * time.Second
+		eps = append(eps, ep)
+		hang = append(hang, name)
+	}
+	d := newDispatcher(t, Options{Concurrency: 8}, eps...)
+	start(t, d)
+	for i := range 100 {
+		for _, to := range hang {
+			if err := d.Send(paymentIntent(fmt.Sprint("pi_", to, i), "created"), []string{to}, 0, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	waitFor(t, "the hanging endpoints to fill every slot", func() bool {
+		n := 0
+		for _, c := range d.perEndpoint().Busy {
+			n += c
+		}
+		return n == 8
+	})
+	if err := d.Send(paymentIntent("pi_ok", "created"), []string{"ok"}, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the idle endpoint's delivery, once a slot is freed", func() bool { return len(ok.requests()) > 0 })
+}

@@ -31,8 +31,11 @@ type Outbox interface {
 	// due or a lease ends (zero when the outbox is empty). A due
 	// delivery that per's bound kept back is left where it was, and
 	// does not count as next: it is due once its endpoint's attempts end.
-	// A claim costs what it takes, not what per's bound keeps back
-	// (each endpoint has its own due queue; outboxtest.BenchClaim).
+	// Within per's bounds, the endpoints with no attempt in flight
+	// (Busy) go first, so that a freed slot goes to an endpoint that
+	// waits for one, not to the older backlog of one whose receiver
+	// hangs. A claim costs what it takes, not what per's bound keeps
+	// back (each endpoint has its own due queue; outboxtest.BenchClaim).
 	Claim(ctx context.Context, now time.Time, max int, lease time.Duration, per PerEndpoint) ([]Queued, time.Time, error)
 	// Retry ends p's claim: p is due again at due, with p's Attempts,
 	// LastStatus and LastError. ErrLeaseLost when p's lease ended and
@@ -232,13 +235,27 @@ func (m *memoryOutbox) Claim(_ context.Context, now time.Time, max int, lease ti
 	defer m.mu.Unlock()
 	var out []Queued
 	var kept []*memQueue // out of eps: per's bound keeps their deliveries back
+	var busy []*memQueue // out of eps while the idle endpoints go first
 	taken := map[string]int{}
 	end := now.Add(lease)
-	for len(out) < max && len(m.eps) > 0 {
+	idleFirst := per.Max > 0 && len(per.Busy) > 0
+	for len(out) < max {
+		if len(m.eps) == 0 || m.eps[0].heap[0].due.After(now) {
+			if !idleFirst {
+				break
+			}
+			idleFirst = false // then the busy ones, earliest first
+			for _, q := range busy {
+				heap.Push(&m.eps, q)
+			}
+			busy = nil
+			continue
+		}
 		q := m.eps[0]
 		it := q.heap[0]
-		if it.due.After(now) {
-			break
+		if idleFirst && per.Busy[q.endpoint] > 0 {
+			busy = append(busy, heap.Pop(&m.eps).(*memQueue))
+			continue
 		}
 		if per.room(q.endpoint, taken[q.endpoint]) == 0 {
 			kept = append(kept, heap.Pop(&m.eps).(*memQueue))
@@ -251,6 +268,9 @@ func (m *memoryOutbox) Claim(_ context.Context, now time.Time, max int, lease ti
 		heap.Fix(&q.heap, 0)
 		heap.Fix(&m.eps, 0)
 		out = append(out, it.p)
+	}
+	for _, q := range busy {
+		heap.Push(&m.eps, q) // max was reached among the idle
 	}
 	var next time.Time
 	if len(m.eps) > 0 {

@@ -164,14 +164,19 @@ func (o *redisOutbox) Add(ctx context.Context, ps []webhooks.Queued, reorder boo
 // pairs. Returns the next score ("" when none), then per claimed
 // delivery j, b, f, n, s, e. It reads the endpoints with a delivery due,
 // earliest first, and from each that its bound leaves room for, as many
-// due as that room (and max) allows, until max endpoints gave some; it
-// claims the earliest max of those. A delivery its endpoint's bound
+// due as that room (and max) allows, until max endpoints with none in
+// flight gave some (those with some are no more than the attempts in
+// flight); it claims the first max of those, the endpoints with none in
+// flight first, then earliest first. A delivery its endpoint's bound
 // keeps back keeps its score, and is not read.
 var outboxClaimScript = goredis.NewScript(settle + `
 local q, e, base, now = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
 local max, per = tonumber(ARGV[3]), tonumber(ARGV[6])
-local room = {}
-for i = 7, #ARGV, 2 do room[ARGV[i]] = per - tonumber(ARGV[i + 1]) end
+local room, busy = {}, {}
+for i = 7, #ARGV, 2 do
+  room[ARGV[i]] = per - tonumber(ARGV[i + 1])
+  if per > 0 and tonumber(ARGV[i + 1]) > 0 then busy[ARGV[i]] = 1 end
+end
 local cands, gave, off, page = {}, 0, 0, 64
 while gave < max do
   local eps = redis.call('ZRANGEBYSCORE', e, '-inf', now, 'LIMIT', off, page)
@@ -181,14 +186,16 @@ while gave < max do
     if per > 0 then r = math.min(room[ep] or per, max) end
     if r > 0 then
       local got = redis.call('ZRANGEBYSCORE', base .. 'w:p:' .. ep, '-inf', now, 'WITHSCORES', 'LIMIT', 0, r)
-      for i = 1, #got, 2 do table.insert(cands, {tonumber(got[i + 1]), got[i], ep}) end
-      if #got > 0 then gave = gave + 1 end
+      local b = busy[ep] or 0
+      for i = 1, #got, 2 do table.insert(cands, {tonumber(got[i + 1]), got[i], ep, b}) end
+      if #got > 0 and b == 0 then gave = gave + 1 end
     end
   end
   if #eps < page then break end
   off = off + page
 end
 table.sort(cands, function(a, b)
+  if a[4] ~= b[4] then return a[4] < b[4] end
   if a[1] ~= b[1] then return a[1] < b[1] end
   return a[2] < b[2]
 end)

@@ -42,6 +42,7 @@ func Run(t *testing.T, newOutbox NewOutbox) {
 		{"Target", target},
 		{"PerEndpoint", perEndpoint},
 		{"PerEndpointBacklog", perEndpointBacklog},
+		{"IdleFirst", idleFirst},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,8 +144,8 @@ func perEndpoint(t *testing.T, newOutbox NewOutbox) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(ids(got), []string{"d1", "d3", "d5"}) {
-		t.Fatalf("claimed %v, want [d1 d3 d5] (one more for hang, two for ok)", ids(got))
+	if !slices.Equal(ids(got), []string{"d3", "d5", "d1"}) {
+		t.Fatalf("claimed %v, want [d3 d5 d1] (two for ok, idle, first; one more for hang)", ids(got))
 	}
 	if !next.After(t0) || next.After(t0.Add(lease)) {
 		t.Fatalf("next = %v, want in (%v, %v]: the deliveries kept back are not due next", next, t0, t0.Add(lease))
@@ -214,6 +215,26 @@ func perEndpointBacklog(t *testing.T, newOutbox NewOutbox) {
 	length(t, o, 3+1+1)
 	if got, _ = claim(t, o, t0.Add(12*time.Second), 10); !slices.Equal(ids(got), []string{"later"}) {
 		t.Fatalf("claimed %v when later was due (the leases last), want [later]", ids(got))
+	}
+}
+
+// idleFirst: with a bound, an endpoint with no attempt in flight goes
+// before one with some, whatever their due times; then the rest, earliest
+// first. Without a bound, due order alone.
+func idleFirst(t *testing.T, newOutbox NewOutbox) {
+	o := newOutbox(t, 100)
+	add(t, o, false, queued("a1", "ea1", "a", "", t0.Add(-3*time.Second)))
+	add(t, o, false, queued("a2", "ea2", "a", "", t0.Add(-2*time.Second)))
+	add(t, o, false, queued("b1", "eb1", "b", "", t0.Add(-time.Second)))
+	add(t, o, false, queued("c1", "ec1", "c", "", t0.Add(-4*time.Second)))
+	per := webhooks.PerEndpoint{Max: 4, Busy: map[string]int{"a": 1, "c": 1}}
+	got, _, err := o.Claim(ctx, t0, 1, lease, per)
+	if err != nil || !slices.Equal(ids(got), []string{"b1"}) {
+		t.Fatalf("claimed %v, %v; want [b1]: b has nothing in flight, a and c have", ids(got), err)
+	}
+	got, _, err = o.Claim(ctx, t0, 10, lease, per)
+	if err != nil || !slices.Equal(ids(got), []string{"c1", "a1", "a2"}) {
+		t.Fatalf("then claimed %v, %v; want [c1 a1 a2], earliest first", ids(got), err)
 	}
 }
 
