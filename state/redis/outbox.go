@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -40,6 +42,10 @@ import (
 type redisOutbox struct {
 	r     *Store
 	queue int
+	// adopted: outboxAdoptScript ran, so that deliveries an older build
+	// left in w:q alone are in their endpoint's w:p and w:e too.
+	adoptMu sync.Mutex
+	adopted atomic.Bool
 }
 
 // outboxPoll bounds how long a replica waits before it looks at the
@@ -228,10 +234,54 @@ if nx[2] then out[1] = nx[2] end
 return out
 `)
 
+// outboxAdoptScript: KEYS q, e. ARGV base. Puts each delivery of w:q
+// that its endpoint's w:p does not hold into it, at its score, and
+// scores its endpoint in w:e: a build before the per-endpoint queues
+// kept w:q alone, and its pending deliveries would otherwise never be
+// claimed. Returns how many it put. It reads w:q whole, at most the
+// outbox's bound, once per outbox.
+var outboxAdoptScript = goredis.NewScript(settle + `
+local q, e, base = KEYS[1], KEYS[2], ARGV[1]
+local all = redis.call('ZRANGE', q, 0, -1, 'WITHSCORES')
+local touched, n = {}, 0
+for i = 1, #all, 2 do
+  local id = all[i]
+  local ep = redis.call('HGET', base .. 'w:d:' .. id, 'ep')
+  if ep and not redis.call('ZSCORE', base .. 'w:p:' .. ep, id) then
+    redis.call('ZADD', base .. 'w:p:' .. ep, all[i + 1], id)
+    touched[ep] = true
+    n = n + 1
+  end
+end
+for ep in pairs(touched) do settle(e, base, ep) end
+return n
+`)
+
+// adopt runs outboxAdoptScript once per outbox, before its first claim
+// or drop; a failed run is tried again by the next.
+func (o *redisOutbox) adopt(ctx context.Context) error {
+	if o.adopted.Load() {
+		return nil
+	}
+	o.adoptMu.Lock()
+	defer o.adoptMu.Unlock()
+	if o.adopted.Load() {
+		return nil
+	}
+	if err := outboxAdoptScript.Run(ctx, o.r.rdb, o.keys(), o.r.base).Err(); err != nil {
+		return fmt.Errorf("state: redis webhook outbox: adopting deliveries of an older build: %w", err)
+	}
+	o.adopted.Store(true)
+	return nil
+}
+
 // keys are the KEYS of the outbox's scripts: w:q and w:e.
 func (o *redisOutbox) keys() []string { return []string{o.r.key("w", "q"), o.r.key("w", "e")} }
 
 func (o *redisOutbox) Claim(ctx context.Context, now time.Time, max int, lease time.Duration, per webhooks.PerEndpoint) ([]webhooks.Queued, time.Time, error) {
+	if err := o.adopt(ctx); err != nil {
+		return nil, time.Time{}, err
+	}
 	token := make([]byte, 12)
 	_, _ = rand.Read(token)
 	args := make([]any, 0, 6+2*len(per.Busy))
@@ -382,6 +432,9 @@ func (o *redisOutbox) scan(ctx context.Context, mode, endpoint string) ([]webhoo
 }
 
 func (o *redisOutbox) Drop(ctx context.Context, endpoint string) ([]webhooks.Queued, error) {
+	if err := o.adopt(ctx); err != nil {
+		return nil, err
+	}
 	return o.scan(ctx, "drop", endpoint)
 }
 

@@ -148,3 +148,56 @@ func BenchmarkRedisOutboxClaim(b *testing.B) {
 		return s.Outbox(queue)
 	})
 }
+
+// TestRedisOutboxAdoptsAnOlderBuildsDeliveries: deliveries an older build
+// left pending (in w:q alone, before the per-endpoint queues) are claimed
+// by this one, in their due order, and dropped with their endpoint.
+func TestRedisOutboxAdoptsAnOlderBuildsDeliveries(t *testing.T) {
+	srv := redistest.Start(t)
+	open := func() webhooks.Outbox {
+		s, err := redis.Open(context.Background(), srv.URL(), redis.Options{Prefix: "adopt:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s.Outbox(0)
+	}
+	ctx := context.Background()
+	now := time.Now()
+	q := func(id, ep string, due time.Time) webhooks.Queued {
+		return webhooks.Queued{ID: id, EventID: "ev_" + id, Type: "thing.created", Endpoint: ep,
+			Body: []byte(`{"id":"ev_` + id + `"}`), Created: now, Due: due}
+	}
+	old := open()
+	for _, p := range []webhooks.Queued{q("d2", "shop", now.Add(-time.Second)), q("d1", "shop", now.Add(-2*time.Second)), q("d3", "crm", now.Add(-time.Second))} {
+		if err := old.Add(ctx, []webhooks.Queued{p}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What an older build's Add wrote: w:q and the deliveries, no
+	// per-endpoint queues.
+	for _, k := range []string{"w:p:shop", "w:p:crm", "w:e"} {
+		if _, err := srv.Command("DEL", "adopt:{state}:"+k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := open()
+	got, _, err := o.Claim(ctx, now, 2, time.Minute, webhooks.PerEndpoint{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, p := range got {
+		ids = append(ids, p.ID)
+	}
+	if fmt.Sprint(ids) != "[d1 d2]" && fmt.Sprint(ids) != "[d1 d3]" {
+		t.Fatalf("claimed %v, want d1 (the earliest) and one of d2, d3", ids)
+	}
+	dropped, err := o.Drop(ctx, "crm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(ids) == "[d1 d2]" && (len(dropped) != 1 || dropped[0].ID != "d3") {
+		t.Fatalf("dropped %v of crm, want d3", dropped)
+	}
+}
