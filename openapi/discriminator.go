@@ -164,3 +164,35 @@ func names(s *base.Schema, val string) bool {
 	}
 	return len(s.Enum) == 1 && s.Enum[0] != nil && s.Enum[0].Value == val
 }
+
+// constBranch is the alternative of s's oneOf or anyOf (one level down)
+// that patch, a route's body, names and v, the answer made so far (an
+// example, a fixture, the first alternative's values), is not: the first,
+// in the document's order, whose own property admits only the value patch
+// gives it (Stripe's object: card) where v's is another. Without a
+// discriminator this is how a route says which alternative it answers.
+// nil when patch names none that v is not.
+func constBranch(s *base.Schema, patch map[string]any, v any) *base.Schema {
+	if s == nil || len(patch) == 0 || len(s.OneOf)+len(s.AnyOf) == 0 {
+		return nil
+	}
+	cur, _ := v.(map[string]any)
+	for _, group := range [][]*base.SchemaProxy{s.OneOf, s.AnyOf} {
+		for _, p := range group {
+			b := p.Schema()
+			if b == nil || b.Properties == nil {
+				continue
+			}
+			for k, pv := range patch {
+				val, ok := pv.(string)
+				if !ok || val == "" || cur != nil && cur[k] == val {
+					continue
+				}
+				if prop, ok := b.Properties.Get(k); ok && prop != nil && names(prop.Schema(), val) {
+					return b
+				}
+			}
+		}
+	}
+	return nil
+}

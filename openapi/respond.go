@@ -465,6 +465,28 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 	if !drawn {
 		v, made = o.api.instanceMade(mt, schema, example)
 	}
+	// A success the spec declares: a Prefer'd 2xx it does not declare is
+	// its default answer, an error that body: and override: are not laid on.
+	success := status < 300 && (code == 0 || resp != o.op.Responses.Default)
+	var patch map[string]any
+	if success {
+		patch = patchOf(x.Patch)
+	}
+	if b := constBranch(schema, patch, v); b != nil && example == "" && o.shapeOf().envelope == "" {
+		// The route's body says which alternative it makes (Stripe's
+		// object: card of a payment_source, anyOf an account, a bank
+		// account, a card or a source): that one's fixture or values,
+		// not the first's with the body's fields laid on them.
+		if obj, ok := v.(map[string]any); ok {
+			release(obj)
+		}
+		if drawn {
+			v = faker{api: o.api, rnd: randOr(x.Rand)}.value(b, 0)
+		} else {
+			v, made = o.api.instanceMade(nil, b, "")
+		}
+		schema = b
+	}
 	if b := discriminated(schema, in, o.api); b != nil && example == "" {
 		// The request says which kind it is (category: dessert): answer
 		// that kind, not the example or first branch of another.
@@ -476,20 +498,13 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 			}
 		}
 	}
-	// A success the spec declares: a Prefer'd 2xx it does not declare is
-	// its default answer, an error that body: and override: are not laid on.
-	success := status < 300 && (code == 0 || resp != o.op.Responses.Default)
 	if obj, ok := v.(map[string]any); ok {
 		fillProblem(name, obj, status)
 		if inner, env := o.itemIn(obj, status); inner != nil {
 			// An envelope ({"data": {…}}): what follows is the item's.
 			obj, schema = inner, propertyOf(schema, env, 0)
 		}
-		var patch map[string]any
-		if success {
-			patch = patchOf(x.Patch)
-			mergePatch(obj, patch) // before the request's values, which it does not hide
-		}
+		mergePatch(obj, patch) // before the request's values, which it does not hide
 		creates := o.kind == opCreate && o.api.state && status < 300 && code == 0
 		if creates {
 			o.api.exampleMaps(obj, schema, patch)
