@@ -18,9 +18,11 @@ import (
 // /v1/customers/{customer}/sources, source=tok_visa) is a card of the
 // token's test card, on that customer, listed and read back as a card,
 // and the customer's first source is its default_source; deleting it
-// answers the deleted card and leaves the customer no default_source.
-// Before, every answer was an account (the first type of the operation's
-// anyOf), and the default_source stayed.
+// answers the deleted card and makes the customer's newest remaining
+// card its default_source, or none when it has no other. Before, every
+// answer was an account (the first type of the operation's anyOf), and
+// the default_source stayed; later it became none even while other
+// cards remained.
 func TestStripeCustomerSources(t *testing.T) {
 	t.Parallel()
 	hs := serveStripe(t)
@@ -68,17 +70,32 @@ func TestStripeCustomerSources(t *testing.T) {
 	}
 
 	// Deleting the default card: the deleted card, gone from the list, and
-	// the customer has no default_source.
+	// the customer's newest remaining card is its default_source, as
+	// Stripe makes it; deleting that one too leaves it none.
+	amex := add("tok_amex")
 	del, err := sc.V1PaymentSources.Delete(ctx, visa.ID, &stripe.PaymentSourceDeleteParams{Customer: stripe.String(cus.ID)})
 	if err != nil || del.ID != visa.ID || !del.Deleted || del.Type != stripe.PaymentSourceTypeCard {
 		t.Errorf("delete %s: %+v, %v; want it deleted, a card", visa.ID, del, err)
 	}
-	if got, err := sc.V1Customers.Retrieve(ctx, cus.ID, nil); err != nil || got.DefaultSource != nil {
-		t.Errorf("the customer after its default card is deleted: %+v, %v; want no default_source", got, err)
+	if got, err := sc.V1Customers.Retrieve(ctx, cus.ID, nil); err != nil || got.DefaultSource == nil || got.DefaultSource.ID != amex.ID {
+		t.Errorf("the customer after its default card is deleted: %+v, %v; want its newest card, %s, as default_source", got, err, amex.ID)
 	}
 	_, err = sc.V1PaymentSources.Retrieve(ctx, visa.ID, &stripe.PaymentSourceRetrieveParams{Customer: stripe.String(cus.ID)})
 	if se := stripeError(t, err); se.HTTPStatusCode != 404 {
 		t.Errorf("read back the deleted card: %d, want 404", se.HTTPStatusCode)
+	}
+	// Deleting a card that is not the default leaves the default.
+	if _, err := sc.V1PaymentSources.Delete(ctx, mc.ID, &stripe.PaymentSourceDeleteParams{Customer: stripe.String(cus.ID)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := sc.V1Customers.Retrieve(ctx, cus.ID, nil); err != nil || got.DefaultSource == nil || got.DefaultSource.ID != amex.ID {
+		t.Errorf("the customer after another card is deleted: %+v, %v; want %s still its default_source", got, err, amex.ID)
+	}
+	if _, err := sc.V1PaymentSources.Delete(ctx, amex.ID, &stripe.PaymentSourceDeleteParams{Customer: stripe.String(cus.ID)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := sc.V1Customers.Retrieve(ctx, cus.ID, nil); err != nil || got.DefaultSource != nil {
+		t.Errorf("the customer after its last card is deleted: %+v, %v; want no default_source", got, err)
 	}
 
 }

@@ -443,6 +443,11 @@ type api struct {
 	// the path its create operation stores it under (/v1/customers), for
 	// expand[]. It is filled while the document compiles.
 	collections map[string]string
+	// nested maps a resource that only creates below another resource
+	// make (Stripe's payment_source: POST /v1/customers/{customer}/sources,
+	// /cards, /bank_accounts) to those creates' paths, whose one variable
+	// names the parent, for storedWhere (StoredResources).
+	nested map[string][]string
 	// scope keeps each API key's resources apart (scope: credential),
 	// and within it each value of its headers.
 	scope scenarios.Scope

@@ -20,19 +20,29 @@ import (
 
 // noteCollection records where a create operation stores its resource.
 func (a *api) noteCollection(o *Operation) {
-	if o.kind != opCreate || strings.Contains(o.collection, "{") {
+	if o.kind != opCreate || strings.Count(o.collection, "{") > 1 {
 		return
 	}
 	resp, _ := o.response(o.status)
-	if _, schema := mediaOf(resp); schema != nil {
-		if id := resourceID(schema); id != "" {
-			if a.collections == nil {
-				a.collections = map[string]string{}
-			}
-			if _, seen := a.collections[id]; !seen {
-				a.collections[id] = o.collection
-			}
+	_, schema := mediaOf(resp)
+	id := resourceID(schema)
+	if id == "" {
+		return
+	}
+	if strings.Contains(o.collection, "{") {
+		if a.nested == nil {
+			a.nested = map[string][]string{}
 		}
+		if !slices.Contains(a.nested[id], o.collection) {
+			a.nested[id] = append(a.nested[id], o.collection)
+		}
+		return
+	}
+	if a.collections == nil {
+		a.collections = map[string]string{}
+	}
+	if _, seen := a.collections[id]; !seen {
+		a.collections[id] = o.collection
 	}
 }
 

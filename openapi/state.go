@@ -580,20 +580,36 @@ func (o *Operation) Expand(ctx context.Context, x Exchange, body []byte) ([]byte
 }
 
 // StoredResources returns the stored objects of a resource of o's
-// document in the request's scope, oldest first; none when the document
-// creates no such resource.
-func (o *Operation) StoredResources(ctx context.Context, x Exchange, resource string) ([][]byte, error) {
-	path := o.api.collections[resource]
-	if path == "" || x.Store == nil {
+// document in the request's scope, oldest first, for those whose field
+// is value; none when the document creates no such resource. All of them
+// where the document keeps the resource in one collection (the caller
+// narrows them). A resource only created below another, in collections
+// of each parent (a customer's sources), is read in the parent's that
+// value names when field is the paths' variable (customer), each such
+// collection's oldest first, in the document's order; else none.
+func (o *Operation) StoredResources(ctx context.Context, x Exchange, resource, field, value string) ([][]byte, error) {
+	if x.Store == nil {
 		return nil, nil
 	}
-	items, _, err := x.Store.List(ctx, o.api.storeName(x.Request, path), 0, 0)
-	if err != nil {
-		return nil, err
+	var paths []string
+	if path := o.api.collections[resource]; path != "" {
+		paths = []string{path}
+	} else if value != "" {
+		for _, p := range o.api.nested[resource] {
+			if strings.Contains(p, "/{"+field+"}/") {
+				paths = append(paths, strings.Replace(p, "{"+field+"}", value, 1))
+			}
+		}
 	}
-	out := make([][]byte, len(items))
-	for i, it := range items {
-		out[i] = it.Body
+	var out [][]byte
+	for _, path := range paths {
+		items, _, err := x.Store.List(ctx, o.api.storeName(x.Request, path), 0, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			out = append(out, it.Body)
+		}
 	}
 	return out, nil
 }

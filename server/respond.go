@@ -234,7 +234,7 @@ func (d *templateData) StoredWhere(resource, field, value string) ([]any, error)
 		return nil, nil
 	}
 	ctx, ox := d.opExchange()
-	items, err := d.op.StoredResources(ctx, ox, resource)
+	items, err := d.op.StoredResources(ctx, ox, resource, field, value)
 	if err != nil {
 		return nil, err
 	}
