@@ -1,12 +1,15 @@
 package examples_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/stripe/stripe-go/v85"
 )
 
 // stripeJSON sends a request to the Stripe example as stripe-go would
@@ -70,5 +73,32 @@ func TestStripeCustomerCardIsACard(t *testing.T) {
 				t.Errorf("the card %s has an account's %s: %v", what, f, v[f])
 			}
 		}
+	}
+}
+
+// TestStripeChargeCustomerDefaultSource: a charge of a customer without
+// a source charges the customer's default card (its source is that card,
+// its payment_method the card's id); a customer with no card is Stripe's
+// 402 card error, code missing. Before, the charge answered the
+// fixture's 4242 card whatever the customer had, and a customer without
+// a card was charged.
+func TestStripeChargeCustomerDefaultSource(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	cus := newCustomer(t, sc)
+	_, err := sc.V1Charges.Create(ctx, &stripe.ChargeCreateParams{Amount: stripe.Int64(700), Currency: stripe.String("usd"), Customer: stripe.String(cus.ID)})
+	if se := stripeError(t, err); se.HTTPStatusCode != 402 || se.Type != stripe.ErrorTypeCard || se.Code != stripe.ErrorCodeMissing || se.Msg != "Cannot charge a customer that has no active card" {
+		t.Errorf("charge a customer with no card: %d %s %s %q; want 402 card_error missing", se.HTTPStatusCode, se.Type, se.Code, se.Msg)
+	}
+	src, err := sc.V1PaymentSources.Create(ctx, &stripe.PaymentSourceCreateParams{Customer: stripe.String(cus.ID), Source: &stripe.PaymentSourceSourceParams{Token: stripe.String("tok_mastercard")}})
+	if err != nil || src.Card == nil {
+		t.Fatalf("add tok_mastercard: %+v, %v", src, err)
+	}
+	ch, err := sc.V1Charges.Create(ctx, &stripe.ChargeCreateParams{Amount: stripe.Int64(700), Currency: stripe.String("usd"), Customer: stripe.String(cus.ID)})
+	if err != nil || ch.Customer == nil || ch.Customer.ID != cus.ID || ch.PaymentMethod != src.Card.ID || ch.Source == nil || ch.Source.ID != src.Card.ID ||
+		ch.Source.Card == nil || ch.Source.Card.Last4 != "4444" || ch.Amount != 700 || !ch.Paid {
+		t.Errorf("charge the customer: %+v, %v; want %s's card %s (4444) charged", ch, err, cus.ID, src.Card.ID)
 	}
 }
