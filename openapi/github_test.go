@@ -408,3 +408,29 @@ func TestGitHubPageLinks(t *testing.T) {
 		t.Errorf("paged through %v; want 5 4 3 2 1", numbers)
 	}
 }
+
+// TestGitHubCreateWithoutAssignee: an issue created without an assignee
+// or a milestone has neither, as GitHub's has: both are required and
+// nullable in the issue's schema, and the create answered and stored the
+// schema's placeholders (an assignee octocat, a milestone object), which
+// a read gave back as if the client had set them.
+func TestGitHubCreateWithoutAssignee(t *testing.T) {
+	t.Parallel()
+	hs := serveGitHub(t)
+	c := conformanceOf(t, githubIssues)
+	const issues = "/repos/octocat/hello/issues"
+	made := call(t, "POST", hs.URL+issues, "application/json", `{"title":"Bug"}`)
+	c.check(t, "POST", issues, made)
+	read := call(t, "GET", hs.URL+issues+"/1", "", "")
+	c.check(t, "GET", issues+"/1", read)
+	for _, a := range []answer{made, read} {
+		for _, field := range []string{"assignee", "milestone"} {
+			if v, has := a.json[field]; !has || v != nil {
+				t.Errorf("%s = %v (present %v); want null: %.300s", field, v, has, a.body)
+			}
+		}
+		if a.json["title"] != "Bug" || a.json["number"] != 1.0 {
+			t.Errorf("issue %.300s; want number 1, titled Bug", a.body)
+		}
+	}
+}

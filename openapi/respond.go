@@ -517,6 +517,9 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 		if creates && made {
 			unsentOptional(obj, schema, in, patch, o.keyField())
 		}
+		if creates {
+			o.unsentNulls(obj, in, patch, o.sentSchema(x.Request), schema)
+		}
 		if success {
 			mergePatch(obj, patchOf(x.Override)) // after the request's values and the unsent fields
 		}
@@ -654,6 +657,56 @@ func unsentOptional(obj map[string]any, schema *base.Schema, in, patch map[strin
 		}
 		delete(obj, k)
 	}
+}
+
+// unsentNulls sets null, in a created object, each field that the
+// request's body (of schema sent) could have given and did not, that the
+// answer's schema lets be null and that a route's body (patch) did not
+// lay; or the body's default for it, when it has one. A provider stores
+// what it was sent: an issue created without an assignee has none, not
+// the example's octocat, and a read gives back null rather than a value
+// the client never wrote. A field the body does not list, or the answer
+// marks readOnly, is the server's to set and stays as the example or
+// fixture has it (Stripe's client_secret, GitHub's closed_at), as do the
+// id and the field items are stored by.
+func (o *Operation) unsentNulls(obj, in, patch map[string]any, sent, schema *base.Schema) {
+	if sent == nil {
+		return
+	}
+	key := o.keyField()
+	for k := range obj {
+		_, given := in[k]
+		_, laid := patch[k]
+		if given || laid || k == "id" || k == key {
+			continue
+		}
+		field := propertyOf(sent, k, 0)
+		p := propertyOf(schema, k, 0)
+		if field == nil || p == nil || !takesNull(p) || p.ReadOnly != nil && *p.ReadOnly {
+			continue
+		}
+		obj[k] = nil
+		if field.Default != nil {
+			obj[k] = nodeValue(field.Default)
+		}
+	}
+}
+
+// takesNull says whether s lets a value be null: 3.0's nullable: true,
+// 3.1's "null" among its types, or an anyOf or oneOf alternative of type
+// "null" (3.1's anyOf: [{$ref: …}, {type: "null"}]).
+func takesNull(s *base.Schema) bool {
+	if s.Nullable != nil && *s.Nullable || hasType(s, "null") {
+		return true
+	}
+	for _, group := range [][]*base.SchemaProxy{s.AnyOf, s.OneOf} {
+		for _, sp := range group {
+			if a := sp.Schema(); a != nil && len(a.Type) == 1 && a.Type[0] == "null" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // exampleMaps empties, in a created object, the free-form maps a route's
@@ -1302,6 +1355,17 @@ func (o *Operation) dropReadOnly(r *http.Request, m map[string]any) {
 			delete(m, k)
 		}
 	}
+}
+
+// sentSchema is the schema of r's body as its values are read: the
+// body's, or the item's within the envelope the answers have ({"data":
+// {…}}, unwrapped).
+func (o *Operation) sentSchema(r *http.Request) *base.Schema {
+	sent := o.bodySchema(r)
+	if p := propertyOf(sent, o.shapeOf().envelope, 0); p != nil {
+		sent = p
+	}
+	return sent
 }
 
 // bodySchema returns the schema of the request body's media type, or nil.

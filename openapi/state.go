@@ -752,10 +752,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			if !ok {
 				return o.status, stored, nil
 			}
-			sent := o.bodySchema(x.Request)
-			if p := propertyOf(sent, o.shapeOf().envelope, 0); p != nil {
-				sent = p // a body sent in the answers' envelope (unwrapped)
-			}
+			sent := o.sentSchema(x.Request)
 			if x.Request.Method == http.MethodPut && !o.formBody(x.Request) {
 				replaced(obj, in, sent, schema, o.keyField())
 			}
