@@ -110,3 +110,27 @@ func TestMuxLimitDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestMuxCreateEchoesWhatTheExampleLacks: the example Mux's create answers
+// has no passthrough or normalize_audio, so an asset created with them
+// was answered and stored without them, though an asset has both fields
+// (the example of the whole Asset schema shows them).
+func TestMuxCreateEchoesWhatTheExampleLacks(t *testing.T) {
+	t.Parallel()
+	_, hs := serveSpec(t, muxAssets, nil)
+	c := conformanceOf(t, muxAssets)
+	auth := []string{"Authorization", "Basic dG9rZW46c2VjcmV0"}
+	const assets = "/video/v1/assets"
+	made := call(t, "POST", hs.URL+assets, "application/json", `{"input":[{"url":"https://example.com/a.mp4"}],"passthrough":"order 42","normalize_audio":true}`, auth...)
+	c.check(t, "POST", hs.URL+assets, made)
+	data, _ := made.json["data"].(map[string]any)
+	id, _ := data["id"].(string)
+	read := call(t, "GET", hs.URL+assets+"/"+id, "", "", auth...)
+	c.check(t, "GET", hs.URL+assets+"/"+id, read)
+	for _, a := range []answer{made, read} {
+		data, _ := a.json["data"].(map[string]any)
+		if data["passthrough"] != "order 42" || data["normalize_audio"] != true {
+			t.Errorf("%d %s; want the passthrough and normalize_audio sent, in data", a.status, a.body)
+		}
+	}
+}

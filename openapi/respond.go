@@ -506,14 +506,19 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 		}
 		mergePatch(obj, patch) // before the request's values, which it does not hide
 		creates := o.kind == opCreate && o.api.state && status < 300 && code == 0
+		var absent map[string]any
 		if creates {
 			o.api.exampleMaps(obj, schema, patch)
+			// What the request sends that the example or fixture has no
+			// field for (Mux's passthrough) is stored too.
+			absent = o.absentFields(obj, in, o.sentSchema(x.Request), schema)
 		}
 		if o.formBody(x.Request) {
 			reflectForm(obj, in, schema)
 		} else {
 			reflectValues(obj, in, schema)
 		}
+		settle(obj, in, absent, schema)
 		if creates && made {
 			unsentOptional(obj, schema, in, patch, o.keyField())
 		}

@@ -775,11 +775,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			} else {
 				reflectValues(obj, in, schema)
 			}
-			for k, placeholder := range absent {
-				if reflect.DeepEqual(obj[k], placeholder) && !reflect.DeepEqual(in[k], placeholder) {
-					delete(obj, k) // the value sent did not fit its schema's type
-				}
-			}
+			settle(obj, in, absent, schema)
 			maps.Copy(obj, kept)
 			mergePatch(obj, patchOf(x.Override))
 			body, _ := marshal(obj)
@@ -1365,6 +1361,31 @@ func replaced(obj, in map[string]any, sent, answer *base.Schema, key string) {
 		case answer != nil && slices.Contains(answer.Required, name):
 		default:
 			delete(obj, name)
+		}
+	}
+}
+
+// settle takes out of obj, after the request's values went in, what
+// absentFields placed there: a placeholder the value sent did not
+// replace, as it did not fit the field's type, and, of an object sent,
+// the placeholder's fields beside those sent that its schema does not
+// require (an owner sent with a name alone has no made-up email). An
+// object was taken out whole before, as the placeholder it had merged
+// into no longer equalled what was sent.
+func settle(obj, in, absent map[string]any, schema *base.Schema) {
+	for k, placeholder := range absent {
+		sent, isObject := in[k].(map[string]any)
+		if got, ok := obj[k].(map[string]any); ok && isObject {
+			required := requiredOf(propertyOf(schema, k, 0), 0)
+			for f := range got {
+				if _, given := sent[f]; !given && !slices.Contains(required, f) {
+					delete(got, f)
+				}
+			}
+			continue
+		}
+		if reflect.DeepEqual(obj[k], placeholder) && !reflect.DeepEqual(in[k], placeholder) {
+			delete(obj, k) // the value sent did not fit its schema's type
 		}
 	}
 }
