@@ -5,8 +5,11 @@ package openapi_test
 // asset's {"data": {…}} and a list's {"data": […]}.
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/scenariomock/scenariomock/openapi"
 )
 
 // muxAssets is the excerpt's path, served read-only by each test.
@@ -132,5 +135,46 @@ func TestMuxCreateEchoesWhatTheExampleLacks(t *testing.T) {
 		if data["passthrough"] != "order 42" || data["normalize_audio"] != true {
 			t.Errorf("%d %s; want the passthrough and normalize_audio sent, in data", a.status, a.body)
 		}
+	}
+}
+
+// envelopeDir copies testdata/envelope's spec and a scenario file naming
+// it into a fresh dir, for serveDir.
+func envelopeDir(t *testing.T, scenario string) string {
+	t.Helper()
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("testdata", "envelope", "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "openapi.yaml"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pets.yaml"), []byte(scenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestEnvelopeReadPatch: a route's body: on a read of an item answered in
+// an envelope ({"data": note}) was laid on the envelope, beside data, where
+// on a create or update it is laid on the item; it is laid on the item.
+func TestEnvelopeReadPatch(t *testing.T) {
+	t.Parallel()
+	_, hs := serveDir(t, envelopeDir(t, `openapi: {spec: openapi.yaml}
+routes:
+  - name: getNote
+    method: GET
+    path: /notes/{id}
+    operation: getNote
+    respond: {body: {title: pinned}}
+`), openapi.Options{})
+	made := call(t, "POST", hs.URL+"/notes", "application/json", `{"data":{"title":"hi","body":"x"}}`)
+	data, _ := made.json["data"].(map[string]any)
+	id, _ := data["id"].(string)
+	got := call(t, "GET", hs.URL+"/notes/"+id, "", "")
+	data, _ = got.json["data"].(map[string]any)
+	if _, outside := got.json["title"]; got.status != 200 || data["title"] != "pinned" || data["body"] != "x" || data["id"] != id || outside {
+		t.Fatalf("read: %d %s; want the title laid on the note in data, not beside it", got.status, got.body)
 	}
 }

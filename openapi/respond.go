@@ -164,7 +164,7 @@ func (o *Operation) Respond(ctx context.Context, x Exchange) (int, string, []byt
 	if code == 0 && example == "" && o.api.state && x.Store != nil && o.kind != opNone {
 		status, body, err := o.stateful(ctx, x, in, q)
 		if err == nil && status < 300 && (o.kind == opRead || o.kind == opDelete) {
-			body = patched(patched(body, x.Patch), x.Override) // the answer only: nothing is stored
+			body = o.patchedItem(status, body, x.Patch, x.Override) // the answer only: nothing is stored
 		}
 		if !errors.Is(err, errNoState) {
 			if err == nil && status < 300 && o.kind != opDelete { // a list's: data.customer
@@ -571,6 +571,29 @@ func (o *Operation) wrapped(status int, body []byte, x Exchange) []byte {
 		return body
 	}
 	outer[env] = json.RawMessage(body)
+	b, _ := marshal(outer)
+	return b
+}
+
+// patchedItem is body, an answer of status, with patch and then override
+// laid on the item it answers: within its envelope when it has one
+// ({"data": note}), as a create's and an update's are laid on the item
+// they store; else on body itself.
+func (o *Operation) patchedItem(status int, body, patch, override []byte) []byte {
+	if len(patch) == 0 && len(override) == 0 {
+		return body
+	}
+	env := o.shapeOf().envelope
+	if env == "" || status != o.status {
+		return patched(patched(body, patch), override)
+	}
+	outer, _ := decodeObject(body)
+	inner, isObject := outer[env].(map[string]any)
+	if !isObject {
+		return patched(patched(body, patch), override)
+	}
+	mergePatch(inner, patchOf(patch))
+	mergePatch(inner, patchOf(override))
 	b, _ := marshal(outer)
 	return b
 }
