@@ -178,3 +178,64 @@ routes:
 		t.Fatalf("read: %d %s; want the title laid on the note in data, not beside it", got.status, got.body)
 	}
 }
+
+// envelopeAllOf answers a note in an envelope written as allOf a generic
+// wrapper (data: any object, meta) and its own data, as generated
+// JSON:API descriptions write it.
+const envelopeAllOf = `openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /notes:
+    post:
+      operationId: createNote
+      requestBody:
+        content: {application/json: {schema: {$ref: '#/components/schemas/NoteDoc'}}}
+      responses:
+        '201': {description: made, content: {application/json: {schema: {$ref: '#/components/schemas/NoteDoc'}}}}
+  /notes/{id}:
+    parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+    get:
+      operationId: getNote
+      responses:
+        '200': {description: ok, content: {application/json: {schema: {$ref: '#/components/schemas/NoteDoc'}}}}
+components:
+  schemas:
+    Document:
+      type: object
+      properties:
+        data: {type: object}
+        meta: {type: object, properties: {version: {type: string, const: "1"}}}
+    NoteDoc:
+      allOf:
+        - $ref: '#/components/schemas/Document'
+        - properties:
+            data: {$ref: '#/components/schemas/Note'}
+    Note:
+      type: object
+      properties:
+        id: {type: string, readOnly: true, examples: [note_abcdefgh]}
+        title: {type: string}
+`
+
+// TestEnvelopeThroughAllOf: an envelope written as allOf a wrapper and its
+// own data was not taken for one (its properties were read from the schema
+// itself, which has none), so nothing was stored: a create answered the
+// example's id and a read of it was the example again, whatever its title.
+func TestEnvelopeThroughAllOf(t *testing.T) {
+	t.Parallel()
+	hs := serveDoc(t, envelopeAllOf, nil)
+	made := call(t, "POST", hs.URL+"/notes", "application/json", `{"data":{"title":"hi"}}`)
+	data, _ := made.json["data"].(map[string]any)
+	id, _ := data["id"].(string)
+	if made.status != 201 || id == "" || id == "note_abcdefgh" || data["title"] != "hi" {
+		t.Fatalf("create: %d %s; want 201 with a fresh id and the title sent, in data", made.status, made.body)
+	}
+	got := call(t, "GET", hs.URL+"/notes/"+id, "", "")
+	data, _ = got.json["data"].(map[string]any)
+	if got.status != 200 || data["id"] != id || data["title"] != "hi" || got.json["meta"] == nil {
+		t.Fatalf("read: %d %s; want the note made, in data beside meta", got.status, got.body)
+	}
+	if got := call(t, "GET", hs.URL+"/notes/note_never", "", ""); got.status != 404 {
+		t.Fatalf("read of an id never created: %d %s; want 404", got.status, got.body)
+	}
+}

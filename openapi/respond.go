@@ -502,7 +502,7 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 		fillProblem(name, obj, status)
 		if inner, env := o.itemIn(obj, status); inner != nil {
 			// An envelope ({"data": {…}}): what follows is the item's.
-			obj, schema = inner, propertyOf(schema, env, 0)
+			obj, schema = inner, o.itemSchema(schema, env)
 		}
 		mergePatch(obj, patch) // before the request's values, which it does not hide
 		creates := o.kind == opCreate && o.api.state && status < 300 && code == 0
@@ -596,6 +596,16 @@ func (o *Operation) patchedItem(status int, body, patch, override []byte) []byte
 	mergePatch(inner, patchOf(override))
 	b, _ := marshal(outer)
 	return b
+}
+
+// itemSchema is the schema of the item within an answer of schema,
+// an envelope whose field env holds it: the one the envelope's shape
+// found, through allOf parts too, when schema is the operation's answer's.
+func (o *Operation) itemSchema(schema *base.Schema, env string) *base.Schema {
+	if sh := o.shapeOf(); sh.item != nil && env == sh.envelope {
+		return sh.item
+	}
+	return propertyOf(schema, env, 0)
 }
 
 // unwrapped is a request's values sent in the envelope its answers have

@@ -48,6 +48,9 @@ type shape struct {
 	// ({"data": {"id": …}}: Mux's, JSON:API's), when the answer is such
 	// an envelope (envelopeOf); key and the id's kind are the item's.
 	envelope string
+	// item is the schema of the envelope's item (the envelope's, when it
+	// is written as allOf a generic wrapper's data and its own).
+	item *base.Schema
 	// perPage is the parameter that sizes a page when it is not limit
 	// (GitHub's per_page), and pages says the list takes a page number
 	// (page, counted from 1), as GitHub's lists page.
@@ -72,7 +75,7 @@ func (o *Operation) learnShape() {
 	s := mt.Schema.Schema()
 	if o.kind != opList && o.kind != opSearch {
 		if env, inner := envelopeOf(o.keyVar, s); env != "" {
-			o.shape.envelope, s = env, inner
+			o.shape.envelope, o.shape.item, s = env, inner, inner
 		}
 	}
 	o.shape.key = keyOf(o.keyVar, s)
@@ -163,27 +166,59 @@ func keyOf(v string, s *base.Schema) string {
 // has one. It returns that property and its schema, or "" when the answer
 // is no envelope or not plainly one.
 func envelopeOf(v string, s *base.Schema) (string, *base.Schema) {
-	if s == nil || s.Properties == nil || propertyOf(s, keyOf(v, s), 0) != nil {
+	if s == nil || propertyOf(s, keyOf(v, s), 0) != nil {
 		return "", nil
 	}
 	var found string
 	var inner *base.Schema
 	n := 0
-	for p := s.Properties.First(); p != nil; p = p.Next() {
-		ps := p.Value().Schema()
+	for _, p := range ownProperties(s) {
+		ps := p.schema
 		if ps == nil || hasType(ps, "array") || propertyOf(ps, keyOf(v, ps), 0) == nil {
 			continue
 		}
-		if p.Key() == "data" {
+		if p.name == "data" {
 			return "data", ps
 		}
-		found, inner = p.Key(), ps
-		n++
+		if p.name != found {
+			n++
+		}
+		found, inner = p.name, ps
 	}
 	if n != 1 {
 		return "", nil
 	}
 	return found, inner
+}
+
+// namedSchema is a property's name and schema.
+type namedSchema struct {
+	name   string
+	schema *base.Schema
+}
+
+// ownProperties are s's properties, its own and its allOf parts', in the
+// order written: an envelope written as allOf a generic wrapper (data:
+// any object) and its own data (a note) has data twice.
+func ownProperties(s *base.Schema) []namedSchema {
+	var out []namedSchema
+	left := maxSchemaVisits
+	var walk func(s *base.Schema, depth int)
+	walk = func(s *base.Schema, depth int) {
+		if s == nil || depth > 4 || !hop(&left) {
+			return
+		}
+		if s.Properties != nil {
+			for name, sp := range s.Properties.FromOldest() {
+				out = append(out, namedSchema{name, sp.Schema()})
+			}
+		}
+		for _, sp := range s.AllOf {
+			walk(sp.Schema(), depth+1)
+		}
+	}
+	walk(s, 0)
+	return out
 }
 
 // listItems finds the items of a list answer: the array itself, or the

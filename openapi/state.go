@@ -631,7 +631,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 		_, schema := o.mediaOf(resp)
 		outer := obj
 		if inner, env := o.itemIn(obj, status); inner != nil {
-			obj, schema = inner, propertyOf(schema, env, 0) // the item is stored, not its envelope
+			obj, schema = inner, o.itemSchema(schema, env) // the item is stored, not its envelope
 		}
 		key := o.keyField()
 		if isRaw || !ok || obj[key] == nil {
@@ -743,7 +743,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			resp, _ := o.response(o.status)
 			_, schema := o.mediaOf(resp)
 			if env := o.shapeOf().envelope; env != "" {
-				schema = propertyOf(schema, env, 0)
+				schema = o.itemSchema(schema, env)
 			}
 			if status, body, bad, err := o.badReference(ctx, x, in, schema); bad || err != nil {
 				return status, body, err
