@@ -239,3 +239,65 @@ func TestEnvelopeThroughAllOf(t *testing.T) {
 		t.Fatalf("read of an id never created: %d %s; want 404", got.status, got.body)
 	}
 }
+
+// jsonAPIArticles answers an article as JSON:API does: the resource in
+// data, and links.self naming it, the example's id 1 in both.
+const jsonAPIArticles = `openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /articles:
+    post:
+      operationId: createArticle
+      requestBody:
+        content: {application/vnd.api+json: {schema: {$ref: '#/components/schemas/ArticleDoc'}}}
+      responses:
+        '201':
+          description: made
+          content:
+            application/vnd.api+json:
+              schema: {$ref: '#/components/schemas/ArticleDoc'}
+              example: {data: {type: articles, id: "1", attributes: {title: JSON:API paints my bikeshed!}}, links: {self: 'https://api.example.com/articles/1', author: 'https://api.example.com/articles/1/author'}}
+  /articles/{id}:
+    get:
+      operationId: getArticle
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses:
+        '200':
+          description: ok
+          content:
+            application/vnd.api+json:
+              schema: {$ref: '#/components/schemas/ArticleDoc'}
+              example: {data: {type: articles, id: "1", attributes: {title: JSON:API paints my bikeshed!}}, links: {self: 'https://api.example.com/articles/1', author: 'https://api.example.com/articles/1/author'}}
+components:
+  schemas:
+    ArticleDoc:
+      type: object
+      properties:
+        data:
+          type: object
+          properties:
+            type: {type: string}
+            id: {type: string}
+            attributes: {type: object, properties: {title: {type: string}}}
+        links: {type: object, properties: {self: {type: string}, author: {type: string}}}
+`
+
+// TestJSONAPISelfLink: a JSON:API answer's links.self kept the example's
+// id (…/articles/1) while its data was the article made or read.
+func TestJSONAPISelfLink(t *testing.T) {
+	t.Parallel()
+	hs := serveDoc(t, jsonAPIArticles, nil)
+	made := call(t, "POST", hs.URL+"/articles", "application/vnd.api+json", `{"data":{"type":"articles","attributes":{"title":"Rails is omakase"}}}`)
+	data, _ := made.json["data"].(map[string]any)
+	id, _ := data["id"].(string)
+	if made.status != 201 || id == "" || id == "1" {
+		t.Fatalf("create: %d %s; want 201 with a fresh id", made.status, made.body)
+	}
+	for _, a := range []answer{made, call(t, "GET", hs.URL+"/articles/"+id, "", "")} {
+		links, _ := a.json["links"].(map[string]any)
+		data, _ := a.json["data"].(map[string]any)
+		if data["id"] != id || links["self"] != "https://api.example.com/articles/"+id || links["author"] != "https://api.example.com/articles/"+id+"/author" {
+			t.Errorf("%d %s; want the links to name article %s", a.status, a.body, id)
+		}
+	}
+}

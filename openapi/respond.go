@@ -565,14 +565,74 @@ func (o *Operation) wrapped(status int, body []byte, x Exchange) []byte {
 	if env == "" || status != o.status {
 		return body
 	}
+	x.Vars = nil // the item made keeps the example's id, to be told in the envelope's links
 	_, v, _, isRaw := o.generateValue(0, "", nil, x)
 	outer, ok := v.(map[string]any)
 	if isRaw || !ok {
 		return body
 	}
+	if made, ok := outer[env].(map[string]any); ok {
+		if stored, ok := decodeObject(body); ok {
+			key := o.keyField()
+			carryEnvelope(outer, env, fmt.Sprint(made[key]), fmt.Sprint(stored[key]))
+		}
+	}
 	outer[env] = json.RawMessage(body)
 	b, _ := marshal(outer)
 	return b
+}
+
+// carryEnvelope gives the fields of an envelope outer, beside its item's
+// (env), the item's id where they carry old, the example's: JSON:API's
+// links.self (https://api.example.com/articles/1) names the item answered.
+// An id too short to be told from other text (1) is carried where it is
+// a URL's last segment (…/articles/1, …/articles/1/author) only.
+func carryEnvelope(outer map[string]any, env, old, id string) {
+	if old == "" || old == id || old == "<nil>" {
+		return
+	}
+	for k, v := range outer {
+		if k == env {
+			continue
+		}
+		if c, changed := carrySegment(v, old, id); changed {
+			outer[k] = c
+		} else if len(old) >= 8 {
+			if c, changed := carryID(v, old, id); changed {
+				outer[k] = c
+			}
+		}
+	}
+}
+
+// carrySegment is v with old replaced by id where a string (in v, or
+// in its objects) has it as a path segment after a "/".
+func carrySegment(v any, old, id string) (any, bool) {
+	switch t := v.(type) {
+	case string:
+		seg := "/" + old
+		i := strings.Index(t, seg)
+		for i >= 0 {
+			end := i + len(seg)
+			if end == len(t) || strings.ContainsRune("/?#", rune(t[end])) {
+				return t[:i] + "/" + id + t[end:], true
+			}
+			j := strings.Index(t[end:], seg)
+			if j < 0 {
+				break
+			}
+			i = end + j
+		}
+	case map[string]any:
+		changed := false
+		for k, e := range t {
+			if c, ok := carrySegment(e, old, id); ok {
+				t[k], changed = c, true
+			}
+		}
+		return t, changed
+	}
+	return v, false
 }
 
 // patchedItem is body, an answer of status, with patch and then override

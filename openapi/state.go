@@ -700,6 +700,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			return 0, nil, err
 		}
 		if env := o.shapeOf().envelope; env != "" && outer != nil {
+			carryEnvelope(outer, env, old, id)
 			outer[env] = json.RawMessage(body)
 			body, _ = marshal(outer)
 		}
