@@ -480,3 +480,46 @@ routes:
 		return ""
 	})
 }
+
+// TestRetryTimeoutAloneKeepsTheDefaultSchedule: a retry: block that gives
+// only a timeout keeps the default schedule (the README's "(the
+// default)"), for a file's endpoint and for endpointsFrom:. It was read
+// as an empty schedule: one attempt, and a receiver's 500 failed the
+// delivery for good.
+func TestRetryTimeoutAloneKeepsTheDefaultSchedule(t *testing.T) {
+	t.Parallel()
+	t.Run("endpoints", func(t *testing.T) {
+		t.Parallel()
+		rc := newStoredReceiver(t, "whsec_test_123", 1) // answers 500 once
+		yaml := strings.Replace(fmt.Sprintf(hooksYAML, rc.URL), "retry: { schedule: [1s, 1s], timeout: 5s }", "retry: { timeout: 5s }", 1)
+		_, base, _ := serveYAMLRunning(t, Options{Webhooks: webhooks.Options{TimeScale: 0.001}}, yaml)
+		if r := do(t, "POST", base+"/v1/customers", `{}`); r.status != 201 {
+			t.Fatalf("POST = %d %s", r.status, r.body)
+		}
+		eventually(t, patience, func() string {
+			if evs, calls, rej := rc.got(); len(evs) != 1 || calls != 2 || len(rej) > 0 {
+				return fmt.Sprintf("receiver: %v in %d calls (rejected %v); want the event, after a 500 and its retry", evs, calls, rej)
+			}
+			return ""
+		})
+	})
+	t.Run("endpointsFrom", func(t *testing.T) {
+		t.Parallel()
+		yaml := strings.Replace(storedHooksYAML, "retry: { schedule: [1s, 1s], timeout: 5s }", "retry: { timeout: 5s }", 1)
+		_, base, _ := serveYAMLRunning(t, Options{Webhooks: webhooks.Options{TimeScale: 0.001}}, yaml)
+		rc := newStoredReceiver(t, "whsec_a", 1)
+		key := []string{"Authorization", "Bearer key_a"}
+		if r := do(t, "POST", base+"/hooks", fmt.Sprintf(`{"url": %q, "secret": "whsec_a", "events": ["*"]}`, rc.URL), key...); r.status != 201 {
+			t.Fatalf("create hook: %d %s", r.status, r.body)
+		}
+		if r := do(t, "POST", base+"/things", `{}`, key...); r.status != 201 {
+			t.Fatalf("POST = %d %s", r.status, r.body)
+		}
+		eventually(t, patience, func() string {
+			if evs, calls, rej := rc.got(); len(evs) != 1 || calls != 2 || len(rej) > 0 {
+				return fmt.Sprintf("receiver: %v in %d calls (rejected %v); want the event, after a 500 and its retry", evs, calls, rej)
+			}
+			return ""
+		})
+	})
+}

@@ -183,11 +183,7 @@ func (d *Dispatcher) SetEndpoints(eps []Endpoint) error {
 	d.names = d.names[:0]
 	for _, e := range eps {
 		st := &endpointState{Endpoint: e}
-		if e.Retry.Schedule == nil && e.Retry.Timeout == 0 {
-			st.Retry = DefaultRetry
-		} else if st.Retry.Timeout == 0 {
-			st.Retry.Timeout = DefaultRetry.Timeout
-		}
+		st.Retry = e.Retry.withDefaults()
 		if old, ok := d.endpoints[e.Name]; ok && old.URL == e.URL {
 			st.disabled = old.disabled
 		}

@@ -26,10 +26,24 @@ const (
 
 // Retry is an endpoint's retry policy: Schedule holds the waits before the
 // attempts after the first (so len(Schedule)+1 attempts in all), Timeout
-// bounds one attempt.
+// bounds one attempt. A nil Schedule is DefaultRetry's (an empty one is no
+// retry), and a zero Timeout DefaultRetry's.
 type Retry struct {
 	Schedule []time.Duration
 	Timeout  time.Duration
+}
+
+// withDefaults is r with DefaultRetry's schedule if r has none (nil), and
+// its timeout if r's is zero: each left out of a retry: block is the
+// default, so that retry: { timeout: 30s } keeps the default retries.
+func (r Retry) withDefaults() Retry {
+	if r.Schedule == nil {
+		r.Schedule = DefaultRetry.Schedule
+	}
+	if r.Timeout == 0 {
+		r.Timeout = DefaultRetry.Timeout
+	}
+	return r
 }
 
 // DefaultRetry is the policy of an endpoint that names none.

@@ -71,11 +71,7 @@ func (d *Dispatcher) SetSources(srcs []Source) error {
 		default:
 			errs = append(errs, fmt.Errorf("webhook endpoint source %q: signing: want stripe, standard or none, got %q", src.Name, src.Signing))
 		}
-		if src.Retry.Schedule == nil && src.Retry.Timeout == 0 {
-			src.Retry = DefaultRetry
-		} else if src.Retry.Timeout == 0 {
-			src.Retry.Timeout = DefaultRetry.Timeout
-		}
+		src.Retry = src.Retry.withDefaults()
 		next[src.Name] = &src
 	}
 	if err := errors.Join(errs...); err != nil {
