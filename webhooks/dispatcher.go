@@ -99,6 +99,10 @@ type Dispatcher struct {
 	// targets holds, by event id, the targets each event in events was
 	// sent to, for Redeliver.
 	targets map[string][]Target
+	// sentTo holds, by event id, the configured endpoints an event in
+	// events was sent to when it was not sent to every one (a route's
+	// endpoints:), so that Redeliver sends it to those alone.
+	sentTo map[string][]string
 }
 
 type endpointState struct {
@@ -136,6 +140,7 @@ func New(opts Options) *Dispatcher {
 		byID:      map[string]*Event{},
 		sources:   map[string]*Source{},
 		targets:   map[string][]Target{},
+		sentTo:    map[string][]string{},
 		rng:       rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
 		events:    newRing[*Event](opts.History),
 		attempts:  newRing[Attempt](opts.History),
@@ -255,7 +260,7 @@ func (d *Dispatcher) send(ev *Event, to []string, every bool, targets []Target, 
 		to = d.names
 	}
 	now := d.opts.Now()
-	d.remember(ev, targets)
+	d.remember(ev, targets, to, every)
 	object := ev.ObjectID()
 	var rs []recipient
 	for _, name := range to {
@@ -370,17 +375,21 @@ func (d *Dispatcher) signal() {
 
 // remember keeps ev, and the targets it is sent to, for Redeliver and
 // the admin API.
-func (d *Dispatcher) remember(ev *Event, targets []Target) {
+func (d *Dispatcher) remember(ev *Event, targets []Target, to []string, every bool) {
 	if _, ok := d.byID[ev.ID]; ok {
 		return
 	}
 	if old, dropped := d.events.push(ev); dropped {
 		delete(d.byID, old.ID)
 		delete(d.targets, old.ID)
+		delete(d.sentTo, old.ID)
 	}
 	d.byID[ev.ID] = ev
 	if len(targets) > 0 {
 		d.targets[ev.ID] = slices.Clone(targets)
+	}
+	if !every {
+		d.sentTo[ev.ID] = slices.Clone(to)
 	}
 }
 
@@ -857,8 +866,9 @@ func (d *Dispatcher) Changed() <-chan struct{} {
 	return d.changed
 }
 
-// Redeliver sends the event with id again to endpoint (every endpoint
-// when empty, and the targets it was sent to), as a fresh delivery
+// Redeliver sends the event with id again to endpoint (when empty, to
+// the endpoints and targets it was sent to: a route's endpoints: alone,
+// not every endpoint), as a fresh delivery
 // without faults, and returns how many deliveries it queued. An event no
 // longer kept is an error. A target gets it as it was when the event was
 // sent: its object is not read again.
@@ -866,9 +876,14 @@ func (d *Dispatcher) Redeliver(id, endpoint string) (int, error) {
 	d.mu.Lock()
 	ev, ok := d.byID[id]
 	targets := d.targets[id]
+	to, some := d.sentTo[id]
 	d.mu.Unlock()
 	if !ok {
 		return 0, fmt.Errorf("no event %q (the dispatcher keeps the last %d)", id, d.opts.History)
+	}
+	if endpoint == "" && some {
+		n, err := d.send(ev, to, false, targets, 0, nil)
+		return n, errors.Join(err, d.disabledError(to...))
 	}
 	if endpoint == "" {
 		n, err := d.send(ev, nil, true, targets, 0, nil)
@@ -922,6 +937,7 @@ func (d *Dispatcher) Reset() {
 	cancel()
 	d.byID = map[string]*Event{}
 	d.targets = map[string][]Target{}
+	d.sentTo = map[string][]string{}
 	d.events.clear()
 	d.attempts.clear()
 	d.finished.clear()

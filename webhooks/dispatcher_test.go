@@ -459,6 +459,43 @@ func TestRedeliver(t *testing.T) {
 	}
 }
 
+// TestRedeliverGoesWhereTheEventWent: an event sent to some endpoints (a
+// route's endpoints:) is redelivered, without ?endpoint=, to those alone;
+// it went to every configured endpoint, so a receiver that never got the
+// event, nor subscribed to it, got it on a redelivery.
+func TestRedeliverGoesWhereTheEventWent(t *testing.T) {
+	t.Parallel()
+	shop := newReceiver(t, verifyStripe(secret))
+	billing := newReceiver(t, verifyStripe(secret))
+	d := newDispatcher(t, Options{}, endpoint("shop", shop.URL), endpoint("billing", billing.URL))
+	start(t, d)
+	ev := paymentIntent("pi_1", "created")
+	if err := d.Send(ev, []string{"shop"}, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the delivery", func() bool { return len(d.Deliveries(Filter{EventID: ev.ID, Outcome: Delivered})) == 1 })
+	n, err := d.Redeliver(ev.ID, "")
+	if err != nil || n != 1 {
+		t.Errorf("Redeliver = %d, %v; want 1 delivery queued, to shop", n, err)
+	}
+	// Send queues at once: a delivery to billing would be listed now.
+	if ds := d.Deliveries(Filter{Endpoint: "billing"}); len(ds) != 0 {
+		t.Errorf("billing, which the event was not sent to, has deliveries %+v", ds)
+	}
+	waitFor(t, "the redelivery", func() bool { return len(d.Deliveries(Filter{EventID: ev.ID, Outcome: Delivered})) == 2 })
+	if got := len(shop.requests()); got != 2 {
+		t.Errorf("shop got %d requests, want 2", got)
+	}
+	if got := len(billing.requests()); got != 0 {
+		t.Errorf("billing got %d requests, want none", got)
+	}
+	// Named, it still goes where it is told.
+	if n, err := d.Redeliver(ev.ID, "billing"); err != nil || n != 1 {
+		t.Errorf("Redeliver to billing = %d, %v", n, err)
+	}
+	waitFor(t, "the named redelivery", func() bool { return len(billing.requests()) == 1 })
+}
+
 func TestNegativeDeliveriesThenCleanRetry(t *testing.T) {
 	t.Parallel()
 	for _, neg := range Negatives {
