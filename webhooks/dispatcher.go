@@ -692,7 +692,7 @@ func (d *Dispatcher) attempt(ctx context.Context, p Queued) {
 		d.disable(&p, &a)
 	case n-1 < len(epc.Retry.Schedule):
 		wait := epc.Retry.Schedule[n-1]
-		if retryAfter > 0 && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
+		if retryAfter >= 0 && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
 			wait = retryAfter
 		}
 		d.retry(&p, &a, d.scaled(&epc, wait))
@@ -714,7 +714,9 @@ func IsDelivery(h http.Header) bool {
 	return strings.HasPrefix(h.Get("User-Agent"), "scenariomock-webhooks/")
 }
 
-// post sends one attempt and returns the status and the Retry-After wait.
+// post sends one attempt and returns the status and the Retry-After wait:
+// -1 when there is none (or it is not a number of seconds or a date), so
+// that Retry-After: 0 (or a date past) asks for a retry at once.
 func (d *Dispatcher) post(ctx context.Context, ep *endpointState, p *Queued, neg Negative) (int, time.Duration, error) {
 	actx, cancel := context.WithTimeout(ctx, ep.Retry.Timeout)
 	defer cancel()
@@ -736,14 +738,13 @@ func (d *Dispatcher) post(ctx context.Context, ep *endpointState, p *Queued, neg
 	// is not kept.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
-	var ra time.Duration
+	ra := time.Duration(-1)
 	if v := resp.Header.Get("Retry-After"); v != "" {
 		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
-			ra = time.Duration(secs) * time.Second
+			ra = time.Duration(min(secs, int(maxRetryAfter/time.Second))) * time.Second // no overflow
 		} else if t, err := http.ParseTime(v); err == nil {
-			ra = max(t.Sub(d.opts.Now()), 0)
+			ra = min(max(t.Sub(d.opts.Now()), 0), maxRetryAfter)
 		}
-		ra = min(ra, maxRetryAfter)
 	}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		return resp.StatusCode, ra, fmt.Errorf("redirect to %q not followed", resp.Header.Get("Location"))

@@ -397,6 +397,42 @@ func TestRetryAfterHonoured(t *testing.T) {
 	}
 }
 
+// TestRetryAfterZeroIsAtOnce: Retry-After: 0 (or a date already past) on
+// a 429 or 503 replaces the scheduled wait, as the README says any
+// Retry-After does; it was taken for none, and the retry waited the
+// schedule's hour.
+func TestRetryAfterZeroIsAtOnce(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"0", "Mon, 07 Dec 2020 00:00:00 GMT"} {
+		rc := newReceiver(t, nil)
+		var mu sync.Mutex
+		calls := 0
+		rc.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			calls++
+			n := calls
+			mu.Unlock()
+			if n == 1 {
+				w.Header().Set("Retry-After", v)
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		})
+		ep := endpoint("shop", rc.URL)
+		ep.Retry.Schedule = []time.Duration{time.Hour}
+		d := newDispatcher(t, Options{TimeScale: 1}, ep)
+		start(t, d)
+		if err := d.Send(paymentIntent("pi_1", "created"), nil, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the first attempt", func() bool { return len(d.Attempts(Filter{})) >= 1 })
+		a := d.Attempts(Filter{})[0]
+		if a.Next == nil || a.Next.Sub(a.At) > time.Minute {
+			t.Fatalf("Retry-After %q: attempt %+v, want the next at once, not in the schedule's hour", v, a)
+		}
+		waitFor(t, "the retry", func() bool { return len(d.Deliveries(Filter{Outcome: Delivered})) == 1 })
+	}
+}
+
 func TestOutboxIsBounded(t *testing.T) {
 	t.Parallel()
 	d := newDispatcher(t, Options{Queue: 3}, endpoint("a", "http://127.0.0.1:1/"), endpoint("b", "http://127.0.0.1:1/"))
