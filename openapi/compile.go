@@ -428,11 +428,13 @@ type api struct {
 	// freeForms caches freeFormProperties, by schema; patterned the
 	// placeholder of a string schema with a pattern (drawn from it once).
 	freeForms, patterned sync.Map
-	validate             string
-	errors               string // "problem" or "stripe"
-	state                bool
-	generate             bool // unknownIds: generate
-	dynamic              bool // dynamic: true, answers drawn afresh (dynamic.go)
+	// nullablesBy caches nullables, by the pair of schemas.
+	nullablesBy sync.Map
+	validate    string
+	errors      string // "problem" or "stripe"
+	state       bool
+	generate    bool // unknownIds: generate
+	dynamic     bool // dynamic: true, answers drawn afresh (dynamic.go)
 	// references is whether a body's ids of stored resources are
 	// checked (references: check), existing the ids taken to exist
 	// without being stored (existingIds:; nil none).

@@ -511,7 +511,12 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 			o.api.exampleMaps(obj, schema, patch)
 			// What the request sends that the example or fixture has no
 			// field for (Mux's passthrough) is stored too.
-			absent = o.absentFields(obj, in, o.sentSchema(x.Request), schema)
+			// A form's nested values are strings, typed by the
+			// example's values they replace: with none to replace
+			// (Stripe's plan tiers, an issuing transaction's
+			// purchase_details), they would answer "inf" for an
+			// integer. Its scalars are typed by their placeholder.
+			absent = o.absentFields(obj, in, o.sentSchema(x.Request), schema, o.formBody(x.Request))
 		}
 		if o.formBody(x.Request) {
 			reflectForm(obj, in, schema)
@@ -771,23 +776,51 @@ func (o *Operation) unsentNulls(obj, in, patch map[string]any, sent, schema *bas
 	if sent == nil {
 		return
 	}
-	key := o.keyField()
-	for k := range obj {
-		_, given := in[k]
-		_, laid := patch[k]
-		if given || laid || k == "id" || k == key {
+	for _, f := range o.api.nullables(sent, schema) {
+		_, has := obj[f.name]
+		_, given := in[f.name]
+		_, laid := patch[f.name]
+		if !has || given || laid || f.name == "id" || f.name == o.keyField() {
 			continue
 		}
-		field := propertyOf(sent, k, 0)
-		p := propertyOf(schema, k, 0)
-		if field == nil || p == nil || !takesNull(p) || p.ReadOnly != nil && *p.ReadOnly {
-			continue
-		}
-		obj[k] = nil
-		if field.Default != nil {
-			obj[k] = nodeValue(field.Default)
-		}
+		obj[f.name] = f.unsent
 	}
+}
+
+// nullable is a field of a created object that the request's body lists
+// and the answer lets be null: what it is when not sent (null, or the
+// body's default).
+type nullable struct {
+	name   string
+	unsent any
+}
+
+// nullables are the fields unsentNulls sets, found once per pair of
+// schemas (the body's, the answer's): looking each field of a created
+// object up in both was a cost per create. Free-form maps (Stripe's
+// metadata, nullable in its spec) are left to exampleMaps, which empties
+// them as the provider answers {}.
+func (a *api) nullables(sent, schema *base.Schema) []nullable {
+	key := [2]*base.Schema{sent, schema}
+	if v, ok := a.nullablesBy.Load(key); ok {
+		return v.([]nullable)
+	}
+	free := a.freeFormProperties(schema)
+	out := []nullable{}
+	for _, name := range a.propertyNames(schema) {
+		field := propertyOf(sent, name, 0)
+		p := propertyOf(schema, name, 0)
+		if field == nil || p == nil || !takesNull(p) || p.ReadOnly != nil && *p.ReadOnly || slices.Contains(free, name) {
+			continue
+		}
+		f := nullable{name: name}
+		if field.Default != nil {
+			f.unsent = nodeValue(field.Default)
+		}
+		out = append(out, f)
+	}
+	v, _ := a.nullablesBy.LoadOrStore(key, out)
+	return v.([]nullable)
 }
 
 // takesNull says whether s lets a value be null: 3.0's nullable: true,
@@ -833,6 +866,19 @@ func (a *api) freeFormProperties(s *base.Schema) []string {
 	if v, ok := a.freeForms.Load(s); ok {
 		return v.([]string)
 	}
+	out := []string{} // not nil: a schema with none is found too
+	for _, name := range a.propertyNames(s) {
+		if p := propertyOf(s, name, 0); p != nil && freeForm(p) {
+			out = append(out, name)
+		}
+	}
+	v, _ := a.freeForms.LoadOrStore(s, out)
+	return v.([]string)
+}
+
+// propertyNames are the names of s's properties, its own and its allOf,
+// oneOf and anyOf parts' (as propertyOf finds them), sorted.
+func (a *api) propertyNames(s *base.Schema) []string {
 	var names []string
 	left := maxSchemaVisits
 	var walk func(s *base.Schema, depth int)
@@ -853,15 +899,7 @@ func (a *api) freeFormProperties(s *base.Schema) []string {
 	}
 	walk(s, 0)
 	slices.Sort(names)
-	names = slices.Compact(names)
-	out := []string{} // not nil: a schema with none is found too
-	for _, name := range names {
-		if p := propertyOf(s, name, 0); p != nil && freeForm(p) {
-			out = append(out, name)
-		}
-	}
-	v, _ := a.freeForms.LoadOrStore(s, out)
-	return v.([]string)
+	return slices.Compact(names)
 }
 
 // nonEmptyObject says whether v, decoded or raw (see shallow), is an

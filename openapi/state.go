@@ -770,7 +770,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 					kept[k] = obj[k]
 				}
 			}
-			absent := o.absentFields(obj, in, sent, schema)
+			absent := o.absentFields(obj, in, sent, schema, false)
 			if o.formBody(x.Request) {
 				reflectForm(obj, in, schema)
 			} else {
@@ -1397,10 +1397,13 @@ func settle(obj, in, absent map[string]any, schema *base.Schema) {
 // so that the update sets it: a note added to an order by a PATCH. The
 // id, readOnly fields and fields the body's schema (sent) does not list
 // get none, nor writeOnly ones, which no answer has. It returns the placeholders, by field.
-func (o *Operation) absentFields(obj, in map[string]any, sent, schema *base.Schema) map[string]any {
+func (o *Operation) absentFields(obj, in map[string]any, sent, schema *base.Schema, scalars bool) map[string]any {
 	var out map[string]any
-	for k := range in {
+	for k, v := range in {
 		if _, has := obj[k]; has || k == "id" || k == o.keyField() {
+			continue
+		}
+		if _, isString := v.(string); scalars && !isString {
 			continue
 		}
 		p := propertyOf(schema, k, 0)
