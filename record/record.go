@@ -266,7 +266,33 @@ type route struct {
 	// parameter sent once, but those named like credentials and the
 	// sequence's own (Options.SequencePer); nil for none.
 	query url.Values
-	ex    []*Exchange
+	// rng is the Range header its requests sent, a condition, for an
+	// answer to that range only (206, 416); "" for none.
+	rng string
+	ex  []*Exchange
+}
+
+// conds is how many conditions the route's when: holds.
+func (rt *route) conds() int {
+	if rt.rng != "" {
+		return len(rt.query) + 1
+	}
+	return len(rt.query)
+}
+
+// rangeOf returns the Range header x's answer is to, as a condition: for a
+// 206 or a 416, answers to that range only, which a plain GET must not get
+// back (a 200 to a Range the upstream ignored is the full answer and
+// answers any). "" for none, and for a value YAML cannot hold (not UTF-8).
+func rangeOf(x *Exchange) string {
+	if x.Status != http.StatusPartialContent && x.Status != http.StatusRequestedRangeNotSatisfiable {
+		return ""
+	}
+	v := x.RequestHeader.Get("Range")
+	if !utf8.ValidString(v) {
+		return ""
+	}
+	return v
 }
 
 // conditions returns the parameters of raw a route's when: tests: those
@@ -325,15 +351,24 @@ func Render(exchanges []Exchange, o Options) (map[string][]byte, error) {
 		// ?limit=5 replay their own answers in any order, where one
 		// sequence replayed them in the order recorded.
 		query := conditions(x.RawQuery, o.SequencePer)
+		// A part of the answer (206) or a range refused (416) answers
+		// that Range only: without the condition, a plain GET of the
+		// path served back got the part.
+		rng := rangeOf(x)
 		key := x.Method + " " + path + "?" + query.Encode()
+		if rng != "" {
+			key += " Range: " + rng
+		}
 		rt := byKey[key]
 		if rt == nil {
-			rt = &route{method: x.Method, path: path, vars: vars, query: query}
+			rt = &route{method: x.Method, path: path, vars: vars, query: query, rng: rng}
 			byKey[key] = rt
 			routes = append(routes, rt)
 		}
 		rt.ex = append(rt.ex, x)
-		all[x.Method+" "+path] = append(all[x.Method+" "+path], x)
+		if rng == "" {
+			all[x.Method+" "+path] = append(all[x.Method+" "+path], x)
+		}
 	}
 	// A path whose every call had a query also gets a route without
 	// conditions, last of its routes, answering its calls in the order
@@ -369,7 +404,7 @@ func Render(exchanges []Exchange, o Options) (map[string][]byte, error) {
 		if ra, rb := rank[a.method+" "+a.path], rank[b.method+" "+b.path]; ra != rb {
 			return ra - rb
 		}
-		return len(b.query) - len(a.query)
+		return b.conds() - a.conds()
 	})
 
 	w := &writer{opts: o, files: map[string][]byte{}, slugs: map[string]int{}, bodies: map[[32]byte]string{}}
@@ -437,14 +472,22 @@ func (w *writer) route(rt *route) (*yaml.Node, error) {
 		resps = append(resps, n)
 	}
 	name := rt.method + " " + rt.path
-	kv := []any{"name", str(name), "method", str(rt.method), "path", str(rt.path)}
+	var when []any
 	if len(rt.query) > 0 {
-		kv[1] = str(name + "?" + rt.query.Encode())
+		name += "?" + rt.query.Encode()
 		var conds []any
 		for _, k := range slices.Sorted(maps.Keys(rt.query)) {
 			conds = append(conds, k, str(rt.query.Get(k)))
 		}
-		kv = append(kv, "when", mapping("query", mapping(conds...)))
+		when = append(when, "query", mapping(conds...))
+	}
+	if rt.rng != "" {
+		name += " Range: " + rt.rng
+		when = append(when, "headers", mapping("Range", str(rt.rng)))
+	}
+	kv := []any{"name", str(name), "method", str(rt.method), "path", str(rt.path)}
+	if when != nil {
+		kv = append(kv, "when", mapping(when...))
 	}
 	if same {
 		kv = append(kv, "respond", resps[0])

@@ -1650,3 +1650,66 @@ func TestRecordHeadOfALargeAnswer(t *testing.T) {
 		t.Errorf("recording holds %d exchanges, %d skipped; want the HEAD, none skipped", n, skipped)
 	}
 }
+
+// TestRecordRangeAnswersOnlyARange: a 206 (or 416) to a request with Range
+// is recorded with a condition on that Range, so that a plain GET of the
+// same path replays the full answer and never the part. Without the
+// condition both calls were one route's sequence, and the plain GET
+// served back first got the 206.
+func TestRecordRangeAnswersOnlyARange(t *testing.T) {
+	t.Parallel()
+	const content = "0123456789abcdefghij"
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		http.ServeContent(w, r, "file.txt", time.Time{}, strings.NewReader(content))
+	}))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	rec := record.New(record.Options{Upstream: up.URL})
+	_, mock, _ := serveYAMLRunning(t, Options{ProxyUnmatched: up.URL, Recorder: rec, RecordDir: dir}, "routes: []\n")
+	get := func(base, rng string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, base+"/file.txt", nil)
+		if rng != "" {
+			req.Header.Set("Range", rng)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	// The part first, as a player or a download manager probes.
+	calls := []struct {
+		rng    string
+		status int
+		body   string
+	}{
+		{"bytes=0-4", http.StatusPartialContent, "01234"},
+		{"", http.StatusOK, content},
+		{"bytes=100-", http.StatusRequestedRangeNotSatisfiable, ""},
+	}
+	for _, c := range calls {
+		if st, b := get(mock, c.rng); st != c.status || (c.body != "" && b != c.body) {
+			t.Fatalf("GET Range %q through the recorder: %d %q, want %d %q", c.rng, st, b, c.status, c.body)
+		}
+	}
+	if r := do(t, http.MethodPost, mock+"/__admin/recording", ""); r.status != 200 {
+		t.Fatalf("POST /__admin/recording: %d %s", r.status, r.body)
+	}
+	text, err := os.ReadFile(filepath.Join(dir, "recorded.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, replay, _ := serveYAMLRunning(t, Options{}, string(text))
+	// Twice each, plain first: a sequence would show on the second call.
+	for range 2 {
+		for _, c := range []int{1, 0, 2} {
+			c := calls[c]
+			if st, b := get(replay, c.rng); st != c.status || (c.body != "" && b != c.body) {
+				t.Errorf("GET Range %q served back: %d %q, want %d %q\n%s", c.rng, st, b, c.status, c.body, text)
+			}
+		}
+	}
+}
