@@ -105,12 +105,14 @@ func New(o Options) *Recorder {
 	return &Recorder{opts: o}
 }
 
-// Add keeps a copy of x. Past Options.MaxExchanges, or with a body over
-// Options.MaxBody, x is counted as skipped instead.
+// Add keeps a copy of x. Past Options.MaxExchanges, with a body over
+// Options.MaxBody, or with a status a scenario cannot answer with (below
+// 200, as a 101, or above 599; Render leaves them out), x is counted as
+// skipped instead.
 func (r *Recorder) Add(x Exchange) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.ex) >= r.opts.MaxExchanges || len(x.Body) > r.opts.MaxBody || len(x.RequestBody) > r.opts.MaxBody {
+	if len(r.ex) >= r.opts.MaxExchanges || len(x.Body) > r.opts.MaxBody || len(x.RequestBody) > r.opts.MaxBody || !servable(x.Status) {
 		r.skipped++
 		return
 	}
@@ -120,6 +122,11 @@ func (r *Recorder) Add(x Exchange) {
 	x.Body = bytes.Clone(x.Body)
 	r.ex = append(r.ex, x)
 }
+
+// servable reports whether a scenario can answer with status: a final
+// answer (1xx are informational, the client's transport consumes 100 and
+// 103, and a 101 switches protocols, which a canned answer cannot).
+func servable(status int) bool { return status >= 200 && status <= 599 }
 
 // SetMockURL sets the address the upstream's absolute URLs are rewritten
 // to (Options.MockURL): the mock's, known once its listener is bound (a
@@ -335,7 +342,7 @@ func Render(exchanges []Exchange, o Options) (map[string][]byte, error) {
 	for i := range exchanges {
 		x := &exchanges[i]
 		collectSecrets(x, secrets)
-		if x.Status < 200 || x.Status > 599 {
+		if !servable(x.Status) { // Recorder.Add counts them as skipped
 			continue
 		}
 		// A route's path is matched against a request's decoded path (as

@@ -732,3 +732,30 @@ func TestRewritesEscapedURLs(t *testing.T) {
 		}
 	}
 }
+
+// TestRecorderCountsInformationalAsSkipped: an answer with a status no
+// scenario can serve (1xx: a 101 an upstream switched protocols with)
+// is counted as skipped, as the recording's skipped reports it, rather
+// than held and then silently left out by Render.
+func TestRecorderCountsInformationalAsSkipped(t *testing.T) {
+	t.Parallel()
+	rec := record.New(record.Options{})
+	for _, st := range []int{http.StatusSwitchingProtocols, http.StatusEarlyHints, http.StatusOK} {
+		rec.Add(record.Exchange{Method: "GET", Path: fmt.Sprintf("/s%d", st), Status: st,
+			Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte("ok")})
+	}
+	if rec.Skipped() != 2 || rec.Len() != 1 {
+		t.Errorf("skipped %d, held %d; want 2 skipped (101, 103), 1 held", rec.Skipped(), rec.Len())
+	}
+	dir := t.TempDir()
+	if _, err := rec.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	set, err := scenarios.Load(filepath.Join(dir, "recorded.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs := set.Routes(); len(rs) != 1 || rs[0].Path != "/s200" {
+		t.Errorf("routes %+v, want GET /s200 only", rs)
+	}
+}
