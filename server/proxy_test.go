@@ -1713,3 +1713,42 @@ func TestRecordRangeAnswersOnlyARange(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyForwardsTrailers: a streamed answer's trailers (gRPC's
+// Grpc-Status, declared; one sent undeclared with http.TrailerPrefix)
+// reach the client after the body. They were dropped: Trailer is a
+// hop-by-hop field, and nothing copied the upstream's trailers once its
+// body ended, so a gRPC client over the proxy saw no status.
+func TestProxyForwardsTrailers(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "Grpc-Status")
+		w.Header().Set("Content-Type", "application/grpc")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, "first ")
+		w.(http.Flusher).Flush()
+		_, _ = io.WriteString(w, "second")
+		w.Header().Set("Grpc-Status", "7")
+		w.Header().Set(http.TrailerPrefix+"X-Late", "late")
+	}))
+	t.Cleanup(up.Close)
+	_, mock, _ := serveYAMLRunning(t, Options{ProxyUnmatched: up.URL}, "routes: []\n")
+	resp, err := http.Get(mock + "/svc/Method")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || string(b) != "first second" {
+		t.Fatalf("through the proxy: %d %q", resp.StatusCode, b)
+	}
+	if got := resp.Trailer.Get("Grpc-Status"); got != "7" {
+		t.Errorf("Grpc-Status trailer %q, want 7 (trailers %v)", got, resp.Trailer)
+	}
+	if got := resp.Trailer.Get("X-Late"); got != "late" {
+		t.Errorf("X-Late trailer %q, want late (trailers %v)", got, resp.Trailer)
+	}
+}

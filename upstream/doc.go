@@ -14,6 +14,9 @@
 // Bodies stream both ways: the request body is handed to the transport as
 // it arrives, and Response.Body is read from the connection as the caller
 // writes it out (Response.WriteTo), so a 1 GB body costs a 32 KiB buffer.
+// A streamed answer's trailers (gRPC's Grpc-Status) follow its body: the
+// names the upstream declared are declared again, and the values are set
+// once the upstream's body ends, hop-by-hop and framing fields left out.
 //
 // It does not write errors to clients: an unreachable, slow or looping
 // upstream is an *Error carrying the status the server answers with (502,

@@ -316,6 +316,9 @@ type Response struct {
 	// ContentLength is the body's length as the upstream declared it, -1
 	// when it did not (a chunked or close-delimited body).
 	ContentLength int64
+	// Trailer is the upstream's trailer: the fields it declared, their
+	// values (and any undeclared ones) filled in once Body reached EOF.
+	Trailer http.Header
 	// Latency is the time from sending the request to the answer's
 	// headers.
 	Latency time.Duration
@@ -394,6 +397,7 @@ func (p *Proxy) do(parent context.Context, r *http.Request, body io.ReadCloser, 
 		Header:        resp.Header,
 		Body:          &f.body,
 		ContentLength: resp.ContentLength,
+		Trailer:       resp.Trailer,
 		Latency:       latency,
 		Upstream:      target,
 	}
@@ -501,8 +505,18 @@ func (resp *Response) StreamTo(w http.ResponseWriter, window time.Duration) (int
 	for k, vs := range resp.Header {
 		h[k] = vs
 	}
-	w.WriteHeader(resp.Status)
 	flush := resp.Header.Get("Content-Length") == ""
+	if flush {
+		// Declared before the head (Trailer itself is hop-by-hop and was
+		// dropped), so that the client expects them; a body of known
+		// length (HTTP/1.1 without chunks) can carry none.
+		for k := range resp.Trailer {
+			if forwardableTrailer(k) {
+				h.Add("Trailer", k)
+			}
+		}
+	}
+	w.WriteHeader(resp.Status)
 	rc := http.NewResponseController(w)
 	buf := bufPool.Get().(*[]byte)
 	defer bufPool.Put(buf)
@@ -526,10 +540,45 @@ func (resp *Response) StreamTo(w http.ResponseWriter, window time.Duration) (int
 			}
 		}
 		if rerr == io.EOF {
+			// The transport fills resp.Trailer at EOF, and only then;
+			// net/http sends what is set here after the body (declared
+			// names as they are, others with http.TrailerPrefix).
+			if flush {
+				copyTrailer(h, resp.Trailer)
+			}
 			return n, nil
 		}
 		if rerr != nil {
 			return n, rerr
+		}
+	}
+}
+
+// forwardableTrailer reports whether the trailer field k may be passed on:
+// not a hop-by-hop field nor one that frames the message (RFC 9110 §6.5.1).
+func forwardableTrailer(k string) bool {
+	k = textproto.CanonicalMIMEHeaderKey(k)
+	return !isHopByHop(k) && k != "Content-Length" && k != "Host" && k != "Content-Encoding" && k != "Content-Type" && k != "Content-Range"
+}
+
+// copyTrailer sets the upstream's trailer fields in h, the header of the
+// answer being written, after its body.
+func copyTrailer(h, trailer http.Header) {
+	if len(trailer) == 0 {
+		return
+	}
+	declared := map[string]bool{}
+	for _, k := range h.Values("Trailer") {
+		declared[k] = true
+	}
+	for k, vs := range trailer {
+		if len(vs) == 0 || !forwardableTrailer(k) {
+			continue
+		}
+		if declared[k] {
+			h[k] = vs
+		} else {
+			h[http.TrailerPrefix+k] = vs
 		}
 	}
 }
