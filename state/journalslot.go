@@ -50,9 +50,17 @@ func (s *entrySlot) set(e *Entry) {
 		s.buf = make([]byte, 0, room)
 	}
 	b := s.buf[:0]
-	for _, str := range [...]string{e.Method, e.Path, e.Query, e.Route, e.Fault, e.FaultAfter, e.Idempotency, e.Session, e.Upstream} {
-		b = appendString(b, str)
-	}
+	// One call a string: a range over an array of them copied the nine
+	// into it first (about 60 instructions a request, under callgrind).
+	b = appendString(b, e.Method)
+	b = appendString(b, e.Path)
+	b = appendString(b, e.Query)
+	b = appendString(b, e.Route)
+	b = appendString(b, e.Fault)
+	b = appendString(b, e.FaultAfter)
+	b = appendString(b, e.Idempotency)
+	b = appendString(b, e.Session)
+	b = appendString(b, e.Upstream)
 	b = EncodeHeaders(b, e.Headers, e.Redact)
 	b = binary.AppendUvarint(b, uint64(len(e.Body)))
 	b = append(b, e.Body...)
