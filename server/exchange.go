@@ -239,7 +239,8 @@ func (x *exchange) end() {
 
 // reset zeroes every field of x but its buffers, which it empties.
 func (x *exchange) reset() {
-	rec, own := x.rec.scratch(), x.ownHeader
+	buf, names, fields := x.rec.scratch()
+	own := x.ownHeader
 	// The scratch slices pin no stored answer (their strings view the
 	// store's memory) while the connection is idle.
 	rh, rv := x.replayHeader[:cap(x.replayHeader)], x.replayValues[:cap(x.replayValues)]
@@ -248,7 +249,8 @@ func (x *exchange) reset() {
 	// One clear of the whole exchange, then the kept buffers back: a
 	// composite literal would be built aside and copied in.
 	*x = exchange{}
-	x.rec, x.ownHeader, x.replayHeader, x.replayValues = rec, own, rh[:0], rv[:0]
+	x.rec.buf, x.rec.names, x.rec.fields = buf, names, fields
+	x.ownHeader, x.replayHeader, x.replayValues = own, rh[:0], rv[:0]
 	clear(own)
 }
 
