@@ -202,3 +202,52 @@ func TestQuotingMatchesSlog(t *testing.T) {
 		check(b.String())
 	}
 }
+
+// TestNeedsQuotingUnrolled holds needsQuoting, which reads four bytes a
+// turn, to the byte by byte table: every byte value at every position of
+// plain text of each length from 1 to 13, and in pairs at random
+// positions of text up to 25 bytes.
+func TestNeedsQuotingUnrolled(t *testing.T) {
+	t.Parallel()
+	byTable := func(s string) int {
+		if s == "" {
+			return quotePlain
+		}
+		var bits byte
+		for i := 0; i < len(s); i++ {
+			bits |= textBits[s[i]]
+		}
+		switch {
+		case bits&bitNonASCII != 0:
+			return needsQuotingRunes(s)
+		case bits&bitEscape != 0:
+			return quoteEscaped
+		case bits&bitQuote == 0:
+			return quoteNone
+		case bits&bitEscapeIfQuoted != 0:
+			return quoteEscaped
+		}
+		return quotePlain
+	}
+	const plain = "/payments/pay_demo_0001~!"
+	for n := 1; n <= 13; n++ {
+		for i := range n {
+			for c := range 256 {
+				b := []byte(plain[:n])
+				b[i] = byte(c)
+				if got, want := needsQuoting(string(b)), byTable(string(b)); got != want {
+					t.Fatalf("%q: %d, table %d", b, got, want)
+				}
+			}
+		}
+	}
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for range 200_000 {
+		b := []byte(plain[:1+rnd.IntN(len(plain))])
+		b[rnd.IntN(len(b))] = byte(rnd.IntN(256))
+		b[rnd.IntN(len(b))] = byte(rnd.IntN(256))
+		if got, want := needsQuoting(string(b)), byTable(string(b)); got != want {
+			t.Fatalf("%q: %d, table %d", b, got, want)
+		}
+	}
+}
