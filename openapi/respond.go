@@ -506,8 +506,11 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 		}
 		mergePatch(obj, patch) // before the request's values, which it does not hide
 		creates := o.kind == opCreate && o.api.state && status < 300 && code == 0
+		form := o.formBody(x.Request)
 		var absent map[string]any
+		var sent *base.Schema
 		if creates {
+			sent = o.sentSchema(x.Request)
 			o.api.exampleMaps(obj, schema, patch)
 			// What the request sends that the example or fixture has no
 			// field for (Mux's passthrough) is stored too.
@@ -516,9 +519,9 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 			// (Stripe's plan tiers, an issuing transaction's
 			// purchase_details), they would answer "inf" for an
 			// integer. Its scalars are typed by their placeholder.
-			absent = o.absentFields(obj, in, o.sentSchema(x.Request), schema, o.formBody(x.Request))
+			absent = o.absentFields(obj, in, sent, schema, form)
 		}
-		if o.formBody(x.Request) {
+		if form {
 			reflectForm(obj, in, schema)
 		} else {
 			reflectValues(obj, in, schema)
@@ -528,7 +531,7 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 			unsentOptional(obj, schema, in, patch, o.keyField())
 		}
 		if creates {
-			o.unsentNulls(obj, in, patch, o.sentSchema(x.Request), schema)
+			o.unsentNulls(obj, in, patch, sent, schema)
 		}
 		if success {
 			mergePatch(obj, patchOf(x.Override)) // after the request's values and the unsent fields
@@ -1497,7 +1500,10 @@ func (o *Operation) dropReadOnly(r *http.Request, m map[string]any) {
 // body's, or the item's within the envelope the answers have ({"data":
 // {…}}, unwrapped).
 func (o *Operation) sentSchema(r *http.Request) *base.Schema {
-	sent := o.bodySchema(r)
+	sent := o.formSchema(r) // Stripe's, without parsing the media type
+	if sent == nil {
+		sent = o.bodySchema(r)
+	}
 	if p := propertyOf(sent, o.shapeOf().envelope, 0); p != nil {
 		sent = p
 	}
