@@ -545,6 +545,32 @@ func plainID(id string) bool {
 	return true
 }
 
+// containsID reports whether body contains id, as bytes.Contains does,
+// in fewer instructions for a prefixed id (Stripe's cus_NffrFeUfNV2Hib):
+// it looks for the part after the last '_' first, then for the prefix
+// before it. The prefix's first byte is common in JSON ("c" of
+// "created", "currency"), so searching for the whole id stopped at each
+// one; the random part's bytes stop it far less often.
+func containsID(body []byte, id string) bool {
+	i := strings.LastIndexByte(id, '_') + 1
+	if i == 0 || i == len(id) {
+		return bytes.Contains(body, []byte(id))
+	}
+	head, tail := id[:i], id[i:]
+	for from := i; from <= len(body); {
+		j := bytes.Index(body[from:], []byte(tail))
+		if j < 0 {
+			return false
+		}
+		j += from
+		if string(body[j-i:j]) == head {
+			return true
+		}
+		from = j + 1
+	}
+	return false
+}
+
 // carryIDs gives obj, an object made from an example or fixture whose id
 // was old, the new id in the strings that carry old: a payment intent's
 // client_secret is its id, "_secret_", a secret. An id long enough to be
@@ -688,7 +714,7 @@ func (o *Operation) stateful(ctx context.Context, x Exchange, in map[string]any,
 			obj["created"] = time.Now().Unix()
 		}
 		body, _ := marshal(obj)
-		if !plainID(old) || bytes.Contains(body, []byte(old)) {
+		if !plainID(old) || containsID(body, old) {
 			// Only then can a string carry the old id; the usual
 			// object carries it nowhere, and walking it cost a create
 			// as much as encoding it.
