@@ -66,7 +66,7 @@ func (o *Operation) formSchema(r *http.Request) *base.Schema {
 	if o.op.RequestBody == nil || o.op.RequestBody.Content == nil {
 		return nil
 	}
-	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+	if !strings.HasPrefix(header(r, "Content-Type"), "application/x-www-form-urlencoded") {
 		return nil
 	}
 	return o.formMediaSchema()
@@ -79,7 +79,7 @@ func (o *Operation) formSchema(r *http.Request) *base.Schema {
 // missing, and a read whose form schema requires nothing costs no
 // request-body check. Nil when the operation takes no form.
 func (o *Operation) untypedFormSchema(r *http.Request) *base.Schema {
-	if o.op.RequestBody == nil || o.op.RequestBody.Content == nil || r.Header.Get("Content-Type") != "" {
+	if o.op.RequestBody == nil || o.op.RequestBody.Content == nil || header(r, "Content-Type") != "" {
 		return nil
 	}
 	return o.formMediaSchema()

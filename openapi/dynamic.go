@@ -44,7 +44,7 @@ const maxDynamicDraws = 4
 // dynamic=true or dynamic=false, or the __dynamic query parameter; said
 // is false when the request does not say.
 func preferDynamic(r *http.Request, q url.Values) (on, said bool) {
-	for _, v := range r.Header.Values("Prefer") {
+	for _, v := range r.Header["Prefer"] {
 		for _, part := range strings.Split(v, ",") {
 			part, _, _ = strings.Cut(part, ";")
 			k, val, _ := strings.Cut(strings.TrimSpace(part), "=")
@@ -67,7 +67,7 @@ func preferDynamic(r *http.Request, q url.Values) (on, said bool) {
 // dynamic says whether the answer to r is drawn (dynamic mode): as the
 // request prefers, else as the document's dynamic: setting says.
 func (o *Operation) dynamic(r *http.Request) bool {
-	if r != nil && (r.Header.Get("Prefer") != "" || strings.Contains(r.URL.RawQuery, "__dynamic")) {
+	if r != nil && (header(r, "Prefer") != "" || strings.Contains(r.URL.RawQuery, "__dynamic")) {
 		if on, said := preferDynamic(r, r.URL.Query()); said {
 			return on
 		}

@@ -119,3 +119,14 @@ func simpleStyle(v any) (string, bool) {
 	}
 	return scalar(v)
 }
+
+// header returns r's first value of key, as r.Header.Get does, for a key
+// already in canonical form (the constants here): Get canonicalizes its
+// key on every call, a few hundred instructions, and a create read
+// Content-Type, Prefer and Authorization that way seven times.
+func header(r *http.Request, key string) string {
+	if v := r.Header[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}

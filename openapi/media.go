@@ -28,7 +28,7 @@ func pickMedia(resp *v3.Response, r *http.Request) (string, *v3.MediaType) {
 		return "", nil
 	}
 	if r != nil {
-		if name, mt, ok := negotiate(resp, r.Header.Values("Accept")); ok && mt != nil {
+		if name, mt, ok := negotiate(resp, r.Header["Accept"]); ok && mt != nil {
 			return name, mt
 		}
 	}
@@ -169,7 +169,7 @@ func quality(ranges []mediaRange, declared string) (q float64, specificity, at i
 // code= names); nil when there is none, or the answer has no content
 // (a 204 is acceptable to any Accept, as Prism takes it).
 func (o *Operation) notAcceptable(r *http.Request, code int) []Violation {
-	accept := r.Header.Values("Accept")
+	accept := r.Header["Accept"]
 	if len(accept) == 0 {
 		return nil
 	}

@@ -29,7 +29,7 @@ func (o *Operation) multipartSchema(r *http.Request) *base.Schema {
 	if o.op.RequestBody == nil || o.op.RequestBody.Content == nil {
 		return nil
 	}
-	ct := r.Header.Get("Content-Type")
+	ct := header(r, "Content-Type")
 	// Parsed only when it may be multipart: every form create parsed
 	// its Content-Type here (an allocation and a map).
 	if t := strings.TrimSpace(ct); len(t) < len("multipart/") || !strings.EqualFold(t[:len("multipart/")], "multipart/") {
@@ -49,7 +49,7 @@ func (o *Operation) multipartSchema(r *http.Request) *base.Schema {
 // multipartValues reads a multipart body's fields (a file's content as
 // its value) into nested values typed by schema.
 func multipartValues(r *http.Request, body []byte, schema *base.Schema) (map[string]any, error) {
-	_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	_, params, err := mime.ParseMediaType(header(r, "Content-Type"))
 	if err != nil {
 		return nil, err
 	}

@@ -243,11 +243,11 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 			prefer = discriminatorPick(fs, v)
 		}
 	} else if o.op.RequestBody != nil {
-		if isJSONMedia(r.Header.Get("Content-Type")) && jsonDeeperThan(body, maxBodyDepth) {
+		if isJSONMedia(header(r, "Content-Type")) && jsonDeeperThan(body, maxBodyDepth) {
 			out := []Violation{{In: "body", Detail: fmt.Sprintf("the body nests more than %d levels deep", maxBodyDepth)}}
 			return append(append(out, deep...), violationsOf(errs, nil)...), nil
 		}
-		if isJSONMedia(r.Header.Get("Content-Type")) && len(bytes.TrimSpace(body)) == 0 {
+		if isJSONMedia(header(r, "Content-Type")) && len(bytes.TrimSpace(body)) == 0 {
 			body = nil // white space alone is no JSON value: an empty body, not null
 		}
 		req := r.Clone(r.Context())
@@ -255,7 +255,7 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 		req.ContentLength = int64(len(body))
 		if ok, e := o.api.bodies.ValidateRequestBodyWithPathItem(req, o.item, o.Path); !ok {
 			var v any
-			if s := o.bodySchema(r); s != nil && isJSONMedia(r.Header.Get("Content-Type")) && json.Unmarshal(body, &v) == nil {
+			if s := o.bodySchema(r); s != nil && isJSONMedia(header(r, "Content-Type")) && json.Unmarshal(body, &v) == nil {
 				prefer = discriminatorPick(s, v)
 				e = excuseNulls(e, v, s)
 			}
@@ -265,9 +265,9 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 	out := append(append(append(deep, violationsOf(errs, prefer)...), o.preferenceViolation(r)...), o.expandViolations(r, values)...)
 	// Stripe's API, and stripe-mock, answer JSON whatever Accept says:
 	// with errors: stripe a client's Accept is no reason to refuse.
-	if len(r.Header.Values("Accept")) > 0 && o.api.errors != "stripe" {
+	if len(r.Header["Accept"]) > 0 && o.api.errors != "stripe" {
 		code := 0
-		if r.Header.Get("Prefer") != "" || strings.Contains(r.URL.RawQuery, "__") {
+		if header(r, "Prefer") != "" || strings.Contains(r.URL.RawQuery, "__") {
 			code, _, _ = preferred(r, r.URL.Query())
 		}
 		out = append(out, o.notAcceptable(r, code)...)
@@ -284,7 +284,7 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 		// The value as sent, for Stripe's "Invalid integer: abc": a form
 		// field's, or a query parameter's (created[gt]=abc).
 		var form url.Values
-		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") || r.Header.Get("Content-Type") == "" {
+		if strings.HasPrefix(header(r, "Content-Type"), "application/x-www-form-urlencoded") || header(r, "Content-Type") == "" {
 			form, _ = url.ParseQuery(string(body))
 		}
 		q := r.URL.Query()

@@ -299,7 +299,7 @@ func preferred(r *http.Request, q url.Values) (code int, example string, bad *Vi
 	// RFC 7240: a preference's parameters follow a ';', and of one given
 	// twice only the first counts.
 	var seenCode, seenExample bool
-	for _, v := range r.Header.Values("Prefer") {
+	for _, v := range r.Header["Prefer"] {
 		for _, part := range strings.Split(v, ",") {
 			part, _, _ = strings.Cut(part, ";")
 			k, val, _ := strings.Cut(strings.TrimSpace(part), "=")
@@ -351,7 +351,7 @@ func badStatus(in, name, asked string) *Violation {
 // Prism refuses one, rather than answering another example without
 // saying so). Nil when it has none.
 func (o *Operation) preferenceViolation(r *http.Request) []Violation {
-	if r.Header.Get("Prefer") == "" && !strings.Contains(r.URL.RawQuery, "__") {
+	if header(r, "Prefer") == "" && !strings.Contains(r.URL.RawQuery, "__") {
 		return nil
 	}
 	q := r.URL.Query()
@@ -1461,7 +1461,7 @@ func listed(obj map[string]any) {
 func (o *Operation) requestValues(r *http.Request, body []byte) map[string]any {
 	out := map[string]any{}
 	if len(body) > 0 {
-		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		if strings.HasPrefix(header(r, "Content-Type"), "application/x-www-form-urlencoded") {
 			if v, err := formValues(body, o.formSchema(r)); err == nil {
 				return v
 			}
@@ -1515,7 +1515,7 @@ func (o *Operation) bodySchema(r *http.Request) *base.Schema {
 	if o.op.RequestBody == nil || o.op.RequestBody.Content == nil {
 		return nil
 	}
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt, _, _ := mime.ParseMediaType(header(r, "Content-Type"))
 	media, ok := o.op.RequestBody.Content.Get(mt)
 	if !ok || media == nil || media.Schema == nil {
 		return nil

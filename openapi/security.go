@@ -70,7 +70,7 @@ func bySchemeItems(libItem *v3.PathItem, method string, op *v3.Operation, doc *v
 // variant for r's Authorization scheme, else libItem.
 func (o *Operation) securityItem(r *http.Request) *v3.PathItem {
 	if o.bySchemeItem != nil {
-		auth := r.Header.Get("Authorization")
+		auth := header(r, "Authorization")
 		if scheme, _, ok := strings.Cut(auth, " "); ok {
 			if it := o.bySchemeItem[strings.ToLower(scheme)]; it != nil {
 				return it
