@@ -268,10 +268,21 @@ func (o *orderTable) remember(sum uint64, t map[string]any) {
 	o.sets.Store(&sets)
 }
 
+// plainByte says which bytes json.Marshal writes as they are in a string
+// (printable ASCII but for the quote, the backslash and its HTML escapes):
+// one table load a byte, where seven comparisons made this loop 6% of a
+// Stripe create's instructions.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c <= 0x7e; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendJSONString quotes s; one that needs escaping goes to json.Marshal.
 func appendJSONString(b []byte, s string) ([]byte, error) {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !plainByte[s[i]] {
 			return appendMarshaled(b, s)
 		}
 	}
