@@ -339,6 +339,14 @@ func stopped(t *testing.T, cmd *exec.Cmd, logs *syncLog, sig os.Signal) {
 	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
+	exited(t, cmd, logs, sig)
+}
+
+// exited waits for cmd, already sent sig, to exit 0. A second signal,
+// sent once the first has begun the shutdown, would find Go's default
+// handling back and kill the process.
+func exited(t *testing.T, cmd *exec.Cmd, logs *syncLog, sig os.Signal) {
+	t.Helper()
 	select {
 	case <-logs.eof:
 	case <-time.After(patience):

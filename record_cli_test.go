@@ -525,7 +525,7 @@ func TestRecordCtrlCRecordsForwardsInFlight(t *testing.T) {
 			}
 			close(release)
 			a := <-got
-			stopped(t, rec, logs, syscall.SIGINT) // already signalled: waits for the exit
+			exited(t, rec, logs, syscall.SIGINT)
 			text, _ := os.ReadFile(filepath.Join(out, "recorded.yaml"))
 			if tc.wait {
 				if a.err != nil || a.status != 200 || a.body != `{"id":"late_1"}` {
