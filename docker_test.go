@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scenariomock/scenariomock/internal/testport"
 )
 
 // TestDockerfilesAgree: Dockerfile.prebuilt is Dockerfile's runtime
@@ -131,12 +132,7 @@ func TestDockerImage(t *testing.T) {
 	if err := os.Chmod(filepath.Join(mount, "hello.yaml"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testport.Addr(t) // the container binds it by number
 	id := docker(t, "run", "-d", "--network", "host", "-e", "SCENARIOMOCK_ADDR="+addr, "-v", mount+":/scenarios:ro", image)
 	t.Cleanup(func() {
 		if t.Failed() {

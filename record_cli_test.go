@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,6 +23,8 @@ import (
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/scenariomock/scenariomock/internal/testport"
 )
 
 // The credentials the recording test's client sends: none may reach the
@@ -370,12 +371,7 @@ func TestProxyBadInputAtStart(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	self := ln.Addr().String()
-	ln.Close() // the commands below listen there
+	self := testport.Addr(t) // the commands below listen there
 	loop := filepath.Join(dir, "loop.yaml")
 	if err := os.WriteFile(loop, []byte("routes:\n  - name: self\n    path: /x\n    respond: { proxy: \"http://"+self+"\" }\n"), 0o644); err != nil {
 		t.Fatal(err)

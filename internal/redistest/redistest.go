@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/scenariomock/scenariomock/internal/testport"
 )
 
 // Binary is where Debian's redis-server package installs the server.
@@ -30,7 +32,9 @@ type Server struct {
 	done chan struct{} // closed when cmd has exited
 }
 
-// Start starts a redis-server on a free port and stops it when t ends. A
+// Start starts a redis-server on a free port (testport.Free: not one the
+// kernel hands out as a source port; a port taken anyway before
+// redis-server binds it is drawn again) and stops it when t ends. A
 // machine without redis-server fails the test with the command that
 // installs it: a test that cannot run must not pass.
 func Start(t testing.TB) *Server {
@@ -39,16 +43,22 @@ func Start(t testing.TB) *Server {
 		t.Fatalf("redis-server is not installed (%v): apt-get install -y redis-server", err)
 	}
 	s := &Server{t: t, dir: t.TempDir()}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.port = ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	s.Restart()
 	t.Cleanup(s.Stop)
-	return s
+	for try := 1; ; try++ {
+		s.port = testport.Free(t)
+		err := s.start()
+		if err == nil {
+			return s
+		}
+		if !errors.Is(err, errPortTaken) || try == 10 {
+			t.Fatal(err)
+		}
+		t.Logf("redistest: port %d taken between the check and redis-server's bind; another port", s.port)
+	}
 }
+
+// errPortTaken: redis-server exited at start because its port was taken.
+var errPortTaken = errors.New("redis-server's port was taken")
 
 // Addr is the server's host:port.
 func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
@@ -102,16 +112,28 @@ func (s *Server) StopSaving() {
 // stopped it.
 func (s *Server) Restart() {
 	s.t.Helper()
+	if err := s.start(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// start starts the server on s.port and returns once it answers PING. An
+// error wraps errPortTaken when redis-server could not bind the port.
+func (s *Server) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd != nil {
-		s.t.Fatal("redistest: Restart of a running server")
+		return errors.New("redistest: Restart of a running server")
 	}
 	cmd := exec.Command(Binary, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--enable-debug-command", "local", "--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log"))
 	cmd.Dir = s.dir
+	logStart := int64(0) // what earlier starts wrote to the log is not this start's
+	if fi, err := os.Stat(filepath.Join(s.dir, "redis.log")); err == nil {
+		logStart = fi.Size()
+	}
 	if err := cmd.Start(); err != nil {
-		s.t.Fatalf("start redis-server: %v", err)
+		return fmt.Errorf("start redis-server: %w", err)
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
@@ -120,17 +142,21 @@ func (s *Server) Restart() {
 	for {
 		err := ping(s.Addr())
 		if err == nil {
-			return
+			return nil
 		}
 		select {
 		case <-done:
 			log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+			log = log[min(logStart, int64(len(log))):]
 			s.cmd = nil
-			s.t.Fatalf("redis-server exited at start: %s", log)
+			if strings.Contains(string(log), "Address already in use") {
+				return fmt.Errorf("%w: %s", errPortTaken, log)
+			}
+			return fmt.Errorf("redis-server exited at start: %s", log)
 		default:
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("redis-server on %s did not answer PING within 30s: %v", s.Addr(), err)
+			return fmt.Errorf("redis-server on %s did not answer PING within 30s: %v", s.Addr(), err)
 		}
 		time.Sleep(20 * time.Millisecond) // polling a process that is starting up
 	}
