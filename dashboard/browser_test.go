@@ -20,6 +20,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/scenariomock/scenariomock/internal/browsertest"
+	"github.com/scenariomock/scenariomock/internal/testport"
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/server"
 )
@@ -130,7 +131,7 @@ func startMock(t *testing.T, opts server.Options, files map[string]string) *mock
 		opts.Source = dir
 	}
 	m := &mock{dir: dir, opts: opts}
-	m.serve(t, "127.0.0.1:0")
+	m.serve(t, testport.Addr(t)) // restart binds it again by number
 	t.Cleanup(func() { m.stop() })
 	return m
 }
