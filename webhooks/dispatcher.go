@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -358,12 +359,28 @@ func apiVersion(ep *endpointState) string {
 	return DefaultAPIVersion
 }
 
+// scaled is the wait w times the endpoint's time scale, at most the
+// largest Duration: a timeScale: of 1e10 or more made a long wait wrap
+// to a negative one, due at once.
 func (d *Dispatcher) scaled(ep *endpointState, w time.Duration) time.Duration {
 	s := ep.TimeScale
 	if s <= 0 {
 		s = d.opts.TimeScale
 	}
-	return time.Duration(float64(w) * s)
+	return duration(float64(w) * s)
+}
+
+// duration converts ns nanoseconds to a Duration from 0 to the largest:
+// Go's conversion of a float64 out of int64's range is implementation
+// specific (math.MinInt64 on amd64). NaN (0 times an infinite scale) is 0.
+func duration(ns float64) time.Duration {
+	switch {
+	case !(ns > 0):
+		return 0
+	case ns >= math.MaxInt64: // float64(math.MaxInt64) is 2⁶³, past the range
+		return math.MaxInt64
+	}
+	return time.Duration(ns)
 }
 
 func (d *Dispatcher) signal() {

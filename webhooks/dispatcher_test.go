@@ -887,3 +887,44 @@ func TestFreedSlotGoesToAnIdleEndpoint(t *testing.T) {
 	}
 	waitFor(t, "the idle endpoint's delivery, once a slot is freed", func() bool { return len(ok.requests()) > 0 })
 }
+
+// TestHugeTimeScaleWaitsLong: an endpoint's timeScale so large that a
+// scaled wait passes the largest Duration waits that long, not at once:
+// float64(w)*s converted to a Duration wrapped to a negative wait (on
+// amd64; +Inf too), so the retry went at once and an after: was none.
+func TestHugeTimeScaleWaitsLong(t *testing.T) {
+	t.Parallel()
+	for _, s := range []float64{1e10, 1e300, math.MaxFloat64} {
+		t.Run(fmt.Sprint("timeScale=", s), func(t *testing.T) {
+			t.Parallel()
+			rc := newReceiver(t, func(int, received) int { return http.StatusInternalServerError })
+			ep := endpoint("shop", rc.URL)
+			ep.TimeScale = s
+			d := newDispatcher(t, Options{}, ep)
+			start(t, d)
+			if err := d.Send(paymentIntent("pi_later", "created"), nil, time.Second, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Send(paymentIntent("pi_now", "created"), nil, 0, nil); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the first attempt", func() bool { return len(d.Attempts(Filter{})) >= 1 })
+			a := d.Attempts(Filter{})[0]
+			if a.Outcome != Retrying || a.Next == nil || a.Next.Sub(a.At) < 100*365*24*time.Hour {
+				t.Fatalf("attempt %+v: want a retry centuries away", a)
+			}
+			queued, err := d.box.List(context.Background())
+			if err != nil || len(queued) != 2 {
+				t.Fatalf("outbox holds %d deliveries (%v), want 2", len(queued), err)
+			}
+			for _, p := range queued {
+				if p.EventID == a.EventID {
+					continue
+				}
+				if wait := p.Due.Sub(p.Created); wait < 100*365*24*time.Hour {
+					t.Errorf("delivery of %s due %s after it was sent, want centuries", p.EventID, wait)
+				}
+			}
+		})
+	}
+}
