@@ -928,3 +928,38 @@ func TestHugeTimeScaleWaitsLong(t *testing.T) {
 		})
 	}
 }
+
+// TestLogNormalDelayStaysInRange: a log-normal delay fault's draw is
+// never negative and never past its max (or 24 h). A draw past int64's
+// range converted to a negative Duration, so the first attempt was due
+// before the event was sent (sigma 10 and median 1h: 7% of draws).
+func TestLogNormalDelayStaysInRange(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		delay Delay
+		most  time.Duration
+	}{
+		{"no max", Delay{Median: time.Hour, Sigma: 10}, maxDelay},
+		{"max", Delay{Median: time.Hour, Sigma: 10, Max: 2 * time.Hour}, 2 * time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d := newDispatcher(t, Options{TimeScale: 1}, endpoint("shop", "http://127.0.0.1:1/"))
+			for i := range 200 {
+				if err := d.Send(paymentIntent(fmt.Sprint("pi_", i), "created"), nil, 0, &Fault{Delay: tc.delay}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			queued, err := d.box.List(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range queued {
+				if wait := p.Due.Sub(p.Created); wait < 0 || wait > tc.most {
+					t.Fatalf("delivery of %s due %s after it was sent, want 0 to %s", p.EventID, wait, tc.most)
+				}
+			}
+		})
+	}
+}

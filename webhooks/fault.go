@@ -80,7 +80,8 @@ func isNegative(n Negative) bool {
 }
 
 // Delay is an extra wait before a first attempt: Fixed, or uniform in
-// [Min, Max], or log-normal with Median and Sigma.
+// [Min, Max], or log-normal with Median and Sigma, at most Max when Max
+// is set.
 type Delay struct {
 	Fixed, Min, Max, Median time.Duration
 	Sigma                   float64
@@ -106,7 +107,13 @@ func (d *Delay) pick(r *rand.Rand) time.Duration {
 	case d.Fixed > 0:
 		v = d.Fixed
 	case d.Median > 0:
-		v = time.Duration(float64(d.Median) * math.Exp(d.Sigma*r.NormFloat64()))
+		// In float64 first: a draw past int64's range converted to a
+		// negative Duration (math.MinInt64 on amd64), a delay of none.
+		limit := float64(maxDelay)
+		if d.Max > 0 {
+			limit = min(limit, float64(d.Max))
+		}
+		v = duration(min(float64(d.Median)*math.Exp(d.Sigma*r.NormFloat64()), limit))
 	case d.Max > 0:
 		v = d.Min + time.Duration(r.Int64N(int64(d.Max-d.Min)+1))
 	}
