@@ -104,6 +104,19 @@ type Dispatcher struct {
 	// events was sent to when it was not sent to every one (a route's
 	// endpoints:), so that Redeliver sends it to those alone.
 	sentTo map[string][]string
+	// gone holds, by targetKey, the URL of each target that answered
+	// 410: as a configured endpoint, it gets no more events there until
+	// Reset (its stored object may give it a new URL, which is enabled).
+	gone map[string]string
+}
+
+// targetKey names a target across its sends: its source and its name.
+func targetKey(t *Target) string { return t.Source + "\x00" + t.Name }
+
+// isGone reports whether a 410 disabled t at its URL.
+func (d *Dispatcher) isGone(t *Target) bool {
+	u, ok := d.gone[targetKey(t)]
+	return ok && u == t.URL
 }
 
 type endpointState struct {
@@ -142,6 +155,7 @@ func New(opts Options) *Dispatcher {
 		sources:   map[string]*Source{},
 		targets:   map[string][]Target{},
 		sentTo:    map[string][]string{},
+		gone:      map[string]string{},
 		rng:       rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
 		events:    newRing[*Event](opts.History),
 		attempts:  newRing[Attempt](opts.History),
@@ -284,7 +298,7 @@ func (d *Dispatcher) send(ev *Event, to []string, every bool, targets []Target, 
 			continue
 		}
 		tc := *t // the deliveries' own: the caller's slice may change
-		rs = append(rs, recipient{ep: &endpointState{Endpoint: t.endpoint(src)}, target: &tc})
+		rs = append(rs, recipient{ep: &endpointState{Endpoint: t.endpoint(src), disabled: d.isGone(t)}, target: &tc})
 	}
 	for _, r := range rs {
 		ep, name := r.ep, r.ep.Name
@@ -649,7 +663,7 @@ func (d *Dispatcher) attempt(ctx context.Context, p Queued) {
 		var src *Source
 		src, ok = d.sources[t.Source]
 		if ok {
-			epc = endpointState{Endpoint: t.endpoint(src)}
+			epc = endpointState{Endpoint: t.endpoint(src), disabled: d.isGone(t)}
 		}
 	} else if ok {
 		epc = *ep
@@ -798,9 +812,9 @@ func (d *Dispatcher) retry(p *Queued, a *Attempt, wait time.Duration) {
 func (d *Dispatcher) disable(p *Queued, a *Attempt) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	// A target has no switch here: its stored object says whether it
-	// is enabled. Its deliveries pending now end, as a configured one's.
-	if ep, ok := d.endpoints[p.Endpoint]; ok && p.Target == nil {
+	if t := p.Target; t != nil {
+		d.gone[targetKey(t)] = t.URL
+	} else if ep, ok := d.endpoints[p.Endpoint]; ok {
 		ep.disabled = true
 	}
 	if !d.finishLocked(p, a, Disabled) {
@@ -901,18 +915,21 @@ func (d *Dispatcher) Redeliver(id, endpoint string) (int, error) {
 	}
 	if endpoint == "" && some {
 		n, err := d.send(ev, to, false, targets, 0, nil)
-		return n, errors.Join(err, d.disabledError(to...))
+		return n, errors.Join(err, d.disabledError(targets, to...))
 	}
 	if endpoint == "" {
 		n, err := d.send(ev, nil, true, targets, 0, nil)
-		return n, errors.Join(err, d.disabledError(d.Endpoints()...))
+		return n, errors.Join(err, d.disabledError(targets, d.Endpoints()...))
 	}
 	for _, t := range targets {
 		if t.Name == endpoint {
+			if err := d.disabledError([]Target{t}); err != nil {
+				return 0, err
+			}
 			return d.send(ev, nil, false, []Target{t}, 0, nil)
 		}
 	}
-	if err := d.disabledError(endpoint); err != nil {
+	if err := d.disabledError(nil, endpoint); err != nil {
 		return 0, err
 	}
 	return d.send(ev, []string{endpoint}, false, nil, 0, nil)
@@ -922,15 +939,20 @@ func (d *Dispatcher) Redeliver(id, endpoint string) (int, error) {
 // answer disabled.
 var ErrDisabled = errors.New("disabled by a 410 answer (POST /__admin/reset enables it again)")
 
-// disabledError names the endpoints of names that a 410 disabled (nil
-// when none is), each wrapping ErrDisabled.
-func (d *Dispatcher) disabledError(names ...string) error {
+// disabledError names the targets and the endpoints of names that a 410
+// disabled (nil when none is), each wrapping ErrDisabled.
+func (d *Dispatcher) disabledError(targets []Target, names ...string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var errs []error
 	for _, name := range names {
 		if ep, ok := d.endpoints[name]; ok && ep.disabled {
 			errs = append(errs, fmt.Errorf("webhook endpoint %q: %w", name, ErrDisabled))
+		}
+	}
+	for i := range targets {
+		if d.isGone(&targets[i]) {
+			errs = append(errs, fmt.Errorf("webhook endpoint %q: %w", targets[i].Name, ErrDisabled))
 		}
 	}
 	return errors.Join(errs...)
@@ -956,6 +978,7 @@ func (d *Dispatcher) Reset() {
 	d.byID = map[string]*Event{}
 	d.targets = map[string][]Target{}
 	d.sentTo = map[string][]string{}
+	d.gone = map[string]string{}
 	d.events.clear()
 	d.attempts.clear()
 	d.finished.clear()

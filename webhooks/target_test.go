@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -90,4 +91,53 @@ func TestTargetSourceRemoved(t *testing.T) {
 	if as := d.Attempts(Filter{Endpoint: "we_1"}); len(as) != 1 || !strings.Contains(as[0].Error, `no webhook endpoint source "hooks"`) {
 		t.Errorf("attempts = %+v", as)
 	}
+}
+
+// TestGoneDisablesATarget: a stored endpoint (endpointsFrom:) that answers
+// 410 gets no more events at that URL, as a configured endpoint does
+// (README: "A 410 disables the endpoint"): the next event is a disabled
+// attempt, a redelivery to it is ErrDisabled, until Reset; its object
+// given a new URL is enabled there. Before, each later event went out to
+// the receiver that had said 410 again.
+func TestGoneDisablesATarget(t *testing.T) {
+	t.Parallel()
+	gone := newReceiver(t, func(int, received) int { return http.StatusGone })
+	moved := newReceiver(t, nil)
+	d := New(Options{})
+	if err := d.SetSources([]Source{{Name: "hooks"}}); err != nil {
+		t.Fatal(err)
+	}
+	start(t, d)
+	target := Target{Name: "we_1", URL: gone.URL, Secrets: []string{secret}, Source: "hooks"}
+	first := &Event{Type: "customer.created", Object: json.RawMessage(`{"id":"cus_1"}`)}
+	if err := d.SendTo(first, nil, []Target{target}, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the 410", func() bool { return len(d.Deliveries(Filter{Outcome: Disabled})) == 1 })
+	if err := d.SendTo(&Event{Type: "customer.created", Object: json.RawMessage(`{"id":"cus_2"}`)}, nil, []Target{target}, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if as := d.Attempts(Filter{Endpoint: "we_1", Outcome: Disabled}); len(as) != 2 || as[1].Attempt != 0 {
+		t.Errorf("disabled attempts = %+v, want the 410 and the second event refused unsent", as)
+	}
+	if n, err := d.Redeliver(first.ID, "we_1"); n != 0 || !errors.Is(err, ErrDisabled) {
+		t.Errorf("Redeliver to the disabled target = %d, %v; want ErrDisabled", n, err)
+	}
+	if n, err := d.Redeliver(first.ID, ""); n != 0 || !errors.Is(err, ErrDisabled) {
+		t.Errorf("Redeliver to where it went = %d, %v; want ErrDisabled", n, err)
+	}
+	if n := len(gone.requests()); n != 1 {
+		t.Errorf("the receiver that answered 410 got %d requests, want 1", n)
+	}
+	target.URL = moved.URL
+	if err := d.SendTo(&Event{Type: "customer.created"}, nil, []Target{target}, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the event at the object's new URL", func() bool { return len(moved.requests()) == 1 })
+	d.Reset()
+	target.URL = gone.URL
+	if err := d.SendTo(&Event{Type: "customer.created"}, nil, []Target{target}, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a request after Reset enabled the target", func() bool { return len(gone.requests()) == 2 })
 }
