@@ -461,7 +461,7 @@ func eventFault(f *scenarios.EventFault) *webhooks.Fault {
 	case scenarios.Uniform:
 		out.Delay.Min, out.Delay.Max = f.Delay.Min, f.Delay.Max
 	case scenarios.LogNormal:
-		out.Delay.Median, out.Delay.Sigma = f.Delay.Median, f.Delay.Sigma
+		out.Delay.Median, out.Delay.Sigma, out.Delay.Max = f.Delay.Median, f.Delay.Sigma, f.Delay.Max
 	}
 	return out
 }

@@ -523,3 +523,36 @@ func TestRetryTimeoutAloneKeepsTheDefaultSchedule(t *testing.T) {
 		})
 	})
 }
+
+// TestEventDelayMaxIsHonoured: an event's log-normal delay fault keeps
+// its max:, as a route's delay does; the parser took it and the
+// dispatcher never saw it, so with sigma 10 a third of the events waited
+// past 30 s (up to 24 h) where the file said 1 s at most.
+func TestEventDelayMaxIsHonoured(t *testing.T) {
+	t.Parallel()
+	rc := newHookReceiver(t, "whsec_test_123")
+	_, base, _ := serveYAMLRunning(t, Options{}, fmt.Sprintf(`
+webhooks:
+  endpoints:
+    - name: shop
+      url: %s
+      secret: whsec_test_123
+routes:
+  - name: plain
+    method: POST
+    path: /v1/customers
+    respond: { status: 201, body: { id: cus_1, object: customer } }
+    events:
+      - type: customer.created
+        fault: { delay: { median: 1s, sigma: 10, max: 1s } }
+`, rc.URL))
+	for range 20 {
+		do(t, "POST", base+"/v1/customers", `{}`)
+	}
+	eventually(t, patience, func() string {
+		if n := len(rc.got()); n != 20 {
+			return fmt.Sprintf("the endpoint got %d of 20 events, each delayed 1s at most", n)
+		}
+		return ""
+	})
+}
