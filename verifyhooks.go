@@ -30,7 +30,7 @@ func (v *webhookVerify) register(f *pflag.FlagSet) {
 	f.StringVar(&v.endpoint, "webhook", "", "check webhook deliveries to this endpoint instead of requests (the count flags count deliveries: one per event and endpoint)")
 	f.StringVar(&v.typ, "type", "", "webhook deliveries of events of this type")
 	f.BoolVar(&v.delivered, "delivered", false, "webhook deliveries the receiver accepted (2xx)")
-	f.BoolVar(&v.undelivered, "undelivered", false, "webhook deliveries not accepted yet or ever (pending, failed, disabled)")
+	f.BoolVar(&v.undelivered, "undelivered", false, "webhook deliveries not accepted yet or ever (pending, failed, disabled; not a failed one whose event a redelivery got accepted)")
 	f.IntVar(&v.attemptsMax, "attempts-at-most", 0, "and each matching webhook delivery took at most this many attempts")
 	f.DurationVar(&v.within, "within", 0, "keep asking for this long until the webhook check holds (deliveries are asynchronous)")
 }

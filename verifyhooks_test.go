@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/scenariomock/scenariomock/scenarios"
 	"github.com/scenariomock/scenariomock/server"
@@ -196,5 +197,82 @@ routes:
 	_, _, err = runCmd(t, "verify", "--addr", url, "--file", checks)
 	if want := "checks.yaml:2:5: checks[0]: a webhook check (webhook) takes name, session, the count keys and webhook, type, delivered, undelivered, attempts-at-most, within, not route, since"; report(&bytes.Buffer{}, err) != 2 || err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("a webhook check with request keys: %v, want exit 2 and %q", err, want)
+	}
+}
+
+// TestVerifyWebhookAfterRedelivery: an event whose delivery failed and
+// whose redelivery was accepted is delivered, as a CI job that
+// redelivers it expects: verify --undelivered --none passes, and
+// --delivered counts it once. The failed delivery kept counting as
+// undelivered, so the check failed whatever became of the event.
+func TestVerifyWebhookAfterRedelivery(t *testing.T) {
+	t.Parallel()
+	var accept atomic.Bool
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !accept.Load() {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	t.Cleanup(shop.Close)
+	yaml := fmt.Sprintf(`
+webhooks:
+  endpoints:
+    - { name: shop, url: '%s', secret: whsec_test_123, retry: { schedule: [] } }
+routes:
+  - name: create
+    method: POST
+    path: /v1/payment_intents
+    respond: { status: 200, body: { id: pi_1, object: payment_intent } }
+    events: [{ type: payment_intent.created }]
+`, shop.URL)
+	srv, err := server.New(server.Options{
+		Load: func() (*scenarios.Set, error) { return scenarios.LoadBytes("hooks.yaml", []byte(yaml)) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	url := "http://" + ln.Addr().String()
+	send(t, "POST", url+"/v1/payment_intents", `{}`)
+	var failed struct {
+		Deliveries []webhooks.Delivery `json:"deliveries"`
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(failed.Deliveries) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no failed delivery within 30s")
+		}
+		time.Sleep(10 * time.Millisecond)
+		resp, err := http.Get(url + "/__admin/webhooks?endpoint=shop&outcome=failed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&failed)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	accept.Store(true)
+	send(t, "POST", url+"/__admin/webhooks/"+failed.Deliveries[0].EventID+"/redeliver", "")
+	for _, tc := range []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"--webhook", "shop", "--delivered", "--count", "1", "--within", "30s"}, "ok: 1 webhook delivery matched"},
+		{[]string{"--webhook", "shop", "--undelivered", "--none"}, "ok: 0 webhook deliveries matched"},
+		{[]string{"--type", "payment_intent.created", "--undelivered", "--none"}, "ok: 0 webhook deliveries matched"},
+	} {
+		out, errOut, err := runCmd(t, append([]string{"verify", "--addr", url}, tc.args...)...)
+		if err != nil || !strings.Contains(out, tc.out) {
+			t.Errorf("verify %v: %v\nstdout:\n%s\nstderr:\n%s\nwant %q", tc.args, err, out, errOut, tc.out)
+		}
 	}
 }

@@ -12,7 +12,9 @@ import (
 
 // WebhookFilter selects deliveries and attempts in GET /__admin/webhooks;
 // an empty field matches all. Outcome is a delivery's state (pending,
-// delivered, failed, disabled) or "undelivered" for all but delivered.
+// delivered, failed, disabled) or "undelivered" for all but delivered
+// (and but a failed one whose event another delivery, a redelivery,
+// got accepted at its endpoint).
 // Session selects the events of one session's requests.
 type WebhookFilter struct {
 	Endpoint, Type, Event, Outcome, Session string

@@ -83,7 +83,8 @@ type Filter struct {
 	Type     string
 	EventID  string
 	// Outcome matches an attempt's outcome or a delivery's state;
-	// "undelivered" matches every one but Delivered.
+	// "undelivered" matches every one but Delivered (Deliveries leaves
+	// out more: see there).
 	Outcome string
 	// Session matches the session of the request that caused the event.
 	Session string
@@ -138,7 +139,10 @@ func (d *Dispatcher) Attempts(f Filter) []Attempt {
 }
 
 // Deliveries returns the deliveries that f selects: the finished ones
-// kept, oldest first, then those pending.
+// kept, oldest first, then those pending. "undelivered" leaves out a
+// delivery that failed (or a 410 ended) when another of its event (a
+// redelivery, a duplicate) was accepted at the same endpoint: the
+// receiver has the event. A pending one stays: it is still to come.
 func (d *Dispatcher) Deliveries(f Filter) []Delivery {
 	// Held from the finished to the pending, as this replica finishes a
 	// delivery under it: none is in neither list. (Another replica's may
@@ -147,18 +151,21 @@ func (d *Dispatcher) Deliveries(f Filter) []Delivery {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var out []Delivery
+	got := map[[2]string]bool{} // event id and endpoint delivered, for undelivered
+	keep := func(s *Delivery) {
+		if f.Outcome == "undelivered" && s.State == Delivered {
+			got[[2]string{s.EventID, s.Endpoint}] = true
+		}
+		if f.match(s.Endpoint, s.Type, s.EventID, s.Session, s.State) {
+			out = append(out, *s)
+		}
+	}
 	if shared, ok := d.sharedFinished(); ok {
-		for _, s := range shared {
-			if f.match(s.Endpoint, s.Type, s.EventID, s.Session, s.State) {
-				out = append(out, s)
-			}
+		for i := range shared {
+			keep(&shared[i])
 		}
 	} else {
-		d.finished.each(func(s *Delivery) {
-			if f.match(s.Endpoint, s.Type, s.EventID, s.Session, s.State) {
-				out = append(out, *s)
-			}
-		})
+		d.finished.each(keep)
 	}
 	ctx, cancel := boxContext()
 	queued, _ := d.box.List(ctx) // an outbox that does not answer lists none pending
@@ -169,6 +176,9 @@ func (d *Dispatcher) Deliveries(f Filter) []Delivery {
 		if f.match(q.Endpoint, q.Type, q.EventID, q.Session, Pending) {
 			pending = append(pending, q.summary(Pending))
 		}
+	}
+	if len(got) > 0 {
+		out = slices.DeleteFunc(out, func(s Delivery) bool { return got[[2]string{s.EventID, s.Endpoint}] })
 	}
 	sortByCreated(pending)
 	return limit(append(out, pending...), f.Limit)
