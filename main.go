@@ -394,7 +394,7 @@ file that would still hold one seen in the traffic is refused.`
 	opts.openapi.flags(f)
 	opts.forward.flags(f)
 	f.IntVar(&opts.webhooks.Queue, "webhook-queue", 10_000, "webhook deliveries the outbox holds, pending or in flight; past it an event is refused and the refusal is in GET /__admin/webhooks")
-	f.IntVar(&opts.webhooks.Concurrency, "webhook-concurrency", 8, "webhook attempts in flight at once; with more than one endpoint, one holds fewer than half (so two receivers that hang leave the others a slot)")
+	f.IntVar(&opts.webhooks.Concurrency, "webhook-concurrency", 8, "webhook attempts in flight at once; with more than one endpoint, one holds fewer than half (so, from 3 on, two receivers that hang leave the others a slot)")
 	f.Float64Var(&opts.webhooks.TimeScale, "time-scale", 1, "multiply webhook waits (after, fault delays, the retry schedule, Retry-After) by this: 0.01 runs a 30s retry in 300ms for CI; signed timestamps stay real")
 	f.IntVar(&opts.journalSize, "journal-size", 10_000, "requests the journal keeps for GET /__admin/requests (the oldest go first); 0 turns the journal off")
 	f.Var(&opts.journalBodyLimit, "journal-body-limit", "how much of each request body the journal keeps (bodySize says the whole size)")

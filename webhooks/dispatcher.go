@@ -38,6 +38,9 @@ var ErrFull = errors.New("webhook outbox full")
 // errDropped is the error of a first attempt the drop-first fault never sent.
 var errDropped = errors.New("not sent (drop-first fault)")
 
+// errNoAnswer is the error of an attempt its timeout ended.
+var errNoAnswer = errors.New("no answer")
+
 // Options configures a Dispatcher.
 type Options struct {
 	// Queue bounds the deliveries pending or in flight (default 10,000).
@@ -47,7 +50,9 @@ type Options struct {
 	// more than one endpoint (more than one configured, or a source),
 	// one endpoint has fewer than half of them in flight ((n-1)/2, and
 	// at least 1), so that two receivers that hang leave the others one
-	// at least (unless Concurrency is 2 or less).
+	// at least. At 2 or less they hold every slot, and a slot that one's
+	// timeout frees goes to the other endpoints first (PerEndpoint.Slow):
+	// another endpoint's event waits one timeout, not for their backlog.
 	Concurrency int
 	// TimeScale multiplies every wait: after, delay, the retry schedule and
 	// Retry-After (default 1; 0.01 for CI). Signed timestamps stay real.
@@ -82,8 +87,9 @@ type Dispatcher struct {
 	own    *http.Transport // closed when Run returns; nil with Options.Transport
 	wake   chan struct{}
 
-	flightMu sync.Mutex     // guards flight
-	flight   map[string]int // attempts in flight (claimed) by endpoint
+	flightMu sync.Mutex      // guards flight and slow
+	flight   map[string]int  // attempts in flight (claimed) by endpoint
+	slow     map[string]bool // endpoints whose last attempt got no answer (PerEndpoint.Slow)
 
 	mu        sync.Mutex // guards everything below, and orders outcomes with the log
 	endpoints map[string]*endpointState
@@ -150,6 +156,7 @@ func New(opts Options) *Dispatcher {
 		box:       box,
 		wake:      make(chan struct{}, 1),
 		flight:    map[string]int{},
+		slow:      map[string]bool{},
 		endpoints: map[string]*endpointState{},
 		byID:      map[string]*Event{},
 		sources:   map[string]*Source{},
@@ -487,7 +494,23 @@ func (d *Dispatcher) perEndpoint() PerEndpoint {
 	d.mu.Unlock()
 	d.flightMu.Lock()
 	defer d.flightMu.Unlock()
-	return PerEndpoint{Max: n, Busy: maps.Clone(d.flight)}
+	per := PerEndpoint{Max: n, Busy: maps.Clone(d.flight)}
+	if len(d.slow) > 0 {
+		per.Slow = maps.Clone(d.slow)
+	}
+	return per
+}
+
+// answered notes whether endpoint's receiver answered an attempt, or
+// let it time out (PerEndpoint.Slow).
+func (d *Dispatcher) answered(endpoint string, ok bool) {
+	d.flightMu.Lock()
+	defer d.flightMu.Unlock()
+	if ok {
+		delete(d.slow, endpoint)
+	} else {
+		d.slow[endpoint] = true
+	}
 }
 
 // flying counts the attempts of claimed in flight.
@@ -699,6 +722,9 @@ func (d *Dispatcher) attempt(ctx context.Context, p Queued) {
 		err = errDropped
 	} else {
 		status, retryAfter, err = d.post(ctx, &epc, &p, neg)
+		if status != 0 || errors.Is(err, errNoAnswer) {
+			d.answered(p.Endpoint, status != 0)
+		}
 	}
 	a.DurationMS = ms(d.opts.Now().Sub(start))
 	if err != nil && ctx.Err() != nil {
@@ -761,7 +787,7 @@ func (d *Dispatcher) post(ctx context.Context, ep *endpointState, p *Queued, neg
 	resp, err := d.client.Do(req)
 	if err != nil {
 		if actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
-			return 0, 0, fmt.Errorf("no answer within %s (retry.timeout)", ep.Retry.Timeout)
+			return 0, 0, fmt.Errorf("%w within %s (retry.timeout)", errNoAnswer, ep.Retry.Timeout)
 		}
 		return 0, 0, err
 	}
@@ -990,6 +1016,9 @@ func (d *Dispatcher) Reset() {
 	for _, ep := range d.endpoints {
 		ep.disabled = false
 	}
+	d.flightMu.Lock()
+	clear(d.slow)
+	d.flightMu.Unlock()
 	d.signal()
 }
 

@@ -963,3 +963,49 @@ func TestLogNormalDelayStaysInRange(t *testing.T) {
 		})
 	}
 }
+
+// TestHangingEndpointsDoNotStarveOthersAtLowConcurrency: with 1 or 2
+// slots, receivers that hang hold every one; when a timeout frees one,
+// it goes to another endpoint's event before their own backlog. It went
+// to the earliest due among the endpoints with none in flight, the
+// hanging one's older backlog, so the healthy endpoint's event waited
+// for all of it (30 timeouts of 1 s here).
+func TestHangingEndpointsDoNotStarveOthersAtLowConcurrency(t *testing.T) {
+	for _, tc := range []struct {
+		concurrency int
+		hanging     []string
+	}{
+		{1, []string{"hang-a"}},
+		{2, []string{"hang-a", "hang-b"}},
+	} {
+		t.Run(fmt.Sprint("concurrency=", tc.concurrency), func(t *testing.T) {
+			ok := newReceiver(t, nil)
+			eps := []Endpoint{endpoint("ok", ok.URL)}
+			for _, name := range tc.hanging {
+				ep := endpoint(name, hangingServer(t).URL)
+				ep.Retry.Timeout = time.Second
+				eps = append(eps, ep)
+			}
+			d := newDispatcher(t, Options{Concurrency: tc.concurrency}, eps...)
+			start(t, d)
+			for i := range 30 {
+				for _, to := range tc.hanging {
+					if err := d.Send(paymentIntent(fmt.Sprint("pi_", to, i), "created"), []string{to}, 0, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			waitFor(t, "the hanging endpoints to fill every slot", func() bool {
+				n := 0
+				for _, c := range d.perEndpoint().Busy {
+					n += c
+				}
+				return n == tc.concurrency
+			})
+			if err := d.Send(paymentIntent("pi_ok", "created"), []string{"ok"}, 0, nil); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the healthy endpoint's delivery, once a timeout frees a slot", func() bool { return len(ok.requests()) > 0 })
+		})
+	}
+}

@@ -57,10 +57,21 @@ type Outbox interface {
 // PerEndpoint bounds the deliveries one claim takes for each endpoint:
 // at most Max minus Busy[endpoint] (the attempts in flight there), so
 // that an endpoint whose receiver hangs cannot hold every attempt slot.
-// A zero Max is no bound.
+// A zero Max is no bound. Within the bounds, a claim takes from the
+// endpoints with none in flight and not Slow first: Slow names those
+// whose last attempt got no answer within its timeout, so that a slot
+// a hanging receiver's timeout frees goes to another endpoint before
+// its own backlog (with 1 or 2 slots, two that hang would hold them
+// otherwise). Slow does not change an endpoint's room.
 type PerEndpoint struct {
 	Max  int
 	Busy map[string]int
+	Slow map[string]bool
+}
+
+// last reports whether a claim takes from endpoint after the others.
+func (per PerEndpoint) last(endpoint string) bool {
+	return per.Busy[endpoint] > 0 || per.Slow[endpoint]
 }
 
 // room returns how many more deliveries a claim may take for endpoint,
@@ -238,7 +249,7 @@ func (m *memoryOutbox) Claim(_ context.Context, now time.Time, max int, lease ti
 	var busy []*memQueue // out of eps while the idle endpoints go first
 	taken := map[string]int{}
 	end := now.Add(lease)
-	idleFirst := per.Max > 0 && len(per.Busy) > 0
+	idleFirst := per.Max > 0 && (len(per.Busy) > 0 || len(per.Slow) > 0)
 	for len(out) < max {
 		if len(m.eps) == 0 || m.eps[0].heap[0].due.After(now) {
 			if !idleFirst {
@@ -253,7 +264,7 @@ func (m *memoryOutbox) Claim(_ context.Context, now time.Time, max int, lease ti
 		}
 		q := m.eps[0]
 		it := q.heap[0]
-		if idleFirst && per.Busy[q.endpoint] > 0 {
+		if idleFirst && per.last(q.endpoint) {
 			busy = append(busy, heap.Pop(&m.eps).(*memQueue))
 			continue
 		}

@@ -166,22 +166,23 @@ func (o *redisOutbox) Add(ctx context.Context, ps []webhooks.Queued, reorder boo
 }
 
 // outboxClaimScript: KEYS q, e. ARGV base, now, max, lease end, token,
-// per-endpoint bound (0: none), then endpoint and attempts in flight
-// pairs. Returns the next score ("" when none), then per claimed
-// delivery j, b, f, n, s, e. It reads the endpoints with a delivery due,
-// earliest first, and from each that its bound leaves room for, as many
-// due as that room (and max) allows, until max endpoints with none in
-// flight gave some (those with some are no more than the attempts in
-// flight); it claims the first max of those, the endpoints with none in
-// flight first, then earliest first. A delivery its endpoint's bound
+// per-endpoint bound (0: none), then endpoint, attempts in flight and
+// slow ("1" or "0", PerEndpoint.Slow) triplets. Returns the next score
+// ("" when none), then per claimed delivery j, b, f, n, s, e. It reads
+// the endpoints with a delivery due, earliest first, and from each that
+// its bound leaves room for, as many due as that room (and max) allows,
+// until max endpoints with none in flight and not slow gave some (the
+// others are no more than the attempts in flight, and the slow); it
+// claims the first max of those, the endpoints with none in flight and
+// not slow first, then earliest first. A delivery its endpoint's bound
 // keeps back keeps its score, and is not read.
 var outboxClaimScript = goredis.NewScript(settle + `
 local q, e, base, now = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
 local max, per = tonumber(ARGV[3]), tonumber(ARGV[6])
 local room, busy = {}, {}
-for i = 7, #ARGV, 2 do
+for i = 7, #ARGV, 3 do
   room[ARGV[i]] = per - tonumber(ARGV[i + 1])
-  if per > 0 and tonumber(ARGV[i + 1]) > 0 then busy[ARGV[i]] = 1 end
+  if per > 0 and (tonumber(ARGV[i + 1]) > 0 or ARGV[i + 2] == '1') then busy[ARGV[i]] = 1 end
 end
 local cands, gave, off, page = {}, 0, 0, 64
 while gave < max do
@@ -284,11 +285,16 @@ func (o *redisOutbox) Claim(ctx context.Context, now time.Time, max int, lease t
 	}
 	token := make([]byte, 12)
 	_, _ = rand.Read(token)
-	args := make([]any, 0, 6+2*len(per.Busy))
+	args := make([]any, 0, 6+3*(len(per.Busy)+len(per.Slow)))
 	args = append(args, o.r.base, micros(now), max, micros(now.Add(lease)), hex.EncodeToString(token), per.Max)
 	if per.Max > 0 {
 		for ep, n := range per.Busy {
-			args = append(args, ep, n)
+			args = append(args, ep, n, slow(per.Slow[ep]))
+		}
+		for ep, s := range per.Slow {
+			if _, busy := per.Busy[ep]; s && !busy {
+				args = append(args, ep, 0, "1")
+			}
 		}
 	}
 	res, err := outboxClaimScript.Run(ctx, o.r.rdb, o.keys(), args...).StringSlice()
@@ -453,4 +459,12 @@ func (o *redisOutbox) Len(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("state: redis webhook outbox: %w", err)
 	}
 	return int(n), nil
+}
+
+// slow is a PerEndpoint.Slow flag as the claim script reads it.
+func slow(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }

@@ -43,6 +43,7 @@ func Run(t *testing.T, newOutbox NewOutbox) {
 		{"PerEndpoint", perEndpoint},
 		{"PerEndpointBacklog", perEndpointBacklog},
 		{"IdleFirst", idleFirst},
+		{"SlowLast", slowLast},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -235,6 +236,25 @@ func idleFirst(t *testing.T, newOutbox NewOutbox) {
 	got, _, err = o.Claim(ctx, t0, 10, lease, per)
 	if err != nil || !slices.Equal(ids(got), []string{"c1", "a1", "a2"}) {
 		t.Fatalf("then claimed %v, %v; want [c1 a1 a2], earliest first", ids(got), err)
+	}
+}
+
+// slowLast: an endpoint whose receiver let its last attempt time out
+// (Slow) gives way to the others, as one with attempts in flight does,
+// but its bound is unchanged: alone, it is claimed.
+func slowLast(t *testing.T, newOutbox NewOutbox) {
+	o := newOutbox(t, 100)
+	add(t, o, false, queued("a1", "ea1", "a", "", t0.Add(-3*time.Second)))
+	add(t, o, false, queued("a2", "ea2", "a", "", t0.Add(-2*time.Second)))
+	add(t, o, false, queued("b1", "eb1", "b", "", t0.Add(-time.Second)))
+	per := webhooks.PerEndpoint{Max: 1, Slow: map[string]bool{"a": true}}
+	got, _, err := o.Claim(ctx, t0, 1, lease, per)
+	if err != nil || !slices.Equal(ids(got), []string{"b1"}) {
+		t.Fatalf("claimed %v, %v; want [b1]: a is slow", ids(got), err)
+	}
+	got, _, err = o.Claim(ctx, t0, 10, lease, per)
+	if err != nil || !slices.Equal(ids(got), []string{"a1"}) {
+		t.Fatalf("then claimed %v, %v; want [a1], its bound of 1", ids(got), err)
 	}
 }
 
