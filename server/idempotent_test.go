@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -494,6 +495,41 @@ func TestIdempotencyAdmin(t *testing.T) {
 	}
 	if r := do(t, "PUT", hs.URL+"/__admin/idempotency", ""); r.status != 405 || r.header.Get("Allow") != "GET, DELETE" {
 		t.Errorf("PUT: %d %v", r.status, r.header)
+	}
+}
+
+// TestIdempotencyClaimedAtArrival: on the real clock a key is claimed at
+// the request's arrival, the time its journal entry records, rather than
+// at a clock read of its own (the store on the real clock takes the
+// server's reading, ClaimOptions.Arrived).
+func TestIdempotencyClaimedAtArrival(t *testing.T) {
+	t.Parallel()
+	_, hs, _ := serveYAML(t, Options{}, idemScenario)
+	do(t, "POST", hs.URL+"/optional", `{}`, "Idempotency-Key", "arrival")
+	var keys struct {
+		Keys []struct {
+			Created time.Time `json:"created"`
+		} `json:"keys"`
+	}
+	var requests struct {
+		Requests []struct {
+			Time time.Time `json:"time"`
+		} `json:"requests"`
+	}
+	for _, g := range []struct {
+		path string
+		v    any
+	}{{"/__admin/idempotency", &keys}, {"/__admin/requests", &requests}} {
+		r := do(t, "GET", hs.URL+g.path, "")
+		if err := json.Unmarshal([]byte(r.body), g.v); err != nil {
+			t.Fatalf("%s: %v: %s", g.path, err, r.body)
+		}
+	}
+	if len(keys.Keys) != 1 || len(requests.Requests) != 1 {
+		t.Fatalf("%d keys, %d requests, want 1 each", len(keys.Keys), len(requests.Requests))
+	}
+	if created, arrived := keys.Keys[0].Created, requests.Requests[0].Time; !created.Equal(arrived) {
+		t.Errorf("key created %v, request arrived %v: want the arrival", created, arrived)
 	}
 }
 

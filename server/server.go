@@ -214,8 +214,15 @@ func (o *Options) setDefaults() {
 		o.streamKeepAlive = 15 * time.Second
 	}
 	if o.State == nil {
+		// On the real clock the store reads time.Now itself, and so takes
+		// a request's arrival for its claim (ClaimOptions.Arrived): one
+		// clock read less per claim. Another clock it must ask.
+		var now func() time.Time
+		if _, real := o.Clock.(realClock); !real {
+			now = o.Clock.Now
+		}
 		o.State = state.NewMemory(state.Options{
-			Now: o.Clock.Now, MaxKeys: o.MaxIdempotencyKeys, MaxSequenceKeys: o.MaxSequenceKeys, MaxItems: o.MaxCollectionItems,
+			Now: now, MaxKeys: o.MaxIdempotencyKeys, MaxSequenceKeys: o.MaxSequenceKeys, MaxItems: o.MaxCollectionItems,
 			JournalSize: max(o.JournalSize, 0),
 		})
 	}
