@@ -209,18 +209,46 @@ func decodeKey(b []byte) Key {
 	return Key{Group: parts[0], Scope: parts[1], Key: parts[2]}
 }
 
-// lookup returns the slot index of k, or -1. sh.mu is held.
-func (sh *idemShard) lookup(h uint64, k Key) int32 {
-	if i, ok := sh.byHash[h]; ok && keyEquals(sh.arena.bytes(sh.slots[i].key), k) {
-		return i
+// tokenShard returns the hash of t's key and the shard it falls in:
+// as Claim found them, when t carries its place.
+func (s *memIdempotency) tokenShard(t Token) (uint64, *idemShard) {
+	if t.at.slot > 0 {
+		return t.at.hash, s.shards[t.at.hash%uint64(len(s.shards))]
+	}
+	return s.shard(t.Key)
+}
+
+// claimed returns the slot of claim t, whose key's hash is h, or -1 if
+// the claim is gone: its place when t carries one (a claim's slot keeps
+// its index while the claim lives, and claim IDs are unique in a
+// shard), else the slot of its key. The caller checks that the slot is
+// t's claim (its ID). sh.mu is held.
+func (sh *idemShard) claimed(h uint64, t Token) int32 {
+	if i := t.at.slot - 1; i >= 0 {
+		if int(i) < len(sh.slots) && sh.slots[i].id == t.ID && sh.slots[i].hash == h {
+			return i
+		}
+		return -1
+	}
+	i, _ := sh.lookup(h, t.Key)
+	return i
+}
+
+// lookup returns the slot index of k, or -1; taken reports whether a key
+// (k or another) holds hash h in byHash, as insert needs to know. sh.mu
+// is held.
+func (sh *idemShard) lookup(h uint64, k Key) (i int32, taken bool) {
+	i, taken = sh.byHash[h]
+	if taken && keyEquals(sh.arena.bytes(sh.slots[i].key), k) {
+		return i, true
 	}
 	if len(sh.collided) > 0 {
 		var buf [128]byte
 		if i, ok := sh.collided[string(encodeKey(buf[:0], k))]; ok {
-			return i
+			return i, taken
 		}
 	}
-	return -1
+	return -1, taken
 }
 
 func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o ClaimOptions) (Claim, error) {
@@ -242,15 +270,16 @@ func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o Cla
 			now = s.now().UnixNano()
 		}
 		sh.mu.Lock()
-		i := sh.lookup(h, k)
+		i, taken := sh.lookup(h, k)
 		if i >= 0 && sh.slots[i].expires <= now {
 			s.remove(sh, i)
 			i = -1
+			_, taken = sh.byHash[h]
 		}
 		if i < 0 {
-			id := s.insert(sh, h, k, fp, now, ttl)
+			i, id := s.insert(sh, h, k, fp, now, ttl, taken)
 			sh.mu.Unlock()
-			return Claim{Outcome: New, Token: Token{Key: k, ID: id}}, nil
+			return Claim{Outcome: New, Token: Token{Key: k, ID: id, at: claimAt{hash: h, slot: i + 1}}}, nil
 		}
 		e := &sh.slots[i]
 		switch {
@@ -302,8 +331,10 @@ func (s *memIdempotency) Claim(ctx context.Context, k Key, fp Fingerprint, o Cla
 	}
 }
 
-// insert adds a key in flight and returns its claim ID. sh.mu is held.
-func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, now int64, ttl time.Duration) uint64 {
+// insert adds a key in flight and returns its slot and claim ID; taken
+// says whether another key holds its hash h in byHash (lookup). sh.mu is
+// held.
+func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, now int64, ttl time.Duration, taken bool) (int32, uint64) {
 	for range sweepPerClaim {
 		i := sh.expired(now)
 		if i < 0 {
@@ -338,7 +369,10 @@ func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, 
 		hash: h, fp: fp, id: sh.ids, created: now, expires: math.MaxInt64, ttl: int64(ttl),
 		key: sh.arena.add(encodeKey(buf[:0], k)), prev: -1, next: -1, eprev: -1, enext: -1, queue: -1,
 	}
-	if _, taken := sh.byHash[h]; !taken {
+	if taken {
+		_, taken = sh.byHash[h] // the key that held it may have gone above
+	}
+	if !taken {
 		sh.byHash[h] = i
 	} else {
 		if sh.collided == nil {
@@ -347,7 +381,7 @@ func (s *memIdempotency) insert(sh *idemShard, h uint64, k Key, fp Fingerprint, 
 		sh.collided[string(encodeKey(buf[:0], k))] = i
 	}
 	s.count.Add(1)
-	return sh.ids
+	return i, sh.ids
 }
 
 // evict forgets the shard's next key to expire if it has expired, else its
@@ -368,7 +402,10 @@ func (s *memIdempotency) evict(sh *idemShard, now int64) bool {
 // remove forgets slot i and wakes its waiters. sh.mu is held.
 func (s *memIdempotency) remove(sh *idemShard, i int32) {
 	e := &sh.slots[i]
-	if j, ok := sh.byHash[e.hash]; ok && j == i {
+	// Without collided keys, every key is in byHash under its hash.
+	if len(sh.collided) == 0 {
+		delete(sh.byHash, e.hash)
+	} else if j, ok := sh.byHash[e.hash]; ok && j == i {
 		delete(sh.byHash, e.hash)
 	} else {
 		delete(sh.collided, string(sh.arena.bytes(e.key)))
@@ -399,7 +436,7 @@ func (s *memIdempotency) Complete(ctx context.Context, t Token, r Response) erro
 	// caller's buffers (which it may reuse), no allocation of its own;
 	// none of its body when an item just saved is the same bytes (a
 	// create's answer): the answer shares the item's.
-	h, sh := s.shard(t.Key)
+	h, sh := s.tokenShard(t)
 	var col *collection
 	item := int32(-1)
 	if s.cols != nil && len(r.Body) >= sharedMin {
@@ -409,7 +446,7 @@ func (s *memIdempotency) Complete(ctx context.Context, t Token, r Response) erro
 		}
 	}
 	sh.mu.Lock()
-	i := sh.lookup(h, t.Key)
+	i := sh.claimed(h, t)
 	admitted := s.fence.admits(ctx)
 	if !admitted || i < 0 || sh.slots[i].id != t.ID || sh.slots[i].completed {
 		if col != nil {
@@ -461,7 +498,7 @@ func (s *memIdempotency) Complete(ctx context.Context, t Token, r Response) erro
 	}
 	if s.bytes.Load() > s.maxBytes {
 		sh.mu.Lock()
-		if j := sh.lookup(h, t.Key); j >= 0 && sh.slots[j].id == t.ID && sh.slots[j].completed {
+		if j := sh.claimed(h, t); j >= 0 && sh.slots[j].id == t.ID && sh.slots[j].completed {
 			s.remove(sh, j)
 		}
 		sh.mu.Unlock()
@@ -553,10 +590,10 @@ func (s *memIdempotency) usage() (keys int, bytes int64) {
 }
 
 func (s *memIdempotency) Release(_ context.Context, t Token) error {
-	h, sh := s.shard(t.Key)
+	h, sh := s.tokenShard(t)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	i := sh.lookup(h, t.Key)
+	i := sh.claimed(h, t)
 	if i < 0 || sh.slots[i].id != t.ID || sh.slots[i].completed {
 		return ErrNotClaimed
 	}

@@ -282,6 +282,17 @@ type Token struct {
 	Key Key
 	// ID tells this claim of the key from earlier and later ones.
 	ID uint64
+	// at is where the memory store keeps the claim, so that Complete and
+	// Release find it without hashing and looking up Key again; zero (a
+	// Token another store or a caller made) has them look it up.
+	at claimAt
+}
+
+// claimAt is the memory store's place of a claim: its key's hash, and
+// its slot's index plus one (0: unknown).
+type claimAt struct {
+	hash uint64
+	slot int32
 }
 
 // Response is a stored response, replayed byte for byte.
