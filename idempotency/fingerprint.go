@@ -26,54 +26,91 @@ type Fingerprint [sha256.Size]byte
 // (1, 1.0 and 1e0 are one value); the order of form parameters. Any other
 // body is its bytes.
 func FingerprintOf(in *matcher.Request, parts []scenarios.FingerprintPart, vars map[string]string) Fingerprint {
-	// One buffer, hashed once: a sha256 hash object and a write per value
-	// would allocate on every request; the buffer is pooled. It first
-	// holds the inputs as they came (the body as its bytes, after its
-	// media type), which the memo looks up; on a miss the bytes hashed
-	// follow them.
-	bp := buffers.Get().(*[]byte)
-	b := slices.Grow((*bp)[:0], 2*len(in.Body)+128)
-	defer putBuffer(bp, &b)
-	b = appendInputs(b, in, parts, vars, false)
-	raw := b
+	// The inputs as they came (the body as its bytes, after its
+	// Content-Type) are the memo's key, in one buffer: a sha256 hash
+	// object and a write per value would allocate on every request. A
+	// request the memo can keep has it on the stack, a larger one pooled.
+	if n := len(in.Body) + 128; n > smallInputs {
+		bp := buffers.Get().(*[]byte)
+		raw := appendRaw(slices.Grow((*bp)[:0], n), in, parts, vars)
+		fp := fingerprintOf(raw, in, parts, vars)
+		putBuffer(bp, &raw)
+		return fp
+	}
+	var room [smallInputs]byte
+	return fingerprintOf(appendRaw(room[:0], in, parts, vars), in, parts, vars)
+}
+
+// smallInputs is the room FingerprintOf has on the stack: more than the
+// memo keeps (memoInputs).
+const smallInputs = 256
+
+// fingerprintOf returns the fingerprint of in, whose inputs as they came
+// are raw: the memo's, else the SHA-256 of the canonical bytes, which
+// the memo then keeps.
+func fingerprintOf(raw []byte, in *matcher.Request, parts []scenarios.FingerprintPart, vars map[string]string) Fingerprint {
 	if fp, ok := memo.get(raw); ok {
 		return fp
 	}
-	b = appendInputs(b, in, parts, vars, true)
-	fp := Fingerprint(sha256.Sum256(b[len(raw):]))
+	bp := buffers.Get().(*[]byte)
+	b := appendInputs(slices.Grow((*bp)[:0], len(in.Body)+128), in, parts, vars, true)
+	fp := Fingerprint(sha256.Sum256(b))
+	putBuffer(bp, &b)
 	memo.put(raw, fp)
 	return fp
 }
 
 // appendInputs appends the named parts of in, each length-prefixed so
 // that no two different lists of values give the same bytes; the body
-// canonicalised by its media type, or (!canonical) as its bytes after its
-// media type, which determine the canonical form.
+// canonicalised by its media type, or (!canonical) as appendRaw appends
+// it.
 func appendInputs(b []byte, in *matcher.Request, parts []scenarios.FingerprintPart, vars map[string]string, canonical bool) []byte {
+	if !canonical {
+		return appendRaw(b, in, parts, vars)
+	}
 	for _, p := range parts {
-		switch {
-		case p.Attr != nil:
-			v, ok := in.Attribute(p.Attr, vars)
-			b = field(b, p.Attr.String(), v, ok)
-		case p.Whole == "method":
-			b = field(b, "method", in.HTTP.Method, true)
-		case p.Whole == "path":
-			b = field(b, "path", in.HTTP.URL.Path, true)
-		case p.Whole == "body" && !canonical:
-			var mt string
-			if len(in.Body) > 0 {
-				mt = mediaType(contentType(in))
-			}
-			b = field(b, "body", mt, true)
-			b = binary.BigEndian.AppendUint64(b, uint64(len(in.Body)))
-			b = append(b, in.Body...)
-		case p.Whole == "body":
+		if p.Attr == nil && p.Whole == "body" {
 			b = append(b, "body"...)
 			at := len(b)
 			b = append(b, 0, 0, 0, 0, 0, 0, 0, 0) // the body's length, once known
 			b = appendCanonicalBody(b, in)
 			binary.BigEndian.PutUint64(b[at:], uint64(len(b)-at-8))
+			continue
 		}
+		b = appendPart(b, in, p, vars)
+	}
+	return b
+}
+
+// appendRaw appends the named parts of in as appendInputs does, but the
+// body as its bytes after its Content-Type, which determine its
+// canonical form: the memo's key, which costs no parsing (not even of
+// the media type).
+func appendRaw(b []byte, in *matcher.Request, parts []scenarios.FingerprintPart, vars map[string]string) []byte {
+	for _, p := range parts {
+		b = appendPart(b, in, p, vars)
+	}
+	return b
+}
+
+// appendPart appends part p of in, the body as its bytes.
+func appendPart(b []byte, in *matcher.Request, p scenarios.FingerprintPart, vars map[string]string) []byte {
+	switch {
+	case p.Attr != nil:
+		v, ok := in.Attribute(p.Attr, vars)
+		b = field(b, p.Attr.String(), v, ok)
+	case p.Whole == "method":
+		b = field(b, "method", in.HTTP.Method, true)
+	case p.Whole == "path":
+		b = field(b, "path", in.HTTP.URL.Path, true)
+	case p.Whole == "body":
+		var ct string
+		if len(in.Body) > 0 {
+			ct = contentType(in)
+		}
+		b = field(b, "body", ct, true)
+		b = binary.BigEndian.AppendUint64(b, uint64(len(in.Body)))
+		b = append(b, in.Body...)
 	}
 	return b
 }
