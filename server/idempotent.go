@@ -338,7 +338,7 @@ type recorder struct {
 	// stored is the answer's header as the store keeps it, when render
 	// wrote a static answer (prepared.stored); nil: response reads it
 	// from header.
-	stored []state.Header
+	stored *storedHeader
 	// head is the journal's encoding of the header render wrote for a
 	// static answer (prepared.head), nil when stored is; journalResponse
 	// hands it to the journal when the header sent is that one alone.
@@ -349,6 +349,13 @@ type recorder struct {
 	// key is what the response that rendered the answer does to a claimed
 	// Idempotency-Key (scenarios.Response.Idempotency).
 	key scenarios.KeyEffect
+}
+
+// storedHeader is a static answer's header as the idempotency store
+// keeps it: its fields sorted by name, and packed (state.PackHeader).
+type storedHeader struct {
+	fields []state.Header
+	packed state.PackedHeader
 }
 
 // scratch returns rec's storage emptied, for the next request's recorder
@@ -397,8 +404,8 @@ func (rec *recorder) Write(b []byte) (int, error) {
 // the recorder's scratch, reused by the next request: the store copies
 // what it keeps.
 func (rec *recorder) response() state.Response {
-	if rec.stored != nil {
-		return state.Response{Status: rec.status, Header: rec.stored, Body: rec.body}
+	if st := rec.stored; st != nil {
+		return state.Response{Status: rec.status, Header: st.fields, Body: rec.body, Packed: st.packed}
 	}
 	names := rec.names[:0]
 	for name := range rec.header {

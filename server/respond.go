@@ -35,8 +35,8 @@ type prepared struct {
 	// stored is the header of a static answer (neither templated nor
 	// generated) as the idempotency store keeps it (recorder.response):
 	// known before any request, so storing the answer neither walks nor
-	// sorts a header map.
-	stored []state.Header
+	// sorts a header map, nor packs it.
+	stored *storedHeader
 	// head is the same header as the journal encodes it; none when a
 	// field is one the journal redacts (journal.Secrets).
 	head journalHead
@@ -122,7 +122,8 @@ func prepare(r *scenarios.Response) *prepared {
 		for _, hv := range p.header {
 			rec.header[hv.name] = hv.value
 		}
-		p.stored = slices.Clone(rec.response().Header)
+		fields := slices.Clone(rec.response().Header)
+		p.stored = &storedHeader{fields: fields, packed: state.PackHeader(fields)}
 		p.head = newJournalHead(rec.header)
 	}
 	return p

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/scenariomock/scenariomock/state"
 )
 
 // TestHeaderListSentPerValue checks that a header given a list of values
@@ -155,10 +157,14 @@ routes:
 				if err := p.render(&rec, 1<<20, nil); err != nil {
 					t.Fatal(err)
 				}
-				got := rec.response().Header
+				stored := rec.response()
+				got := stored.Header
 				rec.stored = nil // as response reads the map
 				if want := rec.response().Header; !reflect.DeepEqual(got, want) {
 					t.Errorf("%s: stored header %q, rendered %q", rt.route.Name, got, want)
+				}
+				if want := state.PackHeader(got); !bytes.Equal(stored.Packed, want) {
+					t.Errorf("%s: stored header packed as %q, want %q", rt.route.Name, stored.Packed, want)
 				}
 			}
 		}

@@ -79,3 +79,26 @@ func TestArenaLetsGoOfAMiddleChunk(t *testing.T) {
 		t.Errorf("used %d, live %d: nothing but the let-go chunk was dropped", a.used, a.live)
 	}
 }
+
+// An answer stored with its header packed ahead (Response.Packed) is the
+// same bytes as one the store packs, and reads back the same.
+func TestAnswerPackedAhead(t *testing.T) {
+	for _, h := range [][]Header{
+		nil,
+		{{"Content-Length", "2"}},
+		{{"Content-Type", "application/json"}, {"Location", "/payments/1"}, {"Set-Cookie", "a=1"}, {"Set-Cookie", "b=2"}, {"X-Empty", ""}},
+	} {
+		var a arena
+		r := Response{Status: 201, Header: h, Body: []byte("{}")}
+		packed := r
+		packed.Packed = PackHeader(h)
+		got, want := a.bytes(a.addAnswer(packed)), a.bytes(a.addAnswer(r))
+		if !bytes.Equal(got, want) {
+			t.Errorf("%q: packed ahead %q, packed by the store %q", h, got, want)
+		}
+		back := decodeAnswer(got, nil)
+		if back.Status != 201 || string(back.Body) != "{}" || fmt.Sprint(back.Header) != fmt.Sprint(h) {
+			t.Errorf("%q: read back %d %q %q", h, back.Status, back.Header, back.Body)
+		}
+	}
+}

@@ -467,7 +467,7 @@ func (s *memIdempotency) Complete(ctx context.Context, t Token, r Response) erro
 	sh.compact()
 	e := &sh.slots[i]
 	if col != nil {
-		e.answer = sh.arena.addAnswer(Response{Status: r.Status, Header: r.Header})
+		e.answer = sh.arena.addAnswer(Response{Status: r.Status, Header: r.Header, Packed: r.Packed})
 		e.shared, e.col, e.item, e.bodyN = true, col.num, item, uint32(len(r.Body))
 		col.items[item].shared = s.refOf(h, i, e.id)
 		s.cols.mu.Unlock()
@@ -525,26 +525,49 @@ func (s *memIdempotency) own(ref answerRef, num uint32, i int32, body []byte) {
 	e.answer, e.shared, e.col, e.item, e.bodyN = sp, false, 0, 0, 0
 }
 
-// addAnswer adds r encoded as one run of bytes: status (2 bytes), header
-// count (2), then per header its name's length (2), value's length (4),
-// name and value, then the body. The byte bound counts this length.
+// addAnswer adds r encoded as one run of bytes: status (2 bytes), then
+// its header fields as PackHeader packs them (r.Packed, when set), then
+// the body. The byte bound counts this length.
 func (a *arena) addAnswer(r Response) span {
-	n := 4 + len(r.Body)
-	for _, h := range r.Header[:min(len(r.Header), math.MaxUint16)] {
-		n += 6 + min(len(h.Name), math.MaxUint16) + len(h.Value)
+	n := 2 + len(r.Body)
+	if r.Packed != nil {
+		n += len(r.Packed)
+	} else {
+		n += headerSize(r.Header)
 	}
 	sp, b := a.reserve(n)
 	b = binary.LittleEndian.AppendUint16(b, uint16(r.Status))
-	b = binary.LittleEndian.AppendUint16(b, uint16(min(len(r.Header), math.MaxUint16)))
-	for _, h := range r.Header[:min(len(r.Header), math.MaxUint16)] {
-		name := h.Name[:min(len(h.Name), math.MaxUint16)]
-		b = binary.LittleEndian.AppendUint16(b, uint16(len(name)))
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(h.Value)))
-		b = append(b, name...)
-		b = append(b, h.Value...)
+	if r.Packed != nil {
+		b = append(b, r.Packed...)
+	} else {
+		b = appendHeader(b, r.Header)
 	}
 	a.commit(append(b, r.Body...))
 	return sp
+}
+
+// headerSize is the length of h packed (PackHeader).
+func headerSize(h []Header) int {
+	n := 2
+	for _, f := range h[:min(len(h), math.MaxUint16)] {
+		n += 6 + min(len(f.Name), math.MaxUint16) + len(f.Value)
+	}
+	return n
+}
+
+// appendHeader appends h packed (PackHeader): at most 65,535 fields, a
+// name cut to 65,535 bytes.
+func appendHeader(b []byte, h []Header) []byte {
+	h = h[:min(len(h), math.MaxUint16)]
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(h)))
+	for _, f := range h {
+		name := f.Name[:min(len(f.Name), math.MaxUint16)]
+		b = binary.LittleEndian.AppendUint16(b, uint16(len(name)))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(f.Value)))
+		b = append(b, name...)
+		b = append(b, f.Value...)
+	}
+	return b
 }
 
 // decodeAnswer reads what encodeAnswer wrote. The header strings and the

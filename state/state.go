@@ -300,6 +300,23 @@ type Response struct {
 	Status int
 	Header []Header // in the order they are written
 	Body   []byte
+	// Packed, when not nil, is Header as PackHeader packs it, made once
+	// for an answer stored again and again (a static route's): the memory
+	// store copies it rather than packing Header on every completion.
+	// Other stores may ignore it.
+	Packed PackedHeader
+}
+
+// PackedHeader is header fields as the memory store keeps them with an
+// answer (PackHeader).
+type PackedHeader []byte
+
+// PackHeader packs h as the memory store keeps an answer's header
+// fields: their count (2 bytes), then per field its name's length (2),
+// its value's length (4), the name and the value. It is safe for
+// concurrent use.
+func PackHeader(h []Header) PackedHeader {
+	return appendHeader(make([]byte, 0, headerSize(h)), h)
 }
 
 // Header is one response header field.
