@@ -273,7 +273,7 @@ func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
 	req := r
 	for _, rt := range page {
 		r := rt.route
-		count, err := s.hits(rt).Count(req.Context(), r.Identity)
+		count, err := s.hitCount(req.Context(), rt)
 		if err != nil {
 			s.adminUnavailable(w, req, err)
 			return
@@ -335,7 +335,6 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 			s.adminUnavailable(w, r, err)
 			return
 		}
-		_ = s.local.Reset(r.Context(), "") // in memory: cannot fail
 		for _, rt := range snap.routes {
 			rt.requests.reset()
 		}
@@ -356,9 +355,11 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	n := 0
 	for _, rt := range snap.routes {
 		if rt.route.Name == name {
-			if err := s.hits(rt).Reset(r.Context(), rt.route.Identity); err != nil {
-				s.adminUnavailable(w, r, err)
-				return
+			if rt.shared { // else its hits are rt.requests', reset below
+				if err := s.state.Sequences().Reset(r.Context(), rt.route.Identity); err != nil {
+					s.adminUnavailable(w, r, err)
+					return
+				}
 			}
 			rt.requests.reset()
 			n++

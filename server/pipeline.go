@@ -178,7 +178,10 @@ func (s *Server) advance(x *exchange) bool {
 // next returns the call's position in rt's sequence and the response it
 // gets.
 func (s *Server) next(ctx context.Context, rt *routeRuntime, in *matcher.Request, m matcher.Match) (int64, *prepared, error) {
-	seqs := s.hits(rt)
+	if !rt.shared { // no sequence: one response, whatever the count
+		return rt.requests.hits.Add(1) - 1, rt.responses[0], nil
+	}
+	seqs := s.state.Sequences()
 	seq := rt.route.Sequence
 	if seq == nil || seq.Per == nil {
 		n, err := seqs.Hit(ctx, rt.route.Identity)

@@ -229,7 +229,6 @@ func (s *Server) swap(t *matcher.Table, set *scenarios.Set, old *snapshot, now t
 	if err := s.state.Sequences().Retain(context.Background(), ids); err != nil {
 		s.log.Warn("sequence state of removed routes not forgotten", "error", err.Error())
 	}
-	_ = s.local.Retain(context.Background(), ids) // in memory: cannot fail
 }
 
 // deadGroups returns the idempotency groups of the routes of the runtime

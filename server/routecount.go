@@ -14,8 +14,13 @@ import "sync/atomic"
 // shared store would cost every replay a round trip. A reload keeps them
 // for every route whose identity is unchanged (as the store keeps its
 // hits); POST /__admin/reset zeroes them.
+//
+// hits counts the times a route whose hits are not shared (see
+// routeRuntime.shared) ran, in this process; it is kept and reset with
+// the rest.
 type routeRequests struct {
 	total, replayed, refused atomic.Int64
+	hits                     atomic.Int64
 }
 
 // count counts x, which rt took, once it is recorded.
@@ -34,6 +39,7 @@ func (c *routeRequests) reset() {
 	c.total.Store(0)
 	c.replayed.Store(0)
 	c.refused.Store(0)
+	c.hits.Store(0)
 }
 
 // adminRequests is a route's routeRequests in GET /__admin/scenarios.

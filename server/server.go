@@ -236,11 +236,6 @@ type Server struct {
 	snap  atomic.Pointer[snapshot]
 	admin http.Handler
 	state state.Store
-	// local counts the hits of routes whose answers do not depend on
-	// them (see routeRuntime.shared), in this process: such a route
-	// keeps answering when a shared store is unreachable, and costs it
-	// no round trip. Its hit counts are then this replica's.
-	local state.Sequences
 	// adminToken is the SHA-256 of Options.AdminToken, nil without one.
 	adminToken []byte
 	// crossOrigin refuses admin calls that change state from another
@@ -340,7 +335,9 @@ type routeRuntime struct {
 	// shared says whether the route's hits are counted in the state
 	// store: when its answer depends on its position (a sequence, a
 	// template reading .Call) or it is idempotent. Otherwise they are
-	// counted in Server.local.
+	// counted in requests.hits, in this process: such a route keeps
+	// answering when a shared store is unreachable, and costs it no round
+	// trip. Its hit counts are then this replica's.
 	shared bool
 	// requests counts the requests the route took (routecount.go).
 	requests *routeRequests
@@ -358,12 +355,12 @@ type routeRuntime struct {
 	scopeOf *openapi.Operation
 }
 
-// hits returns the sequence positions where rt's hits are counted.
-func (s *Server) hits(rt *routeRuntime) state.Sequences {
+// hitCount returns rt's hits, and its sequence's keys.
+func (s *Server) hitCount(ctx context.Context, rt *routeRuntime) (state.SequenceCount, error) {
 	if rt.shared {
-		return s.state.Sequences()
+		return s.state.Sequences().Count(ctx, rt.route.Identity)
 	}
-	return s.local
+	return state.SequenceCount{Hits: rt.requests.hits.Load()}, nil
 }
 
 // reloadStatus records the last reload attempt, for the admin API.
@@ -384,7 +381,6 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("server: Options.AdminToken: %w", err)
 	}
 	s := &Server{opts: opts, log: opts.Logger, state: opts.State, crossOrigin: http.NewCrossOriginProtection(),
-		local:   state.NewMemory(state.Options{MaxSequenceKeys: 1}).Sequences(),
 		replica: newDocumentID()[len("rt_"):], docsServed: make(chan struct{}, 1)}
 	s.fencer, _ = opts.State.(state.Fencer)
 	s.memory = newMemoryReturn()
