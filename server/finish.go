@@ -155,7 +155,11 @@ func (s *Server) logOutcome(h slog.Handler, level slog.Level, x *exchange, now t
 	debug := h.Enabled(ctx, slog.LevelDebug)
 	plain := o.ended == "" && o.err == nil && o.fault == nil && !(o.unmatched && o.route == "") && !o.stateMoved
 	if lh, ok := h.(*loghandler.Handler); ok && level == slog.LevelInfo && !debug && plain && !viaRecord {
-		_ = lh.HandleRequest(now, r.Method, r.URL.Path, o.route, o.status, now.Sub(x.start), o.delay, o.idem)
+		var routeText []byte // formatted once, when o.route is the route's name
+		if x.rt != nil && o.route == x.rt.route.Name {
+			routeText = x.rt.logName
+		}
+		_ = lh.HandleRequest(now, r.Method, r.URL.Path, o.route, routeText, o.status, now.Sub(x.start), o.delay, o.idem)
 		return
 	}
 	rec := slog.NewRecord(now, level, requestMsg, 0)

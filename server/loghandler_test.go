@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"strconv"
@@ -33,9 +34,12 @@ func TestRequestLineMatchesRecord(t *testing.T) {
 			{"POST", "/payments", "create payment", 201, 51 * time.Microsecond, 0, "replayed"},
 			{"POST", "/transfers", "transfer", 409, time.Millisecond, 2 * time.Second, "in-flight"},
 		} {
-			var direct, viaRecord bytes.Buffer
+			var direct, preformatted, viaRecord bytes.Buffer
 			h := NewLogHandler(&direct, asJSON, nil).WithAttrs([]slog.Attr{slog.String("pid", "7")}).(*loghandler.Handler)
-			_ = h.HandleRequest(at.Add(c.duration), c.method, c.path, c.route, c.status, c.duration, c.delay, c.idem)
+			_ = h.HandleRequest(at.Add(c.duration), c.method, c.path, c.route, nil, c.status, c.duration, c.delay, c.idem)
+			// The route formatted once, as a route's runtime keeps it.
+			hp := NewLogHandler(&preformatted, asJSON, nil).WithAttrs([]slog.Attr{slog.String("pid", "7")}).(*loghandler.Handler)
+			_ = hp.HandleRequest(at.Add(c.duration), c.method, c.path, c.route, hp.Value(c.route), c.status, c.duration, c.delay, c.idem)
 			s := &Server{log: slog.New(NewLogHandler(&viaRecord, asJSON, nil).WithAttrs([]slog.Attr{slog.String("pid", "7")})),
 				opts: Options{Clock: fixedClock{at.Add(c.duration)}}}
 			r := httptest.NewRequest(c.method, "/", nil)
@@ -45,6 +49,9 @@ func TestRequestLineMatchesRecord(t *testing.T) {
 			want := viaRecord.String()
 			if direct.String() != want {
 				t.Errorf("json=%v:\ndirect:     %q\nvia record: %q", asJSON, direct.String(), want)
+			}
+			if preformatted.String() != want {
+				t.Errorf("json=%v:\nroute formatted once: %q\nvia record:           %q", asJSON, preformatted.String(), want)
 			}
 		}
 	}
@@ -105,6 +112,64 @@ func TestLogDurationsInMilliseconds(t *testing.T) {
 		for _, k := range []string{"duration_ms", "delay_ms", "timeout_ms"} {
 			if !seen[k] {
 				t.Errorf("json=%v: no %s in the logs:\n%s", asJSON, k, logs.String())
+			}
+		}
+	}
+}
+
+// TestServedRouteInRequestLine: the route's name in the request line of a
+// request served at info level (the line written without a record, the
+// name formatted once per route) is what slog's own handlers write for
+// it, quotes and escapes included, in text and JSON.
+func TestServedRouteInRequestLine(t *testing.T) {
+	names := []string{"plain", "payment found", `say "hi"`, `back\slash`, "naïve café", "tab\there"}
+	var yaml strings.Builder
+	yaml.WriteString("routes:\n")
+	for i, name := range names {
+		fmt.Fprintf(&yaml, "  - { name: %s, path: /r%d, respond: { status: 204 } }\n", strconv.Quote(name), i)
+	}
+	for _, asJSON := range []bool{false, true} {
+		logs := &syncBuffer{}
+		url, stop := serveReal(t, Options{Logger: slog.New(NewLogHandler(logs, asJSON, slog.LevelInfo))}, yaml.String())
+		waitListening(t, url)
+		for i := range names {
+			if r := do(t, "GET", url+"/r"+strconv.Itoa(i), ""); r.status != 204 {
+				t.Fatalf("GET /r%d: %d %s", i, r.status, r.body)
+			}
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		for i, name := range names {
+			// The attribute as slog writes it, alone on its line.
+			var attr bytes.Buffer
+			drop := &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+				if len(groups) == 0 && (a.Key == slog.TimeKey || a.Key == slog.LevelKey || a.Key == slog.MessageKey) {
+					return slog.Attr{}
+				}
+				return a
+			}}
+			var h slog.Handler = slog.NewTextHandler(&attr, drop)
+			if asJSON {
+				h = slog.NewJSONHandler(&attr, drop)
+			}
+			slog.New(h).Info("", "route", name)
+			want := strings.Trim(strings.TrimSpace(attr.String()), "{}")
+			path, status := fmt.Sprintf("path=/r%d ", i), " status=204"
+			if asJSON {
+				path, status = fmt.Sprintf(`"path":"/r%d",`, i), `,"status":204`
+			}
+			found := false
+			for _, line := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(line, path) {
+					found = true
+					if !strings.Contains(line, path+want+status) {
+						t.Errorf("json=%v: route %q: %q, want %q in it", asJSON, name, line, path+want+status)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("json=%v: no request line for /r%d in %q", asJSON, i, logs.String())
 			}
 		}
 	}

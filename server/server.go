@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/scenariomock/scenariomock/certs"
+	"github.com/scenariomock/scenariomock/internal/loghandler"
 	"github.com/scenariomock/scenariomock/matcher"
 	"github.com/scenariomock/scenariomock/openapi"
 	"github.com/scenariomock/scenariomock/record"
@@ -341,6 +342,10 @@ type routeRuntime struct {
 	shared bool
 	// requests counts the requests the route took (routecount.go).
 	requests *routeRequests
+	// logName is the route's name as the request log line writes it,
+	// formatted once (loghandler.Handler.Value); nil when the server's
+	// log handler is not one.
+	logName []byte
 	// op validates the requests of a route compiled from an OpenAPI
 	// document and generates its answers (nil for a YAML route); see
 	// openapi.go.
@@ -435,8 +440,12 @@ func New(opts Options) (*Server, error) {
 // positions; Reload tells the store which identities are current.
 func (s *Server) build(t *matcher.Table, version int64, now time.Time) *snapshot {
 	snap := &snapshot{table: t, version: version, loadedAt: now}
+	lh, _ := s.log.Handler().(*loghandler.Handler)
 	for _, r := range t.Routes() {
 		rt := &routeRuntime{route: r}
+		if lh != nil {
+			rt.logName = lh.Value(r.Name)
+		}
 		if r.Idempotency != nil {
 			rt.idem = newIdemRuntime(r.Idempotency)
 		}

@@ -101,18 +101,20 @@ func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 // (when not empty), in that order (server's tests hold them equal),
 // formatted with the same helpers but without building the record, and
 // with its constant parts (level, message, keys) formatted once.
-// idem, when not empty, is the idempotency outcome, the attribute a
-// request to an idempotent route adds after the others.
-func (h *Handler) HandleRequest(t time.Time, method, path, route string, status int, duration, delay time.Duration, idem string) error {
+// routeText, when not nil, is route as h.Value formats it, formatted once
+// by a caller that writes many lines with it. idem, when not empty, is
+// the idempotency outcome, the attribute a request to an idempotent
+// route adds after the others.
+func (h *Handler) HandleRequest(t time.Time, method, path, route string, routeText []byte, status int, duration, delay time.Duration, idem string) error {
 	if lw, ok := h.w.(*Writer); ok {
 		// Formatted straight into the Writer's buffer, under its lock: no
 		// buffer of its own, no copy.
 		if b, ok := lw.lockBuffer(); ok {
-			return lw.unlockBuffer(h.appendRequest(b, t, method, path, route, status, duration, delay, idem))
+			return lw.unlockBuffer(h.appendRequest(b, t, method, path, route, routeText, status, duration, delay, idem))
 		}
 	}
 	bp := logBuffers.Get().(*[]byte)
-	b := h.appendRequest((*bp)[:0], t, method, path, route, status, duration, delay, idem)
+	b := h.appendRequest((*bp)[:0], t, method, path, route, routeText, status, duration, delay, idem)
 	_, err := h.w.Write(b)
 	if cap(b) <= 16<<10 { // keep only small buffers
 		*bp = b[:0]
@@ -122,20 +124,20 @@ func (h *Handler) HandleRequest(t time.Time, method, path, route string, status 
 }
 
 // appendRequest appends the request line, its newline included.
-func (h *Handler) appendRequest(b []byte, t time.Time, method, path, route string, status int, duration, delay time.Duration, idem string) []byte {
-	if h.json {
-		b = append(b, '{')
-	}
-	first := true
-	b = h.key(b, slog.TimeKey, &first)
-	b = h.time(b, t.Round(0))
+func (h *Handler) appendRequest(b []byte, t time.Time, method, path, route string, routeText []byte, status int, duration, delay time.Duration, idem string) []byte {
 	k := &h.req
+	b = append(b, k.time...)
+	b = h.time(b, t.Round(0))
 	b = append(b, k.method...)
 	b = h.str(b, method)
 	b = append(b, k.path...)
 	b = h.str(b, path)
 	b = append(b, k.route...)
-	b = h.str(b, route)
+	if routeText != nil {
+		b = append(b, routeText...)
+	} else {
+		b = h.str(b, route)
+	}
 	b = append(b, k.status...)
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, k.duration...)
@@ -161,15 +163,23 @@ func (h *Handler) appendRequest(b []byte, t time.Time, method, path, route strin
 // and Go's "1.5s" in text).
 func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// Value returns s formatted as h writes a string value (quoted as it
+// needs, in text; a JSON string), for HandleRequest's routeText.
+func (h *Handler) Value(s string) []byte { return h.str(nil, s) }
+
 // requestKeys are the request line's constant parts, each with the
-// separator before it; method's carries level, message and the attributes
-// from WithAttrs.
-type requestKeys struct{ method, path, route, status, duration, delay, idem []byte }
+// separator before it; time's is the line's start, method's carries
+// level, message and the attributes from WithAttrs.
+type requestKeys struct{ time, method, path, route, status, duration, delay, idem []byte }
 
 // requestKeys formats the constant parts for h's format and attributes.
 func (h *Handler) requestKeys() requestKeys {
-	first := false
 	var k requestKeys
+	if h.json {
+		k.time = []byte{'{'}
+	}
+	first := true
+	k.time = h.key(k.time, slog.TimeKey, &first)
 	k.method = h.key(nil, slog.LevelKey, &first)
 	k.method = h.str(k.method, slog.LevelInfo.String())
 	k.method = h.key(k.method, slog.MessageKey, &first)
