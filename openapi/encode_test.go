@@ -101,11 +101,19 @@ func TestMarshalRemembersOrder(t *testing.T) {
 	}
 	first := obj("zeta", "alpha", "mu", "beta", "omega", "gamma", "delta", "kappa", "iota", "eta")
 	same("first", first)
-	if order, _ := keyOrders.of(first); len(order) != len(first) {
+	if order, _ := keyOrders.of(first); order == nil || len(order.keys) != len(first) {
 		t.Fatalf("the order of a set of %d keys was not remembered: %v", len(first), order)
 	}
 	first["alpha"] = map[string]any{"nested": true}
 	same("the same keys again", first)
+	// A remembered set writes its keys as remembered (keyOrder.heads),
+	// but one with a key to escape quotes them each time.
+	escaped := obj("<a>", "b&c", "q\"", "mu", "beta", "omega", "gamma", "delta", "kappa")
+	same("keys to escape", escaped)
+	same("keys to escape, remembered", escaped)
+	if order, _ := keyOrders.of(escaped); order == nil || order.heads != nil {
+		t.Errorf("a set with keys to escape: remembered %+v; want its keys and no heads", order)
+	}
 	other := obj("zeta", "alpha", "mu", "beta", "omega", "gamma", "delta", "kappa", "iota", "theta")
 	same("one key other", other)
 	// The guess for a size (the order last found for one) is another
@@ -116,7 +124,7 @@ func TestMarshalRemembersOrder(t *testing.T) {
 	table.found(order)
 	if g := table.guess(other); g == nil {
 		t.Errorf("no guess for a set with the first and last keys of %v", order)
-	} else if b, ok, _ := appendInOrder([]byte("x"), other, g); ok || string(b) != "x" {
+	} else if b, ok, _ := appendInOrder([]byte("x"), other, g.keys, g.heads); ok || string(b) != "x" {
 		t.Errorf("appendInOrder with the guess of another set: %q, %v; want false and the bytes before", b, ok)
 	}
 	if g := table.guess(obj("q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "q9", "q10")); g != nil {
@@ -137,7 +145,7 @@ func TestMarshalRemembersOrder(t *testing.T) {
 	keyOrders.sets.Store(&sets)
 	keyOrders.mu.Unlock()
 	same("a set whose sum finds another's order", collide)
-	if b, ok, _ := appendInOrder([]byte("x"), collide, sets[sum]); ok || string(b) != "x" {
+	if b, ok, _ := appendInOrder([]byte("x"), collide, sets[sum].keys, sets[sum].heads); ok || string(b) != "x" {
 		t.Errorf("appendInOrder with another set's order: %q, %v; want false and the bytes before", b, ok)
 	}
 }
