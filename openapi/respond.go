@@ -457,13 +457,14 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 		schema = mt.Schema.Schema()
 	}
 	made := false
+	fixture := "" // the fixture v is a copy of, as made (instanceOf)
 	// Dynamic mode (dynamic.go): drawn afresh, no example, no fixture.
 	drawn := example == "" && schema != nil && o.dynamic(x.Request)
 	if drawn {
 		v, drawn = o.drawAnswer(x.Request, resp, status, name, schema, x.Rand)
 	}
 	if !drawn {
-		v, made = o.api.instanceMade(mt, schema, example)
+		v, made, fixture = o.api.instanceOf(mt, schema, example)
 	}
 	// A success the spec declares: a Prefer'd 2xx it does not declare is
 	// its default answer, an error that body: and override: are not laid on.
@@ -483,7 +484,7 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 		if drawn {
 			v = faker{api: o.api, rnd: randOr(x.Rand)}.value(b, 0)
 		} else {
-			v, made = o.api.instanceMade(nil, b, "")
+			v, made, fixture = o.api.instanceOf(nil, b, "")
 		}
 		schema = b
 	}
@@ -491,6 +492,7 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 		// The request says which kind it is (category: dessert): answer
 		// that kind, not the example or first branch of another.
 		if obj, ok := v.(map[string]any); !ok || obj[schema.Discriminator.PropertyName] != in[schema.Discriminator.PropertyName] {
+			fixture = ""
 			if drawn {
 				v = faker{api: o.api, rnd: randOr(x.Rand)}.value(b, 0)
 			} else {
@@ -502,7 +504,7 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 		fillProblem(name, obj, status)
 		if inner, env := o.itemIn(obj, status); inner != nil {
 			// An envelope ({"data": {…}}): what follows is the item's.
-			obj, schema = inner, o.itemSchema(schema, env)
+			obj, schema, fixture = inner, o.itemSchema(schema, env), ""
 		}
 		mergePatch(obj, patch) // before the request's values, which it does not hide
 		creates := o.kind == opCreate && o.api.state && status < 300 && code == 0
@@ -531,7 +533,7 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 			unsentOptional(obj, schema, in, patch, o.keyField())
 		}
 		if creates {
-			o.unsentNulls(obj, in, patch, sent, schema)
+			o.unsentNulls(obj, in, patch, sent, schema, fixture)
 		}
 		if success {
 			mergePatch(obj, patchOf(x.Override)) // after the request's values and the unsent fields
@@ -698,29 +700,36 @@ func (a *api) instance(mt *v3.MediaType, schema *base.Schema, example string) an
 // instanceMade is instance, and whether it was made from the schema alone
 // (no example, no fixture: its values are placeholders).
 func (a *api) instanceMade(mt *v3.MediaType, schema *base.Schema, example string) (any, bool) {
+	v, made, _ := a.instanceOf(mt, schema, example)
+	return v, made
+}
+
+// instanceOf is instanceMade, and the name of the fixture the value is a
+// copy of ("" when it is none).
+func (a *api) instanceOf(mt *v3.MediaType, schema *base.Schema, example string) (any, bool, string) {
 	if mt != nil {
 		if example != "" && mt.Examples != nil {
 			if ex, ok := mt.Examples.Get(example); ok && ex.Value != nil {
-				return nodeValue(a.exampleValue(ex.Value)), false
+				return nodeValue(a.exampleValue(ex.Value)), false, ""
 			}
 		}
 		if mt.Example != nil {
-			return nodeValue(mt.Example), false
+			return nodeValue(mt.Example), false, ""
 		}
 		if mt.Examples != nil {
 			if first := mt.Examples.First(); first != nil && first.Value().Value != nil {
-				return nodeValue(a.exampleValue(first.Value().Value)), false
+				return nodeValue(a.exampleValue(first.Value().Value)), false, ""
 			}
 		}
 	}
 	if schema == nil {
-		return nil, false
+		return nil, false, ""
 	}
-	if fx := a.fixture(schema, mt); fx != nil {
-		return fx, false
+	if fx, name := a.fixture(schema, mt); fx != nil {
+		return fx, false, name
 	}
 	g := generator{api: a}
-	return g.value(schema, 0), true
+	return g.value(schema, 0), true, ""
 }
 
 // exampleValue is an example's value, unless that value is only a
@@ -775,19 +784,61 @@ func unsentOptional(obj map[string]any, schema *base.Schema, in, patch map[strin
 // marks readOnly, is the server's to set and stays as the example or
 // fixture has it (Stripe's client_secret, GitHub's closed_at), as do the
 // id and the field items are stored by.
-func (o *Operation) unsentNulls(obj, in, patch map[string]any, sent, schema *base.Schema) {
+//
+// fixture names the fixture obj was made a copy of, "" when it was not:
+// then only the fields that fixture has are looked at, and none is looked
+// up in obj (nullablesIn).
+func (o *Operation) unsentNulls(obj, in, patch map[string]any, sent, schema *base.Schema, fixture string) {
 	if sent == nil {
 		return
 	}
-	for _, f := range o.api.nullables(sent, schema) {
-		_, has := obj[f.name]
+	fields := o.api.nullables(sent, schema)
+	if fixture != "" {
+		fields = o.api.nullablesIn(sent, schema, fixture)
+	}
+	key := o.keyField()
+	for _, f := range fields {
 		_, given := in[f.name]
 		_, laid := patch[f.name]
-		if !has || given || laid || f.name == "id" || f.name == o.keyField() {
+		if given || laid || f.name == "id" || f.name == key {
 			continue
+		}
+		if fixture == "" {
+			if _, has := obj[f.name]; !has {
+				continue
+			}
 		}
 		obj[f.name] = f.unsent
 	}
+}
+
+// nullablesIn are the nullables of sent and schema that the fixture named
+// fixture has, found once per fixture. A created object made a copy of
+// that fixture has these of them and no other by the time unsentNulls
+// looks (what is added to it comes from the request or a route's body,
+// which unsentNulls leaves, and nothing takes a fixture's field out), so
+// they are not looked up in it: most of the nullables of Stripe's
+// customer are fields its fixture does not have, and looking each up was
+// most of unsentNulls' cost.
+func (a *api) nullablesIn(sent, schema *base.Schema, fixture string) []nullable {
+	type key struct {
+		sent, schema *base.Schema
+		fixture      string
+	}
+	k := key{sent, schema, fixture}
+	if v, ok := a.nullablesBy.Load(k); ok {
+		return v.([]nullable)
+	}
+	fx, _ := a.decoded.Load(fixture) // decoded by the fixtureNamed that made the copy
+	m, _ := fx.(map[string]any)
+	out := []nullable{}
+	for _, f := range a.nullables(sent, schema) {
+		if _, has := m[f.name]; has {
+			out = append(out, f)
+		}
+	}
+	v, _ := a.nullablesBy.LoadOrStore(k, out)
+	return v.([]nullable)
 }
 
 // nullable is a field of a created object that the request's body lists
@@ -954,11 +1005,12 @@ func requiredIn(s *base.Schema, depth int, left *int) []string {
 	return out
 }
 
-// fixture returns a copy of the fixture for the schema's resource: by
-// x-resourceId (Stripe's), else by the component name its $ref names.
-func (a *api) fixture(schema *base.Schema, mt *v3.MediaType) any {
+// fixture returns a copy of the fixture for the schema's resource, and
+// its name: by x-resourceId (Stripe's), else by the component name its
+// $ref names.
+func (a *api) fixture(schema *base.Schema, mt *v3.MediaType) (any, string) {
 	if a.fixtures == nil {
-		return nil
+		return nil, ""
 	}
 	var names []string
 	if id := resourceID(schema); id != "" {
@@ -970,10 +1022,10 @@ func (a *api) fixture(schema *base.Schema, mt *v3.MediaType) any {
 	}
 	for _, n := range names {
 		if v := a.fixtureNamed(n); v != nil {
-			return v
+			return v, n
 		}
 	}
-	return nil
+	return nil, ""
 }
 
 // fixtureNamed returns a fresh copy of the fixture of a resource, or nil.
