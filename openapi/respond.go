@@ -1734,6 +1734,14 @@ func reflectIn(obj map[string]any, in map[string]any, form bool, schema *base.Sc
 			// Free-form keys: each one sent is set (or, from a form,
 			// taken out when empty); the others stay.
 			md := decodedObject(cur)
+			if len(md) == 0 && !unsets(m, form) {
+				// Nothing kept and nothing taken out: the map sent is
+				// the map, as the request's values are handed over
+				// (Exchange.Values). A copy was two allocations a
+				// Stripe create with metadata.
+				obj[k] = m
+				continue
+			}
 			out := make(map[string]any, len(md)+len(m))
 			for mk, mv := range md {
 				out[mk] = mv
@@ -1752,6 +1760,17 @@ func reflectIn(obj map[string]any, in map[string]any, form bool, schema *base.Sc
 			obj[k] = nv
 		}
 	}
+}
+
+// unsets says whether m, a free-form map's values sent, takes a key out:
+// a null, or from a form an empty value.
+func unsets(m map[string]any, form bool) bool {
+	for _, v := range m {
+		if s, ok := v.(string); v == nil || form && ok && s == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // formBody says whether r's body is read as a form: its Content-Type
