@@ -218,7 +218,7 @@ func unknownResources(r *scenarios.Route, op *Operation) error {
 	var errs []error
 	for _, resp := range r.Responses {
 		for _, ref := range resp.Also {
-			if ref.Resource == "" || op.api.state && op.api.collections[ref.Resource] != "" {
+			if ref.Resource == "" || op.api.state && (op.api.collections[ref.Resource] != "" || len(op.api.nested[ref.Resource]) > 0) {
 				continue
 			}
 			errs = append(errs, &scenarios.Error{Pos: ref.Pos, Msg: fmt.Sprintf("route %q: save: resource %q: %s", r.Name, ref.Resource, noResource(op.api))})

@@ -455,6 +455,44 @@ func (o *Operation) ResourceCollection(r *http.Request, resource string) string 
 	return o.api.storeName(r, path)
 }
 
+// ItemCollection is where a route's save: entry of resource puts item
+// (its JSON) for the request r: ResourceCollection's, or, for a resource
+// only created below another (Stripe's payment_source, made by POST
+// /v1/customers/{customer}/sources), the collection of the parent the
+// item names by the path's variable (its customer field), where that
+// create would have kept it, as storedWhere reads it. Of several such
+// creates (/bank_accounts, /cards, /sources) the one whose path ends in
+// the resource's plural, or its last word's (sources of payment_source);
+// else the first. "" when the document keeps no such resource or the
+// item names no parent.
+func (o *Operation) ItemCollection(r *http.Request, resource string, item []byte) string {
+	if coll := o.ResourceCollection(r, resource); coll != "" {
+		return coll
+	}
+	paths := o.api.nested[resource]
+	if len(paths) == 0 {
+		return ""
+	}
+	path := paths[0]
+	plural := "_" + resource + "s"
+	for _, p := range paths {
+		if strings.HasSuffix(plural, "_"+p[strings.LastIndexByte(p, '/')+1:]) {
+			path = p
+			break
+		}
+	}
+	var obj map[string]any
+	_ = json.Unmarshal(item, &obj) // not an object: it names no parent
+	for _, v := range pathVars(path) {
+		parent, _ := obj[v].(string)
+		if parent == "" || strings.Contains(parent, "/") {
+			return ""
+		}
+		path = strings.Replace(path, "{"+v+"}", parent, 1)
+	}
+	return o.api.storeName(r, path)
+}
+
 // OwnsCollection reports whether name (a collection of the state store)
 // is where the document keeps resource, in whatever scope: the admin API
 // finds a stored object by its id without the request that stored it.

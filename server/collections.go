@@ -363,7 +363,12 @@ func (s *Server) saveAlso(ctx context.Context, p *prepared, d *templateData, rec
 		}
 		name, coll := ref.Collection, scopedCollection(ref.Collection, ref.Scope, d.Request.Headers)
 		if ref.Resource != "" {
-			name, coll, expand = ref.Resource, p.op.ResourceCollection(d.in.HTTP, ref.Resource), true
+			name, coll, expand = ref.Resource, p.op.ItemCollection(d.in.HTTP, ref.Resource, body), true
+			if coll == "" {
+				// A resource kept below its parent, and the body names
+				// none (ItemCollection).
+				return fmt.Errorf("%w: save: item %q of %s: its body names no parent to keep it under", errTemplate, id, name)
+			}
 			if base := p.op.ResourceBase(ref.Resource, id); base != nil && !ref.Merge {
 				// Made as a create of it is: from the fixture, the
 				// body laid on it.
