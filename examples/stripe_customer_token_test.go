@@ -98,3 +98,44 @@ func TestStripeBankAccountTokens(t *testing.T) {
 		t.Errorf("%s read back: %+v, %v; want default_source %s", other.ID, got, err, src.ID)
 	}
 }
+
+// TestStripeDecliningTokenNotAttached: a declining test token attached to
+// a customer, at its creation or as a source, is Stripe's 402 card error
+// (stripe-go's CardError), and nothing is made: no customer, no source.
+// Stripe checks a card it attaches; only 4000000000000341 attaches and
+// declines later. Before, the creation made a customer (and, with the
+// token cards of TestStripeCustomerCreatedWithToken, a Visa 4242 that
+// charged), and the source was a Visa 4242.
+func TestStripeDecliningTokenNotAttached(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	declined := func(what string, err error, code stripe.ErrorCode) {
+		t.Helper()
+		if se := stripeError(t, err); se.HTTPStatusCode != 402 || se.Type != stripe.ErrorTypeCard || se.Code != code {
+			t.Errorf("%s: %d %s %s; want 402 card_error %s", what, se.HTTPStatusCode, se.Type, se.Code, code)
+		}
+	}
+	_, err := sc.V1Customers.Create(ctx, &stripe.CustomerCreateParams{Source: stripe.String("tok_chargeDeclinedExpiredCard")})
+	declined("a customer created with tok_chargeDeclinedExpiredCard", err, stripe.ErrorCodeExpiredCard)
+	cus := newCustomer(t, sc)
+	_, err = sc.V1PaymentSources.Create(ctx, &stripe.PaymentSourceCreateParams{Customer: stripe.String(cus.ID), Source: &stripe.PaymentSourceSourceParams{Token: stripe.String("tok_chargeDeclined")}})
+	declined("tok_chargeDeclined added to a customer", err, stripe.ErrorCodeCardDeclined)
+	var customers, sources int
+	for _, err := range sc.V1Customers.List(ctx, nil).All(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		customers++
+	}
+	for _, err := range sc.V1PaymentSources.List(ctx, &stripe.PaymentSourceListParams{Customer: stripe.String(cus.ID)}).All(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources++
+	}
+	if customers != 1 || sources != 0 {
+		t.Errorf("%d customers, %d sources of %s; want the one customer created without a token, and no source", customers, sources, cus.ID)
+	}
+}
