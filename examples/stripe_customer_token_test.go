@@ -139,3 +139,33 @@ func TestStripeDecliningTokenNotAttached(t *testing.T) {
 		t.Errorf("%d customers, %d sources of %s; want the one customer created without a token, and no source", customers, sources, cus.ID)
 	}
 }
+
+// TestStripeChargeCustomerSource: a charge of a customer naming one of its
+// cards (customer=cus_…, source=card_…) charges that card, not its
+// default; one the customer has not got is Stripe's 404 "Customer cus_…
+// does not have a linked source with ID card_…." (code missing, param
+// source). Before, both were charged, their source the fixture's card
+// (obj_123).
+func TestStripeChargeCustomerSource(t *testing.T) {
+	t.Parallel()
+	hs := serveStripe(t)
+	sc := client(hs, testKey)
+	ctx := context.Background()
+	cus, err := sc.V1Customers.Create(ctx, &stripe.CustomerCreateParams{Source: stripe.String("tok_visa")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, err := sc.V1PaymentSources.Create(ctx, &stripe.PaymentSourceCreateParams{Customer: stripe.String(cus.ID), Source: &stripe.PaymentSourceSourceParams{Token: stripe.String("tok_mastercard")}})
+	if err != nil || mc.Card == nil {
+		t.Fatalf("add tok_mastercard: %+v, %v", mc, err)
+	}
+	ch, err := sc.V1Charges.Create(ctx, &stripe.ChargeCreateParams{Amount: stripe.Int64(800), Currency: stripe.String("usd"), Customer: stripe.String(cus.ID), Source: &stripe.PaymentSourceSourceParams{Token: stripe.String(mc.ID)}})
+	if err != nil || ch.Source == nil || ch.Source.ID != mc.ID || ch.Source.Card == nil || ch.Source.Card.Last4 != "4444" || ch.PaymentMethod != mc.ID || ch.Customer == nil || ch.Customer.ID != cus.ID {
+		t.Errorf("charge %s's card %s: %+v, %v; want that card (4444) charged", cus.ID, mc.ID, ch, err)
+	}
+	_, err = sc.V1Charges.Create(ctx, &stripe.ChargeCreateParams{Amount: stripe.Int64(800), Currency: stripe.String("usd"), Customer: stripe.String(cus.ID), Source: &stripe.PaymentSourceSourceParams{Token: stripe.String("card_notHers")}})
+	want := "Customer " + cus.ID + " does not have a linked source with ID card_notHers."
+	if se := stripeError(t, err); se.HTTPStatusCode != 404 || se.Code != stripe.ErrorCodeMissing || se.Param != "source" || se.Msg != want {
+		t.Errorf("charge a card the customer has not got: %d %s %s %q; want 404 missing, param source, %q", se.HTTPStatusCode, se.Code, se.Param, se.Msg, want)
+	}
+}
