@@ -349,6 +349,10 @@ type recorder struct {
 	// key is what the response that rendered the answer does to a claimed
 	// Idempotency-Key (scenarios.Response.Idempotency).
 	key scenarios.KeyEffect
+	// trailer is a proxied answer's trailer fields (gRPC's Grpc-Status),
+	// held with its body and sent after it; nil for none. The store does
+	// not keep them: a replay has none.
+	trailer http.Header
 }
 
 // storedHeader is a static answer's header as the idempotency store
@@ -374,6 +378,7 @@ func (rec *recorder) scratch() (buf []byte, names []string, fields []state.Heade
 // direct makes h, w's header, where the answer is rendered.
 func (rec *recorder) direct(h http.Header) {
 	rec.header, rec.inW, rec.status, rec.body, rec.stored, rec.head, rec.key = h, true, 0, nil, nil, journalHead{}, scenarios.KeyByStatus
+	rec.trailer = nil
 }
 
 // apart renders the answer into the exchange's own header map.
@@ -382,6 +387,7 @@ func (rec *recorder) apart(x *exchange) {
 		x.ownHeader = http.Header{}
 	}
 	rec.header, rec.inW, rec.status, rec.body, rec.stored, rec.head = x.ownHeader, false, 0, nil, nil, journalHead{}
+	rec.trailer = nil
 }
 
 func (rec *recorder) Header() http.Header { return rec.header }
@@ -430,8 +436,24 @@ func (rec *recorder) writeTo(w http.ResponseWriter) {
 			h[name] = vs
 		}
 	}
+	if rec.trailer != nil {
+		// Declared before the head, so that net/http chunks the body
+		// (HTTP/1.1 carries trailers only after chunks) and sends the
+		// values set once the body is written.
+		h := w.Header()
+		for name := range rec.trailer {
+			h.Add("Trailer", name)
+		}
+		delete(h, "Content-Length")
+	}
 	w.WriteHeader(rec.status)
 	if len(rec.body) > 0 {
 		_, _ = w.Write(rec.body)
+	}
+	if rec.trailer != nil {
+		h := w.Header()
+		for name, vs := range rec.trailer {
+			h[name] = vs
+		}
 	}
 }

@@ -228,6 +228,7 @@ func (s *Server) forward(x *exchange) {
 		rec.header[name] = vs
 	}
 	rec.status, rec.body, rec.key = resp.Status, body, x.p.src.Idempotency
+	rec.trailer = resp.Trailers() // the body is in: the transport has filled them
 	if checks && !s.checkAnswer(x, resp.Upstream) {
 		return
 	}

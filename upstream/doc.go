@@ -15,8 +15,10 @@
 // it arrives, and Response.Body is read from the connection as the caller
 // writes it out (Response.WriteTo), so a 1 GB body costs a 32 KiB buffer.
 // A streamed answer's trailers (gRPC's Grpc-Status) follow its body: the
-// names the upstream declared are declared again, and the values are set
-// once the upstream's body ends, hop-by-hop and framing fields left out.
+// names the upstream declared are declared again (and a declared length
+// dropped, so that HTTP/1.1 chunks the body), and the values are set once
+// the upstream's body ends, hop-by-hop and framing fields left out; an
+// answer its caller holds whole takes them from Response.Trailers.
 //
 // It does not write errors to clients: an unreachable, slow or looping
 // upstream is an *Error carrying the status the server answers with (502,

@@ -506,15 +506,20 @@ func (resp *Response) StreamTo(w http.ResponseWriter, window time.Duration) (int
 		h[k] = vs
 	}
 	flush := resp.Header.Get("Content-Length") == ""
-	if flush {
-		// Declared before the head (Trailer itself is hop-by-hop and was
-		// dropped), so that the client expects them; a body of known
-		// length (HTTP/1.1 without chunks) can carry none.
-		for k := range resp.Trailer {
-			if forwardableTrailer(k) {
-				h.Add("Trailer", k)
-			}
+	// The trailers declared are declared again before the head (Trailer
+	// itself is hop-by-hop and was dropped), so that the client expects
+	// them. An HTTP/2 upstream may declare a length too; over HTTP/1.1 a
+	// body of known length carries no trailers, so the length is dropped
+	// and the body chunked (HTTP/2 clients need no length either).
+	trailers := false
+	for k := range resp.Trailer {
+		if forwardableTrailer(k) {
+			h.Add("Trailer", k)
+			trailers = true
 		}
+	}
+	if trailers && !flush {
+		delete(h, "Content-Length")
 	}
 	w.WriteHeader(resp.Status)
 	rc := http.NewResponseController(w)
@@ -543,15 +548,30 @@ func (resp *Response) StreamTo(w http.ResponseWriter, window time.Duration) (int
 			// The transport fills resp.Trailer at EOF, and only then;
 			// net/http sends what is set here after the body (declared
 			// names as they are, others with http.TrailerPrefix).
-			if flush {
-				copyTrailer(h, resp.Trailer)
-			}
+			copyTrailer(h, resp.Trailer)
 			return n, nil
 		}
 		if rerr != nil {
 			return n, rerr
 		}
 	}
+}
+
+// Trailers returns the upstream's trailer fields that may be passed on,
+// a copy, once Body reached EOF (the transport fills them then); nil for
+// none. For an answer held whole before it is written, whose trailers are
+// declared and set by its writer.
+func (resp *Response) Trailers() http.Header {
+	var out http.Header
+	for k, vs := range resp.Trailer {
+		if len(vs) > 0 && forwardableTrailer(k) {
+			if out == nil {
+				out = http.Header{}
+			}
+			out[textproto.CanonicalMIMEHeaderKey(k)] = append([]string(nil), vs...)
+		}
+	}
+	return out
 }
 
 // forwardableTrailer reports whether the trailer field k may be passed on:
