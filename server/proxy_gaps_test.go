@@ -1,12 +1,16 @@
 package server
 
 import (
+	"bufio"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/scenariomock/scenariomock/record"
 )
@@ -78,5 +82,66 @@ func TestProxyTrailersHeldOrLengthed(t *testing.T) {
 				t.Errorf("Grpc-Status trailer %q, want 7 (trailers %v, header %v)", got, resp.Trailer, resp.Header)
 			}
 		})
+	}
+}
+
+// TestProxyUpgrade: a protocol upgrade (a WebSocket handshake) sent to a
+// proxied route is answered at once with a 501 problem that says the proxy
+// does not tunnel it, and the upstream is not called; an upstream that
+// switches protocols unasked is a 502. Both hung before: Upgrade, hop-by-hop,
+// was dropped, the upstream switched anyway, and the 101 was held until the
+// route's timeout waiting for a body. An h2c offer (curl --http2) is no
+// upgrade to refuse: it is forwarded, as the upstream may ignore it.
+func TestProxyUpgrade(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if r.URL.Path != "/ws" {
+			_, _ = io.WriteString(w, "plain")
+			return
+		}
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		_ = brw.Flush()
+		_, _ = io.Copy(io.Discard, conn)
+	}))
+	t.Cleanup(up.Close)
+	_, mock, _ := serveYAMLRunning(t, Options{ProxyUnmatched: up.URL}, "routes: []\n")
+	send := func(request string) (*http.Response, string) {
+		t.Helper()
+		conn, err := net.Dial("tcp", strings.TrimPrefix(mock, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		// Well short of the route's 30s timeout, which the hang lasted.
+		_ = conn.SetDeadline(time.Now().Add(patience / 2))
+		_, _ = io.WriteString(conn, request)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("no answer: %v", err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, body := send("GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nContent-Length: 0\r\n\r\n")
+	if resp.StatusCode != http.StatusNotImplemented || !strings.Contains(body, "websocket") || !strings.Contains(body, "does not tunnel") {
+		t.Errorf("WebSocket handshake: %d %s, want a 501 problem naming websocket", resp.StatusCode, body)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("the upstream was called %d times for the handshake, want 0", n)
+	}
+	resp, body = send("GET /ws HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "101") {
+		t.Errorf("an upstream switching unasked: %d %s, want a 502 problem naming the 101", resp.StatusCode, body)
+	}
+	resp, body = send("GET /plain HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\nContent-Length: 0\r\n\r\n")
+	if resp.StatusCode != http.StatusOK || body != "plain" {
+		t.Errorf("an h2c offer: %d %q, want the upstream's 200 plain", resp.StatusCode, body)
 	}
 }

@@ -20,6 +20,10 @@
 // the upstream's body ends, hop-by-hop and framing fields left out; an
 // answer its caller holds whole takes them from Response.Trailers.
 //
+// A protocol upgrade (WebSocket) is not tunnelled: Do refuses a request
+// that asks for one with a 501 *Error, and an upstream's unasked 101 is a
+// 502, rather than a 101 held until the timeout.
+//
 // It does not write errors to clients: an unreachable, slow or looping
 // upstream is an *Error carrying the status the server answers with (502,
 // 504 or 508), the upstream named and the cause, for the server's one

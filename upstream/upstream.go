@@ -377,6 +377,10 @@ func (p *Proxy) do(parent context.Context, r *http.Request, body io.ReadCloser, 
 	if p.Looped(r) {
 		return nil, &Error{Upstream: target, Status: http.StatusLoopDetected, Cause: "the request came back through this mock: the upstream is the mock itself", Err: ErrLoop}
 	}
+	if proto := upgradeAsked(r.Header); proto != "" {
+		return nil, &Error{Upstream: target, Status: http.StatusNotImplemented, Err: ErrUpgrade,
+			Cause: "the request asks to switch to " + proto + " (Upgrade), which the proxy does not tunnel: it forwards HTTP requests and their answers only"}
+	}
 	ctx, cancel := context.WithCancel(parent)
 	w := &f.dog
 	w.start(t.timeout, cancel)
@@ -389,6 +393,16 @@ func (p *Proxy) do(parent context.Context, r *http.Request, body io.ReadCloser, 
 		return nil, classify(target, t.timeout, fired, parent.Err(), err)
 	}
 	latency := time.Since(start)
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// Upgrade is hop-by-hop and was not sent: an upstream that
+		// switches anyway would hold the client's answer until the
+		// timeout, waiting for the other protocol's first bytes.
+		w.stop()
+		resp.Body.Close()
+		cancel()
+		return nil, &Error{Upstream: target, Status: http.StatusBadGateway, Err: ErrUpgrade,
+			Cause: "it switched protocols (101) though no upgrade was forwarded"}
+	}
 	w.reset()
 	removeHopByHop(resp.Header)
 	f.body = watchedBody{rc: resp.Body, w: w, cancel: cancel, parent: parent, upstream: target, timeout: t.timeout}
@@ -677,6 +691,42 @@ var ErrLoop = errors.New("proxy loop")
 
 var errClosed = errors.New("proxy closed")
 
+// ErrUpgrade is wrapped by the *Error of a request that asks to switch
+// protocols (a WebSocket handshake), answered 501 without forwarding, and
+// of an upstream that switched unasked, a 502.
+var ErrUpgrade = errors.New("protocol upgrade not tunnelled")
+
+// upgradeAsked returns the protocols r's header asks to switch to (its
+// Upgrade field, with Connection naming it), "" for none. An offer of
+// h2c alone is not one: a server may ignore it and answer in HTTP/1.1
+// (curl --http2 sends it on http:// URLs), as the upstream then does.
+func upgradeAsked(h http.Header) string {
+	up := h["Upgrade"]
+	if len(up) == 0 {
+		return ""
+	}
+	named := false
+	for _, v := range h["Connection"] {
+		for name := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(textproto.TrimString(name), "upgrade") {
+				named = true
+			}
+		}
+	}
+	if !named {
+		return ""
+	}
+	var protos []string
+	for _, v := range up {
+		for p := range strings.SplitSeq(v, ",") {
+			if p = textproto.TrimString(p); p != "" && !strings.EqualFold(p, "h2c") {
+				protos = append(protos, p)
+			}
+		}
+	}
+	return strings.Join(protos, ", ")
+}
+
 // Error is a forward that failed. Status is what the server answers: 502
 // for an unreachable upstream or a broken answer, 504 for one that took
 // longer than the route's timeout, 508 for a loop. It is safe to show:
@@ -702,6 +752,8 @@ func (e *Error) Title() string {
 		return "The upstream did not answer in time"
 	case http.StatusLoopDetected:
 		return "Proxy loop"
+	case http.StatusNotImplemented:
+		return "The proxy does not tunnel protocol upgrades"
 	}
 	return "The upstream could not be reached"
 }
