@@ -5,7 +5,8 @@
 // It owns the shape of a recording: one route per method, path template
 // (numeric and id-like segments become {id}, {id2}, ...) and query (its
 // parameters as when: query: conditions; a 206 or 416 answer is to its
-// request's Range only, a when: headers: Range: condition), repeated calls as
+// request's Range only, a when: headers: Range: condition, and to its
+// If-Range too when it sent one), repeated calls as
 // a responses: sequence in the order they were seen, JSON bodies as YAML
 // mappings with their key order, text bodies as strings, binary and large
 // bodies as bodyFile:s beside the scenario file, the upstream's latency as

@@ -274,32 +274,45 @@ type route struct {
 	// sequence's own (Options.SequencePer); nil for none.
 	query url.Values
 	// rng is the Range header its requests sent, a condition, for an
-	// answer to that range only (206, 416); "" for none.
-	rng string
-	ex  []*Exchange
+	// answer to that range only (206, 416); "" for none. ifRange is their
+	// If-Range, a condition with it: the part answers a copy of that
+	// version only.
+	rng, ifRange string
+	ex           []*Exchange
 }
 
 // conds is how many conditions the route's when: holds.
 func (rt *route) conds() int {
+	n := len(rt.query)
 	if rt.rng != "" {
-		return len(rt.query) + 1
+		n++
 	}
-	return len(rt.query)
+	if rt.ifRange != "" {
+		n++
+	}
+	return n
 }
 
-// rangeOf returns the Range header x's answer is to, as a condition: for a
-// 206 or a 416, answers to that range only, which a plain GET must not get
-// back (a 200 to a Range the upstream ignored is the full answer and
-// answers any). "" for none, and for a value YAML cannot hold (not UTF-8).
-func rangeOf(x *Exchange) string {
+// rangeOf returns the Range header x's answer is to, and its If-Range, as
+// conditions: for a 206 or a 416, answers to that range only, which a
+// plain GET must not get back (a 200 to a Range the upstream ignored is
+// the full answer and answers any), and, with If-Range, to a client whose
+// copy is that version only (RFC 9110 §13.1.5: to another validator the
+// upstream sends the whole answer, a 200; a part would be spliced into
+// the wrong copy). "" for none, and for a value YAML cannot hold (not
+// UTF-8).
+func rangeOf(x *Exchange) (rng, ifRange string) {
 	if x.Status != http.StatusPartialContent && x.Status != http.StatusRequestedRangeNotSatisfiable {
-		return ""
+		return "", ""
 	}
-	v := x.RequestHeader.Get("Range")
-	if !utf8.ValidString(v) {
-		return ""
+	rng, ifRange = x.RequestHeader.Get("Range"), x.RequestHeader.Get("If-Range")
+	if rng == "" || !utf8.ValidString(rng) {
+		return "", ""
 	}
-	return v
+	if !utf8.ValidString(ifRange) {
+		ifRange = ""
+	}
+	return rng, ifRange
 }
 
 // conditions returns the parameters of raw a route's when: tests: those
@@ -361,14 +374,17 @@ func Render(exchanges []Exchange, o Options) (map[string][]byte, error) {
 		// A part of the answer (206) or a range refused (416) answers
 		// that Range only: without the condition, a plain GET of the
 		// path served back got the part.
-		rng := rangeOf(x)
+		rng, ifRange := rangeOf(x)
 		key := x.Method + " " + path + "?" + query.Encode()
 		if rng != "" {
 			key += " Range: " + rng
 		}
+		if ifRange != "" {
+			key += " If-Range: " + ifRange
+		}
 		rt := byKey[key]
 		if rt == nil {
-			rt = &route{method: x.Method, path: path, vars: vars, query: query, rng: rng}
+			rt = &route{method: x.Method, path: path, vars: vars, query: query, rng: rng, ifRange: ifRange}
 			byKey[key] = rt
 			routes = append(routes, rt)
 		}
@@ -490,7 +506,12 @@ func (w *writer) route(rt *route) (*yaml.Node, error) {
 	}
 	if rt.rng != "" {
 		name += " Range: " + rt.rng
-		when = append(when, "headers", mapping("Range", str(rt.rng)))
+		hs := []any{"Range", str(rt.rng)}
+		if rt.ifRange != "" {
+			name += " If-Range: " + rt.ifRange
+			hs = append(hs, "If-Range", str(rt.ifRange))
+		}
+		when = append(when, "headers", mapping(hs...))
 	}
 	kv := []any{"name", str(name), "method", str(rt.method), "path", str(rt.path)}
 	if when != nil {
