@@ -601,8 +601,12 @@ func (w *writer) response(rt *route, x *Exchange) (*yaml.Node, error) {
 		body = w.rewrite(body)
 	}
 
+	// A HEAD's length is the GET's, which a replayed HEAD must declare
+	// too (the mock keeps a length set on an answer without a body); not
+	// when the coding it measured was dropped above.
+	keepLength := x.Method == http.MethodHead && len(body) == 0 && x.Header.Get("Content-Encoding") == ""
 	kv := []any{"status", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(x.Status)}}
-	if hn := w.headers(hdr); hn != nil {
+	if hn := w.headers(hdr, keepLength); hn != nil {
 		kv = append(kv, "headers", hn)
 	}
 	switch {
@@ -698,11 +702,13 @@ func (w *writer) rewrite(b []byte) []byte {
 	return b
 }
 
-func (w *writer) headers(h http.Header) *yaml.Node {
+// headers returns the answer's header fields to write, those a
+// recording keeps; keepLength keeps Content-Length too.
+func (w *writer) headers(h http.Header, keepLength bool) *yaml.Node {
 	names := make([]string, 0, len(h))
 	for k := range h {
 		ck := textproto.CanonicalMIMEHeaderKey(k)
-		if !dropped[ck] {
+		if !dropped[ck] || keepLength && ck == "Content-Length" {
 			names = append(names, k)
 		}
 	}

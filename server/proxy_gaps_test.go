@@ -107,6 +107,30 @@ func recordAndReplay(t *testing.T, up string, opts record.Options, calls func(mo
 	return replay, string(text)
 }
 
+// TestRecordHeadKeepsItsLength: a HEAD recorded alone is served back with
+// the Content-Length the upstream declared, as the upstream answered it.
+func TestRecordHeadKeepsItsLength(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", "5000")
+		w.Header().Set("ETag", `"v1"`)
+		if r.Method != http.MethodHead {
+			_, _ = w.Write(make([]byte, 5000))
+		}
+	}))
+	t.Cleanup(up.Close)
+	replay, text := recordAndReplay(t, up.URL, record.Options{}, func(mock string) {
+		if r := do(t, http.MethodHead, mock+"/file.bin", ""); r.status != 200 || r.header.Get("Content-Length") != "5000" {
+			t.Fatalf("HEAD through the recorder: %d, Content-Length %q", r.status, r.header.Get("Content-Length"))
+		}
+	})
+	r := do(t, http.MethodHead, replay+"/file.bin", "")
+	if r.status != 200 || r.header.Get("Content-Length") != "5000" || r.header.Get("ETag") != `"v1"` {
+		t.Errorf("HEAD served back: %d, Content-Length %q, ETag %q; want 200, 5000, \"v1\"\n%s", r.status, r.header.Get("Content-Length"), r.header.Get("ETag"), text)
+	}
+}
+
 // TestRecordIfRange: a 206 answered to Range with If-Range (the
 // validator matched) is served back to that If-Range only: a client whose
 // copy is stale (another If-Range) must get the whole answer, a 200, as
