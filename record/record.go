@@ -476,7 +476,7 @@ func (w *writer) route(rt *route) (*yaml.Node, error) {
 	same := true
 	exs := rt.ex
 	if w.opts.SequencePer != "" {
-		exs = keySeries(exs, w.opts.SequencePer)
+		exs = keySeries(exs, w.opts.SequencePer, rt.path)
 	}
 	for _, x := range exs {
 		n, err := w.response(rt, x)
@@ -521,21 +521,21 @@ func (w *writer) route(rt *route) (*yaml.Node, error) {
 		kv = append(kv, "respond", resps[0])
 	} else {
 		kv = append(kv, "responses", &yaml.Node{Kind: yaml.SequenceNode, Content: resps})
-		if w.opts.SequencePer != "" {
+		if w.opts.SequencePer != "" && hasAttribute(rt.path, w.opts.SequencePer) {
 			kv = append(kv, "sequence", mapping("per", str(w.opts.SequencePer)))
 		}
 	}
 	return mapping(kv...), nil
 }
 
-// keySeries returns what one key of the attribute per (header.<Name> or
-// query.<name>) saw, in order: the calls of the key that made the most
-// (the first such, requests without the attribute being one key), so that
-// a sequence per key, which every key walks from its start, replays a
-// series that happened: a first answer, then its retries'. The other
-// keys' answers are not written. For another kind of attribute it
-// returns exs as they came.
-func keySeries(exs []*Exchange, per string) []*Exchange {
+// keySeries returns what one key of the attribute per (header.<Name>,
+// query.<name>, or path.<variable> of tmpl, the route's path) saw, in
+// order: the calls of the key that made the most (the first such,
+// requests without the attribute being one key), so that a sequence per
+// key, which every key walks from its start, replays a series that
+// happened: a first answer, then its retries'. The other keys' answers are
+// not written. For another kind of attribute it returns exs as they came.
+func keySeries(exs []*Exchange, per, tmpl string) []*Exchange {
 	kind, name, _ := strings.Cut(per, ".")
 	var key func(x *Exchange) string
 	switch kind {
@@ -543,6 +543,23 @@ func keySeries(exs []*Exchange, per string) []*Exchange {
 		key = func(x *Exchange) string { return x.RequestHeader.Get(name) }
 	case "query":
 		key = func(x *Exchange) string { q, _ := url.ParseQuery(x.RawQuery); return q.Get(name) }
+	case "path":
+		// The variable's segment of each call's path, as Render
+		// templated it (decoded).
+		i := slices.Index(strings.Split(tmpl, "/"), "{"+name+"}")
+		if i < 0 {
+			return exs
+		}
+		key = func(x *Exchange) string {
+			p, err := url.PathUnescape(x.Path)
+			if err != nil {
+				p = x.Path
+			}
+			if segs := strings.Split(p, "/"); i < len(segs) {
+				return segs[i]
+			}
+			return ""
+		}
 	default:
 		return exs
 	}
@@ -556,6 +573,14 @@ func keySeries(exs []*Exchange, per string) []*Exchange {
 		}
 	}
 	return series[longest]
+}
+
+// hasAttribute reports whether a route of path can keep a sequence per
+// the attribute per: a path. attribute only on a path with that variable
+// (the loader refuses sequence: { per: path.id } on /status).
+func hasAttribute(path, per string) bool {
+	name, ok := strings.CutPrefix(per, "path.")
+	return !ok || strings.Contains(path, "{"+name+"}")
 }
 
 // dropped are response headers that a recording does not keep: hop-by-hop

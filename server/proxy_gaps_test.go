@@ -246,3 +246,36 @@ func TestProxyUpgrade(t *testing.T) {
 		t.Errorf("an h2c offer: %d %q, want the upstream's 200 plain", resp.StatusCode, body)
 	}
 }
+
+// TestRecordSequencePerPath: a recording with --record-sequence-per
+// path.id writes sequence: { per: path.id } only on the routes whose path
+// has that variable, so that it loads and serves back: on a literal path
+// (/status) the loader refuses it ("the path has no variable"), and the
+// whole recording with it. The templated route's list is one id's series,
+// as for a header key, which every id walks from its start.
+func TestRecordSequencePerPath(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s call %d", r.URL.Path, calls.Add(1))
+	}))
+	t.Cleanup(up.Close)
+	got := map[string][]string{}
+	replay, text := recordAndReplay(t, up.URL, record.Options{SequencePer: "path.id"}, func(mock string) {
+		for _, p := range []string{"/items/7", "/items/8", "/status", "/items/7", "/status"} {
+			r := do(t, http.MethodGet, mock+p, "")
+			got[p] = append(got[p], r.body)
+		}
+	})
+	for _, c := range []struct{ path, want string }{
+		{"/items/7", got["/items/7"][0]},
+		{"/status", got["/status"][0]},
+		{"/items/7", got["/items/7"][1]},
+		{"/status", got["/status"][1]},
+		{"/items/8", got["/items/7"][0]}, // id 8 walks id 7's series from its start
+	} {
+		if r := do(t, http.MethodGet, replay+c.path, ""); r.status != 200 || r.body != c.want {
+			t.Errorf("GET %s served back: %d %q, want %q\n%s", c.path, r.status, r.body, c.want, text)
+		}
+	}
+}
