@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -60,8 +59,8 @@ func (p *proxyOptions) recorder() (*record.Recorder, error) {
 	if err := record.CheckDir(p.record); err != nil {
 		return nil, withCode(exitUsage, fmt.Errorf("%s %s: %w", p.dirFlag(), p.record, err))
 	}
-	if p.per != "" && !strings.Contains(p.per, ".") {
-		return nil, withCode(exitUsage, fmt.Errorf("--record-sequence-per %q: want an attribute such as header.Idempotency-Key", p.per))
+	if err := record.CheckSequencePer(p.per); err != nil {
+		return nil, withCode(exitUsage, fmt.Errorf("--record-sequence-per %w", err))
 	}
 	// MockURL is set once the listener is bound (mockURL): --addr may
 	// name port 0.

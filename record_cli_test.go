@@ -394,6 +394,9 @@ func TestProxyBadInputAtStart(t *testing.T) {
 		{"record --target is the mock", []string{"record", "--addr", self, "--target", "http://" + self, "--out", filepath.Join(dir, "rec")}, 1,
 			"is this mock's own address"},
 		{"a proxy URL that is not http", []string{"validate", ftp}, 1, ftp + ":2:"},
+		// The recording would not load: refused before it is made.
+		{"record --record-sequence-per misspelt", []string{"record", "--addr", "127.0.0.1:0", "--target", "http://127.0.0.1:1", "--out", filepath.Join(dir, "rec2"), "--record-sequence-per", "headers.Idempotency-Key"}, 2,
+			`unknown request attribute "headers"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(bin, tc.args...)

@@ -575,6 +575,27 @@ func keySeries(exs []*Exchange, per, tmpl string) []*Exchange {
 	return series[longest]
 }
 
+// CheckSequencePer checks the attribute a recording keeps its sequences
+// per (Options.SequencePer) as the loader will: a kind a scenario file
+// names (header, query, path, body, form) and a name after the dot, so
+// that a misspelt one fails at start rather than the recording when it is
+// served. "" is none.
+func CheckSequencePer(per string) error {
+	if per == "" {
+		return nil
+	}
+	kind, name, _ := strings.Cut(per, ".")
+	switch kind {
+	case "header", "query", "path", "body", "form":
+	default:
+		return fmt.Errorf("%q: unknown request attribute %q: want header.<name>, query.<name>, path.<variable>, body.<field> or form.<field>, e.g. header.Idempotency-Key", per, kind)
+	}
+	if name == "" || strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") || strings.Contains(name, "..") {
+		return fmt.Errorf("%q needs a name after the dot, e.g. header.Idempotency-Key", per)
+	}
+	return nil
+}
+
 // hasAttribute reports whether a route of path can keep a sequence per
 // the attribute per: a path. attribute only on a path with that variable
 // (the loader refuses sequence: { per: path.id } on /status).
