@@ -415,6 +415,7 @@ func TestProxyBadInputAtStart(t *testing.T) {
 				}
 			case <-time.After(patience):
 				_ = cmd.Process.Kill()
+				<-done // stderr is written until the process is waited for
 				t.Fatalf("%v did not stop at start:\n%s", tc.args, stderr.String())
 			}
 		})

@@ -279,3 +279,35 @@ func TestRecordSequencePerPath(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyPassesRedirectsAndDropsHopByHop: an upstream's 3xx reaches the
+// client as sent, Location untouched, and is not followed by the proxy;
+// the fields the upstream's Connection names are not passed on.
+func TestProxyPassesRedirectsAndDropsHopByHop(t *testing.T) {
+	t.Parallel()
+	var elsewhere atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/elsewhere" {
+			elsewhere.Add(1)
+			return
+		}
+		w.Header().Set("Connection", "X-Hop")
+		w.Header().Set("X-Hop", "secret")
+		w.Header().Set("Location", "/elsewhere")
+		w.WriteHeader(http.StatusFound)
+	}))
+	t.Cleanup(up.Close)
+	_, mock, _ := serveYAMLRunning(t, Options{ProxyUnmatched: up.URL}, "routes: []\n")
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(mock + "/go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/elsewhere" || resp.Header.Get("X-Hop") != "" {
+		t.Errorf("through the proxy: %d, Location %q, X-Hop %q; want 302, /elsewhere, none", resp.StatusCode, resp.Header.Get("Location"), resp.Header.Get("X-Hop"))
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("the proxy followed the redirect (%d calls)", n)
+	}
+}
