@@ -34,9 +34,19 @@ func (d *redisDocuments) keys() []string {
 
 func (d *redisDocuments) channel() string { return d.r.key("n", "d") }
 
+// addDocScript starts a version that does not exist (a fresh Redis, or
+// one restarted without persistence) at Redis's clock in milliseconds,
+// not at 0: a replica that has not looked since Redis forgot still serves
+// the old version, and would take the new documents' version for its own
+// if it were 1 again, serving the forgotten documents and never the new.
+// The clock is far ahead of any version of an earlier start.
 var addDocScript = goredis.NewScript(`
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return -2 end
 if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then return -1 end
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  local t = redis.call('TIME')
+  redis.call('SET', KEYS[3], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+end
 local v = redis.call('INCR', KEYS[3])
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], v, ARGV[1])
