@@ -33,6 +33,19 @@ func TestParseForm(t *testing.T) {
 		"%zz=1&a=1",
 		"a=1;b=2&c=3",
 		"a=1&c;=3",
+		// Escapes as stripe-go writes them, and malformed ones at each
+		// place: the first error is ParseQuery's.
+		"metadata%5Border%5D=6735&shipping%5Baddress%5D%5Bline1%5D=1+Main+St&name=J%C3%B6rg+%2B+co",
+		"a=%41%62%6a%6A%7e+%2b%25",
+		"a=%&b=1",
+		"a=%4&b=1",
+		"a=x%4&b=1",
+		"a=%4g&b=1",
+		"a=%g4&b=%zz",
+		"a%=1&b=2",
+		"a=1&b=%",
+		"%25=%25&+=+",
+		"a=\xff%ff&b=%E2%82%AC",
 	}
 	for _, body := range bodies {
 		vals, wantErr := url.ParseQuery(body)

@@ -1595,6 +1595,8 @@ func unflatten(vals url.Values) map[string]any {
 func parseForm(body string) (map[string]any, error) {
 	out := map[string]any{}
 	var err error
+	var dec strings.Builder // the unescaped keys and values (formUnescape)
+	room := len(body)
 	for body != "" {
 		var pair string
 		pair, body, _ = strings.Cut(body, "&")
@@ -1608,9 +1610,9 @@ func parseForm(body string) (map[string]any, error) {
 			continue
 		}
 		key, value, _ := strings.Cut(pair, "=")
-		key, err1 := url.QueryUnescape(key)
+		key, err1 := formUnescape(&dec, key, room)
 		if err1 == nil {
-			value, err1 = url.QueryUnescape(value)
+			value, err1 = formUnescape(&dec, value, room)
 		}
 		if err1 != nil {
 			if err == nil {
@@ -1627,6 +1629,57 @@ func parseForm(body string) (map[string]any, error) {
 		setFormValue(out, key, value)
 	}
 	return out, err
+}
+
+// formUnescape is url.QueryUnescape(s): '+' is a space and %XX the byte
+// it names. A string with neither is s itself; one with them is written
+// into dec, which grows once to room (the body's length, more than all
+// its unescaped strings), so that the body's escaped keys and values
+// (stripe-go escapes every bracket: metadata%5Border%5D) are one
+// allocation, not one each. A string taken from dec stays as it is:
+// dec only appends. A malformed escape is url.QueryUnescape's error.
+func formUnescape(dec *strings.Builder, s string, room int) (string, error) {
+	i := 0
+	for i < len(s) && s[i] != '%' && s[i] != '+' {
+		i++
+	}
+	if i == len(s) {
+		return s, nil
+	}
+	if dec.Cap() == 0 {
+		dec.Grow(room)
+	}
+	start := dec.Len()
+	dec.WriteString(s[:i])
+	for ; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '+':
+			dec.WriteByte(' ')
+		case '%':
+			if i+2 >= len(s) || !ishex(s[i+1]) || !ishex(s[i+2]) {
+				return url.QueryUnescape(s) // for its error
+			}
+			dec.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
+			i += 2
+		default:
+			dec.WriteByte(c)
+		}
+	}
+	return dec.String()[start:], nil
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
 }
 
 // shortKey is a form key as an error names it: a key nested thousands of
