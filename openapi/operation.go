@@ -76,7 +76,7 @@ type Operation struct {
 	form       schemaCheck // the form body's schema
 	// bySchemeItem is libItem with the security requirements of an HTTP
 	// scheme first, by scheme (security.go).
-	bySchemeItem map[string]*v3.PathItem
+	bySchemeItem []schemeItem
 	// pathParams are the path parameters, checked against the values the
 	// server matched (pathparams.go).
 	pathParams []pathParam

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/pb33f/libopenapi/datamodel/high/base"
@@ -17,11 +18,19 @@ import (
 // check is given the operation with the requirements that use the
 // request's HTTP scheme first.
 
-// bySchemeItems returns libItem's variants, keyed by an HTTP
-// authentication scheme in lower case ("bearer"), whose operation lists
-// the requirements using that scheme first; nil when reordering changes
-// nothing (one requirement, or the scheme's already first).
-func bySchemeItems(libItem *v3.PathItem, method string, op *v3.Operation, doc *v3.Document) map[string]*v3.PathItem {
+// schemeItem is libItem with the requirements using an HTTP
+// authentication scheme first; scheme is its name in lower case
+// ("bearer").
+type schemeItem struct {
+	scheme string
+	item   *v3.PathItem
+}
+
+// bySchemeItems returns libItem's variants, one per HTTP authentication
+// scheme, whose operation lists the requirements using that scheme
+// first; nil when reordering changes nothing (one requirement, or the
+// scheme's already first).
+func bySchemeItems(libItem *v3.PathItem, method string, op *v3.Operation, doc *v3.Document) []schemeItem {
 	reqs := op.Security
 	if reqs == nil && doc != nil {
 		reqs = doc.Security
@@ -39,10 +48,10 @@ func bySchemeItems(libItem *v3.PathItem, method string, op *v3.Operation, doc *v
 		}
 		return strings.ToLower(s.Scheme)
 	}
-	var out map[string]*v3.PathItem
+	var out []schemeItem
 	for i, r := range reqs {
 		scheme := schemeOf(r)
-		if scheme == "" || i == 0 || out[scheme] != nil {
+		if scheme == "" || i == 0 || slices.ContainsFunc(out, func(s schemeItem) bool { return s.scheme == scheme }) {
 			continue
 		}
 		first := make([]*base.SecurityRequirement, 0, len(reqs))
@@ -58,10 +67,7 @@ func bySchemeItems(libItem *v3.PathItem, method string, op *v3.Operation, doc *v
 		}
 		o := *operationOf(libItem, method)
 		o.Security = first
-		if out == nil {
-			out = map[string]*v3.PathItem{}
-		}
-		out[scheme] = withOperation(libItem, method, &o)
+		out = append(out, schemeItem{scheme, withOperation(libItem, method, &o)})
 	}
 	return out
 }
@@ -72,8 +78,12 @@ func (o *Operation) securityItem(r *http.Request) *v3.PathItem {
 	if o.bySchemeItem != nil {
 		auth := header(r, "Authorization")
 		if scheme, _, ok := strings.Cut(auth, " "); ok {
-			if it := o.bySchemeItem[strings.ToLower(scheme)]; it != nil {
-				return it
+			// The scheme's name is case-insensitive (ToLower allocated
+			// for every "Bearer").
+			for _, s := range o.bySchemeItem {
+				if strings.EqualFold(scheme, s.scheme) {
+					return s.item
+				}
 			}
 		}
 	}
