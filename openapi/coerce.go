@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	liberrors "github.com/pb33f/libopenapi-validator/errors"
 	"github.com/pb33f/libopenapi-validator/schema_validation"
@@ -40,15 +41,25 @@ import (
 type schemaCheck struct {
 	once     sync.Once
 	compiled *schema_validation.CompiledValidationSchema
+	ready    atomic.Bool // compiled is set (valid has run once)
 }
 
 // valid says whether v passes s. False also when s did not compile: the
-// library then says why.
+// library then says why. The caller holds the validating lock: the
+// first call compiles s.
 func (c *schemaCheck) valid(a *api, s *base.Schema, v any) bool {
 	c.once.Do(func() {
 		c.compiled, _ = schema_validation.CompileSchemaForValidation(s, schema_validation.SchemaValidationPurposeGeneric, a.options, a.version)
+		c.ready.Store(true)
 	})
-	return c.compiled != nil && c.compiled.CompiledSchema != nil && c.compiled.CompiledSchema.Validate(v) == nil
+	return c.compiledValid(v)
+}
+
+// compiledValid says whether v passes the schema valid compiled; false
+// when it has not compiled one yet. It needs no lock: a compiled schema
+// is only read.
+func (c *schemaCheck) compiledValid(v any) bool {
+	return c.ready.Load() && c.compiled != nil && c.compiled.CompiledSchema != nil && c.compiled.CompiledSchema.Validate(v) == nil
 }
 
 // checkSchema checks v against s: through c, and when that fails through

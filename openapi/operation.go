@@ -229,18 +229,20 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 	} else if fs := cmp.Or(o.formSchema(r), o.untypedFormSchema(r)); fs != nil {
 		// A form body is typed by its schema first (coerce.go), then
 		// validated as the JSON it stands for.
-		v, err := formValues(body, fs)
+		v, passed, err := o.readForm(body, fs)
 		if err != nil {
 			out := []Violation{{In: "body", Detail: "the form body does not parse: " + err.Error()}}
 			return append(append(out, deep...), violationsOf(errs, nil)...), nil
 		}
 		values = v
-		if ok, e := o.api.checkSchema(&o.form, fs, v); !ok {
-			for _, ve := range e {
-				ve.ValidationType = helpers.RequestBodyValidation
+		if !passed {
+			if ok, e := o.api.checkSchema(&o.form, fs, v); !ok {
+				for _, ve := range e {
+					ve.ValidationType = helpers.RequestBodyValidation
+				}
+				errs = append(errs, e...)
+				prefer = discriminatorPick(fs, v)
 			}
-			errs = append(errs, e...)
-			prefer = discriminatorPick(fs, v)
 		}
 	} else if o.op.RequestBody != nil {
 		if isJSONMedia(header(r, "Content-Type")) && jsonDeeperThan(body, maxBodyDepth) {
@@ -299,6 +301,21 @@ func (o *Operation) CheckMatched(r *http.Request, body []byte, vars map[string]s
 		}
 	}
 	return out, values
+}
+
+// readForm is formValues(body, fs), and whether the values pass the
+// form's schema as compiled (false when it is not compiled yet). Its
+// caller holds the validating lock, which readForm lets go of meanwhile:
+// reading and typing a form only read the model, as Respond does, and a
+// compiled schema is only read, so that this part (half of a Stripe
+// create's check) does not keep the document's other requests waiting.
+// Compiling the schema (for the first body) and saying why a body fails
+// are done under the lock, by checkSchema.
+func (o *Operation) readForm(body []byte, fs *base.Schema) (values map[string]any, passed bool, err error) {
+	o.api.validating.Unlock()
+	defer o.api.validating.Lock()
+	values, err = formValues(body, fs)
+	return values, err == nil && o.form.compiledValid(values), err
 }
 
 // maxBodyDepth bounds how deep a JSON body may nest before it is
