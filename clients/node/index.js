@@ -195,11 +195,13 @@ export class Mock {
 }
 
 // withSession adds the key session: NAME to the mapping a document's
-// text holds, wherever that mapping starts: after leading blank and
-// comment lines, directives and a --- marker; at the indentation of its
-// first key (a template literal indented with the code around it); or
-// just inside the { of a flow mapping (JSON text is one), so that the
-// text keeps its other lines where they were.
+// text holds, wherever that mapping starts (after leading blank and
+// comment lines, directives and a --- marker): a block mapping gets it on
+// a line of its own after its last (before a ... marker), at the
+// indentation of its first key (a template literal indented with the code
+// around it); a flow mapping (JSON text is one) just inside its {. Every
+// line the caller wrote keeps its number, which the server's problems
+// name.
 function withSession(text, session) {
   const key = `"session": ${JSON.stringify(session)}`;
   const lines = text.split('\n');
@@ -215,8 +217,15 @@ function withSession(text, session) {
     const at = lines[i].indexOf('{') + 1;
     lines[i] = `${lines[i].slice(0, at)}${key}, ${lines[i].slice(at)}`;
   } else {
+    // A block mapping: the key goes after the document's last line, at
+    // the indentation of its first key, so that every line the caller
+    // wrote keeps its number in the problems the server reports.
     const indent = i < lines.length ? lines[i].match(/^[ \t]*/)[0] : '';
-    lines.splice(i, 0, `${indent}${key}`);
+    let end = lines.length;
+    while (end > i && /^\s*(#.*)?$/.test(lines[end - 1])) end--;
+    if (end > i && /^\.\.\.(\s*(#.*)?)$/.test(lines[end - 1])) end--; // before a document end marker
+    else end = lines.length;
+    lines.splice(end, 0, `${indent}${key}`);
   }
   return lines.join('\n');
 }

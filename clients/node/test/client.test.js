@@ -58,6 +58,19 @@ test('a document with problems rejects with each at its line:col', async () => {
   await assert.rejects(mock.add('routes:\n  - {path: /x, respnd: {}}\n'), (err) => err.status === 400 && /posted:2:16: routes\[0\]: unknown field "respnd"/.test(err.message));
 });
 
+test('a session does not move the lines a problem is reported at', async () => {
+  // add() writes the session into the text; the problems must still name
+  // the lines the caller wrote, in block and in flow documents.
+  const docs = {
+    block: ['routes:\n  - {path: /x, respnd: {}}\n', /posted:2:16: routes\[0\]: unknown field "respnd"/],
+    'block, no newline at the end': ['routes:\n  - name: x\n    path: /x{\n    respond: {}', /posted:3:13: route "x": path: unbalanced/],
+    flow: ['# a flow mapping\n{routes: [\n  {path: /x, respnd: {}}]}\n', /posted:3:14: routes\[0\]: unknown field "respnd"/],
+  };
+  for (const [name, [doc, want]] of Object.entries(docs)) {
+    await assert.rejects(mock.add(doc, { session: 'lines' }), (err) => err.status === 400 && want.test(err.message), name);
+  }
+});
+
 test('sessions keep parallel tests apart', async () => {
   await mock.add('routes:\n  - {name: who, method: GET, path: /who, respond: {body: one}}\n', { session: 'one' });
   await mock.add('routes:\n  - {name: who, method: GET, path: /who, respond: {body: two}}\n', { session: 'two' });
