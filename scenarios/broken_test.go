@@ -101,9 +101,20 @@ var brokenCases = []struct {
 	}},
 	{file: "crlf-bad-duration.yaml", want: []problem{{"5:14", `route "crlf": respond.delay: bad duration "10": missing unit (write 10ms or 10s)`}}},
 	{file: "crlf-syntax.yaml", want: []problem{{"4:5", "did not find expected ',' or ']'"}}},
-	{file: "empty.yaml", want: []problem{{"1:1", "the file is empty: want a mapping with routes:"}}},
-	{file: "comments-only.yaml", want: []problem{{"1:1", "the file is empty: want a mapping with routes:"}}},
+	{file: "empty.yaml", want: []problem{{"1:1", "the file is empty: want a mapping with routes: (routes: [] for a file that serves none)"}}},
+	{file: "comments-only.yaml", want: []problem{{"1:1", "the file is empty: want a mapping with routes: (routes: [] for a file that serves none)"}}},
 	{file: "document-marker-only.yaml", want: []problem{{"2:1", "want a mapping, got null"}}},
+	// A file that serves nothing says so with routes: []. What a write cut
+	// short leaves (nothing, comments, a file that stops at or before its
+	// routes: key) is refused, so that a reload in the middle of a save
+	// keeps the last good routes rather than serve none of the file's.
+	{file: "truncated-after-routes-key.yaml", want: []problem{{"3:8", "routes: is empty: want a list of routes (routes: [] for a file that serves none)"}}},
+	{file: "truncated-before-routes-key.yaml", want: []problem{{"2:1", "no routes: (a scenario file needs routes, a fallback, an openapi: block, or some of them; routes: [] for a file that serves none)"}}},
+	{file: "routes-empty-list.yaml", check: func(t *testing.T, set *Set) {
+		if len(set.Files) != 1 || len(set.Files[0].Routes) != 0 {
+			t.Errorf("files %d, want 1 with no routes", len(set.Files))
+		}
+	}},
 }
 
 func TestBrokenCorpus(t *testing.T) {

@@ -510,7 +510,9 @@ func (l *loader) decodeInChunks(d *fileDecoder, path string, data []byte) (p par
 			l.bodies = l.bodies[:deps]
 		}
 	}()
+	d.chunked = true
 	p = d.decodeFile(doc, path)
+	d.chunked = false
 	if len(p.file.Routes) != 0 {
 		return parsed{}, false
 	}

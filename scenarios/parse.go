@@ -55,6 +55,9 @@ type fileDecoder struct {
 	// operation says the route being decoded names an OpenAPI operation
 	// (operation:), whose responses patch the generated answer.
 	operation bool
+	// chunked says the routes: list is decoded apart, in slices
+	// (decodeInChunks): the head decodeFile sees has routes: with nothing.
+	chunked bool
 }
 
 type nameAt struct {
@@ -79,12 +82,19 @@ type parsed struct {
 	seeds       []*Seed
 }
 
+// servesNone says how a file serves no routes on purpose. A file with
+// nothing in it, or that stops at or before its routes: key, is refused:
+// it is what a save in progress or cut short leaves on disk, and a reload
+// that took it would stop serving the file's routes; routes: [] cannot be
+// a cut (its ] closes it).
+const servesNone = "(routes: [] for a file that serves none)"
+
 func (d *fileDecoder) decodeFile(doc *yaml.Node, path string) parsed {
 	out := parsed{file: &File{Path: path}}
 	root := doc
 	if doc.Kind == yaml.DocumentNode {
 		if len(doc.Content) == 0 {
-			d.errs = append(d.errs, &Error{Pos: Pos{File: d.file, Line: 1, Col: 1}, Msg: "the file is empty: want a mapping with routes:"})
+			d.errs = append(d.errs, &Error{Pos: Pos{File: d.file, Line: 1, Col: 1}, Msg: "the file is empty: want a mapping with routes: " + servesNone})
 			return out
 		}
 		root = doc.Content[0]
@@ -133,14 +143,22 @@ func (d *fileDecoder) decodeFile(doc *yaml.Node, path string) parsed {
 	p, ok := fs["routes"]
 	if !ok {
 		if out.fallback == nil && out.file.Webhooks == nil && out.file.OpenAPI == nil {
-			d.fail(root, "", "no routes: (a scenario file needs routes, a fallback, an openapi: block, or some of them)")
+			d.fail(root, "", "no routes: (a scenario file needs routes, a fallback, an openapi: block, or some of them; routes: [] for a file that serves none)")
 		}
 		return out
 	}
 	list := d.resolve(p.val)
 	if list.Kind != yaml.SequenceNode {
 		if list.Kind == yaml.ScalarNode && list.ShortTag() == "!!null" {
-			return out // "routes:" with nothing yet, while typing
+			// What a write cut short after "routes:" leaves, which
+			// would otherwise serve none of the file's routes until
+			// the rest of the write came: a file that serves none
+			// says routes: []. (A chunked decode's head has the list
+			// cut out: it decodes apart.)
+			if !d.chunked {
+				d.fail(list, "routes", "is empty: want a list of routes "+servesNone)
+			}
+			return out
 		}
 		d.fail(list, "routes", "want a list of routes, got %s", describe(list))
 		return out

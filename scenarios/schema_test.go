@@ -529,6 +529,7 @@ func TestSchemaAndLoaderRefuse(t *testing.T) {
 		{"unknown file field", "rotes: []\n"},
 		{"neither routes nor fallback", "name: x\n"},
 		{"routes a mapping", "routes: { a: 1 }\n"},
+		{"routes empty", "name: x\nroutes:\n"},
 		{"unknown defaults field", "defaults: { header: {} }\n" + route + "    respond: {}\n"},
 		{"defaults delay not a duration", "defaults: { delay: soon }\n" + route + "    respond: {}\n"},
 		{"unknown route field", route + "    respnd: {}\n"},
