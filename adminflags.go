@@ -146,6 +146,10 @@ func pairs(flag string, vals []string) (map[string]string, error) {
 	return m, nil
 }
 
+// noAdminHint is what to do when --addr is the scenario port of a serve
+// that has its admin API on an address of its own.
+const noAdminHint = "no admin API at this address: when serve has --admin-addr, give the same --admin-addr here, or set SCENARIOMOCK_ADMIN_ADDR"
+
 // adminError gives an admin call's error its exit code: no answer is
 // exitUnreachable; a refused filter, token or host is usage (a bad flag or
 // SCENARIOMOCK_* variable); anything else exitFailure.
@@ -172,9 +176,11 @@ func adminError(err error, timeout time.Duration) error {
 			return &exitError{code: exitUsage, err: err, noHint: true}
 		case http.StatusNotFound:
 			// The scenario port of a serve that has --admin-addr answers
-			// /__admin like any path: no route.
+			// /__admin like any path: no route. A wrong address is
+			// usage, as a wrong token is, and not exit 1, which a CI
+			// step reads as "the requests were not as expected".
 			if strings.HasPrefix(se.Detail, "No route matches") {
-				return withCode(exitFailure, fmt.Errorf("%w (when serve has --admin-addr, give the same --admin-addr here)", err))
+				return &exitError{code: exitUsage, err: fmt.Errorf("%w (%s)", err, noAdminHint), noHint: true}
 			}
 		}
 	}

@@ -879,6 +879,10 @@ func checkHealth(ctx context.Context, stdout io.Writer, addr string, timeout tim
 		if strings.Contains(string(body), "HTTP request to an HTTPS server") {
 			return withCode(exitUnhealthy, fmt.Errorf("unhealthy: %s answered %s: the server speaks HTTPS; pass --tls-cert or --tls-self-signed as to serve", url, resp.Status))
 		}
+		if resp.StatusCode == http.StatusNotFound && strings.Contains(string(body), "No route matches") {
+			// The scenario port of a serve that has --admin-addr.
+			return withCode(exitUnhealthy, fmt.Errorf("unhealthy: %s answered %s: %s", url, resp.Status, noAdminHint))
+		}
 		return withCode(exitUnhealthy, fmt.Errorf("unhealthy: %s answered %s", url, resp.Status))
 	}
 	fmt.Fprint(stdout, string(body))

@@ -63,7 +63,8 @@ check, the failure report as its message), for a CI system to show; --json
 prints them as JSON on stdout instead of the text.
 
 Exit codes: 0 as expected; 1 not as expected (or another failure); 2 usage,
-a filter the server refused, a missing or wrong --admin-token, or a --junit
+a filter the server refused, a missing or wrong --admin-token, an --addr
+with no admin API (serve has --admin-addr: give the same here), or a --junit
 FILE that cannot be written (the checks' results are printed first); 4 no
 server answered at --addr within --timeout.`,
 		Example: `  scenariomock verify --route "create payment" --status 201 --count 1

@@ -299,7 +299,12 @@ func TestVerifyExitCodes(t *testing.T) {
 		{name: "token and admin address from the environment", env: []string{"SCENARIOMOCK_ADMIN_TOKEN=s3cret", "SCENARIOMOCK_ADMIN_ADDR=" + guardedAdmin},
 			args: []string{"verify", "--route", "charge", "--count", "2"}, code: 0},
 		{name: "requests with the token", env: []string{"SCENARIOMOCK_ADMIN_TOKEN=s3cret"}, args: []string{"requests", "--admin-addr", guardedAdmin, "--route", "charge"}, code: 0},
-		{name: "no admin API at --addr", args: []string{"verify", "--addr", guarded, "--admin-token", "s3cret"}, code: 1, stderr: "give the same --admin-addr here"},
+		// The scenario port of a serve with --admin-addr is a wrong
+		// address, a usage error as a wrong token is: not exit 1, which
+		// a CI step reads as "the requests were not as expected".
+		{name: "no admin API at --addr", args: []string{"verify", "--addr", guarded, "--admin-token", "s3cret"}, code: 2, stderr: "give the same --admin-addr here"},
+		{name: "requests, no admin API at --addr", args: []string{"requests", "--addr", guarded}, code: 2, stderr: "give the same --admin-addr here"},
+		{name: "health, no admin API at --addr", args: []string{"health", "--addr", strings.TrimPrefix(guarded, "http://")}, code: 4, stderr: "give the same --admin-addr here"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
