@@ -119,6 +119,11 @@ func TestStripeCheckoutPage(t *testing.T) {
 	if want := "https://shop.test/thanks?session_id=" + cs.ID; status != http.StatusSeeOther || h.Get("Location") != want {
 		t.Fatalf("Pay: %d Location %q; want 303 to %q\n%s", status, h.Get("Location"), want, body)
 	}
+	// A 303 from a form's POST carries a short hypertext note with a link
+	// to the same URL (RFC 9110, 15.4.4), not the session as JSON.
+	if link := `<a href="https://shop.test/thanks?session_id=` + cs.ID + `">`; !strings.HasPrefix(h.Get("Content-Type"), "text/html") || !strings.Contains(body, link) {
+		t.Errorf("Pay: Content-Type %q, body %q; want an HTML note with %s", h.Get("Content-Type"), body, link)
+	}
 	paid, err := sc.V1CheckoutSessions.Retrieve(ctx, cs.ID, &stripe.CheckoutSessionRetrieveParams{Params: stripe.Params{Expand: []*string{stripe.String("payment_intent")}}})
 	if err != nil || paid.Status != stripe.CheckoutSessionStatusComplete || paid.PaymentStatus != stripe.CheckoutSessionPaymentStatusPaid || paid.PaymentIntent == nil {
 		t.Fatalf("after Pay: %+v, %v; want it complete, paid, with a payment intent", paid, err)

@@ -368,6 +368,11 @@ type Response struct {
 	// answer of the operation only.
 	Envelope       *JSONTemplate
 	EnvelopeStatus int
+	// EnvelopeText is an envelope: written as a string instead: a text
+	// template (it sees .Answer too) sent as written, with the route's
+	// Content-Type or, without one, the type its text has (Sniff): the
+	// short HTML note a 303 from a form's POST carries (RFC 9110, 15.4.4).
+	EnvelopeText *template.Template
 	// Override, on a route that names an operation, is a JSON object laid
 	// on the operation's answer after the request's values, and so on what
 	// a create, update or action stores: what the request sent does not

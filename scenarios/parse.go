@@ -1060,13 +1060,23 @@ func (d *fileDecoder) operationResponse(fs map[string]pair, field string, r *Res
 	}
 	if wraps {
 		f := join(field, "envelope")
-		if n := d.resolve(envelope.val); n.Kind != yaml.MappingNode {
-			d.fail(n, f, "wraps the operation's answer: want a mapping (a JSON template that sees the answer as .Answer: { error: { payment_intent: '{{ .Answer }}' } }), got %s", describe(n))
-		} else if t, ok := d.jsonTemplate(n, f); ok {
-			r.Envelope = t
-			if _, set := fs["status"]; set {
-				r.EnvelopeStatus = r.Status
+		n := d.resolve(envelope.val)
+		switch {
+		case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str":
+			// Text: a page, or the note a redirect carries.
+			t, err := parseTemplate(n.Value)
+			if err != nil {
+				d.templateError(n, f, err)
+				break
 			}
+			r.EnvelopeText = t
+		case n.Kind != yaml.MappingNode:
+			d.fail(n, f, "wraps the operation's answer: want a mapping (a JSON template that sees the answer as .Answer: { error: { payment_intent: '{{ .Answer }}' } }) or a string (a text template), got %s", describe(n))
+		default:
+			r.Envelope, _ = d.jsonTemplate(n, f)
+		}
+		if _, set := fs["status"]; set && (r.Envelope != nil || r.EnvelopeText != nil) {
+			r.EnvelopeStatus = r.Status
 		}
 	}
 	if p, ok := fs["body"]; ok {

@@ -280,15 +280,26 @@ func (p *prepared) writeGenerated(rec *recorder, limit int, data dataSource) err
 		// answer is an error, which no envelope wraps and no event sends.
 		data.templateData().instead = true
 	}
-	if e := p.src.Envelope; e != nil && succeeded {
+	if (p.src.Envelope != nil || p.src.EnvelopeText != nil) && succeeded {
 		// The answer wraps the operation's, which the events see.
 		d := data.templateData()
 		d.wrapped, d.answered, d.answeredStatus, d.Answer = true, body, status, parseItem(body)
-		wrapped, err := renderJSON(e, "envelope", d, limit)
-		if err != nil {
-			return err
+		if e := p.src.Envelope; e != nil {
+			wrapped, err := renderJSON(e, "envelope", d, limit)
+			if err != nil {
+				return err
+			}
+			body, contentType = wrapped, "application/json"
+		} else {
+			buf := renderBuffer{max: limit}
+			if err := p.src.EnvelopeText.Execute(&buf, d); err != nil {
+				return renderError("envelope", limit, err)
+			}
+			body, contentType = buf.Bytes(), ""
+			if _, set := rec.header["Content-Type"]; !set {
+				contentType = scenarios.Sniff(body)
+			}
 		}
-		body, contentType = wrapped, "application/json"
 		if p.src.EnvelopeStatus != 0 {
 			status = p.src.EnvelopeStatus
 		}

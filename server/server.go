@@ -678,6 +678,9 @@ func readsCall(r *scenarios.Response) bool {
 	if r.BodyTemplate != nil {
 		ts = append(ts, r.BodyTemplate)
 	}
+	if r.EnvelopeText != nil {
+		ts = append(ts, r.EnvelopeText)
+	}
 	for _, jt := range []*scenarios.JSONTemplate{r.JSONTemplate, r.Envelope, r.OverrideTemplate} {
 		if jt != nil {
 			ts = append(ts, jt.Templates()...)
