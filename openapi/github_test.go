@@ -434,3 +434,34 @@ func TestGitHubCreateWithoutAssignee(t *testing.T) {
 		}
 	}
 }
+
+// TestGitHubCreateLeavesServerNullsNull: a freshly created issue is not
+// closed. Its closed_at is required and nullable, not in the create's
+// body and with no example in the excerpt; the create answered and
+// stored a placeholder date (2026-01-01T00:00:00Z) beside "state": "open",
+// where GitHub answers null. A required (or readOnly) field of an object
+// made from the schema alone that is nullable, a plain value and has no
+// value of its own in the schema (example, default, enum) is null; one
+// that is not nullable (created_at), or is an object (user), keeps its
+// generated value.
+func TestGitHubCreateLeavesServerNullsNull(t *testing.T) {
+	t.Parallel()
+	hs := serveGitHub(t)
+	c := conformanceOf(t, githubIssues)
+	const issues = "/repos/octocat/hello/issues"
+	made := call(t, "POST", hs.URL+issues, "application/json", `{"title":"Bug"}`)
+	c.check(t, "POST", issues, made)
+	read := call(t, "GET", hs.URL+issues+"/1", "", "")
+	c.check(t, "GET", issues+"/1", read)
+	for _, a := range []answer{made, read} {
+		if v, has := a.json["closed_at"]; !has || v != nil {
+			t.Errorf("closed_at = %v (present %v); want null: %.300s", v, has, a.body)
+		}
+		if _, ok := a.json["created_at"].(string); !ok {
+			t.Errorf("created_at = %v; want a date: %.300s", a.json["created_at"], a.body)
+		}
+		if _, ok := a.json["user"].(map[string]any); !ok {
+			t.Errorf("user = %v; want the generated user: %.300s", a.json["user"], a.body)
+		}
+	}
+}

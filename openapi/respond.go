@@ -758,20 +758,37 @@ func (a *api) exampleValue(n *yaml.Node) *yaml.Node {
 // (readOnly), the request did not send and a route's body laid on it
 // (patch) does not set: a pet created without a tag is stored without
 // one, not with the placeholder "string" that a read would then give back
-// as if the client had sent it.
+// as if the client had sent it. Of those it keeps, one that may be null
+// and whose value is a placeholder (unsetByServer) is null: a GitHub
+// issue just created has "closed_at": null, not a date beside "state":
+// "open".
 func unsentOptional(obj map[string]any, schema *base.Schema, in, patch map[string]any, key string) {
 	required := requiredOf(schema, 0)
 	for k := range obj {
 		_, sent := in[k]
 		_, laid := patch[k]
-		if sent || laid || k == "id" || k == key || slices.Contains(required, k) {
+		if sent || laid || k == "id" || k == key {
 			continue
 		}
-		if p := propertyOf(schema, k, 0); p != nil && p.ReadOnly != nil && *p.ReadOnly {
+		p := propertyOf(schema, k, 0)
+		if slices.Contains(required, k) || p != nil && p.ReadOnly != nil && *p.ReadOnly {
+			if unsetByServer(p) {
+				obj[k] = nil
+			}
 			continue
 		}
 		delete(obj, k)
 	}
+}
+
+// unsetByServer says whether a field of schema s, made from the schema
+// alone, is better null in an object just created: s lets it be null, it
+// is a plain value, and the schema gives no value of its own (example,
+// default, enum, const), so the generator's is a placeholder (a date, 0,
+// "string") that tells the client a thing happened that did not.
+func unsetByServer(s *base.Schema) bool {
+	return s != nil && takesNull(s) && scalar(s) && s.Const == nil && s.Default == nil &&
+		len(s.Enum) == 0 && s.Example == nil && len(s.Examples) == 0
 }
 
 // unsentNulls sets null, in a created object, each field that the
@@ -782,7 +799,7 @@ func unsentOptional(obj map[string]any, schema *base.Schema, in, patch map[strin
 // the example's octocat, and a read gives back null rather than a value
 // the client never wrote. A field the body does not list, or the answer
 // marks readOnly, is the server's to set and stays as the example or
-// fixture has it (Stripe's client_secret, GitHub's closed_at), as do the
+// fixture has it (Stripe's client_secret), as do the
 // id and the field items are stored by.
 //
 // fixture names the fixture obj was made a copy of, "" when it was not:
