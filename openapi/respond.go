@@ -1843,6 +1843,70 @@ func unsets(m map[string]any, form bool) bool {
 	return false
 }
 
+// plainType is the one type s names besides "null" when that is a plain
+// one (string, integer, number, boolean), else "".
+func plainType(s *base.Schema) string {
+	if s == nil {
+		return ""
+	}
+	typ := ""
+	for _, t := range s.Type {
+		if t == "null" {
+			continue
+		}
+		if typ != "" {
+			return ""
+		}
+		typ = t
+	}
+	switch typ {
+	case "string", "integer", "number", "boolean":
+		return typ
+	}
+	return ""
+}
+
+// fitType converts a request value to typ, a plain type: a form's
+// count=5 is 5 where the answer's schema says integer, whatever the
+// example has there (null, or "5"), as the answer must fit its schema.
+// A value that is not one of typ (2.5 for an integer, 9 for a string)
+// is not.
+func fitType(typ string, v any) (any, bool) {
+	s, isStr := v.(string)
+	switch typ {
+	case "string":
+		return s, isStr
+	case "boolean":
+		if isStr {
+			b, err := strconv.ParseBool(s)
+			return b, err == nil
+		}
+		b, ok := v.(bool)
+		return b, ok
+	case "integer":
+		if isStr {
+			n, err := strconv.ParseInt(s, 10, 64)
+			return n, err == nil
+		}
+		switch n := v.(type) {
+		case int64:
+			return n, true
+		case float64:
+			return n, n == math.Trunc(n) && math.Abs(n) < 1<<53
+		}
+	case "number":
+		if isStr {
+			f, err := strconv.ParseFloat(s, 64)
+			return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+		}
+		switch n := v.(type) {
+		case float64, int64:
+			return n, true
+		}
+	}
+	return nil, false
+}
+
 // formBody says whether r's body is read as a form: its Content-Type
 // says so, or it has none and the operation takes a form.
 func (o *Operation) formBody(r *http.Request) bool {
@@ -1850,10 +1914,14 @@ func (o *Operation) formBody(r *http.Request) bool {
 }
 
 // fit converts a request value to the type of the value it replaces,
-// whose schema is schema (nil when unknown).
+// whose schema is schema (nil when unknown): the schema's, when it names
+// one plain type, else the value's.
 func fit(cur, v any, form bool, schema *base.Schema) (any, bool) {
 	cur = decoded(cur)
 	s, isStr := v.(string)
+	if typ := plainType(schema); typ != "" {
+		return fitType(typ, v)
+	}
 	switch c := cur.(type) {
 	case float64, int, int64:
 		if isStr {
