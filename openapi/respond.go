@@ -500,6 +500,16 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 			}
 		}
 	}
+	if made && example == "" && o.kind == opCreate {
+		// A create of a dog, anyOf a cat or a dog: made from the dog's
+		// schema, not the cat's with the dog's values laid on it.
+		if b := sentBranch(schema, in); b != nil {
+			if obj, ok := v.(map[string]any); ok {
+				release(obj)
+			}
+			v, schema = generator{api: o.api}.value(b, 0), b
+		}
+	}
 	if obj, ok := v.(map[string]any); ok {
 		fillProblem(name, obj, status)
 		if inner, env := o.itemIn(obj, status); inner != nil {
@@ -553,6 +563,36 @@ func (o *Operation) generateValue(code int, example string, in map[string]any, x
 		}
 	}
 	return status, v, nil, false
+}
+
+// sentBranch is the alternative of s's anyOf or oneOf (with no
+// discriminator, which says for itself) that has the most of the fields
+// in holds, when that is not the first one, which answers otherwise.
+func sentBranch(s *base.Schema, in map[string]any) *base.Schema {
+	if s == nil || len(in) == 0 || s.Discriminator != nil {
+		return nil
+	}
+	alts := s.AnyOf
+	if len(alts) == 0 {
+		alts = s.OneOf
+	}
+	var best *base.Schema
+	most := 0
+	for i, sp := range alts {
+		b := sp.Schema()
+		n := 0
+		for k := range in {
+			if propertyOf(b, k, 0) != nil {
+				n++
+			}
+		}
+		if i == 0 {
+			most = n // the first answers unless another has more
+		} else if n > most {
+			best, most = b, n
+		}
+	}
+	return best
 }
 
 // itemIn is the item within an answer obj of status that is an
