@@ -292,6 +292,10 @@ func TestVerifyExitCodes(t *testing.T) {
 		{name: "usage", args: []string{"verify", "--addr", url, "--count", "1", "--none"}, code: 2, stderr: "Run 'scenariomock --help'"},
 		{name: "connection refused", args: []string{"verify", "--addr", down}, code: 4, stderr: "connection refused"},
 		{name: "requests, connection refused", args: []string{"requests", "--addr", down}, code: 4, stderr: "is `scenariomock serve` running at that address?"},
+		// The admin or dashboard URL pasted as the address: the same server.
+		{name: "admin URL as --addr", args: []string{"verify", "--addr", url + "/__admin", "--route", "charge", "--count", "2"}, code: 0},
+		{name: "dashboard URL as --addr", args: []string{"verify", "--addr", url + "/__admin/ui/", "--route", "charge", "--count", "2"}, code: 0},
+		{name: "admin URL as --admin-addr", args: []string{"verify", "--admin-addr", guardedAdmin + "/__admin/", "--admin-token", "s3cret", "--route", "charge", "--count", "2"}, code: 0},
 		{name: "address from the environment", env: []string{"SCENARIOMOCK_ADDR=" + url}, args: []string{"verify", "--route", "charge", "--count", "2"}, code: 0},
 		{name: "no token", args: []string{"verify", "--admin-addr", guardedAdmin}, code: 2, stderr: "401 Unauthorized"},
 		{name: "wrong token", args: []string{"verify", "--admin-addr", guardedAdmin, "--admin-token", "guess"}, code: 2, stderr: "401 Unauthorized"},

@@ -58,7 +58,8 @@ func New(addr string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// ParseAddr reads a server address as New does.
+// ParseAddr reads a server address as New does. A trailing /__admin or
+// /__admin/ui (the admin API's URL or the dashboard's) is dropped.
 func ParseAddr(addr string) (*url.URL, error) {
 	s := strings.TrimSpace(addr)
 	if !strings.Contains(s, "://") {
@@ -86,7 +87,10 @@ func ParseAddr(addr string) (*url.URL, error) {
 	} else {
 		u.Host = host
 	}
+	// The admin API's own URL or the dashboard's, pasted as the address,
+	// names the same server: its /__admin or /__admin/ui is not a prefix.
 	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/__admin/ui"), "/__admin")
 	return u, nil
 }
 
