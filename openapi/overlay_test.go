@@ -800,7 +800,7 @@ func TestOperationRouteErrors(t *testing.T) {
 		{"unknownIds: generate on a route", "{name: x, method: POST, path: '/pets', operation: createPet, unknownIds: generate}", `unknownIds: want create`},
 		{"unknownIds: without operation:", "{name: x, method: POST, path: '/pets', respond: {status: 201}, unknownIds: create}", `unknownIds: goes with operation:`},
 		{"a status", "{name: x, method: POST, path: /pets, operation: createPet, respond: {status: 402}}", `respond.status: does not go with operation:`},
-		{"an envelope that is no mapping", "{name: x, method: POST, path: /pets, operation: createPet, respond: {envelope: declined}}", `respond.envelope: wraps the operation's answer: want a mapping`},
+		{"an envelope that is neither a mapping nor a text", "{name: x, method: POST, path: /pets, operation: createPet, respond: {envelope: [declined]}}", `respond.envelope: wraps the operation's answer: want a mapping (a JSON template that sees the answer as .Answer: { error: { payment_intent: '{{ .Answer }}' } }) or a string (a text template), got a list`},
 		{"an envelope with list:", "{name: x, method: GET, path: /pets, operation: listPets, respond: {list: {collection: c}, body: [], envelope: {a: 1}}}", `respond.envelope: does not go with list:`},
 		{"an envelope with load:", "{name: x, method: GET, path: '/pets/{petId}', operation: showPet, respond: {load: {collection: c, id: x}, envelope: {a: 1}}}", `respond.envelope: does not go with load:`},
 		{"an envelope without operation:", "{name: x, method: POST, path: /pets, respond: {envelope: {error: '{{ .Answer }}'}}}", `respond.envelope: goes with operation:`},
