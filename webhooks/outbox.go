@@ -171,6 +171,15 @@ type memItem struct {
 	index int
 }
 
+// before orders deliveries as a claim takes them: by due time, then as
+// they were added.
+func (a *memItem) before(b *memItem) bool {
+	if !a.due.Equal(b.due) {
+		return a.due.Before(b.due)
+	}
+	return a.seq < b.seq
+}
+
 // NewMemoryOutbox returns an outbox in this process's memory that holds
 // at most queue deliveries (10,000 when queue is 0 or less). What it holds
 // is lost when the process ends.
@@ -392,14 +401,8 @@ func (m *memoryOutbox) Reset(context.Context) error {
 // order); every queue in it has one.
 type epHeap []*memQueue
 
-func (h epHeap) Len() int { return len(h) }
-func (h epHeap) Less(i, j int) bool {
-	a, b := h[i].heap[0], h[j].heap[0]
-	if !a.due.Equal(b.due) {
-		return a.due.Before(b.due)
-	}
-	return a.seq < b.seq
-}
+func (h epHeap) Len() int           { return len(h) }
+func (h epHeap) Less(i, j int) bool { return h[i].heap[0].before(h[j].heap[0]) }
 func (h epHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].index, h[j].index = i, j
@@ -418,16 +421,11 @@ func (h *epHeap) Pop() any {
 	return q
 }
 
-// memHeap orders items by due time, then by seq.
+// memHeap orders items by memItem.before.
 type memHeap []*memItem
 
-func (h memHeap) Len() int { return len(h) }
-func (h memHeap) Less(i, j int) bool {
-	if !h[i].due.Equal(h[j].due) {
-		return h[i].due.Before(h[j].due)
-	}
-	return h[i].seq < h[j].seq
-}
+func (h memHeap) Len() int           { return len(h) }
+func (h memHeap) Less(i, j int) bool { return h[i].before(h[j]) }
 func (h memHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].index, h[j].index = i, j
