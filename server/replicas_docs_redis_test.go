@@ -22,34 +22,7 @@ import (
 // only the new one; now a version that starts again starts at Redis's
 // clock, far past b's.
 func TestRedisForgottenDocumentsSplit(t *testing.T) {
-	rs := redistest.Start(t)
-	open := func() state.Store {
-		st, err := redis.Open(context.Background(), rs.URL(), redis.Options{Prefix: "docsplit:"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
-	const scenario = `
-routes:
-  - { name: files, method: GET, path: /files, respond: { body: files } }
-`
-	a, stopA := serveReal(t, Options{State: open()}, scenario)
-	b, stopB := serveReal(t, Options{State: open()}, scenario)
-	defer func() {
-		_ = stopA()
-		_ = stopB()
-	}()
-	waitListening(t, a)
-	waitListening(t, b)
-	postDoc(t, a, "routes:\n  - { name: old, method: GET, path: /old, respond: { body: old } }\n")
-	eventually(t, patience, func() string {
-		if r := do(t, "GET", b+"/old", ""); r.status != 200 {
-			return "b does not serve /old"
-		}
-		return ""
-	})
+	rs, open, _, b := replicasServingOld(t, "docsplit:")
 	// Redis forgets, and a document comes before b looks again (b looks
 	// at a message on the documents' channel or once a second; FLUSHALL
 	// sends none).
@@ -64,7 +37,7 @@ routes:
 	}
 	// A replica that lists anew (as a, the poster, would at its own POST)
 	// serves only /new.
-	c, stopC := serveReal(t, Options{State: open()}, scenario)
+	c, stopC := serveReal(t, Options{State: open()}, replicasScenario)
 	defer func() { _ = stopC() }()
 	waitListening(t, c)
 	if r := do(t, "GET", c+"/new", ""); r.status != 200 {
@@ -88,34 +61,7 @@ routes:
 // forgets the runtime documents, and every replica stops serving them
 // (none puts back its own copy), as the README says.
 func TestRedisForgottenDocuments(t *testing.T) {
-	rs := redistest.Start(t)
-	open := func() state.Store {
-		st, err := redis.Open(context.Background(), rs.URL(), redis.Options{Prefix: "docforgot:"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
-	const scenario = `
-routes:
-  - { name: files, method: GET, path: /files, respond: { body: files } }
-`
-	a, stopA := serveReal(t, Options{State: open()}, scenario)
-	b, stopB := serveReal(t, Options{State: open()}, scenario)
-	defer func() {
-		_ = stopA()
-		_ = stopB()
-	}()
-	waitListening(t, a)
-	waitListening(t, b)
-	postDoc(t, a, "routes:\n  - { name: old, method: GET, path: /old, respond: { body: old } }\n")
-	eventually(t, patience, func() string {
-		if r := do(t, "GET", b+"/old", ""); r.status != 200 {
-			return "b does not serve /old"
-		}
-		return ""
-	})
+	rs, _, a, b := replicasServingOld(t, "docforgot:")
 	rs.Stop()
 	rs.Restart() // empty
 	eventually(t, patience, func() string {
@@ -129,4 +75,43 @@ routes:
 		}
 		return ""
 	})
+}
+
+// replicasScenario is the file routes of replicasServingOld's replicas.
+const replicasScenario = `
+routes:
+  - { name: files, method: GET, path: /files, respond: { body: files } }
+`
+
+// replicasServingOld starts a redis-server and two replicas, a and b, on
+// it (under prefix), posts a runtime document serving /old to a, and
+// returns once b serves it too; open opens another store on that Redis.
+// The replicas stop when t ends.
+func replicasServingOld(t *testing.T, prefix string) (rs *redistest.Server, open func() state.Store, a, b string) {
+	t.Helper()
+	rs = redistest.Start(t)
+	open = func() state.Store {
+		st, err := redis.Open(context.Background(), rs.URL(), redis.Options{Prefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	a, stopA := serveReal(t, Options{State: open()}, replicasScenario)
+	b, stopB := serveReal(t, Options{State: open()}, replicasScenario)
+	t.Cleanup(func() {
+		_ = stopA()
+		_ = stopB()
+	})
+	waitListening(t, a)
+	waitListening(t, b)
+	postDoc(t, a, "routes:\n  - { name: old, method: GET, path: /old, respond: { body: old } }\n")
+	eventually(t, patience, func() string {
+		if r := do(t, "GET", b+"/old", ""); r.status != 200 {
+			return "b does not serve /old"
+		}
+		return ""
+	})
+	return rs, open, a, b
 }
