@@ -991,24 +991,7 @@ func (a *api) freeFormProperties(s *base.Schema) []string {
 // oneOf and anyOf parts' (as propertyOf finds them), sorted.
 func (a *api) propertyNames(s *base.Schema) []string {
 	var names []string
-	left := maxSchemaVisits
-	var walk func(s *base.Schema, depth int)
-	walk = func(s *base.Schema, depth int) {
-		if s == nil || depth > 4 || !hop(&left) {
-			return
-		}
-		if s.Properties != nil {
-			for name := range s.Properties.KeysFromOldest() {
-				names = append(names, name)
-			}
-		}
-		for _, group := range [][]*base.SchemaProxy{s.AllOf, s.OneOf, s.AnyOf} {
-			for _, sp := range group {
-				walk(sp.Schema(), depth+1)
-			}
-		}
-	}
-	walk(s, 0)
+	eachProperty(s, true, func(name string, _ *base.SchemaProxy) { names = append(names, name) })
 	slices.Sort(names)
 	return slices.Compact(names)
 }

@@ -202,6 +202,17 @@ type namedSchema struct {
 // any object) and its own data (a note) has data twice.
 func ownProperties(s *base.Schema) []namedSchema {
 	var out []namedSchema
+	eachProperty(s, false, func(name string, sp *base.SchemaProxy) {
+		out = append(out, namedSchema{name, sp.Schema()})
+	})
+	return out
+}
+
+// eachProperty calls fn with each property of s, its own and its allOf
+// parts' (and its oneOf and anyOf parts' with alternatives, as propertyOf
+// finds them), in the order written: at most maxSchemaVisits schemas, 4
+// levels deep.
+func eachProperty(s *base.Schema, alternatives bool, fn func(name string, sp *base.SchemaProxy)) {
 	left := maxSchemaVisits
 	var walk func(s *base.Schema, depth int)
 	walk = func(s *base.Schema, depth int) {
@@ -210,15 +221,21 @@ func ownProperties(s *base.Schema) []namedSchema {
 		}
 		if s.Properties != nil {
 			for name, sp := range s.Properties.FromOldest() {
-				out = append(out, namedSchema{name, sp.Schema()})
+				fn(name, sp)
 			}
 		}
-		for _, sp := range s.AllOf {
-			walk(sp.Schema(), depth+1)
+		groups := [...][]*base.SchemaProxy{s.AllOf, s.OneOf, s.AnyOf}
+		n := 1
+		if alternatives {
+			n = len(groups)
+		}
+		for _, group := range groups[:n] {
+			for _, sp := range group {
+				walk(sp.Schema(), depth+1)
+			}
 		}
 	}
 	walk(s, 0)
-	return out
 }
 
 // listItems finds the items of a list answer: the array itself, or the
