@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net"
 	"net/http"
 	"net/textproto"
@@ -194,15 +195,25 @@ func isHopByHop(canonical string) bool {
 // removeHopByHop deletes the hop-by-hop fields of h, those named in its
 // Connection field first.
 func removeHopByHop(h http.Header) {
-	for _, v := range h["Connection"] {
-		for name := range strings.SplitSeq(v, ",") {
-			if name = textproto.TrimString(name); name != "" {
-				delete(h, textproto.CanonicalMIMEHeaderKey(name))
-			}
-		}
+	for name := range connectionOptions(h) {
+		delete(h, textproto.CanonicalMIMEHeaderKey(name))
 	}
 	for _, name := range hopByHop {
 		delete(h, name) // canonical already
+	}
+}
+
+// connectionOptions yields the names h's Connection field lists, trimmed,
+// empty ones left out.
+func connectionOptions(h http.Header) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, v := range h["Connection"] {
+			for name := range strings.SplitSeq(v, ",") {
+				if name = textproto.TrimString(name); name != "" && !yield(name) {
+					return
+				}
+			}
+		}
 	}
 }
 
@@ -706,11 +717,10 @@ func upgradeAsked(h http.Header) string {
 		return ""
 	}
 	named := false
-	for _, v := range h["Connection"] {
-		for name := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(textproto.TrimString(name), "upgrade") {
-				named = true
-			}
+	for name := range connectionOptions(h) {
+		if strings.EqualFold(name, "upgrade") {
+			named = true
+			break
 		}
 	}
 	if !named {
